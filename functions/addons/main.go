@@ -1,0 +1,13 @@
+// Command function-addons serves the tenantkube addons composition function over gRPC.
+package main
+
+import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+func main() {
+	function.Main("function-addons", "tenantkube addons composition function.",
+		func(log function.Logger) fnv1.FunctionRunnerServiceServer { return &Function{log: log} })
+}

@@ -1,0 +1,48 @@
+package function
+
+import (
+	"github.com/alecthomas/kong"
+	"github.com/crossplane/function-sdk-go"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// ServerCLI is the command line shared by every tenantkube function binary.
+// Its flags follow the Crossplane function template, so a Function package
+// runtime (which sets TLS_SERVER_CERTS_DIR) starts it unchanged.
+type ServerCLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	Network        string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
+	Address        string `default:":9443" help:"Address at which to listen for gRPC connections."`
+	MetricsAddress string `default:":8080" help:"Address of the Prometheus metrics listener; empty disables it."`
+	TLSCertsDir    string `env:"TLS_SERVER_CERTS_DIR" help:"Directory holding tls.crt, tls.key and ca.crt of the mTLS server certificate."`
+	Insecure       bool   `help:"Serve without mTLS (crossplane render only; Crossplane itself always dials with mTLS)."`
+	MaxRecvMsgSize int    `default:"4194304" help:"Largest gRPC message accepted, in bytes."`
+}
+
+// NewRunner builds the FunctionRunnerServiceServer a binary serves, given the
+// logger configured by --debug.
+type NewRunner func(log Logger) fnv1.FunctionRunnerServiceServer
+
+// Main parses the command line of a function binary called name, builds its
+// runner and serves it until the listener fails. It exits the process with a
+// non-zero status and a message on a bad flag or a serve error.
+func Main(name, description string, newRunner NewRunner) {
+	cli := &ServerCLI{}
+	ctx := kong.Parse(cli, kong.Name(name), kong.Description(description), kong.UsageOnError())
+	ctx.FatalIfErrorf(cli.serve(newRunner))
+}
+
+func (c *ServerCLI) serve(newRunner NewRunner) error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return err
+	}
+	return function.Serve(newRunner(log),
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMsgSize),
+		function.WithMetricsServer(c.MetricsAddress),
+	)
+}
