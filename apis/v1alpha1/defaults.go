@@ -1,0 +1,95 @@
+package v1alpha1
+
+// Defaults of the seed chart (values.yaml), applied by the XRD schema at
+// admission and again by Default for XRs that skipped admission (objects
+// created before a default existed, `crossplane render`). A test checks that
+// both agree.
+const (
+	DefaultStorageClass        = "replicated"
+	DefaultVersion             = "v1.35"
+	DefaultNodeGroupName       = "md0"
+	DefaultMinReplicas         = 0
+	DefaultMaxReplicas         = 10
+	DefaultInstanceType        = "u1.medium"
+	DefaultDiskSize            = Quantity("20Gi")
+	DefaultEvictionHard        = "7%"
+	DefaultEvictionSoft        = "10%"
+	DefaultControlPlaneCount   = 2
+	DefaultAPIServerPreset     = ResourcesPreset("c1.medium")
+	DefaultComponentPreset     = ResourcesPreset("t1.micro")
+	DefaultIngressExposeMethod = ExposeProxied
+)
+
+// DefaultNodeGroups is the node-group map used when spec.nodeGroups is absent
+// or empty: one group md0 of u1.medium VMs with the ingress-nginx role,
+// scaling 0..10.
+func DefaultNodeGroups() map[string]NodeGroup {
+	return map[string]NodeGroup{DefaultNodeGroupName: {
+		MinReplicas:  ptr(int32(DefaultMinReplicas)),
+		MaxReplicas:  ptr(int32(DefaultMaxReplicas)),
+		InstanceType: DefaultInstanceType,
+		DiskSize:     DefaultDiskSize,
+		Roles:        []string{"ingress-nginx"},
+	}}
+}
+
+// Default fills every unset field of s with the seed's default, in place.
+// An empty nodeGroups map becomes DefaultNodeGroups; a user-supplied group
+// gets the per-field defaults (roles stay empty), not md0's.
+func (s *KubernetesClusterSpec) Default() {
+	if s.StorageClass == "" {
+		s.StorageClass = DefaultStorageClass
+	}
+	if s.Version == "" {
+		s.Version = DefaultVersion
+	}
+	if len(s.NodeGroups) == 0 {
+		s.NodeGroups = DefaultNodeGroups()
+	}
+	for name, g := range s.NodeGroups {
+		g.Default()
+		s.NodeGroups[name] = g
+	}
+	if s.Addons.IngressNginx.ExposeMethod == "" {
+		s.Addons.IngressNginx.ExposeMethod = DefaultIngressExposeMethod
+	}
+	cp := &s.ControlPlane
+	if cp.Replicas == nil {
+		cp.Replicas = ptr(int32(DefaultControlPlaneCount))
+	}
+	defaultPreset(&cp.APIServer, DefaultAPIServerPreset)
+	defaultPreset(&cp.ControllerManager, DefaultComponentPreset)
+	defaultPreset(&cp.Scheduler, DefaultComponentPreset)
+	defaultPreset(&cp.Konnectivity.Server, DefaultComponentPreset)
+}
+
+// Default fills the unset fields of one node group with the seed's per-field
+// defaults.
+func (g *NodeGroup) Default() {
+	if g.MinReplicas == nil {
+		g.MinReplicas = ptr(int32(DefaultMinReplicas))
+	}
+	if g.MaxReplicas == nil {
+		g.MaxReplicas = ptr(int32(DefaultMaxReplicas))
+	}
+	if g.InstanceType == "" {
+		g.InstanceType = DefaultInstanceType
+	}
+	if !g.DiskSize.IsSet() {
+		g.DiskSize = DefaultDiskSize
+	}
+	if g.Kubelet.EvictionHardMemory == "" {
+		g.Kubelet.EvictionHardMemory = DefaultEvictionHard
+	}
+	if g.Kubelet.EvictionSoftMemory == "" {
+		g.Kubelet.EvictionSoftMemory = DefaultEvictionSoft
+	}
+}
+
+func defaultPreset(c *Component, preset ResourcesPreset) {
+	if c.ResourcesPreset == "" {
+		c.ResourcesPreset = preset
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

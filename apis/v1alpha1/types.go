@@ -1,0 +1,423 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// XKubernetesCluster is a tenant Kubernetes cluster: its control plane runs
+// as pods in the management cluster (Kamaji, dedicated etcd), its workers
+// are KubeVirt virtual machines managed by Cluster API.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:subresource:status
+type XKubernetesCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KubernetesClusterSpec   `json:"spec,omitempty"`
+	Status KubernetesClusterStatus `json:"status,omitempty"`
+}
+
+// KubernetesClusterSpec is the desired tenant cluster. Field names, types,
+// defaults and descriptions are the seed chart's parameters.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)",message="storageClass is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + oldSelf.version + ' and v1.' + string(int(oldSelf.version.substring(3)) + 1) + ', not ' + self.version"
+type KubernetesClusterSpec struct {
+	// StorageClass used to store the data.
+	// +kubebuilder:default=replicated
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	StorageClass string `json:"storageClass,omitempty"`
+
+	// Namespace of the tenant cluster's objects. Set it only on an XR created
+	// without a claim; with a claim it must be empty or the claim's namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Worker nodes configuration map.
+	// +kubebuilder:default={"md0":{"minReplicas":0,"maxReplicas":10,"instanceType":"u1.medium","diskSize":"20Gi","roles":{"ingress-nginx"}}}
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="node group names must be DNS labels (lower-case letters, digits, '-') of at most 16 characters"
+	// +optional
+	NodeGroups map[string]NodeGroup `json:"nodeGroups,omitempty"`
+
+	// Kubernetes major.minor version to deploy
+	// +kubebuilder:default=v1.35
+	// +kubebuilder:validation:Enum=v1.35;v1.34;v1.33;v1.32;v1.31;v1.30
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// External hostname for Kubernetes cluster. Defaults to <cluster-name>.<tenant-host> if empty.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$|^$`
+	// +optional
+	Host string `json:"host,omitempty"`
+
+	// Cluster addons configuration.
+	// +kubebuilder:default={}
+	// +optional
+	Addons Addons `json:"addons,omitempty"`
+
+	// Kubernetes control-plane configuration.
+	// +kubebuilder:default={}
+	// +optional
+	ControlPlane ControlPlane `json:"controlPlane,omitempty"`
+
+	// Optional image overrides for air-gapped or rate-limited registries.
+	// +kubebuilder:default={}
+	// +optional
+	Images Images `json:"images,omitempty"`
+}
+
+// NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
+// autoscaled between minReplicas and maxReplicas.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.ephemeralStorage)",message="ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
+type NodeGroup struct {
+	// Minimum number of replicas.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// Maximum number of replicas.
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// Virtual machine instance type.
+	// +kubebuilder:default=u1.medium
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+
+	// Persistent disk for kubelet and containerd data.
+	// +kubebuilder:default="20Gi"
+	// +optional
+	DiskSize Quantity `json:"diskSize,omitempty"`
+
+	// StorageClass for worker node persistent disks. When empty, uses the
+	// management cluster default StorageClass (the one annotated
+	// storageclass.kubernetes.io/is-default-class: true). Deliberately not
+	// immutable: it is optional and undefaulted, so a strict self == oldSelf
+	// rule would block setting it on an existing node group.
+	// +optional
+	StorageClass string `json:"storageClass,omitempty"`
+
+	// List of node roles.
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +kubebuilder:validation:items:MaxLength=63
+	// +optional
+	Roles []string `json:"roles,omitempty"`
+
+	// Explicit CPU and memory for each worker node, as an alternative to
+	// instanceType sizing. When both cpu and memory are set, they take
+	// precedence and instanceType is ignored for that node group (the
+	// instancetype is omitted from the VM, since KubeVirt cannot override an
+	// instancetype's CPU/memory). Set both cpu and memory together or neither.
+	// +kubebuilder:validation:XValidation:rule="has(self.cpu) == has(self.memory)",message="resources.cpu and resources.memory must be set together or not at all"
+	// +optional
+	Resources Resources `json:"resources,omitempty"`
+
+	// List of GPUs to attach (NVIDIA driver requires at least 4 GiB RAM).
+	// +optional
+	GPUs []GPU `json:"gpus,omitempty"`
+
+	// Kubelet resource reservations for this node group.
+	// +optional
+	Kubelet Kubelet `json:"kubelet,omitempty"`
+
+	// EphemeralStorage is the field's name before v1.4 of the seed chart; it
+	// is rejected with a message pointing at diskSize.
+	// +kubebuilder:validation:XIntOrString
+	// +optional
+	EphemeralStorage *Quantity `json:"ephemeralStorage,omitempty"`
+}
+
+// Resources is an explicit CPU and memory configuration for a node or a
+// control-plane component.
+type Resources struct {
+	// CPU available.
+	// +optional
+	CPU Quantity `json:"cpu,omitempty"`
+	// Memory (RAM) available.
+	// +optional
+	Memory Quantity `json:"memory,omitempty"`
+}
+
+// GPU is a GPU passed through to a worker VM.
+type GPU struct {
+	// Name of GPU, such as "nvidia.com/AD102GL_L40S".
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// Kubelet holds the kubelet resource reservations of a node group.
+// Reservations left empty are computed from the node's effective memory and
+// CPU by the seed's formula (5%, clamped to [256Mi, 1Gi] and [50m, 500m]).
+type Kubelet struct {
+	// Memory reserved for host OS. Auto-computed from instanceType if empty.
+	// +optional
+	SystemReservedMemory string `json:"systemReservedMemory,omitempty"`
+	// Memory reserved for kubelet and container runtime. Auto-computed from instanceType if empty.
+	// +optional
+	KubeReservedMemory string `json:"kubeReservedMemory,omitempty"`
+	// CPU reserved for host OS. Auto-computed from instanceType if empty.
+	// +optional
+	SystemReservedCPU string `json:"systemReservedCpu,omitempty"`
+	// CPU reserved for kubelet and container runtime. Auto-computed from instanceType if empty.
+	// +optional
+	KubeReservedCPU string `json:"kubeReservedCpu,omitempty"`
+	// Hard eviction threshold for memory (absolute like 200Mi or percentage like 7%).
+	// +kubebuilder:default="7%"
+	// +optional
+	EvictionHardMemory string `json:"evictionHardMemory,omitempty"`
+	// Soft eviction threshold for memory (absolute like 1Gi or percentage like 10%).
+	// +kubebuilder:default="10%"
+	// +optional
+	EvictionSoftMemory string `json:"evictionSoftMemory,omitempty"`
+}
+
+// Addons is the cluster add-ons configuration. Each add-on is installed in
+// the tenant cluster as a Flux HelmRelease.
+type Addons struct {
+	// Cert-manager addon.
+	// +optional
+	CertManager ToggledAddon `json:"certManager,omitempty"`
+	// Cilium CNI plugin.
+	// +optional
+	Cilium Addon `json:"cilium,omitempty"`
+	// Gateway API addon.
+	// +optional
+	GatewayAPI GatewayAPIAddon `json:"gatewayAPI,omitempty"`
+	// Ingress-NGINX controller.
+	// +optional
+	IngressNginx IngressNginxAddon `json:"ingressNginx,omitempty"`
+	// NVIDIA GPU Operator.
+	// +optional
+	GPUOperator ToggledAddon `json:"gpuOperator,omitempty"`
+	// HAMi GPU virtualization middleware (requires GPU Operator).
+	// +optional
+	HAMi ToggledAddon `json:"hami,omitempty"`
+	// FluxCD GitOps operator.
+	// +optional
+	FluxCD ToggledAddon `json:"fluxcd,omitempty"`
+	// Monitoring agents.
+	// +optional
+	MonitoringAgents ToggledAddon `json:"monitoringAgents,omitempty"`
+	// Vertical Pod Autoscaler.
+	// +optional
+	VerticalPodAutoscaler Addon `json:"verticalPodAutoscaler,omitempty"`
+	// Velero backup/restore addon.
+	// +optional
+	Velero ToggledAddon `json:"velero,omitempty"`
+	// CoreDNS addon.
+	// +optional
+	CoreDNS Addon `json:"coredns,omitempty"`
+	// Hairpin-NAT fix for ingress-nginx with PROXY-protocol. Requires
+	// addons.ingressNginx.enabled. Only useful when PROXY-protocol is wired
+	// on the tenant ingress-nginx via valuesOverride.
+	// +optional
+	Ouroboros ToggledAddon `json:"ouroboros,omitempty"`
+}
+
+// Addon is an always-installed add-on whose Helm values can be overridden.
+type Addon struct {
+	// Custom Helm values overrides, deep-merged over the add-on's defaults
+	// (the user wins key by key; lists are replaced).
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	ValuesOverride *apiextensionsv1.JSON `json:"valuesOverride,omitempty"`
+}
+
+// ToggledAddon is an optional add-on: installed only when enabled.
+type ToggledAddon struct {
+	// Enable the add-on.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// Custom Helm values overrides, deep-merged over the add-on's defaults
+	// (the user wins key by key; lists are replaced).
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	ValuesOverride *apiextensionsv1.JSON `json:"valuesOverride,omitempty"`
+}
+
+// GatewayAPIAddon enables the Gateway API CRDs and Cilium's Gateway API
+// support.
+type GatewayAPIAddon struct {
+	// Enable Gateway API.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// ExposeMethod says how the tenant's ingress-nginx controller is reached.
+// +kubebuilder:validation:Enum=Proxied;LoadBalancer
+type ExposeMethod string
+
+// Expose methods of the ingress-nginx add-on.
+const (
+	// ExposeProxied routes the hosts through the management cluster's
+	// ingress with SSL passthrough to node ports 30000/30001.
+	ExposeProxied ExposeMethod = "Proxied"
+	// ExposeLoadBalancer leaves the controller's Service type to the chart
+	// (a LoadBalancer served by the KubeVirt cloud controller manager).
+	ExposeLoadBalancer ExposeMethod = "LoadBalancer"
+)
+
+// IngressNginxAddon is the tenant's ingress-nginx controller.
+type IngressNginxAddon struct {
+	// Enable the controller (requires nodes labeled ingress-nginx).
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+	// Method to expose the controller. Allowed values: Proxied, LoadBalancer.
+	// +kubebuilder:default=Proxied
+	// +optional
+	ExposeMethod ExposeMethod `json:"exposeMethod,omitempty"`
+	// Domains routed to this tenant cluster when exposeMethod is Proxied.
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	Hosts []string `json:"hosts,omitempty"`
+	// Custom Helm values overrides, deep-merged over the add-on's defaults.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	ValuesOverride *apiextensionsv1.JSON `json:"valuesOverride,omitempty"`
+}
+
+// ControlPlane is the Kubernetes control-plane configuration.
+type ControlPlane struct {
+	// Number of control-plane replicas.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=7
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// API Server configuration.
+	// +kubebuilder:default={"resourcesPreset":"c1.medium"}
+	// +optional
+	APIServer Component `json:"apiServer,omitempty"`
+	// Controller Manager configuration.
+	// +kubebuilder:default={"resourcesPreset":"t1.micro"}
+	// +optional
+	ControllerManager Component `json:"controllerManager,omitempty"`
+	// Scheduler configuration.
+	// +kubebuilder:default={"resourcesPreset":"t1.micro"}
+	// +optional
+	Scheduler Component `json:"scheduler,omitempty"`
+	// Konnectivity configuration.
+	// +kubebuilder:default={"server":{"resourcesPreset":"t1.micro"}}
+	// +optional
+	Konnectivity Konnectivity `json:"konnectivity,omitempty"`
+}
+
+// Component is the sizing of one control-plane component: explicit
+// resources override the preset key by key.
+type Component struct {
+	// CPU and memory resources of the component; each key set overrides the
+	// preset's value for that key.
+	// +optional
+	Resources Resources `json:"resources,omitempty"`
+	// Preset if resources omitted.
+	// +optional
+	ResourcesPreset ResourcesPreset `json:"resourcesPreset,omitempty"`
+}
+
+// ResourcesPreset names a <series>.<size> sizing preset (SPEC §4), or one of
+// the deprecated flat aliases.
+// +kubebuilder:validation:Enum="t1.nano";"t1.micro";"t1.small";"t1.medium";"t1.large";"t1.xlarge";"t1.2xlarge";"t1.4xlarge";"c1.nano";"c1.micro";"c1.small";"c1.medium";"c1.large";"c1.xlarge";"c1.2xlarge";"c1.4xlarge";"s1.nano";"s1.micro";"s1.small";"s1.medium";"s1.large";"s1.xlarge";"s1.2xlarge";"s1.4xlarge";"u1.nano";"u1.micro";"u1.small";"u1.medium";"u1.large";"u1.xlarge";"u1.2xlarge";"u1.4xlarge";"m1.nano";"m1.micro";"m1.small";"m1.medium";"m1.large";"m1.xlarge";"m1.2xlarge";"m1.4xlarge";"nano";"micro";"small";"medium";"large";"xlarge";"2xlarge"
+type ResourcesPreset string
+
+// Konnectivity is the Konnectivity configuration.
+type Konnectivity struct {
+	// Konnectivity Server configuration.
+	// +kubebuilder:default={"resourcesPreset":"t1.micro"}
+	// +optional
+	Server Component `json:"server,omitempty"`
+}
+
+// Images holds optional image overrides for air-gapped or rate-limited
+// registries.
+type Images struct {
+	// Image used by the wait-for-kubeconfig init container. Empty falls back
+	// to the workers function input's default.
+	// +optional
+	WaitForKubeconfig string `json:"waitForKubeconfig,omitempty"`
+}
+
+// KubernetesClusterStatus is what the functions observed of the tenant
+// cluster. Crossplane adds its Ready and Synced conditions beside it.
+type KubernetesClusterStatus struct {
+	// ControlPlane is the observed control plane.
+	// +optional
+	ControlPlane ControlPlaneStatus `json:"controlPlane,omitempty"`
+	// Version is the patch version the control plane actually runs, from the
+	// observed KamajiControlPlane (e.g. v1.35.1).
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Nodes is "<ready>/<total>" worker nodes over all node groups.
+	// +optional
+	Nodes string `json:"nodes,omitempty"`
+	// KubeconfigSecret is the name of the Secret in the claim's namespace
+	// holding admin.conf, admin.svc, super-admin.conf and super-admin.svc.
+	// +optional
+	KubeconfigSecret string `json:"kubeconfigSecret,omitempty"`
+	// NodeGroups is the observed state of each node group.
+	// +optional
+	NodeGroups map[string]NodeGroupStatus `json:"nodeGroups,omitempty"`
+	// Addons is the readiness of each add-on, keyed by release name.
+	// +optional
+	Addons map[string]AddonStatus `json:"addons,omitempty"`
+}
+
+// ControlPlaneStatus is the observed control plane.
+type ControlPlaneStatus struct {
+	// Endpoint is the tenant API server's external URL, https://<host>:443.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// NodeGroupStatus is the observed state of one node group.
+type NodeGroupStatus struct {
+	// Replicas is the MachineDeployment's current number of machines.
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas is the number of machines whose node is Ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Allocatable is what one node of the group offers to pods, after kubelet
+	// reservations and hard eviction (the autoscaler capacity annotations).
+	// +optional
+	Allocatable Allocatable `json:"allocatable,omitempty"`
+}
+
+// Allocatable is a node's allocatable CPU and memory.
+type Allocatable struct {
+	// CPU in millicores, e.g. 1800m.
+	// +optional
+	CPU string `json:"cpu,omitempty"`
+	// Memory in MiB, e.g. 6800Mi.
+	// +optional
+	Memory string `json:"memory,omitempty"`
+}
+
+// AddonStatus is the readiness of one add-on's HelmRelease.
+type AddonStatus struct {
+	// Ready is true when the HelmRelease reports Ready=True.
+	Ready bool `json:"ready"`
+	// Message is the HelmRelease's Ready condition message when not ready.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

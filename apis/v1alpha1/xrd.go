@@ -1,0 +1,101 @@
+package v1alpha1
+
+import (
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// Names of the composite resource, its claim and their XRD.
+const (
+	CompositePlural = "xkubernetesclusters"
+	ClaimPlural     = "kubernetesclusters"
+	// XRDName is the CompositeResourceDefinition's (and the default
+	// Composition's) name.
+	XRDName = CompositePlural + "." + Group
+)
+
+// ConnectionSecretKeys are the keys of Kamaji's admin kubeconfig Secret that
+// are published as the claim's connection secret.
+var ConnectionSecretKeys = []string{"admin.conf", "admin.svc", "super-admin.conf", "super-admin.svc"}
+
+// CompositeResourceDefinition builds the Crossplane XRD
+// (apiextensions.crossplane.io/v1) from the CRD controller-gen generates for
+// XKubernetesCluster: the spec and status schema are taken unchanged except
+// that int-or-string properties get the structural anyOf form, and the
+// printer columns, short names and claim names are added. The result is a
+// plain map so it marshals with sorted keys (deterministic YAML). It returns
+// an error when the CRD has no v1alpha1 schema.
+func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	var schema *apiextensionsv1.JSONSchemaProps
+	for _, v := range crd.Spec.Versions {
+		if v.Name == Version && v.Schema != nil {
+			schema = v.Schema.OpenAPIV3Schema
+		}
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
+	}
+	spec, status := schema.Properties["spec"], schema.Properties["status"]
+	structuralIntOrString(&spec)
+	structuralIntOrString(&status)
+	root := apiextensionsv1.JSONSchemaProps{
+		Type:       "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec, "status": status},
+	}
+	columns := []map[string]any{
+		{"name": "VERSION", "type": "string", "jsonPath": ".status.version", "description": "Patch version the control plane runs."},
+		{"name": "NODES", "type": "string", "jsonPath": ".status.nodes", "description": "Ready worker nodes / worker nodes, over all node groups."},
+		{"name": "ENDPOINT", "type": "string", "jsonPath": ".status.controlPlane.endpoint", "description": "Tenant API server URL."},
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v1",
+		"kind":       "CompositeResourceDefinition",
+		"metadata": map[string]any{
+			"name":   XRDName,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "tenantkube"},
+		},
+		"spec": map[string]any{
+			"group": Group,
+			"names": map[string]any{
+				"kind": CompositeKind, "listKind": CompositeKind + "List", "plural": CompositePlural,
+				"singular": "xkubernetescluster", "shortNames": []string{"xkc"},
+				"categories": []string{"crossplane", "composite", "tenantkube"},
+			},
+			"claimNames": map[string]any{
+				"kind": ClaimKind, "listKind": ClaimKind + "List", "plural": ClaimPlural,
+				"singular": "kubernetescluster", "shortNames": []string{"kc"},
+				"categories": []string{"crossplane", "claim", "tenantkube"},
+			},
+			"connectionSecretKeys":  ConnectionSecretKeys,
+			"defaultCompositionRef": map[string]any{"name": XRDName},
+			"versions": []map[string]any{{
+				"name":                     Version,
+				"served":                   true,
+				"referenceable":            true,
+				"additionalPrinterColumns": columns,
+				"schema":                   map[string]any{"openAPIV3Schema": root},
+			}},
+		},
+	}, nil
+}
+
+// structuralIntOrString rewrites every property controller-gen emitted as
+// {type: string, x-kubernetes-int-or-string: true} into the structural form
+// the API server requires: no type, anyOf integer|string.
+func structuralIntOrString(s *apiextensionsv1.JSONSchemaProps) {
+	if s.XIntOrString {
+		s.Type = ""
+		s.AnyOf = []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}
+	}
+	for k, p := range s.Properties {
+		structuralIntOrString(&p)
+		s.Properties[k] = p
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		structuralIntOrString(s.AdditionalProperties.Schema)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		structuralIntOrString(s.Items.Schema)
+	}
+}

@@ -1,0 +1,100 @@
+package function
+
+import (
+	"encoding/json"
+	"fmt"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// ToStruct converts a typed Kubernetes object (a struct with TypeMeta and
+// ObjectMeta, or a map) into the structpb.Struct a RunFunctionResponse
+// carries. It marshals once to JSON and drops what a composed resource must
+// not carry: top-level status, and null values anywhere (encoding/json
+// writes null for unset metav1.Time and nil maps in nested templates). It
+// returns an error when the object does not marshal.
+func ToStruct(obj any) (*structpb.Struct, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	s := &structpb.Struct{}
+	if err := protoJSON.Unmarshal(raw, s); err != nil {
+		return nil, err
+	}
+	delete(s.Fields, "status")
+	pruneNulls(s)
+	return s, nil
+}
+
+func pruneNulls(s *structpb.Struct) {
+	for k, v := range s.Fields {
+		switch x := v.Kind.(type) {
+		case *structpb.Value_NullValue:
+			delete(s.Fields, k)
+		case *structpb.Value_StructValue:
+			pruneNulls(x.StructValue)
+		case *structpb.Value_ListValue:
+			for _, item := range x.ListValue.Values {
+				if st := item.GetStructValue(); st != nil {
+					pruneNulls(st)
+				}
+			}
+		}
+	}
+}
+
+// SetDesired puts obj into rsp's desired composed resources under the
+// composed-resource name, with the given readiness, replacing any earlier
+// entry of that name and leaving every other entry untouched. It returns an
+// error when obj does not convert (see ToStruct).
+func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.Ready) error {
+	s, err := ToStruct(obj)
+	if err != nil {
+		return fmt.Errorf("cannot convert composed resource %q: %w", name, err)
+	}
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	rsp.Desired.Resources[name] = &fnv1.Resource{Resource: s, Ready: ready}
+	return nil
+}
+
+// KeepObserved copies the observed composed resource called name into rsp's
+// desired state unchanged (apart from its status and server-set metadata),
+// so that a part the function cannot compute this time is not deleted by
+// Crossplane. It reports false when nothing of that name was observed.
+func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string) bool {
+	r, ok := req.GetObserved().GetResources()[name]
+	if !ok || r.GetResource() == nil {
+		return false
+	}
+	s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(r.GetResource().GetFields()))}
+	for k, v := range r.GetResource().GetFields() {
+		if k == "status" {
+			continue
+		}
+		s.Fields[k] = v
+	}
+	if md := s.Fields["metadata"].GetStructValue(); md != nil {
+		clean := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		for _, k := range []string{"name", "namespace", "labels", "annotations"} {
+			if v, ok := md.Fields[k]; ok {
+				clean.Fields[k] = v
+			}
+		}
+		s.Fields["metadata"] = structpb.NewStructValue(clean)
+	}
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	rsp.Desired.Resources[name] = &fnv1.Resource{Resource: s}
+	return true
+}

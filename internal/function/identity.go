@@ -1,0 +1,110 @@
+package function
+
+import (
+	"fmt"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Labels Crossplane puts on the composite resource (XR) of a claim.
+const (
+	LabelClaimName      = "crossplane.io/claim-name"
+	LabelClaimNamespace = "crossplane.io/claim-namespace"
+)
+
+// MaxClusterNameLength is the longest tenant cluster name N accepted, in
+// characters. Every object name tenantkube derives from N (the longest is
+// the HelmRelease N-cozy-victoria-metrics-operator, N+31) and the names
+// CAPI derives from a MachineDeployment N-G (N+G+13 with a 16-character node
+// group) then stay within the 63-character DNS label limit.
+const MaxClusterNameLength = 32
+
+// Identity names a tenant cluster: N (Name) and the namespace NS all its
+// namespaced objects live in.
+type Identity struct {
+	// Name is N: the claim's name, or a namespaced or claimless XR's own name.
+	Name string
+	// Namespace is NS: the claim's namespace, a namespaced XR's namespace,
+	// or spec.namespace of a cluster-scoped XR created without a claim.
+	Namespace string
+}
+
+// IdentityOf derives the tenant cluster's identity from the observed XR, by
+// the rules of SPEC §2: the claim labels win; a namespaced XR uses its own
+// name and namespace; a cluster-scoped XR without a claim takes N from its
+// name and NS from spec.namespace (required then). When a claim (or a
+// namespaced XR) fixes NS, spec.namespace must be empty or equal to it: a
+// tenant can never make objects appear in another namespace. N must be a
+// DNS-1123 label of at most MaxClusterNameLength characters and NS a
+// DNS-1123 label. It returns a *field.Error naming the offending field.
+func IdentityOf(xr *resource.Composite) (Identity, error) {
+	u := xr.Resource
+	labels := u.GetLabels()
+	specNS, _, _ := unstructuredString(u.Object, "spec", "namespace")
+
+	var id Identity
+	var nameField, nsField *field.Path
+	switch {
+	case labels[LabelClaimName] != "" || labels[LabelClaimNamespace] != "":
+		id = Identity{Name: labels[LabelClaimName], Namespace: labels[LabelClaimNamespace]}
+		nameField = field.NewPath("metadata", "labels").Key(LabelClaimName)
+		nsField = field.NewPath("metadata", "labels").Key(LabelClaimNamespace)
+	case u.GetNamespace() != "":
+		id = Identity{Name: u.GetName(), Namespace: u.GetNamespace()}
+		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("metadata", "namespace")
+	default:
+		if specNS == "" {
+			return Identity{}, field.Required(field.NewPath("spec", "namespace"),
+				"an XR created without a claim must name the namespace of its objects")
+		}
+		id = Identity{Name: u.GetName(), Namespace: specNS}
+		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("spec", "namespace")
+	}
+	if specNS != "" && specNS != id.Namespace {
+		return Identity{}, field.Forbidden(field.NewPath("spec", "namespace"),
+			fmt.Sprintf("%q: must be empty or the claim's namespace %q; a cluster's objects always live in its claim's namespace", specNS, id.Namespace))
+	}
+	if err := ValidateDNSLabel(nameField, id.Name, MaxClusterNameLength); err != nil {
+		return Identity{}, err
+	}
+	if err := ValidateDNSLabel(nsField, id.Namespace, validation.DNS1123LabelMaxLength); err != nil {
+		return Identity{}, err
+	}
+	return id, nil
+}
+
+// ValidateDNSLabel checks that value is a DNS-1123 label (lower-case
+// alphanumerics and '-', starting and ending alphanumeric) of at most max
+// characters. It returns a *field.Error for path, or nil.
+func ValidateDNSLabel(path *field.Path, value string, max int) error {
+	if value == "" {
+		return field.Required(path, "must be a non-empty DNS-1123 label")
+	}
+	if len(value) > max {
+		return field.TooLong(path, value, max)
+	}
+	if msgs := validation.IsDNS1123Label(value); len(msgs) > 0 {
+		return field.Invalid(path, value, msgs[0])
+	}
+	return nil
+}
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		if cur, ok = m[p]; !ok {
+			return "", false, nil
+		}
+	}
+	s, ok := cur.(string)
+	if !ok {
+		return "", true, fmt.Errorf("%v is not a string", path)
+	}
+	return s, true, nil
+}

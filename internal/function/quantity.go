@@ -1,0 +1,86 @@
+package function
+
+import (
+	"fmt"
+	"math/big"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// MiB is one mebibyte in bytes.
+const MiB = 1 << 20
+
+// FloorMiB returns q in whole MiB, rounded down (q is a memory quantity in
+// bytes, e.g. 8Gi → 8192, 1e9 → 953).
+func FloorMiB(q resource.Quantity) int64 {
+	r := quantityRat(q)
+	r.Quo(r, big.NewRat(MiB, 1))
+	return new(big.Int).Div(r.Num(), r.Denom()).Int64()
+}
+
+// quantityRat returns q's exact value as a rational number.
+func quantityRat(q resource.Quantity) *big.Rat {
+	d := q.AsDec()
+	r := new(big.Rat).SetInt(d.UnscaledBig())
+	pow := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(int(d.Scale())))), nil))
+	if d.Scale() >= 0 {
+		return r.Quo(r, pow)
+	}
+	return r.Mul(r, pow)
+}
+
+// Millicores returns a CPU quantity in millicores, rounded up (0.5 → 500,
+// "100m" → 100, 2 → 2000), as resource.Quantity.MilliValue does.
+func Millicores(q resource.Quantity) int64 { return q.MilliValue() }
+
+// FormatMiB writes a whole number of MiB as a quantity string ("409Mi").
+func FormatMiB(n int64) string { return fmt.Sprintf("%dMi", n) }
+
+// FormatMillicores writes a whole number of millicores as a quantity string
+// ("1800m").
+func FormatMillicores(n int64) string { return fmt.Sprintf("%dm", n) }
+
+// DivideBytes returns q/divisor (q a byte quantity, divisor > 0) exactly
+// when the result is a whole number of milli-units, else rounded up to the
+// next milli-unit, so the result is always a valid quantity and never below
+// the true quotient. 2Gi/40 = 51.2Mi, which Kubernetes writes canonically
+// as "53687091200m". It panics if divisor is not positive (a programming
+// error).
+func DivideBytes(q resource.Quantity, divisor int64) resource.Quantity {
+	if divisor <= 0 {
+		panic("DivideBytes: divisor must be positive")
+	}
+	r := quantityRat(q)
+	r.Quo(r, big.NewRat(divisor, 1))
+	milli := new(big.Rat).Mul(r, big.NewRat(1000, 1))
+	n := new(big.Int).Div(milli.Num(), milli.Denom())
+	if !milli.IsInt() {
+		n.Add(n, big.NewInt(1))
+	}
+	if n.IsInt64() && n.Int64()%1000 == 0 {
+		return *resource.NewQuantity(n.Int64()/1000, q.Format)
+	}
+	return *resource.NewMilliQuantity(n.Int64(), resource.DecimalSI)
+}
+
+// DivideMillicores returns the CPU quantity q/divisor rounded up to a whole
+// millicore (2/10 → "200m", 250m/10 → "25m"). It panics if divisor is not
+// positive (a programming error).
+func DivideMillicores(q resource.Quantity, divisor int64) resource.Quantity {
+	if divisor <= 0 {
+		panic("DivideMillicores: divisor must be positive")
+	}
+	m := q.MilliValue()
+	out := m / divisor
+	if m%divisor != 0 {
+		out++
+	}
+	return *resource.NewMilliQuantity(out, resource.DecimalSI)
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}

@@ -1,0 +1,111 @@
+package function
+
+import (
+	"encoding/json"
+	"fmt"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+)
+
+// Tenant is what every function reads first from a RunFunctionRequest: the
+// observed composite resource (XR), the tenant cluster's identity and its
+// spec with the seed's defaults applied.
+type Tenant struct {
+	// XR is the observed composite resource.
+	XR *resource.Composite
+	// ID is the tenant cluster's name N and namespace NS.
+	ID Identity
+	// Spec is the XR's spec, decoded and defaulted (v1alpha1 Default).
+	Spec *v1alpha1.KubernetesClusterSpec
+}
+
+// ReadTenant decodes the observed XR of req into a Tenant. It returns an
+// error suitable for a Fatal result when the XR is missing, its spec does not
+// decode into the API types (the error names the field), or its identity
+// breaks the rules of IdentityOf.
+func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
+	xr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the observed composite resource: %w", err)
+	}
+	if xr.Resource == nil || xr.Resource.Object == nil {
+		return nil, fmt.Errorf("the request has no observed composite resource")
+	}
+	spec, err := DecodeSpec(xr.Resource.Object["spec"])
+	if err != nil {
+		return nil, err
+	}
+	id, err := IdentityOf(xr)
+	if err != nil {
+		return nil, err
+	}
+	return &Tenant{XR: xr, ID: id, Spec: spec}, nil
+}
+
+// DecodeSpec decodes an XR's spec (the unstructured value under "spec") into
+// the typed spec and applies the seed's defaults. A nil spec is the all-
+// defaults spec. It returns a *field.Error under "spec" when a value has the
+// wrong type.
+func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
+	out := &v1alpha1.KubernetesClusterSpec{}
+	if spec != nil {
+		raw, err := json.Marshal(spec)
+		if err != nil {
+			return nil, field.Invalid(field.NewPath("spec"), "<unencodable>", err.Error())
+		}
+		if err := json.Unmarshal(raw, out); err != nil {
+			return nil, field.Invalid(field.NewPath("spec"), "<see message>", decodeErrorMessage(err))
+		}
+	}
+	out.Default()
+	return out, nil
+}
+
+// decodeErrorMessage turns encoding/json's type errors into a message that
+// names the field as a spec path (spec.nodeGroups.minReplicas).
+func decodeErrorMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if ok := asTypeError(err, &te); ok && te.Field != "" {
+		return fmt.Sprintf("spec.%s: a JSON %s cannot be a %s", te.Field, te.Value, te.Type)
+	}
+	return err.Error()
+}
+
+func asTypeError(err error, target **json.UnmarshalTypeError) bool {
+	te, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*target = te
+	}
+	return ok
+}
+
+// ObservedInto decodes the observed composed resource called name into out
+// (a pointer to a typed object). It reports false when the resource is not
+// in the observed state, and an error when it does not decode.
+func ObservedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, error) {
+	r, ok := req.GetObserved().GetResources()[name]
+	if !ok || r.GetResource() == nil {
+		return false, nil
+	}
+	return true, StructInto(r.GetResource().AsMap(), out)
+}
+
+// StructInto decodes an unstructured object (a map as found in a structpb
+// Struct or an unstructured.Unstructured) into out, a pointer to a typed
+// object, through JSON. It returns the decoding error.
+func StructInto(obj map[string]any, out any) error {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// protoJSON is the protojson decoder used to build structpb values from JSON.
+var protoJSON = protojson.UnmarshalOptions{}

@@ -1,0 +1,63 @@
+package function
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// KubernetesVersion is one row of the version table (SPEC §3).
+type KubernetesVersion struct {
+	// Minor is the version a user asks for, e.g. v1.35.
+	Minor string
+	// Patch is the patch version deployed, e.g. v1.35.1.
+	Patch string
+	// Konnectivity is the konnectivity server/agent version to pin, or ""
+	// when Kamaji derives it.
+	Konnectivity string
+}
+
+// versionTable is SPEC §3, newest first.
+var versionTable = []KubernetesVersion{
+	{Minor: "v1.35", Patch: "v1.35.1", Konnectivity: "v0.34.0"},
+	{Minor: "v1.34", Patch: "v1.34.4"},
+	{Minor: "v1.33", Patch: "v1.33.8"},
+	{Minor: "v1.32", Patch: "v1.32.12"},
+	{Minor: "v1.31", Patch: "v1.31.14"},
+	{Minor: "v1.30", Patch: "v1.30.14"},
+}
+
+// SupportedVersions returns the minor versions of the table, newest first.
+func SupportedVersions() []string {
+	out := make([]string, len(versionTable))
+	for i, v := range versionTable {
+		out[i] = v.Minor
+	}
+	return out
+}
+
+// LookupVersion returns the table row of a minor version ("v1.33"). It
+// returns an error listing the supported versions when there is none.
+func LookupVersion(minor string) (KubernetesVersion, error) {
+	for _, v := range versionTable {
+		if v.Minor == minor {
+			return v, nil
+		}
+	}
+	return KubernetesVersion{}, fmt.Errorf("unsupported version %q; supported: %s", minor, strings.Join(SupportedVersions(), ", "))
+}
+
+// MinorOf returns the minor number of "v1.N" or "v1.N.P" (v1.34.4 → 34). It
+// returns an error for any other shape.
+func MinorOf(version string) (int, error) {
+	rest, ok := strings.CutPrefix(version, "v1.")
+	if !ok {
+		return 0, fmt.Errorf("version %q is not of the form v1.N", version)
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("version %q is not of the form v1.N", version)
+	}
+	return n, nil
+}
