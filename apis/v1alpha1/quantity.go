@@ -15,6 +15,7 @@ import (
 // resource.Quantity for arithmetic.
 //
 // +kubebuilder:validation:XIntOrString
+// +kubebuilder:validation:Type=""
 // +kubebuilder:validation:Pattern=`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
 type Quantity string
 

@@ -21,9 +21,8 @@ var ConnectionSecretKeys = []string{"admin.conf", "admin.svc", "super-admin.conf
 
 // CompositeResourceDefinition builds the Crossplane XRD
 // (apiextensions.crossplane.io/v1) from the CRD controller-gen generates for
-// XKubernetesCluster: the spec and status schema are taken unchanged except
-// that int-or-string properties get the structural anyOf form, and the
-// printer columns, short names and claim names are added. The result is a
+// XKubernetesCluster: the spec and status schema are taken unchanged, and
+// the printer columns, short names and claim names are added. The result is a
 // plain map so it marshals with sorted keys (deterministic YAML). It returns
 // an error when the CRD has no v1alpha1 schema.
 func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
@@ -36,12 +35,12 @@ func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) 
 	if schema == nil {
 		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
 	}
-	spec, status := schema.Properties["spec"], schema.Properties["status"]
-	structuralIntOrString(&spec)
-	structuralIntOrString(&status)
 	root := apiextensionsv1.JSONSchemaProps{
-		Type:       "object",
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": spec, "status": status},
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"spec":   schema.Properties["spec"],
+			"status": schema.Properties["status"],
+		},
 	}
 	columns := []map[string]any{
 		{"name": "VERSION", "type": "string", "jsonPath": ".status.version", "description": "Patch version the control plane runs."},
@@ -78,24 +77,4 @@ func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) 
 			}},
 		},
 	}, nil
-}
-
-// structuralIntOrString rewrites every property controller-gen emitted as
-// {type: string, x-kubernetes-int-or-string: true} into the structural form
-// the API server requires: no type, anyOf integer|string.
-func structuralIntOrString(s *apiextensionsv1.JSONSchemaProps) {
-	if s.XIntOrString {
-		s.Type = ""
-		s.AnyOf = []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}}
-	}
-	for k, p := range s.Properties {
-		structuralIntOrString(&p)
-		s.Properties[k] = p
-	}
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		structuralIntOrString(s.AdditionalProperties.Schema)
-	}
-	if s.Items != nil && s.Items.Schema != nil {
-		structuralIntOrString(s.Items.Schema)
-	}
 }

@@ -2,22 +2,320 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"sort"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Function is the gRPC server of this composition function.
+// Composed-resource names of this function's objects in the desired state.
+const (
+	nameCluster            = "cluster"
+	nameKubevirtCluster    = "kubevirtcluster"
+	nameKamajiControlPlane = "kamajicontrolplane"
+	nameEtcdCluster        = "etcdcluster"
+	nameDataStore          = "datastore"
+)
+
+// requiredKubeconfig is the required-resources key of Kamaji's admin
+// kubeconfig Secret, copied into the claim's connection secret once it
+// exists.
+const requiredKubeconfig = "kubeconfig-secret"
+
+// ConditionControlPlaneReady is the XR and claim condition reporting the
+// tenant control plane.
+const ConditionControlPlaneReady = "ControlPlaneReady"
+
+// Function is the gRPC server of the control-plane composition function.
 type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
 }
 
-// RunFunction returns the desired state it receives unchanged: this step
-// never drops what an earlier pipeline step put there.
+// RunFunction adds the tenant cluster's control plane to the desired state:
+// Cluster, KubevirtCluster, KamajiControlPlane, and either a dedicated etcd
+// (EtcdCluster, cert-manager PKI, DataStore) or a reference to the shared
+// DataStore named in the input (SPEC §5.1). Bad input is a Fatal result
+// naming the field; nothing earlier steps put in the desired state is
+// dropped.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	return response.To(req, response.DefaultTTL), nil
+	rsp := response.To(req, response.DefaultTTL)
+
+	in := &cpinput.ControlPlaneInput{}
+	if err := request.GetInput(req, in); err != nil {
+		response.Fatal(rsp, fmt.Errorf("cannot read the control-plane function input: %w", err))
+		return rsp, nil
+	}
+	in.Default()
+	if err := validateInput(in); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	t, err := function.ReadTenant(req)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	plan, err := planControlPlane(t, in, observedControlPlaneVersion(req))
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := writeControlPlane(req, rsp, t, plan); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	return rsp, nil
+}
+
+// controlPlanePlan is every object the function emits for one tenant
+// cluster, computed from the request alone (pure).
+type controlPlanePlan struct {
+	objects  map[string]any // composed-resource name → typed object
+	readyBy  map[string]readiness
+	host     string
+	patch    string
+	external bool // a shared DataStore named in the input
+}
+
+// readiness says how a composed resource's readiness is read from its
+// observed status.
+type readiness int
+
+const (
+	readyByStatusReady readiness = iota
+	readyByConditionReady
+	readyByConditionAvailable
+)
+
+// planControlPlane validates the spec fields this function owns and builds
+// its objects. observedPatch is the patch version of the observed
+// KamajiControlPlane ("" when none). It returns a *field.Error naming the
+// field of the first bad value.
+func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observedPatch string) (*controlPlanePlan, error) {
+	spec := t.Spec
+	version, err := function.LookupVersion(spec.Version)
+	if err != nil {
+		return nil, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions())
+	}
+	if err := checkUpgrade(spec.Version, observedPatch); err != nil {
+		return nil, err
+	}
+	if err := validateSpec(spec); err != nil {
+		return nil, err
+	}
+	sizing, err := resolveSizing(spec.ControlPlane, in.CPUAllocationRatio)
+	if err != nil {
+		return nil, err
+	}
+	host := clusterHost(t.ID, spec, in)
+	if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
+		return nil, field.Invalid(field.NewPath("spec", "host"), host, msgs[0])
+	}
+
+	p := &controlPlanePlan{
+		objects: map[string]any{}, readyBy: map[string]readiness{},
+		host: host, patch: version.Patch, external: in.DataStoreName != "",
+	}
+	dsName := in.DataStoreName
+	if !p.external {
+		storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), in.Etcd.StorageSize)
+		if err != nil {
+			return nil, err
+		}
+		ds := buildDataStore(t.ID)
+		dsName = ds.Name
+		p.add(nameEtcdCluster, buildEtcdCluster(t.ID, spec, in, storage), readyByConditionReady)
+		p.add(nameDataStore, ds, readyByStatusReady)
+		pki := buildEtcdPKI(t.ID, in.Etcd.Replicas)
+		for name, o := range pki.Issuers {
+			p.add(name, o, readyByConditionReady)
+		}
+		for name, o := range pki.Certificates {
+			p.add(name, o, readyByConditionReady)
+		}
+	}
+	p.add(nameCluster, buildCluster(t.ID, in), readyByConditionAvailable)
+	p.add(nameKubevirtCluster, buildKubevirtCluster(t.ID), readyByStatusReady)
+	p.add(nameKamajiControlPlane, buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName), readyByStatusReady)
+	return p, nil
+}
+
+func (p *controlPlanePlan) add(name string, obj any, r readiness) {
+	p.objects[name] = obj
+	p.readyBy[name] = r
+}
+
+// writeControlPlane puts the plan's objects into the desired state with
+// their observed readiness, reports status and the ControlPlaneReady
+// condition, requires the kubeconfig Secret and publishes it as connection
+// details once it exists.
+func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *function.Tenant, p *controlPlanePlan) error {
+	names := make([]string, 0, len(p.objects))
+	for name := range p.objects {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var ready fnv1.Ready
+		switch p.readyBy[name] {
+		case readyByStatusReady:
+			ready = function.ReadyWhenStatusReady(req, name)
+		case readyByConditionReady:
+			ready = function.ReadyWhenConditionTrue(req, name, "Ready")
+		case readyByConditionAvailable:
+			ready = function.ReadyWhenConditionTrue(req, name, "Available")
+		}
+		if err := function.SetDesired(rsp, name, p.objects[name], ready); err != nil {
+			return err
+		}
+	}
+
+	status := map[string]any{
+		"controlPlane":     map[string]any{"endpoint": "https://" + p.host + ":443"},
+		"kubeconfigSecret": t.ID.KubeconfigSecretName(),
+	}
+	if v := function.ObservedValue(req, nameKamajiControlPlane, "status", "version").GetStringValue(); v != "" {
+		status["version"] = v
+	}
+	if err := function.SetCompositeStatus(rsp, status); err != nil {
+		return err
+	}
+	reportControlPlaneCondition(req, rsp, p)
+
+	requireKubeconfig(rsp, t.ID)
+	if secret, arrived, err := request.GetRequiredResource(req, requiredKubeconfig); err == nil && arrived && len(secret) == 1 {
+		details := map[string][]byte{}
+		data, _ := secret[0].Resource.Object["data"].(map[string]any)
+		for _, k := range tkv1alpha1.ConnectionSecretKeys {
+			if v, ok := data[k].(string); ok {
+				details[k] = decodeBase64(v)
+			}
+		}
+		function.SetConnectionDetails(rsp, details)
+	}
+	return nil
+}
+
+// reportControlPlaneCondition sets ControlPlaneReady on the XR and claim,
+// with a reason saying what the control plane waits for.
+func reportControlPlaneCondition(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *controlPlanePlan) {
+	if function.ReadyWhenStatusReady(req, nameKamajiControlPlane) == fnv1.Ready_READY_TRUE {
+		response.ConditionTrue(rsp, ConditionControlPlaneReady, "Available").
+			WithMessage("the tenant API server answers at https://" + p.host + ":443").TargetCompositeAndClaim()
+		return
+	}
+	reason, msg := "WaitingForControlPlane", "the KamajiControlPlane is not ready yet"
+	switch {
+	case !p.external && function.ReadyWhenConditionTrue(req, nameEtcdCluster, "Ready") != fnv1.Ready_READY_TRUE:
+		reason, msg = "WaitingForEtcd", "the dedicated etcd cluster is not ready yet"
+	case !p.external && function.ReadyWhenStatusReady(req, nameDataStore) != fnv1.Ready_READY_TRUE:
+		reason, msg = "WaitingForDataStore", "the Kamaji DataStore is not ready yet"
+	}
+	response.ConditionFalse(rsp, ConditionControlPlaneReady, reason).WithMessage(msg).TargetCompositeAndClaim()
+}
+
+// requireKubeconfig asks Crossplane for Kamaji's admin kubeconfig Secret
+// N-admin-kubeconfig in NS.
+func requireKubeconfig(rsp *fnv1.RunFunctionResponse, id function.Identity) {
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	rsp.Requirements.Resources[requiredKubeconfig] = &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "Secret",
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: id.KubeconfigSecretName()},
+		Namespace:  proto.String(id.Namespace),
+	}
+}
+
+// observedControlPlaneVersion is the version the observed KamajiControlPlane
+// was last asked for (spec.version), or "" when none is observed.
+func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) string {
+	return function.ObservedValue(req, nameKamajiControlPlane, "spec", "version").GetStringValue()
+}
+
+// checkUpgrade enforces the upgrade rule of SPEC §3: from the observed
+// control plane at v1.M.P, spec.version may be v1.M or v1.(M+1) only. It
+// returns a *field.Error saying which versions are allowed next.
+func checkUpgrade(requested, observedPatch string) error {
+	if observedPatch == "" {
+		return nil
+	}
+	cur, err := function.MinorOf(observedPatch)
+	if err != nil {
+		return nil // an unreadable observed version cannot block the spec
+	}
+	want, err := function.MinorOf(requested)
+	if err != nil {
+		return field.Invalid(field.NewPath("spec", "version"), requested, err.Error())
+	}
+	if want == cur || want == cur+1 {
+		return nil
+	}
+	allowed := fmt.Sprintf("v1.%d", cur)
+	if _, err := function.LookupVersion(fmt.Sprintf("v1.%d", cur+1)); err == nil {
+		allowed += fmt.Sprintf(" or v1.%d", cur+1)
+	}
+	why := "downgrades are not supported"
+	if want > cur {
+		why = "minor versions cannot be skipped (kubeadm upgrades one minor at a time)"
+	}
+	return field.Invalid(field.NewPath("spec", "version"), requested,
+		fmt.Sprintf("the control plane runs %s; %s; allowed next: %s", observedPatch, why, allowed))
+}
+
+// validateSpec re-checks the XRD rules on the fields this function owns
+// (render and objects created before a rule existed skip admission).
+func validateSpec(spec *tkv1alpha1.KubernetesClusterSpec) error {
+	if r := *spec.ControlPlane.Replicas; r < 1 || r > 7 {
+		return field.Invalid(field.NewPath("spec", "controlPlane", "replicas"), r, "must be between 1 and 7")
+	}
+	if msgs := validation.IsDNS1123Subdomain(spec.StorageClass); len(msgs) > 0 {
+		return field.Invalid(field.NewPath("spec", "storageClass"), spec.StorageClass, msgs[0])
+	}
+	return nil
+}
+
+// validateInput checks the platform team's input. It returns a *field.Error
+// under "input".
+func validateInput(in *cpinput.ControlPlaneInput) error {
+	p := field.NewPath("input")
+	for _, c := range []struct {
+		path *field.Path
+		cidr string
+	}{{p.Child("podCIDR"), in.PodCIDR}, {p.Child("serviceCIDR"), in.ServiceCIDR}} {
+		if _, _, err := net.ParseCIDR(c.cidr); err != nil {
+			return field.Invalid(c.path, c.cidr, "must be a CIDR such as 10.95.0.0/16")
+		}
+	}
+	if in.CPUAllocationRatio < 1 {
+		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
+	}
+	if in.Etcd.Replicas < 1 {
+		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")
+	}
+	if msgs := validation.IsDNS1123Subdomain(in.BaseDomain); len(msgs) > 0 {
+		return field.Invalid(p.Child("baseDomain"), in.BaseDomain, msgs[0])
+	}
+	if in.DataStoreName != "" {
+		if msgs := validation.IsDNS1123Subdomain(in.DataStoreName); len(msgs) > 0 {
+			return field.Invalid(p.Child("dataStoreName"), in.DataStoreName, msgs[0])
+		}
+	}
+	return nil
 }

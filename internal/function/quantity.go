@@ -5,6 +5,9 @@ import (
 	"math/big"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // MiB is one mebibyte in bytes.
@@ -13,13 +16,12 @@ const MiB = 1 << 20
 // FloorMiB returns q in whole MiB, rounded down (q is a memory quantity in
 // bytes, e.g. 8Gi → 8192, 1e9 → 953).
 func FloorMiB(q resource.Quantity) int64 {
-	r := quantityRat(q)
-	r.Quo(r, big.NewRat(MiB, 1))
-	return new(big.Int).Div(r.Num(), r.Denom()).Int64()
+	r := QuantityRat(q)
+	return FloorRat(r.Quo(r, big.NewRat(MiB, 1)))
 }
 
 // quantityRat returns q's exact value as a rational number.
-func quantityRat(q resource.Quantity) *big.Rat {
+func QuantityRat(q resource.Quantity) *big.Rat {
 	d := q.AsDec()
 	r := new(big.Rat).SetInt(d.UnscaledBig())
 	pow := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(int(d.Scale())))), nil))
@@ -50,7 +52,7 @@ func DivideBytes(q resource.Quantity, divisor int64) resource.Quantity {
 	if divisor <= 0 {
 		panic("DivideBytes: divisor must be positive")
 	}
-	r := quantityRat(q)
+	r := QuantityRat(q)
 	r.Quo(r, big.NewRat(divisor, 1))
 	milli := new(big.Rat).Mul(r, big.NewRat(1000, 1))
 	n := new(big.Int).Div(milli.Num(), milli.Denom())
@@ -83,4 +85,18 @@ func abs(i int) int {
 		return -i
 	}
 	return i
+}
+
+// ParsePositiveQuantity parses a quantity the user supplied at path. It
+// returns a *field.Error naming path and the value when the text is not a
+// well-formed Kubernetes quantity or is not greater than zero.
+func ParsePositiveQuantity(path *field.Path, q v1alpha1.Quantity) (resource.Quantity, error) {
+	v, err := q.Parse()
+	if err != nil {
+		return resource.Quantity{}, field.Invalid(path, string(q), "must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e9")
+	}
+	if v.Sign() <= 0 {
+		return resource.Quantity{}, field.Invalid(path, string(q), "must be greater than zero")
+	}
+	return v, nil
 }

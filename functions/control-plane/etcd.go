@@ -1,0 +1,160 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
+	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
+)
+
+// EtcdClientPort is the etcd client port the DataStore dials (SPEC §5.1).
+const EtcdClientPort = 2379
+
+// Etcd settings of SPEC §5.1.
+const (
+	etcdAutoCompactionMode      = "periodic"
+	etcdAutoCompactionRetention = "5m"
+	etcdSnapshotCount           = "10000"
+	// etcdQuotaPercent of the member volume is etcd's backend quota.
+	etcdQuotaPercent = 95
+)
+
+// etcdNames are the names of a tenant's dedicated etcd objects in NS.
+type etcdNames struct {
+	// Cluster is the EtcdCluster, its StatefulSet and its client Service
+	// (the etcd-operator names the client Service after the cluster and the
+	// headless Service <cluster>-headless).
+	Cluster, Headless string
+	// SelfSignedIssuer signs the two CAs.
+	SelfSignedIssuer string
+	// PeerCA/ClientCA are the CA Certificates and the Secrets they write;
+	// PeerCAIssuer/ClientCAIssuer the CA Issuers backed by those Secrets.
+	PeerCA, PeerCAIssuer, ClientCA, ClientCAIssuer string
+	// Server, Peer and Client are the leaf Certificates and their Secrets.
+	Server, Peer, Client string
+}
+
+// namesOfEtcd returns the etcd object names of cluster id: N-etcd and
+// N-etcd-<role> for the PKI.
+func namesOfEtcd(id function.Identity) etcdNames {
+	c := id.Prefixed("etcd")
+	return etcdNames{
+		Cluster: c, Headless: c + "-headless",
+		SelfSignedIssuer: c + "-selfsigned",
+		PeerCA:           c + "-peer-ca", PeerCAIssuer: c + "-peer-ca-issuer",
+		ClientCA: c + "-ca", ClientCAIssuer: c + "-ca-issuer",
+		Server: c + "-server-tls", Peer: c + "-peer-tls", Client: c + "-client-tls",
+	}
+}
+
+// quotaBackendBytes is 95% of the member volume size in bytes, rounded down
+// (4Gi → 4080218931).
+func quotaBackendBytes(storage resource.Quantity) int64 {
+	r := function.QuantityRat(storage)
+	return function.FloorRat(r.Mul(r, big.NewRat(etcdQuotaPercent, 100)))
+}
+
+// buildEtcdCluster returns the dedicated EtcdCluster N-etcd
+// (etcd.aenix.io/v1alpha1) per SPEC §5.1: replicas and volume size from the
+// input (storage class defaulting to spec.storageClass), quota-backend-bytes
+// 95% of the volume, periodic auto-compaction every 5m, snapshot-count
+// 10000, TLS for peers and clients from the cert-manager Secrets.
+func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput, storage resource.Quantity) *etcdv1alpha1.EtcdCluster {
+	n := namesOfEtcd(id)
+	storageClass := in.Etcd.StorageClassName
+	if storageClass == "" {
+		storageClass = spec.StorageClass
+	}
+	replicas := in.Etcd.Replicas
+	return &etcdv1alpha1.EtcdCluster{
+		TypeMeta: metav1.TypeMeta{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      n.Cluster,
+			Namespace: id.Namespace,
+			Labels:    id.Labels(),
+		},
+		Spec: etcdv1alpha1.EtcdClusterSpec{
+			Replicas: &replicas,
+			Options: map[string]string{
+				"quota-backend-bytes":       strconv.FormatInt(quotaBackendBytes(storage), 10),
+				"auto-compaction-mode":      etcdAutoCompactionMode,
+				"auto-compaction-retention": etcdAutoCompactionRetention,
+				"snapshot-count":            etcdSnapshotCount,
+			},
+			Storage: etcdv1alpha1.StorageSpec{
+				VolumeClaimTemplate: &etcdv1alpha1.EmbeddedPersistentVolumeClaim{
+					Spec: corev1.PersistentVolumeClaimSpec{
+						AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						StorageClassName: &storageClass,
+						Resources: corev1.VolumeResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceStorage: storage},
+						},
+					},
+				},
+			},
+			Security: &etcdv1alpha1.SecuritySpec{TLS: &etcdv1alpha1.TLSSpec{
+				PeerTrustedCASecret:   n.PeerCA,
+				PeerSecret:            n.Peer,
+				ServerSecret:          n.Server,
+				ClientTrustedCASecret: n.ClientCA,
+				ClientSecret:          n.Client,
+			}},
+		},
+	}
+}
+
+// dataStoreName is the cluster-scoped DataStore's name, unique per NS/N:
+// "NS-N" when that fits in 63 characters, else the longest prefix of it
+// that fits beside "-" and 8 hex characters of the SHA-256 of "NS/N".
+func dataStoreName(id function.Identity) string {
+	name := id.Namespace + "-" + id.Name
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(id.Namespace + "/" + id.Name))
+	return fmt.Sprintf("%s-%s", name[:63-9], hex.EncodeToString(sum[:])[:8])
+}
+
+// buildDataStore returns the Kamaji DataStore (kamaji.clastix.io/v1alpha1,
+// cluster-scoped) of the dedicated etcd: driver etcd, the client Service on
+// port 2379, TLS with the client CA and the client certificate Secrets in NS
+// (SPEC §5.1).
+func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
+	n := namesOfEtcd(id)
+	ref := func(secret, key string) kamajiv1alpha1.ContentRef {
+		return kamajiv1alpha1.ContentRef{SecretReference: &kamajiv1alpha1.SecretReference{Name: secret, Namespace: id.Namespace, KeyPath: key}}
+	}
+	caKey := ref(n.ClientCA, corev1.TLSPrivateKeyKey)
+	return &kamajiv1alpha1.DataStore{
+		TypeMeta: metav1.TypeMeta{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   dataStoreName(id),
+			Labels: id.Labels("tenantkube.io/namespace", id.Namespace),
+		},
+		Spec: kamajiv1alpha1.DataStoreSpec{
+			Driver:    kamajiv1alpha1.DriverEtcd,
+			Endpoints: []string{fmt.Sprintf("%s.%s.svc:%d", n.Cluster, id.Namespace, EtcdClientPort)},
+			TLSConfig: &kamajiv1alpha1.TLSConfig{
+				CertificateAuthority: kamajiv1alpha1.CertificateAuthority{
+					Certificate: ref(n.ClientCA, corev1.TLSCertKey),
+					PrivateKey:  &caKey,
+				},
+				ClientCertificate: &kamajiv1alpha1.ClientCertificate{
+					Certificate: ref(n.Client, corev1.TLSCertKey),
+					PrivateKey:  ref(n.Client, corev1.TLSPrivateKeyKey),
+				},
+			},
+		},
+	}
+}

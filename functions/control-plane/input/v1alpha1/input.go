@@ -1,0 +1,121 @@
+// Package v1alpha1 is the input of the tenantkube control-plane function:
+// the platform team's settings that are not per tenant cluster.
+//
+// +kubebuilder:object:generate=true
+// +groupName=fn.tenantkube.io
+// +versionName=v1alpha1
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+)
+
+// Defaults of the control-plane function input (SPEC §2, §5.1).
+const (
+	DefaultBaseDomain         = "tenants.example.com"
+	DefaultIngressClassName   = "nginx"
+	DefaultPodCIDR            = "10.243.0.0/16"
+	DefaultServiceCIDR        = "10.95.0.0/16"
+	DefaultCPUAllocationRatio = 10
+	DefaultEtcdReplicas       = 3
+	DefaultEtcdStorageSize    = tkv1alpha1.Quantity("4Gi")
+)
+
+// ControlPlaneInput configures the control-plane function of a Composition
+// pipeline step. Every field is optional; Default fills the documented
+// defaults, so an empty input works.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type ControlPlaneInput struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// BaseDomain is the tenant base domain: a cluster without spec.host is
+	// reachable at <cluster-name>.<baseDomain>.
+	// +kubebuilder:default="tenants.example.com"
+	// +optional
+	BaseDomain string `json:"baseDomain,omitempty"`
+
+	// IngressClassName is the management cluster's ingress class that routes
+	// each tenant API server's host (with SSL passthrough) to Kamaji.
+	// +kubebuilder:default=nginx
+	// +optional
+	IngressClassName string `json:"ingressClassName,omitempty"`
+
+	// PodCIDR is the tenant clusters' pod network.
+	// +kubebuilder:default="10.243.0.0/16"
+	// +optional
+	PodCIDR string `json:"podCIDR,omitempty"`
+
+	// ServiceCIDR is the tenant clusters' service network.
+	// +kubebuilder:default="10.95.0.0/16"
+	// +optional
+	ServiceCIDR string `json:"serviceCIDR,omitempty"`
+
+	// CPUAllocationRatio divides a control-plane component's CPU limit to give
+	// its CPU request (SPEC §4).
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	CPUAllocationRatio int64 `json:"cpuAllocationRatio,omitempty"`
+
+	// DataStoreName names an existing shared Kamaji DataStore. When set, the
+	// function emits no etcd objects and every tenant control plane stores
+	// its state there.
+	// +optional
+	DataStoreName string `json:"dataStoreName,omitempty"`
+
+	// Etcd sizes the dedicated etcd cluster of each tenant (ignored with
+	// DataStoreName).
+	// +optional
+	Etcd Etcd `json:"etcd,omitempty"`
+}
+
+// Etcd sizes the dedicated etcd cluster of a tenant.
+type Etcd struct {
+	// Replicas is the number of etcd members.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// StorageSize is each member's volume size; quota-backend-bytes is 95%
+	// of it.
+	// +kubebuilder:default="4Gi"
+	// +optional
+	StorageSize tkv1alpha1.Quantity `json:"storageSize,omitempty"`
+
+	// StorageClassName of the members' volumes. Empty uses the tenant
+	// cluster's spec.storageClass.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+}
+
+// Default fills every unset field with its documented default, in place.
+func (in *ControlPlaneInput) Default() {
+	if in.BaseDomain == "" {
+		in.BaseDomain = DefaultBaseDomain
+	}
+	if in.IngressClassName == "" {
+		in.IngressClassName = DefaultIngressClassName
+	}
+	if in.PodCIDR == "" {
+		in.PodCIDR = DefaultPodCIDR
+	}
+	if in.ServiceCIDR == "" {
+		in.ServiceCIDR = DefaultServiceCIDR
+	}
+	if in.CPUAllocationRatio == 0 {
+		in.CPUAllocationRatio = DefaultCPUAllocationRatio
+	}
+	if in.Etcd.Replicas == 0 {
+		in.Etcd.Replicas = DefaultEtcdReplicas
+	}
+	if !in.Etcd.StorageSize.IsSet() {
+		in.Etcd.StorageSize = DefaultEtcdStorageSize
+	}
+}

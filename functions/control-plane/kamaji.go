@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
+)
+
+// KonnectivityPort is the konnectivity server's port (SPEC §5.1).
+const KonnectivityPort = 8132
+
+// AnnotationSSLPassthrough makes the management ingress-nginx pass TLS
+// through to the tenant API server (SPEC §5.1).
+const AnnotationSSLPassthrough = "nginx.ingress.kubernetes.io/ssl-passthrough"
+
+// LabelClusterRole marks the KamajiControlPlane as the cluster's control
+// plane (SPEC §5.1).
+const LabelClusterRole = "cluster.x-k8s.io/role"
+
+// controlPlaneSizing is the resolved container resources of the four
+// control-plane components.
+type controlPlaneSizing struct {
+	APIServer, ControllerManager, Scheduler, Konnectivity corev1.ResourceRequirements
+}
+
+// resolveSizing resolves each component's preset, overridden key by key by
+// its explicit resources, into container resources (SPEC §4). It returns a
+// *field.Error naming the component's field for an unknown preset (listing
+// the allowed names) or a malformed quantity.
+func resolveSizing(cp tkv1alpha1.ControlPlane, cpuAllocationRatio int64) (controlPlaneSizing, error) {
+	base := field.NewPath("spec", "controlPlane")
+	var out controlPlaneSizing
+	for _, c := range []struct {
+		path *field.Path
+		spec tkv1alpha1.Component
+		into *corev1.ResourceRequirements
+	}{
+		{base.Child("apiServer"), cp.APIServer, &out.APIServer},
+		{base.Child("controllerManager"), cp.ControllerManager, &out.ControllerManager},
+		{base.Child("scheduler"), cp.Scheduler, &out.Scheduler},
+		{base.Child("konnectivity", "server"), cp.Konnectivity.Server, &out.Konnectivity},
+	} {
+		r, err := componentResources(c.path, c.spec, cpuAllocationRatio)
+		if err != nil {
+			return controlPlaneSizing{}, err
+		}
+		*c.into = r
+	}
+	return out, nil
+}
+
+// componentResources sizes one component: the preset's CPU and memory, each
+// replaced by resources.cpu / resources.memory when set, and the presets'
+// ephemeral-storage, turned into limits and requests by
+// function.ContainerResources.
+func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationRatio int64) (corev1.ResourceRequirements, error) {
+	preset, err := function.LookupPreset(string(c.ResourcesPreset))
+	if err != nil {
+		return corev1.ResourceRequirements{}, field.NotSupported(path.Child("resourcesPreset"), string(c.ResourcesPreset), function.PresetNames())
+	}
+	cpu, memory := preset.CPU, preset.Memory
+	if c.Resources.CPU.IsSet() {
+		if cpu, err = function.ParsePositiveQuantity(path.Child("resources", "cpu"), c.Resources.CPU); err != nil {
+			return corev1.ResourceRequirements{}, err
+		}
+	}
+	if c.Resources.Memory.IsSet() {
+		if memory, err = function.ParsePositiveQuantity(path.Child("resources", "memory"), c.Resources.Memory); err != nil {
+			return corev1.ResourceRequirements{}, err
+		}
+	}
+	return function.ContainerResources(cpu, memory, function.PresetEphemeralStorage, cpuAllocationRatio), nil
+}
+
+// buildKamajiControlPlane returns the KamajiControlPlane N
+// (controlplane.cluster.x-k8s.io/v1alpha2) per SPEC §5.1: replicas, the
+// patch version of §3, component resources of §4, konnectivity on port 8132
+// with the version override of §3, kubelet cgroupfs systemd with
+// InternalIP then ExternalIP, a ClusterIP Service exposed by an SSL
+// passthrough Ingress on <host>:443 of the management ingress class, and the
+// DataStore dataStoreName.
+func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput,
+	version function.KubernetesVersion, sizing controlPlaneSizing, host, dataStoreName string,
+) *kamajiv1alpha2.KamajiControlPlane {
+	konnectivity := &kamajiv1alpha2.KonnectivitySpec{
+		Server: &kamajiv1alpha2.KonnectivityServerSpec{
+			Port:      KonnectivityPort,
+			Version:   version.Konnectivity,
+			Resources: &sizing.Konnectivity,
+		},
+	}
+	if version.Konnectivity != "" {
+		konnectivity.Agent = &kamajiv1alpha2.KonnectivityAgentSpec{Version: version.Konnectivity}
+	}
+	return &kamajiv1alpha2.KamajiControlPlane{
+		TypeMeta: metav1.TypeMeta{APIVersion: kamajiv1alpha2.GroupVersion.String(), Kind: kamajiv1alpha2.KamajiControlPlaneKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      id.Name,
+			Namespace: id.Namespace,
+			Labels:    id.Labels(function.LabelCAPICluster, id.Name, LabelClusterRole, "control-plane"),
+			Annotations: map[string]string{
+				kamajiv1alpha2.KubeconfigSecretKeyAnnotation: function.KubeconfigSecretKey,
+			},
+		},
+		Spec: kamajiv1alpha2.KamajiControlPlaneSpec{
+			Replicas:          spec.ControlPlane.Replicas,
+			Version:           version.Patch,
+			DataStoreName:     dataStoreName,
+			APIServer:         &kamajiv1alpha2.ControlPlaneComponent{Resources: &sizing.APIServer},
+			ControllerManager: &kamajiv1alpha2.ControlPlaneComponent{Resources: &sizing.ControllerManager},
+			Scheduler:         &kamajiv1alpha2.ControlPlaneComponent{Resources: &sizing.Scheduler},
+			Addons:            &kamajiv1alpha2.AddonsSpec{Konnectivity: konnectivity},
+			Kubelet: &kamajiv1alpha2.KubeletSpec{
+				CgroupFS:              kamajiv1alpha2.CgroupDriverSystemd,
+				PreferredAddressTypes: []corev1.NodeAddressType{corev1.NodeInternalIP, corev1.NodeExternalIP},
+			},
+			Network: &kamajiv1alpha2.NetworkSpec{
+				ServiceType: corev1.ServiceTypeClusterIP,
+				Ingress: &kamajiv1alpha2.IngressSpec{
+					Hostname:         host + ":443",
+					ClassName:        in.IngressClassName,
+					ExtraAnnotations: map[string]string{AnnotationSSLPassthrough: "true"},
+				},
+			},
+		},
+	}
+}
+
+// clusterHost is spec.host, or N.<baseDomain> when empty (SPEC §5.1).
+func clusterHost(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput) string {
+	if spec.Host != "" {
+		return spec.Host
+	}
+	return fmt.Sprintf("%s.%s", id.Name, in.BaseDomain)
+}

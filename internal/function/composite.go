@@ -1,0 +1,58 @@
+package function
+
+import (
+	"fmt"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// desiredComposite returns rsp's desired composite resource, creating the
+// empty entry (and its status) when earlier steps set none.
+func desiredComposite(rsp *fnv1.RunFunctionResponse) *fnv1.Resource {
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Composite == nil {
+		rsp.Desired.Composite = &fnv1.Resource{}
+	}
+	if rsp.Desired.Composite.Resource == nil {
+		rsp.Desired.Composite.Resource = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	return rsp.Desired.Composite
+}
+
+// SetCompositeStatus sets each key of fields under status of rsp's desired
+// composite resource, replacing that key's earlier value and leaving every
+// other status key (set by earlier pipeline steps) untouched. Values must be
+// JSON-like (maps, slices, strings, numbers, bools). It returns an error
+// when a value does not convert.
+func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) error {
+	xr := desiredComposite(rsp).Resource
+	status := xr.Fields["status"].GetStructValue()
+	if status == nil {
+		status = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		xr.Fields["status"] = structpb.NewStructValue(status)
+	}
+	for k, v := range fields {
+		pv, err := structpb.NewValue(v)
+		if err != nil {
+			return fmt.Errorf("cannot set status.%s: %w", k, err)
+		}
+		status.Fields[k] = pv
+	}
+	return nil
+}
+
+// SetConnectionDetails adds details to the desired composite resource's
+// connection details, which Crossplane writes to the claim's connection
+// secret.
+func SetConnectionDetails(rsp *fnv1.RunFunctionResponse, details map[string][]byte) {
+	xr := desiredComposite(rsp)
+	if xr.ConnectionDetails == nil {
+		xr.ConnectionDetails = make(map[string][]byte, len(details))
+	}
+	for k, v := range details {
+		xr.ConnectionDetails[k] = v
+	}
+}

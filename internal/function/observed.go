@@ -1,0 +1,65 @@
+package function
+
+import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// ObservedValue returns the value at path (map keys) of the observed
+// composed resource called name, or nil when the resource or the path is
+// absent. It reads the request's structpb directly, without decoding.
+func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
+	r := req.GetObserved().GetResources()[name].GetResource()
+	if r == nil {
+		return nil
+	}
+	v := structpb.NewStructValue(r)
+	for _, p := range path {
+		s := v.GetStructValue()
+		if s == nil {
+			return nil
+		}
+		if v = s.GetFields()[p]; v == nil {
+			return nil
+		}
+	}
+	return v
+}
+
+// ObservedConditionStatus returns the status ("True", "False", "Unknown")
+// of the condition of type typ in status.conditions of the observed composed
+// resource called name, with its reason and message; status is "" when the
+// resource or the condition is absent. It works for metav1.Condition, CAPI
+// v1beta2 and cert-manager conditions alike.
+func ObservedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
+	for _, c := range ObservedValue(req, name, "status", "conditions").GetListValue().GetValues() {
+		f := c.GetStructValue().GetFields()
+		if f["type"].GetStringValue() == typ {
+			return f["status"].GetStringValue(), f["reason"].GetStringValue(), f["message"].GetStringValue()
+		}
+	}
+	return "", "", ""
+}
+
+// ReadyIf returns READY_TRUE when ok, else READY_FALSE: readiness is only
+// ever derived from observed status, never assumed (SPEC §7).
+func ReadyIf(ok bool) fnv1.Ready {
+	if ok {
+		return fnv1.Ready_READY_TRUE
+	}
+	return fnv1.Ready_READY_FALSE
+}
+
+// ReadyWhenConditionTrue is the readiness of the observed composed resource
+// called name: READY_TRUE when its condition typ is "True".
+func ReadyWhenConditionTrue(req *fnv1.RunFunctionRequest, name, typ string) fnv1.Ready {
+	s, _, _ := ObservedConditionStatus(req, name, typ)
+	return ReadyIf(s == "True")
+}
+
+// ReadyWhenStatusReady is the readiness of the observed composed resource
+// called name: READY_TRUE when its status.ready is true (Kamaji, KubeVirt
+// provider).
+func ReadyWhenStatusReady(req *fnv1.RunFunctionRequest, name string) fnv1.Ready {
+	return ReadyIf(ObservedValue(req, name, "status", "ready").GetBoolValue())
+}
