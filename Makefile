@@ -1,0 +1,184 @@
+# tenantkube — build, render, test and package.
+#
+# Every tool lives in ./bin and is built from the Go module proxy at a pinned
+# version (no prebuilt downloads, no Docker). `make help` lists the targets.
+#
+# Build output goes to stderr, so `make -s render ...` prints nothing but the
+# rendered YAML stream on stdout.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+GO ?= go
+export GOTOOLCHAIN ?= local
+
+# Pinned tool versions; the tools' go.mod files pin the same versions.
+CROSSPLANE_CLI_VERSION  := v2.5.0
+CROSSPLANE_CORE_VERSION := v2.4.0
+CROSSPLANE_VERSION_VAR  := github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+
+FUNCTIONS     := control-plane workers addons
+FUNCTION_BINS := $(addprefix bin/function-,$(FUNCTIONS))
+
+# ---------------------------------------------------------------------------
+# Tools: file targets, rebuilt only when their pinning module changes.
+
+bin/crossplane: tools/crossplane-cli/go.mod tools/crossplane-cli/go.sum tools/crossplane-cli/tools.go
+	@echo "building bin/crossplane (crossplane CLI $(CROSSPLANE_CLI_VERSION)); a cold build takes minutes" >&2
+	cd tools/crossplane-cli && $(GO) build \
+		-ldflags '-s -w -X $(CROSSPLANE_VERSION_VAR)=$(CROSSPLANE_CLI_VERSION)' \
+		-o ../../bin/crossplane github.com/crossplane/cli/v2/cmd/crossplane >&2
+
+bin/crossplane-core: tools/crossplane-core/go.mod tools/crossplane-core/go.sum tools/crossplane-core/tools.go
+	@echo "building bin/crossplane-core (Crossplane core $(CROSSPLANE_CORE_VERSION)); a cold build takes minutes" >&2
+	cd tools/crossplane-core && $(GO) build \
+		-ldflags '-s -w -X $(CROSSPLANE_VERSION_VAR)=$(CROSSPLANE_CORE_VERSION)' \
+		-o ../../bin/crossplane-core github.com/crossplane/crossplane/v2/cmd/crossplane >&2
+
+# Project binaries are always handed to `go build`; its cache makes an
+# up-to-date build a no-op.
+bin/function-%: FORCE
+	$(GO) build -o $@ ./functions/$* >&2
+
+bin/render: FORCE
+	$(GO) build -o $@ ./test/render/cmd/render >&2
+
+bin/runtime-image: FORCE
+	$(GO) build -o $@ ./package/cmd/runtime-image >&2
+
+.PHONY: tools
+tools: bin/crossplane bin/crossplane-core ## Build the pinned crossplane CLI and core into ./bin (once).
+
+.PHONY: functions
+functions: $(FUNCTION_BINS) ## Build the three composition function binaries into ./bin.
+
+# ---------------------------------------------------------------------------
+# Render (SPEC §8): make -s render [XR=f] [REQUIRED=f|dir] [OBSERVED=f|dir]
+#
+# Without XR: examples/xr.yaml, with examples/instancetypes.yaml as required
+# resources when that file exists. With XR: REQUIRED and OBSERVED default to
+# nothing. RENDER_ARGS passes extra flags to `crossplane composition render`.
+
+XR ?=
+REQUIRED ?=
+OBSERVED ?=
+RENDER_ARGS ?=
+
+ifeq ($(strip $(XR)),)
+RENDER_XR       := examples/xr.yaml
+RENDER_REQUIRED := $(if $(strip $(REQUIRED)),$(REQUIRED),$(wildcard examples/instancetypes.yaml))
+else
+RENDER_XR       := $(XR)
+RENDER_REQUIRED := $(REQUIRED)
+endif
+
+.PHONY: render
+render: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/render ## Render an XR through the real Crossplane engine (XR=, REQUIRED=, OBSERVED=).
+	@bin/render --root=. --xr='$(RENDER_XR)' \
+		$(if $(strip $(RENDER_REQUIRED)),--required='$(strip $(RENDER_REQUIRED))') \
+		$(if $(strip $(OBSERVED)),--observed='$(strip $(OBSERVED))') \
+		$(foreach a,$(RENDER_ARGS),--render-arg='$(a)')
+
+# ---------------------------------------------------------------------------
+# Generate: deepcopy functions, the XRD (package/xrd.yaml) from apis/, and
+# each function's input CRD (package/functions/<name>/input/) from its Go
+# types. GEN_OUT redirects the CRDs and the XRD (the staleness test renders
+# them into a temporary tree and compares with the committed files).
+
+GEN_OUT ?= $(CURDIR)
+GEN_TMP := $(CURDIR)/_output/generate
+
+.PHONY: generate
+generate: generate-deepcopy generate-crds ## Regenerate deepcopy code, package/xrd.yaml and the function input CRDs.
+
+.PHONY: generate-deepcopy
+generate-deepcopy:
+	$(GO) tool controller-gen object paths=./apis/... $(foreach f,$(FUNCTIONS),paths=./functions/$(f)/input/...) paths=./internal/upstream/... >&2
+
+.PHONY: generate-crds
+generate-crds:
+	@rm -rf $(GEN_TMP) && mkdir -p $(GEN_TMP) $(GEN_OUT)/package
+	$(GO) tool controller-gen crd paths=./apis/... output:crd:dir=$(GEN_TMP) >&2
+	$(GO) run ./apis/cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml >&2
+	$(foreach f,$(FUNCTIONS),mkdir -p $(GEN_OUT)/package/functions/$(f)/input && \
+		$(GO) tool controller-gen crd paths=./functions/$(f)/input/... output:crd:dir=$(GEN_OUT)/package/functions/$(f)/input >&2 &&) true
+
+# ---------------------------------------------------------------------------
+# Test: go vet + go test over the whole module. The render tests run the real
+# engine, so the tools are built first; TENANTKUBE_REQUIRE_TOOLS makes those
+# tests fail instead of skip if a tool is missing.
+
+.PHONY: test
+test: tools functions ## go vet + go test ./... (render tests use the real Crossplane engine).
+	@vet=ok; tests=ok; \
+	echo "==> go vet ./..." >&2; \
+	$(GO) vet ./... || vet=FAILED; \
+	echo "==> go test ./..." >&2; \
+	TENANTKUBE_REQUIRE_TOOLS=1 $(GO) test ./... || tests=FAILED; \
+	echo "make test: go vet $$vet, go test $$tests"; \
+	[ "$$vet" = ok ] && [ "$$tests" = ok ]
+
+# ---------------------------------------------------------------------------
+# Packages: one Function package per function (runtime image embedded, built
+# without Docker) and the Configuration package.
+
+XPKG_DIR    := _output/xpkg
+XPKG_BUILD  := _output/xpkg-build
+XPKG_REG    := xpkg.tenantkube.io/tenantkube
+XPKG_TAG    ?= v0.1.0
+XPKG_IGNORE := functions/*/*,functions/*/*/*,functions/*/*/*/*,functions.yaml
+
+.PHONY: xpkg
+xpkg: $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Build the Function packages and the Configuration package into _output/xpkg.
+	@ls -l $(XPKG_DIR) >&2
+
+$(XPKG_DIR)/function-%.xpkg: FORCE bin/crossplane bin/runtime-image
+	@mkdir -p $(XPKG_DIR) $(XPKG_BUILD)
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w' \
+		-o $(XPKG_BUILD)/function-$* ./functions/$* >&2
+	bin/runtime-image --binary=$(XPKG_BUILD)/function-$* \
+		--tag=$(XPKG_REG)/function-$*-runtime:$(XPKG_TAG) \
+		--output=$(XPKG_BUILD)/function-$*-runtime.tar >&2
+	bin/crossplane xpkg build --package-root=package/functions/$* \
+		--examples-root=$(CURDIR)/package/functions/$*/examples \
+		--embed-runtime-image-tarball=$(XPKG_BUILD)/function-$*-runtime.tar \
+		--package-file=$@ >&2
+
+$(XPKG_DIR)/tenantkube.xpkg: FORCE bin/crossplane
+	@test -f package/xrd.yaml || { echo "package/xrd.yaml is missing: run 'make generate' first" >&2; exit 1; }
+	@mkdir -p $(XPKG_DIR)
+	bin/crossplane xpkg build --package-root=package \
+		--examples-root=$(CURDIR)/examples \
+		--ignore='$(XPKG_IGNORE)' \
+		--package-file=$@ >&2
+
+# ---------------------------------------------------------------------------
+# Not built yet: these fail loudly until their issue lands.
+
+.PHONY: e2e
+e2e: ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
+	@echo "make e2e: not built yet: issue 6" >&2; exit 1
+
+.PHONY: bench
+bench: ## Benchmarks of the composition functions.
+	@echo "make bench: not built yet: issue 7" >&2; exit 1
+
+.PHONY: fuzz
+fuzz: ## Fuzz tests of the composition functions.
+	@echo "make fuzz: not built yet: issue 5" >&2; exit 1
+
+# ---------------------------------------------------------------------------
+
+.PHONY: clean
+clean: ## Remove build output (_output); keeps the pinned tools in ./bin.
+	rm -rf _output
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: FORCE
+FORCE:

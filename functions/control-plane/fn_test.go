@@ -1,0 +1,456 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/test/schema"
+)
+
+// newRequest returns an observed-XR request for claim demo in tenant-demo with the
+// given spec (YAML) and input (YAML, may be empty).
+func newRequest(t *testing.T, specYAML, inputYAML string) *fnv1.RunFunctionRequest {
+	t.Helper()
+	xr := map[string]any{
+		"apiVersion": "tenantkube.io/v1alpha1",
+		"kind":       "XKubernetesCluster",
+		"metadata": map[string]any{
+			"name": "demo-x7k2p",
+			"labels": map[string]any{
+				"crossplane.io/claim-name":      "demo",
+				"crossplane.io/claim-namespace": "tenant-demo",
+			},
+		},
+	}
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(specYAML), &spec); err != nil {
+		t.Fatal(err)
+	}
+	xr["spec"] = spec
+	req := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructObject(&unstructured.Unstructured{Object: xr})}},
+	}
+	if inputYAML != "" {
+		in := map[string]any{}
+		if err := yaml.Unmarshal([]byte(inputYAML), &in); err != nil {
+			t.Fatal(err)
+		}
+		req.Input = mustStruct(t, in)
+	}
+	return req
+}
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	t.Helper()
+	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rsp
+}
+
+func fatal(rsp *fnv1.RunFunctionResponse) string {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return r.GetMessage()
+		}
+	}
+	return ""
+}
+
+func desired(t *testing.T, rsp *fnv1.RunFunctionResponse, name string) map[string]any {
+	t.Helper()
+	r, ok := rsp.GetDesired().GetResources()[name]
+	if !ok {
+		t.Fatalf("no desired composed resource %q; have %v", name, keys(rsp))
+	}
+	return r.GetResource().AsMap()
+}
+
+func keys(rsp *fnv1.RunFunctionResponse) []string {
+	var out []string
+	for k := range rsp.GetDesired().GetResources() {
+		out = append(out, k)
+	}
+	return out
+}
+
+func get(obj map[string]any, path ...string) any {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+func TestDefaultClusterObjects(t *testing.T) {
+	rsp := run(t, newRequest(t, `{}`, ""))
+	if msg := fatal(rsp); msg != "" {
+		t.Fatalf("unexpected Fatal: %s", msg)
+	}
+	wantNames := []string{
+		"cluster", "datastore", "etcd-ca", "etcd-ca-issuer", "etcd-client-cert", "etcd-peer-ca", "etcd-peer-ca-issuer",
+		"etcd-peer-cert", "etcd-selfsigned-issuer", "etcd-server-cert", "etcdcluster", "kamajicontrolplane", "kubevirtcluster",
+	}
+	got := keys(rsp)
+	if d := cmp.Diff(wantNames, got, cmpSorted); d != "" {
+		t.Errorf("composed resources (-want +got):\n%s", d)
+	}
+	kcp := desired(t, rsp, "kamajicontrolplane")
+	for path, want := range map[string]any{
+		"spec.version":                                                     "v1.35.1",
+		"spec.replicas":                                                    float64(2),
+		"spec.dataStoreName":                                               "tenant-demo-demo",
+		"spec.addons.konnectivity.server.port":                             float64(8132),
+		"spec.addons.konnectivity.server.version":                          "v0.34.0",
+		"spec.addons.konnectivity.agent.version":                           "v0.34.0",
+		"spec.network.serviceType":                                         "ClusterIP",
+		"spec.network.ingress.hostname":                                    "demo.tenants.example.com:443",
+		"spec.network.ingress.className":                                   "nginx",
+		"spec.kubelet.cgroupfs":                                            "systemd",
+		"spec.apiServer.resources.limits.cpu":                              "2",
+		"spec.apiServer.resources.limits.memory":                           "2Gi",
+		"spec.apiServer.resources.requests.cpu":                            "200m",
+		"spec.scheduler.resources.limits.memory":                           "256Mi",
+		"metadata.labels.cluster\\.x-k8s\\.io/role":                        "control-plane",
+		"metadata.annotations.kamaji\\.clastix\\.io/kubeconfig-secret-key": "super-admin.svc",
+	} {
+		if got := get(kcp, splitPath(path)...); !cmp.Equal(got, want) {
+			t.Errorf("KamajiControlPlane %s = %v, want %v", path, got, want)
+		}
+	}
+	etcd := desired(t, rsp, "etcdcluster")
+	for path, want := range map[string]any{
+		"spec.replicas":                                                    float64(3),
+		"spec.options.quota-backend-bytes":                                 "4080218931",
+		"spec.options.auto-compaction-mode":                                "periodic",
+		"spec.options.auto-compaction-retention":                           "5m",
+		"spec.options.snapshot-count":                                      "10000",
+		"spec.storage.volumeClaimTemplate.spec.resources.requests.storage": "4Gi",
+		"spec.storage.volumeClaimTemplate.spec.storageClassName":           "replicated",
+		"spec.security.tls.clientSecret":                                   "demo-etcd-client-tls",
+	} {
+		if got := get(etcd, splitPath(path)...); !cmp.Equal(got, want) {
+			t.Errorf("EtcdCluster %s = %v, want %v", path, got, want)
+		}
+	}
+	if got := get(desired(t, rsp, "datastore"), "spec", "endpoints"); !cmp.Equal(got, []any{"demo-etcd.tenant-demo.svc:2379"}) {
+		t.Errorf("DataStore endpoints = %v", got)
+	}
+	if ns := get(desired(t, rsp, "datastore"), "metadata", "namespace"); ns != nil {
+		t.Errorf("cluster-scoped DataStore has namespace %v", ns)
+	}
+	status := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+	if d := cmp.Diff(map[string]any{
+		"controlPlane":     map[string]any{"endpoint": "https://demo.tenants.example.com:443"},
+		"kubeconfigSecret": "demo-admin-kubeconfig",
+	}, status); d != "" {
+		t.Errorf("XR status (-want +got):\n%s", d)
+	}
+}
+
+func splitPath(p string) []string {
+	var out []string
+	cur := ""
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p):
+			cur += string(p[i+1])
+			i++
+		case p[i] == '.':
+			out = append(out, cur)
+			cur = ""
+		default:
+			cur += string(p[i])
+		}
+	}
+	return append(out, cur)
+}
+
+var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
+	out := append([]string(nil), in...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+})
+
+// The acceptance line of issue 2: v1.33, 3 replicas, s1.large API server.
+func TestVersionReplicasAndPreset(t *testing.T) {
+	rsp := run(t, newRequest(t, `{version: v1.33, controlPlane: {replicas: 3, apiServer: {resourcesPreset: s1.large}}}`, ""))
+	kcp := desired(t, rsp, "kamajicontrolplane")
+	want := map[string]any{
+		"version":  "v1.33.8",
+		"replicas": float64(3),
+		"apiServer": map[string]any{"resources": map[string]any{
+			"limits":   map[string]any{"cpu": "4", "memory": "8Gi", "ephemeral-storage": "2Gi"},
+			"requests": map[string]any{"cpu": "400m", "memory": "8Gi", "ephemeral-storage": "53687091200m"},
+		}},
+	}
+	spec := kcp["spec"].(map[string]any)
+	got := map[string]any{"version": spec["version"], "replicas": spec["replicas"], "apiServer": spec["apiServer"]}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("KamajiControlPlane (-want +got):\n%s", d)
+	}
+	if v := get(kcp, "spec", "addons", "konnectivity", "server", "version"); v != nil {
+		t.Errorf("v1.33 has no konnectivity override, got %v", v)
+	}
+}
+
+func TestExplicitResourcesOverridePresetPerKey(t *testing.T) {
+	rsp := run(t, newRequest(t, `{controlPlane: {scheduler: {resourcesPreset: c1.medium, resources: {memory: 3Gi}}, controllerManager: {resources: {cpu: 1500m, memory: 1Gi}}}}`, ""))
+	kcp := desired(t, rsp, "kamajicontrolplane")
+	for path, want := range map[string]any{
+		"spec.scheduler.resources.limits.cpu":              "2",
+		"spec.scheduler.resources.limits.memory":           "3Gi",
+		"spec.controllerManager.resources.limits.cpu":      "1500m",
+		"spec.controllerManager.resources.requests.cpu":    "150m",
+		"spec.controllerManager.resources.limits.memory":   "1Gi",
+		"spec.controllerManager.resources.requests.memory": "1Gi",
+	} {
+		if got := get(kcp, splitPath(path)...); got != want {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestSharedDataStore(t *testing.T) {
+	rsp := run(t, newRequest(t, `{}`, `{apiVersion: fn.tenantkube.io/v1alpha1, kind: ControlPlaneInput, dataStoreName: shared-etcd, baseDomain: k8s.corp.test}`))
+	if msg := fatal(rsp); msg != "" {
+		t.Fatalf("unexpected Fatal: %s", msg)
+	}
+	if d := cmp.Diff([]string{"cluster", "kamajicontrolplane", "kubevirtcluster"}, keys(rsp), cmpSorted); d != "" {
+		t.Errorf("with a shared DataStore no etcd objects are emitted (-want +got):\n%s", d)
+	}
+	kcp := desired(t, rsp, "kamajicontrolplane")
+	if got := get(kcp, "spec", "dataStoreName"); got != "shared-etcd" {
+		t.Errorf("dataStoreName = %v", got)
+	}
+	if got := get(kcp, "spec", "network", "ingress", "hostname"); got != "demo.k8s.corp.test:443" {
+		t.Errorf("hostname = %v", got)
+	}
+}
+
+func TestHostOverride(t *testing.T) {
+	rsp := run(t, newRequest(t, `{host: api.demo.example.net}`, ""))
+	if got := get(desired(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname"); got != "api.demo.example.net:443" {
+		t.Errorf("hostname = %v", got)
+	}
+}
+
+func TestBadInputIsFatalNamingTheField(t *testing.T) {
+	cases := map[string]struct {
+		spec, input string
+		want        []string
+	}{
+		"unknown version":   {spec: `{version: v1.29}`, want: []string{"spec.version", `"v1.29"`}},
+		"unknown preset":    {spec: `{controlPlane: {apiServer: {resourcesPreset: x9.huge}}}`, want: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`, "c1.medium"}},
+		"bad quantity":      {spec: `{controlPlane: {scheduler: {resources: {cpu: abc}}}}`, want: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
+		"zero memory":       {spec: `{controlPlane: {konnectivity: {server: {resources: {memory: "0"}}}}}`, want: []string{"spec.controlPlane.konnectivity.server.resources.memory", "greater than zero"}},
+		"replicas zero":     {spec: `{controlPlane: {replicas: 0}}`, want: []string{"spec.controlPlane.replicas"}},
+		"other namespace":   {spec: `{namespace: tenant-other}`, want: []string{"spec.namespace", "tenant-other", "tenant-demo"}},
+		"bad host":          {spec: `{host: "Not_A_Host"}`, want: []string{"spec.host", "Not_A_Host"}},
+		"wrong type":        {spec: `{controlPlane: {replicas: "two"}}`, want: []string{"spec.controlPlane.replicas"}},
+		"bad input CIDR":    {spec: `{}`, input: `{podCIDR: 10.0.0.0}`, want: []string{"input.podCIDR", "10.0.0.0"}},
+		"bad input storage": {spec: `{}`, input: `{etcd: {storageSize: lots}}`, want: []string{"input.etcd.storageSize", "lots"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			prior := &fnv1.State{Resources: map[string]*fnv1.Resource{"from-earlier-step": {Resource: mustStruct(t, map[string]any{"kind": "ConfigMap"})}}}
+			req := newRequest(t, c.spec, c.input)
+			req.Desired = proto.Clone(prior).(*fnv1.State)
+			rsp := run(t, req)
+			msg := fatal(rsp)
+			if msg == "" {
+				t.Fatalf("no Fatal result; desired %v", keys(rsp))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("Fatal %q does not mention %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestUpgradeRule(t *testing.T) {
+	cases := map[string]struct {
+		observed, spec string
+		fatal          []string
+	}{
+		"same minor":      {observed: "v1.33.8", spec: "v1.33"},
+		"next minor":      {observed: "v1.33.8", spec: "v1.34"},
+		"skip a minor":    {observed: "v1.33.8", spec: "v1.35", fatal: []string{"spec.version", "v1.33 or v1.34", "cannot be skipped"}},
+		"downgrade":       {observed: "v1.34.4", spec: "v1.33", fatal: []string{"spec.version", "v1.34 or v1.35", "downgrades"}},
+		"newest, no next": {observed: "v1.35.1", spec: "v1.30", fatal: []string{"allowed next: v1.35"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := newRequest(t, `{version: `+c.spec+`}`, "")
+			req.Observed.Resources = map[string]*fnv1.Resource{"kamajicontrolplane": {Resource: mustStruct(t, map[string]any{
+				"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+				"spec": map[string]any{"version": c.observed},
+			})}}
+			msg := fatal(run(t, req))
+			if len(c.fatal) == 0 && msg != "" {
+				t.Fatalf("unexpected Fatal: %s", msg)
+			}
+			if len(c.fatal) > 0 && msg == "" {
+				t.Fatal("upgrade was accepted")
+			}
+			for _, w := range c.fatal {
+				if !strings.Contains(msg, w) {
+					t.Errorf("Fatal %q does not mention %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestKeepsEarlierDesiredAndIsDeterministic(t *testing.T) {
+	mk := func() *fnv1.RunFunctionRequest {
+		req := newRequest(t, `{version: v1.34}`, "")
+		req.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{
+			"from-earlier-step": {Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap"})},
+		}}
+		return req
+	}
+	a, b := run(t, mk()), run(t, mk())
+	if _, ok := a.GetDesired().GetResources()["from-earlier-step"]; !ok {
+		t.Error("dropped a composed resource an earlier step desired")
+	}
+	ma, _ := proto.MarshalOptions{Deterministic: true}.Marshal(a.GetDesired())
+	mb, _ := proto.MarshalOptions{Deterministic: true}.Marshal(b.GetDesired())
+	if string(ma) != string(mb) {
+		t.Error("same input gave different desired state")
+	}
+}
+
+func TestReadinessAndStatusFromObserved(t *testing.T) {
+	req := newRequest(t, `{}`, "")
+	req.Observed.Resources = map[string]*fnv1.Resource{
+		"kamajicontrolplane": {Resource: mustStruct(t, map[string]any{"spec": map[string]any{"version": "v1.35.1"},
+			"status": map[string]any{"ready": true, "version": "v1.35.1"}})},
+		"etcdcluster": {Resource: mustStruct(t, map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True"}}}})},
+		"cluster": {Resource: mustStruct(t, map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Available", "status": "False"}}}})},
+	}
+	rsp := run(t, req)
+	ready := map[string]fnv1.Ready{}
+	for k, r := range rsp.GetDesired().GetResources() {
+		ready[k] = r.GetReady()
+	}
+	for name, want := range map[string]fnv1.Ready{
+		"kamajicontrolplane": fnv1.Ready_READY_TRUE, "etcdcluster": fnv1.Ready_READY_TRUE,
+		"cluster": fnv1.Ready_READY_FALSE, "datastore": fnv1.Ready_READY_FALSE, "etcd-ca": fnv1.Ready_READY_FALSE,
+	} {
+		if ready[name] != want {
+			t.Errorf("%s readiness = %v, want %v", name, ready[name], want)
+		}
+	}
+	if v := get(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status", "version"); v != "v1.35.1" {
+		t.Errorf("status.version = %v", v)
+	}
+	var cond *fnv1.Condition
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == ConditionControlPlaneReady {
+			cond = c
+		}
+	}
+	if cond == nil || cond.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+		t.Errorf("ControlPlaneReady = %v", cond)
+	}
+}
+
+func TestWaitingForEtcdCondition(t *testing.T) {
+	rsp := run(t, newRequest(t, `{}`, ""))
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == ConditionControlPlaneReady {
+			if c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != "WaitingForEtcd" {
+				t.Errorf("ControlPlaneReady = %v %v", c.GetStatus(), c.GetReason())
+			}
+			return
+		}
+	}
+	t.Error("no ControlPlaneReady condition")
+}
+
+func TestConnectionDetailsFromKubeconfigSecret(t *testing.T) {
+	req := newRequest(t, `{}`, "")
+	req.RequiredResources = map[string]*fnv1.Resources{requiredKubeconfig: {Items: []*fnv1.Resource{{Resource: mustStruct(t, map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "demo-admin-kubeconfig", "namespace": "tenant-demo"},
+		"data": map[string]any{"admin.conf": "YWRtaW4=", "super-admin.svc": "c3VwZXI=", "other": "eA=="},
+	})}}}}
+	rsp := run(t, req)
+	got := map[string]string{}
+	for k, v := range rsp.GetDesired().GetComposite().GetConnectionDetails() {
+		got[k] = string(v)
+	}
+	if d := cmp.Diff(map[string]string{"admin.conf": "admin", "super-admin.svc": "super"}, got); d != "" {
+		t.Errorf("connection details (-want +got):\n%s", d)
+	}
+	sel := rsp.GetRequirements().GetResources()[requiredKubeconfig]
+	if sel.GetMatchName() != "demo-admin-kubeconfig" || sel.GetNamespace() != "tenant-demo" || sel.GetKind() != "Secret" {
+		t.Errorf("kubeconfig requirement = %v", sel)
+	}
+}
+
+func TestEveryObjectPassesUpstreamSchema(t *testing.T) {
+	v, err := schema.LoadShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{`{}`, `{version: v1.30, controlPlane: {replicas: 1, apiServer: {resources: {cpu: 8, memory: 16Gi}}}}`} {
+		rsp := run(t, newRequest(t, spec, ""))
+		for name, r := range rsp.GetDesired().GetResources() {
+			if err := v.Validate(&unstructured.Unstructured{Object: r.GetResource().AsMap()}); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+func TestBuilders(t *testing.T) {
+	if got := dataStoreName(identity("demo", "tenant-demo")); got != "tenant-demo-demo" {
+		t.Errorf("dataStoreName = %s", got)
+	}
+	long := dataStoreName(identity(strings.Repeat("c", 32), strings.Repeat("n", 63)))
+	if len(long) != 63 || !strings.HasPrefix(long, strings.Repeat("n", 54)) {
+		t.Errorf("long dataStoreName = %s (%d)", long, len(long))
+	}
+	if other := dataStoreName(identity(strings.Repeat("c", 31)+"d", strings.Repeat("n", 63))); other == long {
+		t.Error("different clusters share a DataStore name")
+	}
+	if d := cmp.Diff([]string{
+		"demo-etcd-0.demo-etcd-headless.ns.svc", "demo-etcd-1.demo-etcd-headless.ns.svc", "*.demo-etcd-headless.ns.svc",
+	}, etcdMemberNames(namesOfEtcd(identity("demo", "ns")), "ns", 2)); d != "" {
+		t.Errorf("member names (-want +got):\n%s", d)
+	}
+}
