@@ -131,6 +131,7 @@ type NodeGroup struct {
 	GPUs []GPU `json:"gpus,omitempty"`
 
 	// Kubelet resource reservations for this node group.
+	// +kubebuilder:default={}
 	// +optional
 	Kubelet Kubelet `json:"kubelet,omitempty"`
 
@@ -198,6 +199,7 @@ type Addons struct {
 	// +optional
 	GatewayAPI GatewayAPIAddon `json:"gatewayAPI,omitempty"`
 	// Ingress-NGINX controller.
+	// +kubebuilder:default={}
 	// +optional
 	IngressNginx IngressNginxAddon `json:"ingressNginx,omitempty"`
 	// NVIDIA GPU Operator.
