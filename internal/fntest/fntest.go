@@ -1,0 +1,115 @@
+// Package fntest helps the tests of the tenantkube composition functions:
+// it builds RunFunctionRequests from YAML and checks the invariants every
+// function keeps on any input (no panic, no hang, errors only as Fatal
+// results, never a smaller desired state).
+package fntest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
+)
+
+// Claim labels used by XR returns.
+const (
+	ClaimName      = "demo"
+	ClaimNamespace = "tenant-demo"
+)
+
+// XR returns the observed composite resource of claim demo in tenant-demo
+// with the given spec (any JSON-like value; nil for none).
+func XR(spec any) map[string]any {
+	xr := map[string]any{
+		"apiVersion": "tenantkube.io/v1alpha1",
+		"kind":       "XKubernetesCluster",
+		"metadata": map[string]any{
+			"name": ClaimName + "-x7k2p",
+			"labels": map[string]any{
+				"crossplane.io/claim-name":      ClaimName,
+				"crossplane.io/claim-namespace": ClaimNamespace,
+			},
+		},
+	}
+	if spec != nil {
+		xr["spec"] = spec
+	}
+	return xr
+}
+
+// Struct converts a JSON-like map to a structpb.Struct. It returns an error
+// for values structpb cannot hold.
+func Struct(m map[string]any) (*structpb.Struct, error) { return structpb.NewStruct(m) }
+
+// RequestFromYAML builds a request whose observed XR has the spec given as
+// YAML. It returns an error when the YAML does not decode to an object.
+func RequestFromYAML(specYAML string) (*fnv1.RunFunctionRequest, error) {
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(specYAML), &spec); err != nil {
+		return nil, err
+	}
+	xr, err := Struct(XR(spec))
+	if err != nil {
+		return nil, err
+	}
+	return &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}}, nil
+}
+
+// FatalMessage returns the message of the first Fatal result, or "".
+func FatalMessage(rsp *fnv1.RunFunctionResponse) string {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return r.GetMessage()
+		}
+	}
+	return ""
+}
+
+// Runner is a function's RunFunction.
+type Runner func(context.Context, *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
+
+// CheckInvariants runs fn on req and returns an error when it breaks an
+// invariant: it panics, takes longer than timeout, returns a Go error
+// instead of a Fatal result, returns no response, or returns a desired
+// state that lacks a composed resource the request's desired state held
+// (an earlier step's) — whatever the input.
+func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Duration) (err error) {
+	before := map[string]bool{}
+	for k := range req.GetDesired().GetResources() {
+		before[k] = true
+	}
+	type result struct {
+		rsp *fnv1.RunFunctionResponse
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("panic: %v", p)}
+			}
+		}()
+		rsp, err := fn(context.Background(), req)
+		done <- result{rsp: rsp, err: err}
+	}()
+	select {
+	case <-time.After(timeout):
+		return fmt.Errorf("RunFunction did not return within %s", timeout)
+	case r := <-done:
+		if r.err != nil {
+			return fmt.Errorf("RunFunction returned an error instead of a Fatal result: %w", r.err)
+		}
+		if r.rsp == nil {
+			return fmt.Errorf("RunFunction returned no response")
+		}
+		for k := range before {
+			if _, ok := r.rsp.GetDesired().GetResources()[k]; !ok {
+				return fmt.Errorf("desired composed resource %q of an earlier step was dropped", k)
+			}
+		}
+		return nil
+	}
+}
