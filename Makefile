@@ -19,6 +19,12 @@ export GOTOOLCHAIN ?= local
 CROSSPLANE_CLI_VERSION  := v2.5.0
 CROSSPLANE_CORE_VERSION := v2.4.0
 CROSSPLANE_VERSION_VAR  := github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+KUBERNETES_VERSION      := v1.36.3
+ETCD_VERSION            := v3.6.16
+K8S_VERSION_PKG         := k8s.io/component-base/version
+K8S_LDFLAGS             := -s -w -X $(K8S_VERSION_PKG).gitVersion=$(KUBERNETES_VERSION) \
+	-X $(K8S_VERSION_PKG).gitMajor=1 -X $(K8S_VERSION_PKG).gitMinor=36 \
+	-X $(K8S_VERSION_PKG).gitTreeState=clean
 
 FUNCTIONS     := control-plane workers addons
 FUNCTION_BINS := $(addprefix bin/function-,$(FUNCTIONS))
@@ -37,6 +43,29 @@ bin/crossplane-core: tools/crossplane-core/go.mod tools/crossplane-core/go.sum t
 	cd tools/crossplane-core && $(GO) build \
 		-ldflags '-s -w -X $(CROSSPLANE_VERSION_VAR)=$(CROSSPLANE_CORE_VERSION)' \
 		-o ../../bin/crossplane-core github.com/crossplane/crossplane/v2/cmd/crossplane >&2
+
+# Live end-to-end components (test/e2e): etcd, kube-apiserver,
+# kube-controller-manager and crane (the loopback OCI registry).
+bin/etcd: tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
+	@echo "building bin/etcd (etcd $(ETCD_VERSION))" >&2
+	cd tools/etcd && $(GO) build -trimpath -ldflags '-s -w' -o ../../bin/etcd . >&2
+
+bin/kube-apiserver: tools/kubernetes/go.mod tools/kubernetes/go.sum tools/kubernetes/tools.go
+	@echo "building bin/kube-apiserver (Kubernetes $(KUBERNETES_VERSION)); a cold build takes minutes" >&2
+	cd tools/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' \
+		-o ../../bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver >&2
+
+bin/kube-controller-manager: tools/kubernetes/go.mod tools/kubernetes/go.sum tools/kubernetes/tools.go
+	@echo "building bin/kube-controller-manager (Kubernetes $(KUBERNETES_VERSION))" >&2
+	cd tools/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' \
+		-o ../../bin/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager >&2
+
+bin/crane: tools/crane/go.mod tools/crane/go.sum tools/crane/tools.go
+	@echo "building bin/crane (go-containerregistry)" >&2
+	cd tools/crane && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/crane github.com/google/go-containerregistry/cmd/crane >&2
+
+E2E_TOOLS := bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/crane bin/crossplane bin/crossplane-core
 
 # Project binaries are always handed to `go build`; its cache makes an
 # up-to-date build a no-op.
@@ -156,19 +185,40 @@ $(XPKG_DIR)/tenantkube.xpkg: FORCE bin/crossplane
 		--package-file=$@ >&2
 
 # ---------------------------------------------------------------------------
-# Not built yet: these fail loudly until their issue lands.
+# Live end-to-end (issue 6): real etcd, kube-apiserver, kube-controller-manager
+# and Crossplane core on loopback, the three functions over mTLS, installed
+# from their Function packages through a loopback registry. Components are
+# built once into ./bin; E2E_RUN selects scenarios (go test -run).
+
+E2E_OUT     := _output/e2e
+E2E_TIMEOUT ?= 40m
+E2E_RUN     ?=
 
 .PHONY: e2e
-e2e: ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
-	@echo "make e2e: not built yet: issue 6" >&2; exit 1
+e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
+	@mkdir -p $(E2E_OUT); rm -f $(E2E_OUT)/summary.txt; rc=0; \
+	E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/summary.txt $(GO) test -tags e2e ./test/e2e/ -count=1 -v \
+		-timeout $(E2E_TIMEOUT) $(if $(strip $(E2E_RUN)),-run '$(E2E_RUN)') || rc=$$?; \
+	echo; if [ -f $(E2E_OUT)/summary.txt ]; then cat $(E2E_OUT)/summary.txt; fi; \
+	echo "make e2e: $$( [ $$rc = 0 ] && echo PASSED || echo FAILED ) (logs of every component: $(E2E_OUT)/logs)"; \
+	exit $$rc
+
+# ---------------------------------------------------------------------------
+# Not built yet: these fail loudly until their issue lands.
 
 .PHONY: bench
 bench: ## Benchmarks of the composition functions.
 	@echo "make bench: not built yet: issue 7" >&2; exit 1
 
 .PHONY: fuzz
-fuzz: ## Fuzz tests of the composition functions.
-	@echo "make fuzz: not built yet: issue 5" >&2; exit 1
+FUZZTIME ?= 60s
+fuzz: ## Run every Go fuzz target for FUZZTIME each (default 60s); make test runs their seed corpora.
+	@for pkg in $$($(GO) list ./functions/... ./internal/... ./apis/...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "==> fuzz $$pkg $$target ($(FUZZTIME))" >&2; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) >&2 || exit 1; \
+		done; \
+	done
 
 # ---------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
 
 // Composed-resource names of this function's objects in the desired state.
@@ -25,6 +27,9 @@ const (
 	nameKamajiControlPlane = "kamajicontrolplane"
 	nameEtcdCluster        = "etcdcluster"
 	nameDataStore          = "datastore"
+	// nameEtcdUsage is the Usage keeping the EtcdCluster until the
+	// KamajiControlPlane is gone.
+	nameEtcdUsage = "usage-etcdcluster-by-kamajicontrolplane"
 )
 
 // requiredKubeconfig is the required-resources key of Kamaji's admin
@@ -97,6 +102,7 @@ const (
 	readyByStatusReady readiness = iota
 	readyByConditionReady
 	readyByConditionAvailable
+	readyByExistence
 )
 
 // planControlPlane validates the spec fields this function owns and builds
@@ -146,6 +152,14 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 			p.add(name, o, readyByConditionReady)
 		}
 	}
+	if !p.external && in.DeletionOrder == cpinput.DeletionOrderUsages {
+		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
+		// its PKI must outlive the control plane (SPEC §7).
+		p.add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
+			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
+			function.ObjectRef{APIVersion: kamajiv1alpha2.GroupVersion.String(), Kind: kamajiv1alpha2.KamajiControlPlaneKind, Name: t.ID.Name},
+			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyByExistence)
+	}
 	p.add(nameCluster, buildCluster(t.ID, in), readyByConditionAvailable)
 	p.add(nameKubevirtCluster, buildKubevirtCluster(t.ID), readyByStatusReady)
 	p.add(nameKamajiControlPlane, buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName), readyByStatusReady)
@@ -176,6 +190,8 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 			ready = function.ReadyWhenConditionTrue(req, name, "Ready")
 		case readyByConditionAvailable:
 			ready = function.ReadyWhenConditionTrue(req, name, "Available")
+		case readyByExistence:
+			ready = function.ReadyIf(function.ObservedValue(req, name) != nil)
 		}
 		if err := function.SetDesired(rsp, name, p.objects[name], ready); err != nil {
 			return err

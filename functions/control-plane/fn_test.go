@@ -113,6 +113,7 @@ func TestDefaultClusterObjects(t *testing.T) {
 	wantNames := []string{
 		"cluster", "datastore", "etcd-ca", "etcd-ca-issuer", "etcd-client-cert", "etcd-peer-ca", "etcd-peer-ca-issuer",
 		"etcd-peer-cert", "etcd-selfsigned-issuer", "etcd-server-cert", "etcdcluster", "kamajicontrolplane", "kubevirtcluster",
+		"usage-etcdcluster-by-kamajicontrolplane",
 	}
 	got := keys(rsp)
 	if d := cmp.Diff(wantNames, got, cmpSorted); d != "" {
@@ -452,5 +453,28 @@ func TestBuilders(t *testing.T) {
 		"demo-etcd-0.demo-etcd-headless.ns.svc", "demo-etcd-1.demo-etcd-headless.ns.svc", "*.demo-etcd-headless.ns.svc",
 	}, etcdMemberNames(namesOfEtcd(identity("demo", "ns")), "ns", 2)); d != "" {
 		t.Errorf("member names (-want +got):\n%s", d)
+	}
+}
+
+func TestEtcdOutlivesControlPlane(t *testing.T) {
+	rsp := run(t, newRequest(t, `{}`, ""))
+	u := desired(t, rsp, "usage-etcdcluster-by-kamajicontrolplane")
+	want := map[string]any{
+		"of": map[string]any{"apiVersion": "etcd.aenix.io/v1alpha1", "kind": "EtcdCluster", "resourceRef": map[string]any{"name": "demo-etcd"}},
+		"by": map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "resourceRef": map[string]any{"name": "demo"}},
+		"reason":         "Kamaji cleans the tenant's keys out of etcd when its control plane is deleted",
+		"replayDeletion": true,
+	}
+	if d := cmp.Diff(want, u["spec"]); d != "" {
+		t.Errorf("Usage spec (-want +got):\n%s", d)
+	}
+	if got := get(u, "metadata", "namespace"); got != "tenant-demo" {
+		t.Errorf("Usage namespace = %v", got)
+	}
+	for _, input := range []string{`{deletionOrder: None}`, `{dataStoreName: shared}`} {
+		rsp := run(t, newRequest(t, `{}`, input))
+		if _, ok := rsp.GetDesired().GetResources()["usage-etcdcluster-by-kamajicontrolplane"]; ok {
+			t.Errorf("input %s: unexpected etcd Usage", input)
+		}
 	}
 }

@@ -69,11 +69,32 @@ type ControlPlaneInput struct {
 	// +optional
 	DataStoreName string `json:"dataStoreName,omitempty"`
 
+	// DeletionOrder says how the deletion order of SPEC §7 (etcd outlives
+	// the control plane) is declared: Usages (protection.crossplane.io/v1beta1
+	// Usage objects, Crossplane v2) or None (Crossplane v1, which has no
+	// such API).
+	// +kubebuilder:validation:Enum=Usages;None
+	// +kubebuilder:default=Usages
+	// +optional
+	DeletionOrder DeletionOrder `json:"deletionOrder,omitempty"`
+
 	// Etcd sizes the dedicated etcd cluster of each tenant (ignored with
 	// DataStoreName).
 	// +optional
 	Etcd Etcd `json:"etcd,omitempty"`
 }
+
+// DeletionOrder names how a function declares the deletion order of the
+// objects it composes.
+type DeletionOrder string
+
+// Deletion orders.
+const (
+	// DeletionOrderUsages declares the order with Crossplane Usages.
+	DeletionOrderUsages DeletionOrder = "Usages"
+	// DeletionOrderNone declares nothing (Crossplane v1).
+	DeletionOrderNone DeletionOrder = "None"
+)
 
 // Etcd sizes the dedicated etcd cluster of a tenant.
 type Etcd struct {
@@ -111,6 +132,9 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if in.CPUAllocationRatio == 0 {
 		in.CPUAllocationRatio = DefaultCPUAllocationRatio
+	}
+	if in.DeletionOrder == "" {
+		in.DeletionOrder = DeletionOrderUsages
 	}
 	if in.Etcd.Replicas == 0 {
 		in.Etcd.Replicas = DefaultEtcdReplicas
