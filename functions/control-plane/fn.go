@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
@@ -72,7 +73,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	plan, err := planControlPlane(t, in, observedControlPlaneVersion(req))
+	plan, err := planControlPlane(t, in, observedControlPlaneVersions(req))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -106,16 +107,16 @@ const (
 )
 
 // planControlPlane validates the spec fields this function owns and builds
-// its objects. observedPatch is the patch version of the observed
-// KamajiControlPlane ("" when none). It returns a *field.Error naming the
+// its objects. observed is the observed KamajiControlPlane's versions. It
+// returns a *field.Error naming the
 // field of the first bad value.
-func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observedPatch string) (*controlPlanePlan, error) {
+func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observed observedControlPlane) (*controlPlanePlan, error) {
 	spec := t.Spec
 	version, err := function.LookupVersion(spec.Version)
 	if err != nil {
 		return nil, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions())
 	}
-	if err := checkUpgrade(spec.Version, observedPatch); err != nil {
+	if err := checkUpgrade(spec.Version, observed); err != nil {
 		return nil, err
 	}
 	if err := validateSpec(spec); err != nil {
@@ -259,40 +260,61 @@ func requireKubeconfig(rsp *fnv1.RunFunctionResponse, id function.Identity) {
 	}
 }
 
-// observedControlPlaneVersion is the version the observed KamajiControlPlane
-// was last asked for (spec.version), or "" when none is observed.
-func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) string {
-	return function.ObservedValue(req, nameKamajiControlPlane, "spec", "version").GetStringValue()
+// observedControlPlane is the version the observed KamajiControlPlane was
+// last asked for (spec.version) and the version it reports running
+// (status.version); either is "" when not observed.
+type observedControlPlane struct{ Desired, Running string }
+
+func observedControlPlaneVersions(req *fnv1.RunFunctionRequest) observedControlPlane {
+	return observedControlPlane{
+		Desired: function.ObservedValue(req, nameKamajiControlPlane, "spec", "version").GetStringValue(),
+		Running: function.ObservedValue(req, nameKamajiControlPlane, "status", "version").GetStringValue(),
+	}
 }
 
-// checkUpgrade enforces the upgrade rule of SPEC §3: from the observed
-// control plane at v1.M.P, spec.version may be v1.M or v1.(M+1) only. It
+// checkUpgrade enforces the upgrade rule of SPEC §3 against the observed
+// control plane: spec.version may not go below the minor last asked for
+// (kubeadm cannot downgrade) nor more than one minor above the minor running
+// (or last asked for, before the control plane reports a version). It
 // returns a *field.Error saying which versions are allowed next.
-func checkUpgrade(requested, observedPatch string) error {
-	if observedPatch == "" {
-		return nil
+func checkUpgrade(requested string, observed observedControlPlane) error {
+	desired, errD := function.MinorOf(observed.Desired)
+	running, errR := function.MinorOf(observed.Running)
+	switch {
+	case errD != nil && errR != nil:
+		return nil // nothing observed (or unreadable): nothing to compare with
+	case errD != nil:
+		desired = running
+	case errR != nil:
+		running = desired
 	}
-	cur, err := function.MinorOf(observedPatch)
-	if err != nil {
-		return nil // an unreadable observed version cannot block the spec
-	}
+	low, high := desired, min(desired, running)+1
 	want, err := function.MinorOf(requested)
 	if err != nil {
 		return field.Invalid(field.NewPath("spec", "version"), requested, err.Error())
 	}
-	if want == cur || want == cur+1 {
+	if want >= low && want <= high {
 		return nil
 	}
-	allowed := fmt.Sprintf("v1.%d", cur)
-	if _, err := function.LookupVersion(fmt.Sprintf("v1.%d", cur+1)); err == nil {
-		allowed += fmt.Sprintf(" or v1.%d", cur+1)
+	var allowed []string
+	for m := low; m <= high; m++ {
+		if _, err := function.LookupVersion(fmt.Sprintf("v1.%d", m)); err == nil {
+			allowed = append(allowed, fmt.Sprintf("v1.%d", m))
+		}
+	}
+	state := "asked for " + observed.Desired
+	if observed.Running != "" {
+		state = "runs " + observed.Running
+		if observed.Desired != "" && observed.Desired != observed.Running {
+			state += " (upgrading to " + observed.Desired + ")"
+		}
 	}
 	why := "downgrades are not supported"
-	if want > cur {
+	if want > high {
 		why = "minor versions cannot be skipped (kubeadm upgrades one minor at a time)"
 	}
 	return field.Invalid(field.NewPath("spec", "version"), requested,
-		fmt.Sprintf("the control plane runs %s; %s; allowed next: %s", observedPatch, why, allowed))
+		fmt.Sprintf("the control plane %s; %s; allowed next: %s", state, why, strings.Join(allowed, " or ")))
 }
 
 // validateSpec re-checks the XRD rules on the fields this function owns

@@ -302,22 +302,30 @@ func TestBadInputIsFatalNamingTheField(t *testing.T) {
 
 func TestUpgradeRule(t *testing.T) {
 	cases := map[string]struct {
-		observed, spec string
-		fatal          []string
+		desired, running, spec string
+		fatal                  []string
 	}{
-		"same minor":      {observed: "v1.33.8", spec: "v1.33"},
-		"next minor":      {observed: "v1.33.8", spec: "v1.34"},
-		"skip a minor":    {observed: "v1.33.8", spec: "v1.35", fatal: []string{"spec.version", "v1.33 or v1.34", "cannot be skipped"}},
-		"downgrade":       {observed: "v1.34.4", spec: "v1.33", fatal: []string{"spec.version", "v1.34 or v1.35", "downgrades"}},
-		"newest, no next": {observed: "v1.35.1", spec: "v1.30", fatal: []string{"allowed next: v1.35"}},
+		"same minor":               {desired: "v1.33.8", spec: "v1.33"},
+		"next minor":               {desired: "v1.33.8", running: "v1.33.8", spec: "v1.34"},
+		"skip a minor":             {desired: "v1.33.8", running: "v1.33.8", spec: "v1.35", fatal: []string{"spec.version", "runs v1.33.8", "allowed next: v1.33 or v1.34", "cannot be skipped"}},
+		"downgrade":                {desired: "v1.34.4", running: "v1.34.4", spec: "v1.33", fatal: []string{"spec.version", "allowed next: v1.34 or v1.35", "downgrades"}},
+		"newest, no next":          {desired: "v1.35.1", spec: "v1.30", fatal: []string{"allowed next: v1.35"}},
+		"mid-upgrade, same target": {desired: "v1.34.4", running: "v1.33.8", spec: "v1.34"},
+		"mid-upgrade, next again":  {desired: "v1.34.4", running: "v1.33.8", spec: "v1.35", fatal: []string{"runs v1.33.8 (upgrading to v1.34.4)", "allowed next: v1.34"}},
+		"mid-upgrade, back down":   {desired: "v1.34.4", running: "v1.33.8", spec: "v1.33", fatal: []string{"downgrades"}},
+		"status only":              {running: "v1.32.12", spec: "v1.34", fatal: []string{"allowed next: v1.32 or v1.33"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := newRequest(t, `{version: `+c.spec+`}`, "")
-			req.Observed.Resources = map[string]*fnv1.Resource{"kamajicontrolplane": {Resource: mustStruct(t, map[string]any{
-				"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
-				"spec": map[string]any{"version": c.observed},
-			})}}
+			kcp := map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane"}
+			if c.desired != "" {
+				kcp["spec"] = map[string]any{"version": c.desired}
+			}
+			if c.running != "" {
+				kcp["status"] = map[string]any{"version": c.running}
+			}
+			req.Observed.Resources = map[string]*fnv1.Resource{"kamajicontrolplane": {Resource: mustStruct(t, kcp)}}
 			msg := fatal(run(t, req))
 			if len(c.fatal) == 0 && msg != "" {
 				t.Fatalf("unexpected Fatal: %s", msg)
@@ -460,8 +468,8 @@ func TestEtcdOutlivesControlPlane(t *testing.T) {
 	rsp := run(t, newRequest(t, `{}`, ""))
 	u := desired(t, rsp, "usage-etcdcluster-by-kamajicontrolplane")
 	want := map[string]any{
-		"of": map[string]any{"apiVersion": "etcd.aenix.io/v1alpha1", "kind": "EtcdCluster", "resourceRef": map[string]any{"name": "demo-etcd"}},
-		"by": map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "resourceRef": map[string]any{"name": "demo"}},
+		"of":             map[string]any{"apiVersion": "etcd.aenix.io/v1alpha1", "kind": "EtcdCluster", "resourceRef": map[string]any{"name": "demo-etcd"}},
+		"by":             map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "resourceRef": map[string]any{"name": "demo"}},
 		"reason":         "Kamaji cleans the tenant's keys out of etcd when its control plane is deleted",
 		"replayDeletion": true,
 	}

@@ -1,0 +1,120 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The CRD's kubebuilder defaults and Default agree.
+func TestCRDDefaultsMatchGo(t *testing.T) {
+	raw, err := os.ReadFile("../../../../package/functions/addons/input/fn.tenantkube.io_addonsinputs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(raw, crd); err != nil {
+		t.Fatal(err)
+	}
+	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+	charts := props["charts"].Properties
+	in := &AddonsInput{}
+	in.Default()
+	for _, release := range Releases() {
+		src, key := in.Charts.Source(release)
+		def := charts[key].Default
+		if def == nil {
+			t.Errorf("%s: no CRD default", key)
+			continue
+		}
+		var got ChartSource
+		if err := json.Unmarshal(def.Raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(*src, got); d != "" {
+			t.Errorf("%s: CRD default differs from Default (-go +crd):\n%s", key, d)
+		}
+	}
+	for k, want := range map[string]string{"ingressClassName": `"nginx"`, "serviceCIDR": `"10.95.0.0/16"`, "sourceInterval": `"1h"`} {
+		if got := string(props[k].Default.Raw); got != want {
+			t.Errorf("%s: CRD default %s, want %s", k, got, want)
+		}
+	}
+	if got := in.SourceInterval.Duration.String(); got != "1h0m0s" {
+		t.Errorf("sourceInterval %s", got)
+	}
+}
+
+func TestDefaultPartialSource(t *testing.T) {
+	in := &AddonsInput{Charts: Charts{
+		Cilium:       ChartSource{Version: "1.19.0"},
+		IngressNginx: ChartSource{Kind: KindOCIRepository, URL: "oci://registry.example/charts/ingress-nginx", Version: "4.14.0"},
+		CSI:          ChartSource{Name: "my-csi"},
+	}}
+	in.Default()
+	want := ChartSource{Kind: KindHelmRepository, URL: "https://helm.cilium.io/", Repository: "cilium", Chart: "cilium", Version: "1.19.0",
+		ValuesLayout: LayoutUpstream, WrapperKey: "cilium"}
+	if d := cmp.Diff(want, in.Charts.Cilium); d != "" {
+		t.Errorf("cilium (-want +got):\n%s", d)
+	}
+	want = ChartSource{Kind: KindOCIRepository, URL: "oci://registry.example/charts/ingress-nginx", Version: "4.14.0",
+		ValuesLayout: LayoutUpstream, WrapperKey: "ingress-nginx"}
+	if d := cmp.Diff(want, in.Charts.IngressNginx); d != "" {
+		t.Errorf("ingress-nginx (-want +got):\n%s", d)
+	}
+	if in.Charts.CSI.Name != "my-csi" || in.Charts.CSI.Namespace != DefaultArtifactNamespace {
+		t.Errorf("csi %+v", in.Charts.CSI)
+	}
+	if err := in.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*AddonsInput)
+		field  string
+	}{
+		"defaults":            {func(*AddonsInput) {}, ""},
+		"bad CIDR":            {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0" }, "input.serviceCIDR"},
+		"tiny CIDR":           {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0/29" }, "input.serviceCIDR"},
+		"unknown kind":        {func(in *AddonsInput) { in.Charts.Velero.Kind = "GitRepository" }, "input.charts.velero.kind"},
+		"unknown layout":      {func(in *AddonsInput) { in.Charts.Velero.ValuesLayout = "Nested" }, "input.charts.velero.valuesLayout"},
+		"OCI with https":      {func(in *AddonsInput) { in.Charts.FluxCD.URL = "https://x.example" }, "input.charts.fluxcd.url"},
+		"helm without chart":  {func(in *AddonsInput) { in.Charts.Velero.Chart = "" }, "input.charts.velero.chart"},
+		"reference, no name":  {func(in *AddonsInput) { in.Charts.CSI.Name = "" }, "input.charts.csi.name"},
+		"artifact with url":   {func(in *AddonsInput) { in.Charts.CSI.URL = "https://x.example" }, "input.charts.csi.url"},
+		"repo URL clash":      {func(in *AddonsInput) { in.Charts.HAMi.URL = "https://other.example"; in.Charts.HAMi.Repository = "cilium" }, "input.charts.hami.url"},
+		"bad repository name": {func(in *AddonsInput) { in.Charts.Velero.Repository = "Bad_Name" }, "input.charts.velero.repository"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := &AddonsInput{}
+			in.Default()
+			c.mutate(in)
+			err := in.Validate()
+			if c.field == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("want an error naming %s, got %v", c.field, err)
+			}
+		})
+	}
+}
+
+func TestTenthAddress(t *testing.T) {
+	for cidr, want := range map[string]string{"10.95.0.0/16": "10.95.0.10", "10.96.0.0/12": "10.96.0.10", "10.95.1.7/24": "10.95.1.10", "fd00::/108": "fd00::a"} {
+		if got, err := TenthAddress(cidr); err != nil || got != want {
+			t.Errorf("%s: %s %v, want %s", cidr, got, err, want)
+		}
+	}
+}

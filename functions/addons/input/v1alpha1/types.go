@@ -1,0 +1,213 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Input is the addons function's input (apiVersion fn.tenantkube.io/v1alpha1,
+// kind AddonsInput), set in the Composition's pipeline step. Every field is
+// optional; Default fills what is unset.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=crossplane
+type AddonsInput struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// IngressClassName is the management cluster's ingress class, used for
+	// the Ingress N-ingress-nginx that routes a tenant's hosts to its
+	// ingress-nginx when addons.ingressNginx.exposeMethod is Proxied (SPEC
+	// §5.3).
+	// +kubebuilder:default=nginx
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	IngressClassName string `json:"ingressClassName,omitempty"`
+
+	// ServiceCIDR is the tenant clusters' service CIDR (SPEC §2); CoreDNS's
+	// Service gets its 10th address (10.95.0.0/16 → 10.95.0.10). It must
+	// equal the control-plane function's service CIDR.
+	// +kubebuilder:default="10.95.0.0/16"
+	// +optional
+	ServiceCIDR string `json:"serviceCIDR,omitempty"`
+
+	// SourceInterval is how often the Flux source objects this function
+	// emits (managed chart sources) are reconciled.
+	// +kubebuilder:default="1h"
+	// +optional
+	SourceInterval *metav1.Duration `json:"sourceInterval,omitempty"`
+
+	// Charts is the chart source of each add-on.
+	// +kubebuilder:default={}
+	// +optional
+	Charts Charts `json:"charts,omitempty"`
+}
+
+// SourceKind is the kind of Flux source a chart comes from.
+// +kubebuilder:validation:Enum=HelmRepository;OCIRepository;ExternalArtifact
+type SourceKind string
+
+// Chart source kinds.
+const (
+	// KindHelmRepository is a Flux HelmRepository (an https:// Helm
+	// repository, or an oci:// one of type oci); the HelmRelease names the
+	// chart and version in spec.chart.
+	KindHelmRepository SourceKind = "HelmRepository"
+	// KindOCIRepository is a Flux OCIRepository holding one Helm chart
+	// artifact; the HelmRelease refers to it through spec.chartRef.
+	KindOCIRepository SourceKind = "OCIRepository"
+	// KindExternalArtifact is a Flux ExternalArtifact holding one chart
+	// (produced by another controller); the HelmRelease refers to it
+	// through spec.chartRef.
+	KindExternalArtifact SourceKind = "ExternalArtifact"
+)
+
+// ValuesLayout says how a chart expects its values (SPEC §5.3).
+// +kubebuilder:validation:Enum=Upstream;Wrapped
+type ValuesLayout string
+
+// Values layouts.
+const (
+	// LayoutUpstream is the project's own chart: values at the top level
+	// (Cilium: {MTU: 1350}).
+	LayoutUpstream ValuesLayout = "Upstream"
+	// LayoutWrapped is an umbrella chart that nests the upstream chart
+	// under a wrapper key, as Cozystack's charts do (Cilium:
+	// {cilium: {MTU: 1350}}). The function nests its defaults the same way,
+	// so a Cozystack user's overrides work unchanged.
+	LayoutWrapped ValuesLayout = "Wrapped"
+)
+
+// ChartSource is where one add-on's chart comes from.
+//
+// Managed (url set): the function emits the source in NS — for kind
+// HelmRepository a HelmRepository N-<repository> (url https:// or oci://),
+// for kind OCIRepository an OCIRepository N-<add-on release> with url and
+// tag version. Referenced (url empty): name (and namespace, default NS)
+// point at an existing HelmRepository, OCIRepository or ExternalArtifact.
+// Kind HelmRepository needs chart; an ExternalArtifact is always referenced.
+type ChartSource struct {
+	// Kind of the Flux source.
+	// +optional
+	Kind SourceKind `json:"kind,omitempty"`
+	// URL of a managed source; empty for a referenced one.
+	// +kubebuilder:validation:Pattern=`^(https?|oci)://.+$`
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Repository is the name suffix of a managed HelmRepository
+	// (N-<repository>); add-ons whose sources give the same repository share
+	// one object and must give the same url.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=30
+	// +optional
+	Repository string `json:"repository,omitempty"`
+	// Name of a referenced source object.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Namespace of a referenced source object; defaults to the claim's
+	// namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Chart name in a HelmRepository.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// Version of the chart (HelmRepository: a version or semver range;
+	// managed OCIRepository: the tag).
+	// +optional
+	Version string `json:"version,omitempty"`
+	// ValuesLayout of the chart: Upstream or Wrapped.
+	// +optional
+	ValuesLayout ValuesLayout `json:"valuesLayout,omitempty"`
+	// WrapperKey is the key a Wrapped chart nests the upstream values under;
+	// defaults to the add-on's Cozystack wrapper key (cilium, ingress-nginx,
+	// gpu-operator, ...).
+	// +optional
+	WrapperKey string `json:"wrapperKey,omitempty"`
+}
+
+// Charts holds one ChartSource per add-on release (SPEC §5.3). A source left
+// empty takes its default; a source that keeps the default's kind inherits
+// every field it leaves empty (so {version: x} only bumps the version).
+type Charts struct {
+	// Chart source of the cilium release; default: HelmRepository https://helm.cilium.io/ chart cilium version 1.18.4.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://helm.cilium.io/","repository":"cilium","chart":"cilium","version":"1.18.4","valuesLayout":"Upstream","wrapperKey":"cilium"}
+	// +optional
+	Cilium ChartSource `json:"cilium,omitempty"`
+	// Chart source of the coredns release; default: HelmRepository https://coredns.github.io/helm chart coredns version 1.43.3.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://coredns.github.io/helm","repository":"coredns","chart":"coredns","version":"1.43.3","valuesLayout":"Upstream","wrapperKey":"coredns"}
+	// +optional
+	CoreDNS ChartSource `json:"coredns,omitempty"`
+	// Chart source of the vsnap-crd release; default: ExternalArtifact flux-system/tenantkube-addon-vsnap-crd.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-vsnap-crd","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	VsnapCRD ChartSource `json:"vsnapCRD,omitempty"`
+	// Chart source of the csi release; default: ExternalArtifact flux-system/tenantkube-addon-csi.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-csi","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	CSI ChartSource `json:"csi,omitempty"`
+	// Chart source of the prometheus-operator-crds release; default: HelmRepository https://prometheus-community.github.io/helm-charts chart prometheus-operator-crds version 33.0.2.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://prometheus-community.github.io/helm-charts","repository":"prometheus-community","chart":"prometheus-operator-crds","version":"33.0.2","valuesLayout":"Upstream"}
+	// +optional
+	PrometheusOperatorCRDs ChartSource `json:"prometheusOperatorCRDs,omitempty"`
+	// Chart source of the metrics-server release; default: HelmRepository https://kubernetes-sigs.github.io/metrics-server/ chart metrics-server version 3.13.0.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://kubernetes-sigs.github.io/metrics-server/","repository":"metrics-server","chart":"metrics-server","version":"3.13.0","valuesLayout":"Upstream","wrapperKey":"metrics-server"}
+	// +optional
+	MetricsServer ChartSource `json:"metricsServer,omitempty"`
+	// Chart source of the cert-manager-crds release; default: ExternalArtifact flux-system/tenantkube-addon-cert-manager-crds.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-cert-manager-crds","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	CertManagerCRDs ChartSource `json:"certManagerCRDs,omitempty"`
+	// Chart source of the cert-manager release; default: HelmRepository https://charts.jetstack.io chart cert-manager version v1.21.1.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://charts.jetstack.io","repository":"jetstack","chart":"cert-manager","version":"v1.21.1","valuesLayout":"Upstream","wrapperKey":"cert-manager"}
+	// +optional
+	CertManager ChartSource `json:"certManager,omitempty"`
+	// Chart source of the gateway-api-crds release; default: OCIRepository oci://docker.io/envoyproxy/gateway-crds-helm version v1.8.2.
+	// +kubebuilder:default={"kind":"OCIRepository","url":"oci://docker.io/envoyproxy/gateway-crds-helm","version":"v1.8.2","valuesLayout":"Upstream"}
+	// +optional
+	GatewayAPICRDs ChartSource `json:"gatewayAPICRDs,omitempty"`
+	// Chart source of the ingress-nginx release; default: HelmRepository https://kubernetes.github.io/ingress-nginx chart ingress-nginx version 4.13.3.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://kubernetes.github.io/ingress-nginx","repository":"ingress-nginx","chart":"ingress-nginx","version":"4.13.3","valuesLayout":"Upstream","wrapperKey":"ingress-nginx"}
+	// +optional
+	IngressNginx ChartSource `json:"ingressNginx,omitempty"`
+	// Chart source of the gpu-operator release; default: HelmRepository https://helm.ngc.nvidia.com/nvidia chart gpu-operator version v25.3.4.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://helm.ngc.nvidia.com/nvidia","repository":"nvidia","chart":"gpu-operator","version":"v25.3.4","valuesLayout":"Upstream","wrapperKey":"gpu-operator"}
+	// +optional
+	GPUOperator ChartSource `json:"gpuOperator,omitempty"`
+	// Chart source of the hami release; default: HelmRepository https://project-hami.github.io/HAMi/ chart hami version 2.6.1.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://project-hami.github.io/HAMi/","repository":"hami","chart":"hami","version":"2.6.1","valuesLayout":"Upstream","wrapperKey":"hami"}
+	// +optional
+	HAMi ChartSource `json:"hami,omitempty"`
+	// Chart source of the fluxcd-operator release; default: OCIRepository oci://ghcr.io/controlplaneio-fluxcd/charts/flux-operator version 0.33.0.
+	// +kubebuilder:default={"kind":"OCIRepository","url":"oci://ghcr.io/controlplaneio-fluxcd/charts/flux-operator","version":"0.33.0","valuesLayout":"Upstream","wrapperKey":"flux-operator"}
+	// +optional
+	FluxCDOperator ChartSource `json:"fluxcdOperator,omitempty"`
+	// Chart source of the fluxcd release; default: OCIRepository oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance version 0.33.0.
+	// +kubebuilder:default={"kind":"OCIRepository","url":"oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance","version":"0.33.0","valuesLayout":"Upstream","wrapperKey":"flux-instance"}
+	// +optional
+	FluxCD ChartSource `json:"fluxcd,omitempty"`
+	// Chart source of the cozy-victoria-metrics-operator release; default: HelmRepository https://victoriametrics.github.io/helm-charts/ chart victoria-metrics-operator version 0.55.0.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://victoriametrics.github.io/helm-charts/","repository":"victoriametrics","chart":"victoria-metrics-operator","version":"0.55.0","valuesLayout":"Upstream","wrapperKey":"victoria-metrics-operator"}
+	// +optional
+	VictoriaMetricsOperator ChartSource `json:"victoriaMetricsOperator,omitempty"`
+	// Chart source of the vertical-pod-autoscaler-crds release; default: ExternalArtifact flux-system/tenantkube-addon-vertical-pod-autoscaler-crds.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-vertical-pod-autoscaler-crds","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	VerticalPodAutoscalerCRDs ChartSource `json:"verticalPodAutoscalerCRDs,omitempty"`
+	// Chart source of the monitoring-agents release; default: ExternalArtifact flux-system/tenantkube-addon-monitoring-agents.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-monitoring-agents","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	MonitoringAgents ChartSource `json:"monitoringAgents,omitempty"`
+	// Chart source of the vertical-pod-autoscaler release; default: HelmRepository https://cowboysysop.github.io/charts/ chart vertical-pod-autoscaler version 11.1.1.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://cowboysysop.github.io/charts/","repository":"cowboysysop","chart":"vertical-pod-autoscaler","version":"11.1.1","valuesLayout":"Upstream","wrapperKey":"vertical-pod-autoscaler"}
+	// +optional
+	VerticalPodAutoscaler ChartSource `json:"verticalPodAutoscaler,omitempty"`
+	// Chart source of the velero release; default: HelmRepository https://vmware-tanzu.github.io/helm-charts chart velero version 12.2.1.
+	// +kubebuilder:default={"kind":"HelmRepository","url":"https://vmware-tanzu.github.io/helm-charts","repository":"vmware-tanzu","chart":"velero","version":"12.2.1","valuesLayout":"Upstream","wrapperKey":"velero"}
+	// +optional
+	Velero ChartSource `json:"velero,omitempty"`
+	// Chart source of the ouroboros release; default: ExternalArtifact flux-system/tenantkube-addon-ouroboros.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-ouroboros","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	Ouroboros ChartSource `json:"ouroboros,omitempty"`
+}

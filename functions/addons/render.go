@@ -1,0 +1,344 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// Settings shared by every add-on HelmRelease (SPEC §5.3).
+var (
+	releaseInterval = metav1.Duration{Duration: 5 * time.Minute}
+	releaseTimeout  = metav1.Duration{Duration: 10 * time.Minute}
+)
+
+// Composed-resource names (stable across reconciles).
+const (
+	composedProxyService = "ingress-nginx-proxy-service"
+	composedProxyIngress = "ingress-nginx-proxy-ingress"
+)
+
+// ComposedReleaseName is the composed-resource name of a release's
+// HelmRelease: addon-<release>.
+func ComposedReleaseName(release string) string { return "addon-" + release }
+
+// Object is one object the function emits, under its composed-resource
+// name.
+type Object struct {
+	// Name is the composed-resource name.
+	Name string
+	// Obj is the typed object.
+	Obj any
+	// Release is the add-on release of a HelmRelease, "" for other objects.
+	Release string
+	// Base is true for the HelmRelease of a base add-on.
+	Base bool
+}
+
+// Render computes every object of the add-ons of one tenant cluster from
+// its defaulted spec and the defaulted, validated input, in a stable order.
+// It returns a *field.Error naming the spec field for each cross-field rule
+// of SPEC §5.3 and each XRD rule re-checked (SPEC §6): hami without the GPU
+// operator; ouroboros without ingress-nginx; an ouroboros override turning
+// Gateway API watching on without addons.gatewayAPI.enabled; an unknown
+// exposeMethod; a malformed host; a valuesOverride that is not an object.
+func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput) ([]Object, error) {
+	if err := checkSpec(spec, in); err != nil {
+		return nil, err
+	}
+	c := &Context{ID: id, Spec: spec, Input: in}
+	a := &spec.Addons
+
+	var objs []Object
+	var sources []Object
+	seenRepo := map[string]bool{}
+	for i := range Table {
+		row := &Table[i]
+		if !row.On(a) {
+			continue
+		}
+		src, _ := in.Charts.Source(row.Release)
+		values, err := releaseValues(row, c, src)
+		if err != nil {
+			return nil, err
+		}
+		hr, err := BuildHelmRelease(id, row, a, src, values)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, Object{Name: ComposedReleaseName(row.Release), Obj: hr, Release: row.Release, Base: row.Base})
+		if s := managedSource(id, row.Release, src, in); s != nil && !seenRepo[s.Name] {
+			seenRepo[s.Name] = true
+			sources = append(sources, *s)
+		}
+	}
+	sort.Slice(sources, func(i, j int) bool { return sources[i].Name < sources[j].Name })
+	objs = append(objs, sources...)
+
+	ing := &a.IngressNginx
+	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied && len(ing.Hosts) > 0 {
+		objs = append(objs,
+			Object{Name: composedProxyService, Obj: proxyService(id)},
+			Object{Name: composedProxyIngress, Obj: proxyIngress(id, in.IngressClassName, ing.Hosts)})
+	}
+	return objs, nil
+}
+
+// releaseValues is the add-on's defaults, nested when the source is
+// Wrapped, deep-merged with the user's override (which is already in the
+// source's layout, SPEC §5.3).
+func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, error) {
+	defaults := Values{}
+	if row.Defaults != nil {
+		if d := row.Defaults(c); d != nil {
+			defaults = d
+		}
+	}
+	if src.ValuesLayout == input.LayoutWrapped && len(defaults) > 0 {
+		defaults = Wrap(src.WrapperKey, defaults)
+	}
+	ov := Values{}
+	if row.Override != nil {
+		raw, path := row.Override(&c.Spec.Addons)
+		var err error
+		if ov, err = DecodeOverride(raw, path); err != nil {
+			return nil, err
+		}
+	}
+	return DeepMerge(defaults, ov), nil
+}
+
+// BuildHelmRelease turns one row of the add-on table into its HelmRelease
+// N-<release> in NS (SPEC §5.3): the tenant kubeconfig Secret, target and
+// storage namespace, createNamespace, RetryOnFailure for install and upgrade
+// (never remediation by uninstall, which tears down a CNI whose first install
+// failed while workers were joining), forced upgrades, interval 5m, timeout
+// 10m, dependsOn N-<dep> per the table, the chart from src and values. It
+// returns an error when the values do not encode.
+func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src *input.ChartSource, values Values) (*helmv2.HelmRelease, error) {
+	hr := &helmv2.HelmRelease{
+		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      id.Prefixed(row.Release),
+			Namespace: id.Namespace,
+			Labels:    id.Labels(),
+		},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: releaseInterval,
+			KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{
+				Name: id.KubeconfigSecretName(), Key: function.KubeconfigSecretKey,
+			}},
+			ReleaseName:      row.Release,
+			TargetNamespace:  row.Namespace,
+			StorageNamespace: row.Namespace,
+			Timeout:          &releaseTimeout,
+			Install: &helmv2.Install{
+				CreateNamespace: true,
+				Strategy:        &helmv2.InstallStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
+			},
+			Upgrade: &helmv2.Upgrade{
+				Force:    true,
+				Strategy: &helmv2.UpgradeStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
+			},
+		},
+	}
+	for _, d := range row.DependsOn(a) {
+		hr.Spec.DependsOn = append(hr.Spec.DependsOn, helmv2.DependencyReference{Name: id.Prefixed(d)})
+	}
+	switch src.Kind {
+	case input.KindHelmRepository:
+		ref := helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: src.Name, Namespace: src.Namespace}
+		if src.URL != "" {
+			ref = helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: id.Prefixed(src.Repository)}
+		}
+		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart: src.Chart, Version: src.Version, SourceRef: ref,
+		}}
+	case input.KindOCIRepository:
+		ref := &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: src.Name, Namespace: src.Namespace}
+		if src.URL != "" {
+			ref = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: id.Prefixed(row.Release)}
+		}
+		hr.Spec.ChartRef = ref
+	case input.KindExternalArtifact:
+		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.ExternalArtifactKind, Name: src.Name, Namespace: src.Namespace}
+	default:
+		return nil, fmt.Errorf("chart source of %s: unknown kind %q", row.Release, src.Kind)
+	}
+	if len(values) > 0 {
+		raw, err := MarshalValues(values)
+		if err != nil {
+			return nil, err
+		}
+		hr.Spec.Values = raw
+	}
+	return hr, nil
+}
+
+// managedSource returns the source object the function emits for a managed
+// chart source, or nil for a referenced one: HelmRepository
+// N-<repository> (composed helmrepository-<repository>) or OCIRepository
+// N-<release> (composed ocirepository-<release>).
+func managedSource(id function.Identity, release string, src *input.ChartSource, in *input.AddonsInput) *Object {
+	if src.URL == "" {
+		return nil
+	}
+	meta := metav1.ObjectMeta{Namespace: id.Namespace, Labels: id.Labels()}
+	switch src.Kind {
+	case input.KindHelmRepository:
+		meta.Name = id.Prefixed(src.Repository)
+		repo := &sourcev1.HelmRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
+			ObjectMeta: meta,
+			Spec:       sourcev1.HelmRepositorySpec{URL: src.URL, Interval: *in.SourceInterval},
+		}
+		if strings.HasPrefix(src.URL, "oci://") {
+			repo.Spec.Type = sourcev1.HelmRepositoryTypeOCI
+		}
+		return &Object{Name: "helmrepository-" + src.Repository, Obj: repo}
+	case input.KindOCIRepository:
+		meta.Name = id.Prefixed(release)
+		return &Object{Name: "ocirepository-" + release, Obj: &sourcev1.OCIRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+			ObjectMeta: meta,
+			Spec: sourcev1.OCIRepositorySpec{
+				URL:       src.URL,
+				Reference: &sourcev1.OCIRepositoryRef{Tag: src.Version},
+				LayerSelector: &sourcev1.OCILayerSelector{
+					MediaType: "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+					Operation: sourcev1.OCILayerCopy,
+				},
+				Interval: *in.SourceInterval,
+			},
+		}}
+	}
+	return nil
+}
+
+// ProxySelector is the selector of the management-cluster Service
+// N-ingress-nginx: the labels the VM template of a node group with the
+// ingress-nginx role carries, which KubeVirt copies onto the VMs'
+// virt-launcher pods (SPEC §5.2, §5.3).
+func ProxySelector(id function.Identity) map[string]string {
+	return map[string]string{
+		function.LabelCAPICluster:               id.Name,
+		"node-role.kubernetes.io/ingress-nginx": "",
+	}
+}
+
+// proxyService is the management-cluster Service N-ingress-nginx: http 80 →
+// node port 30000, https 443 → 30001 of N's ingress-nginx nodes.
+func proxyService(id function.Identity) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: id.Prefixed("ingress-nginx"), Namespace: id.Namespace, Labels: id.Labels()},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: ProxySelector(id),
+			Ports: []corev1.ServicePort{
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(ProxyHTTPNodePort)},
+				{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(ProxyHTTPSNodePort)},
+			},
+		},
+	}
+}
+
+// proxyIngress is the management-cluster Ingress N-ingress-nginx: SSL
+// passthrough of each host to the Service's https port.
+func proxyIngress(id function.Identity, class string, hosts []string) *networkingv1.Ingress {
+	prefix := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: id.Prefixed("ingress-nginx"), Namespace: id.Namespace, Labels: id.Labels(),
+			Annotations: map[string]string{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"},
+		},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class},
+	}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{
+			Host: h,
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &prefix,
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: id.Prefixed("ingress-nginx"), Port: networkingv1.ServiceBackendPort{Name: "https"},
+					}},
+				}},
+			}},
+		})
+	}
+	return ing
+}
+
+var hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// checkSpec applies the cross-field rules of SPEC §5.3 and re-checks the
+// XRD's add-on rules (SPEC §6).
+func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput) error {
+	a := &spec.Addons
+	ing := addonsPath("ingressNginx")
+	switch a.IngressNginx.ExposeMethod {
+	case v1alpha1.ExposeProxied, v1alpha1.ExposeLoadBalancer:
+	default:
+		return field.NotSupported(ing.Child("exposeMethod"), a.IngressNginx.ExposeMethod,
+			[]string{string(v1alpha1.ExposeProxied), string(v1alpha1.ExposeLoadBalancer)})
+	}
+	for i, h := range a.IngressNginx.Hosts {
+		if len(h) > 253 {
+			return field.TooLong(ing.Child("hosts").Index(i), h, 253)
+		}
+		if !hostPattern.MatchString(h) {
+			return field.Invalid(ing.Child("hosts").Index(i), h, "must be a lower-case DNS name, optionally starting with *.")
+		}
+	}
+	if a.HAMi.Enabled && !a.GPUOperator.Enabled {
+		return field.Invalid(addonsPath("hami").Child("enabled"), true,
+			"hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)")
+	}
+	if a.Ouroboros.Enabled && !a.IngressNginx.Enabled {
+		return field.Invalid(addonsPath("ouroboros").Child("enabled"), true,
+			"ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)")
+	}
+	if !a.GatewayAPI.Enabled {
+		src, _ := in.Charts.Source("ouroboros")
+		path := addonsPath("ouroboros").Child("valuesOverride")
+		ov, err := DecodeOverride(a.Ouroboros.ValuesOverride, path)
+		if err != nil {
+			return err
+		}
+		keys := []string{"controller", "gatewayApi", "enabled"}
+		if src.ValuesLayout == input.LayoutWrapped {
+			keys = append([]string{src.WrapperKey}, keys...)
+		}
+		if v, ok := Lookup(ov, keys...); ok && Truthy(v) {
+			p := path
+			for _, k := range keys {
+				p = p.Child(k)
+			}
+			return field.Invalid(p, fmt.Sprint(v),
+				"ouroboros Gateway API watching requires addons.gatewayAPI.enabled: true; without the Gateway API CRDs the controller crash-loops")
+		}
+	}
+	return nil
+}

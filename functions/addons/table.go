@@ -1,0 +1,293 @@
+package main
+
+import (
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Addon is one row of the add-on table (SPEC §5.3): everything that
+// distinguishes one add-on's HelmRelease from another's. The chart source
+// key and default wrapper key are the release name's entry in the input's
+// charts (input.Charts.Source).
+type Addon struct {
+	// Release is the Helm release name; the HelmRelease is N-<Release> and
+	// its composed-resource name addon-<Release>.
+	Release string
+	// Namespace is the target (and storage) namespace in the tenant cluster.
+	Namespace string
+	// Base add-ons are always installed and gate the AddonsReady condition.
+	Base bool
+	// Enabled says whether an optional add-on is installed (nil for base
+	// add-ons).
+	Enabled func(a *v1alpha1.Addons) bool
+	// Override returns the user's valuesOverride of the add-on and its field
+	// path (nil when the add-on has none in the API).
+	Override func(a *v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path)
+	// DependsOn returns the releases this one waits for, conditional edges
+	// included.
+	DependsOn func(a *v1alpha1.Addons) []string
+	// Defaults builds the add-on's default values in upstream layout (nil:
+	// none).
+	Defaults func(c *Context) Values
+}
+
+// Context is what a defaults builder may read.
+type Context struct {
+	// ID is the tenant cluster's name N and namespace NS.
+	ID function.Identity
+	// Spec is the defaulted XR spec.
+	Spec *v1alpha1.KubernetesClusterSpec
+	// Input is the defaulted function input.
+	Input *input.AddonsInput
+}
+
+func addonsPath(name string) *field.Path { return field.NewPath("spec", "addons", name) }
+
+func override(name string, get func(a *v1alpha1.Addons) *apiextensionsv1.JSON) func(*v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path) {
+	return func(a *v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path) {
+		return get(a), addonsPath(name).Child("valuesOverride")
+	}
+}
+
+func deps(releases ...string) func(*v1alpha1.Addons) []string {
+	return func(*v1alpha1.Addons) []string { return releases }
+}
+
+// withGatewayAPI appends gateway-api-crds to base when Gateway API is on.
+func withGatewayAPI(base ...string) func(*v1alpha1.Addons) []string {
+	return func(a *v1alpha1.Addons) []string {
+		if a.GatewayAPI.Enabled {
+			return append(append([]string{}, base...), "gateway-api-crds")
+		}
+		return base
+	}
+}
+
+func certManagerOn(a *v1alpha1.Addons) bool  { return a.CertManager.Enabled }
+func gatewayAPIOn(a *v1alpha1.Addons) bool   { return a.GatewayAPI.Enabled }
+func monitoringOn(a *v1alpha1.Addons) bool   { return a.MonitoringAgents.Enabled }
+func fluxcdOn(a *v1alpha1.Addons) bool       { return a.FluxCD.Enabled }
+func ingressNginxOn(a *v1alpha1.Addons) bool { return a.IngressNginx.Enabled }
+
+// Table is the add-on table of SPEC §5.3, in install order (a release comes
+// after everything it may depend on). Monitoring's four releases and their
+// edges follow the seed chart.
+var Table = []Addon{
+	{
+		Release: "gateway-api-crds", Namespace: "kube-system",
+		Enabled: gatewayAPIOn, DependsOn: deps(),
+		Defaults: func(*Context) Values {
+			return Values{"crds": Values{"gatewayAPI": Values{"enabled": true}, "envoyGateway": Values{"enabled": false}}}
+		},
+	},
+	{
+		Release: "cilium", Namespace: "cozy-cilium", Base: true,
+		Override:  override("cilium", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.Cilium.ValuesOverride }),
+		DependsOn: withGatewayAPI(),
+		Defaults:  ciliumDefaults,
+	},
+	{
+		Release: "coredns", Namespace: "kube-system", Base: true,
+		Override:  override("coredns", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.CoreDNS.ValuesOverride }),
+		DependsOn: deps("cilium"),
+		Defaults:  corednsDefaults,
+	},
+	{
+		Release: "vsnap-crd", Namespace: "cozy-vsnap-crd", Base: true,
+		DependsOn: deps(),
+	},
+	{
+		Release: "csi", Namespace: "cozy-csi", Base: true,
+		DependsOn: deps("vsnap-crd", "cilium"),
+		Defaults:  func(c *Context) Values { return Values{"storageClass": c.Spec.StorageClass} },
+	},
+	{
+		Release: "prometheus-operator-crds", Namespace: "cozy-victoria-metrics-operator", Base: true,
+		DependsOn: deps(),
+	},
+	{
+		Release: "metrics-server", Namespace: "cozy-monitoring", Base: true,
+		DependsOn: deps("cilium", "prometheus-operator-crds"),
+	},
+	{
+		Release: "cert-manager-crds", Namespace: "cozy-cert-manager-crds",
+		Enabled: certManagerOn, DependsOn: deps(),
+	},
+	{
+		Release: "cert-manager", Namespace: "cozy-cert-manager",
+		Enabled:   certManagerOn,
+		Override:  override("certManager", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.CertManager.ValuesOverride }),
+		DependsOn: deps("cilium", "cert-manager-crds"),
+		Defaults:  certManagerDefaults,
+	},
+	{
+		Release: "ingress-nginx", Namespace: "cozy-ingress-nginx",
+		Enabled:   ingressNginxOn,
+		Override:  override("ingressNginx", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.IngressNginx.ValuesOverride }),
+		DependsOn: deps("cilium"),
+		Defaults:  ingressNginxDefaults,
+	},
+	{
+		Release: "gpu-operator", Namespace: "cozy-gpu-operator",
+		Enabled:   func(a *v1alpha1.Addons) bool { return a.GPUOperator.Enabled },
+		Override:  override("gpuOperator", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.GPUOperator.ValuesOverride }),
+		DependsOn: deps("cilium"),
+		Defaults: func(c *Context) Values {
+			if c.Spec.Addons.HAMi.Enabled {
+				return Values{"devicePlugin": Values{"enabled": false}}
+			}
+			return nil
+		},
+	},
+	{
+		Release: "hami", Namespace: "cozy-hami",
+		Enabled:   func(a *v1alpha1.Addons) bool { return a.HAMi.Enabled },
+		Override:  override("hami", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.HAMi.ValuesOverride }),
+		DependsOn: deps("cilium", "gpu-operator"),
+	},
+	{
+		Release: "fluxcd-operator", Namespace: "cozy-fluxcd",
+		Enabled: fluxcdOn, DependsOn: deps("cilium"),
+	},
+	{
+		Release: "fluxcd", Namespace: "cozy-fluxcd",
+		Enabled:   fluxcdOn,
+		Override:  override("fluxcd", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.FluxCD.ValuesOverride }),
+		DependsOn: deps("cilium", "fluxcd-operator"),
+	},
+	{
+		Release: "cozy-victoria-metrics-operator", Namespace: "cozy-victoria-metrics-operator",
+		Enabled: monitoringOn,
+		DependsOn: func(a *v1alpha1.Addons) []string {
+			if a.CertManager.Enabled {
+				return []string{"cilium", "cert-manager-crds"}
+			}
+			return []string{"cilium"}
+		},
+	},
+	{
+		Release: "vertical-pod-autoscaler-crds", Namespace: "cozy-vertical-pod-autoscaler-crds",
+		Enabled: monitoringOn, DependsOn: deps("cilium"),
+	},
+	{
+		Release: "monitoring-agents", Namespace: "cozy-monitoring",
+		Enabled:   monitoringOn,
+		Override:  override("monitoringAgents", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.MonitoringAgents.ValuesOverride }),
+		DependsOn: deps("cozy-victoria-metrics-operator", "vertical-pod-autoscaler-crds", "prometheus-operator-crds", "metrics-server"),
+		Defaults:  monitoringAgentsDefaults,
+	},
+	{
+		Release: "vertical-pod-autoscaler", Namespace: "cozy-vertical-pod-autoscaler",
+		Enabled:   monitoringOn,
+		Override:  override("verticalPodAutoscaler", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.VerticalPodAutoscaler.ValuesOverride }),
+		DependsOn: deps("monitoring-agents"),
+	},
+	{
+		Release: "velero", Namespace: "cozy-velero",
+		Enabled:   func(a *v1alpha1.Addons) bool { return a.Velero.Enabled },
+		Override:  override("velero", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.Velero.ValuesOverride }),
+		DependsOn: deps("cilium"),
+	},
+	{
+		Release: "ouroboros", Namespace: "cozy-ouroboros",
+		Enabled:   func(a *v1alpha1.Addons) bool { return a.Ouroboros.Enabled },
+		Override:  override("ouroboros", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.Ouroboros.ValuesOverride }),
+		DependsOn: withGatewayAPI("cilium", "coredns", "ingress-nginx"),
+		Defaults: func(c *Context) Values {
+			return Values{"controller": Values{
+				"mode":          "coredns-import",
+				"gatewayApi":    Values{"enabled": c.Spec.Addons.GatewayAPI.Enabled},
+				"clusterDomain": "cluster.local",
+			}}
+		},
+	},
+}
+
+// On reports whether the add-on is installed for these add-on settings.
+func (a *Addon) On(s *v1alpha1.Addons) bool { return a.Base || (a.Enabled != nil && a.Enabled(s)) }
+
+// ciliumDefaults: the tenant API server through its Service, port 6443;
+// tunnel routing, MTU 1350, IPv4 masquerade; kube-proxy replacement (the
+// workers skip kube-proxy, SPEC §5.2); with Gateway API, Cilium's Gateway
+// API support and its Envoy DaemonSet (SPEC §5.3).
+func ciliumDefaults(c *Context) Values {
+	v := Values{
+		"k8sServiceHost":       c.ID.APIServerServiceHost(),
+		"k8sServicePort":       6443,
+		"routingMode":          "tunnel",
+		"MTU":                  1350,
+		"enableIPv4Masquerade": true,
+		"kubeProxyReplacement": true,
+	}
+	if c.Spec.Addons.GatewayAPI.Enabled {
+		v["gatewayAPI"] = Values{"enabled": true}
+		v["envoy"] = Values{"enabled": true}
+	}
+	return v
+}
+
+// corednsDefaults: the cluster DNS Service on the 10th address of the
+// service CIDR (SPEC §5.3); the input was validated, so the CIDR parses.
+func corednsDefaults(c *Context) Values {
+	ip, _ := input.TenthAddress(c.Input.ServiceCIDR)
+	return Values{"service": Values{"clusterIP": ip}}
+}
+
+// certManagerDefaults: CRDs come from the cert-manager-crds release; with
+// Gateway API the controller's Gateway API support (SPEC §5.3).
+func certManagerDefaults(c *Context) Values {
+	v := Values{"crds": Values{"enabled": false}}
+	if c.Spec.Addons.GatewayAPI.Enabled {
+		v["config"] = Values{
+			"apiVersion":       "controller.config.cert-manager.io/v1alpha1",
+			"kind":             "ControllerConfiguration",
+			"enableGatewayAPI": true,
+		}
+	}
+	return v
+}
+
+// ingressNginxDefaults: a DaemonSet on the nodes with the ingress-nginx
+// role; Proxied: a NodePort Service on 30000/30001, which the management
+// cluster's Service N-ingress-nginx targets; LoadBalancer: the chart's own
+// Service type; without cert-manager, the admission webhook certificates are
+// not requested from cert-manager (SPEC §5.3).
+func ingressNginxDefaults(c *Context) Values {
+	ctrl := Values{
+		"kind":         "DaemonSet",
+		"nodeSelector": Values{"node-role.kubernetes.io/ingress-nginx": ""},
+	}
+	if c.Spec.Addons.IngressNginx.ExposeMethod == v1alpha1.ExposeProxied {
+		ctrl["service"] = Values{
+			"type":      "NodePort",
+			"nodePorts": Values{"http": ProxyHTTPNodePort, "https": ProxyHTTPSNodePort},
+		}
+	}
+	if !c.Spec.Addons.CertManager.Enabled {
+		ctrl["admissionWebhooks"] = Values{"certManager": Values{"enabled": false}}
+	}
+	return Values{"fullnameOverride": "ingress-nginx", "controller": ctrl}
+}
+
+// monitoringAgentsDefaults labels shipped metrics (vmagent external labels)
+// and logs (a Fluent Bit modify filter) with the cluster N and tenant NS
+// (SPEC §5.3).
+func monitoringAgentsDefaults(c *Context) Values {
+	filters := "[FILTER]\n    Name kubernetes\n    Match kube.*\n    Merge_Log On\n    Keep_Log On\n" +
+		"[FILTER]\n    Name modify\n    Match *\n    Add tenant " + c.ID.Namespace + "\n    Add cluster " + c.ID.Name + "\n"
+	return Values{
+		"vmagent":    Values{"externalLabels": Values{"cluster": c.ID.Name, "tenant": c.ID.Namespace}},
+		"fluent-bit": Values{"config": Values{"filters": filters}},
+	}
+}
+
+// Node ports of the tenant ingress-nginx controller when Proxied (SPEC
+// §5.3).
+const (
+	ProxyHTTPNodePort  = 30000
+	ProxyHTTPSNodePort = 30001
+)

@@ -1,0 +1,141 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/test/schema"
+)
+
+const pipelineTestdata = "testdata/control-plane"
+
+// TestPipelineRender renders XRs through the real Crossplane engine and the
+// whole Composition (control-plane → workers → addons), as `make render`
+// does, and compares the output with golden files (issue 2 §7): the example
+// XR, every control-plane field set, a shared DataStore, and each bad input
+// whose Fatal result must name the field. Every rendered object is validated
+// against the upstream CRDs, and the example renders byte-identically twice.
+func TestPipelineRender(t *testing.T) {
+	root := repoRoot(t)
+	requireTools(t, root)
+	binDir := t.TempDir()
+	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	validator, err := schema.LoadShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := func(p string) string { return filepath.Join(root, "examples", p) }
+	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
+
+	cases := []struct {
+		name, xr, required, composition string
+		fatal                           []string // substrings of the Fatal message; nil when the render succeeds
+	}{
+		{name: "example", xr: example("xr.yaml"), required: example("instancetypes.yaml")},
+		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: example("instancetypes.yaml")},
+		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: example("instancetypes.yaml"), composition: data("composition-shared-datastore.yaml")},
+		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}},
+		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}},
+		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
+		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
+	}
+	renderOnce := func(t *testing.T, xr, required, composition string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return render.Render(ctx, render.Options{
+			Root: root, XR: xr, Required: required, Composition: composition, BinDir: binDir, Stderr: &bytes.Buffer{},
+		})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := renderOnce(t, c.xr, c.required, c.composition)
+			var got []byte
+			if c.fatal != nil {
+				var ce *render.CrossplaneError
+				if !errors.As(err, &ce) {
+					t.Fatalf("want a Fatal render error, got err=%v", err)
+				}
+				for _, w := range c.fatal {
+					if !strings.Contains(ce.Stderr, w) {
+						t.Errorf("Fatal message does not name %s:\n%s", w, ce.Stderr)
+					}
+				}
+				if strings.Contains(ce.Stderr, "panic") {
+					t.Errorf("a function panicked:\n%s", ce.Stderr)
+				}
+				got = []byte(strings.TrimSpace(ce.Stderr) + "\n")
+			} else {
+				if err != nil {
+					t.Fatalf("render: %v", err)
+				}
+				if err := validator.ValidateYAMLStream(out); err != nil {
+					t.Errorf("rendered objects fail the upstream CRD schemas: %v", err)
+				}
+				got = out
+			}
+			compareGolden(t, filepath.Join(pipelineTestdata, c.name+".golden.yaml"), got)
+		})
+	}
+	t.Run("deterministic", func(t *testing.T) {
+		a, errA := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "")
+		b, errB := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "")
+		if errA != nil || errB != nil {
+			t.Fatalf("render: %v / %v", errA, errB)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("the same input rendered differently:\n%s", lineDiff(string(a), string(b)))
+		}
+	})
+}
+
+// compareGolden compares got with the golden file at path, or rewrites the
+// file when the test runs with -update.
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it, then review it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("output differs from %s (run with -update after reviewing the change):\n%s", path, lineDiff(string(want), string(got)))
+	}
+}
+
+// repoRoot is the repository root: the parent of test/.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// requireTools fails (under make test, which sets TENANTKUBE_REQUIRE_TOOLS)
+// or skips the test when the pinned crossplane binaries are not built.
+func requireTools(t *testing.T, root string) {
+	t.Helper()
+	for _, tool := range []string{"crossplane", "crossplane-core"} {
+		if _, err := os.Stat(filepath.Join(root, "bin", tool)); err != nil {
+			if os.Getenv("TENANTKUBE_REQUIRE_TOOLS") != "" {
+				t.Fatalf("bin/%s is missing: run `make tools`", tool)
+			}
+			t.Skipf("bin/%s is missing: run `make tools` to run the render tests", tool)
+		}
+	}
+}

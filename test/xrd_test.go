@@ -1,0 +1,227 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+)
+
+// TestGeneratedFilesAreCurrent regenerates the XRD and the function input
+// CRDs into a temporary tree (make generate-crds GEN_OUT=...) and fails when
+// a committed file differs: package/xrd.yaml is never edited by hand.
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	root := repoRoot(t)
+	out := t.TempDir()
+	cmd := exec.Command("make", "-s", "--no-print-directory", "generate-crds", "GEN_OUT="+out, "GEN_TMP="+t.TempDir())
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make generate-crds: %v\n%s", err, b)
+	}
+	files, err := filepath.Glob(filepath.Join(out, "package", "functions", "*", "input", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join(out, "package", "xrd.yaml"))
+	if len(files) < 2 {
+		t.Fatalf("generated only %v", files)
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(out, f)
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Errorf("%s is not committed: run make generate", rel)
+			continue
+		}
+		if string(want) != string(got) {
+			t.Errorf("%s is stale: run make generate and commit the result:\n%s", rel, lineDiff(string(want), string(got)))
+		}
+	}
+}
+
+// xrdSpecSchema loads package/xrd.yaml and returns the structural schema of
+// the XR's spec, with defaults pruned as the API server does.
+func xrdSpecSchema(t *testing.T) *structuralschema.Structural {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xrd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &xrd); err != nil {
+		t.Fatal(err)
+	}
+	if len(xrd.Spec.Versions) != 1 {
+		t.Fatalf("XRD has %d versions", len(xrd.Spec.Versions))
+	}
+	props := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	spec := props.Properties["spec"]
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatalf("spec schema is not structural: %v", err)
+	}
+	if errs := structuralschema.ValidateStructural(field.NewPath("spec"), s); len(errs) > 0 {
+		t.Fatalf("spec schema is not structural: %v", errs.ToAggregate())
+	}
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestXRDDefaultsMatchGoDefaults applies the XRD's schema defaults to an
+// empty spec, as the API server does at admission, and checks the result is
+// exactly what the functions' Go Default() gives for an XR that skipped
+// admission.
+func TestXRDDefaultsMatchGoDefaults(t *testing.T) {
+	s := xrdSpecSchema(t)
+	for _, in := range []string{`{}`, `{nodeGroups: {gpu: {roles: [ingress-nginx]}}}`} {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(in), &obj); err != nil {
+			t.Fatal(err)
+		}
+		structuraldefaulting.Default(obj, s)
+		raw, _ := json.Marshal(obj)
+		admitted := v1alpha1.KubernetesClusterSpec{}
+		if err := json.Unmarshal(raw, &admitted); err != nil {
+			t.Fatal(err)
+		}
+		goDefaulted := v1alpha1.KubernetesClusterSpec{}
+		if err := yaml.Unmarshal([]byte(in), &goDefaulted); err != nil {
+			t.Fatal(err)
+		}
+		goDefaulted.Default()
+		if d := cmp.Diff(goDefaulted, admitted); d != "" {
+			t.Errorf("spec %s: Go defaults (-) differ from XRD defaults (+):\n%s", in, d)
+		}
+	}
+}
+
+// TestXRDAdmission runs the XRD's OpenAPI and CEL validation (including the
+// transition rules) as the API server would on create and update.
+func TestXRDAdmission(t *testing.T) {
+	s := xrdSpecSchema(t)
+	validator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	raw, _ := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
+	schemaValidator := openAPIValidator(t, raw)
+
+	cases := map[string]struct {
+		old, new string
+		want     string // a substring of the error; "" when admitted
+	}{
+		"defaults":                 {new: `{}`},
+		"ephemeralStorage renamed": {new: `{nodeGroups: {md0: {ephemeralStorage: 20Gi}}}`, want: "renamed to diskSize"},
+		"cpu without memory":       {new: `{nodeGroups: {md0: {resources: {cpu: 2}}}}`, want: "resources.cpu and resources.memory must be set together"},
+		"cpu and memory":           {new: `{nodeGroups: {md0: {resources: {cpu: 2, memory: 4Gi}}}}`},
+		"min above max":            {new: `{nodeGroups: {md0: {minReplicas: 5, maxReplicas: 2}}}`, want: "minReplicas must be less than or equal to maxReplicas"},
+		"bad node group name":      {new: `{nodeGroups: {MD_0: {}}}`, want: "node group names must be DNS labels"},
+		"long node group name":     {new: `{nodeGroups: {abcdefghijklmnopq: {}}}`, want: "at most 16 characters"},
+		"bad quantity":             {new: `{nodeGroups: {md0: {diskSize: lots}}}`, want: "diskSize"},
+		"bad expose method":        {new: `{addons: {ingressNginx: {exposeMethod: NodePort}}}`, want: "exposeMethod"},
+		"unknown version":          {new: `{version: v1.29}`, want: "version"},
+		"storageClass kept":        {old: `{storageClass: replicated}`, new: `{storageClass: replicated}`},
+		"storageClass changed":     {old: `{storageClass: replicated}`, new: `{storageClass: local}`, want: "storageClass is immutable"},
+		"upgrade one minor":        {old: `{version: v1.33}`, new: `{version: v1.34}`},
+		"upgrade skips a minor":    {old: `{version: v1.33}`, new: `{version: v1.35}`, want: "allowed versions are v1.33 and v1.34, not v1.35"},
+		"downgrade":                {old: `{version: v1.34}`, new: `{version: v1.33}`, want: "allowed versions are v1.34 and v1.35"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := decodeSpec(t, c.new)
+			structuraldefaulting.Default(obj, s)
+			var old any
+			if c.old != "" {
+				o := decodeSpec(t, c.old)
+				structuraldefaulting.Default(o, s)
+				old = o
+			}
+			errs := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
+			celErrs, _ := validator.Validate(context.Background(), field.NewPath("spec"), s, obj, old, celconfig.RuntimeCELCostBudget)
+			errs = append(errs, celErrs...)
+			msg := errs.ToAggregate()
+			switch {
+			case c.want == "" && msg != nil:
+				t.Errorf("rejected: %v", msg)
+			case c.want != "" && msg == nil:
+				t.Errorf("admitted, want an error containing %q", c.want)
+			case c.want != "" && !strings.Contains(msg.Error(), c.want):
+				t.Errorf("error %q does not contain %q", msg, c.want)
+			}
+		})
+	}
+}
+
+// decodeSpec decodes a YAML spec as the API server decodes a request body:
+// whole JSON numbers become int64.
+func decodeSpec(t *testing.T, in string) map[string]any {
+	t.Helper()
+	raw, err := yaml.YAMLToJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{}
+	if err := utiljson.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// openAPIValidator builds the OpenAPI (non-CEL) validator of the XR's spec.
+func openAPIValidator(t *testing.T, xrdYAML []byte) apiservervalidation.SchemaValidator {
+	t.Helper()
+	var xrd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(xrdYAML, &xrd); err != nil {
+		t.Fatal(err)
+	}
+	spec := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := apiservervalidation.NewSchemaValidator(internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
