@@ -2,10 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"regexp"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -16,8 +24,380 @@ type Function struct {
 	log function.Logger
 }
 
-// RunFunction returns the desired state it receives unchanged: this step
-// never drops what an earlier pipeline step put there.
+// Required-resource keys (Crossplane v2 rsp.requirements.resources).
+const (
+	// RequirementMachineSets is the MachineSets of cluster N in NS.
+	RequirementMachineSets = "machinesets"
+	// RequirementInstancetypePrefix prefixes an instance type's name to
+	// give its requirement key.
+	RequirementInstancetypePrefix = "instancetype-"
+)
+
+// Composed-resource names of the once-per-cluster objects.
+const (
+	// NameAutoscalerServiceAccount is cluster-autoscaler's ServiceAccount N-cluster-autoscaler.
+	NameAutoscalerServiceAccount = "cluster-autoscaler-serviceaccount"
+	// NameAutoscalerRole is cluster-autoscaler's Role.
+	NameAutoscalerRole = "cluster-autoscaler-role"
+	// NameAutoscalerRoleBinding is cluster-autoscaler's RoleBinding.
+	NameAutoscalerRoleBinding = "cluster-autoscaler-rolebinding"
+	// NameAutoscalerDeployment is the Deployment N-cluster-autoscaler.
+	NameAutoscalerDeployment = "cluster-autoscaler-deployment"
+	// NameCCMServiceAccount is the KubeVirt CCM's ServiceAccount N-kccm.
+	NameCCMServiceAccount = "kccm-serviceaccount"
+	// NameCCMRole is the KubeVirt CCM's Role.
+	NameCCMRole = "kccm-role"
+	// NameCCMRoleBinding is the KubeVirt CCM's RoleBinding.
+	NameCCMRoleBinding = "kccm-rolebinding"
+	// NameCCMCloudConfig is the ConfigMap N-kccm-cloud-config.
+	NameCCMCloudConfig = "kccm-cloud-config"
+	// NameCCMDeployment is the Deployment N-kccm.
+	NameCCMDeployment = "kccm-deployment"
+	// NameCSIServiceAccount is the KubeVirt CSI controller's infra ServiceAccount N-kcsi-controller.
+	NameCSIServiceAccount = "kcsi-serviceaccount"
+	// NameCSIRole is the KubeVirt CSI controller's Role.
+	NameCSIRole = "kcsi-role"
+	// NameCSIRoleBinding is the KubeVirt CSI controller's RoleBinding.
+	NameCSIRoleBinding = "kcsi-rolebinding"
+	// NameCSIDeployment is the Deployment N-kcsi-controller.
+	NameCSIDeployment = "kcsi-controller-deployment"
+)
+
+// Condition the function sets on the XR and the claim (issue 5).
+const ConditionWorkersReady = "WorkersReady"
+
+// BootstrapResourceName is the composed-resource name of G's
+// KubeadmConfigTemplate.
+func BootstrapResourceName(g string) string { return "nodegroup-" + g + "-bootstrap" }
+
+// MachineTemplateResourceName is the composed-resource name of G's
+// KubevirtMachineTemplate with the given 6-hex hash.
+func MachineTemplateResourceName(g, hash string) string {
+	return "nodegroup-" + g + "-machinetemplate-" + hash
+}
+
+// MachineDeploymentResourceName is the composed-resource name of G's
+// MachineDeployment.
+func MachineDeploymentResourceName(g string) string { return "nodegroup-" + g + "-machinedeployment" }
+
+// HealthCheckResourceName is the composed-resource name of G's
+// MachineHealthCheck.
+func HealthCheckResourceName(g string) string { return "nodegroup-" + g + "-healthcheck" }
+
+// machineTemplateNamePattern matches exactly the machine-template
+// composed-resource names of node group g.
+func machineTemplateNamePattern(g string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta("nodegroup-"+g+"-machinetemplate-") + `[0-9a-f]{6}$`)
+}
+
+// RequirementInstancetypeKey is the required-resource key of an instance
+// type.
+func RequirementInstancetypeKey(name string) string { return RequirementInstancetypePrefix + name }
+
+// RunFunction composes the worker node groups of a tenant cluster (SPEC
+// §5.2). Bad input gives Fatal results naming the field; a required
+// resource that has not arrived keeps the affected node group's observed
+// objects unchanged with a Warning. It never drops what an earlier step put
+// into the desired state.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	return response.To(req, response.DefaultTTL), nil
+	rsp := response.To(req, response.DefaultTTL)
+	in, err := ReadInput(req)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	t, err := function.ReadTenant(req)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if errs := compose(req, rsp, t, in); len(errs) > 0 {
+		for _, e := range errs {
+			response.Fatal(rsp, e)
+		}
+		response.ConditionFalse(rsp, ConditionWorkersReady, fatalReason(errs)).
+			WithMessage(errs.ToAggregate().Error()).TargetCompositeAndClaim()
+	}
+	return rsp, nil
+}
+
+// fatalReason is the WorkersReady reason of a Fatal response:
+// InstanceTypeNotFound when a node group's instance type does not exist,
+// InvalidSpec otherwise.
+func fatalReason(errs field.ErrorList) string {
+	for _, e := range errs {
+		if strings.Contains(e.Detail, reasonInstanceTypeNotFound) {
+			return reasonInstanceTypeNotFound
+		}
+	}
+	return "InvalidSpec"
+}
+
+const reasonInstanceTypeNotFound = "InstanceTypeNotFound"
+
+// ReadInput decodes the step's WorkersInput (an absent input is the empty
+// one) and applies and validates its defaults. It returns the decoding or
+// validation error.
+func ReadInput(req *fnv1.RunFunctionRequest) (*inputv1alpha1.WorkersInput, error) {
+	in := &inputv1alpha1.WorkersInput{}
+	if req.GetInput() != nil {
+		if err := request.GetInput(req, in); err != nil {
+			return nil, fmt.Errorf("cannot decode the function input: %w", err)
+		}
+	}
+	in.Default()
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// groupOutcome is what compose decided for one node group.
+type groupOutcome struct {
+	plan    *NodeGroupPlan // nil while pending
+	pending string         // why the group is kept as observed
+}
+
+// compose fills rsp for tenant t. It returns the violations that make the
+// whole response Fatal.
+func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *function.Tenant, in *inputv1alpha1.WorkersInput) field.ErrorList {
+	id, spec := t.ID, t.Spec
+	var errs field.ErrorList
+	row, err := function.LookupVersion(spec.Version)
+	if err != nil {
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions()))
+	}
+	if len(spec.NodeGroups) > MaxNodeGroups {
+		errs = append(errs, field.TooMany(field.NewPath("spec", "nodeGroups"), len(spec.NodeGroups), MaxNodeGroups))
+	}
+	names := sortedKeys(spec.NodeGroups)
+	for _, g := range names {
+		errs = append(errs, ValidateNodeGroup(g, spec.NodeGroups[g])...)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+
+	// Requirements are emitted on every call, so Crossplane keeps them
+	// stable and fetches them before the next call.
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	for _, g := range names {
+		if ng := spec.NodeGroups[g]; !explicit(ng) {
+			rsp.Requirements.Resources[RequirementInstancetypeKey(ng.InstanceType)] = InstancetypeSelector(ng.InstanceType)
+		}
+	}
+	rsp.Requirements.Resources[RequirementMachineSets] = MachineSetSelector(id)
+
+	cpVersion, cpObserved := observedControlPlaneVersion(req)
+	referenced, msArrived, err := referencedMachineTemplates(req)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("requirements", RequirementMachineSets), err)}
+	}
+
+	outcomes := map[string]groupOutcome{}
+	for _, g := range names {
+		ng := spec.NodeGroups[g]
+		p := NodeGroupPath(g)
+		var sizing Sizing
+		if explicit(ng) {
+			if sizing, err = ExplicitSizing(ng); err != nil {
+				errs = append(errs, field.Invalid(p.Child("resources"), ng.Resources, err.Error()))
+				continue
+			}
+		} else {
+			items, arrived, err := request.GetRequiredResource(req, RequirementInstancetypeKey(ng.InstanceType))
+			switch {
+			case err != nil:
+				errs = append(errs, field.InternalError(p.Child("instanceType"), err))
+				continue
+			case !arrived:
+				outcomes[g] = groupOutcome{pending: fmt.Sprintf("instance type %q has not been fetched yet", ng.InstanceType)}
+				continue
+			case len(items) == 0:
+				errs = append(errs, field.Invalid(p.Child("instanceType"), ng.InstanceType,
+					"no VirtualMachineClusterInstancetype of this name exists ("+reasonInstanceTypeNotFound+")"))
+				continue
+			}
+			it := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
+			if err := function.StructInto(items[0].Resource.Object, it); err != nil {
+				errs = append(errs, field.Invalid(p.Child("instanceType"), ng.InstanceType, "cannot read the instance type: "+err.Error()))
+				continue
+			}
+			sizing = InstancetypeSizing(it.Spec.CPU.Guest, &it.Spec.Memory.Guest)
+		}
+		res, err := ComputeReservations(p, ng.Kubelet, sizing)
+		if err != nil {
+			errs = append(errs, asFieldError(err, p))
+			continue
+		}
+		version := workerVersion(req, g, row.Patch, cpVersion, cpObserved)
+		minor, err := minorString(version)
+		if err != nil {
+			version, minor = row.Patch, row.Minor
+		}
+		outcomes[g] = groupOutcome{plan: &NodeGroupPlan{Name: g, Group: ng, Sizing: sizing, Kubelet: res, Version: version, Minor: minor}}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+
+	status := map[string]nodeGroupStatus{}
+	var notReady, pending []string
+	for _, g := range names {
+		o := outcomes[g]
+		if o.plan == nil {
+			kept := keepObservedGroup(req, rsp, g)
+			response.Warning(rsp, fmt.Errorf("node group %s: %s; keeping its %d observed objects unchanged", g, o.pending, kept)).
+				WithReason("InstanceTypePending").TargetCompositeAndClaim()
+			pending = append(pending, g)
+			st, ready := observedGroupStatus(req, g, spec.NodeGroups[g], Reservations{})
+			status[g] = st
+			if !ready {
+				notReady = append(notReady, g)
+			}
+			continue
+		}
+		current, err := composeGroup(req, rsp, id, *o.plan, in)
+		if err != nil {
+			return field.ErrorList{field.InternalError(NodeGroupPath(g), err)}
+		}
+		keepOldTemplates(req, rsp, g, current, referenced, msArrived)
+		st, ready := observedGroupStatus(req, g, o.plan.Group, o.plan.Kubelet)
+		status[g] = st
+		if !ready {
+			notReady = append(notReady, g)
+		}
+	}
+	if err := composeControllers(req, rsp, id, in, spec.Images.WaitForKubeconfig); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+	}
+	if err := writeStatus(rsp, status); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("status", "nodeGroups"), err)}
+	}
+	switch {
+	case len(pending) > 0:
+		response.ConditionFalse(rsp, ConditionWorkersReady, "InstanceTypePending").
+			WithMessage("waiting for the instance types of node groups " + strings.Join(pending, ", ")).TargetCompositeAndClaim()
+	case len(notReady) > 0:
+		response.ConditionFalse(rsp, ConditionWorkersReady, "WaitingForNodes").
+			WithMessage("node groups below their minimum of ready nodes: " + strings.Join(notReady, ", ")).TargetCompositeAndClaim()
+	default:
+		response.ConditionTrue(rsp, ConditionWorkersReady, "NodeGroupsReady").TargetCompositeAndClaim()
+	}
+	return nil
+}
+
+// composeGroup builds and sets the four objects of one node group. It
+// returns the composed-resource name of the current machine template.
+func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, p NodeGroupPlan, in *inputv1alpha1.WorkersInput) (string, error) {
+	image, err := in.ContainerDiskImage(p.Minor)
+	if err != nil {
+		return "", err
+	}
+	kct := BuildKubeadmConfigTemplate(id, p, in)
+	bootstrapHash, err := CanonicalHash(kct.Spec)
+	if err != nil {
+		return "", err
+	}
+	kmt, err := BuildKubevirtMachineTemplate(id, p, image, bootstrapHash)
+	if err != nil {
+		return "", err
+	}
+	hash := strings.TrimPrefix(kmt.Name, p.ObjectName(id)+"-")
+	md := BuildMachineDeployment(id, p, kmt.Name)
+	mhc := BuildMachineHealthCheck(id, p)
+
+	tmplName := MachineTemplateResourceName(p.Name, hash)
+	for _, o := range []struct {
+		name  string
+		obj   any
+		ready fnv1.Ready
+	}{
+		{BootstrapResourceName(p.Name), kct, existsReady(req, BootstrapResourceName(p.Name))},
+		{tmplName, kmt, existsReady(req, tmplName)},
+		{MachineDeploymentResourceName(p.Name), md, machineDeploymentReady(req, MachineDeploymentResourceName(p.Name), deref(p.Group.MinReplicas))},
+		{HealthCheckResourceName(p.Name), mhc, existsReady(req, HealthCheckResourceName(p.Name))},
+	} {
+		if err := function.SetDesired(rsp, o.name, o.obj, o.ready); err != nil {
+			return "", err
+		}
+	}
+	return tmplName, nil
+}
+
+// composeControllers sets the once-per-cluster controllers:
+// cluster-autoscaler, KubeVirt CCM (with its cloud-config) and the KubeVirt
+// CSI controller, each with ServiceAccount, Role and RoleBinding.
+func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, in *inputv1alpha1.WorkersInput, waitOverride string) error {
+	wait := waitOverride
+	if wait == "" {
+		wait = in.Images.WaitForKubeconfig
+	}
+	cfg, err := BuildCloudConfig(id)
+	if err != nil {
+		return err
+	}
+	if err := function.SetDesired(rsp, NameCCMCloudConfig, cfg, existsReady(req, NameCCMCloudConfig)); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		ctl                  Controller
+		sa, role, rb, deploy string
+	}{
+		{BuildClusterAutoscaler(id, in, wait), NameAutoscalerServiceAccount, NameAutoscalerRole, NameAutoscalerRoleBinding, NameAutoscalerDeployment},
+		{BuildCloudControllerManager(id, in, wait), NameCCMServiceAccount, NameCCMRole, NameCCMRoleBinding, NameCCMDeployment},
+		{BuildCSIController(id, in, wait), NameCSIServiceAccount, NameCSIRole, NameCSIRoleBinding, NameCSIDeployment},
+	} {
+		for _, o := range []struct {
+			name  string
+			obj   any
+			ready fnv1.Ready
+		}{
+			{c.sa, c.ctl.ServiceAccount, existsReady(req, c.sa)},
+			{c.role, c.ctl.Role, existsReady(req, c.role)},
+			{c.rb, c.ctl.RoleBinding, existsReady(req, c.rb)},
+			{c.deploy, c.ctl.Deployment, deploymentReady(req, c.deploy)},
+		} {
+			if err := function.SetDesired(rsp, o.name, o.obj, o.ready); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// InstancetypeSelector selects the cluster-scoped
+// VirtualMachineClusterInstancetype called name.
+func InstancetypeSelector(name string) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
+		ApiVersion: instancetypev1beta1.SchemeGroupVersion.String(),
+		Kind:       "VirtualMachineClusterInstancetype",
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+	}
+}
+
+// MachineSetSelector selects the MachineSets of cluster N in NS.
+func MachineSetSelector(id function.Identity) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
+		ApiVersion: clusterv1.GroupVersion.String(),
+		Kind:       "MachineSet",
+		Namespace:  ptr(id.Namespace),
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
+			Labels: map[string]string{function.LabelCAPICluster: id.Name},
+		}},
+	}
+}
+
+// minorString returns "v1.N" of a version "v1.N.P".
+func minorString(version string) (string, error) {
+	n, err := function.MinorOf(version)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("v1.%d", n), nil
 }

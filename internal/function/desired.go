@@ -19,15 +19,20 @@ func ToStruct(obj any) (*structpb.Struct, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &structpb.Struct{}
-	if err := protoJSON.Unmarshal(raw, s); err != nil {
+	// One pass from JSON to structpb, dropping nulls as it goes: the same
+	// Struct as protojson.Unmarshal then pruneNulls, several times faster
+	// (jsonstruct.go; TestToStructMatchesProtojson holds them equal).
+	s, err := jsonToStruct(raw)
+	if err != nil {
 		return nil, err
 	}
 	delete(s.Fields, "status")
-	pruneNulls(s)
 	return s, nil
 }
 
+// pruneNulls drops null members of objects from s the way ToStruct always
+// has; jsonToStruct does the same while parsing, and the tests compare the
+// two.
 func pruneNulls(s *structpb.Struct) {
 	for k, v := range s.Fields {
 		switch x := v.Kind.(type) {

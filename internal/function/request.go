@@ -55,9 +55,14 @@ func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 	out := &v1alpha1.KubernetesClusterSpec{}
 	if spec != nil {
-		raw, err := json.Marshal(spec)
-		if err != nil {
-			return nil, field.Invalid(field.NewPath("spec"), "<unencodable>", err.Error())
+		// appendJSON encodes the unstructured spec without reflection
+		// (jsonencode.go); anything else goes through encoding/json.
+		raw, ok := appendJSON(make([]byte, 0, 4096), spec)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(spec); err != nil {
+				return nil, field.Invalid(field.NewPath("spec"), "<unencodable>", err.Error())
+			}
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
 			return nil, field.Invalid(field.NewPath("spec"), "<see message>", decodeErrorMessage(err))
@@ -100,9 +105,14 @@ func ObservedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, err
 // Struct or an unstructured.Unstructured) into out, a pointer to a typed
 // object, through JSON. It returns the decoding error.
 func StructInto(obj map[string]any, out any) error {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return err
+	// appendJSON encodes JSON-like maps without reflection (jsonencode.go);
+	// anything else goes through encoding/json as before.
+	raw, ok := appendJSON(make([]byte, 0, 4096), obj)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(obj); err != nil {
+			return err
+		}
 	}
 	return json.Unmarshal(raw, out)
 }

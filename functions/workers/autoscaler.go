@@ -1,0 +1,48 @@
+package main
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// AutoscalerComponent is the component name of cluster-autoscaler: its
+// Deployment is N-cluster-autoscaler.
+const AutoscalerComponent = "cluster-autoscaler"
+
+// BuildClusterAutoscaler returns cluster-autoscaler for the tenant cluster
+// (SPEC §5.2): Cluster API provider, auto-discovering N's node groups in NS
+// through its in-cluster ServiceAccount (authoritative cloud config, so
+// --kubeconfig is only the tenant cluster), min size enforced, DaemonSet and
+// mirror pods ignored, scale-down after 30s unneeded, a 25s scan, and
+// unregistered nodes force-deleted. Its Role may get, list, update and watch
+// MachineDeployments (and their scale), Machines, MachineSets, MachinePools
+// and KubevirtMachineTemplates.
+func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
+	verbs := []string{"get", "list", "update", "watch"}
+	rules := []rbacv1.PolicyRule{
+		rule([]string{"cluster.x-k8s.io"}, []string{"machinedeployments", "machinedeployments/scale", "machines", "machinesets", "machinepools"}, verbs),
+		rule([]string{"infrastructure.cluster.x-k8s.io"}, []string{"kubevirtmachinetemplates"}, verbs),
+	}
+	c := corev1.Container{
+		Name:    AutoscalerComponent,
+		Image:   in.Images.ClusterAutoscaler,
+		Command: []string{"/cluster-autoscaler"},
+		Args: []string{
+			"--cloud-provider=clusterapi",
+			"--kubeconfig=" + TenantKubeconfigPath,
+			"--clusterapi-cloud-config-authoritative",
+			"--node-group-auto-discovery=clusterapi:namespace=" + id.Namespace + ",clusterName=" + id.Name,
+			"--enforce-node-group-min-size=true",
+			"--ignore-daemonsets-utilization=true",
+			"--ignore-mirror-pods-utilization=true",
+			"--scale-down-unneeded-time=30s",
+			"--scan-interval=25s",
+			"--force-delete-unregistered-nodes=true",
+		},
+		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
+	}
+	return newController(id, AutoscalerComponent, rules, waitImage, []corev1.Container{c}, nil)
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// CCMComponent is the component name of the KubeVirt cloud controller
+// manager: Deployment N-kccm, ConfigMap N-kccm-cloud-config.
+const CCMComponent = "kccm"
+
+// CloudConfigKey is the ConfigMap key (and file) of the KubeVirt cloud
+// provider's configuration.
+const CloudConfigKey = "cloud-config"
+
+// CloudConfig is the KubeVirt cloud provider's configuration file: the
+// infrastructure namespace NS its LoadBalancer Services are created in, the
+// labels put on them, and the load-balancer polling settings.
+type CloudConfig struct {
+	// Namespace is NS, where the tenant's VMs and LoadBalancer Services live.
+	Namespace string `json:"namespace"`
+	// InfraLabels are added to every infrastructure Service it creates.
+	InfraLabels map[string]string `json:"infraLabels"`
+	// LoadBalancer configures LoadBalancer Services.
+	LoadBalancer CloudConfigLoadBalancer `json:"loadBalancer"`
+	// InstancesV2 configures node initialisation from VMIs.
+	InstancesV2 CloudConfigInstancesV2 `json:"instancesV2"`
+}
+
+// CloudConfigLoadBalancer are the load-balancer settings: enabled, and how
+// often (seconds) and how long (seconds) to poll for the infrastructure
+// Service's address.
+type CloudConfigLoadBalancer struct {
+	Enabled              bool `json:"enabled"`
+	CreationPollInterval int  `json:"creationPollInterval"`
+	CreationPollTimeout  int  `json:"creationPollTimeout"`
+}
+
+// CloudConfigInstancesV2 enables the InstancesV2 interface (node addresses
+// and provider IDs from VMIs); zones and regions are off.
+type CloudConfigInstancesV2 struct {
+	Enabled              bool `json:"enabled"`
+	ZoneAndRegionEnabled bool `json:"zoneAndRegionEnabled"`
+}
+
+// BuildCloudConfig returns the cloud-config ConfigMap N-kccm-cloud-config.
+// It returns an error when the configuration does not marshal.
+func BuildCloudConfig(id function.Identity) (*corev1.ConfigMap, error) {
+	cfg := CloudConfig{
+		Namespace:    id.Namespace,
+		InfraLabels:  map[string]string{function.LabelCluster: id.Name, function.LabelCAPICluster: id.Name},
+		LoadBalancer: CloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60},
+		InstancesV2:  CloudConfigInstancesV2{Enabled: true},
+	}
+	raw, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: id.Prefixed(CCMComponent + "-cloud-config"), Namespace: id.Namespace, Labels: id.Labels(LabelComponent, CCMComponent)},
+		Data:       map[string]string{CloudConfigKey: string(raw)},
+	}, nil
+}
+
+// BuildCloudControllerManager returns the KubeVirt cloud controller manager
+// (SPEC §5.2): cloud provider kubevirt for cluster N, reading the tenant
+// kubeconfig and the cloud-config ConfigMap; its Role lets it manage the
+// LoadBalancer Services and EndpointSlices in NS and read the VMs.
+func BuildCloudControllerManager(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	rules := []rbacv1.PolicyRule{
+		rule([]string{""}, []string{"services"}, all),
+		rule([]string{"discovery.k8s.io"}, []string{"endpointslices"}, all),
+		rule([]string{"kubevirt.io"}, []string{"virtualmachines", "virtualmachineinstances"}, []string{"get", "list", "watch", "update"}),
+	}
+	const configDir = "/etc/cloud"
+	c := corev1.Container{
+		Name:    CCMComponent,
+		Image:   in.Images.CloudControllerManager,
+		Command: []string{"/bin/kubevirt-cloud-controller-manager"},
+		Args: []string{
+			"--cloud-provider=kubevirt",
+			"--cloud-config=" + configDir + "/" + CloudConfigKey,
+			"--kubeconfig=" + TenantKubeconfigPath,
+			"--authentication-skip-lookup",
+			"--cluster-name=" + id.Name,
+		},
+		VolumeMounts: []corev1.VolumeMount{kubeconfigMount(), {Name: "cloud-config", MountPath: configDir, ReadOnly: true}},
+	}
+	vol := corev1.Volume{Name: "cloud-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: id.Prefixed(CCMComponent + "-cloud-config")},
+	}}}
+	return newController(id, CCMComponent, rules, waitImage, []corev1.Container{c}, []corev1.Volume{vol})
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// Labels and annotations of the workers function (CAPI v1beta2, Cluster API
+// provider of cluster-autoscaler, SPEC §5.2).
+const (
+	// LabelNodeGroup marks every per-node-group object with G.
+	LabelNodeGroup = "tenantkube.io/node-group"
+	// LabelDeploymentName is CAPI's MachineDeployment name label.
+	LabelDeploymentName = "cluster.x-k8s.io/deployment-name"
+	// NodeRoleLabelPrefix prefixes a role to give its node label.
+	NodeRoleLabelPrefix = "node-role.kubernetes.io/"
+
+	// AnnotationAutoscalerMin is the Cluster API autoscaler annotation holding minReplicas.
+	AnnotationAutoscalerMin = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+	// AnnotationAutoscalerMax is the Cluster API autoscaler annotation holding maxReplicas.
+	AnnotationAutoscalerMax = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+	// AnnotationCapacityPrefix prefixes cluster-autoscaler's scale-from-zero
+	// capacity annotations (memory, cpu, labels, gpu-type, gpu-count).
+	AnnotationCapacityPrefix = "capacity.cluster-autoscaler.kubernetes.io/"
+	// AnnotationCapacityMemory is one node's allocatable memory, whole MiB ("6800Mi").
+	AnnotationCapacityMemory = AnnotationCapacityPrefix + "memory"
+	// AnnotationCapacityCPU is one node's allocatable CPU, whole millicores ("1800m").
+	AnnotationCapacityCPU = AnnotationCapacityPrefix + "cpu"
+	// AnnotationCapacityLabels are the node labels (roles) of a node, "k=v,k=v".
+	AnnotationCapacityLabels = AnnotationCapacityPrefix + "labels"
+	// AnnotationCapacityGPU is the GPU resource a node offers ("nvidia.com/gpu").
+	AnnotationCapacityGPU = AnnotationCapacityPrefix + "gpu-type"
+	// AnnotationCapacityGPUs is how many GPUs a node offers ("1").
+	AnnotationCapacityGPUs = AnnotationCapacityPrefix + "gpu-count"
+	// AnnotationBootstrapHash carries the hash of the node group's bootstrap
+	// spec into the VM template, so a kubelet or bootstrap change gives a
+	// new machine template name and CAPI rolls the group.
+	AnnotationBootstrapHash = "tenantkube.io/bootstrap-hash"
+)
+
+// NodeGroupPlan is everything computed once for one node group G: its
+// defaulted spec, effective sizing, kubelet reservations and the Kubernetes
+// version its machines run.
+type NodeGroupPlan struct {
+	// Name is G.
+	Name string
+	// Group is the defaulted node group spec.
+	Group v1alpha1.NodeGroup
+	// Sizing is the effective memory/CPU of one node.
+	Sizing Sizing
+	// Kubelet are the reservations and allocatable capacity.
+	Kubelet Reservations
+	// Version is the patch version the machines run (e.g. v1.35.1).
+	Version string
+	// Minor is Version's minor version (v1.35), which picks the container disk.
+	Minor string
+}
+
+// ObjectName is the Kubernetes name of the group's per-group objects: N-G.
+func (p NodeGroupPlan) ObjectName(id function.Identity) string { return id.Prefixed(p.Name) }
+
+// RoleLabels returns the node-role.kubernetes.io/<role>: "" label of every
+// role of the group.
+func (p NodeGroupPlan) RoleLabels() map[string]string {
+	out := make(map[string]string, len(p.Group.Roles))
+	for _, r := range p.Group.Roles {
+		out[NodeRoleLabelPrefix+r] = ""
+	}
+	return out
+}
+
+// groupLabels are the labels of every per-group object: the common ones,
+// CAPI's cluster-name and the node group.
+func groupLabels(id function.Identity, g string) map[string]string {
+	return id.Labels(function.LabelCAPICluster, id.Name, LabelNodeGroup, g)
+}
+
+// CanonicalHash returns the SHA-256 of v's canonical JSON (encoding/json of
+// a typed value, null values dropped, object keys sorted) as lower-case hex.
+// It returns an error when v does not marshal.
+func CanonicalHash(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return "", err
+	}
+	canon, err := json.Marshal(dropNulls(generic))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropNulls(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
+}
+
+// sortedKeys returns m's keys in ascending order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ptr[T any](v T) *T { return &v }

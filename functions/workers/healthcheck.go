@@ -1,0 +1,53 @@
+package main
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// Health-check timing of every node group, in seconds (SPEC §5.2).
+const (
+	// NodeStartupTimeoutSeconds is how long a machine may take to get a node (10m).
+	NodeStartupTimeoutSeconds = 600
+	// ReadyUnknownTimeoutSeconds is how long a node may be Ready=Unknown.
+	ReadyUnknownTimeoutSeconds = 30
+	// ReadyFalseTimeoutSeconds is how long a node may be Ready=False.
+	ReadyFalseTimeoutSeconds = 300
+)
+
+// BuildMachineHealthCheck returns the MachineHealthCheck N-G of a node group
+// (CAPI v1beta2, SPEC §5.2): machines of the group whose node has not
+// started within 10 minutes, or is Ready=Unknown for 30s or Ready=False for
+// 300s, are unhealthy and remediated (remediation always enabled: up to
+// 100% of the group).
+func BuildMachineHealthCheck(id function.Identity, p NodeGroupPlan) *clusterv1.MachineHealthCheck {
+	name := p.ObjectName(id)
+	return &clusterv1.MachineHealthCheck{
+		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineHealthCheck"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: id.Namespace,
+			Labels:    groupLabels(id, p.Name),
+		},
+		Spec: clusterv1.MachineHealthCheckSpec{
+			ClusterName: id.Name,
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{
+				function.LabelCAPICluster: id.Name, LabelDeploymentName: name,
+			}},
+			Checks: clusterv1.MachineHealthCheckChecks{
+				NodeStartupTimeoutSeconds: ptr(int32(NodeStartupTimeoutSeconds)),
+				UnhealthyNodeConditions: []clusterv1.UnhealthyNodeCondition{
+					{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, TimeoutSeconds: ptr(int32(ReadyUnknownTimeoutSeconds))},
+					{Type: corev1.NodeReady, Status: corev1.ConditionFalse, TimeoutSeconds: ptr(int32(ReadyFalseTimeoutSeconds))},
+				},
+			},
+			Remediation: clusterv1.MachineHealthCheckRemediation{TriggerIf: clusterv1.MachineHealthCheckRemediationTriggerIf{
+				UnhealthyLessThanOrEqualTo: ptr(intstr.FromString("100%")),
+			}},
+		},
+	}
+}

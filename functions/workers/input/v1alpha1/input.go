@@ -1,0 +1,234 @@
+// Package v1alpha1 is the input of the tenantkube workers function: the
+// platform team's settings for worker node groups that are not per tenant
+// cluster (images, binary mirror, registry mirrors).
+//
+// +kubebuilder:object:generate=true
+// +groupName=fn.tenantkube.io
+// +versionName=v1alpha1
+package v1alpha1
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Defaults of the workers function input. Image references are upstream
+// releases; a platform team mirrors them by overriding the fields.
+const (
+	// DefaultKubernetesBinaryMirror is where node bootstrap downloads
+	// kubelet and kubeadm: <mirror>/<patch>/bin/linux/<arch>/<binary>
+	// (the upstream Kubernetes release bucket).
+	DefaultKubernetesBinaryMirror = "https://dl.k8s.io/release"
+	// DefaultContainerDiskRepository is the repository of the worker VM
+	// system disk images (Cozystack's Ubuntu node images, one per
+	// Kubernetes minor version).
+	DefaultContainerDiskRepository = "ghcr.io/cozystack/cozystack/ubuntu-container-disk"
+	// DefaultContainerDiskRelease is the Cozystack release whose node images
+	// are the defaults: tags are <minor>-<release>, e.g. v1.35-v1.5.2.
+	DefaultContainerDiskRelease = "v1.5.2"
+	// DefaultClusterAutoscalerImage is cluster-autoscaler with the Cluster
+	// API provider.
+	DefaultClusterAutoscalerImage = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"
+	// DefaultCloudControllerManagerImage is the KubeVirt cloud controller
+	// manager.
+	DefaultCloudControllerManagerImage = "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1"
+	// DefaultCSIDriverImage is the KubeVirt CSI driver (controller mode).
+	// Upstream (kubevirt/csi-driver) publishes no versioned tags; this is a
+	// versioned build of it.
+	DefaultCSIDriverImage = "quay.io/kubermatic/kubevirt-csi-driver:v0.4.5"
+	// DefaultCSIProvisionerImage is the external-provisioner sidecar.
+	DefaultCSIProvisionerImage = "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0"
+	// DefaultCSIAttacherImage is the external-attacher sidecar.
+	DefaultCSIAttacherImage = "registry.k8s.io/sig-storage/csi-attacher:v4.8.1"
+	// DefaultCSIResizerImage is the external-resizer sidecar.
+	DefaultCSIResizerImage = "registry.k8s.io/sig-storage/csi-resizer:v1.13.2"
+	// DefaultCSILivenessProbeImage is the CSI livenessprobe sidecar.
+	DefaultCSILivenessProbeImage = "registry.k8s.io/sig-storage/livenessprobe:v2.15.0"
+	// DefaultWaitForKubeconfigImage is the image of the init container that
+	// waits for the tenant kubeconfig Secret when the XR's
+	// spec.images.waitForKubeconfig is empty (the seed chart's busybox).
+	DefaultWaitForKubeconfigImage = "docker.io/library/busybox:1.37.0"
+	// DefaultCPUAllocationRatio divides a CPU limit to give its request
+	// (SPEC §4).
+	DefaultCPUAllocationRatio = 10
+)
+
+// DefaultRegistryMirrorHosts are the registries whose hosts.toml is read from
+// the registry-mirror Secret when the input names one but lists no hosts.
+var DefaultRegistryMirrorHosts = []string{"docker.io", "ghcr.io", "quay.io", "registry.k8s.io"}
+
+// DefaultContainerDiskImages returns the default container-disk image of
+// every supported minor version (SPEC §3): the Cozystack Ubuntu node image
+// of that minor, e.g. "v1.35" →
+// "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2".
+func DefaultContainerDiskImages() map[string]string {
+	out := map[string]string{}
+	for _, v := range []string{"v1.30", "v1.31", "v1.32", "v1.33", "v1.34", "v1.35"} {
+		out[v] = DefaultContainerDiskRepository + ":" + v + "-" + DefaultContainerDiskRelease
+	}
+	return out
+}
+
+// WorkersInput configures the workers function of a Composition pipeline
+// step. Every field is optional; Default fills the documented defaults, so
+// an empty input works.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type WorkersInput struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// ContainerDiskImages maps a Kubernetes minor version ("v1.35") to the
+	// container-disk image of the worker VMs' system disk. Versions not
+	// listed use ghcr.io/cozystack/cozystack/ubuntu-container-disk:<minor>-v1.5.2.
+	// +optional
+	ContainerDiskImages map[string]string `json:"containerDiskImages,omitempty"`
+
+	// KubernetesBinaryMirror is the base URL kubelet and kubeadm are
+	// downloaded from at boot: <mirror>/<patch>/bin/linux/amd64/<binary>.
+	// +kubebuilder:default="https://dl.k8s.io/release"
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +optional
+	KubernetesBinaryMirror string `json:"kubernetesBinaryMirror,omitempty"`
+
+	// RegistryMirror optionally names a Secret in the tenant's namespace
+	// holding containerd hosts.toml files, one key per registry host.
+	// +optional
+	RegistryMirror *RegistryMirror `json:"registryMirror,omitempty"`
+
+	// Images of the once-per-cluster controllers.
+	// +kubebuilder:default={}
+	// +optional
+	Images Images `json:"images,omitempty"`
+
+	// CPUAllocationRatio divides a CPU limit to give its request (SPEC §4).
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	CPUAllocationRatio int64 `json:"cpuAllocationRatio,omitempty"`
+}
+
+// RegistryMirror names a Secret with containerd registry host configuration.
+// Each listed host's key becomes /etc/containerd/certs.d/<host>/hosts.toml
+// on every worker node.
+type RegistryMirror struct {
+	// SecretName is the Secret in the tenant's namespace (NS).
+	// +kubebuilder:validation:MinLength=1
+	SecretName string `json:"secretName"`
+	// Hosts are the registry hosts (Secret keys) to configure.
+	// Defaults to docker.io, ghcr.io, quay.io and registry.k8s.io.
+	// +optional
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// Images are the container images of the once-per-cluster controllers.
+type Images struct {
+	// ClusterAutoscaler is cluster-autoscaler (Cluster API provider).
+	// +kubebuilder:default="registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"
+	// +optional
+	ClusterAutoscaler string `json:"clusterAutoscaler,omitempty"`
+	// CloudControllerManager is the KubeVirt cloud controller manager.
+	// +kubebuilder:default="quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1"
+	// +optional
+	CloudControllerManager string `json:"cloudControllerManager,omitempty"`
+	// CSIDriver is the KubeVirt CSI driver, run in controller mode.
+	// +kubebuilder:default="quay.io/kubermatic/kubevirt-csi-driver:v0.4.5"
+	// +optional
+	CSIDriver string `json:"csiDriver,omitempty"`
+	// CSIProvisioner is the external-provisioner sidecar.
+	// +kubebuilder:default="registry.k8s.io/sig-storage/csi-provisioner:v5.2.0"
+	// +optional
+	CSIProvisioner string `json:"csiProvisioner,omitempty"`
+	// CSIAttacher is the external-attacher sidecar.
+	// +kubebuilder:default="registry.k8s.io/sig-storage/csi-attacher:v4.8.1"
+	// +optional
+	CSIAttacher string `json:"csiAttacher,omitempty"`
+	// CSIResizer is the external-resizer sidecar.
+	// +kubebuilder:default="registry.k8s.io/sig-storage/csi-resizer:v1.13.2"
+	// +optional
+	CSIResizer string `json:"csiResizer,omitempty"`
+	// CSILivenessProbe is the CSI livenessprobe sidecar.
+	// +kubebuilder:default="registry.k8s.io/sig-storage/livenessprobe:v2.15.0"
+	// +optional
+	CSILivenessProbe string `json:"csiLivenessProbe,omitempty"`
+	// WaitForKubeconfig is the default image of the init container that
+	// waits for the tenant kubeconfig Secret; a cluster's
+	// spec.images.waitForKubeconfig overrides it.
+	// +kubebuilder:default="docker.io/library/busybox:1.37.0"
+	// +optional
+	WaitForKubeconfig string `json:"waitForKubeconfig,omitempty"`
+}
+
+// Default fills every unset field with its documented default, in place.
+// Container-disk images of versions the map does not list are added.
+func (in *WorkersInput) Default() {
+	imgs := DefaultContainerDiskImages()
+	if in.ContainerDiskImages == nil {
+		in.ContainerDiskImages = map[string]string{}
+	}
+	for v, img := range imgs {
+		if in.ContainerDiskImages[v] == "" {
+			in.ContainerDiskImages[v] = img
+		}
+	}
+	setDefault(&in.KubernetesBinaryMirror, DefaultKubernetesBinaryMirror)
+	if in.RegistryMirror != nil && len(in.RegistryMirror.Hosts) == 0 {
+		in.RegistryMirror.Hosts = append([]string(nil), DefaultRegistryMirrorHosts...)
+	}
+	i := &in.Images
+	setDefault(&i.ClusterAutoscaler, DefaultClusterAutoscalerImage)
+	setDefault(&i.CloudControllerManager, DefaultCloudControllerManagerImage)
+	setDefault(&i.CSIDriver, DefaultCSIDriverImage)
+	setDefault(&i.CSIProvisioner, DefaultCSIProvisionerImage)
+	setDefault(&i.CSIAttacher, DefaultCSIAttacherImage)
+	setDefault(&i.CSIResizer, DefaultCSIResizerImage)
+	setDefault(&i.CSILivenessProbe, DefaultCSILivenessProbeImage)
+	setDefault(&i.WaitForKubeconfig, DefaultWaitForKubeconfigImage)
+	if in.CPUAllocationRatio == 0 {
+		in.CPUAllocationRatio = DefaultCPUAllocationRatio
+	}
+}
+
+// Validate checks a defaulted input. It returns a *field.Error naming the
+// input field (e.g. "input.cpuAllocationRatio") or nil.
+func (in *WorkersInput) Validate() error {
+	p := field.NewPath("input")
+	if in.CPUAllocationRatio < 1 {
+		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
+	}
+	keys := make([]string, 0, len(in.ContainerDiskImages))
+	for k := range in.ContainerDiskImages {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if in.ContainerDiskImages[k] == "" {
+			return field.Required(p.Child("containerDiskImages").Key(k), "must name an image")
+		}
+	}
+	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {
+		return field.Required(p.Child("registryMirror", "secretName"), "must name a Secret")
+	}
+	return nil
+}
+
+// ContainerDiskImage returns the container-disk image for a minor version
+// ("v1.35"). It returns an error when the input has none for that version.
+func (in *WorkersInput) ContainerDiskImage(minor string) (string, error) {
+	img := in.ContainerDiskImages[minor]
+	if img == "" {
+		return "", fmt.Errorf("the workers function input has no container-disk image for %s", minor)
+	}
+	return img, nil
+}
+
+func setDefault(s *string, v string) {
+	if *s == "" {
+		*s = v
+	}
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// Bounds of the automatic kubelet reservations (the seed's formula, SPEC
+// §5.2): 5% of the node's effective memory in MiB, clamped to [256, 1024]
+// MiB; 5% of its effective millicores, clamped to [50, 500] millicores.
+const (
+	// ReservationPercent is the share of the node reserved, in percent.
+	ReservationPercent = 5
+	// MinMemoryReservationMiB is the smallest automatic memory reservation, MiB.
+	MinMemoryReservationMiB = 256
+	// MaxMemoryReservationMiB is the largest automatic memory reservation, MiB.
+	MaxMemoryReservationMiB = 1024
+	// MinCPUReservationMilli is the smallest automatic CPU reservation, millicores.
+	MinCPUReservationMilli = 50
+	// MaxCPUReservationMilli is the largest automatic CPU reservation, millicores.
+	MaxCPUReservationMilli = 500
+)
+
+// Sizing is the effective size of one node of a group (SPEC §5.2): from
+// resources.memory/resources.cpu when set, otherwise from the instance
+// type's spec.memory.guest/spec.cpu.guest. A nil field is unknown.
+type Sizing struct {
+	// Memory in bytes, or nil when unknown.
+	Memory *resource.Quantity
+	// CPU in cores, or nil when unknown.
+	CPU *resource.Quantity
+	// Explicit is true when both resources.cpu and resources.memory are
+	// set: the VM then gets explicit cores and guest memory and no
+	// instancetype.
+	Explicit bool
+}
+
+// Reservations are the kubelet reservations and eviction thresholds of a
+// node group, ready for kubelet flags, plus the allocatable capacity they
+// leave (SPEC §5.2, the seed's "Capacity Annotation").
+type Reservations struct {
+	// SystemMemory and KubeMemory are the memory reservations as written in
+	// kubelet flags: the user's text, or whole MiB such as "409Mi".
+	SystemMemory, KubeMemory string
+	// SystemCPU and KubeCPU are the CPU reservations: the user's text, or
+	// whole millicores such as "100m".
+	SystemCPU, KubeCPU string
+	// EvictionHard and EvictionSoft are the memory.available thresholds as
+	// written ("7%", "500Mi").
+	EvictionHard, EvictionSoft string
+	// AllocatableMemory is floor((mem − system − kube − hard)/MiB) as "NMi",
+	// or "" when the effective memory is unknown.
+	AllocatableMemory string
+	// AllocatableCPU is ceil(cpu − system − kube) in millicores as "Nm", or
+	// "" when the effective CPU is unknown.
+	AllocatableCPU string
+}
+
+// cpuPattern is a CPU value a user may write: whole millicores ("100m") or
+// decimal cores ("0.5", "2"). SPEC §5.2.
+var cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
+
+// percentPattern is a percentage threshold such as "7%" or "7.5%".
+var percentPattern = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?|\.[0-9]+)%$`)
+
+// threshold is a parsed eviction threshold: a fraction of node memory or an
+// absolute amount of bytes.
+type threshold struct {
+	percent  bool
+	fraction *big.Rat // of node memory, when percent
+	bytes    *big.Rat // when absolute
+}
+
+// ComputeReservations validates a node group's kubelet settings against its
+// effective sizing and computes its reservations, by the seed's formula and
+// every rule of SPEC §5.2. base is the node group's field path
+// (spec.nodeGroups[G]). It returns the first violation as a *field.Error
+// naming the field and the value.
+func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reservations, error) {
+	kp := base.Child("kubelet")
+	hardText := orDefault(k.EvictionHardMemory, v1alpha1.DefaultEvictionHard)
+	softText := orDefault(k.EvictionSoftMemory, v1alpha1.DefaultEvictionSoft)
+	r := Reservations{EvictionHard: hardText, EvictionSoft: softText}
+
+	// Memory reservations (bytes).
+	autoMem := int64(MinMemoryReservationMiB)
+	if s.Memory != nil {
+		autoMem = clamp(function.FloorMiB(*s.Memory)*ReservationPercent/100, MinMemoryReservationMiB, MaxMemoryReservationMiB)
+	}
+	var memRes [2]*big.Rat
+	for i, f := range []struct {
+		name string
+		val  string
+		out  *string
+	}{{"systemReservedMemory", k.SystemReservedMemory, &r.SystemMemory}, {"kubeReservedMemory", k.KubeReservedMemory, &r.KubeMemory}} {
+		if f.val == "" {
+			*f.out = function.FormatMiB(autoMem)
+			memRes[i] = big.NewRat(autoMem*function.MiB, 1)
+			continue
+		}
+		q, err := parsePositiveQuantity(kp.Child(f.name), f.val)
+		if err != nil {
+			return Reservations{}, err
+		}
+		if s.Memory == nil {
+			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
+				"an explicit memory reservation needs the node's effective memory (resources.memory or the instance type's memory.guest), which is unknown")
+		}
+		*f.out = f.val
+		memRes[i] = function.QuantityRat(q)
+	}
+
+	// CPU reservations (millicores).
+	autoCPU := int64(MinCPUReservationMilli)
+	if s.CPU != nil {
+		autoCPU = clamp(function.Millicores(*s.CPU)*ReservationPercent/100, MinCPUReservationMilli, MaxCPUReservationMilli)
+	}
+	var cpuRes [2]*big.Rat // in cores
+	for i, f := range []struct {
+		name string
+		val  string
+		out  *string
+	}{{"systemReservedCpu", k.SystemReservedCPU, &r.SystemCPU}, {"kubeReservedCpu", k.KubeReservedCPU, &r.KubeCPU}} {
+		if f.val == "" {
+			*f.out = function.FormatMillicores(autoCPU)
+			cpuRes[i] = big.NewRat(autoCPU, 1000)
+			continue
+		}
+		if !cpuPattern.MatchString(f.val) {
+			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
+				"must be a CPU quantity: whole millicores such as 100m or decimal cores such as 0.5")
+		}
+		q, err := parsePositiveQuantity(kp.Child(f.name), f.val)
+		if err != nil {
+			return Reservations{}, err
+		}
+		if s.CPU == nil {
+			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
+				"an explicit CPU reservation needs the node's effective CPU (resources.cpu or the instance type's cpu.guest), which is unknown")
+		}
+		*f.out = f.val
+		cpuRes[i] = function.QuantityRat(q)
+	}
+
+	// Eviction thresholds.
+	hard, err := parseThreshold(kp.Child("evictionHardMemory"), hardText)
+	if err != nil {
+		return Reservations{}, err
+	}
+	soft, err := parseThreshold(kp.Child("evictionSoftMemory"), softText)
+	if err != nil {
+		return Reservations{}, err
+	}
+	if hard.percent != soft.percent {
+		return Reservations{}, field.Invalid(kp.Child("evictionHardMemory"), hardText,
+			fmt.Sprintf("evictionHardMemory and evictionSoftMemory (%q) must both be percentages or both absolute quantities", softText))
+	}
+	hv, sv := hard.bytes, soft.bytes
+	if hard.percent {
+		hv, sv = hard.fraction, soft.fraction
+	}
+	if hv.Cmp(sv) >= 0 {
+		return Reservations{}, field.Invalid(kp.Child("evictionHardMemory"), hardText,
+			fmt.Sprintf("the hard eviction threshold must be strictly below the soft one (evictionSoftMemory %q)", softText))
+	}
+	// Totals against the node's size.
+	if s.Memory != nil {
+		mem := function.QuantityRat(*s.Memory)
+		hardBytes := hard.bytes
+		if hard.percent {
+			hardBytes = new(big.Rat).Mul(hard.fraction, mem)
+		}
+		left := new(big.Rat).Sub(mem, memRes[0])
+		left.Sub(left, memRes[1])
+		left.Sub(left, hardBytes)
+		if left.Sign() <= 0 {
+			return Reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedMemory=%s kubeReservedMemory=%s evictionHardMemory=%s", r.SystemMemory, r.KubeMemory, hardText),
+				fmt.Sprintf("system-reserved + kube-reserved + hard eviction must stay below the node's memory (%s)", s.Memory.String()))
+		}
+		r.AllocatableMemory = function.FormatMiB(function.FloorRat(left.Quo(left, big.NewRat(function.MiB, 1))))
+	}
+	if s.CPU != nil {
+		cpu := function.QuantityRat(*s.CPU)
+		left := new(big.Rat).Sub(cpu, cpuRes[0])
+		left.Sub(left, cpuRes[1])
+		if left.Sign() <= 0 {
+			return Reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedCpu=%s kubeReservedCpu=%s", r.SystemCPU, r.KubeCPU),
+				fmt.Sprintf("system-reserved + kube-reserved CPU must stay below the node's CPU (%s)", s.CPU.String()))
+		}
+		r.AllocatableCPU = function.FormatMillicores(function.CeilRat(left.Mul(left, big.NewRat(1000, 1))))
+	}
+	return r, nil
+}
+
+// parsePositiveQuantity parses a user-written quantity and checks it is
+// above zero. It returns a *field.Error for path otherwise.
+func parsePositiveQuantity(path *field.Path, s string) (resource.Quantity, error) {
+	if !quantityInRange(s) {
+		return resource.Quantity{}, field.Invalid(path, s, fmt.Sprintf("out of range: at most %d characters and a decimal exponent of at most %d", maxQuantityLength, maxQuantityExponent))
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return resource.Quantity{}, field.Invalid(path, s, "must be a Kubernetes quantity such as 256Mi, 1Gi or 500e6")
+	}
+	if q.Sign() <= 0 {
+		return resource.Quantity{}, field.Invalid(path, s, "must be positive")
+	}
+	return q, nil
+}
+
+// Bounds on user-written quantity text. A quantity such as "1e10000000"
+// parses, but exact arithmetic on it takes seconds to minutes (10^scale as a
+// big integer); no real node size needs more than this.
+const (
+	maxQuantityLength   = 64
+	maxQuantityExponent = 30
+)
+
+// quantityInRange reports whether a quantity's text is short and its
+// decimal exponent (the part after e or E, if any) is within
+// ±maxQuantityExponent, so that arithmetic on it stays cheap.
+func quantityInRange(s string) bool {
+	if len(s) > maxQuantityLength {
+		return false
+	}
+	i := strings.IndexAny(s, "eE")
+	if i < 0 || i == len(s)-1 {
+		return true // no exponent, or the SI suffix E (exa)
+	}
+	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	if err != nil {
+		return true // not an exponent: ParseQuantity decides
+	}
+	return exp >= -maxQuantityExponent && exp <= maxQuantityExponent
+}
+
+// parseThreshold parses an eviction threshold: a percentage in (0, 100] or a
+// positive absolute quantity.
+func parseThreshold(path *field.Path, s string) (threshold, error) {
+	if strings.HasSuffix(s, "%") {
+		if !percentPattern.MatchString(s) {
+			return threshold{}, field.Invalid(path, s, "must be a percentage such as 7% or an absolute quantity such as 500Mi")
+		}
+		p, ok := new(big.Rat).SetString(strings.TrimSuffix(s, "%"))
+		if !ok || p.Sign() <= 0 || p.Cmp(big.NewRat(100, 1)) > 0 {
+			return threshold{}, field.Invalid(path, s, "a percentage must be in (0, 100]")
+		}
+		return threshold{percent: true, fraction: p.Quo(p, big.NewRat(100, 1))}, nil
+	}
+	q, err := parsePositiveQuantity(path, s)
+	if err != nil {
+		return threshold{}, err
+	}
+	return threshold{bytes: function.QuantityRat(q)}, nil
+}
+
+// KubeletExtraArgs returns the kubelet flags of a node group in the seed
+// chart's order (SPEC §5.2), as name → value pairs.
+func (r Reservations) KubeletExtraArgs() [][2]string {
+	return [][2]string{
+		{"system-reserved", "memory=" + r.SystemMemory + ",cpu=" + r.SystemCPU},
+		{"kube-reserved", "memory=" + r.KubeMemory + ",cpu=" + r.KubeCPU},
+		{"eviction-hard", "memory.available<" + r.EvictionHard + ",nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%"},
+		{"eviction-soft", "memory.available<" + r.EvictionSoft + ",nodefs.available<15%,imagefs.available<20%"},
+		{"eviction-soft-grace-period", "memory.available=1m30s,nodefs.available=1m30s,imagefs.available=1m30s"},
+		{"eviction-minimum-reclaim", "memory.available=256Mi"},
+		{"enforce-node-allocatable", "pods"},
+	}
+}
+
+func clamp(v, lo, hi int64) int64 {
+	return max(lo, min(v, hi))
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	infrav1 "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// BuildMachineDeployment returns the MachineDeployment N-G of a node group
+// (CAPI v1beta2, SPEC §5.2) referring to the bootstrap template N-G and the
+// machine template machineTemplate. spec.replicas is never written
+// (cluster-autoscaler owns it); the autoscaler's min/max annotations bound
+// it. Capacity annotations report allocatable memory and CPU when the
+// effective values are known, and the role labels and GPUs so the group can
+// scale up from zero. Rolling updates surge up to maxReplicas with at most
+// one machine unavailable.
+func BuildMachineDeployment(id function.Identity, p NodeGroupPlan, machineTemplate string) *clusterv1.MachineDeployment {
+	name := p.ObjectName(id)
+	ann := map[string]string{
+		AnnotationAutoscalerMin: strconv.Itoa(int(deref(p.Group.MinReplicas))),
+		AnnotationAutoscalerMax: strconv.Itoa(int(deref(p.Group.MaxReplicas))),
+	}
+	if p.Kubelet.AllocatableMemory != "" {
+		ann[AnnotationCapacityMemory] = p.Kubelet.AllocatableMemory
+	}
+	if p.Kubelet.AllocatableCPU != "" {
+		ann[AnnotationCapacityCPU] = p.Kubelet.AllocatableCPU
+	}
+	if labels := ScaleFromZeroLabels(p); labels != "" {
+		ann[AnnotationCapacityLabels] = labels
+	}
+	if gpuType, n := GPUCapacity(p); n > 0 {
+		ann[AnnotationCapacityGPU] = gpuType
+		ann[AnnotationCapacityGPUs] = strconv.Itoa(n)
+	}
+	selector := map[string]string{function.LabelCAPICluster: id.Name, LabelDeploymentName: name}
+	tmplLabels := map[string]string{}
+	for k, v := range selector {
+		tmplLabels[k] = v
+	}
+	for k, v := range p.RoleLabels() {
+		tmplLabels[k] = v
+	}
+	return &clusterv1.MachineDeployment{
+		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   id.Namespace,
+			Labels:      groupLabels(id, p.Name),
+			Annotations: ann,
+		},
+		Spec: clusterv1.MachineDeploymentSpec{
+			ClusterName: id.Name,
+			Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
+				Type: clusterv1.RollingUpdateMachineDeploymentStrategyType,
+				RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
+					MaxSurge:       ptr(intstr.FromInt32(deref(p.Group.MaxReplicas))),
+					MaxUnavailable: ptr(intstr.FromInt32(1)),
+				},
+			}},
+			Selector: metav1.LabelSelector{MatchLabels: selector},
+			Template: clusterv1.MachineTemplateSpec{
+				ObjectMeta: clusterv1.ObjectMeta{Labels: tmplLabels},
+				Spec: clusterv1.MachineSpec{
+					ClusterName: id.Name,
+					Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+						APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate", Name: name,
+					}},
+					InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+						APIGroup: infrav1.GroupVersion.Group, Kind: "KubevirtMachineTemplate", Name: machineTemplate,
+					},
+					Version: p.Version,
+				},
+			},
+		},
+	}
+}
+
+// GPUCapacity returns the extended resource a node of the group offers for
+// its GPUs and how many: "<vendor domain>/gpu" of the first GPU's device
+// name (nvidia.com/AD102GL_L40S → nvidia.com/gpu, the resource the vendor's
+// device plugin advertises) and the number of GPUs. It returns ("", 0)
+// without GPUs.
+func GPUCapacity(p NodeGroupPlan) (string, int) {
+	if len(p.Group.GPUs) == 0 {
+		return "", 0
+	}
+	vendor, _, ok := strings.Cut(p.Group.GPUs[0].Name, "/")
+	if !ok || vendor == "" {
+		vendor = "nvidia.com"
+	}
+	return vendor + "/gpu", len(p.Group.GPUs)
+}

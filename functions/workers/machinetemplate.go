@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	infrav1 "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// VM constants (SPEC §5.2).
+const (
+	// SystemDiskName is the container-disk system volume (PCI 07:00.0).
+	SystemDiskName = "system"
+	// SystemDiskPCI is the system disk's guest PCI address.
+	SystemDiskPCI = "0000:07:00.0"
+	// KubeletDiskName is the persistent kubelet/containerd volume and its
+	// DataVolume template (PCI 08:00.0, /dev/vdb in the guest).
+	KubeletDiskName = "disk-kubelet"
+	// KubeletDiskPCI is the persistent disk's guest PCI address.
+	KubeletDiskPCI = "0000:08:00.0"
+	// PodNetworkName is the VM's single pod-network interface.
+	PodNetworkName = "default"
+	// InstancetypeKind is the kind of instance type a VM refers to.
+	InstancetypeKind = "VirtualMachineClusterInstancetype"
+	// TemplateHashLength is the number of hex characters of the spec's
+	// SHA-256 in a KubevirtMachineTemplate name.
+	TemplateHashLength = 6
+
+	annotationUsePopulator       = "cdi.kubevirt.io/storage.usePopulator"
+	annotationBridgeLiveMigation = "kubevirt.io/allow-pod-bridge-network-live-migration"
+)
+
+// VMEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
+// the preset value of SPEC §4; its request is a fortieth of it.
+var VMEphemeralStorage = function.PresetEphemeralStorage
+
+// BuildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
+// node group (CAPI provider KubeVirt v1alpha1, SPEC §5.2), named
+// N-G-<first 6 hex of the SHA-256 of its canonical spec>, so any change of
+// the VM gives a new name and CAPI rolls the group. image is the container
+// disk for the plan's minor version; bootstrapHash is CanonicalHash of the
+// group's KubeadmConfigTemplate spec (an annotation of the VM template, so
+// bootstrap changes roll too). It returns an error when resources.cpu is
+// not a whole number of cores or the spec does not hash.
+func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {
+	g := p.Group
+	domain := kubevirtv1.DomainSpec{
+		Resources: kubevirtv1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: VMEphemeralStorage.DeepCopy()},
+			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideBytes(VMEphemeralStorage, 40)},
+		},
+		Devices: kubevirtv1.Devices{
+			Disks: []kubevirtv1.Disk{
+				{Name: SystemDiskName, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: SystemDiskPCI}}},
+				{
+					Name:       KubeletDiskName,
+					DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: KubeletDiskPCI}},
+					BlockSize:  &kubevirtv1.BlockSize{MatchVolume: &kubevirtv1.FeatureState{Enabled: ptr(true)}},
+				},
+			},
+			Interfaces: []kubevirtv1.Interface{{
+				Name:                   PodNetworkName,
+				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}},
+			}},
+		},
+	}
+	for i, gpu := range g.GPUs {
+		domain.Devices.GPUs = append(domain.Devices.GPUs, kubevirtv1.GPU{Name: fmt.Sprintf("gpu%d", i+1), DeviceName: gpu.Name})
+	}
+	var instancetype *kubevirtv1.InstancetypeMatcher
+	if p.Sizing.Explicit {
+		cores, err := wholeCores(*p.Sizing.CPU)
+		if err != nil {
+			return nil, err
+		}
+		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
+		mem := p.Sizing.Memory.DeepCopy()
+		domain.Memory = &kubevirtv1.Memory{Guest: &mem}
+	} else {
+		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: InstancetypeKind, Name: g.InstanceType}
+	}
+
+	storage := &cdiv1.StorageSpec{
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{}},
+	}
+	disk, err := g.DiskSize.Parse()
+	if err != nil {
+		return nil, err
+	}
+	storage.Resources.Requests[corev1.ResourceStorage] = disk
+	if g.StorageClass != "" {
+		storage.StorageClassName = ptr(g.StorageClass)
+	}
+
+	tmplMeta := metav1.ObjectMeta{
+		Annotations: map[string]string{annotationBridgeLiveMigation: "true"},
+	}
+	if bootstrapHash != "" {
+		tmplMeta.Annotations[AnnotationBootstrapHash] = bootstrapHash[:min(len(bootstrapHash), 16)]
+	}
+	if labels := p.RoleLabels(); len(labels) > 0 {
+		tmplMeta.Labels = labels
+	}
+	vm := kubevirtv1.VirtualMachineSpec{
+		RunStrategy:  ptr(kubevirtv1.RunStrategyAlways),
+		Instancetype: instancetype,
+		DataVolumeTemplates: []kubevirtv1.DataVolumeTemplateSpec{{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        KubeletDiskName,
+				Annotations: map[string]string{annotationUsePopulator: "false"},
+			},
+			Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}}, Storage: storage},
+		}},
+		Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
+			ObjectMeta: tmplMeta,
+			Spec: kubevirtv1.VirtualMachineInstanceSpec{
+				Domain:           domain,
+				EvictionStrategy: ptr(kubevirtv1.EvictionStrategyExternal),
+				Networks:         []kubevirtv1.Network{{Name: PodNetworkName, NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
+				Volumes: []kubevirtv1.Volume{
+					{Name: SystemDiskName, VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: image}}},
+					{Name: KubeletDiskName, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: KubeletDiskName}}},
+				},
+			},
+		},
+	}
+	spec := infrav1.KubevirtMachineTemplateSpec{Template: infrav1.KubevirtMachineTemplateResource{Spec: infrav1.KubevirtMachineSpec{
+		VirtualMachineTemplate: infrav1.VirtualMachineTemplateSpec{Spec: vm},
+		BootstrapCheckSpec:     infrav1.VirtualMachineBootstrapCheckSpec{CheckStrategy: "ssh"},
+	}}}
+	sum, err := CanonicalHash(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &infrav1.KubevirtMachineTemplate{
+		TypeMeta: metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      p.ObjectName(id) + "-" + sum[:TemplateHashLength],
+			Namespace: id.Namespace,
+			Labels:    groupLabels(id, p.Name),
+		},
+		Spec: spec,
+	}, nil
+}
+
+// wholeCores returns a CPU quantity as a whole number of cores, or an error
+// when it is not one (a VM's domain has whole cores).
+func wholeCores(q resource.Quantity) (uint32, error) {
+	m := q.MilliValue()
+	if m <= 0 || m%1000 != 0 || m/1000 > 1<<16 {
+		return 0, fmt.Errorf("%s is not a whole number of cores", q.String())
+	}
+	return uint32(m / 1000), nil
+}
+
+// ScaleFromZeroLabels returns the value of cluster-autoscaler's
+// capacity.../labels annotation: the role labels as sorted "key=value"
+// pairs joined by commas, or "" without roles.
+func ScaleFromZeroLabels(p NodeGroupPlan) string {
+	labels := p.RoleLabels()
+	keys := sortedKeys(labels)
+	pairs := make([]string, 0, len(keys))
+	for _, k := range keys {
+		pairs = append(pairs, k+"="+labels[k])
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// nodeGroupStatus is status.nodeGroups[G] of the XR.
+type nodeGroupStatus = v1alpha1.NodeGroupStatus
+
+// observedMachineDeployment decodes G's observed MachineDeployment. It
+// reports false when there is none or it does not decode.
+func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (*clusterv1.MachineDeployment, bool) {
+	md := &clusterv1.MachineDeployment{}
+	ok, err := function.ObservedInto(req, MachineDeploymentResourceName(g), md)
+	if !ok || err != nil {
+		return nil, false
+	}
+	return md, true
+}
+
+// observedControlPlaneVersion returns status.version of the observed
+// KamajiControlPlane (composed by the control-plane step), and whether one
+// was observed.
+func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) (string, bool) {
+	res := req.GetObserved().GetResources()
+	for _, name := range sortedKeys(res) {
+		f := res[name].GetResource().GetFields()
+		if f["kind"].GetStringValue() == "KamajiControlPlane" &&
+			strings.HasPrefix(f["apiVersion"].GetStringValue(), "controlplane.cluster.x-k8s.io/") {
+			return f["status"].GetStructValue().GetFields()["version"].GetStringValue(), true
+		}
+	}
+	return "", false
+}
+
+// workerVersion is the patch version G's machines run (issue 5: the
+// control plane is upgraded first). A new group, or one already at target,
+// gets target; a group observed at another version moves to target only
+// once the observed control plane reports target, and otherwise stays at its
+// observed version.
+func workerVersion(req *fnv1.RunFunctionRequest, g, target, cpVersion string, cpObserved bool) string {
+	md, ok := observedMachineDeployment(req, g)
+	if !ok || md.Spec.Template.Spec.Version == "" || md.Spec.Template.Spec.Version == target {
+		return target
+	}
+	if cpObserved && normalizeVersion(cpVersion) == normalizeVersion(target) {
+		return target
+	}
+	return md.Spec.Template.Spec.Version
+}
+
+func normalizeVersion(v string) string { return "v" + strings.TrimPrefix(v, "v") }
+
+// referencedMachineTemplates returns the names of the machine templates the
+// MachineSets of the cluster refer to (spec.template.spec.infrastructureRef
+// .name), and whether the MachineSets requirement has been answered.
+func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, bool, error) {
+	items, arrived, err := request.GetRequiredResource(req, RequirementMachineSets)
+	if err != nil || !arrived {
+		return nil, arrived, err
+	}
+	out := map[string]bool{}
+	for _, it := range items {
+		ms := &clusterv1.MachineSet{}
+		if err := function.StructInto(it.Resource.Object, ms); err != nil {
+			return nil, true, fmt.Errorf("cannot read MachineSet %s: %w", it.Resource.GetName(), err)
+		}
+		if n := ms.Spec.Template.Spec.InfrastructureRef.Name; n != "" {
+			out[n] = true
+		}
+	}
+	return out, true, nil
+}
+
+// keepObservedGroup copies every observed composed resource of node group
+// g into the desired state unchanged. It returns how many it kept.
+func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g string) int {
+	kept := 0
+	tmpl := machineTemplateNamePattern(g)
+	for _, name := range sortedKeys(req.GetObserved().GetResources()) {
+		switch {
+		case name == BootstrapResourceName(g), name == MachineDeploymentResourceName(g),
+			name == HealthCheckResourceName(g), tmpl.MatchString(name):
+			if function.KeepObserved(req, rsp, name) {
+				kept++
+			}
+		}
+	}
+	return kept
+}
+
+// keepOldTemplates keeps each observed machine template of g other than
+// current while a MachineSet of the cluster (or the observed
+// MachineDeployment) still refers to it, and all of them while the
+// MachineSets have not been fetched yet. The others leave the desired state
+// and Crossplane deletes them.
+func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g, current string, referenced map[string]bool, msArrived bool) {
+	inUse := map[string]bool{}
+	for k := range referenced {
+		inUse[k] = true
+	}
+	if md, ok := observedMachineDeployment(req, g); ok {
+		inUse[md.Spec.Template.Spec.InfrastructureRef.Name] = true
+	}
+	tmpl := machineTemplateNamePattern(g)
+	obs := req.GetObserved().GetResources()
+	for _, name := range sortedKeys(obs) {
+		if name == current || !tmpl.MatchString(name) {
+			continue
+		}
+		objName := obs[name].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
+		if !msArrived || inUse[objName] {
+			function.KeepObserved(req, rsp, name)
+			if r := rsp.Desired.Resources[name]; r != nil {
+				r.Ready = fnv1.Ready_READY_TRUE
+			}
+		}
+	}
+}
+
+// observedGroupStatus returns status.nodeGroups[G] from G's observed
+// MachineDeployment and the computed reservations (or, when those are
+// unknown, the observed capacity annotations), and whether the group is
+// ready: its MachineDeployment observed at its current generation with at
+// least minReplicas ready machines.
+func observedGroupStatus(req *fnv1.RunFunctionRequest, g string, ng v1alpha1.NodeGroup, res Reservations) (nodeGroupStatus, bool) {
+	st := nodeGroupStatus{Allocatable: v1alpha1.Allocatable{CPU: res.AllocatableCPU, Memory: res.AllocatableMemory}}
+	md, ok := observedMachineDeployment(req, g)
+	if !ok {
+		return st, false
+	}
+	if st.Allocatable.CPU == "" && st.Allocatable.Memory == "" {
+		st.Allocatable = v1alpha1.Allocatable{CPU: md.Annotations[AnnotationCapacityCPU], Memory: md.Annotations[AnnotationCapacityMemory]}
+	}
+	st.Replicas = deref(md.Status.Replicas)
+	st.ReadyReplicas = deref(md.Status.ReadyReplicas)
+	return st, machineDeploymentIsReady(md, deref(ng.MinReplicas))
+}
+
+func machineDeploymentIsReady(md *clusterv1.MachineDeployment, minReplicas int32) bool {
+	return md.Status.ObservedGeneration >= md.Generation && deref(md.Status.ReadyReplicas) >= minReplicas
+}
+
+// machineDeploymentReady is READY_TRUE when the observed MachineDeployment
+// called name has at least minReplicas ready machines at its current
+// generation.
+func machineDeploymentReady(req *fnv1.RunFunctionRequest, name string, minReplicas int32) fnv1.Ready {
+	md := &clusterv1.MachineDeployment{}
+	ok, err := function.ObservedInto(req, name, md)
+	return function.ReadyIf(ok && err == nil && machineDeploymentIsReady(md, minReplicas))
+}
+
+// deploymentReady is READY_TRUE when the observed Deployment called name
+// reports Available=True.
+func deploymentReady(req *fnv1.RunFunctionRequest, name string) fnv1.Ready {
+	return function.ReadyWhenConditionTrue(req, name, "Available")
+}
+
+// existsReady is READY_TRUE once the composed resource called name exists.
+func existsReady(req *fnv1.RunFunctionRequest, name string) fnv1.Ready {
+	return function.ReadyWhenObserved(req, name)
+}
+
+// writeStatus merges status.nodeGroups and status.nodes ("<ready>/<total>"
+// machines over all groups) into the desired XR.
+func writeStatus(rsp *fnv1.RunFunctionResponse, groups map[string]nodeGroupStatus) error {
+	var ready, total int32
+	for _, st := range groups {
+		ready += st.ReadyReplicas
+		total += st.Replicas
+	}
+	raw, err := json.Marshal(groups) // encoding/json sorts map keys
+	if err != nil {
+		return err
+	}
+	var nodeGroups map[string]any
+	if err := json.Unmarshal(raw, &nodeGroups); err != nil {
+		return err
+	}
+	return function.SetCompositeStatus(rsp, map[string]any{
+		"nodeGroups": nodeGroups,
+		"nodes":      fmt.Sprintf("%d/%d", ready, total),
+	})
+}

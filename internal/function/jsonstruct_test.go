@@ -1,0 +1,165 @@
+package function
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// toStructReference is ToStruct as it was before jsonToStruct: JSON, then
+// protojson, then pruneNulls. jsonToStruct must give exactly its result.
+func toStructReference(obj any) (*structpb.Struct, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	s := &structpb.Struct{}
+	if err := protoJSON.Unmarshal(raw, s); err != nil {
+		return nil, err
+	}
+	delete(s.Fields, "status")
+	pruneNulls(s)
+	return s, nil
+}
+
+func TestToStructMatchesProtojson(t *testing.T) {
+	replicas := int32(3)
+	typed := []any{
+		&appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Labels: map[string]string{"a": "b<&>"}},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: &replicas,
+				Strategy: appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptrTo(intstr.FromString("25%"))}},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "c", Image: "i:1", Args: []string{"--x=\"q\"", "tab\there", "uni ✓ \u2028"},
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+					}},
+				}}}},
+			},
+			Status: appsv1.DeploymentStatus{Replicas: 1},
+		},
+		map[string]any{"status": "dropped", "a": nil, "b": []any{nil, map[string]any{"x": nil, "y": 1.5}, []any{map[string]any{"keep": nil}}}},
+		map[string]any{"n": []any{1e300, -0.0, 123456789012345678, math.SmallestNonzeroFloat64, 0.1}},
+		map[string]any{},
+	}
+	for i, o := range typed {
+		compareToStruct(t, fmt.Sprintf("typed[%d]", i), o)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		compareToStruct(t, fmt.Sprintf("random[%d]", i), randomObject(r, 0))
+	}
+}
+
+func compareToStruct(t *testing.T, name string, o any) {
+	t.Helper()
+	want, werr := toStructReference(o)
+	got, gerr := ToStruct(o)
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("%s: error mismatch: reference %v, ToStruct %v", name, werr, gerr)
+	}
+	if werr == nil && !proto.Equal(want, got) {
+		t.Fatalf("%s: ToStruct differs from the protojson path:\nwant %v\ngot  %v", name, want, got)
+	}
+}
+
+func TestJSONToStructRejectsBadJSON(t *testing.T) {
+	for _, in := range []string{``, `[]`, `null`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":01}`, `{"a":-}`, `{"a":1.}`,
+		`{"a":"\x01"}`, `{"a":"\q"}`, `{"a":"\ud800"}`, `{"a":1}x`, `{"a":tru}`, `{"a":1,"a":2}`, "{\"a\":\"\xff\"}"} {
+		if _, err := jsonToStruct([]byte(in)); err == nil {
+			t.Errorf("jsonToStruct(%q): want an error", in)
+		}
+		s := &structpb.Struct{}
+		if err := protoJSON.Unmarshal([]byte(in), s); err == nil {
+			t.Errorf("protojson accepts %q: the cases must be ones it rejects", in)
+		}
+	}
+}
+
+func randomObject(r *rand.Rand, depth int) map[string]any {
+	out := map[string]any{}
+	for range r.IntN(6) {
+		out[randomString(r)] = randomValue(r, depth+1)
+	}
+	return out
+}
+
+func randomValue(r *rand.Rand, depth int) any {
+	k := r.IntN(8)
+	if depth > 4 {
+		k = r.IntN(5)
+	}
+	switch k {
+	case 0:
+		return nil
+	case 1:
+		return r.IntN(2) == 0
+	case 2:
+		return (r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(40)-20))
+	case 3:
+		return r.Int64N(1 << 53)
+	case 4:
+		return randomString(r)
+	case 5, 6:
+		l := make([]any, r.IntN(4))
+		for i := range l {
+			l[i] = randomValue(r, depth+1)
+		}
+		return l
+	default:
+		return randomObject(r, depth)
+	}
+}
+
+func randomString(r *rand.Rand) string {
+	const alphabet = "abcXYZ09 -_./\"\\\n\t<>&é✓\u2028\U0001F600\x7f"
+	runes := []rune(alphabet)
+	var b strings.Builder
+	for range r.IntN(12) {
+		b.WriteRune(runes[r.IntN(len(runes))])
+	}
+	return b.String()
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func BenchmarkToStruct(b *testing.B) {
+	replicas := int32(3)
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Labels: map[string]string{"a": "b", "c": "d"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "c", Image: "i:1", Args: []string{"--a=1", "--b=2", "--c=3"},
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+		}}}}},
+	}
+	b.Run("impl=protojson", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := toStructReference(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := ToStruct(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
