@@ -137,7 +137,7 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 	}
 	dsName := in.DataStoreName
 	if !p.external {
-		storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), in.Etcd.StorageSize)
+		storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
 		if err != nil {
 			return nil, err
 		}

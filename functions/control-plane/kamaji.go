@@ -67,12 +67,12 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 	}
 	cpu, memory := preset.CPU, preset.Memory
 	if c.Resources.CPU.IsSet() {
-		if cpu, err = function.ParsePositiveQuantity(path.Child("resources", "cpu"), c.Resources.CPU); err != nil {
+		if cpu, err = function.ParsePositiveQuantity(path.Child("resources", "cpu"), string(c.Resources.CPU)); err != nil {
 			return corev1.ResourceRequirements{}, err
 		}
 	}
 	if c.Resources.Memory.IsSet() {
-		if memory, err = function.ParsePositiveQuantity(path.Child("resources", "memory"), c.Resources.Memory); err != nil {
+		if memory, err = function.ParsePositiveQuantity(path.Child("resources", "memory"), string(c.Resources.Memory)); err != nil {
 			return corev1.ResourceRequirements{}, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -107,7 +106,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 			memRes[i] = big.NewRat(autoMem*function.MiB, 1)
 			continue
 		}
-		q, err := parsePositiveQuantity(kp.Child(f.name), f.val)
+		q, err := function.ParsePositiveQuantity(kp.Child(f.name), f.val)
 		if err != nil {
 			return Reservations{}, err
 		}
@@ -139,7 +138,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
 				"must be a CPU quantity: whole millicores such as 100m or decimal cores such as 0.5")
 		}
-		q, err := parsePositiveQuantity(kp.Child(f.name), f.val)
+		q, err := function.ParsePositiveQuantity(kp.Child(f.name), f.val)
 		if err != nil {
 			return Reservations{}, err
 		}
@@ -201,48 +200,6 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 	return r, nil
 }
 
-// parsePositiveQuantity parses a user-written quantity and checks it is
-// above zero. It returns a *field.Error for path otherwise.
-func parsePositiveQuantity(path *field.Path, s string) (resource.Quantity, error) {
-	if !quantityInRange(s) {
-		return resource.Quantity{}, field.Invalid(path, s, fmt.Sprintf("out of range: at most %d characters and a decimal exponent of at most %d", maxQuantityLength, maxQuantityExponent))
-	}
-	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return resource.Quantity{}, field.Invalid(path, s, "must be a Kubernetes quantity such as 256Mi, 1Gi or 500e6")
-	}
-	if q.Sign() <= 0 {
-		return resource.Quantity{}, field.Invalid(path, s, "must be positive")
-	}
-	return q, nil
-}
-
-// Bounds on user-written quantity text. A quantity such as "1e10000000"
-// parses, but exact arithmetic on it takes seconds to minutes (10^scale as a
-// big integer); no real node size needs more than this.
-const (
-	maxQuantityLength   = 64
-	maxQuantityExponent = 30
-)
-
-// quantityInRange reports whether a quantity's text is short and its
-// decimal exponent (the part after e or E, if any) is within
-// ±maxQuantityExponent, so that arithmetic on it stays cheap.
-func quantityInRange(s string) bool {
-	if len(s) > maxQuantityLength {
-		return false
-	}
-	i := strings.IndexAny(s, "eE")
-	if i < 0 || i == len(s)-1 {
-		return true // no exponent, or the SI suffix E (exa)
-	}
-	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-	if err != nil {
-		return true // not an exponent: ParseQuantity decides
-	}
-	return exp >= -maxQuantityExponent && exp <= maxQuantityExponent
-}
-
 // parseThreshold parses an eviction threshold: a percentage in (0, 100] or a
 // positive absolute quantity.
 func parseThreshold(path *field.Path, s string) (threshold, error) {
@@ -256,7 +213,7 @@ func parseThreshold(path *field.Path, s string) (threshold, error) {
 		}
 		return threshold{percent: true, fraction: p.Quo(p, big.NewRat(100, 1))}, nil
 	}
-	q, err := parsePositiveQuantity(path, s)
+	q, err := function.ParsePositiveQuantity(path, s)
 	if err != nil {
 		return threshold{}, err
 	}

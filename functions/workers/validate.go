@@ -80,18 +80,18 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup) field.ErrorList {
 	if g.Resources.CPU.IsSet() {
 		if !cpuPattern.MatchString(string(g.Resources.CPU)) {
 			errs = append(errs, field.Invalid(rp.Child("cpu"), string(g.Resources.CPU), "must be whole millicores such as 4000m or decimal cores such as 4"))
-		} else if q, err := parsePositiveQuantity(rp.Child("cpu"), string(g.Resources.CPU)); err != nil {
+		} else if q, err := function.ParsePositiveQuantity(rp.Child("cpu"), string(g.Resources.CPU)); err != nil {
 			errs = append(errs, asFieldError(err, p))
 		} else if _, err := wholeCores(q); err != nil && g.Resources.Memory.IsSet() {
 			errs = append(errs, field.Invalid(rp.Child("cpu"), string(g.Resources.CPU), "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"))
 		}
 	}
 	if g.Resources.Memory.IsSet() {
-		if _, err := parsePositiveQuantity(rp.Child("memory"), string(g.Resources.Memory)); err != nil {
+		if _, err := function.ParsePositiveQuantity(rp.Child("memory"), string(g.Resources.Memory)); err != nil {
 			errs = append(errs, asFieldError(err, p))
 		}
 	}
-	if _, err := parsePositiveQuantity(p.Child("diskSize"), string(g.DiskSize)); err != nil {
+	if _, err := function.ParsePositiveQuantity(p.Child("diskSize"), string(g.DiskSize)); err != nil {
 		errs = append(errs, asFieldError(err, p))
 	}
 	if g.StorageClass != "" {
