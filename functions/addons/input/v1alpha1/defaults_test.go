@@ -80,16 +80,19 @@ func TestValidate(t *testing.T) {
 		mutate func(*AddonsInput)
 		field  string
 	}{
-		"defaults":            {func(*AddonsInput) {}, ""},
-		"bad CIDR":            {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0" }, "input.serviceCIDR"},
-		"tiny CIDR":           {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0/29" }, "input.serviceCIDR"},
-		"unknown kind":        {func(in *AddonsInput) { in.Charts.Velero.Kind = "GitRepository" }, "input.charts.velero.kind"},
-		"unknown layout":      {func(in *AddonsInput) { in.Charts.Velero.ValuesLayout = "Nested" }, "input.charts.velero.valuesLayout"},
-		"OCI with https":      {func(in *AddonsInput) { in.Charts.FluxCD.URL = "https://x.example" }, "input.charts.fluxcd.url"},
-		"helm without chart":  {func(in *AddonsInput) { in.Charts.Velero.Chart = "" }, "input.charts.velero.chart"},
-		"reference, no name":  {func(in *AddonsInput) { in.Charts.CSI.Name = "" }, "input.charts.csi.name"},
-		"artifact with url":   {func(in *AddonsInput) { in.Charts.CSI.URL = "https://x.example" }, "input.charts.csi.url"},
-		"repo URL clash":      {func(in *AddonsInput) { in.Charts.HAMi.URL = "https://other.example"; in.Charts.HAMi.Repository = "cilium" }, "input.charts.hami.url"},
+		"defaults":           {func(*AddonsInput) {}, ""},
+		"bad CIDR":           {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0" }, "input.serviceCIDR"},
+		"tiny CIDR":          {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0/29" }, "input.serviceCIDR"},
+		"unknown kind":       {func(in *AddonsInput) { in.Charts.Velero.Kind = "GitRepository" }, "input.charts.velero.kind"},
+		"unknown layout":     {func(in *AddonsInput) { in.Charts.Velero.ValuesLayout = "Nested" }, "input.charts.velero.valuesLayout"},
+		"OCI with https":     {func(in *AddonsInput) { in.Charts.FluxCD.URL = "https://x.example" }, "input.charts.fluxcd.url"},
+		"helm without chart": {func(in *AddonsInput) { in.Charts.Velero.Chart = "" }, "input.charts.velero.chart"},
+		"reference, no name": {func(in *AddonsInput) { in.Charts.CSI.Name = "" }, "input.charts.csi.name"},
+		"artifact with url":  {func(in *AddonsInput) { in.Charts.CSI.URL = "https://x.example" }, "input.charts.csi.url"},
+		"repo URL clash": {func(in *AddonsInput) {
+			in.Charts.HAMi.URL = "https://other.example"
+			in.Charts.HAMi.Repository = "cilium"
+		}, "input.charts.hami.url"},
 		"bad repository name": {func(in *AddonsInput) { in.Charts.Velero.Repository = "Bad_Name" }, "input.charts.velero.repository"},
 	}
 	for name, c := range cases {
