@@ -19,7 +19,9 @@ const pipelineTestdata = "testdata/control-plane"
 // TestPipelineRender renders XRs through the real Crossplane engine and the
 // whole Composition (control-plane → workers → addons), as `make render`
 // does, and compares the output with golden files (issue 2 §7): the example
-// XR, every control-plane field set, a shared DataStore, and each bad input
+// XR, the example XR with the observed state of examples/observed (status
+// and conditions of a ready control plane, a half-ready node group and a
+// failed HelmRelease), every control-plane field set, a shared DataStore, and each bad input
 // whose Fatal result must name the field. Every rendered object is validated
 // against the upstream CRDs, and the example renders byte-identically twice.
 func TestPipelineRender(t *testing.T) {
@@ -37,10 +39,11 @@ func TestPipelineRender(t *testing.T) {
 	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
 
 	cases := []struct {
-		name, xr, required, composition string
+		name, xr, required, observed, composition string
 		fatal                           []string // substrings of the Fatal message; nil when the render succeeds
 	}{
 		{name: "example", xr: example("xr.yaml"), required: example("instancetypes.yaml")},
+		{name: "example-observed", xr: example("xr.yaml"), required: example("instancetypes.yaml"), observed: example("observed")},
 		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: example("instancetypes.yaml")},
 		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: example("instancetypes.yaml"), composition: data("composition-shared-datastore.yaml")},
 		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}},
@@ -48,16 +51,16 @@ func TestPipelineRender(t *testing.T) {
 		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
 		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
 	}
-	renderOnce := func(t *testing.T, xr, required, composition string) ([]byte, error) {
+	renderOnce := func(t *testing.T, xr, required, observed, composition string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		return render.Render(ctx, render.Options{
-			Root: root, XR: xr, Required: required, Composition: composition, BinDir: binDir, Stderr: &bytes.Buffer{},
+			Root: root, XR: xr, Required: required, Observed: observed, Composition: composition, BinDir: binDir, Stderr: &bytes.Buffer{},
 		})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := renderOnce(t, c.xr, c.required, c.composition)
+			out, err := renderOnce(t, c.xr, c.required, c.observed, c.composition)
 			var got []byte
 			if c.fatal != nil {
 				var ce *render.CrossplaneError
@@ -86,8 +89,8 @@ func TestPipelineRender(t *testing.T) {
 		})
 	}
 	t.Run("deterministic", func(t *testing.T) {
-		a, errA := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "")
-		b, errB := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "")
+		a, errA := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "", "")
+		b, errB := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "", "")
 		if errA != nil || errB != nil {
 			t.Fatalf("render: %v / %v", errA, errB)
 		}

@@ -28,9 +28,14 @@ const (
 	ConditionAddonsReady = "AddonsReady"
 	// ReasonAllReady is AddonsReady=True's reason.
 	ReasonAllReady = "AllBaseAddonsReady"
-	// ReasonHelmReleaseFailed is AddonsReady=False's reason; the message
-	// names each base release that is not Ready: "<release>: <message>".
+	// ReasonHelmReleaseFailed is AddonsReady=False's reason when a base
+	// release reports Ready=False; the message names each failed release
+	// first ("<release>: <message>"), then those still pending.
 	ReasonHelmReleaseFailed = "HelmReleaseFailed"
+	// ReasonWaitingForHelmRelease is AddonsReady=False's reason when no base
+	// release failed but some are not Ready yet (not created, or no Ready
+	// condition yet).
+	ReasonWaitingForHelmRelease = "WaitingForHelmRelease"
 )
 
 // RunFunction adds the tenant's add-on HelmReleases (and their managed chart
@@ -66,12 +71,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	status := map[string]v1alpha1.AddonStatus{}
-	var notReady []string
+	var failed, pending []string
 	for _, o := range objs {
 		ready := fnv1.Ready_READY_TRUE
 		switch o.Obj.(type) {
 		case interface{ GetConditions() []metav1.Condition }:
-			ok, msg := observedReady(req, o.Name)
+			ok, hasFailed, msg := observedReady(req, o.Name)
 			if !ok {
 				ready = fnv1.Ready_READY_FALSE
 			}
@@ -79,8 +84,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 				st := v1alpha1.AddonStatus{Ready: ok}
 				if !ok {
 					st.Message = msg
-					if o.Base {
-						notReady = append(notReady, o.Release+": "+msg)
+					switch {
+					case o.Base && hasFailed:
+						failed = append(failed, o.Release+": "+msg)
+					case o.Base:
+						pending = append(pending, o.Release+": "+msg)
 					}
 				}
 				status[o.Release] = st
@@ -92,70 +100,58 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 	}
 
-	if err := setStatus(req, rsp, status); err != nil {
+	if err := setStatus(rsp, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if len(notReady) == 0 {
-		response.ConditionTrue(rsp, ConditionAddonsReady, ReasonAllReady).TargetCompositeAndClaim()
-	} else {
-		sort.Strings(notReady)
+	sort.Strings(failed)
+	sort.Strings(pending)
+	switch {
+	case len(failed) > 0:
 		response.ConditionFalse(rsp, ConditionAddonsReady, ReasonHelmReleaseFailed).
-			WithMessage(strings.Join(notReady, "; ")).TargetCompositeAndClaim()
+			WithMessage(strings.Join(append(failed, pending...), "; ")).TargetCompositeAndClaim()
+	case len(pending) > 0:
+		response.ConditionFalse(rsp, ConditionAddonsReady, ReasonWaitingForHelmRelease).
+			WithMessage(strings.Join(pending, "; ")).TargetCompositeAndClaim()
+	default:
+		response.ConditionTrue(rsp, ConditionAddonsReady, ReasonAllReady).TargetCompositeAndClaim()
 	}
 	return rsp, nil
 }
 
-// Messages of add-ons whose HelmRelease has no Ready condition yet.
+// Messages of add-ons whose HelmRelease is not Ready and says nothing more.
 const (
 	msgNotObserved = "HelmRelease not created yet"
 	msgNoCondition = "waiting for the HelmRelease's Ready condition"
-	msgUnreadable  = "observed HelmRelease unreadable"
 	msgNotReady    = "not ready"
 )
 
 // observedReady reads the Ready condition of the observed composed resource
-// name (a Flux object): ready when status True, else false and the
-// condition's message (or why there is none).
-func observedReady(req *fnv1.RunFunctionRequest, name string) (bool, string) {
-	var obs struct {
-		Status struct {
-			Conditions []metav1.Condition `json:"conditions"`
-		} `json:"status"`
+// name (a Flux object): ready when its status is True; failed when it is
+// False; otherwise (not observed, no condition, Unknown) pending. msg is the
+// condition's message, or why there is none.
+func observedReady(req *fnv1.RunFunctionRequest, name string) (ready, failed bool, msg string) {
+	if function.ObservedValue(req, name) == nil {
+		return false, false, msgNotObserved
 	}
-	found, err := function.ObservedInto(req, name, &obs)
+	status, reason, message := function.ObservedConditionStatus(req, name, "Ready")
 	switch {
-	case !found:
-		return false, msgNotObserved
-	case err != nil:
-		return false, msgUnreadable
+	case status == "True":
+		return true, false, ""
+	case status == "":
+		return false, false, msgNoCondition
+	case message != "":
+		return false, status == "False", message
+	case reason != "":
+		return false, status == "False", reason
 	}
-	for _, c := range obs.Status.Conditions {
-		if c.Type != "Ready" {
-			continue
-		}
-		if c.Status == metav1.ConditionTrue {
-			return true, ""
-		}
-		if c.Message != "" {
-			return false, c.Message
-		}
-		if c.Reason != "" {
-			return false, c.Reason
-		}
-		return false, msgNotReady
-	}
-	return false, msgNoCondition
+	return false, status == "False", msgNotReady
 }
 
 // setStatus writes status.addons into the desired composite resource,
 // keeping everything earlier steps set there.
-func setStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonStatus) error {
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the desired composite resource: %w", err)
-	}
-	m := map[string]any{}
+func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonStatus) error {
+	m := make(map[string]any, len(status))
 	for r, s := range status {
 		e := map[string]any{"ready": s.Ready}
 		if s.Message != "" {
@@ -163,8 +159,5 @@ func setStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, stat
 		}
 		m[r] = e
 	}
-	if err := dxr.Resource.SetValue("status.addons", m); err != nil {
-		return fmt.Errorf("cannot set status.addons: %w", err)
-	}
-	return response.SetDesiredCompositeResource(rsp, dxr)
+	return function.SetCompositeStatus(rsp, map[string]any{"addons": m})
 }

@@ -587,6 +587,20 @@ func TestReadiness(t *testing.T) {
 	if cond[0].GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
 		t.Errorf("condition target %v", cond[0].GetTarget())
 	}
+	// A failed release is named before the pending ones.
+	delete(obs, "addon-coredns")
+	cond = run{spec: "{}", observed: obs}.do(t).GetConditions()
+	if len(cond) != 1 || cond[0].GetReason() != "HelmReleaseFailed" ||
+		cond[0].GetMessage() != "csi: install retries exhausted; coredns: HelmRelease not created yet" {
+		t.Errorf("conditions %v", cond)
+	}
+	// Nothing failed, something pending: waiting, not failed.
+	obs["addon-csi"] = "status: {conditions: [{type: Ready, status: Unknown, reason: Progressing, message: 'installing', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
+	cond = run{spec: "{}", observed: obs}.do(t).GetConditions()
+	if len(cond) != 1 || cond[0].GetReason() != "WaitingForHelmRelease" ||
+		cond[0].GetMessage() != "coredns: HelmRelease not created yet; csi: installing" {
+		t.Errorf("conditions %v", cond)
+	}
 	// Nothing dropped because something was not observed.
 	if d := cmp.Diff(baseReleases, names(releases(run{spec: "{}"}.do(t)))); d != "" {
 		t.Error(d)
