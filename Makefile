@@ -206,9 +206,30 @@ e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function
 # ---------------------------------------------------------------------------
 # Not built yet: these fail loudly until their issue lands.
 
+# Bench (issue 7): regenerates the inputs in test/bench/testdata from the
+# current functions, runs every benchmark with -benchmem and writes the
+# benchstat-compatible output to bench/results.txt (printed as it runs).
+# BENCH_COUNT repeats each benchmark (benchstat wants 6+ for intervals).
+
+BENCH_COUNT ?= 5
+BENCH_OUT   := bench/results.txt
+
 .PHONY: bench
-bench: ## Benchmarks of the composition functions.
-	@echo "make bench: not built yet: issue 7" >&2; exit 1
+bench: ## Benchmarks of the composition functions; writes bench/results.txt (BENCH_COUNT=5).
+	@mkdir -p $(dir $(BENCH_OUT)) _output
+	$(GO) generate ./test/bench >&2
+	@{ echo "nproc: $$(nproc)"; \
+	  echo "cpu-model: $$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"; \
+	  echo "go: $$($(GO) env GOVERSION)"; \
+	  echo "# make bench at $$(date -u +%FT%TZ); load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) \
+		./functions/control-plane ./functions/workers ./functions/addons; \
+	  $(GO) test -run '^$$' -bench 'GRPC|MessageSize' -benchmem -count $(BENCH_COUNT) ./test/bench; \
+	  $(GO) test -run '^$$' -bench 'RSS' -benchmem -benchtime 1x -count 1 ./test/bench; \
+	  echo "# load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	} | tee _output/bench-results.txt
+	@cp _output/bench-results.txt $(BENCH_OUT)
+	@echo "make bench: wrote $(BENCH_OUT)" >&2
 
 .PHONY: fuzz
 FUZZTIME ?= 60s

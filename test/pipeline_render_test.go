@@ -40,7 +40,7 @@ func TestPipelineRender(t *testing.T) {
 
 	cases := []struct {
 		name, xr, required, observed, composition string
-		fatal                           []string // substrings of the Fatal message; nil when the render succeeds
+		fatal                                     []string // substrings of the Fatal message; nil when the render succeeds
 	}{
 		{name: "example", xr: example("xr.yaml"), required: example("instancetypes.yaml")},
 		{name: "example-observed", xr: example("xr.yaml"), required: example("instancetypes.yaml"), observed: example("observed")},
