@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
@@ -31,6 +32,9 @@ const (
 	// nameEtcdUsage is the Usage keeping the EtcdCluster until the
 	// KamajiControlPlane is gone.
 	nameEtcdUsage = "usage-etcdcluster-by-kamajicontrolplane"
+	// nameNodeGroupUsagePrefix + G is the Usage keeping the
+	// KamajiControlPlane until node group G's MachineDeployment is gone.
+	nameNodeGroupUsagePrefix = "usage-kamajicontrolplane-by-nodegroup-"
 )
 
 // requiredKubeconfig is the required-resources key of Kamaji's admin
@@ -160,6 +164,16 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
 			function.ObjectRef{APIVersion: kamajiv1alpha2.GroupVersion.String(), Kind: kamajiv1alpha2.KamajiControlPlaneKind, Name: t.ID.Name},
 			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyByExistence)
+	}
+	if in.DeletionOrder == cpinput.DeletionOrderUsages {
+		// Node groups go before the control plane, while it can still drain
+		// their nodes (SPEC §7); CAPI bounds each drain.
+		kcp := function.ObjectRef{APIVersion: kamajiv1alpha2.GroupVersion.String(), Kind: kamajiv1alpha2.KamajiControlPlaneKind, Name: t.ID.Name}
+		for g := range spec.NodeGroups {
+			p.add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-"+g),
+				kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: t.ID.Prefixed(g)},
+				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyByExistence)
+		}
 	}
 	p.add(nameCluster, buildCluster(t.ID, in), readyByConditionAvailable)
 	p.add(nameKubevirtCluster, buildKubevirtCluster(t.ID), readyByStatusReady)

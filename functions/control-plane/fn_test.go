@@ -113,7 +113,7 @@ func TestDefaultClusterObjects(t *testing.T) {
 	wantNames := []string{
 		"cluster", "datastore", "etcd-ca", "etcd-ca-issuer", "etcd-client-cert", "etcd-peer-ca", "etcd-peer-ca-issuer",
 		"etcd-peer-cert", "etcd-selfsigned-issuer", "etcd-server-cert", "etcdcluster", "kamajicontrolplane", "kubevirtcluster",
-		"usage-etcdcluster-by-kamajicontrolplane",
+		"usage-etcdcluster-by-kamajicontrolplane", "usage-kamajicontrolplane-by-nodegroup-md0",
 	}
 	got := keys(rsp)
 	if d := cmp.Diff(wantNames, got, cmpSorted); d != "" {
@@ -246,7 +246,7 @@ func TestSharedDataStore(t *testing.T) {
 	if msg := fatal(rsp); msg != "" {
 		t.Fatalf("unexpected Fatal: %s", msg)
 	}
-	if d := cmp.Diff([]string{"cluster", "kamajicontrolplane", "kubevirtcluster"}, keys(rsp), cmpSorted); d != "" {
+	if d := cmp.Diff([]string{"cluster", "kamajicontrolplane", "kubevirtcluster", "usage-kamajicontrolplane-by-nodegroup-md0"}, keys(rsp), cmpSorted); d != "" {
 		t.Errorf("with a shared DataStore no etcd objects are emitted (-want +got):\n%s", d)
 	}
 	kcp := desired(t, rsp, "kamajicontrolplane")
@@ -483,6 +483,31 @@ func TestEtcdOutlivesControlPlane(t *testing.T) {
 		rsp := run(t, newRequest(t, `{}`, input))
 		if _, ok := rsp.GetDesired().GetResources()["usage-etcdcluster-by-kamajicontrolplane"]; ok {
 			t.Errorf("input %s: unexpected etcd Usage", input)
+		}
+	}
+}
+
+func TestNodeGroupsGoBeforeControlPlane(t *testing.T) {
+	rsp := run(t, newRequest(t, `{nodeGroups: {a: {}, gpu: {}}}`, ""))
+	for _, g := range []string{"a", "gpu"} {
+		u := desired(t, rsp, "usage-kamajicontrolplane-by-nodegroup-"+g)
+		want := map[string]any{
+			"of":             map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "resourceRef": map[string]any{"name": "demo"}},
+			"by":             map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment", "resourceRef": map[string]any{"name": "demo-" + g}},
+			"reason":         "node group " + g + " is drained through the tenant API server before the control plane goes",
+			"replayDeletion": true,
+		}
+		if d := cmp.Diff(want, u["spec"]); d != "" {
+			t.Errorf("Usage of group %s (-want +got):\n%s", g, d)
+		}
+	}
+	if _, ok := rsp.GetDesired().GetResources()["usage-kamajicontrolplane-by-nodegroup-md0"]; ok {
+		t.Error("a Usage for the default group md0, which the spec replaced")
+	}
+	rsp = run(t, newRequest(t, `{}`, `{deletionOrder: None}`))
+	for k := range rsp.GetDesired().GetResources() {
+		if strings.HasPrefix(k, "usage-") {
+			t.Errorf("deletionOrder None still emits %s", k)
 		}
 	}
 }

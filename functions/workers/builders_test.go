@@ -221,6 +221,9 @@ func TestBuildMachineDeployment(t *testing.T) {
 				Bootstrap:         clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{APIGroup: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate", Name: "demo-md0"}},
 				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "KubevirtMachineTemplate", Name: "demo-md0-abc123"},
 				Version:           "v1.35.1",
+				Deletion: clusterv1.MachineDeletionSpec{
+					NodeDrainTimeoutSeconds: ptr(int32(300)), NodeVolumeDetachTimeoutSeconds: ptr(int32(300)), NodeDeletionTimeoutSeconds: ptr(int32(60)),
+				},
 			},
 		},
 	}

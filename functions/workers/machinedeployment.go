@@ -13,6 +13,16 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
+// Bounds on a machine's deletion, so that deleting a node group (or the
+// whole cluster) cannot hang when the tenant API server is dead or the node
+// never joined (SPEC §7): drain and volume detach give up after 5 minutes,
+// deleting the Node object after 1 minute.
+const (
+	NodeDrainTimeoutSeconds        = 300
+	NodeVolumeDetachTimeoutSeconds = 300
+	NodeDeletionTimeoutSeconds     = 60
+)
+
 // BuildMachineDeployment returns the MachineDeployment N-G of a node group
 // (CAPI v1beta2, SPEC §5.2) referring to the bootstrap template N-G and the
 // machine template machineTemplate. spec.replicas is never written
@@ -20,7 +30,8 @@ import (
 // it. Capacity annotations report allocatable memory and CPU when the
 // effective values are known, and the role labels and GPUs so the group can
 // scale up from zero. Rolling updates surge up to maxReplicas with at most
-// one machine unavailable.
+// one machine unavailable. Machine deletion is bounded by the timeouts
+// above.
 func BuildMachineDeployment(id function.Identity, p NodeGroupPlan, machineTemplate string) *clusterv1.MachineDeployment {
 	name := p.ObjectName(id)
 	ann := map[string]string{
@@ -77,6 +88,11 @@ func BuildMachineDeployment(id function.Identity, p NodeGroupPlan, machineTempla
 						APIGroup: infrav1.GroupVersion.Group, Kind: "KubevirtMachineTemplate", Name: machineTemplate,
 					},
 					Version: p.Version,
+					Deletion: clusterv1.MachineDeletionSpec{
+						NodeDrainTimeoutSeconds:        ptr(int32(NodeDrainTimeoutSeconds)),
+						NodeVolumeDetachTimeoutSeconds: ptr(int32(NodeVolumeDetachTimeoutSeconds)),
+						NodeDeletionTimeoutSeconds:     ptr(int32(NodeDeletionTimeoutSeconds)),
+					},
 				},
 			},
 		},
