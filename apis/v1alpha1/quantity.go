@@ -3,7 +3,7 @@ package v1alpha1
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -22,22 +22,60 @@ type Quantity string
 // UnmarshalJSON accepts a JSON string or a JSON number and stores its text.
 // It returns an error for any other JSON value (object, array, bool).
 func (q *Quantity) UnmarshalJSON(b []byte) error {
+	s, err := stringOrNumber(b)
+	*q = Quantity(s)
+	return err
+}
+
+// stringOrNumber returns the text of a JSON string or number ("" for null).
+// For any other JSON value (object, array, bool) it returns a
+// *json.UnmarshalTypeError, which encoding/json completes with the field's
+// path.
+func stringOrNumber(b []byte) (string, error) {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
 		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*q = Quantity(s)
+		err := json.Unmarshal(b, &s)
+		return s, err
 	case bytes.Equal(b, []byte("null")):
-		*q = ""
+		return "", nil
 	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
-		*q = Quantity(b)
-	default:
-		return fmt.Errorf("quantity must be a string or a number, not %s", b)
+		return string(b), nil
 	}
-	return nil
+	return "", &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
+}
+
+// jsonKind names the kind of a JSON value ("object", "array", "bool").
+func jsonKind(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "value"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '[':
+		return "array"
+	case b[0] == 't' || b[0] == 'f':
+		return "bool"
+	}
+	return "value"
+}
+
+// Threshold is a kubelet memory eviction threshold as the user wrote it: a
+// percentage of the node's memory ("7%") or an absolute quantity ("500Mi",
+// 1e9), a string or a bare JSON number.
+//
+// +kubebuilder:validation:XIntOrString
+// +kubebuilder:validation:Type=""
+// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?%|(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$`
+type Threshold string
+
+// UnmarshalJSON accepts a JSON string or a JSON number and stores its text.
+// It returns an error for any other JSON value (object, array, bool).
+func (t *Threshold) UnmarshalJSON(b []byte) error {
+	s, err := stringOrNumber(b)
+	*t = Threshold(s)
+	return err
 }
 
 // IsSet reports whether the quantity was given (non-empty).

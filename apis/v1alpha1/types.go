@@ -166,24 +166,24 @@ type GPU struct {
 type Kubelet struct {
 	// Memory reserved for host OS. Auto-computed from instanceType if empty.
 	// +optional
-	SystemReservedMemory string `json:"systemReservedMemory,omitempty"`
+	SystemReservedMemory Quantity `json:"systemReservedMemory,omitempty"`
 	// Memory reserved for kubelet and container runtime. Auto-computed from instanceType if empty.
 	// +optional
-	KubeReservedMemory string `json:"kubeReservedMemory,omitempty"`
+	KubeReservedMemory Quantity `json:"kubeReservedMemory,omitempty"`
 	// CPU reserved for host OS. Auto-computed from instanceType if empty.
 	// +optional
-	SystemReservedCPU string `json:"systemReservedCpu,omitempty"`
+	SystemReservedCPU Quantity `json:"systemReservedCpu,omitempty"`
 	// CPU reserved for kubelet and container runtime. Auto-computed from instanceType if empty.
 	// +optional
-	KubeReservedCPU string `json:"kubeReservedCpu,omitempty"`
+	KubeReservedCPU Quantity `json:"kubeReservedCpu,omitempty"`
 	// Hard eviction threshold for memory (absolute like 200Mi or percentage like 7%).
 	// +kubebuilder:default="7%"
 	// +optional
-	EvictionHardMemory string `json:"evictionHardMemory,omitempty"`
+	EvictionHardMemory Threshold `json:"evictionHardMemory,omitempty"`
 	// Soft eviction threshold for memory (absolute like 1Gi or percentage like 10%).
 	// +kubebuilder:default="10%"
 	// +optional
-	EvictionSoftMemory string `json:"evictionSoftMemory,omitempty"`
+	EvictionSoftMemory Threshold `json:"evictionSoftMemory,omitempty"`
 }
 
 // Addons is the cluster add-ons configuration. Each add-on is installed in

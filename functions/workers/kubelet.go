@@ -86,8 +86,8 @@ type threshold struct {
 // naming the field and the value.
 func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reservations, error) {
 	kp := base.Child("kubelet")
-	hardText := orDefault(k.EvictionHardMemory, v1alpha1.DefaultEvictionHard)
-	softText := orDefault(k.EvictionSoftMemory, v1alpha1.DefaultEvictionSoft)
+	hardText := orDefault(string(k.EvictionHardMemory), string(v1alpha1.DefaultEvictionHard))
+	softText := orDefault(string(k.EvictionSoftMemory), string(v1alpha1.DefaultEvictionSoft))
 	r := Reservations{EvictionHard: hardText, EvictionSoft: softText}
 
 	// Memory reservations (bytes).
@@ -100,7 +100,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 		name string
 		val  string
 		out  *string
-	}{{"systemReservedMemory", k.SystemReservedMemory, &r.SystemMemory}, {"kubeReservedMemory", k.KubeReservedMemory, &r.KubeMemory}} {
+	}{{"systemReservedMemory", string(k.SystemReservedMemory), &r.SystemMemory}, {"kubeReservedMemory", string(k.KubeReservedMemory), &r.KubeMemory}} {
 		if f.val == "" {
 			*f.out = function.FormatMiB(autoMem)
 			memRes[i] = big.NewRat(autoMem*function.MiB, 1)
@@ -128,7 +128,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 		name string
 		val  string
 		out  *string
-	}{{"systemReservedCpu", k.SystemReservedCPU, &r.SystemCPU}, {"kubeReservedCpu", k.KubeReservedCPU, &r.KubeCPU}} {
+	}{{"systemReservedCpu", string(k.SystemReservedCPU), &r.SystemCPU}, {"kubeReservedCpu", string(k.KubeReservedCPU), &r.KubeCPU}} {
 		if f.val == "" {
 			*f.out = function.FormatMillicores(autoCPU)
 			cpuRes[i] = big.NewRat(autoCPU, 1000)

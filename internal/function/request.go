@@ -2,7 +2,10 @@ package function
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
@@ -65,29 +68,44 @@ func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 			}
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
-			return nil, field.Invalid(field.NewPath("spec"), "<see message>", decodeErrorMessage(err))
+			return nil, decodeError(spec, err)
 		}
 	}
 	out.Default()
 	return out, nil
 }
 
-// decodeErrorMessage turns encoding/json's type errors into a message that
-// names the field as a spec path (spec.nodeGroups.minReplicas).
-func decodeErrorMessage(err error) string {
+// decodeError turns a decoding error of spec into a *field.Error under
+// "spec" that names the field. encoding/json names struct fields but not map
+// keys, so each node group is decoded alone to name the group
+// (spec.nodeGroups[md0].kubelet.systemReservedMemory).
+func decodeError(spec any, err error) error {
+	path, value := field.NewPath("spec"), "<see message>"
+	specMap, _ := spec.(map[string]any)
+	if groups, ok := specMap["nodeGroups"].(map[string]any); ok {
+		names := make([]string, 0, len(groups))
+		for k := range groups {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			raw, _ := json.Marshal(groups[k])
+			if gerr := json.Unmarshal(raw, &v1alpha1.NodeGroup{}); gerr != nil {
+				path, err = path.Child("nodeGroups").Key(k), gerr
+				break
+			}
+		}
+	}
 	var te *json.UnmarshalTypeError
-	if ok := asTypeError(err, &te); ok && te.Field != "" {
-		return fmt.Sprintf("spec.%s: a JSON %s cannot be a %s", te.Field, te.Value, te.Type)
+	if errors.As(err, &te) {
+		for _, f := range strings.Split(te.Field, ".") {
+			if f != "" {
+				path = path.Child(f)
+			}
+		}
+		return field.Invalid(path, value, fmt.Sprintf("a JSON %s cannot be a %s", te.Value, te.Type))
 	}
-	return err.Error()
-}
-
-func asTypeError(err error, target **json.UnmarshalTypeError) bool {
-	te, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*target = te
-	}
-	return ok
+	return field.Invalid(path, value, err.Error())
 }
 
 // ObservedInto decodes the observed composed resource called name into out
