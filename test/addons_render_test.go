@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +17,6 @@ import (
 	"github.com/tenantkube/tenantkube/test/schema"
 )
 
-// update rewrites the golden files of the render tests instead of comparing
-// with them: go test ./test/ -run TestAddonsRender -update
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
 const addonsTestdata = "testdata/addons"
 
 // TestAddonsRender renders XRs through the real Crossplane engine with the
@@ -32,18 +25,8 @@ const addonsTestdata = "testdata/addons"
 // LoadBalancer, overrides, observed readiness and each Fatal rule. Every
 // Flux object rendered is validated against the upstream CRDs.
 func TestAddonsRender(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"crossplane", "crossplane-core"} {
-		if _, err := os.Stat(filepath.Join(root, "bin", tool)); err != nil {
-			if os.Getenv("TENANTKUBE_REQUIRE_TOOLS") != "" {
-				t.Fatalf("bin/%s is missing: run `make tools`", tool)
-			}
-			t.Skipf("bin/%s is missing: run `make tools` to run the render tests", tool)
-		}
-	}
+	root := repoRoot(t)
+	requireTools(t, root)
 	bin := filepath.Join(t.TempDir(), "function-addons")
 	build := exec.Command("go", "build", "-o", bin, "./functions/addons")
 	build.Dir = root
@@ -102,20 +85,7 @@ func TestAddonsRender(t *testing.T) {
 				got = out
 				validateFlux(t, validator, out)
 			}
-			golden := filepath.Join(addonsTestdata, c.name+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(want, got) {
-				t.Errorf("render output differs from %s (run with -update after checking the change):\n%s", golden, lineDiff(string(want), string(got)))
-			}
+			compareGolden(t, filepath.Join(addonsTestdata, c.name+".golden.yaml"), got)
 		})
 	}
 }
@@ -145,28 +115,3 @@ func validateFlux(t *testing.T, v *schema.Validator, stream []byte) {
 		t.Error("no Flux object rendered")
 	}
 }
-
-// lineDiff lists the first lines that differ between want and got.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + itoa(i+1) + ":\n  - " + wl + "\n  + " + gl + "\n")
-			if shown++; shown == 20 {
-				break
-			}
-		}
-	}
-	return b.String()
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }

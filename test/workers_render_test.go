@@ -36,18 +36,8 @@ var workersTemplateName = regexp.MustCompile(`(?m)^  name: (demo-md0-[0-9a-f]{6}
 //
 // Run with -update to rewrite the golden files, then review them.
 func TestWorkersRender(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"crossplane", "crossplane-core"} {
-		if _, err := os.Stat(filepath.Join(root, "bin", tool)); err != nil {
-			if os.Getenv("TENANTKUBE_REQUIRE_TOOLS") != "" {
-				t.Fatalf("bin/%s is missing: run `make tools`", tool)
-			}
-			t.Skipf("bin/%s is missing: run `make tools` to run the render tests", tool)
-		}
-	}
+	root := repoRoot(t)
+	requireTools(t, root)
 	binDir := t.TempDir()
 	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"workers"}, os.Stderr); err != nil {
 		t.Fatal(err)
@@ -83,7 +73,7 @@ func TestWorkersRender(t *testing.T) {
 				}
 			}
 		}
-		workersGolden(t, data(name+".golden.yaml"), out)
+		compareGolden(t, data(name+".golden.yaml"), out)
 	}
 
 	for _, c := range []struct{ name, xr string }{
@@ -109,7 +99,7 @@ func TestWorkersRender(t *testing.T) {
 				t.Errorf("Fatal message does not name %s:\n%s", w, ce.Stderr)
 			}
 		}
-		workersGolden(t, data("fatal-instancetype.golden.yaml"), []byte(strings.TrimSpace(ce.Stderr)+"\n"))
+		compareGolden(t, data("fatal-instancetype.golden.yaml"), []byte(strings.TrimSpace(ce.Stderr)+"\n"))
 	})
 
 	// Template change: render the old spec, feed its objects back as
@@ -246,25 +236,6 @@ spec:
         name: ` + tmpl + "\n"
 	if err := os.WriteFile(path, append(append(its, []byte("\n---\n")...), ms...), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// workersGolden compares got with the golden file at path, or rewrites it
-// with -update.
-func workersGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it, then review it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("output differs from %s (run with -update after reviewing the change):\n%s", path, lineDiff(string(want), string(got)))
 	}
 }
 
