@@ -677,3 +677,32 @@ func TestManagedSources(t *testing.T) {
 		}
 	}
 }
+
+// The addons function requires no resources; with every composed resource
+// of an earlier reconcile observed and nothing required, the desired state
+// still holds each of them.
+func TestDesiredIsSupersetOfObserved(t *testing.T) {
+	spec := "addons: {certManager: {enabled: true}, ingressNginx: {enabled: true, hosts: [a.example.com]}, velero: {enabled: true}}"
+	first := run{spec: spec}.do(t)
+	mustOK(t, first)
+	req := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Composite: xr(t, spec), Resources: map[string]*fnv1.Resource{}},
+		Desired:  &fnv1.State{},
+	}
+	for name, r := range first.GetDesired().GetResources() {
+		req.Observed.Resources[name] = &fnv1.Resource{Resource: r.GetResource()}
+	}
+	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, rsp)
+	if len(req.Observed.Resources) < 10 {
+		t.Fatalf("test setup: only %d observed resources", len(req.Observed.Resources))
+	}
+	for name := range req.Observed.Resources {
+		if _, ok := rsp.GetDesired().GetResources()[name]; !ok {
+			t.Errorf("observed %s is missing from the desired state", name)
+		}
+	}
+}

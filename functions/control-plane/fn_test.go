@@ -511,3 +511,24 @@ func TestNodeGroupsGoBeforeControlPlane(t *testing.T) {
 		}
 	}
 }
+
+// A request whose required resources (the kubeconfig Secret) have not
+// arrived returns a desired state that still holds every observed composed
+// resource: nothing is deleted for want of an observation.
+func TestDesiredIsSupersetOfObservedWithoutRequiredResources(t *testing.T) {
+	first := run(t, newRequest(t, `{nodeGroups: {md0: {}, gpu: {}}}`, ""))
+	req := newRequest(t, `{nodeGroups: {md0: {}, gpu: {}}}`, "")
+	req.Observed.Resources = map[string]*fnv1.Resource{}
+	for name, r := range first.GetDesired().GetResources() {
+		req.Observed.Resources[name] = &fnv1.Resource{Resource: r.GetResource()}
+	}
+	if req.RequiredResources != nil {
+		t.Fatal("test setup: required resources present")
+	}
+	rsp := run(t, req)
+	for name := range req.Observed.Resources {
+		if _, ok := rsp.GetDesired().GetResources()[name]; !ok {
+			t.Errorf("observed %s is missing from the desired state", name)
+		}
+	}
+}
