@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"regexp"
+	"sort"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -84,10 +84,40 @@ func MachineDeploymentResourceName(g string) string { return "nodegroup-" + g + 
 // MachineHealthCheck.
 func HealthCheckResourceName(g string) string { return "nodegroup-" + g + "-healthcheck" }
 
-// machineTemplateNamePattern matches exactly the machine-template
-// composed-resource names of node group g.
-func machineTemplateNamePattern(g string) *regexp.Regexp {
-	return regexp.MustCompile(`^` + regexp.QuoteMeta("nodegroup-"+g+"-machinetemplate-") + `[0-9a-f]{6}$`)
+// machineTemplateGroup returns the node group of a machine-template
+// composed-resource name (nodegroup-<G>-machinetemplate-<6 hex>), and false
+// for any other name.
+func machineTemplateGroup(name string) (string, bool) {
+	const prefix, infix, hashLen = "nodegroup-", "-machinetemplate-", 6
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(rest) < len(infix)+hashLen+1 {
+		return "", false
+	}
+	hash := rest[len(rest)-hashLen:]
+	for _, c := range hash {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	g, ok := strings.CutSuffix(rest[:len(rest)-hashLen], infix)
+	return g, ok && g != ""
+}
+
+// observedTemplatesByGroup indexes the observed machine-template
+// composed-resource names by node group, each list sorted, in one pass over
+// the observed state (so the cost per node group does not grow with the
+// number of groups).
+func observedTemplatesByGroup(req *fnv1.RunFunctionRequest) map[string][]string {
+	out := map[string][]string{}
+	for name := range req.GetObserved().GetResources() {
+		if g, ok := machineTemplateGroup(name); ok {
+			out[g] = append(out[g], name)
+		}
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	return out
 }
 
 // RequirementInstancetypeKey is the required-resource key of an instance
@@ -199,6 +229,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 		return field.ErrorList{field.InternalError(field.NewPath("requirements", RequirementMachineSets), err)}
 	}
 
+	templates := observedTemplatesByGroup(req)
 	outcomes := map[string]groupOutcome{}
 	for _, g := range names {
 		ng := spec.NodeGroups[g]
@@ -251,7 +282,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	for _, g := range names {
 		o := outcomes[g]
 		if o.plan == nil {
-			kept := keepObservedGroup(req, rsp, g)
+			kept := keepObservedGroup(req, rsp, g, templates[g])
 			response.Warning(rsp, fmt.Errorf("node group %s: %s; keeping its %d observed objects unchanged", g, o.pending, kept)).
 				WithReason("InstanceTypePending").TargetCompositeAndClaim()
 			pending = append(pending, g)
@@ -266,7 +297,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 		if err != nil {
 			return field.ErrorList{field.InternalError(NodeGroupPath(g), err)}
 		}
-		keepOldTemplates(req, rsp, g, current, referenced, msArrived)
+		keepOldTemplates(req, rsp, current, templates[g], referenced, msArrived, g)
 		st, ready := observedGroupStatus(req, g, o.plan.Group, o.plan.Kubelet)
 		status[g] = st
 		if !ready {

@@ -16,11 +16,30 @@ import (
 func templateNames(rsp *fnv1.RunFunctionResponse, g string) []string {
 	var out []string
 	for _, n := range desiredNames(rsp) {
-		if machineTemplateNamePattern(g).MatchString(n) {
+		if tg, ok := machineTemplateGroup(n); ok && tg == g {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+func TestMachineTemplateGroup(t *testing.T) {
+	cases := map[string]string{
+		"nodegroup-md0-machinetemplate-0a1b2c":                 "md0",
+		"nodegroup-gpu-a-machinetemplate-ffffff":               "gpu-a",
+		"nodegroup-x-machinetemplate-y-machinetemplate-abcdef": "x-machinetemplate-y",
+		"nodegroup-md0-machinetemplate-0A1B2C":                 "",
+		"nodegroup-md0-machinetemplate-0a1b2":                  "",
+		"nodegroup--machinetemplate-0a1b2c":                    "",
+		"nodegroup-md0-machinedeployment":                      "",
+		"cluster":                                              "",
+	}
+	for name, want := range cases {
+		got, ok := machineTemplateGroup(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("machineTemplateGroup(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
 }
 
 func oneTemplate(t *testing.T, rsp *fnv1.RunFunctionResponse, g string) map[string]any {

@@ -82,28 +82,25 @@ func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, 
 }
 
 // keepObservedGroup copies every observed composed resource of node group
-// g into the desired state unchanged. It returns how many it kept.
-func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g string) int {
+// g (its bootstrap template, MachineDeployment, health check and the
+// observed machine templates templates) into the desired state unchanged.
+// It returns how many it kept.
+func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g string, templates []string) int {
 	kept := 0
-	tmpl := machineTemplateNamePattern(g)
-	for _, name := range sortedKeys(req.GetObserved().GetResources()) {
-		switch {
-		case name == BootstrapResourceName(g), name == MachineDeploymentResourceName(g),
-			name == HealthCheckResourceName(g), tmpl.MatchString(name):
-			if function.KeepObserved(req, rsp, name) {
-				kept++
-			}
+	for _, name := range append([]string{BootstrapResourceName(g), MachineDeploymentResourceName(g), HealthCheckResourceName(g)}, templates...) {
+		if function.KeepObserved(req, rsp, name) {
+			kept++
 		}
 	}
 	return kept
 }
 
-// keepOldTemplates keeps each observed machine template of g other than
-// current while a MachineSet of the cluster (or the observed
+// keepOldTemplates keeps each observed machine template of g (templates,
+// sorted composed-resource names) other than current while a MachineSet of the cluster (or the observed
 // MachineDeployment) still refers to it, and all of them while the
 // MachineSets have not been fetched yet. The others leave the desired state
 // and Crossplane deletes them.
-func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g, current string, referenced map[string]bool, msArrived bool) {
+func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, current string, templates []string, referenced map[string]bool, msArrived bool, g string) {
 	inUse := map[string]bool{}
 	for k := range referenced {
 		inUse[k] = true
@@ -111,10 +108,9 @@ func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 	if md, ok := observedMachineDeployment(req, g); ok {
 		inUse[md.Spec.Template.Spec.InfrastructureRef.Name] = true
 	}
-	tmpl := machineTemplateNamePattern(g)
 	obs := req.GetObserved().GetResources()
-	for _, name := range sortedKeys(obs) {
-		if name == current || !tmpl.MatchString(name) {
+	for _, name := range templates {
+		if name == current {
 			continue
 		}
 		objName := obs[name].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
