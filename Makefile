@@ -67,6 +67,9 @@ bin/crane: tools/crane/go.mod tools/crane/go.sum tools/crane/tools.go
 
 E2E_TOOLS := bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/crane bin/crossplane bin/crossplane-core
 
+.PHONY: e2e-tools
+e2e-tools: $(E2E_TOOLS) ## Build the live end-to-end components into ./bin (once).
+
 # Project binaries are always handed to `go build`; its cache makes an
 # up-to-date build a no-op.
 bin/function-%: FORCE
@@ -140,15 +143,23 @@ generate-crds:
 # engine, so the tools are built first; TENANTKUBE_REQUIRE_TOOLS makes those
 # tests fail instead of skip if a tool is missing.
 
+# TEST_E2E=0 leaves the live end-to-end test (make e2e) out of make test.
+TEST_E2E ?= 1
+
 .PHONY: test
-test: tools functions ## go vet + go test ./... (render tests use the real Crossplane engine).
-	@vet=ok; tests=ok; \
+test: tools functions ## go vet + go test ./... (render tests use the real Crossplane engine), then make e2e.
+	@vet=ok; tests=ok; e2e=skipped; \
 	echo "==> go vet ./..." >&2; \
 	$(GO) vet ./... || vet=FAILED; \
+	$(GO) vet -tags e2e ./test/e2e/ || vet=FAILED; \
 	echo "==> go test ./..." >&2; \
 	TENANTKUBE_REQUIRE_TOOLS=1 $(GO) test ./... || tests=FAILED; \
-	echo "make test: go vet $$vet, go test $$tests"; \
-	[ "$$vet" = ok ] && [ "$$tests" = ok ]
+	if [ "$(TEST_E2E)" = 1 ]; then \
+		echo "==> make e2e" >&2; \
+		e2e=ok; $(MAKE) --no-print-directory e2e || e2e=FAILED; \
+	fi; \
+	echo "make test: go vet $$vet, go test $$tests, e2e $$e2e"; \
+	[ "$$vet" = ok ] && [ "$$tests" = ok ] && [ "$$e2e" != FAILED ]
 
 # ---------------------------------------------------------------------------
 # Packages: one Function package per function (runtime image embedded, built
@@ -211,11 +222,11 @@ e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function
 # benchstat-compatible output to bench/results.txt (printed as it runs).
 # BENCH_COUNT repeats each benchmark (benchstat wants 6+ for intervals).
 
-BENCH_COUNT ?= 5
+BENCH_COUNT ?= 6
 BENCH_OUT   := bench/results.txt
 
 .PHONY: bench
-bench: ## Benchmarks of the composition functions; writes bench/results.txt (BENCH_COUNT=5).
+bench: ## Benchmarks of the composition functions; writes bench/results.txt (BENCH_COUNT=6).
 	@mkdir -p $(dir $(BENCH_OUT)) _output
 	$(GO) generate ./test/bench >&2
 	@{ echo "nproc: $$(nproc)"; \
@@ -224,7 +235,7 @@ bench: ## Benchmarks of the composition functions; writes bench/results.txt (BEN
 	  echo "# make bench at $$(date -u +%FT%TZ); load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) \
 		./functions/control-plane ./functions/workers ./functions/addons; \
-	  $(GO) test -run '^$$' -bench 'GRPC|MessageSize' -benchmem -count $(BENCH_COUNT) ./test/bench; \
+	  $(GO) test -run '^$$' -bench 'GRPC|MessageSize|Wire' -benchmem -count $(BENCH_COUNT) ./test/bench; \
 	  $(GO) test -run '^$$' -bench 'RSS' -benchmem -benchtime 1x -count 1 ./test/bench; \
 	  echo "# load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	} | tee _output/bench-results.txt

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// RunFunc is a function's RunFunction method.
+type RunFunc func(context.Context, *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
+
+// batch is how many fresh requests are prepared with the timer stopped
+// before they are run with the timer running (StopTimer reads the memory
+// statistics, which stops the world: once per batch, not per call).
+const batch = 32
+
+// tooManyGroups is the start of the workers function's Fatal message for a
+// spec with more node groups than the API allows.
+const tooManyGroups = "spec.nodeGroups: Too many"
+
+// Check runs fn once on a fresh copy of req and returns its response. It
+// fails b when fn errors, answers Fatal, or writes to the request's
+// observed state or input (which a function must only read). A Fatal answer
+// to more node groups than the API allows skips b instead: the input
+// measures scaling beyond the cap.
+func Check(b *testing.B, name string, fn RunFunc, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	b.Helper()
+	before := proto.Clone(req).(*fnv1.RunFunctionRequest)
+	rsp, err := fn(context.Background(), Fresh(req))
+	if err != nil {
+		b.Fatalf("%s: RunFunction: %v", name, err)
+	}
+	if msg := FatalOf(rsp); msg != "" {
+		if strings.Contains(msg, tooManyGroups) {
+			b.Skipf("%s: %d node groups exceed the function's cap: %s", name, NodeGroupCount(req), msg)
+		}
+		b.Fatalf("%s: Fatal result: %s", name, msg)
+	}
+	if !proto.Equal(before.GetObserved(), req.GetObserved()) || !proto.Equal(before.GetInput(), req.GetInput()) ||
+		!proto.Equal(before.GetMeta(), req.GetMeta()) {
+		b.Fatalf("%s: RunFunction wrote to the request's observed state, input or meta", name)
+	}
+	return rsp
+}
+
+// Loop runs fn b.N times, each call on a Fresh copy of req, with the timer
+// (and the allocation count) stopped while the copies are made. Besides
+// ns/op it reports cpu-ns/op, the process CPU time of the calls.
+func Loop(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest) {
+	b.Helper()
+	ctx := context.Background()
+	reqs := make([]*fnv1.RunFunctionRequest, batch)
+	var cpu time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(batch, b.N-done)
+		b.StopTimer()
+		for i := range n {
+			reqs[i] = Fresh(req)
+		}
+		c0 := ProcessCPU()
+		b.StartTimer()
+		for i := range n {
+			if _, err := fn(ctx, reqs[i]); err != nil {
+				b.Fatal(err)
+			}
+			reqs[i] = nil
+		}
+		b.StopTimer()
+		cpu += ProcessCPU() - c0
+		done += n
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// ProcessCPU is the CPU time (user and system, all threads, GC included)
+// this process has used. On a shared machine it is the steadier figure:
+// wall time (ns/op) also counts the time other processes held the CPUs.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFunction is the in-process benchmark of one function (step):
+// RunFunction on the recorded request of each named input, reporting the
+// request and response sizes as gRPC would send them (req-B, rsp-B).
+func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
+	for _, input := range Inputs {
+		b.Run("input="+input, func(b *testing.B) {
+			req := LoadOrSkip(b, input, step)
+			rsp := Check(b, step+"/"+input, fn, req)
+			Loop(b, fn, req)
+			b.ReportMetric(float64(proto.Size(req)), "req-B")
+			b.ReportMetric(float64(proto.Size(rsp)), "rsp-B")
+		})
+	}
+}
+
+// BenchmarkFunctionScaling is the scaling benchmark of one function: the
+// scaling inputs with 1 to 200 node groups, reporting the time and the
+// request and response bytes per node group (ns/group, req-B/group,
+// rsp-B/group).
+func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
+	for _, n := range ScalingGroups {
+		b.Run(fmt.Sprintf("groups=%d", n), func(b *testing.B) {
+			req := LoadOrSkip(b, ScalingInput(n), step)
+			rsp := Check(b, fmt.Sprintf("%s/groups=%d", step, n), fn, req)
+			Loop(b, fn, req)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/group")
+			b.ReportMetric(float64(proto.Size(req))/float64(n), "req-B/group")
+			b.ReportMetric(float64(proto.Size(rsp))/float64(n), "rsp-B/group")
+		})
+	}
+}
