@@ -34,13 +34,13 @@ FUNCTION_BINS := $(addprefix bin/function-,$(FUNCTIONS))
 
 bin/crossplane: tools/crossplane-cli/go.mod tools/crossplane-cli/go.sum tools/crossplane-cli/tools.go
 	@echo "building bin/crossplane (crossplane CLI $(CROSSPLANE_CLI_VERSION)); a cold build takes minutes" >&2
-	cd tools/crossplane-cli && $(GO) build \
+	@cd tools/crossplane-cli && $(GO) build \
 		-ldflags '-s -w -X $(CROSSPLANE_VERSION_VAR)=$(CROSSPLANE_CLI_VERSION)' \
 		-o ../../bin/crossplane github.com/crossplane/cli/v2/cmd/crossplane >&2
 
 bin/crossplane-core: tools/crossplane-core/go.mod tools/crossplane-core/go.sum tools/crossplane-core/tools.go
 	@echo "building bin/crossplane-core (Crossplane core $(CROSSPLANE_CORE_VERSION)); a cold build takes minutes" >&2
-	cd tools/crossplane-core && $(GO) build \
+	@cd tools/crossplane-core && $(GO) build \
 		-ldflags '-s -w -X $(CROSSPLANE_VERSION_VAR)=$(CROSSPLANE_CORE_VERSION)' \
 		-o ../../bin/crossplane-core github.com/crossplane/crossplane/v2/cmd/crossplane >&2
 
@@ -73,10 +73,10 @@ e2e-tools: $(E2E_TOOLS) ## Build the live end-to-end components into ./bin (once
 # Project binaries are always handed to `go build`; its cache makes an
 # up-to-date build a no-op.
 bin/function-%: FORCE
-	$(GO) build -o $@ ./functions/$* >&2
+	@$(GO) build -o $@ ./functions/$* >&2
 
 bin/render: FORCE
-	$(GO) build -o $@ ./test/render/cmd/render >&2
+	@$(GO) build -o $@ ./test/render/cmd/render >&2
 
 bin/runtime-image: FORCE
 	$(GO) build -o $@ ./package/cmd/runtime-image >&2

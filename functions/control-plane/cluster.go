@@ -47,9 +47,12 @@ func buildCluster(id function.Identity, in *cpinput.ControlPlaneInput) *clusterv
 // buildKubevirtCluster returns the KubevirtCluster N (CAPI provider KubeVirt
 // v1alpha1), annotated cluster.x-k8s.io/managed-by: kamaji because the
 // control-plane endpoint is Kamaji's, not a KubeVirt load balancer
-// (SPEC §5.1).
-func buildKubevirtCluster(id function.Identity) *capkv1.KubevirtCluster {
-	return &capkv1.KubevirtCluster{
+// (SPEC §5.1). It carries no spec: the provider's Go type has non-pointer,
+// non-omitempty structs (controlPlaneEndpoint, sshKeys,
+// controlPlaneServiceTemplate) whose zero values, applied with forced
+// ownership, would fight Kamaji, which writes the endpoint.
+func buildKubevirtCluster(id function.Identity) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
 		TypeMeta: metav1.TypeMeta{APIVersion: capkv1.GroupVersion.String(), Kind: "KubevirtCluster"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        id.Name,

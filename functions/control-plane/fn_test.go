@@ -160,6 +160,9 @@ func TestDefaultClusterObjects(t *testing.T) {
 	if got := get(desired(t, rsp, "datastore"), "spec", "endpoints"); !cmp.Equal(got, []any{"demo-etcd.tenant-demo.svc:2379"}) {
 		t.Errorf("DataStore endpoints = %v", got)
 	}
+	if spec, ok := desired(t, rsp, "kubevirtcluster")["spec"]; ok {
+		t.Errorf("KubevirtCluster has a spec %v; Kamaji writes its endpoint", spec)
+	}
 	if ns := get(desired(t, rsp, "datastore"), "metadata", "namespace"); ns != nil {
 		t.Errorf("cluster-scoped DataStore has namespace %v", ns)
 	}

@@ -87,10 +87,14 @@ func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, 
 // It returns how many it kept.
 func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g string, templates []string) int {
 	kept := 0
-	for _, name := range append([]string{BootstrapResourceName(g), MachineDeploymentResourceName(g), HealthCheckResourceName(g)}, templates...) {
+	for _, name := range append([]string{BootstrapResourceName(g), HealthCheckResourceName(g)}, templates...) {
 		if function.KeepObserved(req, rsp, name) {
 			kept++
 		}
+	}
+	// cluster-autoscaler owns the replicas (SPEC §5.2): never write them.
+	if function.KeepObserved(req, rsp, MachineDeploymentResourceName(g), "spec.replicas") {
+		kept++
 	}
 	return kept
 }

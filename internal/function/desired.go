@@ -3,6 +3,7 @@ package function
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -69,11 +70,32 @@ func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.
 	return nil
 }
 
+// omitPath removes the field at path from s, copying each struct on the way
+// so the observed object it came from is left intact.
+func omitPath(s *structpb.Struct, path []string) {
+	if len(path) == 1 {
+		delete(s.Fields, path[0])
+		return
+	}
+	child := s.Fields[path[0]].GetStructValue()
+	if child == nil {
+		return
+	}
+	c := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(child.Fields))}
+	for k, v := range child.Fields {
+		c.Fields[k] = v
+	}
+	omitPath(c, path[1:])
+	s.Fields[path[0]] = structpb.NewStructValue(c)
+}
+
 // KeepObserved copies the observed composed resource called name into rsp's
-// desired state unchanged (apart from its status and server-set metadata),
-// so that a part the function cannot compute this time is not deleted by
-// Crossplane. It reports false when nothing of that name was observed.
-func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string) bool {
+// desired state unchanged (apart from its status, server-set metadata and
+// the dotted field paths in omit, e.g. "spec.replicas" of a
+// MachineDeployment that cluster-autoscaler owns), so that a part the
+// function cannot compute this time is not deleted by Crossplane. It
+// reports false when nothing of that name was observed.
+func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string, omit ...string) bool {
 	r, ok := req.GetObserved().GetResources()[name]
 	if !ok || r.GetResource() == nil {
 		return false
@@ -93,6 +115,9 @@ func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, n
 			}
 		}
 		s.Fields["metadata"] = structpb.NewStructValue(clean)
+	}
+	for _, p := range omit {
+		omitPath(s, strings.Split(p, "."))
 	}
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}

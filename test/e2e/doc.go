@@ -1,0 +1,19 @@
+// Package e2e is tenantkube's live end-to-end test (issue 6): it starts real
+// etcd, kube-apiserver, kube-controller-manager (garbage collector and
+// namespace controller) and Crossplane core (package runtime External, Usage
+// webhook served on loopback) as processes on 127.0.0.1, pushes the Function
+// packages `make xpkg` built to a loopback registry (`crane registry serve`),
+// installs them as Crossplane Functions, plays the package runtime by
+// pointing each FunctionRevision at the function process serving mTLS, and
+// drives KubernetesCluster claims through their lifecycle.
+//
+// The test files carry the build tag e2e; `make e2e` builds the components
+// into ./bin and runs them. Every process runs in its own process group and
+// is stopped by PID when the test ends, fails, times out or is interrupted;
+// component logs are kept in _output/e2e/logs.
+//
+// Knobs (environment): E2E_RUN (make: a go test -run pattern), E2E_BIN (a
+// directory with the binaries instead of ./bin), TENANTKUBE_SHARED (the
+// shared material instead of ../shared), E2E_XRD (debugging only: a
+// candidate XRD file instead of package/xrd.yaml).
+package e2e

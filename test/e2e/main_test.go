@@ -1,0 +1,94 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// result is one scenario's outcome, for the summary `make e2e` prints.
+type result struct {
+	name   string
+	passed bool
+	took   time.Duration
+}
+
+var (
+	resultsMu sync.Mutex
+	results   []result
+	versions  []string
+	workDir   string
+)
+
+// scenario runs f as subtest name and records its outcome and duration.
+func scenario(t *testing.T, name string, f func(t *testing.T)) bool {
+	start := time.Now()
+	ok := t.Run(name, f)
+	resultsMu.Lock()
+	results = append(results, result{name: name, passed: ok, took: time.Since(start)})
+	resultsMu.Unlock()
+	return ok
+}
+
+func TestMain(m *testing.M) {
+	// Ctrl-C or a kill of `go test` stops every process the test started
+	// (by process group); the kernel's parent-death signal covers the rest.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "e2e: %v: stopping %s\n", s, strings.Join(stopAll(), ", "))
+		os.Exit(2)
+	}()
+	// API warnings (the deprecated v1 XRD) are noise here.
+	ctrllog.SetLogger(logr.Discard())
+	start := time.Now()
+	code := m.Run()
+	if stopped := stopAll(); len(stopped) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: stopped %s\n", strings.Join(stopped, ", "))
+	}
+	if workDir != "" && code == 0 {
+		_ = os.RemoveAll(workDir)
+	}
+	summary := summarize(time.Since(start))
+	if p := os.Getenv("E2E_SUMMARY"); p != "" {
+		// make e2e prints it after go test's own verdict.
+		_ = os.WriteFile(p, []byte(summary), 0o644)
+	} else {
+		fmt.Print(summary)
+	}
+	os.Exit(code)
+}
+
+func summarize(total time.Duration) string {
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	var b strings.Builder
+	b.WriteString("==> tenantkube e2e summary\n")
+	b.WriteString("components:\n")
+	for _, v := range versions {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	passed := 0
+	b.WriteString("scenarios:\n")
+	for _, r := range results {
+		st := "FAIL"
+		if r.passed {
+			st = "ok  "
+			passed++
+		}
+		fmt.Fprintf(&b, "  %s %-40s %7.1fs\n", st, r.name, r.took.Seconds())
+	}
+	fmt.Fprintf(&b, "passed %d/%d scenarios in %.0fs\n", passed, len(results), total.Seconds())
+	return b.String()
+}

@@ -1,0 +1,881 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	labelCluster   = "tenantkube.io/cluster"
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	demoNS         = "tenant-demo"
+	demo           = "demo"
+	patchVersion   = "v1.35.1"
+	// GC rediscovers new types about every 30 s, so a first deletion after
+	// the XRD appeared may wait that long before anything goes.
+	deleteBound = 3 * time.Minute
+)
+
+var (
+	gvkClaim      = schema.GroupVersionKind{Group: "tenantkube.io", Version: "v1alpha1", Kind: "KubernetesCluster"}
+	gvkXR         = schema.GroupVersionKind{Group: "tenantkube.io", Version: "v1alpha1", Kind: "XKubernetesCluster"}
+	gvkCluster    = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "Cluster"}
+	gvkMD         = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineDeployment"}
+	gvkMS         = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
+	gvkMHC        = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineHealthCheck"}
+	gvkKCT        = schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Kind: "KubeadmConfigTemplate"}
+	gvkKVCluster  = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtCluster"}
+	gvkKMT        = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtMachineTemplate"}
+	gvkKCP        = schema.GroupVersionKind{Group: "controlplane.cluster.x-k8s.io", Version: "v1alpha2", Kind: "KamajiControlPlane"}
+	gvkEtcd       = schema.GroupVersionKind{Group: "etcd.aenix.io", Version: "v1alpha1", Kind: "EtcdCluster"}
+	gvkDataStore  = schema.GroupVersionKind{Group: "kamaji.clastix.io", Version: "v1alpha1", Kind: "DataStore"}
+	gvkHR         = schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}
+	gvkConfigMap  = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	gvkUsage      = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}
+	baseReleases  = []string{"cilium", "coredns", "vsnap-crd", "csi", "prometheus-operator-crds", "metrics-server"}
+	certManagerHR = []string{"cert-manager-crds", "cert-manager"}
+)
+
+// TestE2E brings the stack up once and runs the scenarios in order; each
+// scenario leaves the demo claim converged for the next.
+func TestE2E(t *testing.T) {
+	e, err := newEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	workDir = e.work
+	t.Cleanup(func() { stopAll() })
+	t.Logf("work directory %s, component logs in %s", e.work, e.logs)
+	if !scenario(t, "bring-up and package install", e.up) {
+		t.FailNow()
+	}
+
+	scenario(t, "usage webhook on loopback", e.usageWebhook)
+	if !scenario(t, "claim converges", e.claimConverges) {
+		t.FailNow()
+	}
+	scenario(t, "quiet steady state", e.quietSteadyState)
+	scenario(t, "scale and change instance type", e.scaleAndInstanceType)
+	scenario(t, "enable then disable an add-on", e.addonToggle)
+	scenario(t, "bad claims", e.badClaims)
+	scenario(t, "fault: kill and restart a function", e.faultFunction)
+	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
+	scenario(t, "fault: restart crossplane core", e.faultCore)
+	scenario(t, "delete with kubeconfig Secret gone", e.deleteDeadTenant)
+	scenario(t, "delete a never-Ready cluster", e.deleteDemo)
+}
+
+func ctxT(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+func (e *env) must(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (e *env) claimYAML(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := decodeFile(e.path("examples", "claim.yaml"))
+	e.must(t, err, "read examples/claim.yaml")
+	if len(objs) != 1 {
+		t.Fatalf("examples/claim.yaml holds %d objects, want 1", len(objs))
+	}
+	return objs[0]
+}
+
+func (e *env) patchClaim(t *testing.T, ns, name, patch string) {
+	t.Helper()
+	ctx, cancel := ctxT(30 * time.Second)
+	defer cancel()
+	e.must(t, mergePatch(ctx, e.c, gvkClaim, ns, name, patch), "patch claim "+ns+"/"+name+" with "+patch)
+}
+
+// xrName is the name of the XR bound to a claim.
+func (e *env) xrName(ctx context.Context, ns, name string) (string, error) {
+	cl, err := get(ctx, e.c, gvkClaim, ns, name)
+	if err != nil {
+		return "", err
+	}
+	xr, _, _ := unstructured.NestedString(cl.Object, "spec", "resourceRef", "name")
+	if xr == "" {
+		return "", fmt.Errorf("claim %s/%s has no XR yet", ns, name)
+	}
+	return xr, nil
+}
+
+// nudge changes an annotation of the XR, which makes Crossplane reconcile it.
+func (e *env) nudge(ctx context.Context, ns, name string) error {
+	xr, err := e.xrName(ctx, ns, name)
+	if err != nil {
+		return err
+	}
+	return mergePatch(ctx, e.c, gvkXR, "", xr,
+		fmt.Sprintf(`{"metadata":{"annotations":{"e2e.tenantkube.io/nudge":%q}}}`, time.Now().Format(time.RFC3339Nano)))
+}
+
+// reconciles waits until function f has answered n more RunFunction calls
+// than it had at the start, nudging the XR when Crossplane is idle.
+func (e *env) reconciles(t *testing.T, f string, n int, timeout time.Duration) {
+	t.Helper()
+	start, err := e.runFunctionCalls(f)
+	e.must(t, err, "read function metrics")
+	last, lastChange := start, time.Now()
+	waitFor(t, timeout, fmt.Sprintf("%d reconciles through function %s", n, f), func(ctx context.Context) (bool, string, error) {
+		cur, err := e.runFunctionCalls(f)
+		if err != nil {
+			return false, "", err
+		}
+		if cur >= start+n {
+			return true, "", nil
+		}
+		if cur != last {
+			last, lastChange = cur, time.Now()
+		} else if time.Since(lastChange) > 1500*time.Millisecond {
+			_ = e.nudge(ctx, demoNS, demo)
+			lastChange = time.Now()
+		}
+		return false, fmt.Sprintf("%d of %d calls", cur-start, n), nil
+	})
+}
+
+// composed is the composed objects of a cluster (label tenantkube.io/cluster),
+// without the claim and the XR.
+func (e *env) composed(ctx context.Context, name string) ([]unstructured.Unstructured, error) {
+	all, err := labelled(ctx, e.cfg, e.c, labelCluster+"="+name)
+	if err != nil {
+		return nil, err
+	}
+	var out []unstructured.Unstructured
+	for _, u := range all {
+		if u.GroupVersionKind().Group == gvkClaim.Group {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+type snap struct {
+	uid        string
+	rv         string
+	generation int64
+	obj        map[string]any
+}
+
+func (e *env) snapshot(t *testing.T, name string) map[string]snap {
+	t.Helper()
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	objs, err := e.composed(ctx, name)
+	e.must(t, err, "list composed objects")
+	out := map[string]snap{}
+	for i := range objs {
+		u := &objs[i]
+		out[describe(u)] = snap{uid: string(u.GetUID()), rv: u.GetResourceVersion(), generation: u.GetGeneration(), obj: u.Object}
+	}
+	return out
+}
+
+// compare reports every object that disappeared, was re-created (new UID),
+// or changed generation (and resourceVersion when rv is set).
+func (e *env) compare(t *testing.T, what string, before, after map[string]snap, rv bool) {
+	t.Helper()
+	var problems []string
+	for k, b := range before {
+		a, ok := after[k]
+		switch {
+		case !ok:
+			problems = append(problems, k+": gone")
+		case a.uid != b.uid:
+			problems = append(problems, fmt.Sprintf("%s: UID %s -> %s (re-created)", k, b.uid, a.uid))
+		case a.generation != b.generation:
+			problems = append(problems, fmt.Sprintf("%s: generation %d -> %d", k, b.generation, a.generation))
+			e.dump(what, k, b, a)
+		case rv && a.rv != b.rv:
+			problems = append(problems, fmt.Sprintf("%s: resourceVersion %s -> %s", k, b.rv, a.rv))
+			e.dump(what, k, b, a)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			problems = append(problems, k+": new")
+		}
+	}
+	sort.Strings(problems)
+	if len(problems) > 0 {
+		t.Errorf("%s: %d of %d composed objects changed (before/after JSON in %s):\n  %s",
+			what, len(problems), len(before), e.logs, strings.Join(problems, "\n  "))
+	}
+}
+
+func (e *env) dump(what, key string, b, a snap) {
+	name := strings.NewReplacer(" ", "_", "/", "_", ":", "_").Replace(what + "-" + key)
+	for suffix, o := range map[string]map[string]any{"before": b.obj, "after": a.obj} {
+		j, _ := json.MarshalIndent(o, "", "  ")
+		_ = os.WriteFile(filepath.Join(e.logs, name+"."+suffix+".json"), j, 0o644)
+	}
+}
+
+// ---------------------------------------------------------------------------
+
+// usageWebhook proves Crossplane's Usage webhook answers the API server on
+// loopback: a used ConfigMap cannot be deleted until its user is gone.
+func (e *env) usageWebhook(t *testing.T) {
+	ctx, cancel := ctxT(2 * time.Minute)
+	defer cancel()
+	ns := "e2e-usage"
+	e.must(t, e.ensureNamespace(ctx, ns), "namespace")
+	for _, n := range []string{"used", "user"} {
+		cm := &unstructured.Unstructured{}
+		cm.SetGroupVersionKind(gvkConfigMap)
+		cm.SetNamespace(ns)
+		cm.SetName(n)
+		e.must(t, apply(ctx, e.c, cm), "ConfigMap "+n)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "protection.crossplane.io/v1beta1", "kind": "Usage",
+		"metadata": map[string]any{"name": "used-by-user", "namespace": ns},
+		"spec": map[string]any{
+			"of": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": map[string]any{"name": "used"}},
+			"by": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": map[string]any{"name": "user"}},
+		},
+	}}
+	e.must(t, apply(ctx, e.c, u), "Usage")
+	waitFor(t, time.Minute, "the used ConfigMap labelled crossplane.io/in-use", func(ctx context.Context) (bool, string, error) {
+		cm, err := get(ctx, e.c, gvkConfigMap, ns, "used")
+		if err != nil {
+			return false, "", err
+		}
+		us, _ := get(ctx, e.c, gvkUsage, ns, "used-by-user")
+		s, r, m := condition(us, "Ready")
+		return cm.GetLabels()["crossplane.io/in-use"] == "true", fmt.Sprintf("Usage Ready=%s %s %s", s, r, m), nil
+	})
+	cm := &unstructured.Unstructured{}
+	cm.SetGroupVersionKind(gvkConfigMap)
+	cm.SetNamespace(ns)
+	cm.SetName("used")
+	err := e.c.Delete(ctx, cm)
+	if err == nil || !strings.Contains(err.Error(), "nousages.protection.crossplane.io") {
+		t.Fatalf("deleting a used ConfigMap: want a denial by the Usage webhook, got %v", err)
+	}
+	t.Logf("denied as expected: %v", err)
+	user := cm.DeepCopy()
+	user.SetName("user")
+	e.must(t, e.c.Delete(ctx, user), "delete the user")
+	waitFor(t, time.Minute, "the used ConfigMap deletable once its user is gone", func(ctx context.Context) (bool, string, error) {
+		err := e.c.Delete(ctx, cm.DeepCopy())
+		if err == nil || kerrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, err.Error(), nil
+	})
+	ns0 := &unstructured.Unstructured{}
+	ns0.SetGroupVersionKind(gvkNamespace)
+	ns0.SetName(ns)
+	_ = e.c.Delete(ctx, ns0)
+}
+
+// expectedObjects checks the claim's composed objects as SPEC §5 and the
+// issue's acceptance list them; it returns "" when all are there.
+func (e *env) expectedObjects(ctx context.Context, ns, n string, releases []string) (string, error) {
+	var missing []string
+	need := func(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+		u, err := get(ctx, e.c, gvk, namespace, name)
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s %s: %v", gvk.Kind, name, err))
+			return nil
+		}
+		if u.GetLabels()[labelCluster] != n || u.GetLabels()[labelManagedBy] != "tenantkube" {
+			missing = append(missing, fmt.Sprintf("%s %s: labels %v", gvk.Kind, name, u.GetLabels()))
+		}
+		return u
+	}
+	str := func(u *unstructured.Unstructured, want string, path ...string) {
+		if u == nil {
+			return
+		}
+		got, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+		if fmt.Sprint(got) != want {
+			missing = append(missing, fmt.Sprintf("%s %s: .%s = %v, want %s", u.GetKind(), u.GetName(), strings.Join(path, "."), got, want))
+		}
+	}
+	byLabel := func(gvk schema.GroupVersionKind, namespace string) []unstructured.Unstructured {
+		opts := []client.ListOption{client.MatchingLabels{labelCluster: n}}
+		if namespace != "" {
+			opts = append(opts, client.InNamespace(namespace))
+		}
+		items, err := list(ctx, e.c, gvk, opts...)
+		if err != nil || len(items) == 0 {
+			missing = append(missing, fmt.Sprintf("%s labelled %s=%s: %d found (%v)", gvk.Kind, labelCluster, n, len(items), err))
+		}
+		return items
+	}
+	cluster := need(gvkCluster, ns, n)
+	str(cluster, "KamajiControlPlane", "spec", "controlPlaneRef", "kind")
+	str(cluster, n, "spec", "controlPlaneRef", "name")
+	str(cluster, n, "spec", "infrastructureRef", "name")
+	need(gvkKVCluster, ns, n)
+	kcp := need(gvkKCP, ns, n)
+	str(kcp, patchVersion, "spec", "version")
+	byLabel(gvkEtcd, ns)
+	ds := byLabel(gvkDataStore, "")
+	if len(ds) == 1 {
+		str(kcp, ds[0].GetName(), "spec", "dataStoreName")
+	}
+	md := need(gvkMD, ns, n+"-md0")
+	str(md, patchVersion, "spec", "template", "spec", "version")
+	str(md, n+"-md0", "spec", "template", "spec", "bootstrap", "configRef", "name")
+	kmts := byLabel(gvkKMT, ns)
+	if md != nil {
+		ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+		found := false
+		for _, k := range kmts {
+			found = found || k.GetName() == ref
+		}
+		if !found || !strings.HasPrefix(ref, n+"-md0-") {
+			missing = append(missing, fmt.Sprintf("MachineDeployment %s-md0 refers to KubevirtMachineTemplate %q, which is not among the composed ones", n, ref))
+		}
+	}
+	need(gvkKCT, ns, n+"-md0")
+	need(gvkMHC, ns, n+"-md0")
+	for _, r := range releases {
+		hr := need(gvkHR, ns, n+"-"+r)
+		str(hr, n+"-admin-kubeconfig", "spec", "kubeConfig", "secretRef", "name")
+		str(hr, "super-admin.svc", "spec", "kubeConfig", "secretRef", "key")
+	}
+	return strings.Join(missing, "; "), nil
+}
+
+func (e *env) claimConverges(t *testing.T) {
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	claim := e.claimYAML(t)
+	if claim.GetNamespace() != demoNS || claim.GetName() != demo {
+		t.Fatalf("examples/claim.yaml is %s/%s, the scenarios expect %s/%s", claim.GetNamespace(), claim.GetName(), demoNS, demo)
+	}
+	e.must(t, e.ensureNamespace(ctx, demoNS), "namespace")
+	e.must(t, apply(ctx, e.c, claim), "apply examples/claim.yaml")
+	start := time.Now()
+	waitFor(t, 3*time.Minute, "every composed object of the demo claim", func(ctx context.Context) (bool, string, error) {
+		why, err := e.expectedObjects(ctx, demoNS, demo, append(append([]string{}, baseReleases...), certManagerHR...))
+		if err != nil || why != "" {
+			return false, why, err
+		}
+		cl, err := get(ctx, e.c, gvkClaim, demoNS, demo)
+		if err != nil {
+			return false, "", err
+		}
+		s, r, m := condition(cl, "Synced")
+		return s == "True", fmt.Sprintf("claim Synced=%s %s %s", s, r, m), nil
+	})
+	objs := e.snapshot(t, demo)
+	t.Logf("claim to all composed objects: %.1fs; %d composed objects", time.Since(start).Seconds(), len(objs))
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	e.must(t, err, "MachineDeployment")
+	a := md.GetAnnotations()
+	if a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] != "0" || a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"] != "10" {
+		t.Errorf("MachineDeployment autoscaler annotations: %v", a)
+	}
+	kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
+	e.must(t, err, "KamajiControlPlane")
+	if r, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas"); r != 2 {
+		t.Errorf("KamajiControlPlane replicas %d, want 2 (controlPlane.replicas)", r)
+	}
+}
+
+func (e *env) mdAnnotations(ctx context.Context) (map[string]string, string, error) {
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	if err != nil {
+		return nil, "", err
+	}
+	ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	return md.GetAnnotations(), ref, nil
+}
+
+func (e *env) waitMaxSize(t *testing.T, max string) {
+	t.Helper()
+	waitFor(t, 2*time.Minute, "MachineDeployment max-size "+max, func(ctx context.Context) (bool, string, error) {
+		a, _, err := e.mdAnnotations(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		got := a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"]
+		return got == max, "max-size " + got, nil
+	})
+}
+
+func (e *env) certManagerValues(ctx context.Context) (map[string]any, error) {
+	hr, err := get(ctx, e.c, gvkHR, demoNS, demo+"-cert-manager")
+	if err != nil {
+		return nil, err
+	}
+	v, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	return v, nil
+}
+
+func (e *env) quietSteadyState(t *testing.T) {
+	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"certManager":{"valuesOverride":{"e2eMarker":{"enabled":true}}}}}}`)
+	waitFor(t, 2*time.Minute, "valuesOverride in HelmRelease demo-cert-manager", func(ctx context.Context) (bool, string, error) {
+		v, err := e.certManagerValues(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		_, ok := v["e2eMarker"]
+		return ok, fmt.Sprintf("values %v", v), nil
+	})
+	// Let the change settle, then watch 20 reconciles write nothing.
+	e.reconciles(t, "control-plane", 3, time.Minute)
+	before := e.snapshot(t, demo)
+	e.reconciles(t, "addons", 20, 4*time.Minute)
+	after := e.snapshot(t, demo)
+	e.compare(t, "20 reconciles of a converged claim", before, after, true)
+
+	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"certManager":{"valuesOverride":null}}}}`)
+	waitFor(t, 2*time.Minute, "valuesOverride gone from HelmRelease demo-cert-manager", func(ctx context.Context) (bool, string, error) {
+		v, err := e.certManagerValues(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		_, ok := v["e2eMarker"]
+		return !ok, fmt.Sprintf("values %v", v), nil
+	})
+}
+
+func (e *env) scaleAndInstanceType(t *testing.T) {
+	ctx, cancel := ctxT(5 * time.Minute)
+	defer cancel()
+	_, oldKMT, err := e.mdAnnotations(ctx)
+	e.must(t, err, "MachineDeployment")
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	e.must(t, err, "MachineDeployment")
+	// A MachineSet as CAPI would keep it for the current rollout: owned by
+	// the MachineDeployment, referring to the current machine template.
+	ms := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
+		"metadata": map[string]any{
+			"name": demo + "-md0-e2e", "namespace": demoNS,
+			"labels": map[string]any{"cluster.x-k8s.io/cluster-name": demo, "cluster.x-k8s.io/deployment-name": demo + "-md0"},
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+				"name": md.GetName(), "uid": string(md.GetUID()),
+			}},
+		},
+		"spec": map[string]any{
+			"clusterName": demo, "replicas": int64(0),
+			"selector": map[string]any{"matchLabels": map[string]any{"cluster.x-k8s.io/cluster-name": demo, "e2e.tenantkube.io/ms": "md0"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"cluster.x-k8s.io/cluster-name": demo, "e2e.tenantkube.io/ms": "md0"}},
+				"spec": map[string]any{
+					"clusterName": demo, "version": patchVersion,
+					"bootstrap": map[string]any{"configRef": map[string]any{
+						"apiGroup": "bootstrap.cluster.x-k8s.io", "kind": "KubeadmConfigTemplate", "name": demo + "-md0",
+					}},
+					"infrastructureRef": map[string]any{
+						"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "KubevirtMachineTemplate", "name": oldKMT,
+					},
+				},
+			},
+		},
+	}}
+	e.must(t, apply(ctx, e.c, ms), "create MachineSet standing in for CAPI")
+
+	e.patchClaim(t, demoNS, demo, `{"spec":{"nodeGroups":{"md0":{"minReplicas":1,"maxReplicas":5,"instanceType":"u1.large"}}}}`)
+	var newKMT string
+	waitFor(t, 2*time.Minute, "scaled MachineDeployment on a new machine template", func(ctx context.Context) (bool, string, error) {
+		a, ref, err := e.mdAnnotations(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		min := a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"]
+		max := a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"]
+		if min != "1" || max != "5" || ref == oldKMT {
+			return false, fmt.Sprintf("min %s max %s template %s (old %s)", min, max, ref, oldKMT), nil
+		}
+		if _, err := get(ctx, e.c, gvkKMT, demoNS, ref); err != nil {
+			return false, "", err
+		}
+		newKMT = ref
+		return true, "", nil
+	})
+	kmt, err := get(ctx, e.c, gvkKMT, demoNS, newKMT)
+	e.must(t, err, "new KubevirtMachineTemplate")
+	it, _, _ := unstructured.NestedString(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "instancetype", "name")
+	if it != "u1.large" {
+		t.Errorf("new KubevirtMachineTemplate %s: instancetype %q, want u1.large", newKMT, it)
+	}
+	// The old template stays while the MachineSet refers to it.
+	e.reconciles(t, "workers", 3, time.Minute)
+	if _, err := get(ctx, e.c, gvkKMT, demoNS, oldKMT); err != nil {
+		t.Errorf("old KubevirtMachineTemplate %s, still used by MachineSet %s-md0-e2e, is gone: %v", oldKMT, demo, err)
+	}
+	e.must(t, e.c.Delete(ctx, ms), "delete MachineSet")
+	waitFor(t, 2*time.Minute, "old KubevirtMachineTemplate "+oldKMT+" gone once no MachineSet uses it", func(ctx context.Context) (bool, string, error) {
+		_, err := get(ctx, e.c, gvkKMT, demoNS, oldKMT)
+		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
+	})
+	if _, err := get(ctx, e.c, gvkKMT, demoNS, newKMT); err != nil {
+		t.Errorf("new KubevirtMachineTemplate %s: %v", newKMT, err)
+	}
+}
+
+func (e *env) addonToggle(t *testing.T) {
+	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"velero":{"enabled":true}}}}`)
+	waitFor(t, 2*time.Minute, "HelmRelease demo-velero", func(ctx context.Context) (bool, string, error) {
+		hr, err := get(ctx, e.c, gvkHR, demoNS, demo+"-velero")
+		if err != nil {
+			return false, "", err
+		}
+		ns, _, _ := unstructured.NestedString(hr.Object, "spec", "targetNamespace")
+		return ns == "cozy-velero", "targetNamespace " + ns, nil
+	})
+	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"velero":{"enabled":false}}}}`)
+	waitFor(t, 2*time.Minute, "HelmRelease demo-velero gone", func(ctx context.Context) (bool, string, error) {
+		_, err := get(ctx, e.c, gvkHR, demoNS, demo+"-velero")
+		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
+	})
+}
+
+func (e *env) badClaims(t *testing.T) {
+	ctx, cancel := ctxT(5 * time.Minute)
+	defer cancel()
+	mk := func(name string, spec map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "tenantkube.io/v1alpha1", "kind": "KubernetesCluster",
+			"metadata": map[string]any{"name": name, "namespace": demoNS},
+			"spec":     spec,
+		}}
+		return u
+	}
+	group := func(extra map[string]any) map[string]any {
+		g := map[string]any{"minReplicas": int64(0), "maxReplicas": int64(3), "instanceType": "u1.medium", "diskSize": "20Gi"}
+		for k, v := range extra {
+			g[k] = v
+		}
+		return map[string]any{"nodeGroups": map[string]any{"md0": g}}
+	}
+	rejected := []struct {
+		name, want string
+		spec       map[string]any
+	}{
+		{"min-above-max", "minReplicas must be less than or equal to maxReplicas", group(map[string]any{"minReplicas": int64(5), "maxReplicas": int64(2)})},
+		{"ephemeral-storage", "diskSize", group(map[string]any{"ephemeralStorage": "10Gi"})},
+		{"bad-expose", "exposeMethod", map[string]any{"addons": map[string]any{"ingressNginx": map[string]any{"enabled": true, "exposeMethod": "Bogus"}}}},
+		{"half-resources", "resources.cpu and resources.memory must be set together", group(map[string]any{"resources": map[string]any{"cpu": "2"}})},
+	}
+	for _, r := range rejected {
+		err := apply(ctx, e.c, mk("bad-"+r.name, r.spec))
+		if err == nil {
+			t.Errorf("claim bad-%s was admitted; want a rejection mentioning %q", r.name, r.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), r.want) {
+			t.Errorf("claim bad-%s rejected with %q; want it to mention %q", r.name, err, r.want)
+		}
+	}
+	if err := mergePatch(ctx, e.c, gvkClaim, demoNS, demo, `{"spec":{"storageClass":"other"}}`); err == nil || !strings.Contains(err.Error(), "storageClass is immutable") {
+		t.Errorf("changing storageClass of the demo claim: want rejection 'storageClass is immutable', got %v", err)
+	}
+
+	// Admitted, but the workers function answers Fatal: the instance type
+	// does not exist.
+	bad := mk("bad-fatal", group(map[string]any{"instanceType": "e2e-no-such-type"}))
+	e.must(t, apply(ctx, e.c, bad), "apply claim bad-fatal")
+	// Crossplane reports a Fatal result on the XR as Synced=False with the
+	// function's message. A claim's own Synced condition only covers the
+	// claim-to-XR sync (Crossplane copies no XR Synced to it), so on the
+	// claim the message must arrive as a Warning event or a condition the
+	// function targets at the claim.
+	waitFor(t, 2*time.Minute, "XR of claim bad-fatal Synced=False naming the missing instance type", func(ctx context.Context) (bool, string, error) {
+		xr, err := e.xrName(ctx, demoNS, "bad-fatal")
+		if err != nil {
+			return false, "", err
+		}
+		u, err := get(ctx, e.c, gvkXR, "", xr)
+		if err != nil {
+			return false, "", err
+		}
+		s, r, m := condition(u, "Synced")
+		return s == "False" && strings.Contains(m, "e2e-no-such-type"), fmt.Sprintf("XR Synced=%s %s %q", s, r, m), nil
+	})
+	var how string
+	waitFor(t, time.Minute, "claim bad-fatal surfacing the Fatal message (Warning event or condition)", func(ctx context.Context) (bool, string, error) {
+		cl, err := get(ctx, e.c, gvkClaim, demoNS, "bad-fatal")
+		if err != nil {
+			return false, "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(cl.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["status"] == "False" && strings.Contains(fmt.Sprint(m["message"]), "e2e-no-such-type") {
+				how = fmt.Sprintf("claim condition %v=False: %v", m["type"], m["message"])
+				return true, "", nil
+			}
+		}
+		evs := &corev1.EventList{}
+		if err := e.c.List(ctx, evs, client.InNamespace(demoNS)); err != nil {
+			return false, "", err
+		}
+		for _, ev := range evs.Items {
+			if ev.InvolvedObject.Kind == gvkClaim.Kind && ev.InvolvedObject.Name == "bad-fatal" &&
+				ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "e2e-no-such-type") {
+				how = "claim Warning event " + ev.Reason + ": " + ev.Message
+				return true, "", nil
+			}
+		}
+		s, r, m := condition(cl, "Synced")
+		return false, fmt.Sprintf("claim Synced=%s %s %q, conditions %v, no Warning event naming the type", s, r, m, conds), nil
+	})
+	t.Logf("Fatal surfaced as %s", how)
+	objs, err := e.composed(ctx, "bad-fatal")
+	e.must(t, err, "list")
+	if len(objs) > 0 {
+		var names []string
+		for i := range objs {
+			names = append(names, describe(&objs[i]))
+		}
+		t.Errorf("a Fatal pipeline composed %d objects: %s", len(objs), strings.Join(names, ", "))
+	}
+	e.must(t, e.c.Delete(ctx, bad), "delete claim bad-fatal")
+	waitFor(t, deleteBound, "claim bad-fatal gone", func(ctx context.Context) (bool, string, error) {
+		_, err := get(ctx, e.c, gvkClaim, demoNS, "bad-fatal")
+		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
+	})
+}
+
+// fault runs a fault, waits for reconciliation to resume, checks that no
+// composed object was lost or re-created, then proves a claim change still
+// goes through.
+func (e *env) fault(t *testing.T, maxSize string, do func(t *testing.T)) {
+	e.reconciles(t, "workers", 2, time.Minute)
+	before := e.snapshot(t, demo)
+	do(t)
+	e.reconciles(t, "workers", 3, 3*time.Minute)
+	after := e.snapshot(t, demo)
+	e.compare(t, "after the fault", before, after, false)
+	e.patchClaim(t, demoNS, demo, fmt.Sprintf(`{"spec":{"nodeGroups":{"md0":{"maxReplicas":%s}}}}`, maxSize))
+	e.waitMaxSize(t, maxSize)
+}
+
+func (e *env) faultFunction(t *testing.T) {
+	e.fault(t, "6", func(t *testing.T) {
+		ctx, cancel := ctxT(time.Minute)
+		defer cancel()
+		e.must(t, e.nudge(ctx, demoNS, demo), "nudge")
+		p := e.fns["workers"]
+		pid := p.pid()
+		p.kill()
+		t.Logf("killed function-workers (pid %d)", pid)
+		// Reconciles fail while it is down; nothing may be deleted.
+		time.Sleep(5 * time.Second)
+		e.must(t, p.start(), "restart function-workers")
+		e.must(t, e.waitHTTP(p, fmt.Sprintf("http://127.0.0.1:%d/metrics", e.fnMetricsPorts["workers"]), nil, 30*time.Second), "function-workers up")
+	})
+}
+
+func (e *env) faultAPIServer(t *testing.T) {
+	e.fault(t, "7", func(t *testing.T) {
+		pid := e.apiserver.pid()
+		e.apiserver.stop()
+		t.Logf("stopped kube-apiserver (pid %d)", pid)
+		time.Sleep(3 * time.Second)
+		e.must(t, e.apiserver.start(), "restart kube-apiserver")
+		e.must(t, e.waitAPIServer(90*time.Second), "kube-apiserver ready")
+	})
+}
+
+func (e *env) faultCore(t *testing.T) {
+	e.fault(t, "8", func(t *testing.T) {
+		pid := e.core.pid()
+		e.core.stop()
+		t.Logf("stopped crossplane core (pid %d)", pid)
+		e.must(t, e.core.start(), "restart crossplane core")
+	})
+}
+
+// deleteAndWait deletes a claim and waits, within deleteBound, until the
+// claim, its XR and every object labelled with the cluster are gone.
+func (e *env) deleteAndWait(t *testing.T, ns, name string) {
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	cl, err := get(ctx, e.c, gvkClaim, ns, name)
+	e.must(t, err, "claim")
+	order := e.trackDeletion(ns, name)
+	start := time.Now()
+	e.must(t, e.c.Delete(ctx, cl, client.PropagationPolicy(metav1.DeletePropagationForeground)), "delete claim")
+	waitFor(t, deleteBound, fmt.Sprintf("claim %s/%s and everything labelled %s=%s gone", ns, name, labelCluster, name), func(ctx context.Context) (bool, string, error) {
+		left, err := labelled(ctx, e.cfg, e.c, labelCluster+"="+name)
+		if err != nil {
+			return false, "", err
+		}
+		_, cerr := get(ctx, e.c, gvkClaim, ns, name)
+		var names []string
+		for i := range left {
+			names = append(names, describe(&left[i]))
+		}
+		if !kerrors.IsNotFound(cerr) {
+			names = append(names, "the claim")
+		}
+		return len(names) == 0, fmt.Sprintf("%d left: %s", len(names), strings.Join(names, ", ")), nil
+	})
+	t.Logf("claim %s/%s and all its objects gone %.1fs after the delete", ns, name, time.Since(start).Seconds())
+	order.check(t, start)
+}
+
+// deletionOrder records when each object that SPEC §7 orders was first seen
+// gone, polling every 100ms from before the claim's deletion.
+type deletionOrder struct {
+	stop chan struct{}
+	done chan struct{}
+	gone map[string]time.Time
+}
+
+func (e *env) trackDeletion(ns, n string) *deletionOrder {
+	type obj struct {
+		key  string
+		gvk  schema.GroupVersionKind
+		name string
+	}
+	objs := []obj{
+		{"MachineDeployment", gvkMD, n + "-md0"},
+		{"KamajiControlPlane", gvkKCP, n},
+		{"EtcdCluster", gvkEtcd, n + "-etcd"},
+	}
+	for _, r := range baseReleases {
+		objs = append(objs, obj{"HelmRelease " + r, gvkHR, n + "-" + r})
+	}
+	d := &deletionOrder{stop: make(chan struct{}), done: make(chan struct{}), gone: map[string]time.Time{}}
+	// Track only what exists before the delete.
+	var present []obj
+	for _, o := range objs {
+		ctx, cancel := ctxT(5 * time.Second)
+		if _, err := get(ctx, e.c, o.gvk, ns, o.name); err == nil {
+			present = append(present, o)
+		}
+		cancel()
+	}
+	objs = present
+	go func() {
+		defer close(d.done)
+		for {
+			for _, o := range objs {
+				if _, ok := d.gone[o.key]; ok {
+					continue
+				}
+				ctx, cancel := ctxT(5 * time.Second)
+				_, err := get(ctx, e.c, o.gvk, ns, o.name)
+				cancel()
+				if kerrors.IsNotFound(err) {
+					d.gone[o.key] = time.Now()
+				}
+			}
+			select {
+			case <-d.stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return d
+}
+
+// check stops the tracking and asserts SPEC §7's order: add-on HelmReleases
+// and node groups go before the control plane, etcd after it.
+func (d *deletionOrder) check(t *testing.T, start time.Time) {
+	t.Helper()
+	close(d.stop)
+	<-d.done
+	at := func(k string) string {
+		g, ok := d.gone[k]
+		if !ok {
+			return k + " (never seen gone)"
+		}
+		return fmt.Sprintf("%s +%.1fs", k, g.Sub(start).Seconds())
+	}
+	var seq []string
+	for k := range d.gone {
+		seq = append(seq, k)
+	}
+	sort.Slice(seq, func(i, j int) bool { return d.gone[seq[i]].Before(d.gone[seq[j]]) })
+	for i := range seq {
+		seq[i] = at(seq[i])
+	}
+	t.Logf("deletion order: %s", strings.Join(seq, ", "))
+	before := func(first, then string) {
+		f, ok1 := d.gone[first]
+		g, ok2 := d.gone[then]
+		if ok1 && ok2 && f.After(g) {
+			t.Errorf("deletion order: %s went after %s (SPEC §7 wants it first)", at(first), at(then))
+		}
+	}
+	before("MachineDeployment", "KamajiControlPlane")
+	before("KamajiControlPlane", "EtcdCluster")
+	for _, r := range baseReleases {
+		before("HelmRelease "+r, "KamajiControlPlane")
+	}
+}
+
+func (e *env) deleteDeadTenant(t *testing.T) {
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	ns, n := "tenant-dead", "dead"
+	e.must(t, e.ensureNamespace(ctx, ns), "namespace")
+	claim := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "tenantkube.io/v1alpha1", "kind": "KubernetesCluster",
+		"metadata": map[string]any{"name": n, "namespace": ns},
+		"spec":     map[string]any{"addons": map[string]any{"certManager": map[string]any{"enabled": true}}},
+	}}
+	e.must(t, apply(ctx, e.c, claim), "apply claim dead")
+	waitFor(t, 3*time.Minute, "every composed object of claim dead", func(ctx context.Context) (bool, string, error) {
+		why, err := e.expectedObjects(ctx, ns, n, append(append([]string{}, baseReleases...), certManagerHR...))
+		return why == "" && err == nil, why, err
+	})
+	// The kubeconfig Secret Kamaji would have written, then removed: the
+	// tenant API is unreachable for Flux from now on.
+	sec := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": n + "-admin-kubeconfig", "namespace": ns,
+			"labels": map[string]any{"kamaji.clastix.io/name": n}},
+		"stringData": map[string]any{"super-admin.svc": "apiVersion: v1\nkind: Config\n"},
+	}}
+	e.must(t, apply(ctx, e.c, sec), "kubeconfig Secret")
+	e.must(t, e.c.Delete(ctx, sec), "delete kubeconfig Secret")
+	e.deleteAndWait(t, ns, n)
+}
+
+func (e *env) deleteDemo(t *testing.T) {
+	e.deleteAndWait(t, demoNS, demo)
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	for _, n := range []string{demoNS, "tenant-dead"} {
+		ns := &unstructured.Unstructured{}
+		ns.SetGroupVersionKind(gvkNamespace)
+		ns.SetName(n)
+		e.must(t, client.IgnoreNotFound(e.c.Delete(ctx, ns)), "delete namespace "+n)
+	}
+	waitFor(t, 2*time.Minute, "tenant namespaces gone", func(ctx context.Context) (bool, string, error) {
+		for _, n := range []string{demoNS, "tenant-dead"} {
+			if _, err := get(ctx, e.c, gvkNamespace, "", n); !kerrors.IsNotFound(err) {
+				return false, "namespace " + n + " still there", nil
+			}
+		}
+		return true, "", nil
+	})
+}
