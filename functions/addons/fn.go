@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"google.golang.org/protobuf/types/known/structpb"
 	"sort"
 	"strings"
 
@@ -60,6 +61,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 	}
 	in.Default()
+	if cidr := desiredServiceCIDR(req); cidr != "" {
+		in.ServiceCIDR = cidr
+	}
 	if err := in.Validate(); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -160,4 +164,18 @@ func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonSt
 		m[r] = e
 	}
 	return function.SetCompositeStatus(rsp, map[string]any{"addons": m})
+}
+
+// desiredServiceCIDR is the first service CIDR block of the Cluster API
+// Cluster an earlier step (control-plane) put into the desired state, or ""
+// when there is none.
+func desiredServiceCIDR(req *fnv1.RunFunctionRequest) string {
+	v := structpb.NewStructValue(req.GetDesired().GetResources()[function.ClusterResourceName].GetResource())
+	for _, p := range []string{"spec", "clusterNetwork", "services", "cidrBlocks"} {
+		v = v.GetStructValue().GetFields()[p]
+	}
+	if blocks := v.GetListValue().GetValues(); len(blocks) > 0 {
+		return blocks[0].GetStringValue()
+	}
+	return ""
 }

@@ -24,7 +24,7 @@ import (
 
 // Composed-resource names of this function's objects in the desired state.
 const (
-	nameCluster            = "cluster"
+	nameCluster            = function.ClusterResourceName
 	nameKubevirtCluster    = "kubevirtcluster"
 	nameKamajiControlPlane = "kamajicontrolplane"
 	nameEtcdCluster        = "etcdcluster"

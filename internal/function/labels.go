@@ -41,3 +41,8 @@ const KubeconfigSecretKey = "super-admin.svc"
 // APIServerServiceHost is the in-cluster address of the tenant API server
 // Service Kamaji creates: N.NS.svc.
 func (id Identity) APIServerServiceHost() string { return id.Name + "." + id.Namespace + ".svc" }
+
+// ClusterResourceName is the composed-resource name of the Cluster API
+// Cluster the control-plane function emits; later steps read settings of
+// the cluster (its service CIDR) from it in the desired state.
+const ClusterResourceName = "cluster"
