@@ -12,10 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -227,4 +229,58 @@ func openAPIValidator(t *testing.T, xrdYAML []byte) apiservervalidation.SchemaVa
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestXRDIsAcceptedAsCRD builds, from package/xrd.yaml, the
+// CustomResourceDefinitions Crossplane creates for the composite resource
+// and the claim, and runs the API server's own CRD validation on them,
+// including the CEL cost estimates: a rule or message over the budget is
+// refused by a real API server, and the XRD would never become established.
+func TestXRDIsAcceptedAsCRD(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xrd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &xrd); err != nil {
+		t.Fatal(err)
+	}
+	props := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	for _, scope := range []apiextensionsv1.ResourceScope{apiextensionsv1.ClusterScoped, apiextensionsv1.NamespaceScoped} {
+		root := apiextensionsv1.JSONSchemaProps{
+			Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"apiVersion": {Type: "string"}, "kind": {Type: "string"}, "metadata": {Type: "object"},
+				"spec": props.Properties["spec"], "status": props.Properties["status"],
+			},
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "xkubernetesclusters.tenantkube.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "tenantkube.io", Scope: scope,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "xkubernetesclusters", Singular: "xkubernetescluster", Kind: "XKubernetesCluster", ListKind: "XKubernetesClusterList"},
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+					Name: "v1alpha1", Served: true, Storage: true,
+					Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &root},
+					Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				}},
+			},
+			Status: apiextensionsv1.CustomResourceDefinitionStatus{StoredVersions: []string{"v1alpha1"}},
+		}
+		internal := &apiextensions.CustomResourceDefinition{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
+			t.Fatal(err)
+		}
+		if errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
+			t.Errorf("%s CRD from the XRD is refused: %v", scope, errs.ToAggregate())
+		}
+	}
 }
