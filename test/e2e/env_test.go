@@ -683,7 +683,10 @@ func (e *env) installComposition() error {
 			}
 		}
 	}
-	return poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
+	// The API server rejecting the CRDs Crossplane renders from the XRD is
+	// final: fail at once with its message.
+	var rejected error
+	err := poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
 		xrds, err := list(ctx, e.c, gvkXRD)
 		if err != nil {
 			return false, "", err
@@ -691,13 +694,22 @@ func (e *env) installComposition() error {
 		for i := range xrds {
 			for _, c := range []string{"Established", "Offered"} {
 				if s, r, m := condition(&xrds[i], c); s != "True" {
-					return false, fmt.Sprintf("XRD %s %s=%s %s %s; latest events: %s", xrds[i].GetName(), c, s, r, m,
-						e.events(ctx, xrds[i].GetName())), nil
+					evs := e.events(ctx, xrds[i].GetName())
+					why := fmt.Sprintf("XRD %s %s=%s %s %s; latest events: %s", xrds[i].GetName(), c, s, r, m, evs)
+					if strings.Contains(evs, "is invalid") {
+						rejected = fmt.Errorf("the API server rejects the CRDs rendered from package/xrd.yaml: %s", why)
+						return true, "", nil
+					}
+					return false, why, nil
 				}
 			}
 		}
 		return len(xrds) > 0, "no XRD", nil
 	})
+	if rejected != nil {
+		return rejected
+	}
+	return err
 }
 
 func (e *env) installInstancetypes() error {
