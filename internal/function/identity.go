@@ -3,7 +3,6 @@ package function
 import (
 	"fmt"
 
-	"github.com/crossplane/function-sdk-go/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -31,19 +30,16 @@ type Identity struct {
 	Namespace string
 }
 
-// IdentityOf derives the tenant cluster's identity from the observed XR, by
-// the rules of SPEC §2: the claim labels win; a namespaced XR uses its own
-// name and namespace; a cluster-scoped XR without a claim takes N from its
-// name and NS from spec.namespace (required then). When a claim (or a
-// namespaced XR) fixes NS, spec.namespace must be empty or equal to it: a
-// tenant can never make objects appear in another namespace. N must be a
-// DNS-1123 label of at most MaxClusterNameLength characters and NS a
-// DNS-1123 label. It returns a *field.Error naming the offending field.
-func IdentityOf(xr *resource.Composite) (Identity, error) {
-	u := xr.Resource
-	labels := u.GetLabels()
-	specNS, _, _ := unstructuredString(u.Object, "spec", "namespace")
-
+// identityOf derives the tenant cluster's identity from the observed XR's
+// labels, name and namespace and its spec.namespace, by the rules of SPEC
+// §2: the claim labels win; a namespaced XR uses its own name and
+// namespace; a cluster-scoped XR without a claim takes N from its name and
+// NS from spec.namespace (required then). When a claim (or a namespaced XR)
+// fixes NS, spec.namespace must be empty or equal to it: a tenant can never
+// make objects appear in another namespace. N must be a DNS-1123 label of at
+// most MaxClusterNameLength characters and NS a DNS-1123 label. It returns a
+// *field.Error naming the offending field.
+func identityOf(labels map[string]string, name, namespace, specNS string) (Identity, error) {
 	var id Identity
 	var nameField, nsField *field.Path
 	switch {
@@ -51,15 +47,15 @@ func IdentityOf(xr *resource.Composite) (Identity, error) {
 		id = Identity{Name: labels[LabelClaimName], Namespace: labels[LabelClaimNamespace]}
 		nameField = field.NewPath("metadata", "labels").Key(LabelClaimName)
 		nsField = field.NewPath("metadata", "labels").Key(LabelClaimNamespace)
-	case u.GetNamespace() != "":
-		id = Identity{Name: u.GetName(), Namespace: u.GetNamespace()}
+	case namespace != "":
+		id = Identity{Name: name, Namespace: namespace}
 		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("metadata", "namespace")
 	default:
 		if specNS == "" {
 			return Identity{}, field.Required(field.NewPath("spec", "namespace"),
 				"an XR created without a claim must name the namespace of its objects")
 		}
-		id = Identity{Name: u.GetName(), Namespace: specNS}
+		id = Identity{Name: name, Namespace: specNS}
 		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("spec", "namespace")
 	}
 	if specNS != "" && specNS != id.Namespace {
@@ -89,22 +85,4 @@ func ValidateDNSLabel(path *field.Path, value string, max int) error {
 		return field.Invalid(path, value, msgs[0])
 	}
 	return nil
-}
-
-func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false, nil
-		}
-		if cur, ok = m[p]; !ok {
-			return "", false, nil
-		}
-	}
-	s, ok := cur.(string)
-	if !ok {
-		return "", true, fmt.Errorf("%v is not a string", path)
-	}
-	return s, true, nil
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/resource"
 	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -17,11 +15,8 @@ import (
 )
 
 // Tenant is what every function reads first from a RunFunctionRequest: the
-// observed composite resource (XR), the tenant cluster's identity and its
-// spec with the seed's defaults applied.
+// tenant cluster's identity and its spec with the seed's defaults applied.
 type Tenant struct {
-	// XR is the observed composite resource.
-	XR *resource.Composite
 	// ID is the tenant cluster's name N and namespace NS.
 	ID Identity
 	// Spec is the XR's spec, decoded and defaulted (v1alpha1 Default).
@@ -32,23 +27,32 @@ type Tenant struct {
 // error suitable for a Fatal result when the XR is missing, its spec does not
 // decode into the API types (the error names the field), or its identity
 // breaks the rules of IdentityOf.
+//
+// Only the XR's spec and metadata are converted: the rest of the observed
+// XR (status, resourceRefs, managedFields) is never decoded.
 func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
-	xr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the observed composite resource: %w", err)
-	}
-	if xr.Resource == nil || xr.Resource.Object == nil {
+	xr := req.GetObserved().GetComposite().GetResource()
+	if xr == nil {
 		return nil, fmt.Errorf("the request has no observed composite resource")
 	}
-	spec, err := DecodeSpec(xr.Resource.Object["spec"])
+	var spec any
+	if v, ok := xr.GetFields()["spec"]; ok {
+		spec = v.AsInterface()
+	}
+	decoded, err := DecodeSpec(spec)
 	if err != nil {
 		return nil, err
 	}
-	id, err := IdentityOf(xr)
+	md := xr.GetFields()["metadata"].GetStructValue().GetFields()
+	labels := map[string]string{}
+	for k, v := range md["labels"].GetStructValue().GetFields() {
+		labels[k] = v.GetStringValue()
+	}
+	id, err := identityOf(labels, md["name"].GetStringValue(), md["namespace"].GetStringValue(), decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return &Tenant{XR: xr, ID: id, Spec: spec}, nil
+	return &Tenant{ID: id, Spec: decoded}, nil
 }
 
 // DecodeSpec decodes an XR's spec (the unstructured value under "spec") into
