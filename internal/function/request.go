@@ -113,14 +113,30 @@ func decodeError(spec any, err error) error {
 }
 
 // ObservedInto decodes the observed composed resource called name into out
-// (a pointer to a typed object). It reports false when the resource is not
-// in the observed state, and an error when it does not decode.
+// (a pointer to a typed object). Its metadata.managedFields, often the
+// largest part of an observed object and never read by a function, is left
+// out. It reports false when the resource is not in the observed state, and
+// an error when it does not decode.
 func ObservedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, error) {
 	r, ok := req.GetObserved().GetResources()[name]
 	if !ok || r.GetResource() == nil {
 		return false, nil
 	}
-	return true, StructInto(r.GetResource().AsMap(), out)
+	obj := make(map[string]any, len(r.GetResource().GetFields()))
+	for k, v := range r.GetResource().GetFields() {
+		if k != "metadata" {
+			obj[k] = v.AsInterface()
+			continue
+		}
+		md := make(map[string]any, len(v.GetStructValue().GetFields()))
+		for mk, mv := range v.GetStructValue().GetFields() {
+			if mk != "managedFields" {
+				md[mk] = mv.AsInterface()
+			}
+		}
+		obj[k] = md
+	}
+	return true, StructInto(obj, out)
 }
 
 // StructInto decodes an unstructured object (a map as found in a structpb
