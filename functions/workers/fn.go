@@ -351,7 +351,7 @@ func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, i
 	}{
 		{BootstrapResourceName(p.Name), kct, existsReady(req, BootstrapResourceName(p.Name))},
 		{tmplName, kmt, existsReady(req, tmplName)},
-		{MachineDeploymentResourceName(p.Name), md, machineDeploymentReady(req, MachineDeploymentResourceName(p.Name), deref(p.Group.MinReplicas))},
+		{MachineDeploymentResourceName(p.Name), md, machineDeploymentReady(req, p.Name, deref(p.Group.MinReplicas))},
 		{HealthCheckResourceName(p.Name), mhc, existsReady(req, HealthCheckResourceName(p.Name))},
 	} {
 		if err := function.SetDesired(rsp, o.name, o.obj, o.ready); err != nil {

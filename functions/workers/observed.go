@@ -16,15 +16,45 @@ import (
 // nodeGroupStatus is status.nodeGroups[G] of the XR.
 type nodeGroupStatus = v1alpha1.NodeGroupStatus
 
-// observedMachineDeployment decodes G's observed MachineDeployment. It
-// reports false when there is none or it does not decode.
-func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (*clusterv1.MachineDeployment, bool) {
-	md := &clusterv1.MachineDeployment{}
-	ok, err := function.ObservedInto(req, MachineDeploymentResourceName(g), md)
-	if !ok || err != nil {
-		return nil, false
+// observedMD is what the function reads of an observed MachineDeployment
+// (CAPI v1beta2 field paths in the comments).
+type observedMD struct {
+	Version           string // spec.template.spec.version
+	InfrastructureRef string // spec.template.spec.infrastructureRef.name
+	CapacityCPU       string // metadata.annotations[capacity.../cpu]
+	CapacityMemory    string // metadata.annotations[capacity.../memory]
+	Generation        int64  // metadata.generation
+	ObservedGen       int64  // status.observedGeneration
+	Replicas          int32  // status.replicas
+	ReadyReplicas     int32  // status.readyReplicas
+}
+
+// observedMachineDeployment reads G's observed MachineDeployment field by
+// field from the request (no JSON decoding of the whole object, which
+// carries managedFields). It reports false when there is none.
+func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (observedMD, bool) {
+	name := MachineDeploymentResourceName(g)
+	if function.ObservedValue(req, name) == nil {
+		return observedMD{}, false
 	}
-	return md, true
+	str := func(p ...string) string { return function.ObservedValue(req, name, p...).GetStringValue() }
+	num := func(p ...string) int64 { return int64(function.ObservedValue(req, name, p...).GetNumberValue()) }
+	return observedMD{
+		Version:           str("spec", "template", "spec", "version"),
+		InfrastructureRef: str("spec", "template", "spec", "infrastructureRef", "name"),
+		CapacityCPU:       str("metadata", "annotations", AnnotationCapacityCPU),
+		CapacityMemory:    str("metadata", "annotations", AnnotationCapacityMemory),
+		Generation:        num("metadata", "generation"),
+		ObservedGen:       num("status", "observedGeneration"),
+		Replicas:          int32(num("status", "replicas")),
+		ReadyReplicas:     int32(num("status", "readyReplicas")),
+	}, true
+}
+
+// ready reports whether the MachineDeployment is observed at its current
+// generation with at least minReplicas ready machines.
+func (md observedMD) ready(minReplicas int32) bool {
+	return md.ObservedGen >= md.Generation && md.ReadyReplicas >= minReplicas
 }
 
 // observedControlPlaneVersion returns status.version of the observed
@@ -49,13 +79,13 @@ func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) (string, bool) {
 // observed version.
 func workerVersion(req *fnv1.RunFunctionRequest, g, target, cpVersion string, cpObserved bool) string {
 	md, ok := observedMachineDeployment(req, g)
-	if !ok || md.Spec.Template.Spec.Version == "" || md.Spec.Template.Spec.Version == target {
+	if !ok || md.Version == "" || md.Version == target {
 		return target
 	}
 	if cpObserved && normalizeVersion(cpVersion) == normalizeVersion(target) {
 		return target
 	}
-	return md.Spec.Template.Spec.Version
+	return md.Version
 }
 
 func normalizeVersion(v string) string { return "v" + strings.TrimPrefix(v, "v") }
@@ -110,7 +140,7 @@ func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		inUse[k] = true
 	}
 	if md, ok := observedMachineDeployment(req, g); ok {
-		inUse[md.Spec.Template.Spec.InfrastructureRef.Name] = true
+		inUse[md.InfrastructureRef] = true
 	}
 	obs := req.GetObserved().GetResources()
 	for _, name := range templates {
@@ -139,24 +169,19 @@ func observedGroupStatus(req *fnv1.RunFunctionRequest, g string, ng v1alpha1.Nod
 		return st, false
 	}
 	if st.Allocatable.CPU == "" && st.Allocatable.Memory == "" {
-		st.Allocatable = v1alpha1.Allocatable{CPU: md.Annotations[AnnotationCapacityCPU], Memory: md.Annotations[AnnotationCapacityMemory]}
+		st.Allocatable = v1alpha1.Allocatable{CPU: md.CapacityCPU, Memory: md.CapacityMemory}
 	}
-	st.Replicas = deref(md.Status.Replicas)
-	st.ReadyReplicas = deref(md.Status.ReadyReplicas)
-	return st, machineDeploymentIsReady(md, deref(ng.MinReplicas))
+	st.Replicas = md.Replicas
+	st.ReadyReplicas = md.ReadyReplicas
+	return st, md.ready(deref(ng.MinReplicas))
 }
 
-func machineDeploymentIsReady(md *clusterv1.MachineDeployment, minReplicas int32) bool {
-	return md.Status.ObservedGeneration >= md.Generation && deref(md.Status.ReadyReplicas) >= minReplicas
-}
-
-// machineDeploymentReady is READY_TRUE when the observed MachineDeployment
-// called name has at least minReplicas ready machines at its current
+// machineDeploymentReady is READY_TRUE when node group g's observed
+// MachineDeployment has at least minReplicas ready machines at its current
 // generation.
-func machineDeploymentReady(req *fnv1.RunFunctionRequest, name string, minReplicas int32) fnv1.Ready {
-	md := &clusterv1.MachineDeployment{}
-	ok, err := function.ObservedInto(req, name, md)
-	return function.ReadyIf(ok && err == nil && machineDeploymentIsReady(md, minReplicas))
+func machineDeploymentReady(req *fnv1.RunFunctionRequest, g string, minReplicas int32) fnv1.Ready {
+	md, ok := observedMachineDeployment(req, g)
+	return function.ReadyIf(ok && md.ready(minReplicas))
 }
 
 // deploymentReady is READY_TRUE when the observed Deployment called name
