@@ -260,18 +260,12 @@ func reportControlPlaneCondition(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunc
 // requireKubeconfig asks Crossplane for Kamaji's admin kubeconfig Secret
 // N-admin-kubeconfig in NS.
 func requireKubeconfig(rsp *fnv1.RunFunctionResponse, id function.Identity) {
-	if rsp.Requirements == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-	}
-	rsp.Requirements.Resources[requiredKubeconfig] = &fnv1.ResourceSelector{
+	function.Require(rsp, requiredKubeconfig, &fnv1.ResourceSelector{
 		ApiVersion: "v1",
 		Kind:       "Secret",
 		Match:      &fnv1.ResourceSelector_MatchName{MatchName: id.KubeconfigSecretName()},
 		Namespace:  proto.String(id.Namespace),
-	}
+	})
 }
 
 // observedControlPlane is the version the observed KamajiControlPlane was

@@ -210,18 +210,12 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 
 	// Requirements are emitted on every call, so Crossplane keeps them
 	// stable and fetches them before the next call.
-	if rsp.Requirements == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-	}
 	for _, g := range names {
 		if ng := spec.NodeGroups[g]; !explicit(ng) {
-			rsp.Requirements.Resources[RequirementInstancetypeKey(ng.InstanceType)] = InstancetypeSelector(ng.InstanceType)
+			function.Require(rsp, RequirementInstancetypeKey(ng.InstanceType), InstancetypeSelector(ng.InstanceType))
 		}
 	}
-	rsp.Requirements.Resources[RequirementMachineSets] = MachineSetSelector(id)
+	function.Require(rsp, RequirementMachineSets, MachineSetSelector(id))
 
 	cpVersion, cpObserved := observedControlPlaneVersion(req)
 	referenced, msArrived, err := referencedMachineTemplates(req)

@@ -63,3 +63,16 @@ func ReadyWhenConditionTrue(req *fnv1.RunFunctionRequest, name, typ string) fnv1
 func ReadyWhenStatusReady(req *fnv1.RunFunctionRequest, name string) fnv1.Ready {
 	return ReadyIf(ObservedValue(req, name, "status", "ready").GetBoolValue())
 }
+
+// Require adds a required resource to rsp under key (Crossplane v2
+// requirements.resources): Crossplane fetches what selector matches and
+// sends it in the next request's required resources under the same key.
+func Require(rsp *fnv1.RunFunctionResponse, key string, selector *fnv1.ResourceSelector) {
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	rsp.Requirements.Resources[key] = selector
+}
