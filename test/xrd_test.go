@@ -62,9 +62,9 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	}
 }
 
-// xrdSpecSchema loads package/xrd.yaml and returns the structural schema of
-// the XR's spec, with defaults pruned as the API server does.
-func xrdSpecSchema(t *testing.T) *structuralschema.Structural {
+// xrdRootSchema reads package/xrd.yaml and returns the openAPIV3Schema of
+// its single version (properties spec and status).
+func xrdRootSchema(t *testing.T) apiextensionsv1.JSONSchemaProps {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
 	if err != nil {
@@ -85,8 +85,14 @@ func xrdSpecSchema(t *testing.T) *structuralschema.Structural {
 	if len(xrd.Spec.Versions) != 1 {
 		t.Fatalf("XRD has %d versions", len(xrd.Spec.Versions))
 	}
-	props := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
-	spec := props.Properties["spec"]
+	return xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+}
+
+// xrdSpecSchema loads package/xrd.yaml and returns the structural schema of
+// the XR's spec, with defaults pruned as the API server does.
+func xrdSpecSchema(t *testing.T) *structuralschema.Structural {
+	t.Helper()
+	spec := xrdRootSchema(t).Properties["spec"]
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
 		t.Fatal(err)
@@ -137,8 +143,7 @@ func TestXRDDefaultsMatchGoDefaults(t *testing.T) {
 func TestXRDAdmission(t *testing.T) {
 	s := xrdSpecSchema(t)
 	validator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	raw, _ := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
-	schemaValidator := openAPIValidator(t, raw)
+	schemaValidator := openAPIValidator(t)
 
 	cases := map[string]struct {
 		old, new string
@@ -205,21 +210,9 @@ func decodeSpec(t *testing.T, in string) map[string]any {
 }
 
 // openAPIValidator builds the OpenAPI (non-CEL) validator of the XR's spec.
-func openAPIValidator(t *testing.T, xrdYAML []byte) apiservervalidation.SchemaValidator {
+func openAPIValidator(t *testing.T) apiservervalidation.SchemaValidator {
 	t.Helper()
-	var xrd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(xrdYAML, &xrd); err != nil {
-		t.Fatal(err)
-	}
-	spec := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec := xrdRootSchema(t).Properties["spec"]
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
 		t.Fatal(err)
@@ -237,23 +230,7 @@ func openAPIValidator(t *testing.T, xrdYAML []byte) apiservervalidation.SchemaVa
 // including the CEL cost estimates: a rule or message over the budget is
 // refused by a real API server, and the XRD would never become established.
 func TestXRDIsAcceptedAsCRD(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var xrd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(raw, &xrd); err != nil {
-		t.Fatal(err)
-	}
-	props := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	props := xrdRootSchema(t)
 	for _, scope := range []apiextensionsv1.ResourceScope{apiextensionsv1.ClusterScoped, apiextensionsv1.NamespaceScoped} {
 		root := apiextensionsv1.JSONSchemaProps{
 			Type: "object",
