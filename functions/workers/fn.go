@@ -197,8 +197,8 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	if err != nil {
 		errs = append(errs, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions()))
 	}
-	if len(spec.NodeGroups) > MaxNodeGroups {
-		errs = append(errs, field.TooMany(field.NewPath("spec", "nodeGroups"), len(spec.NodeGroups), MaxNodeGroups))
+	if len(spec.NodeGroups) > in.MaxNodeGroups {
+		errs = append(errs, field.TooMany(field.NewPath("spec", "nodeGroups"), len(spec.NodeGroups), in.MaxNodeGroups))
 	}
 	names := sortedKeys(spec.NodeGroups)
 	for _, g := range names {

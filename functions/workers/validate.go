@@ -21,13 +21,6 @@ const MaxNodeGroupNameLength = 16
 // label node-role.kubernetes.io/<role>.
 var rolePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
-// MaxNodeGroups is the most node groups one cluster may have: the XRD's
-// maxProperties (apis/v1alpha1), re-checked here. make bench measures the
-// largest request at 300 KB + 30 KB per node group (+6 KB per group during
-// a rollout), so 50 groups keep every request under 2 MiB, half of gRPC's
-// 4 MiB limit (SPEC §7).
-const MaxNodeGroups = 50
-
 // NodeGroupPath returns the field path of node group G: spec.nodeGroups[G].
 func NodeGroupPath(name string) *field.Path {
 	return field.NewPath("spec", "nodeGroups").Key(name)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"google.golang.org/protobuf/types/known/structpb"
 	"io"
 	"os"
 	"path/filepath"
@@ -102,6 +103,11 @@ func Generate(ctx context.Context, run Runner, input string, log io.Writer) (not
 	inputs, err := StepInputs()
 	if err != nil {
 		return "", err
+	}
+	if input == Large {
+		// Large measures scaling past the API's node-group cap: raise the
+		// workers function's cap for this input only.
+		inputs["workers"].Fields["maxNodeGroups"] = structpb.NewNumberValue(float64(NodeGroupsOfLarge))
 	}
 	its, err := InstanceTypes()
 	if err != nil {

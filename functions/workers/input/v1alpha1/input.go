@@ -54,6 +54,8 @@ const (
 	// DefaultCPUAllocationRatio divides a CPU limit to give its request
 	// (SPEC §4).
 	DefaultCPUAllocationRatio = 10
+	// DefaultMaxNodeGroups is the XRD's nodeGroups maxProperties.
+	DefaultMaxNodeGroups = 50
 )
 
 // DefaultRegistryMirrorHosts are the registries whose hosts.toml is read from
@@ -111,6 +113,15 @@ type WorkersInput struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	CPUAllocationRatio int64 `json:"cpuAllocationRatio,omitempty"`
+
+	// MaxNodeGroups is the most node groups a cluster may have. It re-checks
+	// the XRD's nodeGroups maxProperties (50: the largest function request
+	// then stays under 2 MiB, half of gRPC's 4 MiB limit); raise it only
+	// together with the XRD, or to measure scaling (make bench).
+	// +kubebuilder:default=50
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxNodeGroups int `json:"maxNodeGroups,omitempty"`
 }
 
 // RegistryMirror names a Secret with containerd registry host configuration.
@@ -192,6 +203,9 @@ func (in *WorkersInput) Default() {
 	if in.CPUAllocationRatio == 0 {
 		in.CPUAllocationRatio = DefaultCPUAllocationRatio
 	}
+	if in.MaxNodeGroups == 0 {
+		in.MaxNodeGroups = DefaultMaxNodeGroups
+	}
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -200,6 +214,9 @@ func (in *WorkersInput) Validate() error {
 	p := field.NewPath("input")
 	if in.CPUAllocationRatio < 1 {
 		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
+	}
+	if in.MaxNodeGroups < 1 {
+		return field.Invalid(p.Child("maxNodeGroups"), in.MaxNodeGroups, "must be at least 1")
 	}
 	keys := make([]string, 0, len(in.ContainerDiskImages))
 	for k := range in.ContainerDiskImages {
