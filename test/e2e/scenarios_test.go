@@ -717,6 +717,27 @@ func (e *env) deleteAndWait(t *testing.T, ns, name string) {
 	defer cancel()
 	cl, err := get(ctx, e.c, gvkClaim, ns, name)
 	e.must(t, err, "claim")
+	// The deletion order holds once Crossplane's Usage controller has put
+	// each Usage in effect (labelled the used object crossplane.io/in-use,
+	// which the Usage webhook looks for); a claim deleted before that has
+	// no order to keep.
+	waitFor(t, time.Minute, fmt.Sprintf("the Usages of claim %s/%s in effect", ns, name), func(ctx context.Context) (bool, string, error) {
+		usages, err := list(ctx, e.c, gvkUsage, client.InNamespace(ns), client.MatchingLabels{labelCluster: name})
+		if err != nil {
+			return false, "", err
+		}
+		var pending []string
+		for _, u := range usages {
+			apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", "of", "apiVersion")
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "of", "kind")
+			used, _, _ := unstructured.NestedString(u.Object, "spec", "of", "resourceRef", "name")
+			obj, err := get(ctx, e.c, schema.FromAPIVersionAndKind(apiVersion, kind), ns, used)
+			if err != nil || obj.GetLabels()["crossplane.io/in-use"] != "true" {
+				pending = append(pending, u.GetName())
+			}
+		}
+		return len(usages) > 0 && len(pending) == 0, fmt.Sprintf("%d Usages, not in effect: %v", len(usages), pending), nil
+	})
 	order := e.trackDeletion(ns, name)
 	start := time.Now()
 	e.must(t, e.c.Delete(ctx, cl, client.PropagationPolicy(metav1.DeletePropagationForeground)), "delete claim")
