@@ -163,3 +163,23 @@ func BenchmarkToStruct(b *testing.B) {
 		}
 	})
 }
+
+// pruneNulls drops null members of objects from s after protojson parsed
+// it: the reference jsonToStruct is compared with (it drops them while
+// parsing).
+func pruneNulls(s *structpb.Struct) {
+	for k, v := range s.Fields {
+		switch x := v.Kind.(type) {
+		case *structpb.Value_NullValue:
+			delete(s.Fields, k)
+		case *structpb.Value_StructValue:
+			pruneNulls(x.StructValue)
+		case *structpb.Value_ListValue:
+			for _, item := range x.ListValue.Values {
+				if st := item.GetStructValue(); st != nil {
+					pruneNulls(st)
+				}
+			}
+		}
+	}
+}
