@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"google.golang.org/protobuf/types/known/structpb"
 	"sort"
 	"strings"
 
+	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -68,7 +69,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	objs, err := Render(t.ID, t.Spec, in)
+	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(req))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -79,6 +80,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, o := range objs {
 		ready := fnv1.Ready_READY_TRUE
 		switch o.Obj.(type) {
+		case *protectionv1beta1.Usage:
+			ready = function.ReadyWhenConditionTrue(req, o.Name, "Ready")
 		case interface{ GetConditions() []metav1.Condition }:
 			ok, hasFailed, msg := observedReady(req, o.Name)
 			if !ok {
@@ -164,6 +167,16 @@ func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonSt
 		m[r] = e
 	}
 	return function.SetCompositeStatus(rsp, map[string]any{"addons": m})
+}
+
+// tenantAPIAnswers reports whether the observed KamajiControlPlane (the
+// control-plane step's composed resource) says the tenant API server is
+// ready (status.ready, as Kamaji sets it). Before the control plane is
+// observed, and whenever it is not ready, the add-on HelmReleases are
+// suspended: Flux cannot install into a tenant that does not answer, and a
+// cluster deleted in that state must not wait on an uninstall (SPEC §7).
+func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
+	return function.ReadyWhenStatusReady(req, function.KamajiControlPlaneResourceName) == fnv1.Ready_READY_TRUE
 }
 
 // desiredServiceCIDR is the first service CIDR block of the Cluster API

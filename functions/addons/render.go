@@ -37,6 +37,11 @@ const (
 // HelmRelease: addon-<release>.
 func ComposedReleaseName(release string) string { return "addon-" + release }
 
+// ComposedUsageName is the composed-resource name of the Usage that keeps
+// the KamajiControlPlane until a release's HelmRelease is gone:
+// usage-kamajicontrolplane-by-addon-<release>.
+func ComposedUsageName(release string) string { return "usage-kamajicontrolplane-by-addon-" + release }
+
 // Object is one object the function emits, under its composed-resource
 // name.
 type Object struct {
@@ -52,12 +57,18 @@ type Object struct {
 
 // Render computes every object of the add-ons of one tenant cluster from
 // its defaulted spec and the defaulted, validated input, in a stable order.
+// suspend sets spec.suspend on every HelmRelease: the caller says so while
+// the tenant API server does not answer, so that deleting the cluster then
+// does not wait on an uninstall that cannot succeed (Flux skips the
+// in-tenant uninstall of a suspended release; SPEC §7). With the input's
+// DeletionOrder Usages, each HelmRelease also gets a Crossplane Usage
+// keeping the KamajiControlPlane until the release is uninstalled.
 // It returns a *field.Error naming the spec field for each cross-field rule
 // of SPEC §5.3 and each XRD rule re-checked (SPEC §6): hami without the GPU
 // operator; ouroboros without ingress-nginx; an ouroboros override turning
 // Gateway API watching on without addons.gatewayAPI.enabled; an unknown
 // exposeMethod; a malformed host; a valuesOverride that is not an object.
-func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput) ([]Object, error) {
+func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, suspend bool) ([]Object, error) {
 	if err := checkSpec(spec, in); err != nil {
 		return nil, err
 	}
@@ -65,7 +76,7 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	a := &spec.Addons
 
 	var objs []Object
-	var sources []Object
+	var sources, usages []Object
 	seenRepo := map[string]bool{}
 	for i := range Table {
 		row := &Table[i]
@@ -81,7 +92,14 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 		if err != nil {
 			return nil, err
 		}
+		hr.Spec.Suspend = suspend
 		objs = append(objs, Object{Name: ComposedReleaseName(row.Release), Obj: hr, Release: row.Release, Base: row.Base})
+		if in.DeletionOrder == input.DeletionOrderUsages {
+			usages = append(usages, Object{Name: ComposedUsageName(row.Release), Obj: id.Usage(
+				id.Prefixed("control-plane-used-by-addon-"+row.Release), id.KamajiControlPlaneRef(),
+				function.ObjectRef{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Name: hr.Name},
+				"Flux uninstalls add-on "+row.Release+" through the tenant API server before the control plane goes")})
+		}
 		if s := managedSource(id, row.Release, src, in); s != nil && !seenRepo[s.Name] {
 			seenRepo[s.Name] = true
 			sources = append(sources, *s)
@@ -89,6 +107,7 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	}
 	sort.Slice(sources, func(i, j int) bool { return sources[i].Name < sources[j].Name })
 	objs = append(objs, sources...)
+	objs = append(objs, usages...)
 
 	ing := &a.IngressNginx
 	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied && len(ing.Hosts) > 0 {
@@ -128,8 +147,13 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 // storage namespace, createNamespace, RetryOnFailure for install and upgrade
 // (never remediation by uninstall, which tears down a CNI whose first install
 // failed while workers were joining), forced upgrades, interval 5m, timeout
-// 10m, dependsOn N-<dep> per the table, the chart from src and values. It
-// returns an error when the values do not encode.
+// 10m, dependsOn N-<dep> per the table, the chart from src and values. The
+// uninstall runs no chart hooks and does not wait for the deleted objects
+// to go: a hook Job needs a schedulable node and a LoadBalancer Service's
+// finalizer needs the cloud controller, neither of which a cluster being
+// deleted (or one that never got a Ready node) can promise, and a failed
+// uninstall is retried by Flux for ever (SPEC §7). It returns an error when
+// the values do not encode.
 func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src *input.ChartSource, values Values) (*helmv2.HelmRelease, error) {
 	hr := &helmv2.HelmRelease{
 		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
@@ -155,6 +179,7 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 				Force:    true,
 				Strategy: &helmv2.UpgradeStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
 			},
+			Uninstall: &helmv2.Uninstall{DisableHooks: true, DisableWait: true},
 		},
 	}
 	for _, d := range row.DependsOn(a) {

@@ -16,5 +16,5 @@ func renderFor(t *testing.T, specYAML string) ([]Object, error) {
 	}
 	in := &input.AddonsInput{}
 	in.Default()
-	return Render(function.Identity{Name: "demo", Namespace: "tenant-demo"}, spec, in)
+	return Render(function.Identity{Name: "demo", Namespace: "tenant-demo"}, spec, in, false)
 }

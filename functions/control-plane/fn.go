@@ -19,14 +19,13 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
-	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
 
 // Composed-resource names of this function's objects in the desired state.
 const (
 	nameCluster            = function.ClusterResourceName
 	nameKubevirtCluster    = "kubevirtcluster"
-	nameKamajiControlPlane = "kamajicontrolplane"
+	nameKamajiControlPlane = function.KamajiControlPlaneResourceName
 	nameEtcdCluster        = "etcdcluster"
 	nameDataStore          = "datastore"
 	// nameEtcdUsage is the Usage keeping the EtcdCluster until the
@@ -35,6 +34,9 @@ const (
 	// nameNodeGroupUsagePrefix + G is the Usage keeping the
 	// KamajiControlPlane until node group G's MachineDeployment is gone.
 	nameNodeGroupUsagePrefix = "usage-kamajicontrolplane-by-nodegroup-"
+	// namePKISecretUsagePrefix + S is the Usage keeping the etcd PKI
+	// Secret S until the KamajiControlPlane is gone.
+	namePKISecretUsagePrefix = "usage-secret-by-kamajicontrolplane-"
 )
 
 // requiredKubeconfig is the required-resources key of Kamaji's admin
@@ -97,6 +99,7 @@ type controlPlanePlan struct {
 	host     string
 	patch    string
 	external bool // a shared DataStore named in the input
+	usages   bool // the deletion order is declared with Usages
 }
 
 // readiness says how a composed resource's readiness is read from its
@@ -107,7 +110,6 @@ const (
 	readyByStatusReady readiness = iota
 	readyByConditionReady
 	readyByConditionAvailable
-	readyByExistence
 )
 
 // planControlPlane validates the spec fields this function owns and builds
@@ -138,6 +140,7 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 	p := &controlPlanePlan{
 		objects: map[string]any{}, readyBy: map[string]readiness{},
 		host: host, patch: version.Patch, external: in.DataStoreName != "",
+		usages: in.DeletionOrder == cpinput.DeletionOrderUsages,
 	}
 	dsName := in.DataStoreName
 	if !p.external {
@@ -157,22 +160,22 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 			p.add(name, o, readyByConditionReady)
 		}
 	}
-	if !p.external && in.DeletionOrder == cpinput.DeletionOrderUsages {
+	if !p.external && p.usages {
 		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
 		// its PKI must outlive the control plane (SPEC §7).
 		p.add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
 			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
-			function.ObjectRef{APIVersion: kamajiv1alpha2.GroupVersion.String(), Kind: kamajiv1alpha2.KamajiControlPlaneKind, Name: t.ID.Name},
-			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyByExistence)
+			t.ID.KamajiControlPlaneRef(),
+			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyByConditionReady)
 	}
-	if in.DeletionOrder == cpinput.DeletionOrderUsages {
+	if p.usages {
 		// Node groups go before the control plane, while it can still drain
 		// their nodes (SPEC §7); CAPI bounds each drain.
-		kcp := function.ObjectRef{APIVersion: kamajiv1alpha2.GroupVersion.String(), Kind: kamajiv1alpha2.KamajiControlPlaneKind, Name: t.ID.Name}
+		kcp := t.ID.KamajiControlPlaneRef()
 		for g := range spec.NodeGroups {
 			p.add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-"+g),
 				kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: t.ID.Prefixed(g)},
-				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyByExistence)
+				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyByConditionReady)
 		}
 	}
 	p.add(nameCluster, buildCluster(t.ID, in), readyByConditionAvailable)
@@ -205,10 +208,14 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 			ready = function.ReadyWhenConditionTrue(req, name, "Ready")
 		case readyByConditionAvailable:
 			ready = function.ReadyWhenConditionTrue(req, name, "Available")
-		case readyByExistence:
-			ready = function.ReadyIf(function.ObservedValue(req, name) != nil)
 		}
 		if err := function.SetDesired(rsp, name, p.objects[name], ready); err != nil {
+			return err
+		}
+	}
+
+	if !p.external {
+		if err := composePKISecrets(req, rsp, t.ID, p.usages); err != nil {
 			return err
 		}
 	}
@@ -235,6 +242,30 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 			}
 		}
 		function.SetConnectionDetails(rsp, details)
+	}
+	return nil
+}
+
+// composePKISecrets composes the etcd PKI Secrets cert-manager has written
+// (cert-manager keeps a Secret when its Certificate is deleted), so that
+// they are deleted with the cluster (SPEC §7). With usages, each one also
+// gets a Usage keeping it until the KamajiControlPlane is gone: Kamaji
+// reaches etcd with these certificates to delete the tenant's keys.
+func composePKISecrets(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, usages bool) error {
+	n := namesOfEtcd(id)
+	pki := map[string]bool{n.PeerCA: true, n.ClientCA: true, n.Server: true, n.Peer: true, n.Client: true}
+	secrets, err := function.ComposeForCleanup(req, rsp, id, function.CleanupKind{APIVersion: "v1", Kind: "Secret"},
+		func(name string) bool { return pki[name] })
+	if err != nil || !usages {
+		return err
+	}
+	for _, s := range secrets {
+		name := namePKISecretUsagePrefix + s
+		u := id.Usage(s+"-used-by-control-plane", function.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: s}, id.KamajiControlPlaneRef(),
+			"Kamaji reaches etcd with this certificate to delete the tenant's keys when its control plane is deleted")
+		if err := function.SetDesired(rsp, name, u, function.ReadyWhenConditionTrue(req, name, "Ready")); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -36,6 +36,10 @@ func buildEtcdPKI(id function.Identity, replicas int32) etcdPKI {
 	}
 	cert := func(name string, spec certmanagerv1.CertificateSpec) *certmanagerv1.Certificate {
 		spec.SecretName = name
+		// The Secret carries the cluster's labels, so the function finds it
+		// and composes it for deletion with the cluster (cert-manager
+		// itself keeps a Certificate's Secret).
+		spec.SecretTemplate = &certmanagerv1.CertificateSecretTemplate{Labels: id.Labels()}
 		spec.PrivateKey = &certmanagerv1.CertificatePrivateKey{
 			Algorithm: certmanagerv1.ECDSAKeyAlgorithm, Size: 256, RotationPolicy: certmanagerv1.RotationPolicyAlways,
 		}

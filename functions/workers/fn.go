@@ -301,6 +301,11 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	if err := composeControllers(req, rsp, id, in, spec.Images.WaitForKubeconfig); err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
+	for _, k := range in.CleanupKinds {
+		if _, err := function.ComposeForCleanup(req, rsp, id, function.CleanupKind{APIVersion: k.APIVersion, Kind: k.Kind}, nil); err != nil {
+			return field.ErrorList{field.InternalError(field.NewPath("input", "cleanupKinds"), err)}
+		}
+	}
 	if err := writeStatus(rsp, status); err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("status", "nodeGroups"), err)}
 	}

@@ -46,3 +46,8 @@ func (id Identity) APIServerServiceHost() string { return id.Name + "." + id.Nam
 // Cluster the control-plane function emits; later steps read settings of
 // the cluster (its service CIDR) from it in the desired state.
 const ClusterResourceName = "cluster"
+
+// KamajiControlPlaneResourceName is the composed-resource name of the
+// KamajiControlPlane the control-plane function emits; later steps read
+// from its observed state whether the tenant API server answers.
+const KamajiControlPlaneResourceName = "kamajicontrolplane"

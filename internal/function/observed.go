@@ -9,17 +9,18 @@ import (
 // composed resource called name, or nil when the resource or the path is
 // absent. It reads the request's structpb directly, without decoding.
 func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
-	r := req.GetObserved().GetResources()[name].GetResource()
-	if r == nil {
+	return ValueAt(req.GetObserved().GetResources()[name].GetResource(), path...)
+}
+
+// ValueAt returns the value at path (map keys) of s, or nil when s is nil
+// or the path is absent.
+func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
+	if s == nil {
 		return nil
 	}
-	v := structpb.NewStructValue(r)
+	v := structpb.NewStructValue(s)
 	for _, p := range path {
-		s := v.GetStructValue()
-		if s == nil {
-			return nil
-		}
-		if v = s.GetFields()[p]; v == nil {
+		if v = v.GetStructValue().GetFields()[p]; v == nil {
 			return nil
 		}
 	}

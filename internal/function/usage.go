@@ -37,3 +37,10 @@ func (id Identity) Usage(name string, of, by ObjectRef, reason string) *protecti
 		},
 	}
 }
+
+// KamajiControlPlaneRef is the KamajiControlPlane N
+// (controlplane.cluster.x-k8s.io/v1alpha2), the object the Usages of SPEC §7
+// keep until node groups and add-ons are gone.
+func (id Identity) KamajiControlPlaneRef() ObjectRef {
+	return ObjectRef{APIVersion: "controlplane.cluster.x-k8s.io/v1alpha2", Kind: "KamajiControlPlane", Name: id.Name}
+}

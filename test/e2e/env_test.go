@@ -332,6 +332,40 @@ func (e *env) startKCM() error {
 	}
 }
 
+// dataVolumeCRD is a minimal CRD for CDI's DataVolume (none ships in
+// ../shared/crds; a KubeVirt management cluster serves it): the workers
+// function asks for the DataVolumes the tenant's CSI driver created, to
+// compose them for deletion. Like CDI's own, it requires spec, so a
+// DataVolume cannot be created from metadata alone.
+const dataVolumeCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: datavolumes.cdi.kubevirt.io
+spec:
+  group: cdi.kubevirt.io
+  scope: Namespaced
+  names:
+    kind: DataVolume
+    listKind: DataVolumeList
+    plural: datavolumes
+    singular: datavolume
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        required: [spec]
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+`
+
 // instancetypeCRD is a minimal CRD for KubeVirt's
 // VirtualMachineClusterInstancetype (none ships in ../shared/crds): the
 // workers function reads instance types as required resources.
@@ -372,11 +406,13 @@ func (e *env) installCRDs() error {
 			objs = append(objs, o...)
 		}
 	}
-	it, err := decodeYAML([]byte(instancetypeCRD))
-	if err != nil {
-		return err
+	for _, crd := range []string{instancetypeCRD, dataVolumeCRD} {
+		o, err := decodeYAML([]byte(crd))
+		if err != nil {
+			return err
+		}
+		objs = append(objs, o...)
 	}
-	objs = append(objs, it...)
 	for _, o := range objs {
 		if err := apply(ctx, e.c, o); err != nil {
 			return fmt.Errorf("apply CRD %s: %w", o.GetName(), err)

@@ -782,6 +782,7 @@ func (e *env) trackDeletion(ns, n string) *deletionOrder {
 	for _, r := range baseReleases {
 		objs = append(objs, obj{"HelmRelease " + r, gvkHR, n + "-" + r})
 	}
+	objs = append(objs, obj{"etcd CA Secret", gvkSecret, n + "-etcd-ca"})
 	d := &deletionOrder{stop: make(chan struct{}), done: make(chan struct{}), gone: map[string]time.Time{}}
 	// Track only what exists before the delete.
 	var present []obj
@@ -818,11 +819,8 @@ func (e *env) trackDeletion(ns, n string) *deletionOrder {
 }
 
 // check stops the tracking and asserts the order the Composition declares
-// with Usages (SPEC §7): node groups go before the control plane, etcd after
-// it. Add-on HelmReleases are deleted concurrently by design (README,
-// "Deletion": a Usage of the control plane by the releases would hang the
-// deletion of a cluster whose API server is dead), so their order is logged,
-// not asserted.
+// with Usages (SPEC §7): add-on HelmReleases and node groups go before the
+// control plane, etcd and its PKI after it.
 func (d *deletionOrder) check(t *testing.T, start time.Time) {
 	t.Helper()
 	close(d.stop)
@@ -851,7 +849,11 @@ func (d *deletionOrder) check(t *testing.T, start time.Time) {
 		}
 	}
 	before("MachineDeployment", "KamajiControlPlane")
+	for _, r := range baseReleases {
+		before("HelmRelease "+r, "KamajiControlPlane")
+	}
 	before("KamajiControlPlane", "EtcdCluster")
+	before("KamajiControlPlane", "etcd CA Secret")
 }
 
 func (e *env) deleteDeadTenant(t *testing.T) {
@@ -879,7 +881,57 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 	}}
 	e.must(t, apply(ctx, e.c, sec), "kubeconfig Secret")
 	e.must(t, e.c.Delete(ctx, sec), "delete kubeconfig Secret")
+	e.tenantCreatedObjects(t, ns, n)
 	e.deleteAndWait(t, ns, n)
+}
+
+// tenantCreatedObjects creates in ns what the cluster's controllers would
+// create there, labelled with the cluster as they label them — a
+// DataVolume (the KubeVirt CSI driver, for a tenant PersistentVolume), a
+// Service (the KubeVirt cloud controller, for a tenant LoadBalancer) and the
+// etcd client CA Secret (cert-manager, from a Certificate's secretTemplate)
+// — and waits until the functions have composed each one (Crossplane's
+// composite label and the XR as controller), so deleting the claim deletes
+// them (SPEC §7).
+func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	labels := map[string]any{labelCluster: n}
+	objs := []*unstructured.Unstructured{
+		{Object: map[string]any{
+			"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+			"metadata": map[string]any{"name": "pvc-0a1b2c3d", "namespace": ns, "labels": labels},
+			"spec":     map[string]any{"storage": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": "a0b1c2d3e4f5", "namespace": ns, "labels": labels},
+			"spec":     map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(443)}}},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+			"metadata":   map[string]any{"name": n + "-etcd-ca", "namespace": ns, "labels": labels},
+			"stringData": map[string]any{"tls.crt": "x", "tls.key": "x"},
+		}},
+	}
+	for _, o := range objs {
+		e.must(t, apply(ctx, e.c, o), "create "+describe(o))
+	}
+	e.must(t, e.nudge(ctx, ns, n), "nudge")
+	waitFor(t, 2*time.Minute, "the functions to compose what the tenant's controllers created", func(ctx context.Context) (bool, string, error) {
+		var pending []string
+		for _, o := range objs {
+			u, err := get(ctx, e.c, o.GroupVersionKind(), ns, o.GetName())
+			if err != nil {
+				return false, "", err
+			}
+			ref := metav1.GetControllerOf(u)
+			if u.GetLabels()["crossplane.io/composite"] == "" || ref == nil || ref.Kind != "XKubernetesCluster" {
+				pending = append(pending, describe(u))
+			}
+		}
+		return len(pending) == 0, fmt.Sprintf("not composed yet: %v", pending), nil
+	})
 }
 
 func (e *env) deleteDemo(t *testing.T) {

@@ -143,6 +143,9 @@ func (in *AddonsInput) Default() {
 	if in.SourceInterval == nil {
 		in.SourceInterval = &metav1.Duration{Duration: DefaultSourceInterval}
 	}
+	if in.DeletionOrder == "" {
+		in.DeletionOrder = DeletionOrderUsages
+	}
 	for release, def := range DefaultCharts() {
 		src, _ := in.Charts.Source(release)
 		src.defaultFrom(def, release)
@@ -194,6 +197,11 @@ func (in *AddonsInput) Validate() error {
 	}
 	if _, err := TenthAddress(in.ServiceCIDR); err != nil {
 		return field.Invalid(root.Child("serviceCIDR"), in.ServiceCIDR, err.Error())
+	}
+	switch in.DeletionOrder {
+	case DeletionOrderUsages, DeletionOrderNone:
+	default:
+		return field.NotSupported(root.Child("deletionOrder"), in.DeletionOrder, []string{string(DeletionOrderUsages), string(DeletionOrderNone)})
 	}
 	repoURLs := map[string]string{}
 	for _, release := range Releases() {

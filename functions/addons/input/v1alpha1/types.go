@@ -42,7 +42,32 @@ type AddonsInput struct {
 	// +kubebuilder:default={}
 	// +optional
 	Charts Charts `json:"charts,omitempty"`
+
+	// DeletionOrder says how the add-on HelmReleases are made to go before
+	// the control plane when a cluster is deleted (SPEC §7): Usages declares
+	// one Crossplane Usage per release (protection.crossplane.io/v1beta1,
+	// Crossplane v2: the KamajiControlPlane N is used by the HelmRelease
+	// N-<release>, so Flux uninstalls each release while the tenant API
+	// server still answers); None declares nothing (Crossplane v1, which has
+	// no such API), and the releases are deleted together with the control
+	// plane.
+	// +kubebuilder:validation:Enum=Usages;None
+	// +kubebuilder:default=Usages
+	// +optional
+	DeletionOrder DeletionOrder `json:"deletionOrder,omitempty"`
 }
+
+// DeletionOrder names how the function declares the deletion order of the
+// objects it composes.
+type DeletionOrder string
+
+// Deletion orders.
+const (
+	// DeletionOrderUsages declares the order with Crossplane Usages.
+	DeletionOrderUsages DeletionOrder = "Usages"
+	// DeletionOrderNone declares nothing (Crossplane v1).
+	DeletionOrderNone DeletionOrder = "None"
+)
 
 // SourceKind is the kind of Flux source a chart comes from.
 // +kubebuilder:validation:Enum=HelmRepository;OCIRepository;ExternalArtifact

@@ -122,6 +122,37 @@ type WorkersInput struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MaxNodeGroups int `json:"maxNodeGroups,omitempty"`
+
+	// CleanupKinds are the kinds of object the tenant cluster's controllers
+	// running in the management cluster create in NS, labelled
+	// tenantkube.io/cluster=N: the KubeVirt CSI driver's DataVolumes (the
+	// tenant's PersistentVolumes) and the KubeVirt cloud controller's
+	// LoadBalancer Services. The function asks Crossplane for them
+	// (required resources) and composes each one it finds, so that
+	// deleting the cluster deletes them too (SPEC §7: nothing is left in
+	// NS). The management cluster must serve every kind listed (a missing
+	// kind fails the reconcile); add snapshot.storage.k8s.io/v1
+	// VolumeSnapshot where the CSI driver's snapshots are enabled, or set []
+	// to compose none.
+	// +kubebuilder:default={{apiVersion: "cdi.kubevirt.io/v1beta1", kind: DataVolume}, {apiVersion: v1, kind: Service}}
+	// +optional
+	CleanupKinds []ObjectKind `json:"cleanupKinds,omitempty"`
+}
+
+// ObjectKind is a kind of Kubernetes object.
+type ObjectKind struct {
+	// APIVersion is the kind's group/version, e.g. cdi.kubevirt.io/v1beta1.
+	// +kubebuilder:validation:MinLength=1
+	APIVersion string `json:"apiVersion"`
+	// Kind is the kind, e.g. DataVolume.
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind"`
+}
+
+// DefaultCleanupKinds are the kinds CleanupKinds defaults to: the KubeVirt
+// CSI driver's DataVolumes and the KubeVirt cloud controller's Services.
+func DefaultCleanupKinds() []ObjectKind {
+	return []ObjectKind{{APIVersion: "cdi.kubevirt.io/v1beta1", Kind: "DataVolume"}, {APIVersion: "v1", Kind: "Service"}}
 }
 
 // RegistryMirror names a Secret with containerd registry host configuration.
@@ -206,6 +237,9 @@ func (in *WorkersInput) Default() {
 	if in.MaxNodeGroups == 0 {
 		in.MaxNodeGroups = DefaultMaxNodeGroups
 	}
+	if in.CleanupKinds == nil {
+		in.CleanupKinds = DefaultCleanupKinds()
+	}
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -226,6 +260,14 @@ func (in *WorkersInput) Validate() error {
 	for _, k := range keys {
 		if in.ContainerDiskImages[k] == "" {
 			return field.Required(p.Child("containerDiskImages").Key(k), "must name an image")
+		}
+	}
+	for i, k := range in.CleanupKinds {
+		if k.APIVersion == "" {
+			return field.Required(p.Child("cleanupKinds").Index(i).Child("apiVersion"), "must name the kind's group/version")
+		}
+		if k.Kind == "" {
+			return field.Required(p.Child("cleanupKinds").Index(i).Child("kind"), "must name a kind")
 		}
 	}
 	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {

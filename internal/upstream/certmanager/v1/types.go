@@ -157,6 +157,19 @@ type CertificateSpec struct {
 	// RenewBefore is how long before expiry cert-manager renews; it
 	// defaults to a third of Duration.
 	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+	// SecretTemplate holds labels and annotations cert-manager copies onto
+	// the Secret it writes.
+	SecretTemplate *CertificateSecretTemplate `json:"secretTemplate,omitempty"`
+}
+
+// CertificateSecretTemplate is field spec.secretTemplate of the
+// cert-manager v1.21.1 Certificate CRD.
+type CertificateSecretTemplate struct {
+	// Annotations are copied onto the Certificate's Secret (they cannot
+	// overwrite cert-manager's own).
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Labels are copied onto the Certificate's Secret.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // IssuerReference is field spec.issuerRef of the cert-manager v1.21.1

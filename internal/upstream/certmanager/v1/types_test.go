@@ -66,6 +66,9 @@ func caCertificate() *cmv1.Certificate {
 			IssuerRef:  cmv1.IssuerReference{Name: "demo-etcd-selfsigned", Kind: cmv1.IssuerKind, Group: cmv1.GroupVersion.Group},
 			PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: cmv1.RSAKeyAlgorithm, Encoding: cmv1.PKCS1, RotationPolicy: cmv1.RotationPolicyNever, Size: 4096},
 			Duration:   &metav1.Duration{Duration: 10 * 365 * 24 * time.Hour},
+			SecretTemplate: &cmv1.CertificateSecretTemplate{
+				Labels: labels, Annotations: map[string]string{"tenantkube.io/purpose": "etcd client CA"},
+			},
 		},
 	}
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+)
+
+// observedKCP is the observed KamajiControlPlane with status.ready as given.
+func observedKCP(ready bool) string {
+	if ready {
+		return "apiVersion: controlplane.cluster.x-k8s.io/v1alpha2\nkind: KamajiControlPlane\nstatus: {ready: true}"
+	}
+	return "apiVersion: controlplane.cluster.x-k8s.io/v1alpha2\nkind: KamajiControlPlane\nstatus: {ready: false}"
+}
+
+// Every HelmRelease is suspended while the tenant API server is not
+// observed answering, and resumed once it is (SPEC §7: Flux skips the
+// in-tenant uninstall of a suspended release, so deleting a cluster whose
+// API server is dead cannot hang on it).
+func TestReleasesSuspendedWhileTenantAPIDoesNotAnswer(t *testing.T) {
+	cases := map[string]struct {
+		observed map[string]string
+		want     any
+	}{
+		"control plane not observed": {observed: nil, want: true},
+		"control plane not ready":    {observed: map[string]string{"kamajicontrolplane": observedKCP(false)}, want: true},
+		"control plane ready":        {observed: map[string]string{"kamajicontrolplane": observedKCP(true)}, want: nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run{spec: "addons: {velero: {enabled: true}}", observed: tc.observed}.do(t)
+			mustOK(t, rsp)
+			rels := releases(rsp)
+			if len(rels) != len(baseReleases)+1 {
+				t.Fatalf("releases %v", names(rels))
+			}
+			for r, hr := range rels {
+				if got := get(hr, "spec", "suspend"); got != tc.want {
+					t.Errorf("%s: spec.suspend = %v, want %v", r, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// Uninstalling a release runs no hooks and does not wait: a cluster being
+// deleted, or one that never got a Ready node, cannot run a hook Job or
+// remove a LoadBalancer finalizer, and Flux retries a failed uninstall for
+// ever.
+func TestUninstallNeitherRunsHooksNorWaits(t *testing.T) {
+	for r, hr := range releases(run{spec: "addons: {ingressNginx: {enabled: true}, certManager: {enabled: true}}"}.do(t)) {
+		if d := cmp.Diff(map[string]any{"disableHooks": true, "disableWait": true}, get(hr, "spec", "uninstall")); d != "" {
+			t.Errorf("%s: spec.uninstall (-want +got):\n%s", r, d)
+		}
+	}
+}
+
+// With the default DeletionOrder each release has a Usage keeping the
+// KamajiControlPlane until Flux has uninstalled it; None emits none.
+func TestUsageKeepsControlPlaneUntilReleaseIsGone(t *testing.T) {
+	rsp := run{spec: "addons: {velero: {enabled: true}}"}.do(t)
+	mustOK(t, rsp)
+	var usages []string
+	for n, r := range rsp.GetDesired().GetResources() {
+		rel, ok := strings.CutPrefix(n, "usage-kamajicontrolplane-by-addon-")
+		if !ok {
+			continue
+		}
+		usages = append(usages, rel)
+		m := r.GetResource().AsMap()
+		want := map[string]any{
+			"of":             map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "resourceRef": map[string]any{"name": "demo"}},
+			"by":             map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "resourceRef": map[string]any{"name": "demo-" + rel}},
+			"reason":         "Flux uninstalls add-on " + rel + " through the tenant API server before the control plane goes",
+			"replayDeletion": true,
+		}
+		if d := cmp.Diff(want, m["spec"]); d != "" {
+			t.Errorf("%s spec (-want +got):\n%s", n, d)
+		}
+		if got := get(m, "metadata", "name"); got != "demo-control-plane-used-by-addon-"+rel {
+			t.Errorf("%s name %v", n, got)
+		}
+		// A Usage is ready once Crossplane has put it in effect.
+		if r.GetReady() != fnv1.Ready_READY_FALSE {
+			t.Errorf("%s ready %v before it was observed Ready", n, r.GetReady())
+		}
+	}
+	sort.Strings(usages)
+	if d := cmp.Diff(names(releases(rsp)), usages); d != "" {
+		t.Errorf("one Usage per release (-releases +usages):\n%s", d)
+	}
+
+	ready := "status: {conditions: [{type: Ready, status: 'True', reason: Available, lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
+	rsp = run{spec: "{}", observed: map[string]string{"usage-kamajicontrolplane-by-addon-cilium": ready}}.do(t)
+	if got := rsp.GetDesired().GetResources()["usage-kamajicontrolplane-by-addon-cilium"].GetReady(); got != fnv1.Ready_READY_TRUE {
+		t.Errorf("observed Ready Usage: ready %v", got)
+	}
+
+	rsp = run{spec: "{}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ndeletionOrder: None"}.do(t)
+	mustOK(t, rsp)
+	for n := range rsp.GetDesired().GetResources() {
+		if strings.HasPrefix(n, "usage-") {
+			t.Errorf("deletionOrder None: %s emitted", n)
+		}
+	}
+	if m := fatal(run{spec: "{}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ndeletionOrder: Later"}.do(t)); !strings.Contains(m, "input.deletionOrder") || !strings.Contains(m, `"Later"`) {
+		t.Errorf("bad deletionOrder: Fatal %q", m)
+	}
+}
