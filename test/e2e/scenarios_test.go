@@ -73,6 +73,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "quiet steady state", e.quietSteadyState)
 	scenario(t, "scale and change instance type", e.scaleAndInstanceType)
 	scenario(t, "enable then disable an add-on", e.addonToggle)
+	scenario(t, "add-on releases suspended while the tenant API does not answer", e.releasesFollowControlPlane)
 	scenario(t, "bad claims", e.badClaims)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
@@ -552,6 +553,47 @@ func (e *env) addonToggle(t *testing.T) {
 		_, err := get(ctx, e.c, gvkHR, demoNS, demo+"-velero")
 		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
 	})
+}
+
+// releasesFollowControlPlane checks SPEC §7's suspension rule live: while
+// the KamajiControlPlane does not report ready (no Kamaji runs here, so it
+// never does by itself) every add-on HelmRelease is suspended, so deleting
+// the cluster then cannot wait on Flux; once the control plane reports
+// ready (the test writes its status as Kamaji would) the releases resume,
+// and they are suspended again when it stops answering.
+func (e *env) releasesFollowControlPlane(t *testing.T) {
+	suspended := func(want bool) func(ctx context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			hrs, err := list(ctx, e.c, gvkHR, client.InNamespace(demoNS), client.MatchingLabels{labelCluster: demo})
+			if err != nil {
+				return false, "", err
+			}
+			var wrong []string
+			for _, hr := range hrs {
+				if s, _, _ := unstructured.NestedBool(hr.Object, "spec", "suspend"); s != want {
+					wrong = append(wrong, hr.GetName())
+				}
+			}
+			return len(hrs) > 0 && len(wrong) == 0, fmt.Sprintf("%d HelmReleases, suspend != %t: %v", len(hrs), want, wrong), nil
+		}
+	}
+	setReady := func(ready bool) {
+		ctx, cancel := ctxT(time.Minute)
+		defer cancel()
+		kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
+		e.must(t, err, "KamajiControlPlane")
+		e.must(t, unstructured.SetNestedField(kcp.Object, ready, "status", "ready"), "set status.ready")
+		// Kamaji reports the version it runs; the CRD requires it.
+		version, _, _ := unstructured.NestedString(kcp.Object, "spec", "version")
+		e.must(t, unstructured.SetNestedField(kcp.Object, version, "status", "version"), "set status.version")
+		e.must(t, e.c.Status().Update(ctx, kcp), "update KamajiControlPlane status")
+		e.must(t, e.nudge(ctx, demoNS, demo), "nudge")
+	}
+	waitFor(t, time.Minute, "every HelmRelease suspended while the control plane is not ready", suspended(true))
+	setReady(true)
+	waitFor(t, 2*time.Minute, "every HelmRelease resumed once the control plane is ready", suspended(false))
+	setReady(false)
+	waitFor(t, 2*time.Minute, "every HelmRelease suspended again", suspended(true))
 }
 
 func (e *env) badClaims(t *testing.T) {
