@@ -71,7 +71,8 @@ func omitPath(s *structpb.Struct, path []string) {
 }
 
 // KeepObserved copies the observed composed resource called name into rsp's
-// desired state unchanged (apart from its status, server-set metadata and
+// desired state unchanged (apart from its status, server-set metadata, the
+// labels and annotations other controllers wrote (see keptMetadata), and
 // the dotted field paths in omit, e.g. "spec.replicas" of a
 // MachineDeployment that cluster-autoscaler owns), so that a part the
 // function cannot compute this time is not deleted by Crossplane. It
@@ -88,14 +89,8 @@ func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, n
 		}
 		s.Fields[k] = v
 	}
-	if md := s.Fields["metadata"].GetStructValue(); md != nil {
-		clean := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-		for _, k := range []string{"name", "namespace", "labels", "annotations"} {
-			if v, ok := md.Fields[k]; ok {
-				clean.Fields[k] = v
-			}
-		}
-		s.Fields["metadata"] = structpb.NewStructValue(clean)
+	if _, ok := s.Fields["metadata"]; ok {
+		s.Fields["metadata"] = structpb.NewStructValue(keptMetadata(r.GetResource()))
 	}
 	for _, p := range omit {
 		omitPath(s, strings.Split(p, "."))
