@@ -43,6 +43,8 @@ var readVerbs = []string{"get", "list", "watch"}
 var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "", Kind: "ConfigMap"}:                                                 "configmaps",
 	{Group: "", Kind: "Secret"}:                                                    "secrets",
+	{Group: "", Kind: "PersistentVolumeClaim"}:                                     "persistentvolumeclaims",
+	{Group: "source.toolkit.fluxcd.io", Kind: "HelmChart"}:                         "helmcharts",
 	{Group: "", Kind: "Service"}:                                                   "services",
 	{Group: "", Kind: "ServiceAccount"}:                                            "serviceaccounts",
 	{Group: "apps", Kind: "Deployment"}:                                            "deployments",
@@ -167,7 +169,9 @@ func TestRBACClusterRole(t *testing.T) {
 	// (internal/function/cleanup.go). They are listed as required
 	// resources first, so list and watch are needed too.
 	cleanup := []struct{ apiVersion, kind, source string }{
-		{"v1", "Secret", "control-plane: etcd PKI Secrets (composePKISecrets)"},
+		{"v1", "Secret", "control-plane: etcd PKI Secrets (composeEtcdLeftovers)"},
+		{"v1", "PersistentVolumeClaim", "control-plane: etcd members' claims (composeEtcdLeftovers)"},
+		{"source.toolkit.fluxcd.io/v1", "HelmChart", "addons: HelmCharts of the releases (HelmChartKind)"},
 		{"snapshot.storage.k8s.io/v1", "VolumeSnapshot", "workers input cleanupKinds where CSI snapshots are enabled (README, Deletion)"},
 	}
 	for _, k := range workersinput.DefaultCleanupKinds() {

@@ -111,3 +111,20 @@ func TestUsageKeepsControlPlaneUntilReleaseIsGone(t *testing.T) {
 		t.Errorf("bad deletionOrder: Fatal %q", m)
 	}
 }
+
+// helm-controller makes a HelmChart from each release's chart template,
+// labelled as the template says; the function asks for the labelled
+// HelmCharts in NS and composes them for deletion with the cluster (Flux
+// leaves the HelmChart of a suspended release it deletes).
+func TestHelmChartsComposedForCleanup(t *testing.T) {
+	rsp := run{spec: "{}"}.do(t)
+	mustOK(t, rsp)
+	want := map[string]any{"labels": map[string]any{"tenantkube.io/cluster": "demo", "app.kubernetes.io/managed-by": "tenantkube"}}
+	if d := cmp.Diff(want, get(releases(rsp)["cilium"], "spec", "chart", "metadata")); d != "" {
+		t.Errorf("cilium chart template metadata (-want +got):\n%s", d)
+	}
+	sel := rsp.GetRequirements().GetResources()["cleanup-helmchart.source.toolkit.fluxcd.io"]
+	if sel.GetKind() != "HelmChart" || sel.GetApiVersion() != "source.toolkit.fluxcd.io/v1" || sel.GetNamespace() != "tenant-demo" {
+		t.Errorf("HelmChart requirement %v", sel)
+	}
+}

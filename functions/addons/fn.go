@@ -107,6 +107,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		}
 	}
 
+	// The HelmCharts helm-controller made from the releases' chart
+	// templates in NS (managed HelmRepository sources) go with the cluster
+	// too; what any step composed for cleanup stays.
+	if _, err := function.ComposeForCleanup(req, rsp, t.ID, HelmChartKind, function.CleanupOptions{}); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := function.KeepComposedForCleanup(req, rsp); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
 	if err := setStatus(rsp, status); err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -125,6 +136,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	return rsp, nil
 }
+
+// HelmChartKind is Flux's HelmChart, which helm-controller creates in a
+// HelmRepository's namespace for each release charted from it.
+var HelmChartKind = function.CleanupKind{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: "HelmChart"}
 
 // Messages of add-ons whose HelmRelease is not Ready and says nothing more.
 const (

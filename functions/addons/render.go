@@ -191,9 +191,14 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 		if src.URL != "" {
 			ref = helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: id.Prefixed(src.Repository)}
 		}
-		hr.Spec.Chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart: src.Chart, Version: src.Version, SourceRef: ref,
-		}}
+		// helm-controller creates the HelmChart from this template, with
+		// these labels: the function finds it and composes it for
+		// deletion with the cluster (Flux leaves it when a suspended
+		// release is deleted).
+		hr.Spec.Chart = &helmv2.HelmChartTemplate{
+			ObjectMeta: &helmv2.HelmChartTemplateObjectMeta{Labels: id.Labels()},
+			Spec:       helmv2.HelmChartTemplateSpec{Chart: src.Chart, Version: src.Version, SourceRef: ref},
+		}
 	case input.KindOCIRepository:
 		ref := &helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: src.Name, Namespace: src.Namespace}
 		if src.URL != "" {

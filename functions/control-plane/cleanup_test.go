@@ -7,6 +7,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // secret is a Secret in tenant-demo with the cluster's labels, as
@@ -54,7 +55,8 @@ func TestPKISecretsAreComposedAndOutliveControlPlane(t *testing.T) {
 		t.Errorf("composed (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(map[string]any{
-		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "demo-etcd-ca", "namespace": "tenant-demo"},
+		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+		"metadata": map[string]any{"name": "demo-etcd-ca", "namespace": "tenant-demo"},
 	}, desired(t, rsp, "cleanup-secret-demo-etcd-ca")); d != "" {
 		t.Errorf("composed Secret (-want +got):\n%s", d)
 	}
@@ -84,6 +86,45 @@ func TestPKISecretsAreComposedAndOutliveControlPlane(t *testing.T) {
 		}
 	}
 
+	// A Secret its Certificate owns (cert-manager's
+	// --enable-certificate-owner-ref) is not composed — its Certificate is
+	// its owner — but is still kept by a Usage until the control plane is
+	// gone.
+	owned := secret(t, "demo-etcd-peer-tls")
+	owned.Resource.Fields["metadata"].GetStructValue().Fields["ownerReferences"] = structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+		structpb.NewStructValue(mustStruct(t, map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": "demo-etcd-peer-tls", "uid": "c1", "controller": true})),
+	}})
+	req = newRequest(t, `{}`, "")
+	req.RequiredResources = map[string]*fnv1.Resources{"cleanup-secret": {Items: []*fnv1.Resource{owned}}}
+	got := run(t, req).GetDesired().GetResources()
+	if _, ok := got["cleanup-secret-demo-etcd-peer-tls"]; ok {
+		t.Error("a Secret its Certificate controls was composed")
+	}
+	if _, ok := got["usage-secret-by-kamajicontrolplane-demo-etcd-peer-tls"]; !ok {
+		t.Error("no Usage for a Secret its Certificate controls")
+	}
+
+	// The etcd members' claims (StatefulSet claims data-<N-etcd>-<i>,
+	// labelled from the EtcdCluster's claim template) are composed too.
+	req = newRequest(t, `{}`, "")
+	req.RequiredResources = map[string]*fnv1.Resources{"cleanup-persistentvolumeclaim": {Items: []*fnv1.Resource{
+		{Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": map[string]any{
+			"name": "data-demo-etcd-0", "namespace": "tenant-demo", "labels": map[string]any{"tenantkube.io/cluster": "demo"}}})},
+		{Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": map[string]any{
+			"name": "unrelated", "namespace": "tenant-demo", "labels": map[string]any{"tenantkube.io/cluster": "demo"}}})},
+	}}}
+	rsp = run(t, req)
+	if _, ok := rsp.GetDesired().GetResources()["cleanup-persistentvolumeclaim-data-demo-etcd-0"]; !ok {
+		t.Error("etcd member claim not composed")
+	}
+	if _, ok := rsp.GetDesired().GetResources()["cleanup-persistentvolumeclaim-unrelated"]; ok {
+		t.Error("an unrelated claim was composed")
+	}
+	if d := cmp.Diff(map[string]any{"labels": map[string]any{"tenantkube.io/cluster": "demo", "app.kubernetes.io/managed-by": "tenantkube"}},
+		get(desired(t, rsp, "etcdcluster"), "spec", "storage", "volumeClaimTemplate", "metadata")); d != "" {
+		t.Errorf("EtcdCluster claim template metadata (-want +got):\n%s", d)
+	}
+
 	// A shared DataStore has no PKI of ours: nothing is composed.
 	req = newRequest(t, `{}`, `{dataStoreName: shared}`)
 	req.RequiredResources = map[string]*fnv1.Resources{"cleanup-secret": {Items: []*fnv1.Resource{secret(t, "demo-etcd-ca")}}}
@@ -95,7 +136,7 @@ func TestPKISecretsAreComposedAndOutliveControlPlane(t *testing.T) {
 	// deletionOrder None: composed for deletion, without Usages.
 	req = newRequest(t, `{}`, `{deletionOrder: None}`)
 	req.RequiredResources = map[string]*fnv1.Resources{"cleanup-secret": {Items: []*fnv1.Resource{secret(t, "demo-etcd-ca")}}}
-	got := run(t, req).GetDesired().GetResources()
+	got = run(t, req).GetDesired().GetResources()
 	if _, ok := got["cleanup-secret-demo-etcd-ca"]; !ok {
 		t.Error("deletionOrder None: PKI Secret not composed")
 	}

@@ -94,6 +94,10 @@ func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSp
 			},
 			Storage: etcdv1alpha1.StorageSpec{
 				VolumeClaimTemplate: &etcdv1alpha1.EmbeddedPersistentVolumeClaim{
+					// The members' claims carry the cluster's labels, so the
+					// function finds them and composes them for deletion
+					// with the cluster (a StatefulSet keeps its claims).
+					Metadata: etcdv1alpha1.EmbeddedObjectMetadata{Labels: id.Labels()},
 					Spec: corev1.PersistentVolumeClaimSpec{
 						AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 						StorageClassName: &storageClass,

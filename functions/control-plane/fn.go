@@ -173,7 +173,7 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 		// their nodes (SPEC §7); CAPI bounds each drain.
 		kcp := t.ID.KamajiControlPlaneRef()
 		for g := range spec.NodeGroups {
-			p.add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-"+g),
+			p.add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-nodegroup-"+g),
 				kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: t.ID.Prefixed(g)},
 				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyByConditionReady)
 		}
@@ -215,9 +215,12 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 	}
 
 	if !p.external {
-		if err := composePKISecrets(req, rsp, t.ID, p.usages); err != nil {
+		if err := composeEtcdLeftovers(req, rsp, t.ID, p.usages); err != nil {
 			return err
 		}
+	}
+	if err := function.KeepComposedForCleanup(req, rsp); err != nil {
+		return err
 	}
 
 	status := map[string]any{
@@ -246,20 +249,32 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 	return nil
 }
 
-// composePKISecrets composes the etcd PKI Secrets cert-manager has written
-// (cert-manager keeps a Secret when its Certificate is deleted), so that
-// they are deleted with the cluster (SPEC §7). With usages, each one also
-// gets a Usage keeping it until the KamajiControlPlane is gone: Kamaji
-// reaches etcd with these certificates to delete the tenant's keys.
-func composePKISecrets(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, usages bool) error {
+// composeEtcdLeftovers composes what the dedicated etcd leaves in NS when
+// it goes, so that it is deleted with the cluster (SPEC §7): the PKI
+// Secrets cert-manager wrote (cert-manager keeps a Certificate's Secret)
+// and the members' PersistentVolumeClaims (a StatefulSet keeps its claims).
+// With usages, each PKI Secret present gets a Usage keeping it until the
+// KamajiControlPlane is gone — also one a Certificate owns (cert-manager's
+// --enable-certificate-owner-ref), which is not composed but would
+// otherwise be garbage-collected with its Certificate first: Kamaji reaches
+// etcd with these certificates to delete the tenant's keys.
+func composeEtcdLeftovers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, usages bool) error {
 	n := namesOfEtcd(id)
 	pki := map[string]bool{n.PeerCA: true, n.ClientCA: true, n.Server: true, n.Peer: true, n.Client: true}
 	secrets, err := function.ComposeForCleanup(req, rsp, id, function.CleanupKind{APIVersion: "v1", Kind: "Secret"},
-		func(name string) bool { return pki[name] })
-	if err != nil || !usages {
+		function.CleanupOptions{Keep: func(name string) bool { return pki[name] }})
+	if err != nil {
 		return err
 	}
-	for _, s := range secrets {
+	if _, err := function.ComposeForCleanup(req, rsp, id, function.CleanupKind{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		// A StatefulSet names its claims <template>-<StatefulSet>-<ordinal>.
+		function.CleanupOptions{Keep: func(name string) bool { return strings.Contains(name, "-"+n.Cluster+"-") }}); err != nil {
+		return err
+	}
+	if !usages {
+		return nil
+	}
+	for _, s := range secrets.Present {
 		name := namePKISecretUsagePrefix + s
 		u := id.Usage(s+"-used-by-control-plane", function.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: s}, id.KamajiControlPlaneRef(),
 			"Kamaji reaches etcd with this certificate to delete the tenant's keys when its control plane is deleted")

@@ -7,6 +7,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The DataVolumes of the KubeVirt CSI driver and the Services of the
@@ -46,16 +47,44 @@ func TestTenantCreatedObjectsAreComposedForCleanup(t *testing.T) {
 		}
 	}
 
-	// cleanupKinds: [] composes nothing and asks for nothing.
+	// cleanupKinds: [] adopts nothing new, but what was composed earlier
+	// stays until its creator deletes it: dropping it would delete a
+	// tenant's volume.
 	req = newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t),
-		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: []")))
+		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: []")),
+		withObserved(map[string]*structpb.Struct{"cleanup-datavolume-pvc-0d1e": labelled("cdi.kubevirt.io/v1beta1", "DataVolume", "pvc-0d1e").GetResource()}))
 	setRequired(req, "cleanup-service", labelled("v1", "Service", "a1b2c3"))
 	rsp = run(t, req)
 	mustNoFatal(t, rsp)
+	var composed []string
 	for _, n := range desiredNames(rsp) {
 		if strings.HasPrefix(n, "cleanup-") {
-			t.Errorf("cleanupKinds []: %s composed", n)
+			composed = append(composed, n)
 		}
+	}
+	if d := cmp.Diff([]string{"cleanup-datavolume-pvc-0d1e"}, composed); d != "" {
+		t.Errorf("cleanupKinds []: composed (-want +got):\n%s", d)
+	}
+
+	// Beyond maxCleanupObjects per kind, objects are not composed and a
+	// Warning says how many.
+	req = newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t),
+		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nmaxCleanupObjects: 1")))
+	setRequired(req, "cleanup-service", labelled("v1", "Service", "a"), labelled("v1", "Service", "b"), labelled("v1", "Service", "c"))
+	rsp = run(t, req)
+	mustNoFatal(t, rsp)
+	if _, ok := rsp.GetDesired().GetResources()["cleanup-service-a"]; !ok {
+		t.Error("the first Service was not composed")
+	}
+	if _, ok := rsp.GetDesired().GetResources()["cleanup-service-b"]; ok {
+		t.Error("a Service beyond maxCleanupObjects was composed")
+	}
+	var warned bool
+	for _, r := range rsp.GetResults() {
+		warned = warned || (r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && strings.HasPrefix(r.GetMessage(), "2 more Service objects"))
+	}
+	if !warned {
+		t.Errorf("no Warning about the 2 Services left out: %v", rsp.GetResults())
 	}
 
 	rsp = run(t, newRequest(t, `{}`, withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: [{apiVersion: v1}]"))))

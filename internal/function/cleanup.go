@@ -47,28 +47,52 @@ func (k CleanupKind) composedName(name string) string {
 	return CleanupPrefix + strings.ToLower(k.Kind) + "-" + name
 }
 
+// CleanupOptions narrow what ComposeForCleanup composes.
+type CleanupOptions struct {
+	// Keep, when not nil, limits the objects considered to the names it
+	// accepts.
+	Keep func(name string) bool
+	// Limit, when positive, is the most objects of the kind composed for
+	// cleanup: every composed object of the kind adds its size to each
+	// later function request (gRPC caps a message at 4 MiB), so objects
+	// beyond it are left uncomposed and counted in CleanupResult.Skipped.
+	Limit int
+}
+
+// CleanupResult is what ComposeForCleanup found and composed.
+type CleanupResult struct {
+	// Present are the names of the labelled objects of the kind in NS that
+	// Keep accepts, whoever owns them (sorted): those Crossplane sent, and
+	// those composed earlier and still observed.
+	Present []string
+	// Composed are the names of those composed for cleanup (sorted).
+	Composed []string
+	// Skipped is how many were left uncomposed because of Limit.
+	Skipped int
+}
+
 // ComposeForCleanup makes Crossplane delete, with the cluster, the objects
-// of kind k that a tenant controller created in NS (SPEC §7: nothing is
-// left in NS). Crossplane runs no function while it deletes an XR and
-// deletes only composed resources, so such objects are composed up front:
+// of kind k that a controller of the cluster (not Crossplane) created in NS
+// (SPEC §7: nothing is left in NS). Crossplane runs no function while it
+// deletes an XR and deletes only composed resources, so such objects are
+// composed up front:
 //
 //   - it asks Crossplane (required resources) for every object of k in NS
 //     labelled tenantkube.io/cluster=N;
 //   - each one that no other controller owns (no controller
 //     ownerReference but the XR's) and that is not composed under another
-//     name goes into the desired state as apiVersion, kind, name and
-//     namespace only — Crossplane adds its labels and owner reference and
-//     takes no field of the owner's;
-//   - each object composed this way earlier and still observed stays in
-//     the desired state, also before Crossplane has sent the required
-//     resources (a desired state never shrinks because something was not
-//     fetched yet); one its creator deleted is no longer observed and
-//     leaves.
+//     name goes into the desired state as apiVersion, kind, name, namespace
+//     and, when the object has one, its immutable top-level type (a
+//     Secret's: were the object deleted between Crossplane's fetch and its
+//     apply, the apply could then not re-create it as something else) —
+//     Crossplane adds its labels and owner reference and takes no other
+//     field of the owner's;
+//   - the objects composed this way earlier are kept by
+//     KeepComposedForCleanup, which every function calls.
 //
-// keep, when not nil, limits the objects composed to the names it accepts.
-// It returns the object names composed, sorted. Such objects are always
-// ready: they exist.
-func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id Identity, k CleanupKind, keep func(name string) bool) ([]string, error) {
+// Such objects are always ready: they exist. It returns an error when an
+// object does not convert.
+func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, error) {
 	Require(rsp, k.requiredKey(), &fnv1.ResourceSelector{
 		ApiVersion: k.APIVersion,
 		Kind:       k.Kind,
@@ -77,46 +101,105 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 		}},
 		Namespace: proto.String(id.Namespace),
 	})
+	accept := func(name string) bool { return name != "" && (opts.Keep == nil || opts.Keep(name)) }
 	xrUID := ValueAt(req.GetObserved().GetComposite().GetResource(), "metadata", "uid").GetStringValue()
 	prefix := k.composedName("")
-	names := map[string]bool{}
-	for composed, r := range req.GetObserved().GetResources() {
+	present := map[string]bool{}
+	composed := map[string]bool{}
+	for name, r := range req.GetObserved().GetResources() {
 		obj := r.GetResource()
-		if strings.HasPrefix(composed, prefix) && sameKind(obj, k) {
-			names[ValueAt(obj, "metadata", "name").GetStringValue()] = true
+		if n := ValueAt(obj, "metadata", "name").GetStringValue(); strings.HasPrefix(name, prefix) && sameKind(obj, k) && accept(n) {
+			present[n], composed[n] = true, true
 		}
 	}
+	var candidates []*structpb.Struct
 	for _, item := range req.GetRequiredResources()[k.requiredKey()].GetItems() {
 		obj := item.GetResource()
-		if !sameKind(obj, k) || ValueAt(obj, "metadata", "namespace").GetStringValue() != id.Namespace {
+		n := ValueAt(obj, "metadata", "name").GetStringValue()
+		if !sameKind(obj, k) || ValueAt(obj, "metadata", "namespace").GetStringValue() != id.Namespace || !accept(n) {
 			continue
 		}
+		present[n] = true
 		if c := ValueAt(obj, "metadata", "annotations", annotationComposedName).GetStringValue(); c != "" && !strings.HasPrefix(c, prefix) {
 			continue // composed by a pipeline step under its own name
 		}
 		if controlledByOther(obj, xrUID) {
 			continue // a VM's root disk, a Kamaji Secret: its owner deletes it
 		}
-		names[ValueAt(obj, "metadata", "name").GetStringValue()] = true
-	}
-	out := make([]string, 0, len(names))
-	for n := range names {
-		if n != "" && (keep == nil || keep(n)) {
-			out = append(out, n)
+		if !composed[n] {
+			candidates = append(candidates, obj)
 		}
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		return ValueAt(candidates[i], "metadata", "name").GetStringValue() < ValueAt(candidates[j], "metadata", "name").GetStringValue()
+	})
+	var res CleanupResult
+	for _, obj := range candidates {
+		if opts.Limit > 0 && len(composed) >= opts.Limit {
+			res.Skipped++
+			continue
+		}
+		n := ValueAt(obj, "metadata", "name").GetStringValue()
+		composed[n] = true
+		if err := setCleanupObject(rsp, k.composedName(n), obj); err != nil {
+			return res, err
+		}
+	}
+	res.Present, res.Composed = sortedSet(present), sortedSet(composed)
+	return res, nil
+}
+
+// KeepComposedForCleanup keeps in rsp's desired state every observed
+// composed resource named cleanup-… (composed by ComposeForCleanup in any
+// step) that the desired state does not hold yet. Such an object leaves the
+// desired state only when its creator has deleted it (it is no longer
+// observed) or with the cluster — never because a kind left a function's
+// input, a required resource was not fetched yet, or another step ran
+// first: dropping it would make Crossplane delete a tenant's volume. It
+// returns an error when an object does not convert.
+func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
+	names := make([]string, 0)
+	for name := range req.GetObserved().GetResources() {
+		if _, desired := rsp.GetDesired().GetResources()[name]; strings.HasPrefix(name, CleanupPrefix) && !desired {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := setCleanupObject(rsp, name, req.GetObserved().GetResources()[name].GetResource()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setCleanupObject puts the object obj names into rsp's desired state under
+// composed, ready, as apiVersion, kind, name, namespace and (when obj has
+// one) its top-level type.
+func setCleanupObject(rsp *fnv1.RunFunctionResponse, composed string, obj *structpb.Struct) error {
+	f := obj.GetFields()
+	out := map[string]any{
+		"apiVersion": f["apiVersion"].GetStringValue(),
+		"kind":       f["kind"].GetStringValue(),
+		"metadata": map[string]any{
+			"name":      ValueAt(obj, "metadata", "name").GetStringValue(),
+			"namespace": ValueAt(obj, "metadata", "namespace").GetStringValue(),
+		},
+	}
+	if t := f["type"].GetStringValue(); t != "" {
+		out["type"] = t
+	}
+	return SetDesired(rsp, composed, out, fnv1.Ready_READY_TRUE)
+}
+
+// sortedSet returns the members of set, sorted.
+func sortedSet(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
 	}
 	sort.Strings(out)
-	for _, n := range out {
-		obj := map[string]any{
-			"apiVersion": k.APIVersion,
-			"kind":       k.Kind,
-			"metadata":   map[string]any{"name": n, "namespace": id.Namespace},
-		}
-		if err := SetDesired(rsp, k.composedName(n), obj, fnv1.Ready_READY_TRUE); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out
 }
 
 // sameKind reports whether obj is of kind k.

@@ -56,11 +56,14 @@ func TestComposeForCleanup(t *testing.T) {
 	composed := func(req *fnv1.RunFunctionRequest, keep func(string) bool) ([]string, *fnv1.RunFunctionResponse) {
 		t.Helper()
 		rsp := &fnv1.RunFunctionResponse{}
-		names, err := ComposeForCleanup(req, rsp, id, dv, keep)
+		res, err := ComposeForCleanup(req, rsp, id, dv, CleanupOptions{Keep: keep})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return names, rsp
+		if err := KeepComposedForCleanup(req, rsp); err != nil {
+			t.Fatal(err)
+		}
+		return res.Composed, rsp
 	}
 
 	cases := map[string]struct {
@@ -119,5 +122,72 @@ func TestComposeForCleanup(t *testing.T) {
 	}
 	if got := (CleanupKind{APIVersion: "v1", Kind: "Service"}).requiredKey(); got != "cleanup-service" {
 		t.Errorf("core kind key %q", got)
+	}
+}
+
+func TestComposeForCleanupPresentLimitAndType(t *testing.T) {
+	id := Identity{Name: "demo", Namespace: "tenant-demo"}
+	secret := CleanupKind{APIVersion: "v1", Kind: "Secret"}
+	mk := func(name string, meta map[string]any) *fnv1.Resource {
+		m := map[string]any{"name": name, "namespace": "tenant-demo"}
+		for k, v := range meta {
+			m[k] = v
+		}
+		return &fnv1.Resource{Resource: mustStruct(t, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "metadata": m})}
+	}
+	owned := map[string]any{"ownerReferences": []any{map[string]any{"kind": "Certificate", "name": "c", "uid": "cert-uid", "controller": true}}}
+	req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{"cleanup-secret": {Items: []*fnv1.Resource{
+		mk("c", nil), mk("a", nil), mk("b", nil), mk("owned", owned),
+	}}}}
+	rsp := &fnv1.RunFunctionResponse{}
+	res, err := ComposeForCleanup(req, rsp, id, secret, CleanupOptions{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CleanupResult{Present: []string{"a", "b", "c", "owned"}, Composed: []string{"a", "b"}, Skipped: 1}
+	if d := cmp.Diff(want, res); d != "" {
+		t.Errorf("result (-want +got):\n%s", d)
+	}
+	// A Secret's immutable type is carried, so a re-create cannot make it
+	// something else.
+	if d := cmp.Diff(map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+		"metadata": map[string]any{"name": "a", "namespace": "tenant-demo"},
+	}, rsp.GetDesired().GetResources()["cleanup-secret-a"].GetResource().AsMap()); d != "" {
+		t.Errorf("composed Secret (-want +got):\n%s", d)
+	}
+}
+
+// What was composed for cleanup stays in the desired state until it is no
+// longer observed, whatever the current kinds: dropping it would delete a
+// tenant's volume.
+func TestKeepComposedForCleanup(t *testing.T) {
+	observed := map[string]*fnv1.Resource{
+		"cleanup-datavolume-pvc-1": dataVolume(t, "pvc-1", "tenant-demo", map[string]any{"uid": "u", "managedFields": []any{}}),
+		"cleanup-secret-demo-etcd-ca": {Resource: mustStruct(t, map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+			"metadata": map[string]any{"name": "demo-etcd-ca", "namespace": "tenant-demo"},
+		})},
+		"nodegroup-md0-machinedeployment": dataVolume(t, "not-cleanup", "tenant-demo", nil),
+	}
+	rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+		"cleanup-secret-demo-etcd-ca": {Resource: mustStruct(t, map[string]any{"kind": "Secret", "set": "by an earlier step"})},
+	}}}
+	if err := KeepComposedForCleanup(&fnv1.RunFunctionRequest{Observed: &fnv1.State{Resources: observed}}, rsp); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for n, r := range rsp.GetDesired().GetResources() {
+		got[n] = r.GetResource().AsMap()
+	}
+	want := map[string]any{
+		"cleanup-datavolume-pvc-1": map[string]any{
+			"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+			"metadata": map[string]any{"name": "pvc-1", "namespace": "tenant-demo"},
+		},
+		"cleanup-secret-demo-etcd-ca": map[string]any{"kind": "Secret", "set": "by an earlier step"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("desired (-want +got):\n%s", d)
 	}
 }

@@ -27,7 +27,7 @@ func TestKeptMetadataKeepsOnlyWhatCrossplaneApplied(t *testing.T) {
 					"tenantkube.io/cluster": "demo", "crossplane.io/composite": "demo-x7k2p", "crossplane.io/in-use": "true",
 				},
 				"annotations": map[string]any{
-					"crossplane.io/composition-resource-name": "nodegroup-md0-machinedeployment",
+					"crossplane.io/composition-resource-name":      "nodegroup-md0-machinedeployment",
 					"machinedeployment.clusters.x-k8s.io/revision": "3",
 				},
 				"managedFields": managed,
@@ -59,7 +59,7 @@ func TestKeptMetadataKeepsOnlyWhatCrossplaneApplied(t *testing.T) {
 					"tenantkube.io/cluster": "demo", "crossplane.io/composite": "demo-x7k2p", "crossplane.io/in-use": "true",
 				},
 				"annotations": map[string]any{
-					"crossplane.io/composition-resource-name": "nodegroup-md0-machinedeployment",
+					"crossplane.io/composition-resource-name":      "nodegroup-md0-machinedeployment",
 					"machinedeployment.clusters.x-k8s.io/revision": "3",
 				},
 			},

@@ -316,7 +316,10 @@ func (e *env) waitHTTP(p *proc, url string, tc *tls.Config, timeout time.Duratio
 func (e *env) startKCM() error {
 	e.kcm = newProc(e.logs, "kube-controller-manager", e.binary("kube-controller-manager"), []string{
 		"--kubeconfig=" + e.kubeconfig,
-		"--controllers=garbage-collector-controller,namespace-controller",
+		// The claim-protection controller lifts the pvc-protection
+		// finalizer of a deleted PersistentVolumeClaim no pod uses (the
+		// etcd member claims composed for cleanup).
+		"--controllers=garbage-collector-controller,namespace-controller,persistentvolumeclaim-protection-controller",
 		"--leader-elect=false", "--secure-port=0", "--concurrent-gc-syncs=20",
 	})
 	if err := e.kcm.start(); err != nil {
@@ -351,6 +354,39 @@ spec:
     singular: datavolume
   versions:
   - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        required: [spec]
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+`
+
+// helmChartCRD is a minimal CRD for Flux's HelmChart (none ships in
+// ../shared/crds; Flux's source-controller serves it): the addons function
+// asks for the HelmCharts helm-controller made from its releases, to
+// compose them for deletion.
+const helmChartCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: helmcharts.source.toolkit.fluxcd.io
+spec:
+  group: source.toolkit.fluxcd.io
+  scope: Namespaced
+  names:
+    kind: HelmChart
+    listKind: HelmChartList
+    plural: helmcharts
+    singular: helmchart
+  versions:
+  - name: v1
     served: true
     storage: true
     schema:
@@ -406,7 +442,7 @@ func (e *env) installCRDs() error {
 			objs = append(objs, o...)
 		}
 	}
-	for _, crd := range []string{instancetypeCRD, dataVolumeCRD} {
+	for _, crd := range []string{instancetypeCRD, dataVolumeCRD, helmChartCRD} {
 		o, err := decodeYAML([]byte(crd))
 		if err != nil {
 			return err

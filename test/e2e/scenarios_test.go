@@ -930,9 +930,11 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 // tenantCreatedObjects creates in ns what the cluster's controllers would
 // create there, labelled with the cluster as they label them — a
 // DataVolume (the KubeVirt CSI driver, for a tenant PersistentVolume), a
-// Service (the KubeVirt cloud controller, for a tenant LoadBalancer) and the
-// etcd client CA Secret (cert-manager, from a Certificate's secretTemplate)
-// — and waits until the functions have composed each one (Crossplane's
+// Service (the KubeVirt cloud controller, for a tenant LoadBalancer), a
+// HelmChart (helm-controller, from a release's chart template), an etcd
+// member's claim (the etcd StatefulSet, from the EtcdCluster's claim
+// template) and the etcd client CA Secret (cert-manager, from a
+// Certificate's secretTemplate) — and waits until the functions have composed each one (Crossplane's
 // composite label and the XR as controller), so deleting the claim deletes
 // them (SPEC §7).
 func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
@@ -949,6 +951,17 @@ func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 			"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "a0b1c2d3e4f5", "namespace": ns, "labels": labels},
 			"spec":     map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(443)}}},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
+			"metadata": map[string]any{"name": ns + "-" + n + "-cilium", "namespace": ns, "labels": labels},
+			"spec":     map[string]any{"chart": "cilium", "sourceRef": map[string]any{"kind": "HelmRepository", "name": n + "-cilium"}},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+			"metadata": map[string]any{"name": "data-" + n + "-etcd-0", "namespace": ns, "labels": labels},
+			"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"},
+				"resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
 		}},
 		{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",

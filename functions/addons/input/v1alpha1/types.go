@@ -48,9 +48,9 @@ type AddonsInput struct {
 	// one Crossplane Usage per release (protection.crossplane.io/v1beta1,
 	// Crossplane v2: the KamajiControlPlane N is used by the HelmRelease
 	// N-<release>, so Flux uninstalls each release while the tenant API
-	// server still answers); None declares nothing (Crossplane v1, which has
-	// no such API), and the releases are deleted together with the control
-	// plane.
+	// server still answers); None declares nothing (for a Crossplane that
+	// does not serve protection.crossplane.io), and the releases are deleted
+	// together with the control plane.
 	// +kubebuilder:validation:Enum=Usages;None
 	// +kubebuilder:default=Usages
 	// +optional
@@ -65,7 +65,7 @@ type DeletionOrder string
 const (
 	// DeletionOrderUsages declares the order with Crossplane Usages.
 	DeletionOrderUsages DeletionOrder = "Usages"
-	// DeletionOrderNone declares nothing (Crossplane v1).
+	// DeletionOrderNone declares nothing.
 	DeletionOrderNone DeletionOrder = "None"
 )
 

@@ -69,10 +69,11 @@ type ControlPlaneInput struct {
 	// +optional
 	DataStoreName string `json:"dataStoreName,omitempty"`
 
-	// DeletionOrder says how the deletion order of SPEC §7 (etcd outlives
-	// the control plane) is declared: Usages (protection.crossplane.io/v1beta1
-	// Usage objects, Crossplane v2) or None (Crossplane v1, which has no
-	// such API).
+	// DeletionOrder says how the deletion order of SPEC §7 (node groups go
+	// before the control plane; etcd and its PKI Secrets outlive it) is
+	// declared: Usages (protection.crossplane.io/v1beta1 Usage objects,
+	// Crossplane v2) or None (for a Crossplane that does not serve that
+	// API; Crossplane v1 has Usages only as apiextensions.crossplane.io).
 	// +kubebuilder:validation:Enum=Usages;None
 	// +kubebuilder:default=Usages
 	// +optional
@@ -92,7 +93,7 @@ type DeletionOrder string
 const (
 	// DeletionOrderUsages declares the order with Crossplane Usages.
 	DeletionOrderUsages DeletionOrder = "Usages"
-	// DeletionOrderNone declares nothing (Crossplane v1).
+	// DeletionOrderNone declares nothing.
 	DeletionOrderNone DeletionOrder = "None"
 )
 

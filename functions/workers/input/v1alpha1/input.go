@@ -56,6 +56,8 @@ const (
 	DefaultCPUAllocationRatio = 10
 	// DefaultMaxNodeGroups is the XRD's nodeGroups maxProperties.
 	DefaultMaxNodeGroups = 50
+	// DefaultMaxCleanupObjects is the default of MaxCleanupObjects.
+	DefaultMaxCleanupObjects = 100
 )
 
 // DefaultRegistryMirrorHosts are the registries whose hosts.toml is read from
@@ -133,10 +135,23 @@ type WorkersInput struct {
 	// NS). The management cluster must serve every kind listed (a missing
 	// kind fails the reconcile); add snapshot.storage.k8s.io/v1
 	// VolumeSnapshot where the CSI driver's snapshots are enabled, or set []
-	// to compose none.
+	// to adopt no new ones (objects composed earlier stay composed until
+	// their creator deletes them or the cluster goes).
 	// +kubebuilder:default={{apiVersion: "cdi.kubevirt.io/v1beta1", kind: DataVolume}, {apiVersion: v1, kind: Service}}
 	// +optional
 	CleanupKinds []ObjectKind `json:"cleanupKinds,omitempty"`
+
+	// MaxCleanupObjects is the most objects of each CleanupKinds kind
+	// composed per cluster. Every composed object travels in each later
+	// function request (a DataVolume about 3 KB, twice in the workers
+	// request: observed and required); 100 per kind keeps the largest
+	// request under gRPC's 4 MiB limit next to 50 node groups. Objects
+	// beyond it are reported in a Warning and left when the cluster is
+	// deleted.
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxCleanupObjects int `json:"maxCleanupObjects,omitempty"`
 }
 
 // ObjectKind is a kind of Kubernetes object.
@@ -240,6 +255,9 @@ func (in *WorkersInput) Default() {
 	if in.CleanupKinds == nil {
 		in.CleanupKinds = DefaultCleanupKinds()
 	}
+	if in.MaxCleanupObjects == 0 {
+		in.MaxCleanupObjects = DefaultMaxCleanupObjects
+	}
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -261,6 +279,9 @@ func (in *WorkersInput) Validate() error {
 		if in.ContainerDiskImages[k] == "" {
 			return field.Required(p.Child("containerDiskImages").Key(k), "must name an image")
 		}
+	}
+	if in.MaxCleanupObjects < 1 {
+		return field.Invalid(p.Child("maxCleanupObjects"), in.MaxCleanupObjects, "must be at least 1")
 	}
 	for i, k := range in.CleanupKinds {
 		if k.APIVersion == "" {
