@@ -8,6 +8,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // Values is a Helm values tree as decoded from JSON with numbers kept
@@ -139,10 +141,11 @@ func Truthy(v any) bool {
 }
 
 // MarshalValues encodes a values tree as JSON with sorted keys
-// (encoding/json sorts map keys), so the same input always gives the same
-// bytes (SPEC §5). It returns the encoding error.
+// (encoding/json's bytes, written without reflection by
+// function.MarshalJSON), so the same input always gives the same bytes
+// (SPEC §5). It returns the encoding error.
 func MarshalValues(v Values) (*apiextensionsv1.JSON, error) {
-	raw, err := json.Marshal(v)
+	raw, err := function.MarshalJSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode Helm values: %w", err)
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
@@ -82,6 +84,17 @@ func BuildKubeadmConfigTemplate(id function.Identity, p NodeGroupPlan, in *v1alp
 		},
 		Spec: bootstrapv1.KubeadmConfigTemplateSpec{Template: bootstrapv1.KubeadmConfigTemplateResource{Spec: spec}},
 	}
+}
+
+// convertKubeadmConfigTemplate converts kct for the desired state and
+// returns, from the same marshal, CanonicalHash of its spec: the bootstrap
+// hash of the group's machine template.
+func convertKubeadmConfigTemplate(kct *bootstrapv1.KubeadmConfigTemplate) (*structpb.Struct, string, error) {
+	s, sum, err := function.ToStructSpecSum(kct)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, hex.EncodeToString(sum[:]), nil
 }
 
 // preKubeadmCommands installs kubelet and kubeadm of version from mirror,

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -21,31 +21,36 @@ const CloudConfigKey = "cloud-config"
 // CloudConfig is the KubeVirt cloud provider's configuration file: the
 // infrastructure namespace NS its LoadBalancer Services are created in, the
 // labels put on them, and the load-balancer polling settings.
+//
+// The file is written by go.yaml.in/yaml/v2 straight from these structs,
+// whose fields are declared in key order: the file is byte for byte what
+// sigs.k8s.io/yaml (JSON, then YAML with sorted keys) wrote for the json
+// tags, without its JSON round trip (TestCloudConfigYAMLMatchesSigsYAML).
 type CloudConfig struct {
-	// Namespace is NS, where the tenant's VMs and LoadBalancer Services live.
-	Namespace string `json:"namespace"`
 	// InfraLabels are added to every infrastructure Service it creates.
-	InfraLabels map[string]string `json:"infraLabels"`
-	// LoadBalancer configures LoadBalancer Services.
-	LoadBalancer CloudConfigLoadBalancer `json:"loadBalancer"`
+	InfraLabels map[string]string `json:"infraLabels" yaml:"infraLabels"`
 	// InstancesV2 configures node initialisation from VMIs.
-	InstancesV2 CloudConfigInstancesV2 `json:"instancesV2"`
+	InstancesV2 CloudConfigInstancesV2 `json:"instancesV2" yaml:"instancesV2"`
+	// LoadBalancer configures LoadBalancer Services.
+	LoadBalancer CloudConfigLoadBalancer `json:"loadBalancer" yaml:"loadBalancer"`
+	// Namespace is NS, where the tenant's VMs and LoadBalancer Services live.
+	Namespace string `json:"namespace" yaml:"namespace"`
 }
 
-// CloudConfigLoadBalancer are the load-balancer settings: enabled, and how
-// often (seconds) and how long (seconds) to poll for the infrastructure
-// Service's address.
+// CloudConfigLoadBalancer are the load-balancer settings: how often
+// (seconds) and how long (seconds) to poll for the infrastructure Service's
+// address, and enabled.
 type CloudConfigLoadBalancer struct {
-	Enabled              bool `json:"enabled"`
-	CreationPollInterval int  `json:"creationPollInterval"`
-	CreationPollTimeout  int  `json:"creationPollTimeout"`
+	CreationPollInterval int  `json:"creationPollInterval" yaml:"creationPollInterval"`
+	CreationPollTimeout  int  `json:"creationPollTimeout" yaml:"creationPollTimeout"`
+	Enabled              bool `json:"enabled" yaml:"enabled"`
 }
 
 // CloudConfigInstancesV2 enables the InstancesV2 interface (node addresses
 // and provider IDs from VMIs); zones and regions are off.
 type CloudConfigInstancesV2 struct {
-	Enabled              bool `json:"enabled"`
-	ZoneAndRegionEnabled bool `json:"zoneAndRegionEnabled"`
+	Enabled              bool `json:"enabled" yaml:"enabled"`
+	ZoneAndRegionEnabled bool `json:"zoneAndRegionEnabled" yaml:"zoneAndRegionEnabled"`
 }
 
 // BuildCloudConfig returns the cloud-config ConfigMap N-kccm-cloud-config.

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"sort"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -84,38 +82,27 @@ func groupLabels(id function.Identity, g string) map[string]string {
 // a typed value, null values dropped, object keys sorted) as lower-case hex.
 // It returns an error when v does not marshal.
 func CanonicalHash(v any) (string, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	var generic any
-	if err := json.Unmarshal(raw, &generic); err != nil {
-		return "", err
-	}
-	canon, err := json.Marshal(dropNulls(generic))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
+	var sum string
+	err := function.WithJSON(v, func(raw []byte) error {
+		var err error
+		sum, err = CanonicalHashJSON(raw)
+		return err
+	})
+	return sum, err
 }
 
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = dropNulls(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropNulls(e)
-		}
+// CanonicalHashJSON is CanonicalHash of the value whose encoding/json
+// output is raw. The canonical form is computed from the bytes
+// (function.CanonicalSHA256), with the same result as decoding raw into an
+// any, dropping the null members of objects and encoding it again:
+// TestCanonicalHashPinned holds the hashes, which name machine templates,
+// to the values that round trip gave.
+func CanonicalHashJSON(raw []byte) (string, error) {
+	sum, err := function.CanonicalSHA256(raw)
+	if err != nil {
+		return "", err
 	}
-	return v
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // sortedKeys returns m's keys in ascending order.

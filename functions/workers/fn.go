@@ -235,11 +235,8 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 				continue
 			}
 		} else {
-			items, arrived, err := request.GetRequiredResource(req, RequirementInstancetypeKey(ng.InstanceType))
+			items, arrived := function.RequiredResources(req, RequirementInstancetypeKey(ng.InstanceType))
 			switch {
-			case err != nil:
-				errs = append(errs, field.InternalError(p.Child("instanceType"), err))
-				continue
 			case !arrived:
 				outcomes[g] = groupOutcome{pending: fmt.Sprintf("instance type %q has not been fetched yet", ng.InstanceType)}
 				continue
@@ -249,7 +246,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 				continue
 			}
 			it := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
-			if err := function.StructInto(items[0].Resource.Object, it); err != nil {
+			if err := function.DecodeStruct(items[0], it); err != nil {
 				errs = append(errs, field.Invalid(p.Child("instanceType"), ng.InstanceType, "cannot read the instance type: "+err.Error()))
 				continue
 			}
@@ -302,9 +299,21 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 		return field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	for _, k := range in.CleanupKinds {
-		if _, err := function.ComposeForCleanup(req, rsp, id, function.CleanupKind{APIVersion: k.APIVersion, Kind: k.Kind}, nil); err != nil {
+		res, err := function.ComposeForCleanup(req, rsp, id, function.CleanupKind{APIVersion: k.APIVersion, Kind: k.Kind},
+			function.CleanupOptions{Limit: in.MaxCleanupObjects})
+		if err != nil {
 			return field.ErrorList{field.InternalError(field.NewPath("input", "cleanupKinds"), err)}
 		}
+		if res.Skipped > 0 {
+			response.Warning(rsp, fmt.Errorf("%d more %s objects labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
+				res.Skipped, k.Kind, function.LabelCluster, id.Name, id.Namespace, in.MaxCleanupObjects)).
+				WithReason("TooManyObjectsToCleanUp").TargetCompositeAndClaim()
+		}
+	}
+	// What any step composed for cleanup stays until its creator deletes
+	// it or the cluster goes, also when a kind leaves cleanupKinds.
+	if err := function.KeepComposedForCleanup(req, rsp); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("input", "cleanupKinds"), err)}
 	}
 	if err := writeStatus(rsp, status); err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("status", "nodeGroups"), err)}
@@ -329,12 +338,12 @@ func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, i
 	if err != nil {
 		return "", err
 	}
-	kct := BuildKubeadmConfigTemplate(id, p, in)
-	bootstrapHash, err := CanonicalHash(kct.Spec)
+	// Each template is marshalled once, for its Struct and its spec's hash.
+	kct, bootstrapHash, err := convertKubeadmConfigTemplate(BuildKubeadmConfigTemplate(id, p, in))
 	if err != nil {
 		return "", err
 	}
-	kmt, err := BuildKubevirtMachineTemplate(id, p, image, bootstrapHash)
+	kmt, kmtStruct, err := buildMachineTemplate(id, p, image, bootstrapHash)
 	if err != nil {
 		return "", err
 	}
@@ -349,7 +358,7 @@ func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, i
 		ready fnv1.Ready
 	}{
 		{BootstrapResourceName(p.Name), kct, existsReady(req, BootstrapResourceName(p.Name))},
-		{tmplName, kmt, existsReady(req, tmplName)},
+		{tmplName, kmtStruct, existsReady(req, tmplName)},
 		{MachineDeploymentResourceName(p.Name), md, machineDeploymentReady(req, p.Name, deref(p.Group.MinReplicas))},
 		{HealthCheckResourceName(p.Name), mhc, existsReady(req, HealthCheckResourceName(p.Name))},
 	} {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +53,14 @@ var VMEphemeralStorage = function.PresetEphemeralStorage
 // bootstrap changes roll too). It returns an error when resources.cpu is
 // not a whole number of cores or the spec does not hash.
 func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {
+	kmt, _, err := buildMachineTemplate(id, p, image, bootstrapHash)
+	return kmt, err
+}
+
+// buildMachineTemplate is BuildKubevirtMachineTemplate that also returns the
+// template converted for the desired state, from the one marshal that
+// hashes its spec.
+func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, *structpb.Struct, error) {
 	g := p.Group
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
@@ -79,7 +89,7 @@ func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, 
 	if p.Sizing.Explicit {
 		cores, err := wholeCores(*p.Sizing.CPU)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
 		mem := p.Sizing.Memory.DeepCopy()
@@ -93,7 +103,7 @@ func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, 
 	}
 	disk, err := g.DiskSize.Parse()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	storage.Resources.Requests[corev1.ResourceStorage] = disk
 	if g.StorageClass != "" {
@@ -136,19 +146,20 @@ func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, 
 		VirtualMachineTemplate: infrav1.VirtualMachineTemplateSpec{Spec: vm},
 		BootstrapCheckSpec:     infrav1.VirtualMachineBootstrapCheckSpec{CheckStrategy: "ssh"},
 	}}}
-	sum, err := CanonicalHash(spec)
-	if err != nil {
-		return nil, err
+	kmt := &infrav1.KubevirtMachineTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
+		Spec:       spec,
 	}
-	return &infrav1.KubevirtMachineTemplate{
-		TypeMeta: metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      p.ObjectName(id) + "-" + sum[:TemplateHashLength],
-			Namespace: id.Namespace,
-			Labels:    groupLabels(id, p.Name),
-		},
-		Spec: spec,
-	}, nil
+	// The name (left out of the marshal: it is empty until then) follows
+	// from the spec's hash; it goes into the object and its Struct alike.
+	s, sum, err := function.ToStructSpecSum(kmt)
+	if err != nil {
+		return nil, nil, err
+	}
+	kmt.Name = p.ObjectName(id) + "-" + hex.EncodeToString(sum[:TemplateHashLength/2])
+	s.Fields["metadata"].GetStructValue().Fields["name"] = structpb.NewStringValue(kmt.Name)
+	return kmt, s, nil
 }
 
 // wholeCores returns a CPU quantity as a whole number of cores, or an error

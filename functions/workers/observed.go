@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -33,12 +31,12 @@ type observedMD struct {
 // field from the request (no JSON decoding of the whole object, which
 // carries managedFields). It reports false when there is none.
 func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (observedMD, bool) {
-	name := MachineDeploymentResourceName(g)
-	if function.ObservedValue(req, name) == nil {
+	md := req.GetObserved().GetResources()[MachineDeploymentResourceName(g)].GetResource()
+	if md == nil {
 		return observedMD{}, false
 	}
-	str := func(p ...string) string { return function.ObservedValue(req, name, p...).GetStringValue() }
-	num := func(p ...string) int64 { return int64(function.ObservedValue(req, name, p...).GetNumberValue()) }
+	str := func(p ...string) string { return function.ValueAt(md, p...).GetStringValue() }
+	num := func(p ...string) int64 { return int64(function.ValueAt(md, p...).GetNumberValue()) }
 	return observedMD{
 		Version:           str("spec", "template", "spec", "version"),
 		InfrastructureRef: str("spec", "template", "spec", "infrastructureRef", "name"),
@@ -58,18 +56,25 @@ func (md observedMD) ready(minReplicas int32) bool {
 }
 
 // observedControlPlaneVersion returns status.version of the observed
-// KamajiControlPlane (composed by the control-plane step), and whether one
-// was observed.
+// KamajiControlPlane (composed by the control-plane step; the first by
+// composed-resource name if there were several), and whether one was
+// observed.
 func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) (string, bool) {
-	res := req.GetObserved().GetResources()
-	for _, name := range sortedKeys(res) {
-		f := res[name].GetResource().GetFields()
+	// Found without sorting every name.
+	var first *structpb.Struct
+	firstName := ""
+	for name, r := range req.GetObserved().GetResources() {
+		f := r.GetResource().GetFields()
 		if f["kind"].GetStringValue() == "KamajiControlPlane" &&
-			strings.HasPrefix(f["apiVersion"].GetStringValue(), "controlplane.cluster.x-k8s.io/") {
-			return f["status"].GetStructValue().GetFields()["version"].GetStringValue(), true
+			strings.HasPrefix(f["apiVersion"].GetStringValue(), "controlplane.cluster.x-k8s.io/") &&
+			(first == nil || name < firstName) {
+			first, firstName = r.GetResource(), name
 		}
 	}
-	return "", false
+	if first == nil {
+		return "", false
+	}
+	return first.GetFields()["status"].GetStructValue().GetFields()["version"].GetStringValue(), true
 }
 
 // workerVersion is the patch version G's machines run (issue 5: the
@@ -92,19 +97,24 @@ func normalizeVersion(v string) string { return "v" + strings.TrimPrefix(v, "v")
 
 // referencedMachineTemplates returns the names of the machine templates the
 // MachineSets of the cluster refer to (spec.template.spec.infrastructureRef
-// .name), and whether the MachineSets requirement has been answered.
+// .name), and whether the MachineSets requirement has been answered. It
+// reads that one field of each MachineSet from the request, without
+// decoding the rest (status, managedFields). It returns an error when the
+// field is there but not a string.
 func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, bool, error) {
-	items, arrived, err := request.GetRequiredResource(req, RequirementMachineSets)
-	if err != nil || !arrived {
-		return nil, arrived, err
+	required, arrived := req.GetRequiredResources()[RequirementMachineSets]
+	if !arrived {
+		return nil, false, nil
 	}
 	out := map[string]bool{}
-	for _, it := range items {
-		ms := &clusterv1.MachineSet{}
-		if err := function.StructInto(it.Resource.Object, ms); err != nil {
-			return nil, true, fmt.Errorf("cannot read MachineSet %s: %w", it.Resource.GetName(), err)
+	for _, it := range required.GetItems() {
+		ms := it.GetResource()
+		ref := function.ValueAt(ms, "spec", "template", "spec", "infrastructureRef", "name")
+		if _, isString := ref.GetKind().(*structpb.Value_StringValue); ref != nil && !isString {
+			name := function.ValueAt(ms, "metadata", "name").GetStringValue()
+			return nil, true, fmt.Errorf("cannot read MachineSet %s: spec.template.spec.infrastructureRef.name is not a string", name)
 		}
-		if n := ms.Spec.Template.Spec.InfrastructureRef.Name; n != "" {
+		if n := ref.GetStringValue(); n != "" {
 			out[n] = true
 		}
 	}
@@ -135,20 +145,21 @@ func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 // MachineSets have not been fetched yet. The others leave the desired state
 // and Crossplane deletes them.
 func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, current string, templates []string, referenced map[string]bool, msArrived bool, g string) {
-	inUse := map[string]bool{}
-	for k := range referenced {
-		inUse[k] = true
-	}
+	// In use: referenced by a MachineSet or by the observed
+	// MachineDeployment (looked up, not copied: a copy per group made the
+	// cost of all groups grow with the square of their number).
+	mdRef, mdObserved := "", false
 	if md, ok := observedMachineDeployment(req, g); ok {
-		inUse[md.InfrastructureRef] = true
+		mdRef, mdObserved = md.InfrastructureRef, true
 	}
+	inUse := func(objName string) bool { return referenced[objName] || mdObserved && objName == mdRef }
 	obs := req.GetObserved().GetResources()
 	for _, name := range templates {
 		if name == current {
 			continue
 		}
 		objName := obs[name].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
-		if !msArrived || inUse[objName] {
+		if !msArrived || inUse(objName) {
 			function.KeepObserved(req, rsp, name)
 			if r := rsp.Desired.Resources[name]; r != nil {
 				r.Ready = fnv1.Ready_READY_TRUE
@@ -203,12 +214,8 @@ func writeStatus(rsp *fnv1.RunFunctionResponse, groups map[string]nodeGroupStatu
 		ready += st.ReadyReplicas
 		total += st.Replicas
 	}
-	raw, err := json.Marshal(groups) // encoding/json sorts map keys
+	nodeGroups, err := function.ToValue(groups) // the statuses as JSON writes them
 	if err != nil {
-		return err
-	}
-	var nodeGroups map[string]any
-	if err := json.Unmarshal(raw, &nodeGroups); err != nil {
 		return err
 	}
 	return function.SetCompositeStatus(rsp, map[string]any{

@@ -25,8 +25,9 @@ func desiredComposite(rsp *fnv1.RunFunctionResponse) *fnv1.Resource {
 // SetCompositeStatus sets each key of fields under status of rsp's desired
 // composite resource, replacing that key's earlier value and leaving every
 // other status key (set by earlier pipeline steps) untouched. Values must be
-// JSON-like (maps, slices, strings, numbers, bools). It returns an error
-// when a value does not convert.
+// JSON-like (maps, slices, strings, numbers, bools), or a *structpb.Value
+// (see ToValue), set as it is. It returns an error when a value does not
+// convert.
 func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) error {
 	xr := desiredComposite(rsp).Resource
 	status := xr.Fields["status"].GetStructValue()
@@ -35,6 +36,10 @@ func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) er
 		xr.Fields["status"] = structpb.NewStructValue(status)
 	}
 	for k, v := range fields {
+		if pv, ok := v.(*structpb.Value); ok {
+			status.Fields[k] = pv
+			continue
+		}
 		pv, err := structpb.NewValue(v)
 		if err != nil {
 			return fmt.Errorf("cannot set status.%s: %w", k, err)

@@ -1,9 +1,12 @@
 package function
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -16,15 +19,17 @@ import (
 // writes null for unset metav1.Time and nil maps in nested templates). It
 // returns an error when the object does not marshal.
 func ToStruct(obj any) (*structpb.Struct, error) {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	// One pass from JSON to structpb, dropping nulls as it goes: the same
-	// Struct as protojson.Unmarshal followed by dropping null members,
-	// several times faster (jsonstruct.go; TestToStructMatchesProtojson
-	// holds them equal).
-	s, err := jsonToStruct(raw)
+	var s *structpb.Struct
+	err := WithJSON(obj, func(raw []byte) error {
+		// One pass from JSON to structpb, dropping nulls as it goes: the
+		// same Struct as protojson.Unmarshal followed by dropping null
+		// members, several times faster (jsonstruct.go;
+		// TestToStructMatchesProtojson holds them equal). It copies what
+		// it keeps, so raw may be reused.
+		var err error
+		s, err = jsonToStruct(raw)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -32,14 +37,97 @@ func ToStruct(obj any) (*structpb.Struct, error) {
 	return s, nil
 }
 
+// ToStructSpecSum is ToStruct of obj, with CanonicalSHA256 of obj's spec
+// (the value of its top-level "spec" member), both from one marshal: the
+// sum is what CanonicalSHA256 gives for the spec marshalled on its own
+// (encoding/json writes a struct's field as it writes the field's value).
+// It returns an error when obj does not marshal or has no spec.
+func ToStructSpecSum(obj any) (*structpb.Struct, [sha256.Size]byte, error) {
+	var s *structpb.Struct
+	var sum [sha256.Size]byte
+	err := WithJSON(obj, func(raw []byte) error {
+		var spec []byte
+		var err error
+		if s, spec, err = jsonToStructMember(raw, "spec"); err != nil {
+			return err
+		}
+		if spec == nil {
+			return fmt.Errorf("%T has no spec", obj)
+		}
+		sum, err = CanonicalSHA256(spec)
+		return err
+	})
+	if err != nil {
+		return nil, sum, err
+	}
+	delete(s.Fields, "status")
+	return s, sum, nil
+}
+
+// ToValue converts a JSON-marshallable value (a typed one too) into a
+// structpb.Value through its encoding/json output, dropping nothing: what
+// structpb.NewValue makes of that JSON decoded into an any, without the
+// map[string]any. It returns an error when obj does not marshal.
+func ToValue(obj any) (*structpb.Value, error) {
+	var v *structpb.Value
+	err := WithJSON(obj, func(raw []byte) error {
+		var err error
+		v, err = jsonToValue(raw)
+		return err
+	})
+	return v, err
+}
+
+// WithJSON calls f with encoding/json's encoding of obj (the bytes
+// json.Marshal returns, followed by a newline), and returns f's error, or
+// the marshalling error. The bytes are in a buffer reused by later calls:
+// f must not keep them.
+func WithJSON(obj any, f func(raw []byte) error) error {
+	e := jsonEncoders.Get().(*jsonEncoder)
+	defer e.release()
+	if err := e.enc.Encode(obj); err != nil {
+		return err
+	}
+	return f(e.buf.Bytes())
+}
+
+// jsonEncoder is a json.Encoder writing to its own buffer, reused through
+// jsonEncoders. (An Encoder keeps no state between calls apart from a
+// write error, which a bytes.Buffer never returns.)
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoders = sync.Pool{New: func() any {
+	e := &jsonEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}}
+
+// maxPooledJSON is the largest buffer kept for reuse, so one huge object
+// does not keep its buffer alive.
+const maxPooledJSON = 1 << 20
+
+func (e *jsonEncoder) release() {
+	if e.buf.Cap() <= maxPooledJSON {
+		e.buf.Reset()
+		jsonEncoders.Put(e)
+	}
+}
+
 // SetDesired puts obj into rsp's desired composed resources under the
 // composed-resource name, with the given readiness, replacing any earlier
-// entry of that name and leaving every other entry untouched. It returns an
-// error when obj does not convert (see ToStruct).
+// entry of that name and leaving every other entry untouched. obj is a
+// typed object, or a *structpb.Struct ToStruct (or ToStructSpecSum) made
+// of one. It returns an error when obj does not convert (see ToStruct).
 func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.Ready) error {
-	s, err := ToStruct(obj)
-	if err != nil {
-		return fmt.Errorf("cannot convert composed resource %q: %w", name, err)
+	s, converted := obj.(*structpb.Struct)
+	if !converted {
+		var err error
+		if s, err = ToStruct(obj); err != nil {
+			return fmt.Errorf("cannot convert composed resource %q: %w", name, err)
+		}
 	}
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -18,14 +19,65 @@ import (
 // it (in objects reached through objects and through one list level; a
 // list nested directly in a list keeps its objects as they are). It returns
 // an error for anything that is not a well-formed JSON object.
+//
+// It allocates little per value: strings without escapes are substrings of
+// one copy of raw, each value is allocated together with its kind wrapper,
+// and each map and list is allocated once at its final size.
 func jsonToStruct(raw []byte) (*structpb.Struct, error) {
-	p := &jsonParser{buf: raw}
+	s, _, err := jsonToStructMember(raw, "")
+	return s, err
+}
+
+// jsonToStructMember is jsonToStruct that also returns the JSON text of the
+// value of raw's top-level member key (nil when there is none, or key is
+// ""), a slice of raw.
+func jsonToStructMember(raw []byte, key string) (*structpb.Struct, []byte, error) {
+	p := jsonParsers.Get().(*jsonParser)
+	defer p.release()
+	p.buf, p.memberKey = raw, key
+	s, err := p.parse()
+	return s, p.member, err
+}
+
+// jsonToValue parses raw, one JSON value, into a structpb.Value with
+// nothing dropped: what structpb.NewValue makes of raw decoded into an any
+// by encoding/json.
+func jsonToValue(raw []byte) (*structpb.Value, error) {
+	p := jsonParsers.Get().(*jsonParser)
+	defer p.release()
+	p.buf = raw
+	p.text = string(raw)
+	v, err := p.value(false, 0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.pos != len(p.buf) {
+		return nil, p.errorf("trailing data")
+	}
+	return v, nil
+}
+
+// jsonParsers are parsers reused for their stack.
+var jsonParsers = sync.Pool{New: func() any { return new(jsonParser) }}
+
+// release returns p to jsonParsers, emptied (its stack keeps its capacity
+// but no values).
+func (p *jsonParser) release() {
+	stack := p.stack[:cap(p.stack)]
+	clear(stack)
+	*p = jsonParser{stack: stack[:0], scratch: p.scratch[:0]}
+	jsonParsers.Put(p)
+}
+
+func (p *jsonParser) parse() (*structpb.Struct, error) {
 	p.space()
 	if p.pos >= len(p.buf) || p.buf[p.pos] != '{' {
 		return nil, p.errorf("want a JSON object")
 	}
-	s, err := p.object(true)
-	if err != nil {
+	p.text = string(p.buf)
+	s := &structpb.Struct{}
+	if err := p.object(s, true, 0); err != nil {
 		return nil, err
 	}
 	p.space()
@@ -35,10 +87,60 @@ func jsonToStruct(raw []byte) (*structpb.Struct, error) {
 	return s, nil
 }
 
+// jsonParser is the state of one jsonToStruct (or jsonToStructMember) call.
 type jsonParser struct {
-	buf []byte
-	pos int
+	buf  []byte
+	text string // buf as a string: unescaped strings are substrings of it
+	pos  int
+
+	// stack holds the members of the objects and the items of the lists
+	// being parsed, innermost last, until each is complete and allocated
+	// at its final size.
+	stack []member
+
+	// memberKey names a top-level member whose JSON text parse records in
+	// member.
+	memberKey string
+	member    []byte
+
+	// scratch is where strEscaped decodes a string.
+	scratch []byte
 }
+
+// member is an object member (or, with no key, a list item) being parsed.
+type member struct {
+	key string
+	val *structpb.Value
+}
+
+// The nodes allocate a structpb.Value together with its kind wrapper (and,
+// for objects and lists, the message it wraps): one allocation instead of
+// two or three. (Allocating nodes in blocks of many was measured slower:
+// it costs more GC work than the allocations it saves.)
+type (
+	stringNode struct {
+		v structpb.Value
+		k structpb.Value_StringValue
+	}
+	numberNode struct {
+		v structpb.Value
+		k structpb.Value_NumberValue
+	}
+	boolNode struct {
+		v structpb.Value
+		k structpb.Value_BoolValue
+	}
+	structNode struct {
+		v structpb.Value
+		k structpb.Value_StructValue
+		s structpb.Struct
+	}
+	listNode struct {
+		v structpb.Value
+		k structpb.Value_ListValue
+		l structpb.ListValue
+	}
+)
 
 // maxJSONDepth bounds nesting as protojson does.
 const maxJSONDepth = 10000
@@ -72,149 +174,209 @@ func (p *jsonParser) value(prune bool, depth int) (*structpb.Value, error) {
 	}
 	switch c := p.buf[p.pos]; {
 	case c == '{':
-		s, err := p.object(prune)
-		if err != nil {
+		n := new(structNode)
+		if err := p.object(&n.s, prune, depth); err != nil {
 			return nil, err
 		}
-		return &structpb.Value{Kind: &structpb.Value_StructValue{StructValue: s}}, nil
+		n.k.StructValue = &n.s
+		n.v.Kind = &n.k
+		return &n.v, nil
 	case c == '[':
-		return p.list(prune, depth)
+		n := new(listNode)
+		if err := p.list(&n.l, prune, depth); err != nil {
+			return nil, err
+		}
+		n.k.ListValue = &n.l
+		n.v.Kind = &n.k
+		return &n.v, nil
 	case c == '"':
 		s, err := p.str()
 		if err != nil {
 			return nil, err
 		}
-		return &structpb.Value{Kind: &structpb.Value_StringValue{StringValue: s}}, nil
-	case c == 't':
-		return p.literal("true", &structpb.Value{Kind: &structpb.Value_BoolValue{BoolValue: true}})
-	case c == 'f':
-		return p.literal("false", &structpb.Value{Kind: &structpb.Value_BoolValue{BoolValue: false}})
+		n := new(stringNode)
+		n.k.StringValue = s
+		n.v.Kind = &n.k
+		return &n.v, nil
+	case c == 't' || c == 'f':
+		b := c == 't'
+		word := "false"
+		if b {
+			word = "true"
+		}
+		if err := p.literal(word); err != nil {
+			return nil, err
+		}
+		n := new(boolNode)
+		n.k.BoolValue = b
+		n.v.Kind = &n.k
+		return &n.v, nil
 	case c == 'n':
-		return p.literal("null", &structpb.Value{Kind: &structpb.Value_NullValue{}})
+		if err := p.literal("null"); err != nil {
+			return nil, err
+		}
+		return &structpb.Value{Kind: &structpb.Value_NullValue{}}, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
+		f, err := p.number()
+		if err != nil {
+			return nil, err
+		}
+		n := new(numberNode)
+		n.k.NumberValue = f
+		n.v.Kind = &n.k
+		return &n.v, nil
 	default:
 		return nil, p.errorf("unexpected character %q", c)
 	}
 }
 
-func (p *jsonParser) object(prune bool) (*structpb.Struct, error) {
-	return p.objectAt(prune, 0)
-}
-
-func (p *jsonParser) objectAt(prune bool, depth int) (*structpb.Struct, error) {
+// object parses a JSON object into s; prune drops its null members (and
+// those of the objects inside it, as value says).
+func (p *jsonParser) object(s *structpb.Struct, prune bool, depth int) error {
 	if depth > maxJSONDepth {
-		return nil, errJSONDepth
+		return errJSONDepth
 	}
 	p.pos++ // '{'
-	s := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	base := len(p.stack)
+	nulls := 0 // members pruned: the map is sized without them
 	p.space()
 	if p.pos < len(p.buf) && p.buf[p.pos] == '}' {
 		p.pos++
-		return s, nil
+		s.Fields = map[string]*structpb.Value{}
+		return nil
 	}
 	for {
 		p.space()
 		if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
-			return nil, p.errorf("want an object key")
+			return p.errorf("want an object key")
 		}
 		k, err := p.str()
 		if err != nil {
-			return nil, err
-		}
-		if _, dup := s.Fields[k]; dup {
-			return nil, p.errorf("duplicate field %q", k)
+			return err
 		}
 		p.space()
 		if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
-			return nil, p.errorf("want ':'")
+			return p.errorf("want ':'")
 		}
 		p.pos++
-		var v *structpb.Value
 		p.space()
-		if p.pos < len(p.buf) && p.buf[p.pos] == '{' {
-			var c *structpb.Struct
-			if c, err = p.objectAt(prune, depth+1); err == nil {
-				v = &structpb.Value{Kind: &structpb.Value_StructValue{StructValue: c}}
-			}
-		} else {
-			v, err = p.value(prune, depth+1)
-		}
+		start := p.pos
+		v, err := p.value(prune, depth+1)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if _, null := v.Kind.(*structpb.Value_NullValue); !(null && prune) {
-			s.Fields[k] = v
+		if depth == 0 && p.memberKey != "" && k == p.memberKey {
+			p.member = p.buf[start:p.pos]
+		}
+		p.stack = append(p.stack, member{key: k, val: v})
+		if _, null := v.Kind.(*structpb.Value_NullValue); null && prune {
+			nulls++
 		}
 		p.space()
 		if p.pos >= len(p.buf) {
-			return nil, p.errorf("unterminated object")
+			return p.errorf("unterminated object")
 		}
 		switch p.buf[p.pos] {
 		case ',':
 			p.pos++
+			continue
 		case '}':
 			p.pos++
-			return s, nil
 		default:
-			return nil, p.errorf("want ',' or '}'")
+			return p.errorf("want ',' or '}'")
 		}
+		break
 	}
+	members := p.stack[base:]
+	s.Fields = make(map[string]*structpb.Value, len(members)-nulls)
+	kept, dup := 0, false
+	for _, m := range members {
+		// A key repeating an earlier member that was kept is an error, as
+		// in protojson; a pruned null member is never kept. Repeats among
+		// kept members show in the map's size.
+		if _, null := m.val.Kind.(*structpb.Value_NullValue); null && prune {
+			_, earlier := s.Fields[m.key]
+			dup = dup || earlier
+			continue
+		}
+		s.Fields[m.key] = m.val
+		kept++
+	}
+	if dup || len(s.Fields) < kept {
+		return p.duplicate(members, prune)
+	}
+	p.stack = p.stack[:base]
+	return nil
 }
 
-// list parses a JSON array. Its objects keep prune; a list nested in it
-// does not prune (pruneNulls does not descend into nested lists).
-func (p *jsonParser) list(prune bool, depth int) (*structpb.Value, error) {
+// duplicate returns the error for the first key of members that repeats an
+// earlier member that was kept.
+func (p *jsonParser) duplicate(members []member, prune bool) error {
+	kept := make(map[string]bool, len(members))
+	for _, m := range members {
+		if kept[m.key] {
+			return p.errorf("duplicate field %q", m.key)
+		}
+		if _, null := m.val.Kind.(*structpb.Value_NullValue); !(null && prune) {
+			kept[m.key] = true
+		}
+	}
+	return p.errorf("duplicate field")
+}
+
+// list parses a JSON array into l. Its objects keep prune; a list nested in
+// it does not prune (pruneNulls does not descend into nested lists).
+func (p *jsonParser) list(l *structpb.ListValue, prune bool, depth int) error {
 	p.pos++ // '['
-	l := &structpb.ListValue{}
+	base := len(p.stack)
 	p.space()
 	if p.pos < len(p.buf) && p.buf[p.pos] == ']' {
 		p.pos++
-		return &structpb.Value{Kind: &structpb.Value_ListValue{ListValue: l}}, nil
+		return nil
 	}
 	for {
 		p.space()
-		var v *structpb.Value
-		var err error
-		if p.pos < len(p.buf) && p.buf[p.pos] == '{' {
-			var c *structpb.Struct
-			if c, err = p.objectAt(prune, depth+1); err == nil {
-				v = &structpb.Value{Kind: &structpb.Value_StructValue{StructValue: c}}
-			}
-		} else {
-			v, err = p.value(false, depth+1)
-		}
+		itemPrune := prune && p.pos < len(p.buf) && p.buf[p.pos] == '{'
+		v, err := p.value(itemPrune, depth+1)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		l.Values = append(l.Values, v)
+		p.stack = append(p.stack, member{val: v})
 		p.space()
 		if p.pos >= len(p.buf) {
-			return nil, p.errorf("unterminated array")
+			return p.errorf("unterminated array")
 		}
 		switch p.buf[p.pos] {
 		case ',':
 			p.pos++
+			continue
 		case ']':
 			p.pos++
-			return &structpb.Value{Kind: &structpb.Value_ListValue{ListValue: l}}, nil
 		default:
-			return nil, p.errorf("want ',' or ']'")
+			return p.errorf("want ',' or ']'")
 		}
+		break
 	}
+	items := p.stack[base:]
+	l.Values = make([]*structpb.Value, len(items))
+	for i, m := range items {
+		l.Values[i] = m.val
+	}
+	p.stack = p.stack[:base]
+	return nil
 }
 
-func (p *jsonParser) literal(word string, v *structpb.Value) (*structpb.Value, error) {
+func (p *jsonParser) literal(word string) error {
 	if len(p.buf)-p.pos < len(word) || string(p.buf[p.pos:p.pos+len(word)]) != word {
-		return nil, p.errorf("invalid literal")
+		return p.errorf("invalid literal")
 	}
 	p.pos += len(word)
-	return v, nil
+	return nil
 }
 
 // number parses a JSON number as float64, as protojson does for a
 // google.protobuf.Value.
-func (p *jsonParser) number() (*structpb.Value, error) {
+func (p *jsonParser) number() (float64, error) {
 	start := p.pos
 	if p.buf[p.pos] == '-' {
 		p.pos++
@@ -229,12 +391,12 @@ func (p *jsonParser) number() (*structpb.Value, error) {
 	}
 	intStart := p.pos
 	if digits() == 0 || (p.buf[intStart] == '0' && p.pos-intStart > 1) {
-		return nil, p.errorf("invalid number")
+		return 0, p.errorf("invalid number")
 	}
 	if p.pos < len(p.buf) && p.buf[p.pos] == '.' {
 		p.pos++
 		if digits() == 0 {
-			return nil, p.errorf("invalid number")
+			return 0, p.errorf("invalid number")
 		}
 	}
 	if p.pos < len(p.buf) && (p.buf[p.pos] == 'e' || p.buf[p.pos] == 'E') {
@@ -243,43 +405,76 @@ func (p *jsonParser) number() (*structpb.Value, error) {
 			p.pos++
 		}
 		if digits() == 0 {
-			return nil, p.errorf("invalid number")
+			return 0, p.errorf("invalid number")
 		}
 	}
-	f, err := strconv.ParseFloat(string(p.buf[start:p.pos]), 64)
-	if err != nil {
-		return nil, p.errorf("invalid number %s", p.buf[start:p.pos])
+	if digits := p.buf[intStart:p.pos]; len(digits) <= 15 && isDigits(digits) {
+		// An integer of up to 15 digits is exact as a float64: the value
+		// ParseFloat gives (-0 included), without its general parsing.
+		var n int64
+		for _, d := range digits {
+			n = n*10 + int64(d-'0')
+		}
+		f := float64(n)
+		if intStart > start { // '-'
+			f = -f
+		}
+		return f, nil
 	}
-	return &structpb.Value{Kind: &structpb.Value_NumberValue{NumberValue: f}}, nil
+	f, err := strconv.ParseFloat(p.text[start:p.pos], 64)
+	if err != nil {
+		return 0, p.errorf("invalid number %s", p.buf[start:p.pos])
+	}
+	return f, nil
 }
 
-// str parses a JSON string. Strings without escapes (almost all) are one
-// allocation.
+// isDigits reports whether b is all ASCII digits.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// str parses a JSON string. A string without escapes (almost all) is a
+// substring of p.text, without an allocation of its own.
 func (p *jsonParser) str() (string, error) {
 	p.pos++ // '"'
 	start := p.pos
-	for p.pos < len(p.buf) {
-		c := p.buf[p.pos]
+	ascii := true // utf8.Valid is needed only past ASCII
+	buf := p.buf
+	for i := p.pos; i < len(buf); i++ {
+		c := buf[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+			continue
+		}
+		p.pos = i
 		switch {
 		case c == '"':
-			s := p.buf[start:p.pos]
 			p.pos++
-			if !utf8.Valid(s) {
+			if !ascii && !utf8.Valid(buf[start:i]) {
 				return "", p.errorf("invalid UTF-8 in string")
 			}
-			return string(s), nil
+			return p.text[start:i], nil
 		case c == '\\':
 			return p.strEscaped(start)
-		case c < 0x20:
+		default:
 			return "", p.errorf("control character in string")
 		}
-		p.pos++
 	}
+	p.pos = len(buf)
 	return "", p.errorf("unterminated string")
 }
 
 func (p *jsonParser) strEscaped(start int) (string, error) {
-	out := append(make([]byte, 0, p.pos-start+16), p.buf[start:p.pos]...)
+	// Decoded into the parser's scratch buffer: one allocation, the string.
+	out := append(p.scratch[:0], p.buf[start:p.pos]...)
+	defer func() { p.scratch = out[:0] }()
 	for p.pos < len(p.buf) {
 		c := p.buf[p.pos]
 		switch {
@@ -345,11 +540,22 @@ func (p *jsonParser) strEscaped(start int) (string, error) {
 }
 
 func (p *jsonParser) hex4() (rune, bool) {
-	if len(p.buf)-p.pos < 4 {
+	r := hex4(p.buf[p.pos:])
+	if r < 0 {
 		return 0, false
 	}
+	p.pos += 4
+	return r, true
+}
+
+// hex4 returns the value of the four hex digits b starts with, or -1 when
+// it does not start with four hex digits.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
 	var r rune
-	for _, c := range p.buf[p.pos : p.pos+4] {
+	for _, c := range b[:4] {
 		r <<= 4
 		switch {
 		case c >= '0' && c <= '9':
@@ -359,9 +565,8 @@ func (p *jsonParser) hex4() (rune, bool) {
 		case c >= 'A' && c <= 'F':
 			r |= rune(c - 'A' + 10)
 		default:
-			return 0, false
+			return -1
 		}
 	}
-	p.pos += 4
-	return r, true
+	return r
 }

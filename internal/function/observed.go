@@ -18,8 +18,12 @@ func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
 	if s == nil {
 		return nil
 	}
-	v := structpb.NewStructValue(s)
-	for _, p := range path {
+	if len(path) == 0 {
+		return structpb.NewStructValue(s)
+	}
+	// Walked without wrapping s in a Value (an allocation per call).
+	v := s.GetFields()[path[0]]
+	for _, p := range path[1:] {
 		if v = v.GetStructValue().GetFields()[p]; v == nil {
 			return nil
 		}

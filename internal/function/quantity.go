@@ -2,6 +2,7 @@ package function
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -16,12 +17,23 @@ const MiB = 1 << 20
 // FloorMiB returns q in whole MiB, rounded down (q is a memory quantity in
 // bytes, e.g. 8Gi → 8192, 1e9 → 953).
 func FloorMiB(q resource.Quantity) int64 {
+	if v, ok := q.AsInt64(); ok && v >= 0 {
+		return v / MiB
+	}
 	r := QuantityRat(q)
 	return FloorRat(r.Quo(r, big.NewRat(MiB, 1)))
 }
 
-// quantityRat returns q's exact value as a rational number.
+// QuantityRat returns q's exact value as a rational number.
 func QuantityRat(q resource.Quantity) *big.Rat {
+	if v, ok := q.AsInt64(); ok {
+		return new(big.Rat).SetInt64(v) // a whole number: no decimal scaling
+	}
+	return decimalRat(q)
+}
+
+// decimalRat is QuantityRat of any quantity, from its decimal form.
+func decimalRat(q resource.Quantity) *big.Rat {
 	d := q.AsDec()
 	r := new(big.Rat).SetInt(d.UnscaledBig())
 	pow := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(int(d.Scale())))), nil))
@@ -36,11 +48,11 @@ func QuantityRat(q resource.Quantity) *big.Rat {
 func Millicores(q resource.Quantity) int64 { return q.MilliValue() }
 
 // FormatMiB writes a whole number of MiB as a quantity string ("409Mi").
-func FormatMiB(n int64) string { return fmt.Sprintf("%dMi", n) }
+func FormatMiB(n int64) string { return strconv.FormatInt(n, 10) + "Mi" }
 
 // FormatMillicores writes a whole number of millicores as a quantity string
 // ("1800m").
-func FormatMillicores(n int64) string { return fmt.Sprintf("%dm", n) }
+func FormatMillicores(n int64) string { return strconv.FormatInt(n, 10) + "m" }
 
 // DivideBytes returns q/divisor (q a byte quantity, divisor > 0) exactly
 // when the result is a whole number of milli-units, else rounded up to the
@@ -52,6 +64,16 @@ func DivideBytes(q resource.Quantity, divisor int64) resource.Quantity {
 	if divisor <= 0 {
 		panic("DivideBytes: divisor must be positive")
 	}
+	// A whole, non-negative number of bytes whose milli-units fit an int64
+	// (any real size) needs no big.Rat: the same rounding in int64.
+	if v, ok := q.AsInt64(); ok && v >= 0 && v <= math.MaxInt64/1000 {
+		milli := v * 1000
+		n := milli / divisor
+		if milli%divisor != 0 {
+			n++
+		}
+		return quantityOfMilli(n, q.Format)
+	}
 	r := QuantityRat(q)
 	r.Quo(r, big.NewRat(divisor, 1))
 	milli := new(big.Rat).Mul(r, big.NewRat(1000, 1))
@@ -59,10 +81,19 @@ func DivideBytes(q resource.Quantity, divisor int64) resource.Quantity {
 	if !milli.IsInt() {
 		n.Add(n, big.NewInt(1))
 	}
-	if n.IsInt64() && n.Int64()%1000 == 0 {
-		return *resource.NewQuantity(n.Int64()/1000, q.Format)
+	if n.IsInt64() {
+		return quantityOfMilli(n.Int64(), q.Format)
 	}
 	return *resource.NewMilliQuantity(n.Int64(), resource.DecimalSI)
+}
+
+// quantityOfMilli is n milli-units: a whole quantity in format when n is a
+// whole number of units, else a DecimalSI milli-quantity.
+func quantityOfMilli(n int64, format resource.Format) resource.Quantity {
+	if n%1000 == 0 {
+		return *resource.NewQuantity(n/1000, format)
+	}
+	return *resource.NewMilliQuantity(n, resource.DecimalSI)
 }
 
 // DivideMillicores returns the CPU quantity q/divisor rounded up to a whole

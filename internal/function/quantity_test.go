@@ -1,6 +1,7 @@
 package function
 
 import (
+	"math/big"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,5 +87,48 @@ func TestContainerResources(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("c1.medium resources (-want +got):\n%s", d)
+	}
+}
+
+// TestDivideBytesMatchesExact holds DivideBytes's int64 path to the exact
+// big.Rat arithmetic it replaces for whole byte counts.
+func TestDivideBytesMatchesExact(t *testing.T) {
+	exact := func(q resource.Quantity, divisor int64) resource.Quantity {
+		r := QuantityRat(q)
+		r.Quo(r, big.NewRat(divisor, 1))
+		milli := new(big.Rat).Mul(r, big.NewRat(1000, 1))
+		n := new(big.Int).Div(milli.Num(), milli.Denom())
+		if !milli.IsInt() {
+			n.Add(n, big.NewInt(1))
+		}
+		if n.IsInt64() && n.Int64()%1000 == 0 {
+			return *resource.NewQuantity(n.Int64()/1000, q.Format)
+		}
+		return *resource.NewMilliQuantity(n.Int64(), resource.DecimalSI)
+	}
+	for _, in := range []string{"0", "1", "7", "999", "1000", "2Gi", "1Gi", "51.2Mi", "1e9", "25e6", "3Ti", "1.5Gi", "9e15", "9223372036854775", "9223372036854776", "1.5", "100m"} {
+		q := resource.MustParse(in)
+		for _, d := range []int64{1, 2, 3, 7, 40, 1000, 1024, 1 << 40} {
+			got, want := DivideBytes(q, d), exact(q, d)
+			if got.String() != want.String() || got.Format != want.Format || got.Cmp(want) != 0 {
+				t.Errorf("DivideBytes(%s, %d) = %s (%s), want %s (%s)", in, d, got.String(), got.Format, want.String(), want.Format)
+			}
+		}
+	}
+}
+
+// TestQuantityRatWholeNumbers holds QuantityRat's and FloorMiB's int64
+// shortcuts for whole quantities to the decimal arithmetic.
+func TestQuantityRatWholeNumbers(t *testing.T) {
+	for _, in := range []string{"0", "1", "-7", "8Gi", "1e9", "500e6", "1048575", "9223372036854775807", "1.5Gi", "100m", "1.5", "1e30", "-1.5Gi", "-2Gi"} {
+		q := resource.MustParse(in)
+		want := decimalRat(q)
+		if got := QuantityRat(q); got.Cmp(want) != 0 {
+			t.Errorf("QuantityRat(%s) = %s, want %s", in, got, want)
+		}
+		floor := FloorRat(new(big.Rat).Quo(want, big.NewRat(MiB, 1)))
+		if got := FloorMiB(q); got != floor {
+			t.Errorf("FloorMiB(%s) = %d, want %d", in, got, floor)
+		}
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -29,17 +34,15 @@ type Tenant struct {
 // breaks the rules of IdentityOf.
 //
 // Only the XR's spec and metadata are converted: the rest of the observed
-// XR (status, resourceRefs, managedFields) is never decoded.
+// XR (status, managedFields) is never decoded, and neither are the spec
+// members no field of the typed spec can take (Crossplane's resourceRefs,
+// claimRef, compositionRef, …: most of an observed spec).
 func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 	xr := req.GetObserved().GetComposite().GetResource()
 	if xr == nil {
 		return nil, fmt.Errorf("the request has no observed composite resource")
 	}
-	var spec any
-	if v, ok := xr.GetFields()["spec"]; ok {
-		spec = v.AsInterface()
-	}
-	decoded, err := DecodeSpec(spec)
+	decoded, err := decodeSpecValue(xr.GetFields()["spec"])
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +56,65 @@ func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 		return nil, err
 	}
 	return &Tenant{ID: id, Spec: decoded}, nil
+}
+
+// specFieldNames are the names of the typed spec's fields, read once: each
+// field's JSON name and Go name, a superset of the names encoding/json
+// decodes into them (keeping a member no field takes only costs time).
+var specFieldNames = jsonFieldNames(reflect.TypeFor[v1alpha1.KubernetesClusterSpec]())
+
+// specField reports whether encoding/json could decode a spec member of
+// this key into a field of the typed spec: whether it matches a field name
+// regardless of case (encoding/json folds case; a key with non-ASCII
+// characters is always kept, since Unicode folding could match it too).
+func specField(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for _, name := range specFieldNames {
+		if strings.EqualFold(key, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonFieldNames returns the JSON name (from the tag) and the Go name of
+// every field of the struct type t, promoted fields of embedded structs
+// included.
+func jsonFieldNames(t reflect.Type) []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" {
+			names = append(names, name)
+		}
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// decodeSpecValue is DecodeSpec of the XR's spec as it is in the request
+// (nil when absent). It encodes the spec to JSON straight from the
+// structpb, leaving out the members no field of the typed spec takes,
+// which gives json.Unmarshal the same input as DecodeSpec less what it
+// would skip: the same result, the same errors.
+func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, error) {
+	st := spec.GetStructValue()
+	if st == nil {
+		var v any
+		if spec != nil {
+			v = spec.AsInterface()
+		}
+		return DecodeSpec(v)
+	}
+	out := &v1alpha1.KubernetesClusterSpec{}
+	if err := json.Unmarshal(appendStructJSON(make([]byte, 0, 4096), st, specField), out); err != nil {
+		return nil, decodeError(spec.AsInterface(), err)
+	}
+	out.Default()
+	return out, nil
 }
 
 // DecodeSpec decodes an XR's spec (the unstructured value under "spec") into
@@ -113,30 +175,55 @@ func decodeError(spec any, err error) error {
 }
 
 // ObservedInto decodes the observed composed resource called name into out
-// (a pointer to a typed object). Its metadata.managedFields, often the
-// largest part of an observed object and never read by a function, is left
-// out. It reports false when the resource is not in the observed state, and
-// an error when it does not decode.
+// (a pointer to a typed object), as DecodeStruct does. It reports false when
+// the resource is not in the observed state, and an error when it does not
+// decode.
 func ObservedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, error) {
 	r, ok := req.GetObserved().GetResources()[name]
 	if !ok || r.GetResource() == nil {
 		return false, nil
 	}
-	obj := make(map[string]any, len(r.GetResource().GetFields()))
-	for k, v := range r.GetResource().GetFields() {
-		if k != "metadata" {
-			obj[k] = v.AsInterface()
+	return true, DecodeStruct(r.GetResource(), out)
+}
+
+// RequiredResources returns the objects Crossplane sent for the required
+// resources of key (Crossplane v2 rsp.requirements.resources), and whether
+// it answered that requirement: what request.GetRequiredResource returns,
+// without converting every object to an unstructured map first.
+func RequiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.Struct, bool) {
+	required, ok := req.GetRequiredResources()[key]
+	if !ok {
+		return nil, false
+	}
+	out := make([]*structpb.Struct, 0, len(required.GetItems()))
+	for _, it := range required.GetItems() {
+		out = append(out, it.GetResource())
+	}
+	return out, true
+}
+
+// DecodeStruct decodes a Kubernetes object as the request carries it into
+// out (a pointer to a typed object) through JSON written straight from the
+// structpb (jsonencode.go), without its metadata.managedFields: often the
+// largest part of an object and never read by a function. It returns the
+// decoding error.
+func DecodeStruct(s *structpb.Struct, out any) error {
+	fields := s.GetFields()
+	raw := make([]byte, 0, 4096)
+	raw = append(raw, '{')
+	for i, k := range slices.Sorted(maps.Keys(fields)) {
+		if i > 0 {
+			raw = append(raw, ',')
+		}
+		raw = append(appendJSONString(raw, k), ':')
+		if k == "metadata" {
+			raw = appendStructJSON(raw, fields[k].GetStructValue(), func(k string) bool { return k != "managedFields" })
 			continue
 		}
-		md := make(map[string]any, len(v.GetStructValue().GetFields()))
-		for mk, mv := range v.GetStructValue().GetFields() {
-			if mk != "managedFields" {
-				md[mk] = mv.AsInterface()
-			}
-		}
-		obj[k] = md
+		raw = appendValueJSON(raw, fields[k])
 	}
-	return true, StructInto(obj, out)
+	raw = append(raw, '}')
+	return json.Unmarshal(raw, out)
 }
 
 // StructInto decodes an unstructured object (a map as found in a structpb

@@ -1,9 +1,16 @@
 package function
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -45,5 +52,130 @@ func TestDecodeSpecAcceptsNumbersForQuantities(t *testing.T) {
 	k := s.NodeGroups["md0"].Kubelet
 	if k.SystemReservedMemory != "500000000" || k.KubeReservedCPU != "0.5" || k.EvictionHardMemory != "7%" || s.NodeGroups["md0"].DiskSize != "10000000000" {
 		t.Errorf("decoded %+v disk %s", k, s.NodeGroups["md0"].DiskSize)
+	}
+}
+
+// TestDecodeSpecValueMatchesDecodeSpec holds the spec decoding of
+// ReadTenant (straight from the structpb, members no field takes left out)
+// to DecodeSpec of the whole spec: the same spec, or the same error.
+func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `null`, `"text"`, `[1]`, `7`,
+		`{version: v1.35, storageClass: fast, nodeGroups: {md0: {instanceType: u1.large, minReplicas: 1}},
+		  resourceRefs: [{apiVersion: v1, kind: Secret, name: x}], claimRef: {name: demo}, compositionRef: {name: c},
+		  compositionUpdatePolicy: Automatic, writeConnectionSecretToRef: {name: s}, crossplane: {resourceRefs: []}}`,
+		// encoding/json matches keys to fields regardless of case; the last
+		// of two spellings wins.
+		`{VERSION: v1.34, version: v1.35, NodeGroups: {md0: {maxReplicas: 3}}, "storageclass": slow}`,
+		`{version: v1.35, Version: v1.34}`,
+		// A non-ASCII key folds to a field name too (U+017F LATIN SMALL
+		// LETTER LONG S is s).
+		"{\"\u017FtorageClass\": \"long-s\", \"nodeGroups\": {\"md\u212A\": {}}}",
+		`{nodeGroups: {md0: {minReplicas: "two"}}, resourceRefs: "not a list"}`,
+		`{controlPlane: {replicas: true}, claimRef: 3}`,
+		`{version: 1.35, addons: {certManager: {enabled: "yes"}}}`,
+		`{nodeGroups: {md0: {diskSize: 1e10, kubelet: {systemReservedMemory: 500e6, kubeReservedCpu: 0.5}}}}`,
+	} {
+		var spec any
+		if err := yaml.Unmarshal([]byte(in), &spec); err != nil {
+			t.Fatal(err)
+		}
+		want, werr := DecodeSpec(spec)
+		var v *structpb.Value
+		if spec != nil {
+			var err error
+			if v, err = structpb.NewValue(spec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, gerr := decodeSpecValue(v)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Errorf("%s: error %v, want %v", in, gerr, werr)
+			continue
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s: (-DecodeSpec +decodeSpecValue):\n%s", in, d)
+		}
+	}
+	var spec any
+	if err := yaml.Unmarshal([]byte("{\"\u017FtorageClass\": long-s}"), &spec); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := structpb.NewValue(spec)
+	if got, err := decodeSpecValue(v); err != nil || got.StorageClass != "long-s" {
+		t.Errorf("a key folding to storageClass gave %+v, %v", got, err)
+	}
+	// An absent spec is the all-defaults spec.
+	want, _ := DecodeSpec(nil)
+	if got, err := decodeSpecValue(nil); err != nil || !cmp.Equal(want, got) {
+		t.Errorf("absent spec: %+v, %v", got, err)
+	}
+}
+
+// TestAppendValueJSONMatchesAsInterface holds appendValueJSON to appendJSON
+// of AsInterface, for random values and the kinds AsInterface special-cases.
+func TestAppendValueJSONMatchesAsInterface(t *testing.T) {
+	values := []*structpb.Value{
+		nil, {}, structpb.NewNullValue(), structpb.NewNumberValue(math.NaN()), structpb.NewNumberValue(math.Inf(1)),
+		structpb.NewNumberValue(math.Inf(-1)), {Kind: (*structpb.Value_StructValue)(nil)}, {Kind: &structpb.Value_StructValue{}},
+		{Kind: &structpb.Value_ListValue{}}, structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{nil, {}}}),
+		structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"a": nil, "b": {}}}),
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 1000 {
+		v, err := structpb.NewValue(randomObject(r, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, v)
+	}
+	for i, v := range values {
+		want, ok := appendJSON(nil, v.AsInterface())
+		if !ok {
+			t.Fatalf("value %d: appendJSON refused %v", i, v)
+		}
+		if got := appendValueJSON(nil, v); string(got) != string(want) {
+			t.Fatalf("value %d:\nwant %s\ngot  %s", i, want, got)
+		}
+	}
+}
+
+// TestDecodeStructMatchesStructInto holds DecodeStruct to StructInto of the
+// object as an unstructured map, managedFields apart, and checks
+// RequiredResources against the request.
+func TestDecodeStructMatchesStructInto(t *testing.T) {
+	obj, err := structpb.NewStruct(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cm", "labels": map[string]any{"a": "b"}, "generation": 3.0,
+			"managedFields": []any{map[string]any{"manager": "kubectl", "operation": "Apply"}}},
+		"data": map[string]any{"k": "v<&>"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want corev1.ConfigMap
+	if err := DecodeStruct(obj, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := StructInto(obj.AsMap(), &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.ManagedFields) != 1 || len(got.ManagedFields) != 0 {
+		t.Errorf("managedFields: StructInto %d, DecodeStruct %d; want 1 and 0", len(want.ManagedFields), len(got.ManagedFields))
+	}
+	want.ManagedFields = nil
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-StructInto +DecodeStruct):\n%s", d)
+	}
+
+	req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{"cms": {Items: []*fnv1.Resource{{Resource: obj}}}, "none": {}}}
+	if items, arrived := RequiredResources(req, "cms"); !arrived || len(items) != 1 || items[0] != obj {
+		t.Errorf("cms: %v, %v", items, arrived)
+	}
+	if items, arrived := RequiredResources(req, "none"); !arrived || len(items) != 0 {
+		t.Errorf("none: %v, %v", items, arrived)
+	}
+	if _, arrived := RequiredResources(req, "absent"); arrived {
+		t.Error("absent: arrived")
 	}
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// hashTyped is a typed value with the field kinds CanonicalHash meets in
+// CAPI and KubeVirt specs: omitempty, nil pointers and maps (null),
+// custom marshallers (Quantity, Time, IntOrString, RawMessage) and bytes.
+type hashTyped struct {
+	Name     string             `json:"name"`
+	Optional *string            `json:"optional"`
+	Omitted  *string            `json:"omitted,omitempty"`
+	Labels   map[string]string  `json:"labels"`
+	Empty    map[string]string  `json:"empty"`
+	List     []string           `json:"list"`
+	Time     metav1.Time        `json:"time"`
+	Quantity resource.Quantity  `json:"quantity"`
+	Port     intstr.IntOrString `json:"port"`
+	Raw      json.RawMessage    `json:"raw,omitempty"`
+	Bytes    []byte             `json:"bytes"`
+	Float    float64            `json:"float"`
+	Uint     uint64             `json:"uint"`
+	Nested   *hashTyped         `json:"nested,omitempty"`
+}
+
+// TestCanonicalHashPinned pins CanonicalHash to the values the first
+// implementation (encoding/json → map[string]any → drop nulls → encoding/json)
+// gave. The hashes name KubevirtMachineTemplates and annotate their VMs: a
+// different value for the same spec would roll every tenant's nodes.
+func TestCanonicalHashPinned(t *testing.T) {
+	kctIn := defaultInput()
+	kctIn.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
+	kctPlan := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
+		g.InstanceType = "u1.large"
+		g.Kubelet.SystemReservedMemory = "700Mi"
+	}))
+	explicitPlan := plan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
+		g.Resources = v1alpha1.Resources{CPU: "4", Memory: "12Gi"}
+		g.Roles = []string{"ingress", "edge"}
+		g.StorageClass = "fast"
+		g.DiskSize = "30Gi"
+	}))
+	gpuPlan := plan(t, "gpu", group(func(g *v1alpha1.NodeGroup) {
+		g.InstanceType = "gn1.xlarge"
+		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
+	}))
+	kmt := func(p NodeGroupPlan, bootstrapHash string) any {
+		m, err := BuildKubevirtMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Spec
+	}
+	raw := json.RawMessage(`{"z" : [1.0, 2e3, -0, 1E-7, 1.0e+2, null, {"n": null}], "a\u0041\/": "\u003c\u00e9\ud83d\ude00", "dup": 1, "dup": null, "num": 12345678901234567890}`)
+	typed := hashTyped{
+		Name:     "<tenant> & \"quoted\" \\ \u2028\u2029 é 😀 \x01\t\n\r\b\f \xff",
+		Labels:   map[string]string{"b": "2", "a": "1", "B": "3", "": "empty", "<key>": "&"},
+		Empty:    map[string]string{},
+		List:     []string{},
+		Time:     metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+		Quantity: resource.MustParse("51.2Mi"),
+		Port:     intstr.FromString("https"),
+		Bytes:    []byte("secret\x00"),
+		Float:    1e21,
+		Uint:     math.MaxUint64,
+		Nested:   &hashTyped{Port: intstr.FromInt32(6443), Float: 1e-7, Uint: 1 << 53, List: nil},
+	}
+	typed.Raw = nil
+	rawTyped := typed
+	rawTyped.Raw = json.RawMessage(`{"b": [null, [null, {"x": null, "y": [ ]}]], "a": {}}`)
+	for name, tc := range map[string]struct {
+		v    any
+		want string
+	}{
+		"kubeadm config template spec, registry mirror": {
+			BuildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "895e2b923a0d1b905e0ddd93d82fb9dd13260f77da5404a781ad4eda77969edc",
+		},
+		"kubeadm config template spec, defaults": {
+			BuildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "91e4547e7f4d8bb2fb5bdfc9dfbceffa8285fd2eb3ea6c534fdf8a41e32fb0b9",
+		},
+		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "751d14627c90a598c685133a06b92643eb4a0635b0483ca40e347c957c8ce72d"},
+		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "8dc5978e12d41baf2ccc62769e85911c6cd6d580f9820ac144677a91119fca8e"},
+		"machine template spec, GPUs":          {kmt(gpuPlan, ""), "afc5a2dfce0248c6870625870465d01bfb88d9feb03bfc09252df5f50acbe4ca"},
+		"container with probes and ports": {corev1.Container{
+			Name:  "c",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/healthz?a=1&b=<2>", Port: intstr.FromInt32(8080),
+			}}},
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1.5Gi")}},
+		}, "e264404aa86b5fb1ee4b98a167166f0279a3e07854866d3fd6f94684285bea9b"},
+		"typed, escapes and numbers": {typed, "5cd7da71940d3301c724b027a95ab7df2a11cc133dff27ad8b6e8c28bf390b68"},
+		"typed, raw message":         {rawTyped, "3a45ef7c4e060031dc96558f80e867dc4abe3134464bdfdcc26dab292195b2f5"},
+		"raw message":                {raw, "f2380d3c5ea04b06e6d61b92310a5f06ae65bcfa0821d049a368ce7e05e60a98"},
+		"unstructured": {map[string]any{
+			"b": 1, "a": []any{nil, "x", map[string]any{"n": nil, "m": map[string]any{}}, []any{nil, map[string]any{"deep": nil}}},
+			"c": nil, "f": 3.14, "g": -2.5, "h": 0.000001, "i": 1e20, "j": int64(123456789012345678),
+			"k": 1.5e300, "l": -0.0, "m": true, "n": false, "o": "\u007f<>&",
+		}, "a93aaea733dd866e5f8837db5a853d465c1b02b8c0d644197927d3e9408f45a9"},
+		"empty map":  {map[string]any{}, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},
+		"only nulls": {map[string]any{"a": nil, "b": nil}, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},
+		"nil":        {nil, "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"},
+		"string":     {"a<b>&c", "e888ef29c42647a91aee9cb5c89124239ba2ef89861f19b741d90c0fbc2ff182"},
+		"list":       {[]any{nil, 1, "x", map[string]any{"y": nil}}, "56aaf2d1311851b51ac4f38caf2747dc18a4311e03cdb3128c9ad3a394cc058f"},
+	} {
+		got, err := CanonicalHash(tc.v)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: CanonicalHash = %s, want %s", name, got, tc.want)
+		}
+	}
+}
+
+// TestCanonicalHashErrors checks that a value that does not marshal, or
+// whose JSON has a number beyond float64, is an error, not a hash.
+func TestCanonicalHashErrors(t *testing.T) {
+	for name, v := range map[string]any{
+		"channel":          map[string]any{"c": make(chan int)},
+		"NaN":              math.NaN(),
+		"number too large": json.RawMessage(`{"a": [1e400]}`),
+	} {
+		if got, err := CanonicalHash(v); err == nil {
+			t.Errorf("%s: CanonicalHash = %s, want an error", name, got)
+		}
+	}
+}
+
+// TestTemplatesConvertedOnce holds the templates composeGroup converts
+// with their spec hash from one marshal to ToStruct and CanonicalHash of
+// the typed objects, and to the pinned hashes of TestCanonicalHashPinned.
+func TestTemplatesConvertedOnce(t *testing.T) {
+	in := defaultInput()
+	in.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
+	p := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
+		g.InstanceType = "u1.large"
+		g.Kubelet.SystemReservedMemory = "700Mi"
+	}))
+	kct := BuildKubeadmConfigTemplate(testID, p, in)
+	s, bootstrapHash, err := convertKubeadmConfigTemplate(kct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "895e2b923a0d1b905e0ddd93d82fb9dd13260f77da5404a781ad4eda77969edc"; bootstrapHash != want {
+		t.Errorf("bootstrap hash %s, want %s", bootstrapHash, want)
+	}
+	if want, _ := function.ToStruct(kct); !proto.Equal(want, s) {
+		t.Errorf("kubeadm config template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s)
+	}
+
+	kmt, s, err := buildMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", "0123456789abcdef0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "demo-md0-751d14"; kmt.Name != want {
+		t.Errorf("machine template name %s, want %s", kmt.Name, want)
+	}
+	if want, _ := function.ToStruct(kmt); !proto.Equal(want, s) {
+		t.Errorf("machine template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s)
+	}
+}
