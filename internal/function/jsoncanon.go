@@ -37,6 +37,7 @@ func CanonicalSHA256(raw []byte) ([sha256.Size]byte, error) {
 	c := canonicalizers.Get().(*canonicalizer)
 	defer func() {
 		if cap(c.out)+cap(c.tmp) <= maxPooledJSON {
+			clear(c.members[:cap(c.members)]) // keys point into the input
 			*c = canonicalizer{out: c.out[:0], tmp: c.tmp[:0], members: c.members[:0], scratch: c.scratch[:0]}
 			canonicalizers.Put(c)
 		}

@@ -24,10 +24,10 @@ func MarshalJSON(v any) ([]byte, error) {
 // unstructured objects, structpb.AsMap and JSON decoded with UseNumber
 // (nil, bool, string, float64, int64, int, json.Number, map[string]any,
 // []any), to b: the same bytes encoding/json writes (keys sorted, numbers
-// and strings formatted the same way). It reports
-// false for any other type, or a NaN or infinite number, so the caller can
-// fall back to encoding/json. It avoids encoding/json's reflection and
-// reflect-based key sorting on the hot path of StructInto.
+// and strings formatted the same way). It reports false for any other
+// type, a NaN or infinite number or an invalid json.Number, so the caller
+// can fall back to encoding/json. It avoids encoding/json's reflection and
+// reflect-based key sorting (MarshalJSON, DecodeSpec, StructInto).
 func appendJSON(b []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case nil:

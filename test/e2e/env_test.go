@@ -335,97 +335,46 @@ func (e *env) startKCM() error {
 	}
 }
 
-// dataVolumeCRD is a minimal CRD for CDI's DataVolume (none ships in
-// ../shared/crds; a KubeVirt management cluster serves it): the workers
-// function asks for the DataVolumes the tenant's CSI driver created, to
-// compose them for deletion. Like CDI's own, it requires spec, so a
-// DataVolume cannot be created from metadata alone.
-const dataVolumeCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: datavolumes.cdi.kubevirt.io
-spec:
-  group: cdi.kubevirt.io
-  scope: Namespaced
-  names:
-    kind: DataVolume
-    listKind: DataVolumeList
-    plural: datavolumes
-    singular: datavolume
-  versions:
-  - name: v1beta1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        required: [spec]
-        properties:
-          spec:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-          status:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-`
+// minimalCRD is a CustomResourceDefinition for a namespaced or
+// cluster-scoped kind that ../shared/crds does not define but the
+// management cluster serves, with an open schema; requireSpec makes spec
+// required, as the real CRD does, so an object cannot be created from
+// metadata alone.
+func minimalCRD(group, version, kind, plural, scope string, requireSpec bool) *unstructured.Unstructured {
+	root := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+	if requireSpec {
+		open := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+		root = map[string]any{"type": "object", "required": []any{"spec"},
+			"properties": map[string]any{"spec": open, "status": open}}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group, "scope": scope,
+			"names": map[string]any{
+				"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind),
+			},
+			"versions": []any{map[string]any{
+				"name": version, "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": root},
+			}},
+		},
+	}}
+}
 
-// helmChartCRD is a minimal CRD for Flux's HelmChart (none ships in
-// ../shared/crds; Flux's source-controller serves it): the addons function
-// asks for the HelmCharts helm-controller made from its releases, to
-// compose them for deletion.
-const helmChartCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: helmcharts.source.toolkit.fluxcd.io
-spec:
-  group: source.toolkit.fluxcd.io
-  scope: Namespaced
-  names:
-    kind: HelmChart
-    listKind: HelmChartList
-    plural: helmcharts
-    singular: helmchart
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        required: [spec]
-        properties:
-          spec:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-          status:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-`
-
-// instancetypeCRD is a minimal CRD for KubeVirt's
-// VirtualMachineClusterInstancetype (none ships in ../shared/crds): the
-// workers function reads instance types as required resources.
-const instancetypeCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: virtualmachineclusterinstancetypes.instancetype.kubevirt.io
-spec:
-  group: instancetype.kubevirt.io
-  scope: Cluster
-  names:
-    kind: VirtualMachineClusterInstancetype
-    listKind: VirtualMachineClusterInstancetypeList
-    plural: virtualmachineclusterinstancetypes
-    singular: virtualmachineclusterinstancetype
-  versions:
-  - name: v1beta1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+// extraCRDs are the kinds the functions read or compose that
+// ../shared/crds has no CRD for: KubeVirt's VirtualMachineClusterInstancetype
+// (instance types, read as required resources), CDI's DataVolume (the CSI
+// driver's volumes) and Flux's HelmChart (made by helm-controller), both
+// asked for to be composed for deletion.
+func extraCRDs() []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{
+		minimalCRD("instancetype.kubevirt.io", "v1beta1", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes", "Cluster", false),
+		minimalCRD("cdi.kubevirt.io", "v1beta1", "DataVolume", "datavolumes", "Namespaced", true),
+		minimalCRD("source.toolkit.fluxcd.io", "v1", "HelmChart", "helmcharts", "Namespaced", true),
+	}
+}
 
 func (e *env) installCRDs() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -442,13 +391,7 @@ func (e *env) installCRDs() error {
 			objs = append(objs, o...)
 		}
 	}
-	for _, crd := range []string{instancetypeCRD, dataVolumeCRD, helmChartCRD} {
-		o, err := decodeYAML([]byte(crd))
-		if err != nil {
-			return err
-		}
-		objs = append(objs, o...)
-	}
+	objs = append(objs, extraCRDs()...)
 	for _, o := range objs {
 		if err := apply(ctx, e.c, o); err != nil {
 			return fmt.Errorf("apply CRD %s: %w", o.GetName(), err)
