@@ -20,3 +20,10 @@ func BenchmarkRunFunction(b *testing.B) {
 func BenchmarkScaling(b *testing.B) {
 	bench.BenchmarkFunctionScaling(b, "addons", (&Function{log: logging.NewNopLogger()}).RunFunction)
 }
+
+// BenchmarkServedWork measures what a served call of this function does
+// besides gRPC's transport: decode the wire request, RunFunction, encode
+// the response (see bench.BenchmarkFunctionServedWork).
+func BenchmarkServedWork(b *testing.B) {
+	bench.BenchmarkFunctionServedWork(b, "addons", (&Function{log: logging.NewNopLogger()}).RunFunction)
+}

@@ -1,6 +1,9 @@
 package function
 
 import (
+	"os"
+	"runtime/debug"
+
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -18,6 +21,7 @@ type ServerCLI struct {
 	TLSCertsDir    string `env:"TLS_SERVER_CERTS_DIR" help:"Directory holding tls.crt, tls.key and ca.crt of the mTLS server certificate."`
 	Insecure       bool   `help:"Serve without mTLS (crossplane render only; Crossplane itself always dials with mTLS)."`
 	MaxRecvMsgSize int    `default:"4194304" help:"Largest gRPC message accepted, in bytes."`
+	GCPercent      int    `default:"400"     help:"Go garbage collector target percentage (GOGC) of the served process; ignored when the GOGC environment variable is set."`
 }
 
 // NewRunner builds the FunctionRunnerServiceServer a binary serves, given the
@@ -25,8 +29,9 @@ type ServerCLI struct {
 type NewRunner func(log Logger) fnv1.FunctionRunnerServiceServer
 
 // Main parses the command line of a function binary called name, builds its
-// runner and serves it until the listener fails. It exits the process with a
-// non-zero status and a message on a bad flag or a serve error.
+// runner and serves it until the listener fails, with StructCodec as the
+// process's gRPC codec. It exits the process with a non-zero status and a
+// message on a bad flag or a serve error.
 func Main(name, description string, newRunner NewRunner) {
 	cli := &ServerCLI{}
 	ctx := kong.Parse(cli, kong.Name(name), kong.Description(description), kong.UsageOnError())
@@ -38,6 +43,13 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 	if err != nil {
 		return err
 	}
+	if os.Getenv("GOGC") == "" {
+		// A served call allocates a few MB (mostly the decoded request)
+		// over a live heap of a few MB that is garbage once the response is
+		// sent: Go's default of 100 collects on nearly every call.
+		debug.SetGCPercent(c.GCPercent)
+	}
+	RegisterStructCodec()
 	return function.Serve(newRunner(log),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),

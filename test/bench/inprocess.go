@@ -3,13 +3,17 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // RunFunc is a function's RunFunction method.
@@ -119,6 +123,49 @@ func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/group")
 			b.ReportMetric(float64(proto.Size(req))/float64(n), "req-B/group")
 			b.ReportMetric(float64(proto.Size(rsp))/float64(n), "rsp-B/group")
+		})
+	}
+}
+
+// BenchmarkFunctionServedWork is the work a served call of one function
+// (step) does besides gRPC's transport, in process: decode the wire
+// request with StructCodec, RunFunction, encode the response with
+// StructCodec, under the served binaries' collector setting
+// (ServerCLI.GCPercent's default, 400). Run on the small and reference
+// inputs.
+func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
+	for _, input := range []string{Small, Reference} {
+		b.Run("input="+input, func(b *testing.B) {
+			req := LoadOrSkip(b, input, step)
+			Check(b, step+"/"+input, fn, req)
+			wire, err := proto.Marshal(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			codec := &function.StructCodec{}
+			ctx := context.Background()
+			defer debug.SetGCPercent(debug.SetGCPercent(400))
+			b.ReportAllocs()
+			b.SetBytes(int64(len(wire)))
+			c0 := ProcessCPU()
+			b.ResetTimer()
+			for range b.N {
+				got := &fnv1.RunFunctionRequest{}
+				if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, got); err != nil {
+					b.Fatal(err)
+				}
+				rsp, err := fn(ctx, got)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := codec.Marshal(rsp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Free()
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((ProcessCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 )
 
 // MaxMessageSize is the gRPC message limit the benchmarks' servers and
@@ -104,6 +105,42 @@ func Serve(ctx context.Context, step, bin string) (*Server, error) {
 // Run calls RunFunction on the server.
 func (s *Server) Run(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	return s.Client.RunFunction(ctx, req)
+}
+
+// RunWire calls RunFunction with a request already in its protobuf wire
+// form and returns the response's wire form, undecoded: the served call
+// alone, without the client's own encoding of the request and decoding of
+// the response (Crossplane's cost, measured by BenchmarkWire).
+func (s *Server) RunWire(ctx context.Context, req []byte) ([]byte, error) {
+	rsp := &wireMessage{}
+	err := s.conn.Invoke(ctx, fnv1.FunctionRunnerService_RunFunction_FullMethodName,
+		&wireMessage{b: req}, rsp, grpc.ForceCodecV2(wireCodec{}))
+	return rsp.b, err
+}
+
+// wireMessage is a protobuf message in wire form.
+type wireMessage struct{ b []byte }
+
+// wireCodec passes wireMessages through gRPC unchanged.
+type wireCodec struct{}
+
+func (wireCodec) Name() string { return "proto" }
+
+func (wireCodec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(*wireMessage)
+	if !ok {
+		return nil, fmt.Errorf("wireCodec: cannot marshal %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(m.b)}, nil
+}
+
+func (wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(*wireMessage)
+	if !ok {
+		return fmt.Errorf("wireCodec: cannot unmarshal into %T", v)
+	}
+	m.b = data.Materialize()
+	return nil
 }
 
 // Pid is the server process's id.

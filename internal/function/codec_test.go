@@ -1,0 +1,229 @@
+package function
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// codecStruct builds a Struct from v, failing t on a value structpb rejects.
+func codecStruct(t testing.TB, v map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// codecRequest is a RunFunctionRequest using every Struct-holding field of
+// the function protocol (observed and desired composite and composed
+// resources, input, context, required and extra resources) and several that
+// hold none (meta, connection details, credentials, readiness).
+func codecRequest(t testing.TB) *fnv1.RunFunctionRequest {
+	obj := func(kind, name string) *structpb.Struct {
+		return codecStruct(t, map[string]any{
+			"apiVersion": "v1", "kind": kind,
+			"metadata": map[string]any{"name": name, "labels": map[string]any{"a": "b"}, "managedFields": []any{
+				map[string]any{"manager": "apiextensions.crossplane.io/composed/x", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}},
+			}},
+			"spec": map[string]any{"replicas": 3.0, "paused": false, "none": nil, "list": []any{"x", 1.5, true, nil, []any{}, map[string]any{}}},
+		})
+	}
+	return &fnv1.RunFunctionRequest{
+		Meta: &fnv1.RequestMeta{Tag: "tag"},
+		Observed: &fnv1.State{
+			Composite: &fnv1.Resource{Resource: obj("XKubernetesCluster", "xr"), ConnectionDetails: map[string][]byte{"kubeconfig": []byte("k")}},
+			Resources: map[string]*fnv1.Resource{
+				"a": {Resource: obj("ConfigMap", "a"), Ready: fnv1.Ready_READY_TRUE},
+				"b": {Resource: obj("Secret", "b")},
+				"":  {Resource: &structpb.Struct{}},
+			},
+		},
+		Desired: &fnv1.State{
+			Composite: &fnv1.Resource{Resource: codecStruct(t, map[string]any{"status": map[string]any{"ready": true}})},
+			Resources: map[string]*fnv1.Resource{"a": {Resource: obj("ConfigMap", "a"), Ready: fnv1.Ready_READY_FALSE}},
+		},
+		Input:   obj("Input", "in"),
+		Context: codecStruct(t, map[string]any{"apiextensions.crossplane.io/environment": map[string]any{"k": "v"}}),
+		RequiredResources: map[string]*fnv1.Resources{
+			"secrets": {Items: []*fnv1.Resource{{Resource: obj("Secret", "s1")}, {Resource: obj("Secret", "s2")}}},
+			"none":    {},
+		},
+		ExtraResources: map[string]*fnv1.Resources{"x": {Items: []*fnv1.Resource{{Resource: obj("ConfigMap", "x")}}}},
+		Credentials: map[string]*fnv1.Credentials{"c": {Source: &fnv1.Credentials_CredentialData{
+			CredentialData: &fnv1.CredentialData{Data: map[string][]byte{"k": []byte("v")}},
+		}}},
+	}
+}
+
+// codecResponse is a RunFunctionResponse with desired state, results,
+// conditions, requirements, context and output.
+func codecResponse(t testing.TB) *fnv1.RunFunctionResponse {
+	req := codecRequest(t)
+	reason := "Reason"
+	return &fnv1.RunFunctionResponse{
+		Meta:    &fnv1.ResponseMeta{Tag: "tag", Ttl: durationpb.New(60e9)},
+		Desired: req.GetDesired(),
+		Results: []*fnv1.Result{{Severity: fnv1.Severity_SEVERITY_WARNING, Message: "m", Reason: &reason}},
+		Context: req.GetContext(),
+		Requirements: &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
+			"s": {ApiVersion: "v1", Kind: "Secret", Match: &fnv1.ResourceSelector_MatchName{MatchName: "n"}},
+		}},
+		Conditions: []*fnv1.Condition{{Type: "Ready", Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: "R"}},
+		Output:     codecStruct(t, map[string]any{"o": 1.0}),
+	}
+}
+
+// TestStructCodecRoundTrips checks that StructCodec decodes what
+// protobuf-go encodes, and encodes what protobuf-go decodes, into equal
+// messages, for a request and a response using every Struct-holding field.
+func TestStructCodecRoundTrips(t *testing.T) {
+	c := &StructCodec{}
+	for name, msg := range map[string]proto.Message{"request": codecRequest(t), "response": codecResponse(t)} {
+		t.Run(name, func(t *testing.T) {
+			wire, err := proto.Marshal(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := msg.ProtoReflect().New().Interface()
+			if err := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, got); err != nil {
+				t.Fatalf("Unmarshal: %v", err)
+			}
+			if diff := cmp.Diff(msg, got, protocmp.Transform()); diff != "" {
+				t.Errorf("StructCodec.Unmarshal of proto.Marshal (-want +got):\n%s", diff)
+			}
+			enc, err := c.Marshal(msg)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			if len(enc.Materialize()) != proto.Size(msg) {
+				t.Errorf("StructCodec.Marshal wrote %d bytes, proto.Size is %d", len(enc.Materialize()), proto.Size(msg))
+			}
+			back := msg.ProtoReflect().New().Interface()
+			if err := proto.Unmarshal(enc.Materialize(), back); err != nil {
+				t.Fatalf("proto.Unmarshal of StructCodec.Marshal: %v", err)
+			}
+			if diff := cmp.Diff(msg, back, protocmp.Transform()); diff != "" {
+				t.Errorf("proto.Unmarshal of StructCodec.Marshal (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStructCodecMergesAndKeepsUnknownFields checks protobuf's merge rules
+// on the fields the codec decodes itself: a repeated map key keeps the
+// last entry, a repeated singular Struct field merges, and unknown fields
+// (here field 999 of the request and of a nested Resource) survive a round
+// trip.
+func TestStructCodecMergesAndKeepsUnknownFields(t *testing.T) {
+	first := &fnv1.RunFunctionRequest{
+		Input:    codecStruct(t, map[string]any{"a": "1", "b": "1"}),
+		Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{"r": {Resource: codecStruct(t, map[string]any{"v": "first"})}}},
+	}
+	second := &fnv1.RunFunctionRequest{
+		Input:    codecStruct(t, map[string]any{"b": "2"}),
+		Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{"r": {Resource: codecStruct(t, map[string]any{"v": "second"})}}},
+	}
+	var wire []byte
+	for _, m := range []proto.Message{first, second} {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wire = append(wire, b...)
+	}
+	wire = protowire.AppendTag(wire, 999, protowire.BytesType)
+	wire = protowire.AppendString(wire, "unknown")
+
+	want := &fnv1.RunFunctionRequest{}
+	if err := proto.Unmarshal(wire, want); err != nil {
+		t.Fatal(err)
+	}
+	got := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalMessage(wire, got.ProtoReflect()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("(-proto.Unmarshal +UnmarshalMessage):\n%s", diff)
+	}
+	if got.GetInput().GetFields()["a"].GetStringValue() != "1" || got.GetInput().GetFields()["b"].GetStringValue() != "2" {
+		t.Errorf("input = %v, want the two occurrences merged {a: 1, b: 2}", got.GetInput())
+	}
+	if len(got.ProtoReflect().GetUnknown()) == 0 {
+		t.Errorf("unknown field 999 was dropped")
+	}
+	enc, err := AppendMessage(nil, got.ProtoReflect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := &fnv1.RunFunctionRequest{}
+	if err := proto.Unmarshal(enc, back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, back, protocmp.Transform()); diff != "" {
+		t.Errorf("round trip through AppendMessage (-want +got):\n%s", diff)
+	}
+}
+
+// TestStructCodecRejectsBrokenWire checks that truncated input is an error,
+// not a panic or a partial message passed on as whole.
+func TestStructCodecRejectsBrokenWire(t *testing.T) {
+	wire, err := proto.Marshal(codecRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{1, 2, 10, len(wire) / 2, len(wire) - 1} {
+		if err := UnmarshalMessage(wire[:cut], (&fnv1.RunFunctionRequest{}).ProtoReflect()); err == nil {
+			t.Errorf("UnmarshalMessage of the first %d of %d bytes: no error", cut, len(wire))
+		}
+	}
+}
+
+// FuzzStructCodec feeds arbitrary bytes to both decoders: whatever
+// protobuf-go accepts, StructCodec must accept and decode to an equal
+// message (unknown fields inside a Struct aside, see StructCodec), and
+// re-encode so that protobuf-go reads it back equal. It must never panic
+// on input either rejects.
+func FuzzStructCodec(f *testing.F) {
+	for _, m := range []proto.Message{codecRequest(f), codecResponse(f)} {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, wire []byte) {
+		want := &fnv1.RunFunctionRequest{}
+		wantErr := proto.Unmarshal(wire, want)
+		got := &fnv1.RunFunctionRequest{}
+		gotErr := UnmarshalMessage(wire, got.ProtoReflect())
+		if wantErr != nil {
+			return // StructCodec may accept invalid UTF-8 in a Struct; see StructCodec.
+		}
+		if gotErr != nil {
+			t.Fatalf("protobuf-go decodes, StructCodec fails: %v", gotErr)
+		}
+		if diff := cmp.Diff(want, got, protocmp.Transform(), protocmp.IgnoreUnknown()); diff != "" {
+			t.Fatalf("(-proto.Unmarshal +UnmarshalMessage):\n%s", diff)
+		}
+		enc, err := AppendMessage(nil, got.ProtoReflect())
+		if err != nil {
+			t.Fatalf("AppendMessage: %v", err)
+		}
+		back := &fnv1.RunFunctionRequest{}
+		if err := proto.Unmarshal(enc, back); err != nil {
+			t.Fatalf("proto.Unmarshal of AppendMessage: %v", err)
+		}
+		if diff := cmp.Diff(want, back, protocmp.Transform(), protocmp.IgnoreUnknown()); diff != "" {
+			t.Fatalf("round trip (-want +got):\n%s", diff)
+		}
+	})
+}
