@@ -139,14 +139,22 @@ func serverAllocs(b *testing.B, ss ...*Server) (bytes, objects float64) {
 	return bytes, objects
 }
 
+// warmupCalls is how many untimed calls timed makes first.
+const warmupCalls = 20
+
 // timed runs op b.N times and reports, besides ns/op, the 50th and 99th
 // percentile of one op (p50-ns, p99-ns), what the servers allocated per op
 // (srv-B/op, srv-allocs/op; the client's own allocations are B/op) and the
 // CPU time the servers used per op (srv-cpu-ns/op).
 func timed(b *testing.B, ss []*Server, op func() error) {
 	b.Helper()
-	if err := op(); err != nil { // warm the connections
-		b.Fatal(err)
+	// Warm up: gRPC grows its flow-control windows to the message sizes
+	// (BDP estimation) over the first calls, and the server's heap to its
+	// steady size.
+	for range warmupCalls {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
