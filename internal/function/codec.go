@@ -1,9 +1,7 @@
 package function
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	vtstructpb "github.com/planetscale/vtprotobuf/types/known/structpb"
@@ -131,96 +129,23 @@ func fieldHoldsStruct(fd protoreflect.FieldDescriptor, seen map[protoreflect.Ful
 
 // UnmarshalMessage decodes the protobuf wire bytes b into m, which must be
 // empty, as proto.Unmarshal does: the fields that hold a
-// google.protobuf.Struct through unmarshalFields, every other field,
-// including unknown ones, with protobuf-go. The Structs themselves are
-// decoded last by vtprotobuf, spread over up to GOMAXPROCS goroutines when
-// they add up to more than parallelStructBytes (each Struct by one
-// goroutine; the input is only read). Input that path does not take as is
-// (invalid wire format, a known field with another wire type, a map entry
-// with unknown fields, a Struct field given twice) is decoded again, whole,
-// by protobuf-go, whose result or error stands. The decoded Structs'
-// strings point into b (vtprotobuf's UnmarshalVTUnsafe): b must not change
-// while m is in use.
+// google.protobuf.Struct through unmarshalFields (Structs with vtprotobuf),
+// every other field, including unknown ones, with protobuf-go. Input that
+// path does not take as is (invalid wire format, a known field with another
+// wire type, a map entry with unknown fields) is decoded again, whole, by
+// protobuf-go, whose result or error stands. The decoded Structs' strings
+// point into b (vtprotobuf's UnmarshalVTUnsafe): b must not change while m
+// is in use.
 func UnmarshalMessage(b []byte, m protoreflect.Message) error {
-	jobs := &structJobs{seen: map[*structpb.Struct]bool{}}
-	err := unmarshalFields(b, m, jobs)
-	if err == nil {
-		err = jobs.run()
-	}
-	if err != nil {
+	if err := unmarshalFields(b, m); err != nil {
 		proto.Reset(m.Interface())
 		return proto.Unmarshal(b, m.Interface())
 	}
 	return nil
 }
 
-// parallelStructBytes is the total Struct size (bytes) from which
-// UnmarshalMessage decodes Structs on more than one goroutine: below it a
-// goroutine costs more than it saves.
-const parallelStructBytes = 64 << 10
-
-// structJobs are the Structs of one message waiting to be decoded, each
-// with its wire bytes.
-type structJobs struct {
-	structs []*structpb.Struct
-	wires   [][]byte
-	bytes   int
-	seen    map[*structpb.Struct]bool
-}
-
-// add queues s to be decoded from b. A Struct given twice (protobuf merges
-// the occurrences) is an error, so UnmarshalMessage falls back.
-func (j *structJobs) add(b []byte, s *structpb.Struct) error {
-	if j.seen[s] {
-		return errors.New("a Struct field given twice")
-	}
-	j.seen[s] = true
-	j.structs = append(j.structs, s)
-	j.wires = append(j.wires, b)
-	j.bytes += len(b)
-	return nil
-}
-
-// run decodes every queued Struct and returns the first error.
-func (j *structJobs) run() error {
-	workers := min(runtime.GOMAXPROCS(0), len(j.structs))
-	if j.bytes < parallelStructBytes || workers < 2 {
-		return j.decode(0, len(j.structs))
-	}
-	// Contiguous shares of about equal bytes; this goroutine takes the first.
-	bounds := make([]int, 0, workers+1)
-	bounds = append(bounds, 0)
-	acc := 0
-	for i, w := range j.wires {
-		acc += len(w)
-		if len(bounds) < workers && acc >= j.bytes*len(bounds)/workers {
-			bounds = append(bounds, i+1)
-		}
-	}
-	bounds = append(bounds, len(j.structs))
-	errs := make([]error, len(bounds)-1)
-	var wg sync.WaitGroup
-	for k := 1; k < len(bounds)-1; k++ {
-		wg.Go(func() { errs[k] = j.decode(bounds[k], bounds[k+1]) })
-	}
-	errs[0] = j.decode(bounds[0], bounds[1])
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// decode decodes the queued Structs [from, to).
-func (j *structJobs) decode(from, to int) error {
-	for i := from; i < to; i++ {
-		if err := (*vtstructpb.Struct)(j.structs[i]).UnmarshalVTUnsafe(j.wires[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// unmarshalFields merges b into m field by field, queueing its Structs on
-// jobs (see UnmarshalMessage).
-func unmarshalFields(b []byte, m protoreflect.Message, jobs *structJobs) error {
+// unmarshalFields merges b into m field by field (see UnmarshalMessage).
+func unmarshalFields(b []byte, m protoreflect.Message) error {
 	fields := m.Descriptor().Fields()
 	var rest []byte
 	for len(b) > 0 {
@@ -246,15 +171,15 @@ func unmarshalFields(b []byte, m protoreflect.Message, jobs *structJobs) error {
 		var err error
 		switch {
 		case fd.IsMap():
-			err = unmarshalMapEntry(v, fd, m.Mutable(fd).Map(), jobs)
+			err = unmarshalMapEntry(v, fd, m.Mutable(fd).Map())
 		case fd.IsList():
 			l := m.Mutable(fd).List()
 			e := l.NewElement()
-			if err = unmarshalValueMessage(v, e.Message(), jobs); err == nil {
+			if err = unmarshalValueMessage(v, e.Message()); err == nil {
 				l.Append(e)
 			}
 		default:
-			err = unmarshalValueMessage(v, m.Mutable(fd).Message(), jobs)
+			err = unmarshalValueMessage(v, m.Mutable(fd).Message())
 		}
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", m.Descriptor().FullName(), fd.Name(), err)
@@ -266,19 +191,20 @@ func unmarshalFields(b []byte, m protoreflect.Message, jobs *structJobs) error {
 	return proto.UnmarshalOptions{Merge: true}.Unmarshal(rest, m.Interface())
 }
 
-// unmarshalValueMessage merges b into m: queued on jobs when m is a
-// Struct, else field by field.
-func unmarshalValueMessage(b []byte, m protoreflect.Message, jobs *structJobs) error {
+// unmarshalValueMessage merges b into m: with vtprotobuf when m is a
+// Struct (merging a repeated occurrence into the first, as protobuf-go
+// does), else field by field.
+func unmarshalValueMessage(b []byte, m protoreflect.Message) error {
 	if s, ok := m.Interface().(*structpb.Struct); ok {
-		return jobs.add(b, s)
+		return (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(b)
 	}
-	return unmarshalFields(b, m, jobs)
+	return unmarshalFields(b, m)
 }
 
 // unmarshalMapEntry decodes one map entry (key = 1, value = 2) of map
 // field fd into mp; a later entry with the same key replaces an earlier
 // one, as in protobuf-go.
-func unmarshalMapEntry(b []byte, fd protoreflect.FieldDescriptor, mp protoreflect.Map, jobs *structJobs) error {
+func unmarshalMapEntry(b []byte, fd protoreflect.FieldDescriptor, mp protoreflect.Map) error {
 	var key protoreflect.MapKey
 	keySet := false
 	val := mp.NewValue()
@@ -300,7 +226,7 @@ func unmarshalMapEntry(b []byte, fd protoreflect.FieldDescriptor, mp protoreflec
 			if vn < 0 {
 				return protowire.ParseError(vn)
 			}
-			if err := unmarshalValueMessage(v, val.Message(), jobs); err != nil {
+			if err := unmarshalValueMessage(v, val.Message()); err != nil {
 				return err
 			}
 			b = b[vn:]
