@@ -34,6 +34,10 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 func stringOrNumber(b []byte) (string, error) {
 	b = bytes.TrimSpace(b)
 	switch {
+	case len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && plainASCII(b[1:len(b)-1]):
+		// A string of printable ASCII without escapes (any quantity) is
+		// its own text: what json.Unmarshal gives, without its scan.
+		return string(b[1 : len(b)-1]), nil
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		err := json.Unmarshal(b, &s)
@@ -44,6 +48,17 @@ func stringOrNumber(b []byte) (string, error) {
 		return string(b), nil
 	}
 	return "", &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
+}
+
+// plainASCII reports whether b is all printable ASCII other than '"' and
+// '\\': JSON string content that decodes to itself.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonKind names the kind of a JSON value ("object", "array", "bool").

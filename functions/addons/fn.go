@@ -153,7 +153,7 @@ const (
 // False; otherwise (not observed, no condition, Unknown) pending. msg is the
 // condition's message, or why there is none.
 func observedReady(req *fnv1.RunFunctionRequest, name string) (ready, failed bool, msg string) {
-	if function.ObservedValue(req, name) == nil {
+	if !function.ObservedExists(req, name) {
 		return false, false, msgNotObserved
 	}
 	status, reason, message := function.ObservedConditionStatus(req, name, "Ready")
@@ -173,15 +173,17 @@ func observedReady(req *fnv1.RunFunctionRequest, name string) (ready, failed boo
 // setStatus writes status.addons into the desired composite resource,
 // keeping everything earlier steps set there.
 func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonStatus) error {
-	m := make(map[string]any, len(status))
+	// Built as the Struct structpb.NewValue makes of {release: {ready,
+	// message}}, without the maps in between.
+	m := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(status))}
 	for r, s := range status {
-		e := map[string]any{"ready": s.Ready}
+		e := &structpb.Struct{Fields: map[string]*structpb.Value{"ready": structpb.NewBoolValue(s.Ready)}}
 		if s.Message != "" {
-			e["message"] = s.Message
+			e.Fields["message"] = structpb.NewStringValue(s.Message)
 		}
-		m[r] = e
+		m.Fields[r] = structpb.NewStructValue(e)
 	}
-	return function.SetCompositeStatus(rsp, map[string]any{"addons": m})
+	return function.SetCompositeStatus(rsp, map[string]any{"addons": structpb.NewStructValue(m)})
 }
 
 // tenantAPIAnswers reports whether the observed KamajiControlPlane (the

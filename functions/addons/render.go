@@ -27,6 +27,13 @@ var (
 	releaseTimeout  = metav1.Duration{Duration: 10 * time.Minute}
 )
 
+// The apiVersions of Flux's HelmRelease and of its chart sources, written
+// once (GroupVersion.String builds a new string on every call).
+var (
+	helmReleaseAPIVersion = helmv2.GroupVersion.String()
+	sourceAPIVersion      = sourcev1.GroupVersion.String()
+)
+
 // Composed-resource names (stable across reconciles).
 const (
 	composedProxyService = "ingress-nginx-proxy-service"
@@ -75,7 +82,9 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	c := &Context{ID: id, Spec: spec, Input: in}
 	a := &spec.Addons
 
-	var objs []Object
+	// At most a release, a Usage and a source per row, and the proxy's two
+	// objects: sized once.
+	objs := make([]Object, 0, 3*len(Table)+2)
 	var sources, usages []Object
 	seenRepo := map[string]bool{}
 	for i := range Table {
@@ -97,7 +106,7 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 		if in.DeletionOrder == input.DeletionOrderUsages {
 			usages = append(usages, Object{Name: ComposedUsageName(row.Release), Obj: id.Usage(
 				id.Prefixed("control-plane-used-by-addon-"+row.Release), id.KamajiControlPlaneRef(),
-				function.ObjectRef{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Name: hr.Name},
+				function.ObjectRef{APIVersion: helmReleaseAPIVersion, Kind: helmv2.HelmReleaseKind, Name: hr.Name},
 				"Flux uninstalls add-on "+row.Release+" through the tenant API server before the control plane goes")})
 		}
 		if s := managedSource(id, row.Release, src, in); s != nil && !seenRepo[s.Name] {
@@ -155,12 +164,13 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 // uninstall is retried by Flux for ever (SPEC §7). It returns an error when
 // the values do not encode.
 func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src *input.ChartSource, values Values) (*helmv2.HelmRelease, error) {
+	labels := id.Labels() // the release's and its chart template's: only read
 	hr := &helmv2.HelmRelease{
-		TypeMeta: metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		TypeMeta: metav1.TypeMeta{APIVersion: helmReleaseAPIVersion, Kind: helmv2.HelmReleaseKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      id.Prefixed(row.Release),
 			Namespace: id.Namespace,
-			Labels:    id.Labels(),
+			Labels:    labels,
 		},
 		Spec: helmv2.HelmReleaseSpec{
 			Interval: releaseInterval,
@@ -196,7 +206,7 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 		// deletion with the cluster (Flux leaves it when a suspended
 		// release is deleted).
 		hr.Spec.Chart = &helmv2.HelmChartTemplate{
-			ObjectMeta: &helmv2.HelmChartTemplateObjectMeta{Labels: id.Labels()},
+			ObjectMeta: &helmv2.HelmChartTemplateObjectMeta{Labels: labels},
 			Spec:       helmv2.HelmChartTemplateSpec{Chart: src.Chart, Version: src.Version, SourceRef: ref},
 		}
 	case input.KindOCIRepository:
@@ -233,7 +243,7 @@ func managedSource(id function.Identity, release string, src *input.ChartSource,
 	case input.KindHelmRepository:
 		meta.Name = id.Prefixed(src.Repository)
 		repo := &sourcev1.HelmRepository{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.HelmRepositoryKind},
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourceAPIVersion, Kind: sourcev1.HelmRepositoryKind},
 			ObjectMeta: meta,
 			Spec:       sourcev1.HelmRepositorySpec{URL: src.URL, Interval: *in.SourceInterval},
 		}
@@ -244,7 +254,7 @@ func managedSource(id function.Identity, release string, src *input.ChartSource,
 	case input.KindOCIRepository:
 		meta.Name = id.Prefixed(release)
 		return &Object{Name: "ocirepository-" + release, Obj: &sourcev1.OCIRepository{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourceAPIVersion, Kind: sourcev1.OCIRepositoryKind},
 			ObjectMeta: meta,
 			Spec: sourcev1.OCIRepositorySpec{
 				URL:       src.URL,

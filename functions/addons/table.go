@@ -48,8 +48,9 @@ type Context struct {
 func addonsPath(name string) *field.Path { return field.NewPath("spec", "addons", name) }
 
 func override(name string, get func(a *v1alpha1.Addons) *apiextensionsv1.JSON) func(*v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path) {
+	path := addonsPath(name).Child("valuesOverride") // built once: a Path is never changed
 	return func(a *v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path) {
-		return get(a), addonsPath(name).Child("valuesOverride")
+		return get(a), path
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -138,7 +139,9 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 	}
 
 	p := &controlPlanePlan{
-		objects: map[string]any{}, readyBy: map[string]readiness{},
+		// Sized for a cluster of a few node groups (about 20 objects):
+		// no growing on the way.
+		objects: make(map[string]any, 32), readyBy: make(map[string]readiness, 32),
 		host: host, patch: version.Patch, external: in.DataStoreName != "",
 		usages: in.DeletionOrder == cpinput.DeletionOrderUsages,
 	}
@@ -236,12 +239,14 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 	reportControlPlaneCondition(req, rsp, p)
 
 	requireKubeconfig(rsp, t.ID)
-	if secret, arrived, err := request.GetRequiredResource(req, requiredKubeconfig); err == nil && arrived && len(secret) == 1 {
+	// The connection keys are read straight from the request's Struct,
+	// without converting the whole Secret to an unstructured object first.
+	if secret, arrived := function.RequiredResources(req, requiredKubeconfig); arrived && len(secret) == 1 {
 		details := map[string][]byte{}
-		data, _ := secret[0].Resource.Object["data"].(map[string]any)
+		data := secret[0].GetFields()["data"].GetStructValue().GetFields()
 		for _, k := range tkv1alpha1.ConnectionSecretKeys {
-			if v, ok := data[k].(string); ok {
-				details[k] = decodeBase64(v)
+			if v, ok := data[k].GetKind().(*structpb.Value_StringValue); ok {
+				details[k] = decodeBase64(v.StringValue)
 			}
 		}
 		function.SetConnectionDetails(rsp, details)

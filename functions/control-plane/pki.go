@@ -24,12 +24,15 @@ type etcdPKI struct {
 // headless name and localhost/127.0.0.1.
 func buildEtcdPKI(id function.Identity, replicas int32) etcdPKI {
 	n := namesOfEtcd(id)
+	// One apiVersion string and one labels map for every object: they are
+	// only read (marshalled), never changed.
+	apiVersion, labels := certmanagerv1.GroupVersion.String(), id.Labels()
 	meta := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels()}
+		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: labels}
 	}
 	issuer := func(name string, spec certmanagerv1.IssuerSpec) *certmanagerv1.Issuer {
 		return &certmanagerv1.Issuer{
-			TypeMeta:   metav1.TypeMeta{APIVersion: certmanagerv1.GroupVersion.String(), Kind: certmanagerv1.IssuerKind},
+			TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: certmanagerv1.IssuerKind},
 			ObjectMeta: meta(name),
 			Spec:       spec,
 		}
@@ -39,12 +42,12 @@ func buildEtcdPKI(id function.Identity, replicas int32) etcdPKI {
 		// The Secret carries the cluster's labels, so the function finds it
 		// and composes it for deletion with the cluster (cert-manager
 		// itself keeps a Certificate's Secret).
-		spec.SecretTemplate = &certmanagerv1.CertificateSecretTemplate{Labels: id.Labels()}
+		spec.SecretTemplate = &certmanagerv1.CertificateSecretTemplate{Labels: labels}
 		spec.PrivateKey = &certmanagerv1.CertificatePrivateKey{
 			Algorithm: certmanagerv1.ECDSAKeyAlgorithm, Size: 256, RotationPolicy: certmanagerv1.RotationPolicyAlways,
 		}
 		return &certmanagerv1.Certificate{
-			TypeMeta:   metav1.TypeMeta{APIVersion: certmanagerv1.GroupVersion.String(), Kind: certmanagerv1.CertificateKind},
+			TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: certmanagerv1.CertificateKind},
 			ObjectMeta: meta(name),
 			Spec:       spec,
 		}

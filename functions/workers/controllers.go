@@ -47,9 +47,11 @@ type Controller struct {
 // volumes.
 func newController(id function.Identity, component string, rules []rbacv1.PolicyRule, waitImage string, containers []corev1.Container, extraVolumes []corev1.Volume) Controller {
 	name := id.Prefixed(component)
+	// One labels map for the four objects and the pod template: they are
+	// only read (marshalled), never changed.
 	labels := id.Labels(LabelComponent, component)
 	meta := func() metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels(LabelComponent, component)}
+		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: labels}
 	}
 	selector := map[string]string{function.LabelCluster: id.Name, LabelComponent: component}
 	volumes := append([]corev1.Volume{{

@@ -107,8 +107,11 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 	present := map[string]bool{}
 	composed := map[string]bool{}
 	for name, r := range req.GetObserved().GetResources() {
+		if !strings.HasPrefix(name, prefix) {
+			continue // most observed objects: not looked into
+		}
 		obj := r.GetResource()
-		if n := ValueAt(obj, "metadata", "name").GetStringValue(); strings.HasPrefix(name, prefix) && sameKind(obj, k) && accept(n) {
+		if n := ValueAt(obj, "metadata", "name").GetStringValue(); sameKind(obj, k) && accept(n) {
 			present[n], composed[n] = true, true
 		}
 	}
@@ -160,7 +163,10 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
 	names := make([]string, 0)
 	for name := range req.GetObserved().GetResources() {
-		if _, desired := rsp.GetDesired().GetResources()[name]; strings.HasPrefix(name, CleanupPrefix) && !desired {
+		if !strings.HasPrefix(name, CleanupPrefix) {
+			continue
+		}
+		if _, desired := rsp.GetDesired().GetResources()[name]; !desired {
 			names = append(names, name)
 		}
 	}

@@ -24,16 +24,16 @@ func ToStruct(obj any) (*structpb.Struct, error) {
 		// One pass from JSON to structpb, dropping nulls as it goes: the
 		// same Struct as protojson.Unmarshal followed by dropping null
 		// members, several times faster (jsonstruct.go;
-		// TestToStructMatchesProtojson holds them equal). It copies what
-		// it keeps, so raw may be reused.
+		// TestToStructMatchesProtojson holds them equal). The status is
+		// checked, not built. It copies what it keeps, so raw may be
+		// reused.
 		var err error
-		s, err = jsonToStruct(raw)
+		s, _, err = jsonToStructMember(raw, "", "status")
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	delete(s.Fields, "status")
 	return s, nil
 }
 
@@ -48,7 +48,7 @@ func ToStructSpecSum(obj any) (*structpb.Struct, [sha256.Size]byte, error) {
 	err := WithJSON(obj, func(raw []byte) error {
 		var spec []byte
 		var err error
-		if s, spec, err = jsonToStructMember(raw, "spec"); err != nil {
+		if s, spec, err = jsonToStructMember(raw, "spec", "status"); err != nil {
 			return err
 		}
 		if spec == nil {
@@ -60,7 +60,6 @@ func ToStructSpecSum(obj any) (*structpb.Struct, [sha256.Size]byte, error) {
 	if err != nil {
 		return nil, sum, err
 	}
-	delete(s.Fields, "status")
 	return s, sum, nil
 }
 

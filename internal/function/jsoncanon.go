@@ -416,40 +416,31 @@ func (c *canonicalizer) strSlow(start int, dst []byte) ([]byte, error) {
 			return nil, c.errorf("unterminated string")
 		}
 		c.pos += 2
-		switch e := c.in[c.pos-1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r := hex4(c.in[c.pos:])
-			if r < 0 {
-				return nil, c.errorf("invalid \\u escape")
-			}
-			c.pos += 4
-			if utf16.IsSurrogate(r) {
-				// A valid pair is one rune; anything else is U+FFFD, and
-				// a second escape that does not pair stands on its own.
-				next := rune(-1)
-				if c.pos+1 < len(c.in) && c.in[c.pos] == '\\' && c.in[c.pos+1] == 'u' {
-					next = hex4(c.in[c.pos+2:])
-				}
-				if r = utf16.DecodeRune(r, next); r != unicode.ReplacementChar {
-					c.pos += 6
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
+		e := c.in[c.pos-1]
+		if d, ok := simpleEscape(e); ok {
+			out = append(out, d)
+			continue
+		}
+		if e != 'u' {
 			return nil, c.errorf("invalid escape \\%c", e)
 		}
+		r := hex4(c.in[c.pos:])
+		if r < 0 {
+			return nil, c.errorf("invalid \\u escape")
+		}
+		c.pos += 4
+		if utf16.IsSurrogate(r) {
+			// A valid pair is one rune; anything else is U+FFFD, and
+			// a second escape that does not pair stands on its own.
+			next := rune(-1)
+			if c.pos+1 < len(c.in) && c.in[c.pos] == '\\' && c.in[c.pos+1] == 'u' {
+				next = hex4(c.in[c.pos+2:])
+			}
+			if r = utf16.DecodeRune(r, next); r != unicode.ReplacementChar {
+				c.pos += 6
+			}
+		}
+		out = utf8.AppendRune(out, r)
 	}
 	return nil, c.errorf("unterminated string")
 }

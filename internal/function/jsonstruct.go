@@ -24,17 +24,18 @@ import (
 // one copy of raw, each value is allocated together with its kind wrapper,
 // and each map and list is allocated once at its final size.
 func jsonToStruct(raw []byte) (*structpb.Struct, error) {
-	s, _, err := jsonToStructMember(raw, "")
+	s, _, err := jsonToStructMember(raw, "", "")
 	return s, err
 }
 
 // jsonToStructMember is jsonToStruct that also returns the JSON text of the
 // value of raw's top-level member key (nil when there is none, or key is
-// ""), a slice of raw.
-func jsonToStructMember(raw []byte, key string) (*structpb.Struct, []byte, error) {
+// ""), a slice of raw, and leaves raw's top-level member drop (none when
+// "") out of the Struct: checked as JSON, not built.
+func jsonToStructMember(raw []byte, key, drop string) (*structpb.Struct, []byte, error) {
 	p := jsonParsers.Get().(*jsonParser)
 	defer p.release()
-	p.buf, p.memberKey = raw, key
+	p.buf, p.memberKey, p.dropKey = raw, key, drop
 	s, err := p.parse()
 	return s, p.member, err
 }
@@ -102,6 +103,11 @@ type jsonParser struct {
 	// member.
 	memberKey string
 	member    []byte
+
+	// dropKey names a top-level member parse leaves out of the Struct
+	// without building it; dropped records that it was seen.
+	dropKey string
+	dropped bool
 
 	// scratch is where strEscaped decodes a string.
 	scratch []byte
@@ -261,16 +267,26 @@ func (p *jsonParser) object(s *structpb.Struct, prune bool, depth int) error {
 		p.pos++
 		p.space()
 		start := p.pos
-		v, err := p.value(prune, depth+1)
-		if err != nil {
-			return err
-		}
-		if depth == 0 && p.memberKey != "" && k == p.memberKey {
-			p.member = p.buf[start:p.pos]
-		}
-		p.stack = append(p.stack, member{key: k, val: v})
-		if _, null := v.Kind.(*structpb.Value_NullValue); null && prune {
-			nulls++
+		if depth == 0 && p.dropKey != "" && k == p.dropKey {
+			if p.dropped {
+				return p.errorf("duplicate field %q", k)
+			}
+			p.dropped = true
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+		} else {
+			v, err := p.value(prune, depth+1)
+			if err != nil {
+				return err
+			}
+			if depth == 0 && p.memberKey != "" && k == p.memberKey {
+				p.member = p.buf[start:p.pos]
+			}
+			p.stack = append(p.stack, member{key: k, val: v})
+			if _, null := v.Kind.(*structpb.Value_NullValue); null && prune {
+				nulls++
+			}
 		}
 		p.space()
 		if p.pos >= len(p.buf) {
@@ -307,6 +323,76 @@ func (p *jsonParser) object(s *structpb.Struct, prune bool, depth int) error {
 	}
 	p.stack = p.stack[:base]
 	return nil
+}
+
+// skip parses the JSON value at p.pos, with the checks value makes but
+// without building it (and without looking for repeated keys inside it).
+func (p *jsonParser) skip(depth int) error {
+	if depth > maxJSONDepth {
+		return errJSONDepth
+	}
+	p.space()
+	if p.pos >= len(p.buf) {
+		return p.errorf("unexpected end of input")
+	}
+	switch c := p.buf[p.pos]; {
+	case c == '{' || c == '[':
+		end, kind := byte('}'), "object"
+		if c == '[' {
+			end, kind = ']', "array"
+		}
+		p.pos++
+		p.space()
+		if p.pos < len(p.buf) && p.buf[p.pos] == end {
+			p.pos++
+			return nil
+		}
+		for {
+			if c == '{' {
+				p.space()
+				if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
+					return p.errorf("want an object key")
+				}
+				if _, err := p.str(); err != nil {
+					return err
+				}
+				p.space()
+				if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
+					return p.errorf("want ':'")
+				}
+				p.pos++
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			switch {
+			case p.pos >= len(p.buf):
+				return p.errorf("unterminated %s", kind)
+			case p.buf[p.pos] == ',':
+				p.pos++
+			case p.buf[p.pos] == end:
+				p.pos++
+				return nil
+			default:
+				return p.errorf("want ',' or '%c'", end)
+			}
+		}
+	case c == '"':
+		_, err := p.str()
+		return err
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, err := p.number()
+		return err
+	default:
+		return p.errorf("unexpected character %q", c)
+	}
 }
 
 // duplicate returns the error for the first key of members that repeats an
@@ -495,46 +581,37 @@ func (p *jsonParser) strEscaped(start int) (string, error) {
 			return "", p.errorf("unterminated string")
 		}
 		p.pos += 2
-		switch e := p.buf[p.pos-1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				return "", p.errorf("invalid \\u escape")
-			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if p.pos+1 < len(p.buf) && p.buf[p.pos] == '\\' && p.buf[p.pos+1] == 'u' {
-					save := p.pos
-					p.pos += 2
-					var ok2 bool
-					if r2, ok2 = p.hex4(); !ok2 {
-						return "", p.errorf("invalid \\u escape")
-					}
-					if utf16.DecodeRune(r, r2) == utf8.RuneError {
-						p.pos, r2 = save, -1
-					}
-				}
-				if r2 < 0 {
-					return "", p.errorf("invalid surrogate in \\u escape")
-				}
-				r = utf16.DecodeRune(r, r2)
-			}
-			out = utf8.AppendRune(out, r)
-		default:
+		e := p.buf[p.pos-1]
+		if d, ok := simpleEscape(e); ok {
+			out = append(out, d)
+			continue
+		}
+		if e != 'u' {
 			return "", p.errorf("invalid escape \\%c", e)
 		}
+		r, ok := p.hex4()
+		if !ok {
+			return "", p.errorf("invalid \\u escape")
+		}
+		if utf16.IsSurrogate(r) {
+			r2 := rune(-1)
+			if p.pos+1 < len(p.buf) && p.buf[p.pos] == '\\' && p.buf[p.pos+1] == 'u' {
+				save := p.pos
+				p.pos += 2
+				var ok2 bool
+				if r2, ok2 = p.hex4(); !ok2 {
+					return "", p.errorf("invalid \\u escape")
+				}
+				if utf16.DecodeRune(r, r2) == utf8.RuneError {
+					p.pos, r2 = save, -1
+				}
+			}
+			if r2 < 0 {
+				return "", p.errorf("invalid surrogate in \\u escape")
+			}
+			r = utf16.DecodeRune(r, r2)
+		}
+		out = utf8.AppendRune(out, r)
 	}
 	return "", p.errorf("unterminated string")
 }
@@ -546,6 +623,28 @@ func (p *jsonParser) hex4() (rune, bool) {
 	}
 	p.pos += 4
 	return r, true
+}
+
+// simpleEscape returns the byte a two-character JSON escape \e stands
+// for (\", \\, \/, \b, \f, \n, \r, \t), and false for any other e
+// (\u, which the caller decodes, or an invalid escape). Both JSON scanners
+// (jsonParser and canonicalizer) decode escapes through it.
+func simpleEscape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 // hex4 returns the value of the four hex digits b starts with, or -1 when

@@ -92,6 +92,33 @@ func TestJSONToStructRejectsBadJSON(t *testing.T) {
 	}
 }
 
+// TestJSONToStructDrop holds the dropped member (ToStruct's status) to
+// the same checks as a built one: it is left out of the Struct, yet bad
+// JSON inside it, or a second member of its name, is still an error.
+func TestJSONToStructDrop(t *testing.T) {
+	for _, in := range []string{`{"status":{"a":}}`, `{"status":[1,}`, `{"status":[1 2]}`, `{"status":tru}`, `{"status":"\q"}`,
+		`{"status":01}`, `{"status":{"a":1]}`, `{"status":{}`, `{"status":{},"status":1}`, `{"status":{"a":{"b":[{"c":"\ud800"}]}}}`} {
+		if _, _, err := jsonToStructMember([]byte(in), "", "status"); err == nil {
+			t.Errorf("jsonToStructMember(%q) dropping status: want an error", in)
+		}
+	}
+	for _, in := range []string{`{"status":{}}`, `{"a":1,"status":{"x":[1,{"y":null},[]],"z":"s\n","e":{}},"b":[true,false,null]}`,
+		`{"status":null,"m":{"status":2}}`, `{"status":-1.5e3}`} {
+		want, err := jsonToStruct([]byte(in))
+		if err != nil {
+			t.Fatalf("jsonToStruct(%q): %v", in, err)
+		}
+		delete(want.Fields, "status")
+		got, _, err := jsonToStructMember([]byte(in), "", "status")
+		if err != nil {
+			t.Fatalf("jsonToStructMember(%q) dropping status: %v", in, err)
+		}
+		if !proto.Equal(want, got) {
+			t.Errorf("jsonToStructMember(%q) dropping status:\nwant %v\ngot  %v", in, want, got)
+		}
+	}
+}
+
 func randomObject(r *rand.Rand, depth int) map[string]any {
 	out := map[string]any{}
 	for range r.IntN(6) {

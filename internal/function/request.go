@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -110,11 +111,28 @@ func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, err
 		return DecodeSpec(v)
 	}
 	out := &v1alpha1.KubernetesClusterSpec{}
-	if err := json.Unmarshal(appendStructJSON(make([]byte, 0, 4096), st, specField), out); err != nil {
+	buf := decodeBuffers.Get().(*[]byte)
+	defer putDecodeBuffer(buf)
+	*buf = appendStructJSON((*buf)[:0], st, specField)
+	if err := json.Unmarshal(*buf, out); err != nil {
 		return nil, decodeError(spec.AsInterface(), err)
 	}
 	out.Default()
 	return out, nil
+}
+
+// decodeBuffers hold the JSON a Struct is written to before json.Unmarshal
+// decodes it into a typed object: json.Unmarshal keeps nothing of its input
+// (an UnmarshalJSON method must copy what it keeps, says json.Unmarshaler),
+// so the buffer is reused once the decode returns.
+var decodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// putDecodeBuffer returns buf to decodeBuffers, unless it grew past
+// maxPooledJSON.
+func putDecodeBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledJSON {
+		decodeBuffers.Put(buf)
+	}
 }
 
 // DecodeSpec decodes an XR's spec (the unstructured value under "spec") into
@@ -209,8 +227,9 @@ func RequiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.St
 // decoding error.
 func DecodeStruct(s *structpb.Struct, out any) error {
 	fields := s.GetFields()
-	raw := make([]byte, 0, 4096)
-	raw = append(raw, '{')
+	buf := decodeBuffers.Get().(*[]byte)
+	defer putDecodeBuffer(buf)
+	raw := append((*buf)[:0], '{')
 	for i, k := range slices.Sorted(maps.Keys(fields)) {
 		if i > 0 {
 			raw = append(raw, ',')
@@ -223,6 +242,7 @@ func DecodeStruct(s *structpb.Struct, out any) error {
 		raw = appendValueJSON(raw, fields[k])
 	}
 	raw = append(raw, '}')
+	*buf = raw
 	return json.Unmarshal(raw, out)
 }
 

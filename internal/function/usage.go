@@ -5,6 +5,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// usageAPIVersion is a Usage's apiVersion, written once (GroupVersion.String
+// builds a new string on every call).
+var usageAPIVersion = protectionv1beta1.SchemeGroupVersion.String()
+
 // ObjectRef names a namespaced composed resource of the tenant cluster by
 // apiVersion, kind and name (its namespace is the cluster's NS).
 type ObjectRef struct {
@@ -19,7 +23,7 @@ type ObjectRef struct {
 func (id Identity) Usage(name string, of, by ObjectRef, reason string) *protectionv1beta1.Usage {
 	replay := true
 	return &protectionv1beta1.Usage{
-		TypeMeta:   metav1.TypeMeta{APIVersion: protectionv1beta1.SchemeGroupVersion.String(), Kind: protectionv1beta1.UsageKind},
+		TypeMeta:   metav1.TypeMeta{APIVersion: usageAPIVersion, Kind: protectionv1beta1.UsageKind},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels()},
 		Spec: protectionv1beta1.UsageSpec{
 			Of: protectionv1beta1.NamespacedResource{
