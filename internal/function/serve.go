@@ -3,6 +3,7 @@ package function
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
@@ -21,8 +22,17 @@ type ServerCLI struct {
 	TLSCertsDir    string `env:"TLS_SERVER_CERTS_DIR" help:"Directory holding tls.crt, tls.key and ca.crt of the mTLS server certificate."`
 	Insecure       bool   `help:"Serve without mTLS (crossplane render only; Crossplane itself always dials with mTLS)."`
 	MaxRecvMsgSize int    `default:"4194304" help:"Largest gRPC message accepted, in bytes."`
-	GCPercent      int    `default:"400"     help:"Go garbage collector target percentage (GOGC) of the served process; ignored when the GOGC environment variable is set."`
+	GCPercent      int    `default:"${gc_percent}" help:"Go garbage collector target percentage (GOGC) of the served process; ignored when the GOGC environment variable is set."`
 }
+
+// DefaultGCPercent is the served functions' default Go garbage collector
+// target percentage (GOGC; Go's own default is 100). A served call
+// allocates a few MB, mostly the decoded request, over a live heap of a few
+// MB, and all of it is garbage once the response is sent: at 100 the
+// collector runs on nearly every call, at 400 on about every fifth, for a
+// resident set that stays flat (BenchmarkRSS) at a few tens of MiB more.
+// The in-process benchmarks run under it too (bench.Loop).
+const DefaultGCPercent = 400
 
 // NewRunner builds the FunctionRunnerServiceServer a binary serves, given the
 // logger configured by --debug.
@@ -34,7 +44,8 @@ type NewRunner func(log Logger) fnv1.FunctionRunnerServiceServer
 // message on a bad flag or a serve error.
 func Main(name, description string, newRunner NewRunner) {
 	cli := &ServerCLI{}
-	ctx := kong.Parse(cli, kong.Name(name), kong.Description(description), kong.UsageOnError())
+	ctx := kong.Parse(cli, kong.Name(name), kong.Description(description), kong.UsageOnError(),
+		kong.Vars{"gc_percent": strconv.Itoa(DefaultGCPercent)})
 	ctx.FatalIfErrorf(cli.serve(newRunner))
 }
 
@@ -44,9 +55,6 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 		return err
 	}
 	if os.Getenv("GOGC") == "" {
-		// A served call allocates a few MB (mostly the decoded request)
-		// over a live heap of a few MB that is garbage once the response is
-		// sent: Go's default of 100 collects on nearly every call.
 		debug.SetGCPercent(c.GCPercent)
 	}
 	RegisterStructCodec()

@@ -54,10 +54,17 @@ func Check(b *testing.B, name string, fn RunFunc, req *fnv1.RunFunctionRequest) 
 }
 
 // Loop runs fn b.N times, each call on a Fresh copy of req, with the timer
-// (and the allocation count) stopped while the copies are made. Besides
+// (and the allocation count) stopped while the copies are made, under the
+// served functions' collector setting (function.DefaultGCPercent). Besides
 // ns/op it reports cpu-ns/op, the process CPU time of the calls.
 func Loop(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest) {
+	LoopGC(b, fn, req, function.DefaultGCPercent)
+}
+
+// LoopGC is Loop with the collector's target percentage gcPercent (GOGC).
+func LoopGC(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest, gcPercent int) {
 	b.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	ctx := context.Background()
 	reqs := make([]*fnv1.RunFunctionRequest, batch)
 	var cpu time.Duration
@@ -97,16 +104,24 @@ func ProcessCPU() time.Duration {
 
 // BenchmarkFunction is the in-process benchmark of one function (step):
 // RunFunction on the recorded request of each named input, reporting the
-// request and response sizes as gRPC would send them (req-B, rsp-B).
+// request and response sizes as gRPC would send them (req-B, rsp-B). It
+// runs under the served functions' collector setting (gogc=400) and, for
+// the reference input, under Go's default too (gogc=100).
 func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
 	for _, input := range Inputs {
-		b.Run("input="+input, func(b *testing.B) {
-			req := LoadOrSkip(b, input, step)
-			rsp := Check(b, step+"/"+input, fn, req)
-			Loop(b, fn, req)
-			b.ReportMetric(float64(proto.Size(req)), "req-B")
-			b.ReportMetric(float64(proto.Size(rsp)), "rsp-B")
-		})
+		gcs := []int{function.DefaultGCPercent}
+		if input == Reference {
+			gcs = append(gcs, 100)
+		}
+		for _, gc := range gcs {
+			b.Run(fmt.Sprintf("input=%s/gogc=%d", input, gc), func(b *testing.B) {
+				req := LoadOrSkip(b, input, step)
+				rsp := Check(b, step+"/"+input, fn, req)
+				LoopGC(b, fn, req, gc)
+				b.ReportMetric(float64(proto.Size(req)), "req-B")
+				b.ReportMetric(float64(proto.Size(rsp)), "rsp-B")
+			})
+		}
 	}
 }
 
@@ -131,8 +146,7 @@ func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
 // (step) does besides gRPC's transport, in process: decode the wire
 // request with StructCodec, RunFunction, encode the response with
 // StructCodec, under the served binaries' collector setting
-// (ServerCLI.GCPercent's default, 400). Run on the small and reference
-// inputs.
+// (function.DefaultGCPercent). Run on the small and reference inputs.
 func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 	for _, input := range []string{Small, Reference} {
 		b.Run("input="+input, func(b *testing.B) {
@@ -144,7 +158,7 @@ func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 			}
 			codec := &function.StructCodec{}
 			ctx := context.Background()
-			defer debug.SetGCPercent(debug.SetGCPercent(400))
+			defer debug.SetGCPercent(debug.SetGCPercent(function.DefaultGCPercent))
 			b.ReportAllocs()
 			b.SetBytes(int64(len(wire)))
 			c0 := ProcessCPU()
