@@ -29,10 +29,12 @@ type ServerCLI struct {
 // target percentage (GOGC; Go's own default is 100). A served call
 // allocates a few MB, mostly the decoded request, over a live heap of a few
 // MB, and all of it is garbage once the response is sent: at 100 the
-// collector runs on nearly every call, at 400 on about every fifth, for a
-// resident set that stays flat (BenchmarkRSS) at a few tens of MiB more.
+// collector runs on nearly every call. 400 is cheaper still for a small
+// cluster but lets the heap of a large one grow to five times its live
+// size, and the fresh memory costs more than the collections saved
+// (workers at 200 node groups: about 50 ms per call at 200, 90 ms at 400).
 // The in-process benchmarks run under it too (bench.Loop).
-const DefaultGCPercent = 400
+const DefaultGCPercent = 200
 
 // NewRunner builds the FunctionRunnerServiceServer a binary serves, given the
 // logger configured by --debug.

@@ -105,7 +105,7 @@ func ProcessCPU() time.Duration {
 // BenchmarkFunction is the in-process benchmark of one function (step):
 // RunFunction on the recorded request of each named input, reporting the
 // request and response sizes as gRPC would send them (req-B, rsp-B). It
-// runs under the served functions' collector setting (gogc=400) and, for
+// runs under the served functions' collector setting (gogc=200) and, for
 // the reference input, under Go's default too (gogc=100).
 func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
 	for _, input := range Inputs {
