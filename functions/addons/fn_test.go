@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/schema"
 )
 
@@ -70,7 +70,7 @@ func (r run) do(t *testing.T) *fnv1.RunFunctionResponse {
 			req.Observed.Resources[n] = &fnv1.Resource{Resource: toStruct(t, y)}
 		}
 	}
-	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +617,7 @@ func TestKeepsEarlierDesired(t *testing.T) {
 			Resources: map[string]*fnv1.Resource{"cluster": {Resource: toStruct(t, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster")}},
 		},
 	}
-	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +692,7 @@ func TestDesiredIsSupersetOfObserved(t *testing.T) {
 	for name, r := range first.GetDesired().GetResources() {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: r.GetResource()}
 	}
-	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,7 +717,7 @@ func TestCoreDNSFollowsTheComposedCluster(t *testing.T) {
 		Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"cluster": {Resource: toStruct(t,
 			"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nspec: {clusterNetwork: {services: {cidrBlocks: [10.100.0.0/16]}}}")}}},
 	}
-	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}

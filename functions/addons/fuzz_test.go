@@ -1,12 +1,13 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // FuzzRunFunction feeds arbitrary XR specs and observed HelmRelease status
@@ -40,7 +41,7 @@ func FuzzRunFunction(f *testing.F) {
 				req.Observed.Resources = map[string]*fnv1.Resource{"addon-cilium": {Resource: os}}
 			}
 		}
-		rsp, err := (&Function{}).RunFunction(context.Background(), req)
+		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/schema"
 )
 
@@ -60,7 +60,7 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,7 +31,7 @@ func TestNodeGroupCap(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rsp, err := (&Function{}).RunFunction(context.Background(), req)
+		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func machineTemplateGroup(name string) (string, bool) {
 // number of groups).
 func observedTemplatesByGroup(req *fnv1.RunFunctionRequest) map[string][]string {
 	out := map[string][]string{}
-	for name := range req.GetObserved().GetResources() {
+	for name := range function.ObservedNames(req) {
 		if g, ok := machineTemplateGroup(name); ok {
 			out[g] = append(out[g], name)
 		}

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // FuzzRunFunction feeds arbitrary XR specs (YAML) with and without the
@@ -48,7 +49,7 @@ func FuzzRunFunction(f *testing.F) {
 			withInstancetypes(t, "u1.nano", "u1.medium", "u1.large", "no.such")(req)
 			withMachineSets(t)(req)
 		}
-		rsp, err := (&Function{}).RunFunction(context.Background(), req)
+		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("RunFunction error: %v", err)
 		}

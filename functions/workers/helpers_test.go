@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +8,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // Test cluster identity: claim demo in tenant-foo.
@@ -168,7 +169,7 @@ func newRequest(t testing.TB, spec string, opts ...reqOpt) *fnv1.RunFunctionRequ
 // run calls RunFunction in process.
 func run(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := (&Function{}).RunFunction(context.Background(), req)
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatalf("RunFunction returned an error: %v", err)
 	}

@@ -31,12 +31,12 @@ type observedMD struct {
 // field from the request (no JSON decoding of the whole object, which
 // carries managedFields). It reports false when there is none.
 func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (observedMD, bool) {
-	md := req.GetObserved().GetResources()[MachineDeploymentResourceName(g)].GetResource()
-	if md == nil {
+	name := MachineDeploymentResourceName(g)
+	if !function.ObservedExists(req, name) {
 		return observedMD{}, false
 	}
-	str := func(p ...string) string { return function.ValueAt(md, p...).GetStringValue() }
-	num := func(p ...string) int64 { return int64(function.ValueAt(md, p...).GetNumberValue()) }
+	str := func(p ...string) string { return function.ObservedValue(req, name, p...).GetStringValue() }
+	num := func(p ...string) int64 { return int64(function.ObservedValue(req, name, p...).GetNumberValue()) }
 	return observedMD{
 		Version:           str("spec", "template", "spec", "version"),
 		InfrastructureRef: str("spec", "template", "spec", "infrastructureRef", "name"),
@@ -60,21 +60,19 @@ func (md observedMD) ready(minReplicas int32) bool {
 // composed-resource name if there were several), and whether one was
 // observed.
 func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) (string, bool) {
-	// Found without sorting every name.
-	var first *structpb.Struct
-	firstName := ""
-	for name, r := range req.GetObserved().GetResources() {
-		f := r.GetResource().GetFields()
-		if f["kind"].GetStringValue() == "KamajiControlPlane" &&
-			strings.HasPrefix(f["apiVersion"].GetStringValue(), "controlplane.cluster.x-k8s.io/") &&
-			(first == nil || name < firstName) {
-			first, firstName = r.GetResource(), name
+	// Found without sorting every name, reading two fields of each object.
+	found, firstName := false, ""
+	for name := range function.ObservedNames(req) {
+		if (!found || name < firstName) &&
+			function.ObservedValue(req, name, "kind").GetStringValue() == "KamajiControlPlane" &&
+			strings.HasPrefix(function.ObservedValue(req, name, "apiVersion").GetStringValue(), "controlplane.cluster.x-k8s.io/") {
+			found, firstName = true, name
 		}
 	}
-	if first == nil {
+	if !found {
 		return "", false
 	}
-	return first.GetFields()["status"].GetStructValue().GetFields()["version"].GetStringValue(), true
+	return function.ObservedValue(req, firstName, "status", "version").GetStringValue(), true
 }
 
 // workerVersion is the patch version G's machines run (issue 5: the
@@ -153,12 +151,11 @@ func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		mdRef, mdObserved = md.InfrastructureRef, true
 	}
 	inUse := func(objName string) bool { return referenced[objName] || mdObserved && objName == mdRef }
-	obs := req.GetObserved().GetResources()
 	for _, name := range templates {
 		if name == current {
 			continue
 		}
-		objName := obs[name].GetResource().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
+		objName := function.ObservedValue(req, name, "metadata", "name").GetStringValue()
 		if !msArrived || inUse(objName) {
 			function.KeepObserved(req, rsp, name)
 			if r := rsp.Desired.Resources[name]; r != nil {

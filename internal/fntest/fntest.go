@@ -10,8 +10,13 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // Claim labels used by XR returns.
@@ -71,11 +76,12 @@ func FatalMessage(rsp *fnv1.RunFunctionResponse) string {
 // Runner is a function's RunFunction.
 type Runner func(context.Context, *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
 
-// CheckInvariants runs fn on req and returns an error when it breaks an
-// invariant: it panics, takes longer than timeout, returns a Go error
-// instead of a Fatal result, returns no response, or returns a desired
-// state that lacks a composed resource the request's desired state held
-// (an earlier step's) — whatever the input.
+// CheckInvariants runs fn on req, as given and as served (RunAsServed), and
+// returns an error when it breaks an invariant: it panics, takes longer
+// than timeout, returns a Go error instead of a Fatal result, returns no
+// response, answers the request as served differently, or returns a
+// desired state that lacks a composed resource the request's desired state
+// held (an earlier step's) — whatever the input.
 func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Duration) (err error) {
 	before := map[string]bool{}
 	for k := range req.GetDesired().GetResources() {
@@ -92,7 +98,7 @@ func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Durat
 				done <- result{err: fmt.Errorf("panic: %v", p)}
 			}
 		}()
-		rsp, err := fn(context.Background(), req)
+		rsp, err := RunAsServed(fn, req)
 		done <- result{rsp: rsp, err: err}
 	}()
 	select {
@@ -112,4 +118,36 @@ func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Durat
 		}
 		return nil
 	}
+}
+
+// RunAsServed runs fn twice on req: once on req as given, and once on req
+// as a served function receives it, encoded with proto.Marshal and decoded
+// by function.UnmarshalRequest (the served binaries' codec), which keeps
+// each observed composed resource's object encoded until the function reads
+// it. It returns the first response, or an error when fn errors or the two
+// responses differ (the diff): a function that read an observed object
+// other than through the function.Observed* accessors would see it absent
+// on the served path.
+func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	// Encoded first: a response shares the request's desired state.
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the request: %w", err)
+	}
+	served := &fnv1.RunFunctionRequest{}
+	if err := function.UnmarshalRequest(wire, served); err != nil {
+		return nil, fmt.Errorf("decoding the request as served: %w", err)
+	}
+	rsp, err := fn(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	servedRsp, err := fn(context.Background(), served)
+	if err != nil {
+		return nil, fmt.Errorf("on the request as served: %w", err)
+	}
+	if diff := cmp.Diff(rsp, servedRsp, protocmp.Transform()); diff != "" {
+		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served):\n%s", diff)
+	}
+	return rsp, nil
 }

@@ -106,11 +106,11 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 	prefix := k.composedName("")
 	present := map[string]bool{}
 	composed := map[string]bool{}
-	for name, r := range req.GetObserved().GetResources() {
+	for name := range ObservedNames(req) {
 		if !strings.HasPrefix(name, prefix) {
 			continue // most observed objects: not looked into
 		}
-		obj := r.GetResource()
+		obj := ObservedResource(req, name)
 		if n := ValueAt(obj, "metadata", "name").GetStringValue(); sameKind(obj, k) && accept(n) {
 			present[n], composed[n] = true, true
 		}
@@ -162,7 +162,7 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 // returns an error when an object does not convert.
 func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
 	names := make([]string, 0)
-	for name := range req.GetObserved().GetResources() {
+	for name := range ObservedNames(req) {
 		if !strings.HasPrefix(name, CleanupPrefix) {
 			continue
 		}
@@ -172,7 +172,7 @@ func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := setCleanupObject(rsp, name, req.GetObserved().GetResources()[name].GetResource()); err != nil {
+		if err := setCleanupObject(rsp, name, ObservedResource(req, name)); err != nil {
 			return err
 		}
 	}

@@ -85,6 +85,8 @@ func codecResponse(t testing.TB) *fnv1.RunFunctionResponse {
 // TestStructCodecRoundTrips checks that StructCodec decodes what
 // protobuf-go encodes, and encodes what protobuf-go decodes, into equal
 // messages, for a request and a response using every Struct-holding field.
+// A request's observed composed resources come out with their objects
+// kept encoded (UnmarshalRequest), equal once DecodeObserved has run.
 func TestStructCodecRoundTrips(t *testing.T) {
 	c := &StructCodec{}
 	for name, msg := range map[string]proto.Message{"request": codecRequest(t), "response": codecResponse(t)} {
@@ -96,6 +98,14 @@ func TestStructCodecRoundTrips(t *testing.T) {
 			got := msg.ProtoReflect().New().Interface()
 			if err := c.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, got); err != nil {
 				t.Fatalf("Unmarshal: %v", err)
+			}
+			if req, ok := got.(*fnv1.RunFunctionRequest); ok {
+				for name, r := range req.GetObserved().GetResources() {
+					if _, encoded := encodedObject(r); !encoded || r.GetResource() != nil {
+						t.Errorf("observed %q: object kept encoded = %v, decoded = %v; want only encoded", name, encoded, r.GetResource() != nil)
+					}
+				}
+				DecodeObserved(req)
 			}
 			if diff := cmp.Diff(msg, got, protocmp.Transform()); diff != "" {
 				t.Errorf("StructCodec.Unmarshal of proto.Marshal (-want +got):\n%s", diff)
@@ -191,7 +201,10 @@ func TestStructCodecRejectsBrokenWire(t *testing.T) {
 // protobuf-go accepts, StructCodec must accept and decode to an equal
 // message (unknown fields inside a Struct aside, see StructCodec), and
 // re-encode so that protobuf-go reads it back equal. It must never panic
-// on input either rejects.
+// on input either rejects. UnmarshalRequest, with its observed objects
+// kept encoded, must read the same through the Observed* accessors at
+// every path of every object, and equal protobuf-go's message once they
+// are decoded.
 func FuzzStructCodec(f *testing.F) {
 	for _, m := range []proto.Message{codecRequest(f), codecResponse(f)} {
 		b, err := proto.Marshal(m)
@@ -225,5 +238,6 @@ func FuzzStructCodec(f *testing.F) {
 		if diff := cmp.Diff(want, back, protocmp.Transform(), protocmp.IgnoreUnknown()); diff != "" {
 			t.Fatalf("round trip (-want +got):\n%s", diff)
 		}
+		checkEncodedObservedReads(t, wire, want, protocmp.IgnoreUnknown())
 	})
 }

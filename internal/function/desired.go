@@ -165,19 +165,19 @@ func omitPath(s *structpb.Struct, path []string) {
 // function cannot compute this time is not deleted by Crossplane. It
 // reports false when nothing of that name was observed.
 func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string, omit ...string) bool {
-	r, ok := req.GetObserved().GetResources()[name]
-	if !ok || r.GetResource() == nil {
+	obj := ObservedResource(req, name)
+	if obj == nil {
 		return false
 	}
-	s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(r.GetResource().GetFields()))}
-	for k, v := range r.GetResource().GetFields() {
+	s := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(obj.GetFields()))}
+	for k, v := range obj.GetFields() {
 		if k == "status" {
 			continue
 		}
 		s.Fields[k] = v
 	}
 	if _, ok := s.Fields["metadata"]; ok {
-		s.Fields["metadata"] = structpb.NewStructValue(keptMetadata(r.GetResource()))
+		s.Fields["metadata"] = structpb.NewStructValue(keptMetadata(obj))
 	}
 	for _, p := range omit {
 		omitPath(s, strings.Split(p, "."))

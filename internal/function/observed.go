@@ -1,15 +1,50 @@
 package function
 
 import (
+	"iter"
+	"maps"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
+// ObservedResource returns the object of the observed composed resource
+// called name, or nil when there is none. An object UnmarshalRequest kept
+// encoded is decoded now, once (see lazyobserved.go): this and the other
+// Observed* functions are the only way a function reads observed composed
+// resources.
+func ObservedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
+	return decodeObject(req.GetObserved().GetResources()[name])
+}
+
+// ObservedExists reports whether the composed resource called name is in
+// req's observed state (it has been created). Templates, ConfigMaps,
+// ServiceAccounts and RBAC objects are ready once they exist.
+func ObservedExists(req *fnv1.RunFunctionRequest, name string) bool {
+	r := req.GetObserved().GetResources()[name]
+	if r.GetResource() != nil {
+		return true
+	}
+	_, encoded := encodedObject(r)
+	return encoded
+}
+
+// ObservedNames yields the names of the observed composed resources, in
+// map order, without decoding any object.
+func ObservedNames(req *fnv1.RunFunctionRequest) iter.Seq[string] {
+	return maps.Keys(req.GetObserved().GetResources())
+}
+
 // ObservedValue returns the value at path (map keys) of the observed
 // composed resource called name, or nil when the resource or the path is
-// absent. It reads the request's structpb directly, without decoding.
+// absent. Of an object kept encoded (UnmarshalRequest) it decodes only the
+// value found; with no path it returns the whole object.
 func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
-	return ValueAt(req.GetObserved().GetResources()[name].GetResource(), path...)
+	r := req.GetObserved().GetResources()[name]
+	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
+		return rawValueAt(encoded, path)
+	}
+	return ValueAt(decodeObject(r), path...)
 }
 
 // ValueAt returns the value at path (map keys) of s, or nil when s is nil

@@ -197,11 +197,11 @@ func decodeError(spec any, err error) error {
 // the resource is not in the observed state, and an error when it does not
 // decode.
 func ObservedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, error) {
-	r, ok := req.GetObserved().GetResources()[name]
-	if !ok || r.GetResource() == nil {
+	obj := ObservedResource(req, name)
+	if obj == nil {
 		return false, nil
 	}
-	return true, DecodeStruct(r.GetResource(), out)
+	return true, DecodeStruct(obj, out)
 }
 
 // RequiredResources returns the objects Crossplane sent for the required

@@ -1,0 +1,278 @@
+package function
+
+import (
+	"errors"
+	"fmt"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	vtstructpb "github.com/planetscale/vtprotobuf/types/known/structpb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// An observed composed resource decoded by UnmarshalRequest keeps its
+// object encoded, as the Resource's unknown fields hold a field protobuf
+// does not know: one record with field number 1 (Resource.resource), wire
+// type bytes, whose payload is the google.protobuf.Struct. protobuf-go
+// treats it as it treats any unknown field (proto.Marshal writes it back
+// unchanged, so an encoded Resource copied into a response still carries
+// its object), and the Observed* accessors decode it on first use. Nothing
+// else in a function may read an observed composed resource's object:
+// TestObservedObjectsReadThroughAccessors enforces it.
+
+// errEncodedTwice is returned by keepEncoded for a second occurrence of an
+// object it already keeps: the whole request then goes to protobuf-go.
+var errEncodedTwice = errors.New("object given twice")
+
+// maxEncodedDepth is the deepest nesting of Structs and lists an object
+// kept encoded may have; a deeper one is decoded at once.
+const maxEncodedDepth = 100
+
+// keepEncoded stores field, the whole field (tag, length, bytes) holding
+// the encoded object v of the observed composed resource m, in m's unknown
+// fields when v is a well-formed Struct (see wellFormedStruct) and m holds
+// no decoded object. It reports whether it did; the caller decodes v
+// otherwise. A second encoded object for m is an error. field is kept, not
+// copied: it points into the request's bytes, as the decoded strings do.
+func keepEncoded(m protoreflect.Message, field, v []byte) (bool, error) {
+	r, ok := m.Interface().(*fnv1.Resource)
+	if !ok || r.Resource != nil {
+		return false, nil
+	}
+	if _, kept := encodedObject(r); kept {
+		return false, errEncodedTwice
+	}
+	if !wellFormedStruct(v, 0) {
+		return false, nil
+	}
+	if u := m.GetUnknown(); len(u) > 0 {
+		m.SetUnknown(append(u[:len(u):len(u)], field...))
+	} else {
+		// Capacity capped: an append to the unknown fields copies rather
+		// than overwrite the request bytes that follow.
+		m.SetUnknown(field[:len(field):len(field)])
+	}
+	return true, nil
+}
+
+// encodedObject returns the object r keeps encoded (see keepEncoded), and
+// whether it keeps one.
+func encodedObject(r *fnv1.Resource) ([]byte, bool) {
+	if r == nil {
+		return nil, false
+	}
+	u := r.ProtoReflect().GetUnknown()
+	for len(u) > 0 {
+		num, typ, n := protowire.ConsumeTag(u)
+		if n < 0 {
+			return nil, false
+		}
+		if num == fieldResourceObject.Number() && typ == protowire.BytesType {
+			v, vn := protowire.ConsumeBytes(u[n:])
+			return v, vn >= 0
+		}
+		vn := protowire.ConsumeFieldValue(num, typ, u[n:])
+		if vn < 0 {
+			return nil, false
+		}
+		u = u[n+vn:]
+	}
+	return nil, false
+}
+
+// decodeObject decodes the object r keeps encoded into r.Resource and drops
+// the record from r's unknown fields, then returns r.Resource (nil for a
+// nil r). The bytes were checked by wellFormedStruct, which accepts only
+// what vtprotobuf decodes; should decoding fail nonetheless, protobuf-go
+// decodes them, and if that fails too the request was changed while in use,
+// which is a bug: it panics rather than show the function an empty object.
+func decodeObject(r *fnv1.Resource) *structpb.Struct {
+	v, ok := encodedObject(r)
+	if !ok {
+		return r.GetResource()
+	}
+	s := &structpb.Struct{}
+	if err := (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(v); err != nil {
+		s = &structpb.Struct{}
+		if perr := proto.Unmarshal(v, s); perr != nil {
+			panic(fmt.Sprintf("function: an observed object kept encoded does not decode: %v", perr))
+		}
+	}
+	var rest []byte
+	u := r.ProtoReflect().GetUnknown()
+	for len(u) > 0 {
+		num, typ, n := protowire.ConsumeTag(u)
+		vn := protowire.ConsumeFieldValue(num, typ, u[n:])
+		if num != fieldResourceObject.Number() || typ != protowire.BytesType {
+			rest = append(rest, u[:n+vn]...)
+		}
+		u = u[n+vn:]
+	}
+	r.ProtoReflect().SetUnknown(rest)
+	r.Resource = s
+	return s
+}
+
+// Single-byte tags (field number << 3 | wire type) of the shape
+// wellFormedStruct accepts: protobuf-go writes every tag of these small
+// field numbers in one byte.
+const (
+	tagStructEntry = 1<<3 | 2 // Struct.fields entry; also ListValue.values
+	tagEntryKey    = 1<<3 | 2
+	tagEntryValue  = 2<<3 | 2
+	tagNullValue   = 1<<3 | 0
+	tagNumberValue = 2<<3 | 1
+	tagStringValue = 3<<3 | 2
+	tagBoolValue   = 4<<3 | 0
+	tagStructValue = 5<<3 | 2
+	tagListValue   = 6<<3 | 2
+)
+
+// wellFormedStruct reports whether b is a google.protobuf.Struct in the
+// shape protobuf-go writes, at most maxEncodedDepth deep: only map entries
+// (field 1), each a key (field 1, a string) followed by a value (field 2);
+// each google.protobuf.Value with exactly one of its six fields, of the
+// right wire type; lists (ListValue) of values (field 1); every tag in one
+// byte. It allocates nothing; rawValueAt relies on this shape.
+func wellFormedStruct(b []byte, depth int) bool {
+	if depth > maxEncodedDepth {
+		return false
+	}
+	for len(b) > 0 {
+		entry, rest, ok := lengthDelimited(b, tagStructEntry)
+		if !ok {
+			return false
+		}
+		_, entry, ok = lengthDelimited(entry, tagEntryKey)
+		if !ok {
+			return false
+		}
+		value, tail, ok := lengthDelimited(entry, tagEntryValue)
+		if !ok || len(tail) > 0 || !wellFormedValue(value, depth) {
+			return false
+		}
+		b = rest
+	}
+	return true
+}
+
+// wellFormedValue reports whether b is a google.protobuf.Value with exactly
+// one field set, of its wire type, nested values well formed.
+func wellFormedValue(b []byte, depth int) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] {
+	case tagNullValue, tagBoolValue:
+		_, n := protowire.ConsumeVarint(b[1:])
+		return n > 0 && 1+n == len(b)
+	case tagNumberValue:
+		return len(b) == 9
+	case tagStringValue:
+		_, rest, ok := lengthDelimited(b, tagStringValue)
+		return ok && len(rest) == 0
+	case tagStructValue:
+		s, rest, ok := lengthDelimited(b, tagStructValue)
+		return ok && len(rest) == 0 && wellFormedStruct(s, depth+1)
+	case tagListValue:
+		l, rest, ok := lengthDelimited(b, tagListValue)
+		return ok && len(rest) == 0 && wellFormedList(l, depth+1)
+	}
+	return false
+}
+
+// wellFormedList reports whether b is a google.protobuf.ListValue of
+// well-formed values.
+func wellFormedList(b []byte, depth int) bool {
+	if depth > maxEncodedDepth {
+		return false
+	}
+	for len(b) > 0 {
+		v, rest, ok := lengthDelimited(b, tagStructEntry)
+		if !ok || !wellFormedValue(v, depth) {
+			return false
+		}
+		b = rest
+	}
+	return true
+}
+
+// lengthDelimited reads, from the start of b, a length-delimited field
+// with the one-byte tag: its payload and what follows it; ok is false when
+// b starts otherwise or is cut short.
+func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
+	if len(b) < 2 || b[0] != tag {
+		return nil, nil, false
+	}
+	var size uint64
+	n := 1
+	if b[1] < 0x80 { // a length under 128 bytes: most of them
+		size, n = uint64(b[1]), 2
+	} else {
+		v, vn := protowire.ConsumeVarint(b[1:])
+		if vn < 0 {
+			return nil, nil, false
+		}
+		size, n = v, 1+vn
+	}
+	if size > uint64(len(b)-n) {
+		return nil, nil, false
+	}
+	end := n + int(size)
+	return b[n:end], b[end:], true
+}
+
+// rawValueAt returns the value at path (map keys, at least one) of the
+// well-formed encoded Struct b, decoded, or nil when the path is absent —
+// what ValueAt returns for the decoded Struct, without decoding anything
+// but the value found. A key given twice in a Struct takes its last value,
+// as decoding does.
+func rawValueAt(b []byte, path []string) *structpb.Value {
+	for i, key := range path {
+		v, ok := rawField(b, key)
+		if !ok {
+			return nil
+		}
+		if i == len(path)-1 {
+			out := &structpb.Value{}
+			if err := (*vtstructpb.Value)(out).UnmarshalVTUnsafe(v); err != nil {
+				return nil // not reached: b is well formed
+			}
+			return out
+		}
+		if b, _, ok = lengthDelimited(v, tagStructValue); !ok {
+			return nil // not a Struct: nothing below it
+		}
+	}
+	return nil
+}
+
+// rawField returns the encoded Value of key in the well-formed encoded
+// Struct b (the last entry with that key), and whether there is one.
+func rawField(b []byte, key string) ([]byte, bool) {
+	var found []byte
+	ok := false
+	for len(b) > 0 {
+		entry, rest, _ := lengthDelimited(b, tagStructEntry)
+		k, entry, _ := lengthDelimited(entry, tagEntryKey)
+		if string(k) == key {
+			found, _, _ = lengthDelimited(entry, tagEntryValue)
+			ok = true
+		}
+		b = rest
+	}
+	return found, ok
+}
+
+// DecodeObserved decodes every observed composed resource's object that
+// req keeps encoded (UnmarshalRequest), so that req equals what
+// proto.Unmarshal gives for the same bytes. For tests and tools that read
+// a whole request; a function reads objects through the Observed*
+// accessors instead, which decode only what they return.
+func DecodeObserved(req *fnv1.RunFunctionRequest) {
+	for _, r := range req.GetObserved().GetResources() {
+		decodeObject(r)
+	}
+}

@@ -1,0 +1,288 @@
+package function
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// structPaths returns every path (map keys) through the nested Structs of
+// s, and for each a key that s does not have at that level.
+func structPaths(s *structpb.Struct, prefix []string) [][]string {
+	var out [][]string
+	out = append(out, append(append([]string{}, prefix...), "no-such-key"))
+	for k, v := range s.GetFields() {
+		p := append(append([]string{}, prefix...), k)
+		out = append(out, p)
+		if sv := v.GetStructValue(); sv != nil {
+			out = append(out, structPaths(sv, p)...)
+		} else {
+			out = append(out, append(append([]string{}, p...), "below-a-leaf"))
+		}
+	}
+	return out
+}
+
+// orEmpty is v, or an empty Value for nil: a Struct map entry without a
+// value (which protobuf-go never writes) decodes to an empty Value with
+// protobuf-go and to nil with vtprotobuf; both read as no value.
+func orEmpty(v *structpb.Value) *structpb.Value {
+	if v == nil {
+		return &structpb.Value{}
+	}
+	return v
+}
+
+// checkEncodedObservedReads compares, for every observed composed resource
+// of want (decoded by protobuf-go), what the Observed* accessors return on
+// a fresh UnmarshalRequest of wire with what ValueAt returns on want, at
+// every path of the object, then that the whole request, once
+// DecodeObserved has run, equals want.
+func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
+	t.Helper()
+	got := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalRequest(wire, got); err != nil {
+		t.Fatalf("UnmarshalRequest: %v", err)
+	}
+	opts = append(opts, protocmp.Transform())
+	for name, r := range want.GetObserved().GetResources() {
+		if gotExists, wantExists := ObservedExists(got, name), r.GetResource() != nil; gotExists != wantExists {
+			t.Errorf("ObservedExists(%q) = %v, want %v", name, gotExists, wantExists)
+		}
+		for _, p := range structPaths(r.GetResource(), nil) {
+			if diff := cmp.Diff(orEmpty(ValueAt(r.GetResource(), p...)), orEmpty(ObservedValue(got, name, p...)), opts...); diff != "" {
+				t.Errorf("ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
+			}
+		}
+	}
+	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil {
+		t.Errorf("an absent observed resource reads as present")
+	}
+	for name, r := range want.GetObserved().GetResources() {
+		if diff := cmp.Diff(r.GetResource(), ObservedResource(got, name), opts...); diff != "" {
+			t.Errorf("ObservedResource(%q) (-want +got):\n%s", name, diff)
+		}
+	}
+	DecodeObserved(got)
+	if diff := cmp.Diff(want, got, opts...); diff != "" {
+		t.Errorf("UnmarshalRequest + DecodeObserved (-proto.Unmarshal +got):\n%s", diff)
+	}
+}
+
+// TestObservedReadsOfObjectsKeptEncoded checks the accessors on objects
+// UnmarshalRequest keeps encoded against protobuf-go's decoding, on the
+// codec's test request and on objects with every kind of value.
+func TestObservedReadsOfObjectsKeptEncoded(t *testing.T) {
+	req := codecRequest(t)
+	req.Observed.Resources["values"] = &fnv1.Resource{Resource: codecStruct(t, map[string]any{
+		"kind": "Values", "null": nil, "num": -1.25e300, "int": 7.0, "true": true, "false": false, "str": "", "unicode": "größe ✓",
+		"list":   []any{[]any{map[string]any{"deep": []any{"x"}}}, nil, 1.0},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}, "empty": map[string]any{}},
+	})}
+	req.Observed.Resources["empty-object"] = &fnv1.Resource{Resource: &structpb.Struct{}}
+	req.Observed.Resources["no-object"] = &fnv1.Resource{Ready: fnv1.Ready_READY_TRUE}
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &fnv1.RunFunctionRequest{}
+	if err := proto.Unmarshal(wire, want); err != nil {
+		t.Fatal(err)
+	}
+	checkEncodedObservedReads(t, wire, want)
+
+	got := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalRequest(wire, got); err != nil {
+		t.Fatal(err)
+	}
+	if s, _, _ := ObservedConditionStatus(got, "values", "Ready"); s != "True" {
+		t.Errorf("ObservedConditionStatus(values, Ready) = %q, want True", s)
+	}
+	if _, encoded := encodedObject(got.GetObserved().GetResources()["values"]); !encoded {
+		t.Errorf("reading one condition decoded the whole object")
+	}
+	if !ObservedExists(got, "empty-object") || ObservedExists(got, "no-object") {
+		t.Errorf("ObservedExists: empty-object %v (want true), no-object %v (want false)", ObservedExists(got, "empty-object"), ObservedExists(got, "no-object"))
+	}
+}
+
+// TestEncodedObjectsTravelUnchanged checks that an observed Resource whose
+// object is kept encoded encodes, by StructCodec and by protobuf-go, to a
+// Resource that carries the object.
+func TestEncodedObjectsTravelUnchanged(t *testing.T) {
+	req := codecRequest(t)
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalRequest(wire, got); err != nil {
+		t.Fatal(err)
+	}
+	rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"a": got.GetObserved().GetResources()["a"]}}}
+	want := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"a": req.GetObserved().GetResources()["a"]}}}
+	for encoder, encode := range map[string]func() ([]byte, error){
+		"AppendMessage": func() ([]byte, error) { return AppendMessage(nil, rsp.ProtoReflect()) },
+		"proto.Marshal": func() ([]byte, error) { return proto.Marshal(rsp) },
+	} {
+		enc, err := encode()
+		if err != nil {
+			t.Fatalf("%s: %v", encoder, err)
+		}
+		back := &fnv1.RunFunctionResponse{}
+		if err := proto.Unmarshal(enc, back); err != nil {
+			t.Fatalf("proto.Unmarshal of %s: %v", encoder, err)
+		}
+		if diff := cmp.Diff(want, back, protocmp.Transform()); diff != "" {
+			t.Errorf("%s of a Resource kept encoded (-want +got):\n%s", encoder, diff)
+		}
+	}
+}
+
+// TestUnmarshalRequestDecodesOddObjectsAtOnce checks that an observed
+// object not in the shape protobuf-go writes is decoded at once, and that
+// an object given twice sends the whole request to protobuf-go, each
+// giving what protobuf-go gives.
+func TestUnmarshalRequestDecodesOddObjectsAtOnce(t *testing.T) {
+	valueTwoFields := protowire.AppendTag(nil, 3, protowire.BytesType)
+	valueTwoFields = protowire.AppendString(valueTwoFields, "s")
+	valueTwoFields = protowire.AppendTag(valueTwoFields, 4, protowire.VarintType)
+	valueTwoFields = protowire.AppendVarint(valueTwoFields, 1)
+	entry := func(key string, value []byte) []byte {
+		e := protowire.AppendTag(nil, 1, protowire.BytesType)
+		e = protowire.AppendString(e, key)
+		e = protowire.AppendTag(e, 2, protowire.BytesType)
+		return protowire.AppendBytes(e, value)
+	}
+	structOf := func(entries ...[]byte) []byte {
+		var s []byte
+		for _, e := range entries {
+			s = protowire.AppendTag(s, 1, protowire.BytesType)
+			s = protowire.AppendBytes(s, e)
+		}
+		return s
+	}
+	stringValue := protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "v")
+	deep := stringValue
+	for range maxEncodedDepth + 2 {
+		deep = protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), structOf(entry("k", deep)))
+	}
+	resource := func(objects ...[]byte) []byte {
+		var r []byte
+		for _, o := range objects {
+			r = protowire.AppendTag(r, 1, protowire.BytesType)
+			r = protowire.AppendBytes(r, o)
+		}
+		return r
+	}
+	request := func(name string, res []byte) []byte {
+		state := protowire.AppendTag(nil, 2, protowire.BytesType) // State.resources
+		state = protowire.AppendBytes(state, entry(name, res))
+		req := protowire.AppendTag(nil, 2, protowire.BytesType) // RunFunctionRequest.observed
+		return protowire.AppendBytes(req, state)
+	}
+	for _, tc := range []struct {
+		name         string
+		object       []byte
+		wantDecoded  bool
+		wantEncoded  bool
+		ignoreUnkown bool
+	}{
+		{name: "well formed", object: resource(structOf(entry("kind", stringValue))), wantEncoded: true},
+		{name: "value with two fields", object: resource(structOf(entry("kind", valueTwoFields))), wantDecoded: true},
+		{name: "entry with its key twice", object: resource(structOf(append(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k"), entry("kind", stringValue)...))), wantDecoded: true},
+		{name: "too deep", object: resource(structOf(entry("k", deep))), wantDecoded: true},
+		{name: "unknown field in a Struct", object: resource(protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1)), wantDecoded: true, ignoreUnkown: true},
+		{name: "given twice", object: resource(structOf(entry("a", stringValue)), structOf(entry("b", stringValue))), wantDecoded: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wire := request("r", tc.object)
+			want := &fnv1.RunFunctionRequest{}
+			if err := proto.Unmarshal(wire, want); err != nil {
+				t.Fatal(err)
+			}
+			got := &fnv1.RunFunctionRequest{}
+			if err := UnmarshalRequest(wire, got); err != nil {
+				t.Fatal(err)
+			}
+			r := got.GetObserved().GetResources()["r"]
+			_, encoded := encodedObject(r)
+			if decoded := r.GetResource() != nil; decoded != tc.wantDecoded || encoded != tc.wantEncoded {
+				t.Errorf("decoded = %v, kept encoded = %v; want %v, %v", decoded, encoded, tc.wantDecoded, tc.wantEncoded)
+			}
+			var opts []cmp.Option
+			if tc.ignoreUnkown {
+				opts = append(opts, protocmp.IgnoreUnknown())
+			}
+			checkEncodedObservedReads(t, wire, want, opts...)
+		})
+	}
+}
+
+// TestObservedObjectsReadThroughAccessors enforces what UnmarshalRequest
+// relies on: outside observed.go, no code of a function (functions/,
+// internal/, test files aside) reads the observed composed resources of a
+// request directly (lazyobserved.go, which keeps them, aside), nor through the SDK's request helpers, which would
+// see an object kept encoded as absent.
+func TestObservedObjectsReadThroughAccessors(t *testing.T) {
+	root := filepath.Join("..", "..")
+	allowed := map[string]bool{filepath.Join("internal", "function", "observed.go"): true, filepath.Join("internal", "function", "lazyobserved.go"): true}
+	sdkReaders := map[string]bool{"GetObservedComposedResources": true, "GetObservedComposedResource": true}
+	checked := 0
+	for _, dir := range []string{"functions", "internal"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				return err
+			}
+			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if sdkReaders[sel.Sel.Name] {
+					t.Errorf("%s: calls %s; use function.ObservedResource and ObservedNames", rel, sel.Sel.Name)
+				}
+				if !allowed[rel] && (sel.Sel.Name == "GetResources" || sel.Sel.Name == "Resources") && readsObserved(sel.X) {
+					t.Errorf("%s: reads the observed composed resources directly; use the function.Observed* accessors", rel)
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d files: wrong root?", checked)
+	}
+}
+
+// readsObserved reports whether x is req.GetObserved() or req.Observed.
+func readsObserved(x ast.Expr) bool {
+	switch e := x.(type) {
+	case *ast.CallExpr:
+		sel, ok := e.Fun.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "GetObserved"
+	case *ast.SelectorExpr:
+		return e.Sel.Name == "Observed"
+	}
+	return false
+}
