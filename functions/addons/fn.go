@@ -200,7 +200,7 @@ func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
 // Cluster an earlier step (control-plane) put into the desired state, or ""
 // when there is none.
 func desiredServiceCIDR(req *fnv1.RunFunctionRequest) string {
-	v := structpb.NewStructValue(req.GetDesired().GetResources()[function.ClusterResourceName].GetResource())
+	v := structpb.NewStructValue(function.DesiredResource(req, function.ClusterResourceName))
 	for _, p := range []string{"spec", "clusterNetwork", "services", "cidrBlocks"} {
 		v = v.GetStructValue().GetFields()[p]
 	}

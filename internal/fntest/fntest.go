@@ -123,11 +123,11 @@ func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Durat
 // RunAsServed runs fn twice on req: once on req as given, and once on req
 // as a served function receives it, encoded with proto.Marshal and decoded
 // by function.UnmarshalRequest (the served binaries' codec), which keeps
-// each observed composed resource's object encoded until the function reads
-// it. It returns the first response, or an error when fn errors or the two
-// responses differ (the diff): a function that read an observed object
-// other than through the function.Observed* accessors would see it absent
-// on the served path.
+// each composed resource's object, observed and desired, encoded until the
+// function reads it. It returns the first response, or an error when fn
+// errors or the two responses differ (the diff): a function that read such
+// an object other than through the function.Observed* accessors and
+// DesiredResource would see it absent on the served path.
 func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	// Encoded first: a response shares the request's desired state.
 	wire, err := proto.Marshal(req)
@@ -146,6 +146,9 @@ func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResp
 	if err != nil {
 		return nil, fmt.Errorf("on the request as served: %w", err)
 	}
+	// Earlier steps' desired objects the function passed on unread are
+	// still encoded, as they go back to Crossplane.
+	function.DecodeComposedResources(servedRsp.GetDesired())
 	if diff := cmp.Diff(rsp, servedRsp, protocmp.Transform()); diff != "" {
 		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served):\n%s", diff)
 	}

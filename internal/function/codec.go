@@ -79,7 +79,7 @@ func (c *StructCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.fallback.Unmarshal(data, v)
 	}
 	// A fresh copy, never returned to a pool: the decoded Structs' strings
-	// and the observed objects kept encoded point into it.
+	// and the objects kept encoded point into it.
 	if req, ok := m.(*fnv1.RunFunctionRequest); ok {
 		return UnmarshalRequest(data.Materialize(), req)
 	}
@@ -146,19 +146,24 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 
 // UnmarshalRequest decodes the protobuf wire bytes b into req, which must
 // be empty, as UnmarshalMessage does, except that the object of each
-// observed composed resource (observed.resources[name].resource) is left
-// encoded: it is checked to be a well-formed google.protobuf.Struct and
-// kept, as protobuf does with a field it does not know, in the Resource's
-// unknown fields, to be decoded when a function reads it through
-// ObservedResource, ObservedValue and the other Observed* accessors
-// (lazyobserved.go). A function reads a handful of the observed objects
-// and few of their fields; they are three quarters of the bytes of a
-// Crossplane request (334 of 448 KB for the reference bench input), so a
-// served call no longer builds tens of thousands of structpb values it
-// never looks at. An object that is not well-formed is decoded at once as
-// UnmarshalMessage would. The XR, desired state, required resources,
-// input and context are decoded as UnmarshalMessage does. b must not
-// change while req is in use.
+// composed resource, observed and desired (observed.resources[name].resource,
+// desired.resources[name].resource), is left encoded: it is checked to be
+// a well-formed google.protobuf.Struct and kept, as protobuf does with a
+// field it does not know, in the Resource's unknown fields
+// (encodedobjects.go). An observed object is decoded when a function reads
+// it through ObservedResource, ObservedValue and the other Observed*
+// accessors, an earlier step's desired object through DesiredResource;
+// one the function does not read goes back into the response as it came
+// (proto.Marshal and AppendMessage write unknown fields unchanged). A
+// function reads a handful of the observed objects and few of their
+// fields, and passes the earlier steps' desired objects on; together they
+// are most of the bytes of a Crossplane request (334 + 47 of 448 KB for the
+// addons step of the reference bench input), so a served call no longer
+// builds and re-encodes tens of thousands of structpb values it never
+// looks at. An object that is not well-formed is decoded at once as
+// UnmarshalMessage would. The XRs, required resources, input and context
+// are decoded as UnmarshalMessage does. b must not change while req is in
+// use.
 func UnmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 	return unmarshalOrFallBack(b, req.ProtoReflect(), modeRequest)
 }
@@ -174,7 +179,7 @@ func unmarshalOrFallBack(b []byte, m protoreflect.Message, mode decodeMode) erro
 }
 
 // decodeMode says where in a RunFunctionRequest unmarshalFields is, for
-// the observed objects UnmarshalRequest keeps encoded.
+// the composed resources' objects UnmarshalRequest keeps encoded.
 type decodeMode uint8
 
 const (
@@ -182,16 +187,16 @@ const (
 	modeEager decodeMode = iota
 	// modeRequest is a RunFunctionRequest decoded by UnmarshalRequest.
 	modeRequest
-	// modeObservedState is its observed State.
-	modeObservedState
-	// modeObservedResource is one of that State's composed resources.
-	modeObservedResource
+	// modeState is its observed or desired State.
+	modeState
+	// modeComposedResource is one of that State's composed resources.
+	modeComposedResource
 )
 
-// Descriptors of the fields on the way to an observed composed resource's
-// object.
+// Descriptors of the fields on the way to a composed resource's object.
 var (
 	fieldRequestObserved = (&fnv1.RunFunctionRequest{}).ProtoReflect().Descriptor().Fields().ByName("observed")
+	fieldRequestDesired  = (&fnv1.RunFunctionRequest{}).ProtoReflect().Descriptor().Fields().ByName("desired")
 	fieldStateResources  = (&fnv1.State{}).ProtoReflect().Descriptor().Fields().ByName("resources")
 	fieldResourceObject  = (&fnv1.Resource{}).ProtoReflect().Descriptor().Fields().ByName("resource")
 )
@@ -199,10 +204,10 @@ var (
 // childMode is the mode of field fd of a message decoded in mode.
 func (mode decodeMode) childMode(fd protoreflect.FieldDescriptor) decodeMode {
 	switch {
-	case mode == modeRequest && fd == fieldRequestObserved:
-		return modeObservedState
-	case mode == modeObservedState && fd == fieldStateResources:
-		return modeObservedResource
+	case mode == modeRequest && (fd == fieldRequestObserved || fd == fieldRequestDesired):
+		return modeState
+	case mode == modeState && fd == fieldStateResources:
+		return modeComposedResource
 	}
 	return modeEager
 }
@@ -233,7 +238,7 @@ func unmarshalFields(b []byte, m protoreflect.Message, mode decodeMode) error {
 		}
 		field := b[:n+vn]
 		b = b[n+vn:]
-		if mode == modeObservedResource && fd == fieldResourceObject {
+		if mode == modeComposedResource && fd == fieldResourceObject {
 			if kept, err := keepEncoded(m, field, v); kept || err != nil {
 				if err != nil {
 					return fmt.Errorf("%s.%s: %w", m.Descriptor().FullName(), fd.Name(), err)

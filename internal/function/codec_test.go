@@ -86,7 +86,8 @@ func codecResponse(t testing.TB) *fnv1.RunFunctionResponse {
 // protobuf-go encodes, and encodes what protobuf-go decodes, into equal
 // messages, for a request and a response using every Struct-holding field.
 // A request's observed composed resources come out with their objects
-// kept encoded (UnmarshalRequest), equal once DecodeObserved has run.
+// kept encoded (UnmarshalRequest), observed and desired, equal once
+// DecodeComposedResources has run.
 func TestStructCodecRoundTrips(t *testing.T) {
 	c := &StructCodec{}
 	for name, msg := range map[string]proto.Message{"request": codecRequest(t), "response": codecResponse(t)} {
@@ -100,12 +101,14 @@ func TestStructCodecRoundTrips(t *testing.T) {
 				t.Fatalf("Unmarshal: %v", err)
 			}
 			if req, ok := got.(*fnv1.RunFunctionRequest); ok {
-				for name, r := range req.GetObserved().GetResources() {
-					if _, encoded := encodedObject(r); !encoded || r.GetResource() != nil {
-						t.Errorf("observed %q: object kept encoded = %v, decoded = %v; want only encoded", name, encoded, r.GetResource() != nil)
+				for _, state := range []*fnv1.State{req.GetObserved(), req.GetDesired()} {
+					for name, r := range state.GetResources() {
+						if _, encoded := encodedObject(r); !encoded || r.GetResource() != nil {
+							t.Errorf("%q: object kept encoded = %v, decoded = %v; want only encoded", name, encoded, r.GetResource() != nil)
+						}
 					}
+					DecodeComposedResources(state)
 				}
-				DecodeObserved(req)
 			}
 			if diff := cmp.Diff(msg, got, protocmp.Transform()); diff != "" {
 				t.Errorf("StructCodec.Unmarshal of proto.Marshal (-want +got):\n%s", diff)

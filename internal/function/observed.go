@@ -10,7 +10,7 @@ import (
 
 // ObservedResource returns the object of the observed composed resource
 // called name, or nil when there is none. An object UnmarshalRequest kept
-// encoded is decoded now, once (see lazyobserved.go): this and the other
+// encoded is decoded now, once (see encodedobjects.go): this and the other
 // Observed* functions are the only way a function reads observed composed
 // resources.
 func ObservedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
@@ -27,6 +27,14 @@ func ObservedExists(req *fnv1.RunFunctionRequest, name string) bool {
 	}
 	_, encoded := encodedObject(r)
 	return encoded
+}
+
+// DesiredResource returns the object of the desired composed resource
+// called name in req (an earlier step's, or this function's once it is
+// set: a response shares the request's desired state), or nil when there
+// is none. An object UnmarshalRequest kept encoded is decoded now, once.
+func DesiredResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
+	return decodeObject(req.GetDesired().GetResources()[name])
 }
 
 // ObservedNames yields the names of the observed composed resources, in

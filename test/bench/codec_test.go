@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tenantkube/tenantkube/internal/function"
 )
@@ -15,7 +16,8 @@ import (
 // reference request with the served functions' StructCodec and with
 // protobuf-go, and encodes it back with StructCodec: the messages must be
 // equal both ways, so the served functions see exactly what protobuf-go
-// would have given them.
+// would have given them; and as the served functions decode it, with the
+// composed resources' objects kept encoded (checkAsServed).
 func TestStructCodecOnInputs(t *testing.T) {
 	for _, input := range []string{Small, Reference} {
 		for _, step := range Steps {
@@ -52,6 +54,51 @@ func TestStructCodecOnInputs(t *testing.T) {
 			if diff := cmp.Diff(want, back, protocmp.Transform()); diff != "" {
 				t.Errorf("%s/%s: AppendMessage round trip (-want +got):\n%s", input, step, diff)
 			}
+			checkAsServed(t, input+"/"+step, wire, want)
 		}
+	}
+}
+
+// maxReadDepth is how deep checkAsServed reads into each observed object:
+// status.conditions and metadata.labels.<key> are within it; deeper paths
+// (managedFields' fieldsV1) multiply the reads without reaching new code.
+const maxReadDepth = 4
+
+// checkAsServed decodes wire as the served functions do
+// (function.UnmarshalRequest: composed resources' objects kept encoded)
+// and compares with want, protobuf-go's decoding: every observed object's
+// values at every path through its Structs, read with
+// function.ObservedValue, and the whole request once its objects are
+// decoded.
+func checkAsServed(t *testing.T, name string, wire []byte, want *fnv1.RunFunctionRequest) {
+	t.Helper()
+	got := &fnv1.RunFunctionRequest{}
+	if err := function.UnmarshalRequest(wire, got); err != nil {
+		t.Fatalf("%s: UnmarshalRequest: %v", name, err)
+	}
+	reads := 0
+	for res, r := range want.GetObserved().GetResources() {
+		var walk func(s *structpb.Struct, path []string)
+		walk = func(s *structpb.Struct, path []string) {
+			for k, v := range s.GetFields() {
+				p := append(append([]string{}, path...), k)
+				reads++
+				if read := function.ObservedValue(got, res, p...); !proto.Equal(v, read) {
+					t.Errorf("%s: ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, res, p, cmp.Diff(v, read, protocmp.Transform()))
+				}
+				if len(p) < maxReadDepth {
+					walk(v.GetStructValue(), p)
+				}
+			}
+		}
+		walk(r.GetResource(), nil)
+	}
+	if len(want.GetObserved().GetResources()) > 0 && reads == 0 {
+		t.Errorf("%s: no observed value read", name)
+	}
+	function.DecodeComposedResources(got.GetObserved())
+	function.DecodeComposedResources(got.GetDesired())
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("%s: UnmarshalRequest + DecodeComposedResources (-proto.Unmarshal +got):\n%s", name, diff)
 	}
 }

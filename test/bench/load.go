@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // LoadRequest reads the recorded request of step for input.
@@ -107,6 +109,22 @@ func Fresh(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
 		out.Context = proto.Clone(req.GetContext()).(*structpb.Struct)
 	}
 	return out
+}
+
+// AsServed returns req as a served function receives it: encoded with
+// proto.Marshal and decoded by function.UnmarshalRequest, the served
+// binaries' codec, which keeps each observed composed resource's object
+// encoded until the function reads it.
+func AsServed(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, error) {
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	out := &fnv1.RunFunctionRequest{}
+	if err := function.UnmarshalRequest(wire, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // FatalOf returns the messages of rsp's Fatal results joined, or "" when it

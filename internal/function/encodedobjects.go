@@ -12,15 +12,16 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// An observed composed resource decoded by UnmarshalRequest keeps its
-// object encoded, as the Resource's unknown fields hold a field protobuf
-// does not know: one record with field number 1 (Resource.resource), wire
-// type bytes, whose payload is the google.protobuf.Struct. protobuf-go
-// treats it as it treats any unknown field (proto.Marshal writes it back
-// unchanged, so an encoded Resource copied into a response still carries
-// its object), and the Observed* accessors decode it on first use. Nothing
-// else in a function may read an observed composed resource's object:
-// TestObservedObjectsReadThroughAccessors enforces it.
+// A composed resource (observed or desired) decoded by UnmarshalRequest
+// keeps its object encoded, as the Resource's unknown fields hold a field
+// protobuf does not know: one record with field number 1
+// (Resource.resource), wire type bytes, whose payload is the
+// google.protobuf.Struct. protobuf-go treats it as it treats any unknown
+// field (proto.Marshal writes it back unchanged, so an earlier step's
+// desired Resource passed on in a response still carries its object), and
+// the Observed* accessors and DesiredResource decode it on first use.
+// Nothing else in a function may read a request's composed resource's
+// object: TestComposedObjectsReadThroughAccessors enforces it.
 
 // errEncodedTwice is returned by keepEncoded for a second occurrence of an
 // object it already keeps: the whole request then goes to protobuf-go.
@@ -31,7 +32,7 @@ var errEncodedTwice = errors.New("object given twice")
 const maxEncodedDepth = 100
 
 // keepEncoded stores field, the whole field (tag, length, bytes) holding
-// the encoded object v of the observed composed resource m, in m's unknown
+// the encoded object v of the composed resource m, in m's unknown
 // fields when v is a well-formed Struct (see wellFormedStruct) and m holds
 // no decoded object. It reports whether it did; the caller decodes v
 // otherwise. A second encoded object for m is an error. field is kept, not
@@ -87,7 +88,8 @@ func encodedObject(r *fnv1.Resource) ([]byte, bool) {
 // nil r). The bytes were checked by wellFormedStruct, which accepts only
 // what vtprotobuf decodes; should decoding fail nonetheless, protobuf-go
 // decodes them, and if that fails too the request was changed while in use,
-// which is a bug: it panics rather than show the function an empty object.
+// which is a bug: it panics rather than show the function an empty object
+// (or pass an empty object on as desired).
 func decodeObject(r *fnv1.Resource) *structpb.Struct {
 	v, ok := encodedObject(r)
 	if !ok {
@@ -97,7 +99,7 @@ func decodeObject(r *fnv1.Resource) *structpb.Struct {
 	if err := (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(v); err != nil {
 		s = &structpb.Struct{}
 		if perr := proto.Unmarshal(v, s); perr != nil {
-			panic(fmt.Sprintf("function: an observed object kept encoded does not decode: %v", perr))
+			panic(fmt.Sprintf("function: a composed resource's object kept encoded does not decode: %v", perr))
 		}
 	}
 	var rest []byte
@@ -201,27 +203,31 @@ func wellFormedList(b []byte, depth int) bool {
 
 // lengthDelimited reads, from the start of b, a length-delimited field
 // with the one-byte tag: its payload and what follows it; ok is false when
-// b starts otherwise or is cut short.
+// b starts otherwise or is cut short. Small enough to be inlined: the
+// validation of a request's observed objects calls it for every value.
 func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
 	if len(b) < 2 || b[0] != tag {
 		return nil, nil, false
 	}
-	var size uint64
-	n := 1
-	if b[1] < 0x80 { // a length under 128 bytes: most of them
-		size, n = uint64(b[1]), 2
-	} else {
-		v, vn := protowire.ConsumeVarint(b[1:])
-		if vn < 0 {
-			return nil, nil, false
-		}
-		size, n = v, 1+vn
+	size, n := uint64(b[1]), 2
+	if size >= 0x80 {
+		size, n = longLength(b[1:])
 	}
-	if size > uint64(len(b)-n) {
+	if n < 0 || size > uint64(len(b)-n) {
 		return nil, nil, false
 	}
-	end := n + int(size)
-	return b[n:end], b[end:], true
+	return b[n : n+int(size)], b[n+int(size):], true
+}
+
+// longLength decodes the varint length at the start of b (after a
+// one-byte tag) and returns it with the bytes of tag and length, or n < 0
+// when it is invalid.
+func longLength(b []byte) (size uint64, n int) {
+	v, vn := protowire.ConsumeVarint(b)
+	if vn < 0 {
+		return 0, -1
+	}
+	return v, 1 + vn
 }
 
 // rawValueAt returns the value at path (map keys, at least one) of the
@@ -266,13 +272,13 @@ func rawField(b []byte, key string) ([]byte, bool) {
 	return found, ok
 }
 
-// DecodeObserved decodes every observed composed resource's object that
-// req keeps encoded (UnmarshalRequest), so that req equals what
+// DecodeComposedResources decodes every composed resource's object that
+// state keeps encoded (UnmarshalRequest), so that it equals what
 // proto.Unmarshal gives for the same bytes. For tests and tools that read
-// a whole request; a function reads objects through the Observed*
-// accessors instead, which decode only what they return.
-func DecodeObserved(req *fnv1.RunFunctionRequest) {
-	for _, r := range req.GetObserved().GetResources() {
+// a whole state; a function reads objects through the Observed* accessors
+// and DesiredResource instead, which decode only what they return.
+func DecodeComposedResources(state *fnv1.State) {
+	for _, r := range state.GetResources() {
 		decodeObject(r)
 	}
 }

@@ -47,8 +47,9 @@ func orEmpty(v *structpb.Value) *structpb.Value {
 // checkEncodedObservedReads compares, for every observed composed resource
 // of want (decoded by protobuf-go), what the Observed* accessors return on
 // a fresh UnmarshalRequest of wire with what ValueAt returns on want, at
-// every path of the object, then that the whole request, once
-// DecodeObserved has run, equals want.
+// every path of the object, and what DesiredResource returns for every
+// desired one, then that the whole request, once DecodeComposedResources
+// has run on both states, equals want.
 func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
 	got := &fnv1.RunFunctionRequest{}
@@ -74,9 +75,18 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 			t.Errorf("ObservedResource(%q) (-want +got):\n%s", name, diff)
 		}
 	}
-	DecodeObserved(got)
+	for name, r := range want.GetDesired().GetResources() {
+		if diff := cmp.Diff(r.GetResource(), DesiredResource(got, name), opts...); diff != "" {
+			t.Errorf("DesiredResource(%q) (-want +got):\n%s", name, diff)
+		}
+	}
+	if DesiredResource(got, "no-such-resource") != nil {
+		t.Errorf("an absent desired resource reads as present")
+	}
+	DecodeComposedResources(got.GetObserved())
+	DecodeComposedResources(got.GetDesired())
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
-		t.Errorf("UnmarshalRequest + DecodeObserved (-proto.Unmarshal +got):\n%s", diff)
+		t.Errorf("UnmarshalRequest + DecodeComposedResources (-proto.Unmarshal +got):\n%s", diff)
 	}
 }
 
@@ -230,15 +240,23 @@ func TestUnmarshalRequestDecodesOddObjectsAtOnce(t *testing.T) {
 	}
 }
 
-// TestObservedObjectsReadThroughAccessors enforces what UnmarshalRequest
-// relies on: outside observed.go, no code of a function (functions/,
-// internal/, test files aside) reads the observed composed resources of a
-// request directly (lazyobserved.go, which keeps them, aside), nor through the SDK's request helpers, which would
-// see an object kept encoded as absent.
-func TestObservedObjectsReadThroughAccessors(t *testing.T) {
+// TestComposedObjectsReadThroughAccessors enforces what UnmarshalRequest
+// relies on: outside observed.go and encodedobjects.go, no code of a
+// function (functions/, internal/, test files aside) reads the observed
+// composed resources of a request directly, nor the object of a desired
+// one (rsp.Desired.Resources[name].Resource, or ranging over them), nor
+// uses the SDK's request helpers for them: all would see an object kept
+// encoded as absent.
+func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 	root := filepath.Join("..", "..")
-	allowed := map[string]bool{filepath.Join("internal", "function", "observed.go"): true, filepath.Join("internal", "function", "lazyobserved.go"): true}
-	sdkReaders := map[string]bool{"GetObservedComposedResources": true, "GetObservedComposedResource": true}
+	allowed := map[string]bool{
+		filepath.Join("internal", "function", "observed.go"):       true,
+		filepath.Join("internal", "function", "encodedobjects.go"): true,
+	}
+	sdkReaders := map[string]bool{
+		"GetObservedComposedResources": true, "GetObservedComposedResource": true,
+		"GetDesiredComposedResources": true, "GetDesiredComposedResource": true,
+	}
 	checked := 0
 	for _, dir := range []string{"functions", "internal"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
@@ -251,16 +269,25 @@ func TestObservedObjectsReadThroughAccessors(t *testing.T) {
 				return err
 			}
 			checked++
+			if allowed[rel] {
+				return nil
+			}
 			ast.Inspect(f, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				if sdkReaders[sel.Sel.Name] {
-					t.Errorf("%s: calls %s; use function.ObservedResource and ObservedNames", rel, sel.Sel.Name)
-				}
-				if !allowed[rel] && (sel.Sel.Name == "GetResources" || sel.Sel.Name == "Resources") && readsObserved(sel.X) {
-					t.Errorf("%s: reads the observed composed resources directly; use the function.Observed* accessors", rel)
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if sdkReaders[n.Sel.Name] {
+						t.Errorf("%s: calls %s; use the function.Observed* accessors and DesiredResource", rel, n.Sel.Name)
+					}
+					if composedResources(n, "Observed") {
+						t.Errorf("%s: reads the observed composed resources directly; use the function.Observed* accessors", rel)
+					}
+					if ix, ok := n.X.(*ast.IndexExpr); ok && (n.Sel.Name == "Resource" || n.Sel.Name == "GetResource") && composedResources(ix.X, "Desired") {
+						t.Errorf("%s: reads a desired composed resource's object directly; use function.DesiredResource", rel)
+					}
+				case *ast.RangeStmt:
+					if n.Value != nil && composedResources(n.X, "Desired") {
+						t.Errorf("%s: ranges over the desired composed resources' objects; use function.DesiredResource", rel)
+					}
 				}
 				return true
 			})
@@ -275,14 +302,32 @@ func TestObservedObjectsReadThroughAccessors(t *testing.T) {
 	}
 }
 
-// readsObserved reports whether x is req.GetObserved() or req.Observed.
-func readsObserved(x ast.Expr) bool {
+// composedResources reports whether x is s.GetResources() or s.Resources
+// of a state s that is X.Get<state>() or X.<state> (state "Observed" or
+// "Desired").
+func composedResources(x ast.Expr, state string) bool {
+	var of ast.Expr
 	switch e := x.(type) {
 	case *ast.CallExpr:
 		sel, ok := e.Fun.(*ast.SelectorExpr)
-		return ok && sel.Sel.Name == "GetObserved"
+		if !ok || sel.Sel.Name != "GetResources" {
+			return false
+		}
+		of = sel.X
 	case *ast.SelectorExpr:
-		return e.Sel.Name == "Observed"
+		if e.Sel.Name != "Resources" {
+			return false
+		}
+		of = e.X
+	default:
+		return false
+	}
+	switch e := of.(type) {
+	case *ast.CallExpr:
+		sel, ok := e.Fun.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Get"+state
+	case *ast.SelectorExpr:
+		return e.Sel.Name == state
 	}
 	return false
 }
