@@ -28,12 +28,14 @@ import (
 // (fnv1.RunFunctionRequest with *structpb.Struct fields), so the SDK's
 // request and response helpers see no difference; TestStructCodec*
 // compares both paths on every bench input and a fuzz target on arbitrary
-// bytes. Two differences are deliberate, in input no protobuf-go client
-// (Crossplane) can send: vtprotobuf accepts invalid UTF-8 inside a Struct
-// string, which protobuf-go refuses to encode, and drops unknown fields
-// inside a Struct, Value or ListValue, which a Struct built by protobuf-go
-// never carries. Unknown fields of the function protocol's own messages
-// are kept.
+// bytes. vtprotobuf decodes only Structs in the shape protobuf-go writes
+// (wellFormedStruct); any other Struct goes to protobuf-go. Two
+// differences are deliberate, in input no protobuf-go client (Crossplane)
+// can send: vtprotobuf accepts invalid UTF-8 inside a Struct string, which
+// protobuf-go refuses to encode, and encodes a Struct, Value or ListValue
+// without the unknown fields it may carry (only a decoded odd Struct
+// does; Structs a function builds never have any). Unknown fields of the
+// function protocol's own messages are kept.
 //
 // Fields that hold no Struct, at any depth, and Structs inside a real
 // oneof are left to protobuf-go in one proto.Unmarshal / proto.Marshal of
@@ -270,12 +272,18 @@ func unmarshalFields(b []byte, m protoreflect.Message, mode decodeMode) error {
 	return proto.UnmarshalOptions{Merge: true}.Unmarshal(rest, m.Interface())
 }
 
-// unmarshalValueMessage merges b into m: with vtprotobuf when m is a
-// Struct (merging a repeated occurrence into the first, as protobuf-go
-// does), else field by field in mode.
+// unmarshalValueMessage merges b into m (a repeated occurrence into the
+// first, as protobuf-go does): when m is a Struct, with vtprotobuf if b is
+// in the shape protobuf-go writes (wellFormedStruct), else with
+// protobuf-go, which reads odd input (a map entry's field with another
+// wire type, unknown fields) differently from vtprotobuf; other messages
+// field by field in mode.
 func unmarshalValueMessage(b []byte, m protoreflect.Message, mode decodeMode) error {
 	if s, ok := m.Interface().(*structpb.Struct); ok {
-		return (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(b)
+		if wellFormedStruct(b, 0) {
+			return (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(b)
+		}
+		return proto.UnmarshalOptions{Merge: true}.Unmarshal(b, s)
 	}
 	return unmarshalFields(b, m, mode)
 }

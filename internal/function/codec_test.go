@@ -202,11 +202,11 @@ func TestStructCodecRejectsBrokenWire(t *testing.T) {
 
 // FuzzStructCodec feeds arbitrary bytes to both decoders: whatever
 // protobuf-go accepts, StructCodec must accept and decode to an equal
-// message (unknown fields inside a Struct aside, see StructCodec), and
-// re-encode so that protobuf-go reads it back equal. It must never panic
-// on input either rejects. UnmarshalRequest, with its observed objects
-// kept encoded, must read the same through the Observed* accessors at
-// every path of every object, and equal protobuf-go's message once they
+// message, and re-encode so that protobuf-go reads it back equal (unknown
+// fields inside a Struct aside, see StructCodec). It must never panic on
+// input either rejects. UnmarshalRequest, with its composed resources'
+// objects kept encoded, must read the same through the Observed* accessors
+// at every path of every object, and equal protobuf-go's message once they
 // are decoded.
 func FuzzStructCodec(f *testing.F) {
 	for _, m := range []proto.Message{codecRequest(f), codecResponse(f)} {
@@ -227,7 +227,7 @@ func FuzzStructCodec(f *testing.F) {
 		if gotErr != nil {
 			t.Fatalf("protobuf-go decodes, StructCodec fails: %v", gotErr)
 		}
-		if diff := cmp.Diff(want, got, protocmp.Transform(), protocmp.IgnoreUnknown()); diff != "" {
+		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 			t.Fatalf("(-proto.Unmarshal +UnmarshalMessage):\n%s", diff)
 		}
 		enc, err := AppendMessage(nil, got.ProtoReflect())
@@ -241,6 +241,6 @@ func FuzzStructCodec(f *testing.F) {
 		if diff := cmp.Diff(want, back, protocmp.Transform(), protocmp.IgnoreUnknown()); diff != "" {
 			t.Fatalf("round trip (-want +got):\n%s", diff)
 		}
-		checkEncodedObservedReads(t, wire, want, protocmp.IgnoreUnknown())
+		checkEncodedObservedReads(t, wire, want)
 	})
 }

@@ -137,25 +137,40 @@ const (
 // (field 1), each a key (field 1, a string) followed by a value (field 2);
 // each google.protobuf.Value with exactly one of its six fields, of the
 // right wire type; lists (ListValue) of values (field 1); every tag in one
-// byte. It allocates nothing; rawValueAt relies on this shape.
+// byte. It allocates nothing; rawValueAt relies on this shape. (It runs
+// over every byte of every composed resource of a request, so it reads
+// indices rather than slicing through helpers that do not inline.)
 func wellFormedStruct(b []byte, depth int) bool {
 	if depth > maxEncodedDepth {
 		return false
 	}
-	for len(b) > 0 {
-		entry, rest, ok := lengthDelimited(b, tagStructEntry)
-		if !ok {
+	for i := 0; i < len(b); {
+		if b[i] != tagStructEntry {
 			return false
 		}
-		_, entry, ok = lengthDelimited(entry, tagEntryKey)
-		if !ok {
+		size, at := readLength(b, i+1)
+		if at < 0 || size > len(b)-at {
 			return false
 		}
-		value, tail, ok := lengthDelimited(entry, tagEntryValue)
-		if !ok || len(tail) > 0 || !wellFormedValue(value, depth) {
+		entryEnd := at + size
+		// The key.
+		if at >= entryEnd || b[at] != tagEntryKey {
 			return false
 		}
-		b = rest
+		size, at = readLength(b[:entryEnd], at+1)
+		if at < 0 || size > entryEnd-at {
+			return false
+		}
+		at += size
+		// The value, up to the end of the entry.
+		if at >= entryEnd || b[at] != tagEntryValue {
+			return false
+		}
+		size, at = readLength(b[:entryEnd], at+1)
+		if at < 0 || at+size != entryEnd || !wellFormedValue(b[at:entryEnd], depth) {
+			return false
+		}
+		i = entryEnd
 	}
 	return true
 }
@@ -163,7 +178,7 @@ func wellFormedStruct(b []byte, depth int) bool {
 // wellFormedValue reports whether b is a google.protobuf.Value with exactly
 // one field set, of its wire type, nested values well formed.
 func wellFormedValue(b []byte, depth int) bool {
-	if len(b) == 0 {
+	if len(b) < 2 {
 		return false
 	}
 	switch b[0] {
@@ -172,15 +187,18 @@ func wellFormedValue(b []byte, depth int) bool {
 		return n > 0 && 1+n == len(b)
 	case tagNumberValue:
 		return len(b) == 9
-	case tagStringValue:
-		_, rest, ok := lengthDelimited(b, tagStringValue)
-		return ok && len(rest) == 0
-	case tagStructValue:
-		s, rest, ok := lengthDelimited(b, tagStructValue)
-		return ok && len(rest) == 0 && wellFormedStruct(s, depth+1)
-	case tagListValue:
-		l, rest, ok := lengthDelimited(b, tagListValue)
-		return ok && len(rest) == 0 && wellFormedList(l, depth+1)
+	case tagStringValue, tagStructValue, tagListValue:
+		size, at := readLength(b, 1)
+		if at < 0 || at+size != len(b) {
+			return false
+		}
+		switch b[0] {
+		case tagStructValue:
+			return wellFormedStruct(b[at:], depth+1)
+		case tagListValue:
+			return wellFormedList(b[at:], depth+1)
+		}
+		return true
 	}
 	return false
 }
@@ -191,43 +209,46 @@ func wellFormedList(b []byte, depth int) bool {
 	if depth > maxEncodedDepth {
 		return false
 	}
-	for len(b) > 0 {
-		v, rest, ok := lengthDelimited(b, tagStructEntry)
-		if !ok || !wellFormedValue(v, depth) {
+	for i := 0; i < len(b); {
+		if b[i] != tagStructEntry {
 			return false
 		}
-		b = rest
+		size, at := readLength(b, i+1)
+		if at < 0 || size > len(b)-at || !wellFormedValue(b[at:at+size], depth) {
+			return false
+		}
+		i = at + size
 	}
 	return true
 }
 
+// readLength reads the varint length at b[i:] and returns it with the
+// index after it, or at < 0 when there is none or it has more than five
+// bytes (a length over 32 GiB). Small enough to be inlined.
+func readLength(b []byte, i int) (size, at int) {
+	for shift := 0; i < len(b) && shift < 35; shift += 7 {
+		c := b[i]
+		i++
+		size |= int(c&0x7f) << shift
+		if c < 0x80 {
+			return size, i
+		}
+	}
+	return 0, -1
+}
+
 // lengthDelimited reads, from the start of b, a length-delimited field
 // with the one-byte tag: its payload and what follows it; ok is false when
-// b starts otherwise or is cut short. Small enough to be inlined: the
-// validation of a request's observed objects calls it for every value.
+// b starts otherwise or is cut short.
 func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
 	if len(b) < 2 || b[0] != tag {
 		return nil, nil, false
 	}
-	size, n := uint64(b[1]), 2
-	if size >= 0x80 {
-		size, n = longLength(b[1:])
-	}
-	if n < 0 || size > uint64(len(b)-n) {
+	size, at := readLength(b, 1)
+	if at < 0 || size > len(b)-at {
 		return nil, nil, false
 	}
-	return b[n : n+int(size)], b[n+int(size):], true
-}
-
-// longLength decodes the varint length at the start of b (after a
-// one-byte tag) and returns it with the bytes of tag and length, or n < 0
-// when it is invalid.
-func longLength(b []byte) (size uint64, n int) {
-	v, vn := protowire.ConsumeVarint(b)
-	if vn < 0 {
-		return 0, -1
-	}
-	return v, 1 + vn
+	return b[at : at+size], b[at+size:], true
 }
 
 // rawValueAt returns the value at path (map keys, at least one) of the

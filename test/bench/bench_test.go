@@ -428,6 +428,15 @@ func BenchmarkWire(b *testing.B) {
 						}
 					}
 				})
+				b.Run("op=decode-served", func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(len(wire)))
+					for range b.N {
+						if err := function.UnmarshalRequest(wire, &fnv1.RunFunctionRequest{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 				b.Run("op=encode", func(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(wire)))
