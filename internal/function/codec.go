@@ -406,8 +406,18 @@ func appendMapEntry(b []byte, num protowire.Number, key string, m protoreflect.M
 	return append(b, value...), nil
 }
 
-// appendLengthPrefixed appends m's encoding preceded by its length.
+// appendLengthPrefixed appends m's encoding preceded by its length: a
+// State or Resource by hand (codecstate.go), a Struct with vtprotobuf,
+// other messages through AppendMessage.
 func appendLengthPrefixed(b []byte, m protoreflect.Message) ([]byte, error) {
+	if stateShapeKnown {
+		switch v := m.Interface().(type) {
+		case *fnv1.State:
+			return appendStateField(b, v)
+		case *fnv1.Resource:
+			return appendResourceField(b, v)
+		}
+	}
 	if s, ok := m.Interface().(*structpb.Struct); ok {
 		vs := (*vtstructpb.Struct)(s)
 		size := vs.SizeVT()

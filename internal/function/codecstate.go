@@ -1,0 +1,156 @@
+package function
+
+import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	vtstructpb "github.com/planetscale/vtprotobuf/types/known/structpb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The State and Resource messages carry every composed resource of a
+// response; StructCodec encodes them by hand, at their exact size computed
+// first, rather than through protoreflect with a buffer per message that is
+// then copied into its parent's. Field numbers as in the function
+// protocol (apiextensions.fn.proto.v1): State.composite = 1,
+// State.resources = 2 (map<string, Resource>); Resource.resource = 1,
+// Resource.connection_details = 2 (map<string, bytes>), Resource.ready = 3
+// (enum). Output is what proto.Marshal writes, map entries in Go's map
+// order.
+const (
+	tagStateComposite      = 1<<3 | 2
+	tagStateResources      = 2<<3 | 2
+	tagResourceObject      = 1<<3 | 2
+	tagResourceConnDetails = 2<<3 | 2
+	tagResourceReady       = 3<<3 | 0
+	tagMapKey              = 1<<3 | 2
+	tagMapValue            = 2<<3 | 2
+)
+
+// stateShapeKnown reports whether State and Resource have exactly the
+// fields above: a later protocol version with more falls back to the
+// generic encoding instead of dropping them.
+var stateShapeKnown = func() bool {
+	has := func(md protoreflect.MessageDescriptor, names ...protoreflect.Name) bool {
+		if md.Fields().Len() != len(names) {
+			return false
+		}
+		for i, n := range names {
+			fd := md.Fields().ByName(n)
+			if fd == nil || int(fd.Number()) != i+1 {
+				return false
+			}
+		}
+		return true
+	}
+	return has((&fnv1.State{}).ProtoReflect().Descriptor(), "composite", "resources") &&
+		has((&fnv1.Resource{}).ProtoReflect().Descriptor(), "resource", "connection_details", "ready")
+}()
+
+// resourceSize is the encoded size of r, with the size of its object
+// (-1 when it has none): the object's is needed again to encode it.
+func resourceSize(r *fnv1.Resource) (size, objectSize int) {
+	objectSize = -1
+	if r.Resource != nil {
+		objectSize = (*vtstructpb.Struct)(r.Resource).SizeVT()
+		size += 1 + protowire.SizeBytes(objectSize)
+	}
+	for k, v := range r.ConnectionDetails {
+		entry := 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
+		size += 1 + protowire.SizeBytes(entry)
+	}
+	if r.Ready != 0 {
+		size += 1 + protowire.SizeVarint(uint64(r.Ready))
+	}
+	return size + len(r.ProtoReflect().GetUnknown()), objectSize
+}
+
+// appendResource appends r's encoding (without a length prefix), its
+// object's size given by resourceSize.
+func appendResource(b []byte, r *fnv1.Resource, objectSize int) ([]byte, error) {
+	if objectSize >= 0 {
+		b = append(b, tagResourceObject)
+		b = protowire.AppendVarint(b, uint64(objectSize))
+		start := len(b)
+		b = append(b, make([]byte, objectSize)...)
+		if _, err := (*vtstructpb.Struct)(r.Resource).MarshalToSizedBufferVT(b[start:]); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range r.ConnectionDetails {
+		entry := 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
+		b = append(b, tagResourceConnDetails)
+		b = protowire.AppendVarint(b, uint64(entry))
+		b = append(b, tagMapKey)
+		b = protowire.AppendString(b, k)
+		b = append(b, tagMapValue)
+		b = protowire.AppendBytes(b, v)
+	}
+	if r.Ready != 0 {
+		b = append(b, tagResourceReady)
+		b = protowire.AppendVarint(b, uint64(r.Ready))
+	}
+	return append(b, r.ProtoReflect().GetUnknown()...), nil
+}
+
+// appendResourceField appends r with its length prefix.
+func appendResourceField(b []byte, r *fnv1.Resource) ([]byte, error) {
+	size, objectSize := resourceSize(r)
+	b = protowire.AppendVarint(b, uint64(size))
+	return appendResource(b, r, objectSize)
+}
+
+// stateEntry is one composed resource of a State being encoded.
+type stateEntry struct {
+	key        string
+	r          *fnv1.Resource
+	size       int
+	objectSize int
+}
+
+// appendStateField appends s with its length prefix: every size is
+// computed once, then every byte written once.
+func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
+	size := 0
+	var composite stateEntry
+	if s.Composite != nil {
+		composite.size, composite.objectSize = resourceSize(s.Composite)
+		size += 1 + protowire.SizeBytes(composite.size)
+	}
+	entries := make([]stateEntry, 0, len(s.Resources))
+	for k, r := range s.Resources {
+		e := stateEntry{key: k, r: r, objectSize: -1}
+		if r != nil {
+			e.size, e.objectSize = resourceSize(r)
+		}
+		entries = append(entries, e)
+		entry := 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(e.size)
+		size += 1 + protowire.SizeBytes(entry)
+	}
+	unknown := s.ProtoReflect().GetUnknown()
+	size += len(unknown)
+
+	b = protowire.AppendVarint(b, uint64(size))
+	var err error
+	if s.Composite != nil {
+		b = append(b, tagStateComposite)
+		b = protowire.AppendVarint(b, uint64(composite.size))
+		if b, err = appendResource(b, s.Composite, composite.objectSize); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range entries {
+		entry := 1 + protowire.SizeBytes(len(e.key)) + 1 + protowire.SizeBytes(e.size)
+		b = append(b, tagStateResources)
+		b = protowire.AppendVarint(b, uint64(entry))
+		b = append(b, tagMapKey)
+		b = protowire.AppendString(b, e.key)
+		b = append(b, tagMapValue)
+		b = protowire.AppendVarint(b, uint64(e.size))
+		if e.r != nil {
+			if b, err = appendResource(b, e.r, e.objectSize); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(b, unknown...), nil
+}
