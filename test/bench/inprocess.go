@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -55,16 +57,26 @@ func Check(b *testing.B, name string, fn RunFunc, req *fnv1.RunFunctionRequest) 
 
 // Loop runs fn b.N times, each call on a Fresh copy of req, with the timer
 // (and the allocation count) stopped while the copies are made, under the
-// served functions' collector setting (function.DefaultGCPercent). Besides
+// served functions' collector setting (see Collector). Besides
 // ns/op it reports cpu-ns/op, the process CPU time of the calls.
 func Loop(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest) {
 	LoopGC(b, fn, req, function.DefaultGCPercent)
 }
 
-// LoopGC is Loop with the collector's target percentage gcPercent (GOGC).
+// LoopGC is Loop with the collector's target percentage gcPercent (GOGC;
+// see Collector for -1). Each call gets req as a served function receives
+// it (AsServed: composed resources' objects kept encoded until read; a
+// FreshServed copy per call): what the calls read and allocate is then a
+// served call's, and the process's live heap holds req's bytes rather
+// than tens of MB of decoded objects for the collector to mark. The
+// caller should not keep req alive during the loop for the same reason.
 func LoopGC(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest, gcPercent int) {
 	b.Helper()
-	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	req, err := AsServed(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer Collector(gcPercent)()
 	ctx := context.Background()
 	reqs := make([]*fnv1.RunFunctionRequest, batch)
 	var cpu time.Duration
@@ -74,7 +86,7 @@ func LoopGC(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest, gcPercent in
 		n := min(batch, b.N-done)
 		b.StopTimer()
 		for i := range n {
-			reqs[i] = Fresh(req)
+			reqs[i] = FreshServed(req)
 		}
 		c0 := ProcessCPU()
 		b.StartTimer()
@@ -91,6 +103,29 @@ func LoopGC(b *testing.B, fn RunFunc, req *fnv1.RunFunctionRequest, gcPercent in
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
+// Collector sets this process's collector target percentage to gcPercent
+// (GOGC) and returns a function that restores the earlier setting. For -1,
+// the served functions' default (function.DefaultGCPercent: collect only
+// at the memory limit), it also sets the soft memory limit to
+// function.DefaultMemoryLimit above the heap in use now: a benchmark
+// process holds every input it loaded, which a served function does not,
+// so the served heap's room to fill is kept the same.
+func Collector(gcPercent int) (restore func()) {
+	limit := int64(math.MaxInt64)
+	if gcPercent < 0 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		limit = int64(ms.HeapInuse) + function.DefaultMemoryLimit
+	}
+	oldLimit := debug.SetMemoryLimit(limit)
+	oldPercent := debug.SetGCPercent(gcPercent)
+	return func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
+
 // ProcessCPU is the CPU time (user and system, all threads, GC included)
 // this process has used. On a shared machine it is the steadier figure:
 // wall time (ns/op) also counts the time other processes held the CPUs.
@@ -105,8 +140,9 @@ func ProcessCPU() time.Duration {
 // BenchmarkFunction is the in-process benchmark of one function (step):
 // RunFunction on the recorded request of each named input, reporting the
 // request and response sizes as gRPC would send them (req-B, rsp-B). It
-// runs under the served functions' collector setting (gogc=200) and, for
-// the reference input, under Go's default too (gogc=100).
+// runs under the served functions' collector setting (gc=served: see
+// Collector) and, for the reference input, under Go's default too
+// (gc=gogc100).
 func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
 	for _, input := range Inputs {
 		gcs := []int{function.DefaultGCPercent}
@@ -114,12 +150,17 @@ func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
 			gcs = append(gcs, 100)
 		}
 		for _, gc := range gcs {
-			b.Run(fmt.Sprintf("input=%s/gogc=%d", input, gc), func(b *testing.B) {
+			name := "served"
+			if gc != function.DefaultGCPercent {
+				name = fmt.Sprintf("gogc%d", gc)
+			}
+			b.Run(fmt.Sprintf("input=%s/gc=%s", input, name), func(b *testing.B) {
 				req := LoadOrSkip(b, input, step)
 				rsp := Check(b, step+"/"+input, fn, req)
+				reqSize, rspSize := proto.Size(req), proto.Size(rsp)
 				LoopGC(b, fn, req, gc)
-				b.ReportMetric(float64(proto.Size(req)), "req-B")
-				b.ReportMetric(float64(proto.Size(rsp)), "rsp-B")
+				b.ReportMetric(float64(reqSize), "req-B")
+				b.ReportMetric(float64(rspSize), "rsp-B")
 			})
 		}
 	}
@@ -134,10 +175,11 @@ func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
 		b.Run(fmt.Sprintf("groups=%d", n), func(b *testing.B) {
 			req := LoadOrSkip(b, ScalingInput(n), step)
 			rsp := Check(b, fmt.Sprintf("%s/groups=%d", step, n), fn, req)
+			reqSize, rspSize := proto.Size(req), proto.Size(rsp)
 			Loop(b, fn, req)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/group")
-			b.ReportMetric(float64(proto.Size(req))/float64(n), "req-B/group")
-			b.ReportMetric(float64(proto.Size(rsp))/float64(n), "rsp-B/group")
+			b.ReportMetric(float64(reqSize)/float64(n), "req-B/group")
+			b.ReportMetric(float64(rspSize)/float64(n), "rsp-B/group")
 		})
 	}
 }
@@ -145,8 +187,8 @@ func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
 // BenchmarkFunctionServedWork is the work a served call of one function
 // (step) does besides gRPC's transport, in process: decode the wire
 // request with StructCodec, RunFunction, encode the response with
-// StructCodec, under the served binaries' collector setting
-// (function.DefaultGCPercent). Run on the small and reference inputs.
+// StructCodec, under the served binaries' collector setting (see
+// Collector). Run on the small and reference inputs.
 func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 	for _, input := range []string{Small, Reference} {
 		b.Run("input="+input, func(b *testing.B) {
@@ -158,7 +200,7 @@ func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 			}
 			codec := &function.StructCodec{}
 			ctx := context.Background()
-			defer debug.SetGCPercent(debug.SetGCPercent(function.DefaultGCPercent))
+			defer Collector(function.DefaultGCPercent)()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(wire)))
 			c0 := ProcessCPU()

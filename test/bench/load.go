@@ -127,6 +127,24 @@ func AsServed(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, error) {
 	return out, nil
 }
 
+// FreshServed is Fresh for a request decoded AsServed: besides the
+// desired state and context, each observed composed resource is a new
+// Resource holding the same encoded object, so that the objects one call
+// decodes (function.ObservedResource) are decoded again by the next, as
+// in a served process, where every call decodes its own request.
+func FreshServed(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
+	out := Fresh(req)
+	if obs := req.GetObserved(); obs != nil {
+		out.Observed = &fnv1.State{Composite: obs.GetComposite(), Resources: make(map[string]*fnv1.Resource, len(obs.GetResources()))}
+		for name, r := range obs.GetResources() {
+			c := &fnv1.Resource{Resource: r.GetResource(), ConnectionDetails: r.GetConnectionDetails(), Ready: r.GetReady()}
+			c.ProtoReflect().SetUnknown(r.ProtoReflect().GetUnknown())
+			out.Observed.Resources[name] = c
+		}
+	}
+	return out
+}
+
 // FatalOf returns the messages of rsp's Fatal results joined, or "" when it
 // has none.
 func FatalOf(rsp *fnv1.RunFunctionResponse) string {
