@@ -276,6 +276,61 @@ func rawValueAt(b []byte, path []string) *structpb.Value {
 	return nil
 }
 
+// rawCondition is ObservedConditionStatus on the well-formed encoded
+// object b: it reads status.conditions item by item, comparing each "type"
+// where it lies, and decodes only the three strings of the condition found
+// (the first of type typ).
+func rawCondition(b []byte, typ string) (status, reason, message string) {
+	st, ok := rawField(b, "status")
+	if !ok {
+		return "", "", ""
+	}
+	if st, _, ok = lengthDelimited(st, tagStructValue); !ok {
+		return "", "", ""
+	}
+	list, ok := rawField(st, "conditions")
+	if !ok {
+		return "", "", ""
+	}
+	if list, _, ok = lengthDelimited(list, tagListValue); !ok {
+		return "", "", ""
+	}
+	for len(list) > 0 {
+		item, rest, _ := lengthDelimited(list, tagStructEntry)
+		list = rest
+		c, _, ok := lengthDelimited(item, tagStructValue)
+		if !ok {
+			if typ == "" {
+				return "", "", "" // an item that is no object has no type, as decoded
+			}
+			continue
+		}
+		if t, _ := rawString(c, "type"); t != typ {
+			continue
+		}
+		status, _ = rawString(c, "status")
+		reason, _ = rawString(c, "reason")
+		message, _ = rawString(c, "message")
+		return status, reason, message
+	}
+	return "", "", ""
+}
+
+// rawString returns the string value of key in the well-formed encoded
+// Struct b, and whether it is one ("" and false for another kind, as
+// structpb's GetStringValue gives "").
+func rawString(b []byte, key string) (string, bool) {
+	v, ok := rawField(b, key)
+	if !ok {
+		return "", false
+	}
+	s, _, ok := lengthDelimited(v, tagStringValue)
+	if !ok {
+		return "", false
+	}
+	return string(s), true
+}
+
 // rawField returns the encoded Value of key in the well-formed encoded
 // Struct b (the last entry with that key), and whether there is one.
 func rawField(b []byte, key string) ([]byte, bool) {

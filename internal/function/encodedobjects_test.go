@@ -61,6 +61,16 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 		if gotExists, wantExists := ObservedExists(got, name), r.GetResource() != nil; gotExists != wantExists {
 			t.Errorf("ObservedExists(%q) = %v, want %v", name, gotExists, wantExists)
 		}
+		types := []string{"", "no-such-type"}
+		for _, c := range ValueAt(r.GetResource(), "status", "conditions").GetListValue().GetValues() {
+			types = append(types, c.GetStructValue().GetFields()["type"].GetStringValue())
+		}
+		for _, typ := range types {
+			ws, wr, wm := ObservedConditionStatus(want, name, typ)
+			if gs, gr, gm := ObservedConditionStatus(got, name, typ); gs != ws || gr != wr || gm != wm {
+				t.Errorf("ObservedConditionStatus(%q, %q) = %q, %q, %q kept encoded, %q, %q, %q decoded", name, typ, gs, gr, gm, ws, wr, wm)
+			}
+		}
 		for _, p := range structPaths(r.GetResource(), nil) {
 			if diff := cmp.Diff(orEmpty(ValueAt(r.GetResource(), p...)), orEmpty(ObservedValue(got, name, p...)), opts...); diff != "" {
 				t.Errorf("ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
@@ -98,7 +108,11 @@ func TestObservedReadsOfObjectsKeptEncoded(t *testing.T) {
 	req.Observed.Resources["values"] = &fnv1.Resource{Resource: codecStruct(t, map[string]any{
 		"kind": "Values", "null": nil, "num": -1.25e300, "int": 7.0, "true": true, "false": false, "str": "", "unicode": "größe ✓",
 		"list":   []any{[]any{map[string]any{"deep": []any{"x"}}}, nil, 1.0},
-		"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}, "empty": map[string]any{}},
+		"status": map[string]any{"conditions": []any{
+			"not an object", map[string]any{"status": "NoType"}, map[string]any{"type": 7.0},
+			map[string]any{"type": "Ready", "status": "True", "reason": "Done", "message": "ready"},
+			map[string]any{"type": "Ready", "status": "False"},
+		}, "empty": map[string]any{}},
 	})}
 	req.Observed.Resources["empty-object"] = &fnv1.Resource{Resource: &structpb.Struct{}}
 	req.Observed.Resources["no-object"] = &fnv1.Resource{Ready: fnv1.Ready_READY_TRUE}

@@ -80,6 +80,9 @@ func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
 // resource or the condition is absent. It works for metav1.Condition, CAPI
 // v1beta2 and cert-manager conditions alike.
 func ObservedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
+	if encoded, ok := encodedObject(req.GetObserved().GetResources()[name]); ok {
+		return rawCondition(encoded, typ)
+	}
 	for _, c := range ObservedValue(req, name, "status", "conditions").GetListValue().GetValues() {
 		f := c.GetStructValue().GetFields()
 		if f["type"].GetStringValue() == typ {
