@@ -107,7 +107,7 @@ func TestObservedReadsOfObjectsKeptEncoded(t *testing.T) {
 	req := codecRequest(t)
 	req.Observed.Resources["values"] = &fnv1.Resource{Resource: codecStruct(t, map[string]any{
 		"kind": "Values", "null": nil, "num": -1.25e300, "int": 7.0, "true": true, "false": false, "str": "", "unicode": "größe ✓",
-		"list":   []any{[]any{map[string]any{"deep": []any{"x"}}}, nil, 1.0},
+		"list": []any{[]any{map[string]any{"deep": []any{"x"}}}, nil, 1.0},
 		"status": map[string]any{"conditions": []any{
 			"not an object", map[string]any{"status": "NoType"}, map[string]any{"type": 7.0},
 			map[string]any{"type": "Ready", "status": "True", "reason": "Done", "message": "ready"},
