@@ -146,11 +146,19 @@ func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResp
 	if err != nil {
 		return nil, fmt.Errorf("on the request as served: %w", err)
 	}
-	// Earlier steps' desired objects the function passed on unread are
-	// still encoded, as they go back to Crossplane.
-	function.DecodeComposedResources(servedRsp.GetDesired())
-	if diff := cmp.Diff(rsp, servedRsp, protocmp.Transform()); diff != "" {
-		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served):\n%s", diff)
+	// Compared as Crossplane receives it: encoded by the served codec
+	// (earlier steps' objects passed on unread are still encoded) and
+	// decoded by protobuf-go.
+	wireRsp, err := function.AppendMessage(nil, servedRsp.ProtoReflect())
+	if err != nil {
+		return nil, fmt.Errorf("encoding the response as served: %w", err)
+	}
+	received := &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(wireRsp, received); err != nil {
+		return nil, fmt.Errorf("decoding the response as served: %w", err)
+	}
+	if diff := cmp.Diff(rsp, received, protocmp.Transform()); diff != "" {
+		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served, as Crossplane receives it):\n%s", diff)
 	}
 	return rsp, nil
 }

@@ -61,7 +61,7 @@ func resourceSize(r *fnv1.Resource) (size, objectSize int) {
 	if r.Ready != 0 {
 		size += 1 + protowire.SizeVarint(uint64(r.Ready))
 	}
-	return size + len(r.ProtoReflect().GetUnknown()), objectSize
+	return size + len(resourceUnknown(r)), objectSize
 }
 
 // appendResource appends r's encoding (without a length prefix), its
@@ -89,7 +89,18 @@ func appendResource(b []byte, r *fnv1.Resource, objectSize int) ([]byte, error) 
 		b = append(b, tagResourceReady)
 		b = protowire.AppendVarint(b, uint64(r.Ready))
 	}
-	return append(b, r.ProtoReflect().GetUnknown()...), nil
+	return append(b, resourceUnknown(r)...), nil
+}
+
+// resourceUnknown is r's unknown fields as encoded: without an object kept
+// encoded (encodedobjects.go) when r also holds a decoded one, set by code
+// that replaced the object in place: that one wins, as it does when read.
+func resourceUnknown(r *fnv1.Resource) []byte {
+	u := r.ProtoReflect().GetUnknown()
+	if r.Resource == nil || len(u) == 0 {
+		return u
+	}
+	return withoutEncodedObject(u)
 }
 
 // appendResourceField appends r with its length prefix.

@@ -95,6 +95,11 @@ func decodeObject(r *fnv1.Resource) *structpb.Struct {
 	if !ok {
 		return r.GetResource()
 	}
+	if r.Resource != nil {
+		// Replaced in place after decoding: the new object wins.
+		r.ProtoReflect().SetUnknown(withoutEncodedObject(r.ProtoReflect().GetUnknown()))
+		return r.Resource
+	}
 	s := &structpb.Struct{}
 	if err := (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(v); err != nil {
 		s = &structpb.Struct{}
@@ -102,19 +107,30 @@ func decodeObject(r *fnv1.Resource) *structpb.Struct {
 			panic(fmt.Sprintf("function: a composed resource's object kept encoded does not decode: %v", perr))
 		}
 	}
+	r.ProtoReflect().SetUnknown(withoutEncodedObject(r.ProtoReflect().GetUnknown()))
+	r.Resource = s
+	return s
+}
+
+// withoutEncodedObject returns the unknown fields u of a Resource without
+// the object kept encoded (a copy: u is left as it is).
+func withoutEncodedObject(u []byte) []byte {
 	var rest []byte
-	u := r.ProtoReflect().GetUnknown()
 	for len(u) > 0 {
 		num, typ, n := protowire.ConsumeTag(u)
+		if n < 0 {
+			return append(rest, u...)
+		}
 		vn := protowire.ConsumeFieldValue(num, typ, u[n:])
+		if vn < 0 {
+			return append(rest, u...)
+		}
 		if num != fieldResourceObject.Number() || typ != protowire.BytesType {
 			rest = append(rest, u[:n+vn]...)
 		}
 		u = u[n+vn:]
 	}
-	r.ProtoReflect().SetUnknown(rest)
-	r.Resource = s
-	return s
+	return rest
 }
 
 // Single-byte tags (field number << 3 | wire type) of the shape

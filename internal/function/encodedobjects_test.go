@@ -345,3 +345,39 @@ func composedResources(x ast.Expr, state string) bool {
 	}
 	return false
 }
+
+// TestObjectReplacedInPlaceWins checks that when code replaces the object
+// of a composed resource kept encoded (r.Resource = x), x is what is read
+// and encoded: the encoded object is dropped, not merged into it.
+func TestObjectReplacedInPlaceWins(t *testing.T) {
+	wire, err := proto.Marshal(codecRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replacement := codecStruct(t, map[string]any{"kind": "Replacement"})
+	for _, read := range []bool{false, true} {
+		got := &fnv1.RunFunctionRequest{}
+		if err := UnmarshalRequest(wire, got); err != nil {
+			t.Fatal(err)
+		}
+		r := got.GetDesired().GetResources()["a"]
+		r.Resource = replacement
+		if read {
+			if diff := cmp.Diff(replacement, DesiredResource(got, "a"), protocmp.Transform()); diff != "" {
+				t.Errorf("DesiredResource after replacing the object (-want +got):\n%s", diff)
+			}
+		}
+		rsp := &fnv1.RunFunctionResponse{Desired: got.GetDesired()}
+		enc, err := AppendMessage(nil, rsp.ProtoReflect())
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := &fnv1.RunFunctionResponse{}
+		if err := proto.Unmarshal(enc, back); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(replacement, back.GetDesired().GetResources()["a"].GetResource(), protocmp.Transform()); diff != "" {
+			t.Errorf("read first = %v: encoded object after replacing it (-want +got):\n%s", read, diff)
+		}
+	}
+}

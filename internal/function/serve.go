@@ -2,6 +2,7 @@ package function
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -24,7 +25,7 @@ type ServerCLI struct {
 	Insecure       bool   `help:"Serve without mTLS (crossplane render only; Crossplane itself always dials with mTLS)."`
 	MaxRecvMsgSize int    `default:"4194304" help:"Largest gRPC message accepted, in bytes."`
 	GCPercent      int    `default:"${gc_percent}" help:"Go garbage collector target percentage (GOGC) of the served process; -1 collects only as the heap nears --memory-limit. Ignored when the GOGC environment variable is set."`
-	MemoryLimit    int64  `default:"${memory_limit}" help:"Soft memory limit of the served process's Go runtime, in bytes (GOMEMLIMIT). Ignored when the GOMEMLIMIT environment variable is set."`
+	MemoryLimit    int64  `default:"${memory_limit}" help:"Soft memory limit of the served process's Go runtime, in bytes (GOMEMLIMIT); 0 for none. Ignored when the GOMEMLIMIT environment variable is set."`
 }
 
 // DefaultGCPercent is the served functions' default Go garbage collector
@@ -43,8 +44,8 @@ const DefaultGCPercent = -1
 
 // DefaultMemoryLimit is the served functions' default soft memory limit
 // of the Go runtime (GOMEMLIMIT), in bytes: 64 MiB. The heap fills up to it
-// between collections, so a busy function process stays near 70 MiB of
-// resident memory (an idle one under 40 MiB); a live heap above it (a
+// between collections, so a busy function process stays near 90 MiB of
+// resident memory, its binary included (an idle one under 40 MiB); a live heap above it (a
 // request far beyond the XRD's caps) makes the collector run more often,
 // never fail. Give the function's container at least 128 MiB.
 const DefaultMemoryLimit = 64 << 20
@@ -64,19 +65,38 @@ func Main(name, description string, newRunner NewRunner) {
 	ctx.FatalIfErrorf(cli.serve(newRunner))
 }
 
+// setCollector applies --gc-percent and --memory-limit (0 or less: no
+// limit) where the GOGC and GOMEMLIMIT environment variables do not set
+// them. It returns an error, leaving Go's defaults, when the result would
+// never collect: the proportional trigger off and no memory limit.
+func (c *ServerCLI) setCollector() error {
+	limit := debug.SetMemoryLimit(-1) // GOMEMLIMIT's, or none
+	if os.Getenv("GOMEMLIMIT") == "" {
+		limit = c.MemoryLimit
+		if limit <= 0 {
+			limit = math.MaxInt64
+		}
+	}
+	percent := c.GCPercent
+	if env := os.Getenv("GOGC"); env != "" {
+		percent = debug.SetGCPercent(100) // GOGC's
+		debug.SetGCPercent(percent)
+	}
+	if percent < 0 && limit == math.MaxInt64 {
+		return fmt.Errorf("the collector would never run: --gc-percent (or GOGC) is off and there is no memory limit; set --memory-limit (or GOMEMLIMIT) or a --gc-percent of 0 or more")
+	}
+	debug.SetMemoryLimit(limit)
+	debug.SetGCPercent(percent)
+	return nil
+}
+
 func (c *ServerCLI) serve(newRunner NewRunner) error {
 	log, err := function.NewLogger(c.Debug)
 	if err != nil {
 		return err
 	}
-	if c.GCPercent < 0 && c.MemoryLimit <= 0 && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		return fmt.Errorf("--gc-percent=%d collects only at the memory limit: --memory-limit must be positive, not %d", c.GCPercent, c.MemoryLimit)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(c.MemoryLimit)
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(c.GCPercent)
+	if err := c.setCollector(); err != nil {
+		return err
 	}
 	RegisterStructCodec()
 	return function.Serve(newRunner(log),
