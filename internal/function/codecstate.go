@@ -14,16 +14,14 @@ import (
 // protocol (apiextensions.fn.proto.v1): State.composite = 1,
 // State.resources = 2 (map<string, Resource>); Resource.resource = 1,
 // Resource.connection_details = 2 (map<string, bytes>), Resource.ready = 3
-// (enum). Output is what proto.Marshal writes, map entries in Go's map
-// order.
+// (enum); a map entry's key and value are tagEntryKey and tagEntryValue.
+// Output is what proto.Marshal writes, map entries in Go's map order.
 const (
 	tagStateComposite      = 1<<3 | 2
 	tagStateResources      = 2<<3 | 2
 	tagResourceObject      = 1<<3 | 2
 	tagResourceConnDetails = 2<<3 | 2
 	tagResourceReady       = 3<<3 | 0
-	tagMapKey              = 1<<3 | 2
-	tagMapValue            = 2<<3 | 2
 )
 
 // stateShapeKnown reports whether State and Resource have exactly the
@@ -80,9 +78,9 @@ func appendResource(b []byte, r *fnv1.Resource, objectSize int) ([]byte, error) 
 		entry := 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(len(v))
 		b = append(b, tagResourceConnDetails)
 		b = protowire.AppendVarint(b, uint64(entry))
-		b = append(b, tagMapKey)
+		b = append(b, tagEntryKey)
 		b = protowire.AppendString(b, k)
-		b = append(b, tagMapValue)
+		b = append(b, tagEntryValue)
 		b = protowire.AppendBytes(b, v)
 	}
 	if r.Ready != 0 {
@@ -153,9 +151,9 @@ func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
 		entry := 1 + protowire.SizeBytes(len(e.key)) + 1 + protowire.SizeBytes(e.size)
 		b = append(b, tagStateResources)
 		b = protowire.AppendVarint(b, uint64(entry))
-		b = append(b, tagMapKey)
+		b = append(b, tagEntryKey)
 		b = protowire.AppendString(b, e.key)
-		b = append(b, tagMapValue)
+		b = append(b, tagEntryValue)
 		b = protowire.AppendVarint(b, uint64(e.size))
 		if e.r != nil {
 			if b, err = appendResource(b, e.r, e.objectSize); err != nil {

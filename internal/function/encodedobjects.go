@@ -42,7 +42,7 @@ func keepEncoded(m protoreflect.Message, field, v []byte) (bool, error) {
 	if !ok || r.Resource != nil {
 		return false, nil
 	}
-	if _, kept := encodedObject(r); kept {
+	if _, kept := encodedRecord(r); kept {
 		return false, errEncodedTwice
 	}
 	if !wellFormedStruct(v, 0) {
@@ -61,6 +61,15 @@ func keepEncoded(m protoreflect.Message, field, v []byte) (bool, error) {
 // encodedObject returns the object r keeps encoded (see keepEncoded), and
 // whether it keeps one.
 func encodedObject(r *fnv1.Resource) ([]byte, bool) {
+	if r.GetResource() != nil {
+		return nil, false // replaced in place: see decodeObject
+	}
+	return encodedRecord(r)
+}
+
+// encodedRecord is encodedObject whether or not r also holds a decoded
+// object.
+func encodedRecord(r *fnv1.Resource) ([]byte, bool) {
 	if r == nil {
 		return nil, false
 	}
@@ -85,18 +94,20 @@ func encodedObject(r *fnv1.Resource) ([]byte, bool) {
 
 // decodeObject decodes the object r keeps encoded into r.Resource and drops
 // the record from r's unknown fields, then returns r.Resource (nil for a
-// nil r). The bytes were checked by wellFormedStruct, which accepts only
+// nil r). When code replaced the object in place (set r.Resource while one
+// was kept encoded), the new object wins and the encoded one is dropped.
+// The bytes were checked by wellFormedStruct, which accepts only
 // what vtprotobuf decodes; should decoding fail nonetheless, protobuf-go
 // decodes them, and if that fails too the request was changed while in use,
 // which is a bug: it panics rather than show the function an empty object
 // (or pass an empty object on as desired).
 func decodeObject(r *fnv1.Resource) *structpb.Struct {
-	v, ok := encodedObject(r)
+	v, ok := encodedRecord(r)
 	if !ok {
 		return r.GetResource()
 	}
 	if r.Resource != nil {
-		// Replaced in place after decoding: the new object wins.
+		// Replaced in place: the new object wins.
 		r.ProtoReflect().SetUnknown(withoutEncodedObject(r.ProtoReflect().GetUnknown()))
 		return r.Resource
 	}
@@ -138,8 +149,8 @@ func withoutEncodedObject(u []byte) []byte {
 // field numbers in one byte.
 const (
 	tagStructEntry = 1<<3 | 2 // Struct.fields entry; also ListValue.values
-	tagEntryKey    = 1<<3 | 2
-	tagEntryValue  = 2<<3 | 2
+	tagEntryKey    = 1<<3 | 2 // a map entry's key (any protobuf map)
+	tagEntryValue  = 2<<3 | 2 // a map entry's value
 	tagNullValue   = 1<<3 | 0
 	tagNumberValue = 2<<3 | 1
 	tagStringValue = 3<<3 | 2

@@ -347,8 +347,9 @@ func composedResources(x ast.Expr, state string) bool {
 }
 
 // TestObjectReplacedInPlaceWins checks that when code replaces the object
-// of a composed resource kept encoded (r.Resource = x), x is what is read
-// and encoded: the encoded object is dropped, not merged into it.
+// of a composed resource kept encoded (r.Resource = x), x is what the
+// accessors read and what is encoded: the encoded object is dropped, not
+// merged into it.
 func TestObjectReplacedInPlaceWins(t *testing.T) {
 	wire, err := proto.Marshal(codecRequest(t))
 	if err != nil {
@@ -362,6 +363,10 @@ func TestObjectReplacedInPlaceWins(t *testing.T) {
 		}
 		r := got.GetDesired().GetResources()["a"]
 		r.Resource = replacement
+		got.GetObserved().GetResources()["a"].Resource = replacement
+		if k := ObservedValue(got, "a", "kind").GetStringValue(); k != "Replacement" {
+			t.Errorf("ObservedValue(a, kind) after replacing the object = %q, want Replacement", k)
+		}
 		if read {
 			if diff := cmp.Diff(replacement, DesiredResource(got, "a"), protocmp.Transform()); diff != "" {
 				t.Errorf("DesiredResource after replacing the object (-want +got):\n%s", diff)
