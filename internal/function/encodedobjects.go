@@ -21,7 +21,9 @@ import (
 // desired Resource passed on in a response still carries its object), and
 // the Observed* accessors and DesiredResource decode it on first use.
 // Nothing else in a function may read a request's composed resource's
-// object: TestComposedObjectsReadThroughAccessors enforces it.
+// object: TestComposedObjectsReadThroughAccessors enforces it. Decoding
+// writes into the request, so one request is read by one goroutine at a
+// time (as RunFunction does).
 
 // errEncodedTwice is returned by keepEncoded for a second occurrence of an
 // object it already keeps: the whole request then goes to protobuf-go.
