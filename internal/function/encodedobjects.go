@@ -167,36 +167,24 @@ const (
 // each google.protobuf.Value with exactly one of its six fields, of the
 // right wire type; lists (ListValue) of values (field 1); every tag in one
 // byte. It allocates nothing; rawValueAt relies on this shape. (It runs
-// over every byte of every composed resource of a request, so it reads
-// indices rather than slicing through helpers that do not inline.)
+// over every byte of every composed resource of a request: fieldAt is
+// small enough to be inlined.)
 func wellFormedStruct(b []byte, depth int) bool {
 	if depth > maxEncodedDepth {
 		return false
 	}
 	for i := 0; i < len(b); {
-		if b[i] != tagStructEntry {
+		at, entryEnd := fieldAt(b, i, tagStructEntry)
+		if at < 0 {
 			return false
 		}
-		size, at := readLength(b, i+1)
-		if at < 0 || size > len(b)-at {
+		entry := b[:entryEnd]
+		keyAt, keyEnd := fieldAt(entry, at, tagEntryKey)
+		if keyAt < 0 {
 			return false
 		}
-		entryEnd := at + size
-		// The key.
-		if at >= entryEnd || b[at] != tagEntryKey {
-			return false
-		}
-		size, at = readLength(b[:entryEnd], at+1)
-		if at < 0 || size > entryEnd-at {
-			return false
-		}
-		at += size
-		// The value, up to the end of the entry.
-		if at >= entryEnd || b[at] != tagEntryValue {
-			return false
-		}
-		size, at = readLength(b[:entryEnd], at+1)
-		if at < 0 || at+size != entryEnd || !wellFormedValue(b[at:entryEnd], depth) {
+		valueAt, valueEnd := fieldAt(entry, keyEnd, tagEntryValue)
+		if valueAt < 0 || valueEnd != entryEnd || !wellFormedValue(entry[valueAt:], depth) {
 			return false
 		}
 		i = entryEnd
@@ -217,8 +205,8 @@ func wellFormedValue(b []byte, depth int) bool {
 	case tagNumberValue:
 		return len(b) == 9
 	case tagStringValue, tagStructValue, tagListValue:
-		size, at := readLength(b, 1)
-		if at < 0 || at+size != len(b) {
+		at, end := fieldAt(b, 0, b[0])
+		if at < 0 || end != len(b) {
 			return false
 		}
 		switch b[0] {
@@ -239,45 +227,49 @@ func wellFormedList(b []byte, depth int) bool {
 		return false
 	}
 	for i := 0; i < len(b); {
-		if b[i] != tagStructEntry {
+		at, end := fieldAt(b, i, tagStructEntry)
+		if at < 0 || !wellFormedValue(b[at:end], depth) {
 			return false
 		}
-		size, at := readLength(b, i+1)
-		if at < 0 || size > len(b)-at || !wellFormedValue(b[at:at+size], depth) {
-			return false
-		}
-		i = at + size
+		i = end
 	}
 	return true
 }
 
-// readLength reads the varint length at b[i:] and returns it with the
-// index after it, or at < 0 when there is none or it has more than five
-// bytes (a length over 32 GiB). Small enough to be inlined.
-func readLength(b []byte, i int) (size, at int) {
-	for shift := 0; i < len(b) && shift < 35; shift += 7 {
-		c := b[i]
+// fieldAt reads the length-delimited field with the one-byte tag at b[i:]
+// and returns where its payload starts and ends, or at < 0 when b has no
+// such field there (another tag, a length of more than five varint bytes
+// or past the end). Small enough to be inlined.
+func fieldAt(b []byte, i int, tag byte) (at, end int) {
+	if i >= len(b) || b[i] != tag {
+		return -1, 0
+	}
+	size := 0
+	for n := uint(0); n < 5; n++ {
 		i++
-		size |= int(c&0x7f) << shift
-		if c < 0x80 {
-			return size, i
+		if i >= len(b) {
+			break
+		}
+		size |= int(b[i]&0x7f) << (7 * n)
+		if b[i] < 0x80 {
+			if size > len(b)-i-1 {
+				break
+			}
+			return i + 1, i + 1 + size
 		}
 	}
-	return 0, -1
+	return -1, 0
 }
 
 // lengthDelimited reads, from the start of b, a length-delimited field
 // with the one-byte tag: its payload and what follows it; ok is false when
 // b starts otherwise or is cut short.
 func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
-	if len(b) < 2 || b[0] != tag {
+	at, end := fieldAt(b, 0, tag)
+	if at < 0 {
 		return nil, nil, false
 	}
-	size, at := readLength(b, 1)
-	if at < 0 || size > len(b)-at {
-		return nil, nil, false
-	}
-	return b[at : at+size], b[at+size:], true
+	return b[at:end], b[end:], true
 }
 
 // rawValueAt returns the value at path (map keys, at least one) of the
