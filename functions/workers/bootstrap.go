@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
@@ -86,15 +85,15 @@ func BuildKubeadmConfigTemplate(id function.Identity, p NodeGroupPlan, in *v1alp
 	}
 }
 
-// convertKubeadmConfigTemplate converts kct for the desired state and
+// convertKubeadmConfigTemplate encodes kct for the desired state and
 // returns, from the same marshal, CanonicalHash of its spec: the bootstrap
 // hash of the group's machine template.
-func convertKubeadmConfigTemplate(kct *bootstrapv1.KubeadmConfigTemplate) (*structpb.Struct, string, error) {
-	s, sum, err := function.ToStructSpecSum(kct)
+func convertKubeadmConfigTemplate(kct *bootstrapv1.KubeadmConfigTemplate) (function.EncodedObject, string, error) {
+	o, sum, err := function.EncodeObjectSpecSum(kct, nil)
 	if err != nil {
-		return nil, "", err
+		return function.EncodedObject{}, "", err
 	}
-	return s, hex.EncodeToString(sum[:]), nil
+	return o, hex.EncodeToString(sum[:]), nil
 }
 
 // preKubeadmCommands installs kubelet and kubeadm of version from mirror,

@@ -160,8 +160,8 @@ func TestTemplatesConvertedOnce(t *testing.T) {
 	if want := "895e2b923a0d1b905e0ddd93d82fb9dd13260f77da5404a781ad4eda77969edc"; bootstrapHash != want {
 		t.Errorf("bootstrap hash %s, want %s", bootstrapHash, want)
 	}
-	if want, _ := function.ToStruct(kct); !proto.Equal(want, s) {
-		t.Errorf("kubeadm config template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s)
+	if want, _ := function.ToStruct(kct); !proto.Equal(want, s.Struct()) {
+		t.Errorf("kubeadm config template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s.Struct())
 	}
 
 	kmt, s, err := buildMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", "0123456789abcdef0123")
@@ -171,7 +171,7 @@ func TestTemplatesConvertedOnce(t *testing.T) {
 	if want := "demo-md0-751d14"; kmt.Name != want {
 		t.Errorf("machine template name %s, want %s", kmt.Name, want)
 	}
-	if want, _ := function.ToStruct(kmt); !proto.Equal(want, s) {
-		t.Errorf("machine template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s)
+	if want, _ := function.ToStruct(kmt); !proto.Equal(want, s.Struct()) {
+		t.Errorf("machine template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s.Struct())
 	}
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,9 +58,9 @@ func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, 
 }
 
 // buildMachineTemplate is BuildKubevirtMachineTemplate that also returns the
-// template converted for the desired state, from the one marshal that
+// template encoded for the desired state, from the one marshal that
 // hashes its spec.
-func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, *structpb.Struct, error) {
+func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, function.EncodedObject, error) {
 	g := p.Group
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
@@ -89,7 +89,7 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 	if p.Sizing.Explicit {
 		cores, err := wholeCores(*p.Sizing.CPU)
 		if err != nil {
-			return nil, nil, err
+			return nil, function.EncodedObject{}, err
 		}
 		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
 		mem := p.Sizing.Memory.DeepCopy()
@@ -103,7 +103,7 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 	}
 	disk, err := g.DiskSize.Parse()
 	if err != nil {
-		return nil, nil, err
+		return nil, function.EncodedObject{}, err
 	}
 	storage.Resources.Requests[corev1.ResourceStorage] = disk
 	if g.StorageClass != "" {
@@ -151,15 +151,16 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 		ObjectMeta: metav1.ObjectMeta{Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
 		Spec:       spec,
 	}
-	// The name (left out of the marshal: it is empty until then) follows
-	// from the spec's hash; it goes into the object and its Struct alike.
-	s, sum, err := function.ToStructSpecSum(kmt)
+	// The name (empty in the marshal) follows from the spec's hash; it goes
+	// into the object and its encoding alike.
+	o, _, err := function.EncodeObjectSpecSum(kmt, func(sum [sha256.Size]byte) string {
+		kmt.Name = p.ObjectName(id) + "-" + hex.EncodeToString(sum[:TemplateHashLength/2])
+		return kmt.Name
+	})
 	if err != nil {
-		return nil, nil, err
+		return nil, function.EncodedObject{}, err
 	}
-	kmt.Name = p.ObjectName(id) + "-" + hex.EncodeToString(sum[:TemplateHashLength/2])
-	s.Fields["metadata"].GetStructValue().Fields["name"] = structpb.NewStringValue(kmt.Name)
-	return kmt, s, nil
+	return kmt, o, nil
 }
 
 // wholeCores returns a CPU quantity as a whole number of cores, or an error

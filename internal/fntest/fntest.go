@@ -127,7 +127,9 @@ func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Durat
 // function reads it. It returns the first response, or an error when fn
 // errors or the two responses differ (the diff): a function that read such
 // an object other than through the function.Observed* accessors and
-// DesiredResource would see it absent on the served path.
+// DesiredResource would see it absent on the served path. The objects the
+// function encoded itself (function.SetDesired) are decoded in the
+// response returned, so tests read every desired object as a Struct.
 func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	// Encoded first: a response shares the request's desired state.
 	wire, err := proto.Marshal(req)
@@ -157,6 +159,7 @@ func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResp
 	if err := proto.Unmarshal(wireRsp, received); err != nil {
 		return nil, fmt.Errorf("decoding the response as served: %w", err)
 	}
+	function.DecodeComposedResources(rsp.GetDesired())
 	if diff := cmp.Diff(rsp, received, protocmp.Transform()); diff != "" {
 		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served, as Crossplane receives it):\n%s", diff)
 	}

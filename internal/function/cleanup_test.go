@@ -106,7 +106,7 @@ func TestComposeForCleanup(t *testing.T) {
 				if d := cmp.Diff(map[string]any{
 					"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
 					"metadata": map[string]any{"name": n, "namespace": "tenant-demo"},
-				}, r.GetResource().AsMap()); d != "" {
+				}, decodeObject(r).AsMap()); d != "" {
 					t.Errorf("%s (-want +got):\n%s", n, d)
 				}
 				if r.GetReady() != fnv1.Ready_READY_TRUE {
@@ -153,7 +153,7 @@ func TestComposeForCleanupPresentLimitAndType(t *testing.T) {
 	if d := cmp.Diff(map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 		"metadata": map[string]any{"name": "a", "namespace": "tenant-demo"},
-	}, rsp.GetDesired().GetResources()["cleanup-secret-a"].GetResource().AsMap()); d != "" {
+	}, decodeObject(rsp.GetDesired().GetResources()["cleanup-secret-a"]).AsMap()); d != "" {
 		t.Errorf("composed Secret (-want +got):\n%s", d)
 	}
 }
@@ -178,7 +178,7 @@ func TestKeepComposedForCleanup(t *testing.T) {
 	}
 	got := map[string]any{}
 	for n, r := range rsp.GetDesired().GetResources() {
-		got[n] = r.GetResource().AsMap()
+		got[n] = decodeObject(r).AsMap()
 	}
 	want := map[string]any{
 		"cleanup-datavolume-pvc-1": map[string]any{

@@ -13,10 +13,12 @@ import (
 )
 
 // ToStruct converts a typed Kubernetes object (a struct with TypeMeta and
-// ObjectMeta, or a map) into the structpb.Struct a RunFunctionResponse
-// carries. It marshals once to JSON and drops what a composed resource must
-// not carry: top-level status, and null values anywhere (encoding/json
-// writes null for unset metav1.Time and nil maps in nested templates). It
+// ObjectMeta, or a map) into the structpb.Struct a composed resource's
+// object is. It marshals once to JSON and drops what a composed resource
+// must not carry: top-level status, and null values anywhere (encoding/json
+// writes null for unset metav1.Time and nil maps in nested templates).
+// SetDesired does not build this Struct but writes its wire form straight
+// from the JSON (EncodeObject); ToStruct is what tests hold that to. It
 // returns an error when the object does not marshal.
 func ToStruct(obj any) (*structpb.Struct, error) {
 	var s *structpb.Struct
@@ -35,32 +37,6 @@ func ToStruct(obj any) (*structpb.Struct, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// ToStructSpecSum is ToStruct of obj, with CanonicalSHA256 of obj's spec
-// (the value of its top-level "spec" member), both from one marshal: the
-// sum is what CanonicalSHA256 gives for the spec marshalled on its own
-// (encoding/json writes a struct's field as it writes the field's value).
-// It returns an error when obj does not marshal or has no spec.
-func ToStructSpecSum(obj any) (*structpb.Struct, [sha256.Size]byte, error) {
-	var s *structpb.Struct
-	var sum [sha256.Size]byte
-	err := WithJSON(obj, func(raw []byte) error {
-		var spec []byte
-		var err error
-		if s, spec, err = jsonToStructMember(raw, "spec", "status"); err != nil {
-			return err
-		}
-		if spec == nil {
-			return fmt.Errorf("%T has no spec", obj)
-		}
-		sum, err = CanonicalSHA256(spec)
-		return err
-	})
-	if err != nil {
-		return nil, sum, err
-	}
-	return s, sum, nil
 }
 
 // ToValue converts a JSON-marshallable value (a typed one too) into a
@@ -118,15 +94,22 @@ func (e *jsonEncoder) release() {
 // SetDesired puts obj into rsp's desired composed resources under the
 // composed-resource name, with the given readiness, replacing any earlier
 // entry of that name and leaving every other entry untouched. obj is a
-// typed object, or a *structpb.Struct ToStruct (or ToStructSpecSum) made
-// of one. It returns an error when obj does not convert (see ToStruct).
+// typed object (encoded at once, see EncodeObject), an EncodedObject, or a
+// *structpb.Struct. It returns an error when obj does not convert (see
+// ToStruct).
 func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.Ready) error {
-	s, converted := obj.(*structpb.Struct)
-	if !converted {
-		var err error
-		if s, err = ToStruct(obj); err != nil {
+	r := &fnv1.Resource{Ready: ready}
+	switch o := obj.(type) {
+	case *structpb.Struct:
+		r.Resource = o
+	case EncodedObject:
+		r.ProtoReflect().SetUnknown(o.record)
+	default:
+		enc, err := EncodeObject(obj)
+		if err != nil {
 			return fmt.Errorf("cannot convert composed resource %q: %w", name, err)
 		}
+		r.ProtoReflect().SetUnknown(enc.record)
 	}
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
@@ -134,8 +117,92 @@ func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = map[string]*fnv1.Resource{}
 	}
-	rsp.Desired.Resources[name] = &fnv1.Resource{Resource: s, Ready: ready}
+	rsp.Desired.Resources[name] = r
 	return nil
+}
+
+// EncodedObject is a desired composed resource's object already in its
+// protobuf wire form, a google.protobuf.Struct, as EncodeObject makes it.
+// SetDesired puts it into a Resource as an object kept encoded (see
+// encodedobjects.go): the served codec writes it out as it is, and
+// DesiredResource decodes it when something reads it.
+type EncodedObject struct {
+	// record is the Resource's field 1: tag, length, Struct.
+	record []byte
+}
+
+// Struct decodes o into a structpb.Struct: ToStruct of the object o was
+// made from. For tests and tools; it panics if o was not made by
+// EncodeObject.
+func (o EncodedObject) Struct() *structpb.Struct {
+	return decodeObject(encodedResource(o))
+}
+
+// encodedResource is a Resource holding o as an object kept encoded.
+func encodedResource(o EncodedObject) *fnv1.Resource {
+	r := &fnv1.Resource{}
+	r.ProtoReflect().SetUnknown(o.record)
+	return r
+}
+
+// EncodeObject converts a typed Kubernetes object (or a map) into the
+// wire form of the structpb.Struct ToStruct makes of it, straight from its
+// encoding/json output (structWriter), without building the Struct: same
+// map entries and values, top-level status and null members dropped alike.
+// Unlike a Struct's, its map entries are in a fixed order (the JSON's), so
+// the same object always gives the same bytes. It returns an error when
+// obj does not marshal.
+func EncodeObject(obj any) (EncodedObject, error) {
+	o, _, err := encodeObject(obj, "", nil)
+	return o, err
+}
+
+// EncodeObjectSpecSum is EncodeObject of obj with CanonicalSHA256 of obj's
+// spec (the value of its top-level "spec" member), from one marshal: the
+// sum is what CanonicalSHA256 gives for the spec marshalled on its own
+// (encoding/json writes a struct's field as it writes the field's value). When name is not nil, the
+// object's metadata.name is name(the spec's sum): obj must then have
+// metadata and no name of its own (an object named by a hash of its spec).
+// It returns an error when obj does not marshal, has no spec, or, with
+// name, has no metadata or a name already.
+func EncodeObjectSpecSum(obj any, name func(specSum [sha256.Size]byte) string) (EncodedObject, [sha256.Size]byte, error) {
+	return encodeObject(obj, "spec", name)
+}
+
+func encodeObject(obj any, sumKey string, name func([sha256.Size]byte) string) (EncodedObject, [sha256.Size]byte, error) {
+	var out EncodedObject
+	var sum [sha256.Size]byte
+	err := WithJSON(obj, func(raw []byte) error {
+		w := structWriters.Get().(*structWriter)
+		defer w.release()
+		w.buf, w.dropKey, w.memberKey = raw, "status", sumKey
+		if name != nil {
+			w.deferKey = "metadata"
+		}
+		if err := w.writeTop(); err != nil {
+			return err
+		}
+		if sumKey != "" {
+			if w.member == nil {
+				return fmt.Errorf("%T has no %s", obj, sumKey)
+			}
+			var err error
+			if sum, err = CanonicalSHA256(w.member); err != nil {
+				return err
+			}
+		}
+		if name != nil {
+			if w.deferred == nil {
+				return fmt.Errorf("%T has no metadata", obj)
+			}
+			if err := w.appendDeferred("name", name(sum)); err != nil {
+				return err
+			}
+		}
+		out.record = structRecord(w.out)
+		return nil
+	})
+	return out, sum, err
 }
 
 // omitPath removes the field at path from s, copying each struct on the way

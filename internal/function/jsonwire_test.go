@@ -1,0 +1,251 @@
+package function
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// writeStruct runs a structWriter over raw as encodeObject does, and
+// returns its output (a copy), the member key's JSON and its error.
+func writeStruct(raw []byte, key, drop string) ([]byte, []byte, error) {
+	w := structWriters.Get().(*structWriter)
+	defer w.release()
+	w.buf, w.memberKey, w.dropKey = raw, key, drop
+	err := w.writeTop()
+	return bytes.Clone(w.out), bytes.Clone(w.member), err
+}
+
+// deterministic is s encoded by protobuf-go with sorted map entries: equal
+// bytes mean equal Structs, numbers bit for bit.
+func deterministic(t testing.TB, s *structpb.Struct) []byte {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkStructWriter holds the structWriter's output for raw to what
+// jsonToStructMember builds from it (spec recorded, status dropped): an
+// error for the same inputs, otherwise a Struct that protobuf-go decodes
+// to the same one, in the shape wellFormedStruct accepts, and the same
+// spec.
+func checkStructWriter(t testing.TB, raw []byte) {
+	t.Helper()
+	want, wantSpec, werr := jsonToStructMember(raw, "spec", "status")
+	got, gotSpec, gerr := writeStruct(raw, "spec", "status")
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("%q: error mismatch: jsonToStructMember %v, structWriter %v", raw, werr, gerr)
+	}
+	if werr != nil {
+		return
+	}
+	if !wellFormedStruct(got, 0) {
+		t.Fatalf("%q: the structWriter's output is not a well-formed Struct: %x", raw, got)
+	}
+	decoded := &structpb.Struct{}
+	if err := proto.Unmarshal(got, decoded); err != nil {
+		t.Fatalf("%q: protobuf-go does not decode the output: %v", raw, err)
+	}
+	if !bytes.Equal(deterministic(t, want), deterministic(t, decoded)) {
+		t.Fatalf("%q: the structWriter's Struct differs:\nwant %v\ngot  %v", raw, want, decoded)
+	}
+	if !bytes.Equal(wantSpec, gotSpec) {
+		t.Fatalf("%q: spec %q, want %q", raw, gotSpec, wantSpec)
+	}
+}
+
+func TestStructWriterMatchesJSONToStruct(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var inputs [][]byte
+	for range 2000 {
+		raw, err := json.Marshal(randomObject(r, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, raw)
+	}
+	for _, s := range structWriterSeeds() {
+		inputs = append(inputs, []byte(s))
+	}
+	for _, raw := range inputs {
+		checkStructWriter(t, raw)
+	}
+}
+
+// TestStructWriterLengths writes nested messages around every length where
+// a varint takes another byte (128, 16384, 2097152 bytes), through objects
+// and lists, so each length prefix is written short, as reserved and long.
+func TestStructWriterLengths(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129,
+		16360, 16370, 16371, 16372, 16373, 16374, 16375, 16376, 16377, 16378, 16379, 16380, 16381, 16382, 16383, 16384, 16385,
+		2097140, 2097152, 2097160} {
+		s := strings.Repeat("x", n)
+		for _, raw := range []string{
+			`{"a":"` + s + `"}`,
+			`{"spec":{"b":{"c":"` + s + `","d":null}},"e":[{"f":"` + s + `"},["` + s + `"]]}`,
+			`{"l":[[[{"m":{"n":"` + s + `"}}]]],"status":{"x":"` + s + `"}}`,
+		} {
+			checkStructWriter(t, []byte(raw))
+		}
+	}
+}
+
+// structWriterSeeds are inputs jsonToStructMember rejects, or treats
+// specially (nulls, duplicate keys, the dropped status, numbers).
+func structWriterSeeds() []string {
+	return []string{``, `[]`, `null`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":01}`, `{"a":-}`, `{"a":1.}`,
+		`{"a":"\x01"}`, `{"a":"\q"}`, `{"a":"\ud800"}`, `{"a":1}x`, `{"a":tru}`, `{"a":1,"a":2}`, `{"a":1,"a":null}`,
+		`{"a":null,"a":1}`, `{"a":null,"a":null}`, `{"b":[{"a":"x","c":0,"a":"y"}]}`, `{"b":[[{"a":null,"a":null}]]}`,
+		`{"m":{"creationTimestamp":null,"a":1,"b":2,"a":3}}`, "{\"a\":\"\xff\"}", `{"a":"é\u00e9\ud83d\ude00\n\"\\\/"}`,
+		`{"status":{"a":}}`, `{"status":{},"status":1}`, `{"status":null,"m":{"status":2}}`, `{"spec":1,"spec":2}`,
+		`{"spec":{"z":[1,{"y":null},[null,{"x":null}]]},"n":[0,-0,-0.0,1e308,1e309,5e-324,123456789012345678,0.1]}`,
+		`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":null,"k1":0}`,
+		`{"k1":null,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":null,"k1":0}`,
+		` { "a" : [ true , false , null ] , "b" : { } , "c" : [ ] } `,
+	}
+}
+
+func FuzzStructWriter(f *testing.F) {
+	for _, s := range structWriterSeeds() {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkStructWriter(t, raw) })
+}
+
+// TestEncodeObject holds EncodeObject and EncodeObjectSpecSum to ToStruct
+// of the same typed object and CanonicalSHA256 of its spec marshalled on
+// its own, and a name given by the spec's sum to the object's
+// metadata.name.
+func TestEncodeObject(t *testing.T) {
+	replicas := int32(2)
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: map[string]string{"a": "b"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "i:1"}},
+		}}},
+		Status: appsv1.DeploymentStatus{Replicas: 1},
+	}
+	want, err := ToStruct(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := json.Marshal(d.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSum, err := CanonicalSHA256(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := EncodeObject(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, o.Struct(), protocmp.Transform()); diff != "" {
+		t.Errorf("EncodeObject (-ToStruct +got):\n%s", diff)
+	}
+	o, sum, err := EncodeObjectSpecSum(d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != wantSum {
+		t.Errorf("spec sum %x, want %x", sum, wantSum)
+	}
+	if diff := cmp.Diff(want, o.Struct(), protocmp.Transform()); diff != "" {
+		t.Errorf("EncodeObjectSpecSum (-ToStruct +got):\n%s", diff)
+	}
+
+	var named [sha256.Size]byte
+	o, sum, err = EncodeObjectSpecSum(d, func(s [sha256.Size]byte) string {
+		named = s
+		return fmt.Sprintf("d-%x", s[:3])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != wantSum || named != wantSum {
+		t.Errorf("named by %x, returned %x; want %x", named, sum, wantSum)
+	}
+	want.Fields["metadata"].GetStructValue().Fields["name"] = structpb.NewStringValue(fmt.Sprintf("d-%x", wantSum[:3]))
+	if diff := cmp.Diff(want, o.Struct(), protocmp.Transform()); diff != "" {
+		t.Errorf("EncodeObjectSpecSum named (-want +got):\n%s", diff)
+	}
+	// The same object gives the same bytes.
+	again, _, _ := EncodeObjectSpecSum(d, func(s [sha256.Size]byte) string { return fmt.Sprintf("d-%x", s[:3]) })
+	if !bytes.Equal(o.record, again.record) {
+		t.Error("EncodeObjectSpecSum gave different bytes for the same object")
+	}
+
+	for name, tc := range map[string]struct {
+		obj  any
+		name func([sha256.Size]byte) string
+	}{
+		"no spec":       {obj: map[string]any{"metadata": map[string]any{}}},
+		"no metadata":   {obj: map[string]any{"spec": map[string]any{}}, name: func([sha256.Size]byte) string { return "n" }},
+		"metadata list": {obj: map[string]any{"spec": 1, "metadata": []any{}}, name: func([sha256.Size]byte) string { return "n" }},
+		"named already": {obj: map[string]any{"spec": 1, "metadata": map[string]any{"name": "x"}}, name: func([sha256.Size]byte) string { return "n" }},
+		"not JSON":      {obj: map[string]any{"spec": make(chan int)}},
+	} {
+		if _, _, err := EncodeObjectSpecSum(tc.obj, tc.name); err == nil {
+			t.Errorf("%s: EncodeObjectSpecSum gave no error", name)
+		}
+	}
+}
+
+// TestSetDesiredEncodes holds an object SetDesired encodes to what the
+// response carries to Crossplane (the served codec's bytes, decoded by
+// protobuf-go) and to what DesiredResource reads back: ToStruct of it.
+func TestSetDesiredEncodes(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
+		Data:       map[string]string{"k": strings.Repeat("v", 300)},
+	}
+	want, err := ToStruct(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &fnv1.RunFunctionRequest{}
+	rsp := &fnv1.RunFunctionResponse{}
+	if err := SetDesired(rsp, "cm", cm, fnv1.Ready_READY_TRUE); err != nil {
+		t.Fatal(err)
+	}
+	if rsp.Desired.Resources["cm"].Resource != nil {
+		t.Fatal("SetDesired decoded the object it encoded")
+	}
+	wire, err := AppendMessage(nil, rsp.ProtoReflect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(wire, received); err != nil {
+		t.Fatal(err)
+	}
+	wantRsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{
+		"cm": {Resource: want, Ready: fnv1.Ready_READY_TRUE},
+	}}}
+	if diff := cmp.Diff(wantRsp, received, protocmp.Transform()); diff != "" {
+		t.Errorf("response as Crossplane receives it (-want +got):\n%s", diff)
+	}
+	req.Desired = rsp.Desired // a response shares the request's desired state
+	if diff := cmp.Diff(want, DesiredResource(req, "cm"), protocmp.Transform()); diff != "" {
+		t.Errorf("DesiredResource (-want +got):\n%s", diff)
+	}
+}
