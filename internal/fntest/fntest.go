@@ -159,7 +159,7 @@ func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResp
 	if err := proto.Unmarshal(wireRsp, received); err != nil {
 		return nil, fmt.Errorf("decoding the response as served: %w", err)
 	}
-	function.DecodeComposedResources(rsp.GetDesired())
+	function.DecodeKeptObjects(rsp.GetDesired())
 	if diff := cmp.Diff(rsp, received, protocmp.Transform()); diff != "" {
 		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served, as Crossplane receives it):\n%s", diff)
 	}

@@ -149,12 +149,14 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // UnmarshalRequest decodes the protobuf wire bytes b into req, which must
 // be empty, as UnmarshalMessage does, except that the object of each
 // composed resource, observed and desired (observed.resources[name].resource,
-// desired.resources[name].resource), is left encoded: it is checked to be
+// desired.resources[name].resource), and the observed composite resource's
+// (observed.composite.resource) are left encoded: it is checked to be
 // a well-formed google.protobuf.Struct and kept, as protobuf does with a
 // field it does not know, in the Resource's unknown fields
 // (encodedobjects.go). An observed object is decoded when a function reads
 // it through ObservedResource, ObservedValue and the other Observed*
-// accessors, an earlier step's desired object through DesiredResource;
+// accessors (ObservedComposite and ObservedCompositeValue for the XR), an
+// earlier step's desired object through DesiredResource;
 // one the function does not read goes back into the response as it came
 // (proto.Marshal and AppendMessage write unknown fields unchanged). A
 // function reads a handful of the observed objects and few of their
@@ -162,9 +164,10 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // are most of the bytes of a Crossplane request (334 + 47 of 448 KB for the
 // addons step of the reference bench input), so a served call no longer
 // builds and re-encodes tens of thousands of structpb values it never
-// looks at. An object that is not well-formed is decoded at once as
-// UnmarshalMessage would. The XRs, required resources, input and context
-// are decoded as UnmarshalMessage does. b must not change while req is in
+// looks at (nor the XR's Crossplane-written spec.resourceRefs and status).
+// An object that is not well-formed is decoded at once as UnmarshalMessage
+// would. The desired XR, required resources, input and context are decoded
+// as UnmarshalMessage does. b must not change while req is in
 // use.
 func UnmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 	return unmarshalOrFallBack(b, req.ProtoReflect(), modeRequest)
@@ -189,10 +192,13 @@ const (
 	modeEager decodeMode = iota
 	// modeRequest is a RunFunctionRequest decoded by UnmarshalRequest.
 	modeRequest
-	// modeState is its observed or desired State.
-	modeState
-	// modeComposedResource is one of that State's composed resources.
-	modeComposedResource
+	// modeObservedState is its observed State, modeDesiredState its
+	// desired State.
+	modeObservedState
+	modeDesiredState
+	// modeKeptObject is a Resource whose object is kept encoded: one of
+	// those States' composed resources, or the observed composite resource.
+	modeKeptObject
 )
 
 // Descriptors of the fields on the way to a composed resource's object.
@@ -200,16 +206,20 @@ var (
 	fieldRequestObserved = (&fnv1.RunFunctionRequest{}).ProtoReflect().Descriptor().Fields().ByName("observed")
 	fieldRequestDesired  = (&fnv1.RunFunctionRequest{}).ProtoReflect().Descriptor().Fields().ByName("desired")
 	fieldStateResources  = (&fnv1.State{}).ProtoReflect().Descriptor().Fields().ByName("resources")
+	fieldStateComposite  = (&fnv1.State{}).ProtoReflect().Descriptor().Fields().ByName("composite")
 	fieldResourceObject  = (&fnv1.Resource{}).ProtoReflect().Descriptor().Fields().ByName("resource")
 )
 
 // childMode is the mode of field fd of a message decoded in mode.
 func (mode decodeMode) childMode(fd protoreflect.FieldDescriptor) decodeMode {
 	switch {
-	case mode == modeRequest && (fd == fieldRequestObserved || fd == fieldRequestDesired):
-		return modeState
-	case mode == modeState && fd == fieldStateResources:
-		return modeComposedResource
+	case mode == modeRequest && fd == fieldRequestObserved:
+		return modeObservedState
+	case mode == modeRequest && fd == fieldRequestDesired:
+		return modeDesiredState
+	case (mode == modeObservedState || mode == modeDesiredState) && fd == fieldStateResources,
+		mode == modeObservedState && fd == fieldStateComposite:
+		return modeKeptObject
 	}
 	return modeEager
 }
@@ -240,7 +250,7 @@ func unmarshalFields(b []byte, m protoreflect.Message, mode decodeMode) error {
 		}
 		field := b[:n+vn]
 		b = b[n+vn:]
-		if mode == modeComposedResource && fd == fieldResourceObject {
+		if mode == modeKeptObject && fd == fieldResourceObject {
 			if kept, err := keepEncoded(m, field, v); kept || err != nil {
 				if err != nil {
 					return fmt.Errorf("%s.%s: %w", m.Descriptor().FullName(), fd.Name(), err)

@@ -87,7 +87,7 @@ func codecResponse(t testing.TB) *fnv1.RunFunctionResponse {
 // messages, for a request and a response using every Struct-holding field.
 // A request's observed composed resources come out with their objects
 // kept encoded (UnmarshalRequest), observed and desired, equal once
-// DecodeComposedResources has run.
+// DecodeKeptObjects has run.
 func TestStructCodecRoundTrips(t *testing.T) {
 	c := &StructCodec{}
 	for name, msg := range map[string]proto.Message{"request": codecRequest(t), "response": codecResponse(t)} {
@@ -107,7 +107,7 @@ func TestStructCodecRoundTrips(t *testing.T) {
 							t.Errorf("%q: object kept encoded = %v, decoded = %v; want only encoded", name, encoded, r.GetResource() != nil)
 						}
 					}
-					DecodeComposedResources(state)
+					DecodeKeptObjects(state)
 				}
 			}
 			if diff := cmp.Diff(msg, got, protocmp.Transform()); diff != "" {

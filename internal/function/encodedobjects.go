@@ -3,6 +3,7 @@ package function
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	vtstructpb "github.com/planetscale/vtprotobuf/types/known/structpb"
@@ -297,6 +298,42 @@ func rawValueAt(b []byte, path []string) *structpb.Value {
 	return nil
 }
 
+// rawValueWhere returns the value of key in the well-formed encoded Struct
+// b, decoded, or nil when there is none; a value that is a Struct is
+// decoded only in the members keep accepts. A key given twice takes its last value, as decoding does.
+func rawValueWhere(b []byte, key string, keep func(key string) bool) *structpb.Value {
+	v, ok := rawField(b, key)
+	if !ok {
+		return nil
+	}
+	st, _, isStruct := lengthDelimited(v, tagStructValue)
+	if !isStruct {
+		out := &structpb.Value{}
+		if err := (*vtstructpb.Value)(out).UnmarshalVTUnsafe(v); err != nil {
+			return nil // not reached: b is well formed
+		}
+		return out
+	}
+	out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for len(st) > 0 {
+		entry, rest, _ := lengthDelimited(st, tagStructEntry)
+		st = rest
+		k, entry, _ := lengthDelimited(entry, tagEntryKey)
+		// The key points into b, as the strings UnmarshalVTUnsafe decodes.
+		key := unsafe.String(unsafe.SliceData(k), len(k))
+		if !keep(key) {
+			continue
+		}
+		value, _, _ := lengthDelimited(entry, tagEntryValue)
+		item := &structpb.Value{}
+		if err := (*vtstructpb.Value)(item).UnmarshalVTUnsafe(value); err != nil {
+			return nil // not reached: b is well formed
+		}
+		out.Fields[key] = item
+	}
+	return structpb.NewStructValue(out)
+}
+
 // rawCondition is ObservedConditionStatus on the well-formed encoded
 // object b: it reads status.conditions item by item, comparing each "type"
 // where it lies, and decodes only the three strings of the condition found
@@ -369,12 +406,14 @@ func rawField(b []byte, key string) ([]byte, bool) {
 	return found, ok
 }
 
-// DecodeComposedResources decodes every composed resource's object that
-// state keeps encoded (UnmarshalRequest), so that it equals what
-// proto.Unmarshal gives for the same bytes. For tests and tools that read
-// a whole state; a function reads objects through the Observed* accessors
-// and DesiredResource instead, which decode only what they return.
-func DecodeComposedResources(state *fnv1.State) {
+// DecodeKeptObjects decodes every object state keeps encoded (its composed
+// resources' and its composite resource's, see UnmarshalRequest, and those
+// SetDesired encoded), so that state equals what proto.Unmarshal gives for
+// the same bytes. For tests and tools that read a whole state; a function
+// reads objects through the Observed* accessors and DesiredResource
+// instead, which decode only what they return.
+func DecodeKeptObjects(state *fnv1.State) {
+	decodeObject(state.GetComposite())
 	for _, r := range state.GetResources() {
 		decodeObject(r)
 	}

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -48,7 +49,7 @@ func orEmpty(v *structpb.Value) *structpb.Value {
 // of want (decoded by protobuf-go), what the Observed* accessors return on
 // a fresh UnmarshalRequest of wire with what ValueAt returns on want, at
 // every path of the object, and what DesiredResource returns for every
-// desired one, then that the whole request, once DecodeComposedResources
+// desired one, then that the whole request, once DecodeKeptObjects
 // has run on both states, equals want.
 func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
@@ -77,6 +78,7 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 			}
 		}
 	}
+	checkEncodedCompositeReads(t, got, want, opts...)
 	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil {
 		t.Errorf("an absent observed resource reads as present")
 	}
@@ -93,10 +95,48 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 	if DesiredResource(got, "no-such-resource") != nil {
 		t.Errorf("an absent desired resource reads as present")
 	}
-	DecodeComposedResources(got.GetObserved())
-	DecodeComposedResources(got.GetDesired())
+	DecodeKeptObjects(got.GetObserved())
+	DecodeKeptObjects(got.GetDesired())
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
-		t.Errorf("UnmarshalRequest + DecodeComposedResources (-proto.Unmarshal +got):\n%s", diff)
+		t.Errorf("UnmarshalRequest + DecodeKeptObjects (-proto.Unmarshal +got):\n%s", diff)
+	}
+}
+
+// checkEncodedCompositeReads holds what a function reads of the observed
+// XR of got (decoded by UnmarshalRequest) to the same reads of want
+// (decoded by protobuf-go): every value by ObservedCompositeValue, the
+// spec's members ReadTenant decodes, ReadTenant itself, then the whole XR.
+func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
+	t.Helper()
+	xr := want.GetObserved().GetComposite().GetResource()
+	for _, p := range structPaths(xr, nil) {
+		if diff := cmp.Diff(orEmpty(ValueAt(xr, p...)), orEmpty(ObservedCompositeValue(got, p...)), opts...); diff != "" {
+			t.Errorf("ObservedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
+		}
+	}
+	wantSpec := ValueAt(xr, "spec")
+	if st := wantSpec.GetStructValue(); st != nil {
+		kept := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		for k, v := range st.GetFields() {
+			if specField(k) {
+				kept.Fields[k] = v
+			}
+		}
+		wantSpec = structpb.NewStructValue(kept)
+	}
+	if diff := cmp.Diff(orEmpty(wantSpec), orEmpty(observedCompositeSpec(got, specField)), opts...); diff != "" {
+		t.Errorf("observedCompositeSpec (-decoded, members a spec takes +kept encoded):\n%s", diff)
+	}
+	wantTenant, wantErr := ReadTenant(want)
+	gotTenant, gotErr := ReadTenant(got)
+	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+		t.Errorf("ReadTenant error %v kept encoded, %v decoded", gotErr, wantErr)
+	}
+	if diff := cmp.Diff(wantTenant, gotTenant); diff != "" {
+		t.Errorf("ReadTenant (-decoded +kept encoded):\n%s", diff)
+	}
+	if diff := cmp.Diff(xr, ObservedComposite(got), opts...); diff != "" {
+		t.Errorf("ObservedComposite (-want +got):\n%s", diff)
 	}
 }
 
@@ -256,11 +296,12 @@ func TestUnmarshalRequestDecodesOddObjectsAtOnce(t *testing.T) {
 
 // TestComposedObjectsReadThroughAccessors enforces what UnmarshalRequest
 // relies on: outside observed.go and encodedobjects.go, no code of a
-// function (functions/, internal/, test files aside) reads the observed
-// composed resources of a request directly, nor the object of a desired
-// one (rsp.Desired.Resources[name].Resource, or ranging over them), nor
-// uses the SDK's request helpers for them: all would see an object kept
-// encoded as absent.
+// function (functions/, internal/, the render tests' function; test files
+// aside) reads the observed composed resources or the observed composite
+// resource of a request directly, nor the object of a desired composed
+// resource (rsp.Desired.Resources[name].Resource, or ranging over them),
+// nor uses the SDK's request helpers for them: all would see an object
+// kept encoded as absent.
 func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 	root := filepath.Join("..", "..")
 	allowed := map[string]bool{
@@ -270,9 +311,10 @@ func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 	sdkReaders := map[string]bool{
 		"GetObservedComposedResources": true, "GetObservedComposedResource": true,
 		"GetDesiredComposedResources": true, "GetDesiredComposedResource": true,
+		"GetObservedCompositeResource": true,
 	}
 	checked := 0
-	for _, dir := range []string{"functions", "internal"} {
+	for _, dir := range []string{"functions", "internal", filepath.Join("test", "render", "testdata", "testfn")} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err
@@ -294,6 +336,9 @@ func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 					}
 					if composedResources(n, "Observed") {
 						t.Errorf("%s: reads the observed composed resources directly; use the function.Observed* accessors", rel)
+					}
+					if (n.Sel.Name == "Composite" || n.Sel.Name == "GetComposite") && ofState(n.X, "Observed") {
+						t.Errorf("%s: reads the observed composite resource directly; use function.ObservedCompositeValue", rel)
 					}
 					if ix, ok := n.X.(*ast.IndexExpr); ok && (n.Sel.Name == "Resource" || n.Sel.Name == "GetResource") && composedResources(ix.X, "Desired") {
 						t.Errorf("%s: reads a desired composed resource's object directly; use function.DesiredResource", rel)
@@ -336,7 +381,12 @@ func composedResources(x ast.Expr, state string) bool {
 	default:
 		return false
 	}
-	switch e := of.(type) {
+	return ofState(of, state)
+}
+
+// ofState reports whether x is X.Get<state>() or X.<state>.
+func ofState(x ast.Expr, state string) bool {
+	switch e := x.(type) {
 	case *ast.CallExpr:
 		sel, ok := e.Fun.(*ast.SelectorExpr)
 		return ok && sel.Sel.Name == "Get"+state

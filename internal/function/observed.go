@@ -48,7 +48,50 @@ func ObservedNames(req *fnv1.RunFunctionRequest) iter.Seq[string] {
 // absent. Of an object kept encoded (UnmarshalRequest) it decodes only the
 // value found; with no path it returns the whole object.
 func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
-	r := req.GetObserved().GetResources()[name]
+	return objectValue(req.GetObserved().GetResources()[name], path)
+}
+
+// ObservedComposite returns the observed composite resource's object (the
+// XR as Crossplane sent it), or nil when there is none. An object
+// UnmarshalRequest kept encoded is decoded now, once: a function that needs
+// a few fields reads them with ObservedCompositeValue instead.
+func ObservedComposite(req *fnv1.RunFunctionRequest) *structpb.Struct {
+	return decodeObject(req.GetObserved().GetComposite())
+}
+
+// ObservedCompositeValue is ObservedValue of the observed composite
+// resource: the value at path, or nil when the XR or the path is absent,
+// decoding only the value found.
+func ObservedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *structpb.Value {
+	return objectValue(req.GetObserved().GetComposite(), path)
+}
+
+// observedCompositeExists reports whether req has an observed composite
+// resource with an object.
+func observedCompositeExists(req *fnv1.RunFunctionRequest) bool {
+	r := req.GetObserved().GetComposite()
+	if r.GetResource() != nil {
+		return true
+	}
+	_, encoded := encodedObject(r)
+	return encoded
+}
+
+// observedCompositeSpec returns the observed XR's spec, nil when there is
+// none. Of an XR kept encoded, a spec that is an object is decoded only in
+// the members keep accepts (the members a typed spec can take, not the
+// resourceRefs and other references Crossplane writes into it); the
+// caller must not look at the others.
+func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) bool) *structpb.Value {
+	r := req.GetObserved().GetComposite()
+	if encoded, ok := encodedObject(r); ok {
+		return rawValueWhere(encoded, "spec", keep)
+	}
+	return decodeObject(r).GetFields()["spec"]
+}
+
+// objectValue is the value at path of r's object (see ObservedValue).
+func objectValue(r *fnv1.Resource, path []string) *structpb.Value {
 	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
 		return rawValueAt(encoded, path)
 	}

@@ -39,20 +39,19 @@ type Tenant struct {
 // members no field of the typed spec can take (Crossplane's resourceRefs,
 // claimRef, compositionRef, …: most of an observed spec).
 func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
-	xr := req.GetObserved().GetComposite().GetResource()
-	if xr == nil {
+	if !observedCompositeExists(req) {
 		return nil, fmt.Errorf("the request has no observed composite resource")
 	}
-	decoded, err := decodeSpecValue(xr.GetFields()["spec"])
+	decoded, err := decodeSpecValue(observedCompositeSpec(req, specField))
 	if err != nil {
 		return nil, err
 	}
-	md := xr.GetFields()["metadata"].GetStructValue().GetFields()
 	labels := map[string]string{}
-	for k, v := range md["labels"].GetStructValue().GetFields() {
+	for k, v := range ObservedCompositeValue(req, "metadata", "labels").GetStructValue().GetFields() {
 		labels[k] = v.GetStringValue()
 	}
-	id, err := identityOf(labels, md["name"].GetStringValue(), md["namespace"].GetStringValue(), decoded.Namespace)
+	id, err := identityOf(labels, ObservedCompositeValue(req, "metadata", "name").GetStringValue(),
+		ObservedCompositeValue(req, "metadata", "namespace").GetStringValue(), decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -96,9 +96,9 @@ func checkAsServed(t *testing.T, name string, wire []byte, want *fnv1.RunFunctio
 	if len(want.GetObserved().GetResources()) > 0 && reads == 0 {
 		t.Errorf("%s: no observed value read", name)
 	}
-	function.DecodeComposedResources(got.GetObserved())
-	function.DecodeComposedResources(got.GetDesired())
+	function.DecodeKeptObjects(got.GetObserved())
+	function.DecodeKeptObjects(got.GetDesired())
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-		t.Errorf("%s: UnmarshalRequest + DecodeComposedResources (-proto.Unmarshal +got):\n%s", name, diff)
+		t.Errorf("%s: UnmarshalRequest + DecodeKeptObjects (-proto.Unmarshal +got):\n%s", name, diff)
 	}
 }

@@ -27,7 +27,7 @@ type fn struct {
 }
 
 func (fn) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	ann := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()["annotations"].GetStructValue().GetFields()
+	ann := function.ObservedCompositeValue(req, "metadata", "annotations").GetStructValue().GetFields()
 	rsp := response.To(req, response.DefaultTTL)
 	if msg := ann[prefix+"fatal"].GetStringValue(); msg != "" {
 		response.Fatal(rsp, errors.New(msg))
