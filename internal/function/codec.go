@@ -150,10 +150,9 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // be empty, as UnmarshalMessage does, except that the object of each
 // composed resource, observed and desired (observed.resources[name].resource,
 // desired.resources[name].resource), and the observed composite resource's
-// (observed.composite.resource) are left encoded: it is checked to be
-// a well-formed google.protobuf.Struct and kept, as protobuf does with a
-// field it does not know, in the Resource's unknown fields
-// (encodedobjects.go). An observed object is decoded when a function reads
+// (observed.composite.resource) are left encoded: kept unchecked, as
+// protobuf keeps a field it does not know, in the Resource's unknown
+// fields (encodedobjects.go). An observed object is decoded when a function reads
 // it through ObservedResource, ObservedValue and the other Observed*
 // accessors (ObservedComposite and ObservedCompositeValue for the XR), an
 // earlier step's desired object through DesiredResource;
@@ -164,9 +163,11 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // are most of the bytes of a Crossplane request (334 + 47 of 448 KB for the
 // addons step of the reference bench input), so a served call no longer
 // builds and re-encodes tens of thousands of structpb values it never
-// looks at (nor the XR's Crossplane-written spec.resourceRefs and status).
-// An object that is not well-formed is decoded at once as UnmarshalMessage
-// would. The desired XR, required resources, input and context are decoded
+// looks at (nor the XR's Crossplane-written spec.resourceRefs and status),
+// nor even checks it. What a function reads is checked as it is read: an
+// object that is no google.protobuf.Struct fails the call when read
+// (MalformedObjectError), and one not read goes back to Crossplane as it
+// came, for its protobuf-go decoding to reject. The desired XR, required resources, input and context are decoded
 // as UnmarshalMessage does. b must not change while req is in
 // use.
 func UnmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
@@ -251,7 +252,7 @@ func unmarshalFields(b []byte, m protoreflect.Message, mode decodeMode) error {
 		field := b[:n+vn]
 		b = b[n+vn:]
 		if mode == modeKeptObject && fd == fieldResourceObject {
-			if kept, err := keepEncoded(m, field, v); kept || err != nil {
+			if kept, err := keepEncoded(m, field); kept || err != nil {
 				if err != nil {
 					return fmt.Errorf("%s.%s: %w", m.Descriptor().FullName(), fd.Name(), err)
 				}

@@ -2,7 +2,6 @@ package function
 
 import (
 	"errors"
-	"fmt"
 	"unsafe"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -30,26 +29,28 @@ import (
 // object it already keeps: the whole request then goes to protobuf-go.
 var errEncodedTwice = errors.New("object given twice")
 
-// maxEncodedDepth is the deepest nesting of Structs and lists an object
-// kept encoded may have; a deeper one is decoded at once.
+// maxEncodedDepth is the deepest nesting of Structs and lists the raw
+// readers and vtprotobuf take; protobuf-go decodes a deeper object.
 const maxEncodedDepth = 100
 
 // keepEncoded stores field, the whole field (tag, length, bytes) holding
-// the encoded object v of the composed resource m, in m's unknown
-// fields when v is a well-formed Struct (see wellFormedStruct) and m holds
-// no decoded object. It reports whether it did; the caller decodes v
-// otherwise. A second encoded object for m is an error. field is kept, not
-// copied: it points into the request's bytes, as the decoded strings do.
-func keepEncoded(m protoreflect.Message, field, v []byte) (bool, error) {
+// the encoded object of the Resource m, in m's unknown fields when m holds
+// no decoded object. It reports whether it did; the caller decodes the
+// object otherwise. A second encoded object for m is an error. field is
+// kept, not copied: it points into the request's bytes, as the decoded
+// strings do. The object is not checked: as with any field protobuf does
+// not know, its bytes are only known to fit in the message. What a
+// function reads of it is checked when read (see the raw readers and
+// decodeObject); what it does not read goes back to Crossplane byte for
+// byte, whose protobuf-go decoding would reject a malformed object as it
+// would have here.
+func keepEncoded(m protoreflect.Message, field []byte) (bool, error) {
 	r, ok := m.Interface().(*fnv1.Resource)
 	if !ok || r.Resource != nil {
 		return false, nil
 	}
 	if _, kept := encodedRecord(r); kept {
 		return false, errEncodedTwice
-	}
-	if !wellFormedStruct(v, 0) {
-		return false, nil
 	}
 	if u := m.GetUnknown(); len(u) > 0 {
 		m.SetUnknown(append(u[:len(u):len(u)], field...))
@@ -99,11 +100,12 @@ func encodedRecord(r *fnv1.Resource) ([]byte, bool) {
 // the record from r's unknown fields, then returns r.Resource (nil for a
 // nil r). When code replaced the object in place (set r.Resource while one
 // was kept encoded), the new object wins and the encoded one is dropped.
-// The bytes were checked by wellFormedStruct, which accepts only
-// what vtprotobuf decodes; should decoding fail nonetheless, protobuf-go
-// decodes them, and if that fails too the request was changed while in use,
-// which is a bug: it panics rather than show the function an empty object
-// (or pass an empty object on as desired).
+// Bytes in the shape protobuf-go writes (wellFormedStruct) are decoded by
+// vtprotobuf, any others by protobuf-go. Bytes that are no Struct at all
+// panic with a MalformedObjectError, rather than show the function an
+// empty object (or pass an empty object on as desired): the served
+// function answers the call with the error (GuardMalformedObjects), as
+// protobuf-go's decoding of the request would have.
 func decodeObject(r *fnv1.Resource) *structpb.Struct {
 	v, ok := encodedRecord(r)
 	if !ok {
@@ -115,16 +117,29 @@ func decodeObject(r *fnv1.Resource) *structpb.Struct {
 		return r.Resource
 	}
 	s := &structpb.Struct{}
-	if err := (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(v); err != nil {
+	if !wellFormedStruct(v, 0) || (*vtstructpb.Struct)(s).UnmarshalVTUnsafe(v) != nil {
 		s = &structpb.Struct{}
-		if perr := proto.Unmarshal(v, s); perr != nil {
-			panic(fmt.Sprintf("function: a composed resource's object kept encoded does not decode: %v", perr))
+		if err := proto.Unmarshal(v, s); err != nil {
+			panic(&MalformedObjectError{err: err})
 		}
 	}
 	r.ProtoReflect().SetUnknown(withoutEncodedObject(r.ProtoReflect().GetUnknown()))
 	r.Resource = s
 	return s
 }
+
+// MalformedObjectError is the panic value of reading an object of a
+// request (a composed or composite resource's) whose bytes are not a
+// google.protobuf.Struct: UnmarshalRequest keeps objects unchecked, so the
+// error shows when a function reads one. GuardMalformedObjects turns it
+// into the call's error.
+type MalformedObjectError struct{ err error }
+
+func (e *MalformedObjectError) Error() string {
+	return "the request holds an object that is not a valid google.protobuf.Struct: " + e.err.Error()
+}
+
+func (e *MalformedObjectError) Unwrap() error { return e.err }
 
 // withoutEncodedObject returns the unknown fields u of a Resource without
 // the object kept encoded (a copy: u is left as it is).
@@ -273,137 +288,208 @@ func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
 	return b[at:end], b[end:], true
 }
 
+// The raw readers below read an object kept encoded where it lies. They
+// trust nothing: UnmarshalRequest keeps an object without checking it, as
+// protobuf keeps a field it does not know. Each reader checks the shape of
+// what it walks (every entry of each Struct on its path: a key, then a
+// value, one-byte tags, lengths within bounds; each Value on the path one
+// field) and the whole of each value it decodes (wellFormedValue). When
+// the bytes it walks are in any other shape (protobuf that protobuf-go
+// writes differently, or no protobuf at all) it reports !ok, and the
+// accessor decodes the whole object instead (decodeObject), which decodes
+// or rejects it as protobuf-go does.
+
 // rawValueAt returns the value at path (map keys, at least one) of the
-// well-formed encoded Struct b, decoded, or nil when the path is absent —
-// what ValueAt returns for the decoded Struct, without decoding anything
-// but the value found. A key given twice in a Struct takes its last value,
-// as decoding does.
-func rawValueAt(b []byte, path []string) *structpb.Value {
+// encoded Struct b, decoded, or nil when the path is absent — what ValueAt
+// returns for the decoded Struct, without decoding anything but the value
+// found. A key given twice in a Struct takes its last value, as decoding
+// does. ok is false when b is not in the shape it reads.
+func rawValueAt(b []byte, path []string) (v *structpb.Value, ok bool) {
 	for i, key := range path {
-		v, ok := rawField(b, key)
-		if !ok {
-			return nil
+		field, found, ok := rawField(b, key)
+		if !ok || !found {
+			return nil, ok
 		}
 		if i == len(path)-1 {
-			out := &structpb.Value{}
-			if err := (*vtstructpb.Value)(out).UnmarshalVTUnsafe(v); err != nil {
-				return nil // not reached: b is well formed
-			}
-			return out
+			return rawDecodeValue(field)
 		}
-		if b, _, ok = lengthDelimited(v, tagStructValue); !ok {
-			return nil // not a Struct: nothing below it
+		st, isStruct, ok := rawValueOf(field, tagStructValue)
+		if !ok || !isStruct {
+			return nil, ok // not a Struct: nothing below it
 		}
+		b = st
 	}
-	return nil
+	return nil, true
 }
 
-// rawValueWhere returns the value of key in the well-formed encoded Struct
-// b, decoded, or nil when there is none; a value that is a Struct is
-// decoded only in the members keep accepts. A key given twice takes its last value, as decoding does.
-func rawValueWhere(b []byte, key string, keep func(key string) bool) *structpb.Value {
-	v, ok := rawField(b, key)
-	if !ok {
-		return nil
+// rawDecodeValue decodes the encoded Value v, when it is well formed.
+func rawDecodeValue(v []byte) (*structpb.Value, bool) {
+	if !wellFormedValue(v, 0) {
+		return nil, false
 	}
-	st, _, isStruct := lengthDelimited(v, tagStructValue)
-	if !isStruct {
-		out := &structpb.Value{}
-		if err := (*vtstructpb.Value)(out).UnmarshalVTUnsafe(v); err != nil {
-			return nil // not reached: b is well formed
+	out := &structpb.Value{}
+	if err := (*vtstructpb.Value)(out).UnmarshalVTUnsafe(v); err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// rawValueOf returns the payload of the encoded Value v when v's one field
+// has the (length-delimited) tag; is is false when v is a well-formed Value
+// of another kind, ok false when v is not well formed.
+func rawValueOf(v []byte, tag byte) (payload []byte, is, ok bool) {
+	if p, rest, found := lengthDelimited(v, tag); found && len(rest) == 0 {
+		return p, true, true
+	}
+	return nil, false, wellFormedValue(v, 0)
+}
+
+// rawValueWhere returns the value of key in the encoded Struct b, decoded,
+// or nil when there is none; a value that is a Struct is decoded only in
+// the members keep accepts. A key given twice takes its last value, as
+// decoding does. ok is false when b is not in the shape it reads.
+func rawValueWhere(b []byte, key string, keep func(key string) bool) (v *structpb.Value, ok bool) {
+	field, found, ok := rawField(b, key)
+	if !ok || !found {
+		return nil, ok
+	}
+	st, isStruct, ok := rawValueOf(field, tagStructValue)
+	if !ok || !isStruct {
+		if !ok {
+			return nil, false
 		}
-		return out
+		return rawDecodeValue(field)
 	}
 	out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	for len(st) > 0 {
-		entry, rest, _ := lengthDelimited(st, tagStructEntry)
+		k, value, rest, ok := rawEntry(st)
+		if !ok {
+			return nil, false
+		}
 		st = rest
-		k, entry, _ := lengthDelimited(entry, tagEntryKey)
 		// The key points into b, as the strings UnmarshalVTUnsafe decodes.
 		key := unsafe.String(unsafe.SliceData(k), len(k))
 		if !keep(key) {
 			continue
 		}
-		value, _, _ := lengthDelimited(entry, tagEntryValue)
-		item := &structpb.Value{}
-		if err := (*vtstructpb.Value)(item).UnmarshalVTUnsafe(value); err != nil {
-			return nil // not reached: b is well formed
+		item, ok := rawDecodeValue(value)
+		if !ok {
+			return nil, false
 		}
 		out.Fields[key] = item
 	}
-	return structpb.NewStructValue(out)
+	return structpb.NewStructValue(out), true
 }
 
-// rawCondition is ObservedConditionStatus on the well-formed encoded
-// object b: it reads status.conditions item by item, comparing each "type"
-// where it lies, and decodes only the three strings of the condition found
-// (the first of type typ).
-func rawCondition(b []byte, typ string) (status, reason, message string) {
-	st, ok := rawField(b, "status")
-	if !ok {
-		return "", "", ""
+// rawCondition is ObservedConditionStatus on the encoded object b: it
+// reads status.conditions item by item, comparing each "type" where it
+// lies, and decodes only the three strings of the condition found (the
+// first of type typ). ok is false when b is not in the shape it reads.
+func rawCondition(b []byte, typ string) (status, reason, message string, ok bool) {
+	st, ok := rawStructAt(b, "status")
+	if !ok || st == nil {
+		return "", "", "", ok
 	}
-	if st, _, ok = lengthDelimited(st, tagStructValue); !ok {
-		return "", "", ""
+	field, found, ok := rawField(st, "conditions")
+	if !ok || !found {
+		return "", "", "", ok
 	}
-	list, ok := rawField(st, "conditions")
-	if !ok {
-		return "", "", ""
-	}
-	if list, _, ok = lengthDelimited(list, tagListValue); !ok {
-		return "", "", ""
+	list, isList, ok := rawValueOf(field, tagListValue)
+	if !ok || !isList {
+		return "", "", "", ok
 	}
 	for len(list) > 0 {
-		item, rest, _ := lengthDelimited(list, tagStructEntry)
+		item, rest, found := lengthDelimited(list, tagStructEntry)
+		if !found {
+			return "", "", "", false
+		}
 		list = rest
-		c, _, ok := lengthDelimited(item, tagStructValue)
+		c, isStruct, ok := rawValueOf(item, tagStructValue)
 		if !ok {
+			return "", "", "", false
+		}
+		if !isStruct {
 			if typ == "" {
-				return "", "", "" // an item that is no object has no type, as decoded
+				return "", "", "", true // an item that is no object has no type, as decoded
 			}
 			continue
 		}
-		if t, _ := rawString(c, "type"); t != typ {
+		t, ok := rawString(c, "type")
+		if !ok {
+			return "", "", "", false
+		}
+		if t != typ {
 			continue
 		}
-		status, _ = rawString(c, "status")
-		reason, _ = rawString(c, "reason")
-		message, _ = rawString(c, "message")
-		return status, reason, message
+		var okStatus, okReason, okMessage bool
+		status, okStatus = rawString(c, "status")
+		reason, okReason = rawString(c, "reason")
+		message, okMessage = rawString(c, "message")
+		return status, reason, message, okStatus && okReason && okMessage
 	}
-	return "", "", ""
+	return "", "", "", true
 }
 
-// rawString returns the string value of key in the well-formed encoded
-// Struct b, and whether it is one ("" and false for another kind, as
-// structpb's GetStringValue gives "").
-func rawString(b []byte, key string) (string, bool) {
-	v, ok := rawField(b, key)
-	if !ok {
-		return "", false
+// rawStructAt returns the encoded Struct that is the value of key in the
+// encoded Struct b, nil when key is absent or its value another kind.
+func rawStructAt(b []byte, key string) (st []byte, ok bool) {
+	field, found, ok := rawField(b, key)
+	if !ok || !found {
+		return nil, ok
 	}
-	s, _, ok := lengthDelimited(v, tagStringValue)
-	if !ok {
-		return "", false
+	st, isStruct, ok := rawValueOf(field, tagStructValue)
+	if !isStruct {
+		return nil, ok
+	}
+	return st, true
+}
+
+// rawString returns the string value of key in the encoded Struct b ("" for
+// none or another kind, as structpb's GetStringValue gives). ok is false
+// when b is not in the shape it reads.
+func rawString(b []byte, key string) (string, bool) {
+	field, found, ok := rawField(b, key)
+	if !ok || !found {
+		return "", ok
+	}
+	s, isString, ok := rawValueOf(field, tagStringValue)
+	if !isString {
+		return "", ok
 	}
 	return string(s), true
 }
 
-// rawField returns the encoded Value of key in the well-formed encoded
-// Struct b (the last entry with that key), and whether there is one.
-func rawField(b []byte, key string) ([]byte, bool) {
-	var found []byte
-	ok := false
+// rawField returns the encoded Value of key in the encoded Struct b (the
+// last entry with that key), and whether there is one; ok is false when
+// an entry of b is not a key followed by a value.
+func rawField(b []byte, key string) (value []byte, found, ok bool) {
 	for len(b) > 0 {
-		entry, rest, _ := lengthDelimited(b, tagStructEntry)
-		k, entry, _ := lengthDelimited(entry, tagEntryKey)
+		k, v, rest, ok := rawEntry(b)
+		if !ok {
+			return nil, false, false
+		}
 		if string(k) == key {
-			found, _, _ = lengthDelimited(entry, tagEntryValue)
-			ok = true
+			value, found = v, true
 		}
 		b = rest
 	}
-	return found, ok
+	return value, found, true
+}
+
+// rawEntry reads the map entry b starts with: its key, its encoded Value
+// and what follows the entry; ok is false when b does not start with an
+// entry of exactly a key and a value.
+func rawEntry(b []byte) (key, value, rest []byte, ok bool) {
+	entry, rest, ok := lengthDelimited(b, tagStructEntry)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	key, entry, ok = lengthDelimited(entry, tagEntryKey)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	value, entry, ok = lengthDelimited(entry, tagEntryValue)
+	return key, value, rest, ok && len(entry) == 0
 }
 
 // DecodeKeptObjects decodes every object state keeps encoded (its composed

@@ -1,6 +1,8 @@
 package function
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -12,6 +14,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -114,17 +118,21 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 			t.Errorf("ObservedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
 		}
 	}
-	wantSpec := ValueAt(xr, "spec")
-	if st := wantSpec.GetStructValue(); st != nil {
+	// The members a spec takes: all observedCompositeSpec promises.
+	specMembers := func(spec *structpb.Value) *structpb.Value {
+		st := spec.GetStructValue()
+		if st == nil {
+			return spec
+		}
 		kept := &structpb.Struct{Fields: map[string]*structpb.Value{}}
 		for k, v := range st.GetFields() {
 			if specField(k) {
 				kept.Fields[k] = v
 			}
 		}
-		wantSpec = structpb.NewStructValue(kept)
+		return structpb.NewStructValue(kept)
 	}
-	if diff := cmp.Diff(orEmpty(wantSpec), orEmpty(observedCompositeSpec(got, specField)), opts...); diff != "" {
+	if diff := cmp.Diff(orEmpty(specMembers(ValueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
 		t.Errorf("observedCompositeSpec (-decoded, members a spec takes +kept encoded):\n%s", diff)
 	}
 	wantTenant, wantErr := ReadTenant(want)
@@ -214,11 +222,11 @@ func TestEncodedObjectsTravelUnchanged(t *testing.T) {
 	}
 }
 
-// TestUnmarshalRequestDecodesOddObjectsAtOnce checks that an observed
-// object not in the shape protobuf-go writes is decoded at once, and that
-// an object given twice sends the whole request to protobuf-go, each
-// giving what protobuf-go gives.
-func TestUnmarshalRequestDecodesOddObjectsAtOnce(t *testing.T) {
+// TestUnmarshalRequestKeepsOddObjects checks that an observed object not
+// in the shape protobuf-go writes is kept encoded like any other, and reads
+// as protobuf-go decodes it, and that an object given twice sends the
+// whole request to protobuf-go.
+func TestUnmarshalRequestKeepsOddObjects(t *testing.T) {
 	valueTwoFields := protowire.AppendTag(nil, 3, protowire.BytesType)
 	valueTwoFields = protowire.AppendString(valueTwoFields, "s")
 	valueTwoFields = protowire.AppendTag(valueTwoFields, 4, protowire.VarintType)
@@ -264,10 +272,11 @@ func TestUnmarshalRequestDecodesOddObjectsAtOnce(t *testing.T) {
 		ignoreUnkown bool
 	}{
 		{name: "well formed", object: resource(structOf(entry("kind", stringValue))), wantEncoded: true},
-		{name: "value with two fields", object: resource(structOf(entry("kind", valueTwoFields))), wantDecoded: true},
-		{name: "entry with its key twice", object: resource(structOf(append(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k"), entry("kind", stringValue)...))), wantDecoded: true},
-		{name: "too deep", object: resource(structOf(entry("k", deep))), wantDecoded: true},
-		{name: "unknown field in a Struct", object: resource(protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1)), wantDecoded: true, ignoreUnkown: true},
+		{name: "value with two fields", object: resource(structOf(entry("kind", valueTwoFields))), wantEncoded: true},
+		{name: "entry with its key twice", object: resource(structOf(append(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "k"), entry("kind", stringValue)...))), wantEncoded: true},
+		{name: "too deep", object: resource(structOf(entry("k", deep))), wantEncoded: true},
+		{name: "unknown field in a Struct", object: resource(protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1)), wantEncoded: true, ignoreUnkown: true},
+		{name: "status with two fields", object: resource(structOf(entry("status", append(protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), structOf(entry("conditions", stringValue))), stringValue...)))), wantEncoded: true},
 		{name: "given twice", object: resource(structOf(entry("a", stringValue)), structOf(entry("b", stringValue))), wantDecoded: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,6 +301,82 @@ func TestUnmarshalRequestDecodesOddObjectsAtOnce(t *testing.T) {
 			checkEncodedObservedReads(t, wire, want, opts...)
 		})
 	}
+}
+
+// TestMalformedObjectFailsTheCall checks an observed object whose bytes are
+// no Struct (protobuf-go rejects the request): UnmarshalRequest keeps it
+// unchecked; a function that reads it fails the served call with
+// InvalidArgument (GuardMalformedObjects), one that does not passes it on
+// byte for byte, for Crossplane's decoding to reject.
+func TestMalformedObjectFailsTheCall(t *testing.T) {
+	garbage := []byte{0x0a, 0x05, 0x0a, 0x01} // an entry longer than its Struct
+	record := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), garbage)
+	state := protowire.AppendTag(nil, 2, protowire.BytesType) // State.resources
+	entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "r")
+	entry = protowire.AppendBytes(protowire.AppendTag(entry, 2, protowire.BytesType), record)
+	state = protowire.AppendBytes(state, entry)
+	wire := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), state) // RunFunctionRequest.observed
+	if err := proto.Unmarshal(wire, &fnv1.RunFunctionRequest{}); err == nil {
+		t.Fatal("protobuf-go decodes the malformed request: the case must be one it rejects")
+	}
+	reads := map[string]func(req *fnv1.RunFunctionRequest){
+		"ObservedResource":        func(req *fnv1.RunFunctionRequest) { ObservedResource(req, "r") },
+		"ObservedValue":           func(req *fnv1.RunFunctionRequest) { ObservedValue(req, "r", "kind") },
+		"ObservedConditionStatus": func(req *fnv1.RunFunctionRequest) { ObservedConditionStatus(req, "r", "Ready") },
+	}
+	for name, read := range reads {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{}
+			if err := UnmarshalRequest(wire, req); err != nil {
+				t.Fatalf("UnmarshalRequest: %v", err)
+			}
+			_, err := GuardMalformedObjects(readRunner{read: func(req *fnv1.RunFunctionRequest) {
+				read(req)
+				t.Error("the read returned")
+			}}).RunFunction(context.Background(), req)
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "not a valid google.protobuf.Struct") {
+				t.Errorf("served call error %v, want InvalidArgument naming the malformed object", err)
+			}
+		})
+	}
+	req := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalRequest(wire, req); err != nil {
+		t.Fatalf("UnmarshalRequest: %v", err)
+	}
+	if !ObservedExists(req, "r") {
+		t.Error("the malformed object reads as absent")
+	}
+	out, err := AppendMessage(nil, req.ProtoReflect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, wire) {
+		t.Errorf("re-encoded %x, want the bytes received %x", out, wire)
+	}
+}
+
+// TestGuardPassesOtherPanics checks that GuardMalformedObjects recovers
+// only a MalformedObjectError: a function's own panic is not turned into an
+// answer.
+func TestGuardPassesOtherPanics(t *testing.T) {
+	defer func() {
+		if p := recover(); p != "a bug" {
+			t.Errorf("recovered %v, want the function's own panic", p)
+		}
+	}()
+	_, _ = GuardMalformedObjects(readRunner{read: func(*fnv1.RunFunctionRequest) { panic("a bug") }}).RunFunction(context.Background(), &fnv1.RunFunctionRequest{})
+	t.Error("the panic did not go on")
+}
+
+// readRunner is a function that calls read and answers an empty response.
+type readRunner struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+	read func(req *fnv1.RunFunctionRequest)
+}
+
+func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	r.read(req)
+	return &fnv1.RunFunctionResponse{}, nil
 }
 
 // TestComposedObjectsReadThroughAccessors enforces what UnmarshalRequest

@@ -85,7 +85,9 @@ func observedCompositeExists(req *fnv1.RunFunctionRequest) bool {
 func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) bool) *structpb.Value {
 	r := req.GetObserved().GetComposite()
 	if encoded, ok := encodedObject(r); ok {
-		return rawValueWhere(encoded, "spec", keep)
+		if v, ok := rawValueWhere(encoded, "spec", keep); ok {
+			return v
+		}
 	}
 	return decodeObject(r).GetFields()["spec"]
 }
@@ -93,7 +95,9 @@ func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) b
 // objectValue is the value at path of r's object (see ObservedValue).
 func objectValue(r *fnv1.Resource, path []string) *structpb.Value {
 	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
-		return rawValueAt(encoded, path)
+		if v, ok := rawValueAt(encoded, path); ok {
+			return v
+		}
 	}
 	return ValueAt(decodeObject(r), path...)
 }
@@ -124,7 +128,9 @@ func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
 // v1beta2 and cert-manager conditions alike.
 func ObservedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
 	if encoded, ok := encodedObject(req.GetObserved().GetResources()[name]); ok {
-		return rawCondition(encoded, typ)
+		if status, reason, message, ok := rawCondition(encoded, typ); ok {
+			return status, reason, message
+		}
 	}
 	for _, c := range ObservedValue(req, name, "status", "conditions").GetListValue().GetValues() {
 		f := c.GetStructValue().GetFields()

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // ServerCLI is the command line shared by every tenantkube function binary.
@@ -65,6 +68,33 @@ func Main(name, description string, newRunner NewRunner) {
 	ctx.FatalIfErrorf(cli.serve(newRunner))
 }
 
+// GuardMalformedObjects wraps a function's runner as it is served: a call
+// whose function reads an object of the request that is no
+// google.protobuf.Struct (UnmarshalRequest keeps objects unchecked until
+// read; decodeObject then panics with a MalformedObjectError) fails with
+// gRPC code InvalidArgument and the decoding error, as a request protobuf-go
+// cannot decode does. Any other panic goes on.
+func GuardMalformedObjects(fn fnv1.FunctionRunnerServiceServer) fnv1.FunctionRunnerServiceServer {
+	return malformedObjectsGuard{fn}
+}
+
+type malformedObjectsGuard struct {
+	fnv1.FunctionRunnerServiceServer
+}
+
+func (g malformedObjectsGuard) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m, ok := p.(*MalformedObjectError)
+			if !ok {
+				panic(p)
+			}
+			rsp, err = nil, status.Error(codes.InvalidArgument, m.Error())
+		}
+	}()
+	return g.FunctionRunnerServiceServer.RunFunction(ctx, req)
+}
+
 // setCollector applies --gc-percent and --memory-limit (0 or less: no
 // limit) where the GOGC and GOMEMLIMIT environment variables do not set
 // them. It returns an error, leaving Go's defaults, when the result would
@@ -99,7 +129,7 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 		return err
 	}
 	RegisterStructCodec()
-	return function.Serve(newRunner(log),
+	return function.Serve(GuardMalformedObjects(newRunner(log)),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
