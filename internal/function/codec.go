@@ -2,6 +2,7 @@ package function
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -61,17 +62,29 @@ func RegisterStructCodec() {
 // Name is the content-subtype this codec serves: "proto".
 func (c *StructCodec) Name() string { return grpcproto.Name }
 
-// Marshal encodes v, a protobuf message, into its wire format.
+// Marshal encodes v, a protobuf message, into its wire format, in a buffer
+// of gRPC's buffer pool sized by messageSize.
 func (c *StructCodec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return c.fallback.Marshal(v)
 	}
-	b, err := AppendMessage(nil, m.ProtoReflect())
+	// Written into a buffer of gRPC's pool, which gRPC returns to it once
+	// the message is sent: no fresh, zeroed half-megabyte per response.
+	size := messageSize(m.ProtoReflect())
+	pool := mem.DefaultBufferPool()
+	buf := pool.Get(size)
+	b, err := appendMessage((*buf)[:0], m.ProtoReflect())
 	if err != nil {
+		pool.Put(buf)
 		return nil, err
 	}
-	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	if len(b) != size || (size > 0 && &b[0] != &(*buf)[0]) {
+		pool.Put(buf) // not reached: messageSize is exact
+		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	}
+	*buf = b
+	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
 // Unmarshal decodes the wire bytes data into v, a protobuf message.
@@ -358,8 +371,63 @@ func consumeMapKey(b []byte, typ protowire.Type, kd protoreflect.FieldDescriptor
 // vtprotobuf), every other field and the unknown fields by protobuf-go.
 // Map entries come out in Go map order, as with proto.Marshal's default
 // (non-deterministic) options; it returns protobuf-go's error for a field
-// it cannot encode.
+// it cannot encode. b grows once, to the size messageSize computes first.
 func AppendMessage(b []byte, m protoreflect.Message) ([]byte, error) {
+	return appendMessage(slices.Grow(b, messageSize(m)), m)
+}
+
+// messageSize is the size of AppendMessage's encoding of m.
+func messageSize(m protoreflect.Message) int {
+	rest := m.New()
+	size := 0
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if !holdsStruct(fd) {
+			rest.Set(fd, v)
+			return true
+		}
+		tag := protowire.SizeTag(fd.Number())
+		switch {
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				entry := protowire.SizeTag(1) + protowire.SizeBytes(len(k.String())) + protowire.SizeTag(2) + protowire.SizeBytes(bodySize(mv.Message()))
+				size += tag + protowire.SizeBytes(entry)
+				return true
+			})
+		case fd.IsList():
+			l := v.List()
+			for i := range l.Len() {
+				size += tag + protowire.SizeBytes(bodySize(l.Get(i).Message()))
+			}
+		default:
+			size += tag + protowire.SizeBytes(bodySize(v.Message()))
+		}
+		return true
+	})
+	rest.SetUnknown(m.GetUnknown())
+	return size + proto.Size(rest.Interface())
+}
+
+// bodySize is the size of m's encoding by appendLengthPrefixed, without
+// the length prefix.
+func bodySize(m protoreflect.Message) int {
+	if stateShapeKnown {
+		switch v := m.Interface().(type) {
+		case *fnv1.State:
+			size, _, _ := stateSize(v)
+			return size
+		case *fnv1.Resource:
+			size, _ := resourceSize(v)
+			return size
+		}
+	}
+	if s, ok := m.Interface().(*structpb.Struct); ok {
+		return (*vtstructpb.Struct)(s).SizeVT()
+	}
+	return messageSize(m)
+}
+
+// appendMessage is AppendMessage without growing b first.
+func appendMessage(b []byte, m protoreflect.Message) ([]byte, error) {
 	rest := m.New()
 	var err error
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -404,17 +472,13 @@ func appendField(b []byte, num protowire.Number, m protoreflect.Message) ([]byte
 
 // appendMapEntry appends one entry of a map<string, message> field num.
 func appendMapEntry(b []byte, num protowire.Number, key string, m protoreflect.Message) ([]byte, error) {
-	value, err := appendLengthPrefixed(nil, m)
-	if err != nil {
-		return nil, err
-	}
-	entry := protowire.SizeTag(1) + protowire.SizeBytes(len(key)) + protowire.SizeTag(2) + len(value)
+	entry := protowire.SizeTag(1) + protowire.SizeBytes(len(key)) + protowire.SizeTag(2) + protowire.SizeBytes(bodySize(m))
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(entry))
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendString(b, key)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	return append(b, value...), nil
+	return appendLengthPrefixed(b, m)
 }
 
 // appendLengthPrefixed appends m's encoding preceded by its length: a
@@ -440,9 +504,6 @@ func appendLengthPrefixed(b []byte, m protoreflect.Message) ([]byte, error) {
 		}
 		return b, nil
 	}
-	body, err := AppendMessage(nil, m)
-	if err != nil {
-		return nil, err
-	}
-	return protowire.AppendBytes(b, body), nil
+	b = protowire.AppendVarint(b, uint64(messageSize(m)))
+	return appendMessage(b, m)
 }

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -243,4 +244,48 @@ func FuzzStructCodec(f *testing.F) {
 		}
 		checkEncodedObservedReads(t, wire, want)
 	})
+}
+
+// TestMessageSizeExact holds messageSize to the length AppendMessage
+// writes, on a request and a response whose objects are decoded, kept
+// encoded (as served) and encoded by SetDesired: StructCodec.Marshal writes
+// into a pooled buffer of that size.
+func TestMessageSizeExact(t *testing.T) {
+	rsp := codecResponse(t)
+	if err := SetDesired(rsp, "encoded", map[string]any{"kind": "ConfigMap", "data": map[string]any{"k": strings.Repeat("v", 200)}}, fnv1.Ready_READY_TRUE); err != nil {
+		t.Fatal(err)
+	}
+	wire, err := proto.Marshal(codecRequest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalRequest(wire, served); err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]proto.Message{"request": codecRequest(t), "request as served": served, "response": rsp} {
+		b, err := AppendMessage(nil, m.ProtoReflect())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size := messageSize(m.ProtoReflect()); size != len(b) {
+			t.Errorf("%s: messageSize %d, AppendMessage wrote %d bytes", name, size, len(b))
+		}
+		out, err := (&StructCodec{}).Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Map entries come in Go's map order: compared decoded.
+		got, want := m.ProtoReflect().New().Interface(), m.ProtoReflect().New().Interface()
+		if err := proto.Unmarshal(out.Materialize(), got); err != nil {
+			t.Fatal(err)
+		}
+		if err := proto.Unmarshal(b, want); err != nil {
+			t.Fatal(err)
+		}
+		if out.Len() != len(b) || !proto.Equal(got, want) {
+			t.Errorf("%s: StructCodec.Marshal wrote other bytes (%d) than AppendMessage (%d)", name, out.Len(), len(b))
+		}
+		out.Free()
+	}
 }

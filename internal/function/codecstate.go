@@ -116,16 +116,14 @@ type stateEntry struct {
 	objectSize int
 }
 
-// appendStateField appends s with its length prefix: every size is
-// computed once, then every byte written once.
-func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
-	size := 0
-	var composite stateEntry
+// stateSize is the encoded size of s, with the sizes of its composite
+// resource and of each composed resource (in the order they are written).
+func stateSize(s *fnv1.State) (size int, composite stateEntry, entries []stateEntry) {
 	if s.Composite != nil {
 		composite.size, composite.objectSize = resourceSize(s.Composite)
 		size += 1 + protowire.SizeBytes(composite.size)
 	}
-	entries := make([]stateEntry, 0, len(s.Resources))
+	entries = make([]stateEntry, 0, len(s.Resources))
 	for k, r := range s.Resources {
 		e := stateEntry{key: k, r: r, objectSize: -1}
 		if r != nil {
@@ -135,9 +133,13 @@ func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
 		entry := 1 + protowire.SizeBytes(len(k)) + 1 + protowire.SizeBytes(e.size)
 		size += 1 + protowire.SizeBytes(entry)
 	}
-	unknown := s.ProtoReflect().GetUnknown()
-	size += len(unknown)
+	return size + len(s.ProtoReflect().GetUnknown()), composite, entries
+}
 
+// appendStateField appends s with its length prefix: every size is
+// computed once, then every byte written once.
+func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
+	size, composite, entries := stateSize(s)
 	b = protowire.AppendVarint(b, uint64(size))
 	var err error
 	if s.Composite != nil {
@@ -161,5 +163,5 @@ func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
 			}
 		}
 	}
-	return append(b, unknown...), nil
+	return append(b, s.ProtoReflect().GetUnknown()...), nil
 }
