@@ -63,16 +63,17 @@ func RegisterStructCodec() {
 func (c *StructCodec) Name() string { return grpcproto.Name }
 
 // Marshal encodes v, a protobuf message, into its wire format, in a buffer
-// of gRPC's buffer pool sized by messageSize.
+// of responseBuffers sized by messageSize.
 func (c *StructCodec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return c.fallback.Marshal(v)
 	}
-	// Written into a buffer of gRPC's pool, which gRPC returns to it once
-	// the message is sent: no fresh, zeroed half-megabyte per response.
+	// Written into a buffer of responseBuffers, which gRPC returns to it
+	// once the message is sent: no fresh, zeroed half-megabyte per
+	// response.
 	size := messageSize(m.ProtoReflect())
-	pool := mem.DefaultBufferPool()
+	pool := responseBuffers
 	buf := pool.Get(size)
 	b, err := appendMessage((*buf)[:0], m.ProtoReflect())
 	if err != nil {
@@ -85,6 +86,37 @@ func (c *StructCodec) Marshal(v any) (mem.BufferSlice, error) {
 	}
 	*buf = b
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
+}
+
+// responseBuffers is the pool StructCodec.Marshal writes messages into;
+// gRPC puts a buffer back once its message is sent.
+var responseBuffers = &dirtyBufferPool{}
+
+// maxPooledMessage is the largest buffer responseBuffers keeps, in bytes.
+const maxPooledMessage = 8 << 20
+
+// dirtyBufferPool is a gRPC mem.BufferPool whose buffers are not zeroed
+// when handed out again (gRPC's default pool clears a buffer's whole
+// capacity, a megabyte for a half-megabyte response, on every Get): its
+// user overwrites every byte it uses.
+type dirtyBufferPool struct{ pool sync.Pool }
+
+// Get returns a buffer of length bytes, with stale contents.
+func (p *dirtyBufferPool) Get(length int) *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok && cap(*b) >= length {
+		*b = (*b)[:length]
+		return b
+	}
+	// Room for a slightly larger message next time.
+	b := make([]byte, length, length+length/8)
+	return &b
+}
+
+// Put keeps b for a later Get, unless it is larger than maxPooledMessage.
+func (p *dirtyBufferPool) Put(b *[]byte) {
+	if cap(*b) <= maxPooledMessage {
+		p.pool.Put(b)
+	}
 }
 
 // Unmarshal decodes the wire bytes data into v, a protobuf message.

@@ -289,3 +289,33 @@ func TestMessageSizeExact(t *testing.T) {
 		out.Free()
 	}
 }
+
+// TestDirtyBufferPool checks the pool responses are written into: a buffer
+// of the length asked for, the one put back when it is large enough, and
+// none kept beyond maxPooledMessage.
+func TestDirtyBufferPool(t *testing.T) {
+	p := &dirtyBufferPool{}
+	b := p.Get(1000)
+	if len(*b) != 1000 {
+		t.Fatalf("Get(1000) gave %d bytes", len(*b))
+	}
+	(*b)[0] = 7
+	p.Put(b)
+	// sync.Pool may drop what it holds at any time (a collection): only
+	// what it hands back is checked.
+	if again := p.Get(900); len(*again) != 900 {
+		t.Errorf("Get(900) gave %d bytes", len(*again))
+	} else if again == b && (*again)[0] != 7 {
+		t.Error("a reused buffer was cleared")
+	}
+	if bigger := p.Get(5000); len(*bigger) != 5000 {
+		t.Errorf("Get(5000) gave %d bytes", len(*bigger))
+	}
+	huge := make([]byte, maxPooledMessage+1)
+	p.Put(&huge)
+	for range 10 {
+		if got := p.Get(10); cap(*got) > maxPooledMessage {
+			t.Fatal("a buffer beyond maxPooledMessage was kept")
+		}
+	}
+}
