@@ -273,6 +273,14 @@ func (mode decodeMode) childMode(fd protoreflect.FieldDescriptor) decodeMode {
 // unmarshalFields merges b into m field by field (see UnmarshalMessage and
 // UnmarshalRequest for mode).
 func unmarshalFields(b []byte, m protoreflect.Message, mode decodeMode) error {
+	if mode == modeObservedState || mode == modeDesiredState {
+		if s, ok := m.Interface().(*fnv1.State); ok && stateShapeKnown && proto.Size(s) == 0 {
+			if unmarshalState(b, s, mode == modeObservedState) == nil {
+				return nil
+			}
+			proto.Reset(s) // an unusual shape: decoded below instead
+		}
+	}
 	fields := m.Descriptor().Fields()
 	var rest []byte
 	for len(b) > 0 {

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -316,6 +317,40 @@ func TestDirtyBufferPool(t *testing.T) {
 	for range 10 {
 		if got := p.Get(10); cap(*got) > maxPooledMessage {
 			t.Fatal("a buffer beyond maxPooledMessage was kept")
+		}
+	}
+}
+
+// TestUnmarshalStateByHand checks that the States of a request in the
+// shape protobuf-go writes are decoded by hand (unmarshalState), to what
+// protobuf-go decodes, and that other shapes are left to the generic
+// decoding.
+func TestUnmarshalStateByHand(t *testing.T) {
+	req := codecRequest(t)
+	req.Observed.Resources["details"] = &fnv1.Resource{ConnectionDetails: map[string][]byte{"k": []byte("v"), "empty": {}}, Ready: fnv1.Ready_READY_FALSE}
+	for name, state := range map[string]*fnv1.State{"observed": req.GetObserved(), "desired": req.GetDesired()} {
+		wire, err := proto.Marshal(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &fnv1.State{}
+		if err := unmarshalState(wire, got, name == "observed"); err != nil {
+			t.Fatalf("%s: unmarshalState: %v", name, err)
+		}
+		DecodeKeptObjects(got)
+		if diff := cmp.Diff(state, got, protocmp.Transform()); diff != "" {
+			t.Errorf("%s: unmarshalState (-proto.Marshal'ed +decoded):\n%s", name, diff)
+		}
+	}
+	entry := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "r")
+	for name, wire := range map[string][]byte{
+		"unknown field":       protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1),
+		"entry without value": protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), entry),
+		"composite twice":     []byte{0x0a, 0x00, 0x0a, 0x00},
+		"key not UTF-8":       protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), []byte{0x0a, 0x01, 0xff, 0x12, 0x00}),
+	} {
+		if err := unmarshalState(wire, &fnv1.State{}, true); !errors.Is(err, errUnusualShape) {
+			t.Errorf("%s: unmarshalState error %v, want errUnusualShape", name, err)
 		}
 	}
 }

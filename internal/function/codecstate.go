@@ -1,10 +1,15 @@
 package function
 
 import (
+	"errors"
+	"unicode/utf8"
+	"unsafe"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	vtstructpb "github.com/planetscale/vtprotobuf/types/known/structpb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The State and Resource messages carry every composed resource of a
@@ -164,4 +169,129 @@ func appendStateField(b []byte, s *fnv1.State) ([]byte, error) {
 		}
 	}
 	return append(b, s.ProtoReflect().GetUnknown()...), nil
+}
+
+// errUnusualShape is returned by the hand decoding of a State for bytes in
+// a shape other than the one protobuf-go writes: the generic decoding then
+// takes the State.
+var errUnusualShape = errors.New("not in the shape protobuf-go writes")
+
+// unmarshalState decodes b, an observed or desired State of a request,
+// into s, which must be empty, by hand: its composite resource (field 1)
+// and its composed resources (field 2, map entries of a key then a value),
+// each object kept encoded (keepEncoded), the composite's only when
+// keepComposite; the rest of each Resource (connection details, readiness)
+// decoded. It returns errUnusualShape, s then partly filled, for anything
+// else (another field, another wire type, a field given twice, an entry in
+// another shape), and the caller decodes b generically; what it decodes
+// equals what protobuf-go decodes (FuzzStructCodec).
+func unmarshalState(b []byte, s *fnv1.State, keepComposite bool) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || typ != protowire.BytesType {
+			return errUnusualShape
+		}
+		v, vn := protowire.ConsumeBytes(b[n:])
+		if vn < 0 {
+			return errUnusualShape
+		}
+		b = b[n+vn:]
+		switch num {
+		case 1:
+			if s.Composite != nil {
+				return errUnusualShape
+			}
+			s.Composite = &fnv1.Resource{}
+			if err := unmarshalResource(v, s.Composite, keepComposite); err != nil {
+				return err
+			}
+		case 2:
+			key, value, ok := mapEntry(v)
+			if !ok {
+				return errUnusualShape
+			}
+			r := &fnv1.Resource{}
+			if err := unmarshalResource(value, r, true); err != nil {
+				return err
+			}
+			if s.Resources == nil {
+				s.Resources = map[string]*fnv1.Resource{}
+			}
+			s.Resources[key] = r // a later entry wins, as in protobuf-go
+		default:
+			return errUnusualShape
+		}
+	}
+	return nil
+}
+
+// unmarshalResource decodes b into r (empty) by hand, keeping its object
+// encoded when keep (see unmarshalState).
+func unmarshalResource(b []byte, r *fnv1.Resource, keep bool) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errUnusualShape
+		}
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			v, vn := protowire.ConsumeBytes(b[n:])
+			if vn < 0 || r.Resource != nil {
+				return errUnusualShape
+			}
+			field := b[:n+vn]
+			b = b[n+vn:]
+			if keep {
+				if kept, err := keepEncoded(r.ProtoReflect(), field); err != nil || !kept {
+					return errUnusualShape
+				}
+				continue
+			}
+			s := &structpb.Struct{}
+			if err := unmarshalValueMessage(v, s.ProtoReflect(), modeEager); err != nil {
+				return errUnusualShape
+			}
+			r.Resource = s
+		case num == 2 && typ == protowire.BytesType:
+			v, vn := protowire.ConsumeBytes(b[n:])
+			if vn < 0 {
+				return errUnusualShape
+			}
+			b = b[n+vn:]
+			key, value, ok := mapEntry(v)
+			if !ok {
+				return errUnusualShape
+			}
+			if r.ConnectionDetails == nil {
+				r.ConnectionDetails = map[string][]byte{}
+			}
+			// Points into the request's bytes, as the decoded strings do.
+			r.ConnectionDetails[key] = value[:len(value):len(value)]
+		case num == 3 && typ == protowire.VarintType:
+			v, vn := protowire.ConsumeVarint(b[n:])
+			if vn < 0 {
+				return errUnusualShape
+			}
+			b = b[n+vn:]
+			r.Ready = fnv1.Ready(int32(v))
+		default:
+			return errUnusualShape
+		}
+	}
+	return nil
+}
+
+// mapEntry reads a map<string, bytes or message> entry in the shape
+// protobuf-go writes: a key (field 1) then a value (field 2), nothing else;
+// the key valid UTF-8, as protobuf-go requires of a string.
+func mapEntry(b []byte) (key string, value []byte, ok bool) {
+	k, rest, ok := lengthDelimited(b, tagEntryKey)
+	if !ok || !utf8.Valid(k) {
+		return "", nil, false
+	}
+	value, rest, ok = lengthDelimited(rest, tagEntryValue)
+	if !ok || len(rest) != 0 {
+		return "", nil, false
+	}
+	return unsafe.String(unsafe.SliceData(k), len(k)), value, true
 }
