@@ -135,10 +135,12 @@ func decodeObject(r *fnv1.Resource) *structpb.Struct {
 // into the call's error.
 type MalformedObjectError struct{ err error }
 
+// Error names the failure and protobuf-go's decoding error.
 func (e *MalformedObjectError) Error() string {
 	return "the request holds an object that is not a valid google.protobuf.Struct: " + e.err.Error()
 }
 
+// Unwrap returns protobuf-go's decoding error.
 func (e *MalformedObjectError) Unwrap() error { return e.err }
 
 // withoutEncodedObject returns the unknown fields u of a Resource without
