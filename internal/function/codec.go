@@ -1,6 +1,7 @@
 package function
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -81,7 +82,8 @@ func (c *StructCodec) Marshal(v any) (mem.BufferSlice, error) {
 		return nil, err
 	}
 	if len(b) != size || (size > 0 && &b[0] != &(*buf)[0]) {
-		pool.Put(buf) // not reached: messageSize is exact
+		// Not reached (messageSize is exact; TestMessageSizeExact). b may
+		// share buf's memory: neither goes back to the pool.
 		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 	}
 	*buf = b
@@ -211,8 +213,9 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // looks at (nor the XR's Crossplane-written spec.resourceRefs and status),
 // nor even checks it. What a function reads is checked as it is read: an
 // object that is no google.protobuf.Struct fails the call when read
-// (MalformedObjectError), and one not read goes back to Crossplane as it
-// came, for its protobuf-go decoding to reject. The desired XR, required resources, input and context are decoded
+// (MalformedObjectError); an earlier step's desired object not read goes
+// back to Crossplane as it came, for its protobuf-go decoding to reject,
+// and an observed one not read is dropped unseen. The desired XR, required resources, input and context are decoded
 // as UnmarshalMessage does. b must not change while req is in
 // use.
 func UnmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
@@ -521,6 +524,21 @@ func appendMapEntry(b []byte, num protowire.Number, key string, m protoreflect.M
 	return appendLengthPrefixed(b, m)
 }
 
+// errStructSize is marshalStructSized's error: vtprotobuf's size of a
+// Struct holding a Value whose struct or list is a nil pointer (which
+// structpb never makes, but code could) is one byte more than it writes.
+var errStructSize = errors.New("cannot encode a google.protobuf.Struct: a Value holds a nil struct or list")
+
+// marshalStructSized writes s into b, exactly SizeVT bytes, or returns an
+// error rather than leave bytes of b unwritten.
+func marshalStructSized(s *vtstructpb.Struct, b []byte) error {
+	n, err := s.MarshalToSizedBufferVT(b)
+	if err == nil && n != len(b) {
+		err = errStructSize
+	}
+	return err
+}
+
 // appendLengthPrefixed appends m's encoding preceded by its length: a
 // State or Resource by hand (codecstate.go), a Struct with vtprotobuf,
 // other messages through AppendMessage.
@@ -539,7 +557,7 @@ func appendLengthPrefixed(b []byte, m protoreflect.Message) ([]byte, error) {
 		b = protowire.AppendVarint(b, uint64(size))
 		start := len(b)
 		b = append(b, make([]byte, size)...)
-		if _, err := vs.MarshalToSizedBufferVT(b[start:]); err != nil {
+		if err := marshalStructSized(vs, b[start:]); err != nil {
 			return nil, err
 		}
 		return b, nil

@@ -354,3 +354,22 @@ func TestUnmarshalStateByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestNilStructValueIsAnError checks that a Value holding a nil struct or
+// list, which vtprotobuf sizes one byte larger than it writes, makes
+// encoding fail rather than send a byte that was never written.
+func TestNilStructValueIsAnError(t *testing.T) {
+	for name, v := range map[string]*structpb.Value{
+		"struct": {Kind: &structpb.Value_StructValue{}},
+		"list":   {Kind: &structpb.Value_ListValue{}},
+	} {
+		obj := &structpb.Struct{Fields: map[string]*structpb.Value{"v": v}}
+		rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"r": {Resource: obj}}}}
+		if _, err := AppendMessage(nil, rsp.ProtoReflect()); !errors.Is(err, errStructSize) {
+			t.Errorf("%s: AppendMessage error %v, want errStructSize", name, err)
+		}
+		if _, err := (&StructCodec{}).Marshal(&fnv1.RunFunctionResponse{Context: obj}); !errors.Is(err, errStructSize) {
+			t.Errorf("%s: StructCodec.Marshal of a context error %v, want errStructSize", name, err)
+		}
+	}
+}

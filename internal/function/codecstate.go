@@ -75,7 +75,7 @@ func appendResource(b []byte, r *fnv1.Resource, objectSize int) ([]byte, error) 
 		b = protowire.AppendVarint(b, uint64(objectSize))
 		start := len(b)
 		b = append(b, make([]byte, objectSize)...)
-		if _, err := (*vtstructpb.Struct)(r.Resource).MarshalToSizedBufferVT(b[start:]); err != nil {
+		if err := marshalStructSized((*vtstructpb.Struct)(r.Resource), b[start:]); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,8 @@ var errUnusualShape = errors.New("not in the shape protobuf-go writes")
 // decoded. It returns errUnusualShape, s then partly filled, for anything
 // else (another field, another wire type, a field given twice, an entry in
 // another shape), and the caller decodes b generically; what it decodes
-// equals what protobuf-go decodes (FuzzStructCodec).
+// equals what protobuf-go decodes (FuzzStructCodec), except that the
+// connection details' values point into b rather than being copies.
 func unmarshalState(b []byte, s *fnv1.State, keepComposite bool) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)

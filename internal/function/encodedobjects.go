@@ -12,16 +12,17 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// A composed resource (observed or desired) decoded by UnmarshalRequest
-// keeps its object encoded, as the Resource's unknown fields hold a field
-// protobuf does not know: one record with field number 1
-// (Resource.resource), wire type bytes, whose payload is the
+// A composed resource (observed or desired) and the observed composite
+// resource decoded by UnmarshalRequest, and a desired composed resource
+// SetDesired encoded, keep their object encoded, as the Resource's unknown
+// fields hold a field protobuf does not know: one record with field number
+// 1 (Resource.resource), wire type bytes, whose payload is the
 // google.protobuf.Struct. protobuf-go treats it as it treats any unknown
 // field (proto.Marshal writes it back unchanged, so an earlier step's
 // desired Resource passed on in a response still carries its object), and
 // the Observed* accessors and DesiredResource decode it on first use.
-// Nothing else in a function may read a request's composed resource's
-// object: TestComposedObjectsReadThroughAccessors enforces it. Decoding
+// Nothing else in a function may read such an object:
+// TestComposedObjectsReadThroughAccessors enforces it. Decoding
 // writes into the request, so one request is read by one goroutine at a
 // time (as RunFunction does).
 
@@ -29,8 +30,9 @@ import (
 // object it already keeps: the whole request then goes to protobuf-go.
 var errEncodedTwice = errors.New("object given twice")
 
-// maxEncodedDepth is the deepest nesting of Structs and lists the raw
-// readers and vtprotobuf take; protobuf-go decodes a deeper object.
+// maxEncodedDepth is the deepest nesting of Structs and lists
+// wellFormedStruct accepts, below the Struct or Value it is given: a whole
+// object nested deeper is decoded by protobuf-go rather than vtprotobuf.
 const maxEncodedDepth = 100
 
 // keepEncoded stores field, the whole field (tag, length, bytes) holding
@@ -41,9 +43,10 @@ const maxEncodedDepth = 100
 // strings do. The object is not checked: as with any field protobuf does
 // not know, its bytes are only known to fit in the message. What a
 // function reads of it is checked when read (see the raw readers and
-// decodeObject); what it does not read goes back to Crossplane byte for
-// byte, whose protobuf-go decoding would reject a malformed object as it
-// would have here.
+// decodeObject). What it does not read is not looked at: an earlier
+// step's desired object goes back to Crossplane byte for byte (whose
+// protobuf-go decoding rejects malformed bytes), an observed one is
+// dropped with the request.
 func keepEncoded(m protoreflect.Message, field []byte) (bool, error) {
 	r, ok := m.Interface().(*fnv1.Resource)
 	if !ok || r.Resource != nil {
@@ -105,7 +108,9 @@ func encodedRecord(r *fnv1.Resource) ([]byte, bool) {
 // panic with a MalformedObjectError, rather than show the function an
 // empty object (or pass an empty object on as desired): the served
 // function answers the call with the error (GuardMalformedObjects), as
-// protobuf-go's decoding of the request would have.
+// protobuf-go's decoding of the request would have. (Like the rest of the
+// codec, it accepts strings that are not valid UTF-8, which protobuf-go
+// rejects.)
 func decodeObject(r *fnv1.Resource) *structpb.Struct {
 	v, ok := encodedRecord(r)
 	if !ok {
@@ -184,9 +189,9 @@ const (
 // (field 1), each a key (field 1, a string) followed by a value (field 2);
 // each google.protobuf.Value with exactly one of its six fields, of the
 // right wire type; lists (ListValue) of values (field 1); every tag in one
-// byte. It allocates nothing; rawValueAt relies on this shape. (It runs
-// over every byte of every composed resource of a request: fieldAt is
-// small enough to be inlined.)
+// byte. It allocates nothing. It decides whether vtprotobuf may decode a
+// Struct (vtprotobuf reads some other shapes differently from protobuf-go)
+// and checks each value a raw reader decodes.
 func wellFormedStruct(b []byte, depth int) bool {
 	if depth > maxEncodedDepth {
 		return false
@@ -497,7 +502,8 @@ func rawEntry(b []byte) (key, value, rest []byte, ok bool) {
 // DecodeKeptObjects decodes every object state keeps encoded (its composed
 // resources' and its composite resource's, see UnmarshalRequest, and those
 // SetDesired encoded), so that state equals what proto.Unmarshal gives for
-// the same bytes. For tests and tools that read a whole state; a function
+// the same bytes (which must be valid UTF-8: see decodeObject). It panics
+// with a MalformedObjectError when an object is no Struct. For tests and tools that read a whole state; a function
 // reads objects through the Observed* accessors and DesiredResource
 // instead, which decode only what they return.
 func DecodeKeptObjects(state *fnv1.State) {
