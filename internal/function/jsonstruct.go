@@ -251,21 +251,11 @@ func (p *jsonParser) object(s *structpb.Struct, prune bool, depth int) error {
 		s.Fields = map[string]*structpb.Value{}
 		return nil
 	}
-	for {
-		p.space()
-		if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
-			return p.errorf("want an object key")
-		}
-		k, err := p.str()
+	for more := true; more; {
+		k, err := p.objectKey()
 		if err != nil {
 			return err
 		}
-		p.space()
-		if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
-			return p.errorf("want ':'")
-		}
-		p.pos++
-		p.space()
 		start := p.pos
 		if depth == 0 && p.dropKey != "" && k == p.dropKey {
 			if p.dropped {
@@ -288,20 +278,9 @@ func (p *jsonParser) object(s *structpb.Struct, prune bool, depth int) error {
 				nulls++
 			}
 		}
-		p.space()
-		if p.pos >= len(p.buf) {
-			return p.errorf("unterminated object")
+		if more, err = p.more('}', "object"); err != nil {
+			return err
 		}
-		switch p.buf[p.pos] {
-		case ',':
-			p.pos++
-			continue
-		case '}':
-			p.pos++
-		default:
-			return p.errorf("want ',' or '}'")
-		}
-		break
 	}
 	members := p.stack[base:]
 	s.Fields = make(map[string]*structpb.Value, len(members)-nulls)
@@ -323,6 +302,44 @@ func (p *jsonParser) object(s *structpb.Struct, prune bool, depth int) error {
 	}
 	p.stack = p.stack[:base]
 	return nil
+}
+
+// objectKey parses an object member's key and the ':' after it, and the
+// space up to its value.
+func (p *jsonParser) objectKey() (string, error) {
+	p.space()
+	if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
+		return "", p.errorf("want an object key")
+	}
+	k, err := p.str()
+	if err != nil {
+		return "", err
+	}
+	p.space()
+	if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
+		return "", p.errorf("want ':'")
+	}
+	p.pos++
+	p.space()
+	return k, nil
+}
+
+// more parses what follows an object member or list item: ',' (more
+// follows: true) or the closing end ('}' or ']'; false), of an object or
+// an array as kind says.
+func (p *jsonParser) more(end byte, kind string) (bool, error) {
+	p.space()
+	switch {
+	case p.pos >= len(p.buf):
+		return false, p.errorf("unterminated %s", kind)
+	case p.buf[p.pos] == ',':
+		p.pos++
+		return true, nil
+	case p.buf[p.pos] == end:
+		p.pos++
+		return false, nil
+	}
+	return false, p.errorf("want ',' or '%c'", end)
 }
 
 // skip parses the JSON value at p.pos, with the checks value makes but
@@ -347,37 +364,21 @@ func (p *jsonParser) skip(depth int) error {
 			p.pos++
 			return nil
 		}
-		for {
+		for more := true; more; {
 			if c == '{' {
-				p.space()
-				if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
-					return p.errorf("want an object key")
-				}
-				if _, err := p.str(); err != nil {
+				if _, err := p.objectKey(); err != nil {
 					return err
 				}
-				p.space()
-				if p.pos >= len(p.buf) || p.buf[p.pos] != ':' {
-					return p.errorf("want ':'")
-				}
-				p.pos++
 			}
 			if err := p.skip(depth + 1); err != nil {
 				return err
 			}
-			p.space()
-			switch {
-			case p.pos >= len(p.buf):
-				return p.errorf("unterminated %s", kind)
-			case p.buf[p.pos] == ',':
-				p.pos++
-			case p.buf[p.pos] == end:
-				p.pos++
-				return nil
-			default:
-				return p.errorf("want ',' or '%c'", end)
+			var err error
+			if more, err = p.more(end, kind); err != nil {
+				return err
 			}
 		}
+		return nil
 	case c == '"':
 		_, err := p.str()
 		return err
@@ -420,7 +421,7 @@ func (p *jsonParser) list(l *structpb.ListValue, prune bool, depth int) error {
 		p.pos++
 		return nil
 	}
-	for {
+	for more := true; more; {
 		p.space()
 		itemPrune := prune && p.pos < len(p.buf) && p.buf[p.pos] == '{'
 		v, err := p.value(itemPrune, depth+1)
@@ -428,20 +429,9 @@ func (p *jsonParser) list(l *structpb.ListValue, prune bool, depth int) error {
 			return err
 		}
 		p.stack = append(p.stack, member{val: v})
-		p.space()
-		if p.pos >= len(p.buf) {
-			return p.errorf("unterminated array")
+		if more, err = p.more(']', "array"); err != nil {
+			return err
 		}
-		switch p.buf[p.pos] {
-		case ',':
-			p.pos++
-			continue
-		case ']':
-			p.pos++
-		default:
-			return p.errorf("want ',' or ']'")
-		}
-		break
 	}
 	items := p.stack[base:]
 	l.Values = make([]*structpb.Value, len(items))

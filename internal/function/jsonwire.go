@@ -196,21 +196,11 @@ func (w *structWriter) object(prune bool, depth int, first ...string) error {
 		w.pos++
 		return nil
 	}
-	for {
-		w.space()
-		if w.pos >= len(w.buf) || w.buf[w.pos] != '"' {
-			return w.errorf("want an object key")
-		}
-		k, err := w.str()
+	for more := true; more; {
+		k, err := w.objectKey()
 		if err != nil {
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.buf) || w.buf[w.pos] != ':' {
-			return w.errorf("want ':'")
-		}
-		w.pos++
-		w.space()
 		start := w.pos
 		switch {
 		case depth == 0 && w.dropKey != "" && k == w.dropKey:
@@ -252,20 +242,9 @@ func (w *structWriter) object(prune bool, depth int, first ...string) error {
 			}
 			w.keys = append(w.keys, writtenKey{key: k, kept: kept})
 		}
-		w.space()
-		if w.pos >= len(w.buf) {
-			return w.errorf("unterminated object")
+		if more, err = w.more('}', "object"); err != nil {
+			return err
 		}
-		switch w.buf[w.pos] {
-		case ',':
-			w.pos++
-			continue
-		case '}':
-			w.pos++
-		default:
-			return w.errorf("want ',' or '}'")
-		}
-		break
 	}
 	return w.checkKeys(w.keys[base:])
 }
@@ -304,7 +283,7 @@ func (w *structWriter) list(prune bool, depth int) error {
 		w.pos++
 		return nil
 	}
-	for {
+	for more := true; more; {
 		w.space()
 		itemPrune := prune && w.pos < len(w.buf) && w.buf[w.pos] == '{'
 		item := w.open(tagStructEntry)
@@ -312,20 +291,10 @@ func (w *structWriter) list(prune bool, depth int) error {
 			return err
 		}
 		w.close(item)
-		w.space()
-		if w.pos >= len(w.buf) {
-			return w.errorf("unterminated array")
+		var err error
+		if more, err = w.more(']', "array"); err != nil {
+			return err
 		}
-		switch w.buf[w.pos] {
-		case ',':
-			w.pos++
-			continue
-		case ']':
-			w.pos++
-		default:
-			return w.errorf("want ',' or ']'")
-		}
-		break
 	}
 	return nil
 }
