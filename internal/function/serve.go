@@ -82,6 +82,8 @@ type malformedObjectsGuard struct {
 	fnv1.FunctionRunnerServiceServer
 }
 
+// RunFunction runs the wrapped function, answering InvalidArgument when it
+// reads an object that is no Struct (see GuardMalformedObjects).
 func (g malformedObjectsGuard) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
 	defer func() {
 		if p := recover(); p != nil {
