@@ -163,8 +163,9 @@ func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 // keys, so each node group is decoded alone to name the group
 // (spec.nodeGroups[md0].kubelet.systemReservedMemory).
 func decodeError(spec any, err error) error {
-	path, value := field.NewPath("spec"), "<see message>"
+	path, value := field.NewPath("spec"), any("<see message>")
 	specMap, _ := spec.(map[string]any)
+	decoded := specMap // the object err is about: the spec, or one node group
 	if groups, ok := specMap["nodeGroups"].(map[string]any); ok {
 		names := make([]string, 0, len(groups))
 		for k := range groups {
@@ -175,20 +176,42 @@ func decodeError(spec any, err error) error {
 			raw, _ := json.Marshal(groups[k])
 			if gerr := json.Unmarshal(raw, &v1alpha1.NodeGroup{}); gerr != nil {
 				path, err = path.Child("nodeGroups").Key(k), gerr
+				decoded, _ = groups[k].(map[string]any)
 				break
 			}
 		}
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
+		var at any = decoded
 		for _, f := range strings.Split(te.Field, ".") {
 			if f != "" {
 				path = path.Child(f)
+				at = jsonMember(at, f)
 			}
+		}
+		if at != nil {
+			value = at
 		}
 		return field.Invalid(path, value, fmt.Sprintf("a JSON %s cannot be a %s", te.Value, te.Type))
 	}
 	return field.Invalid(path, value, err.Error())
+}
+
+// jsonMember returns the member of the decoded JSON object obj that
+// encoding/json decodes into the field with JSON name name (an exact key,
+// else one equal regardless of case, as encoding/json matches), or nil.
+func jsonMember(obj any, name string) any {
+	m, _ := obj.(map[string]any)
+	if v, ok := m[name]; ok {
+		return v
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return nil
 }
 
 // ObservedInto decodes the observed composed resource called name into out

@@ -17,9 +17,10 @@ import (
 func TestDecodeSpecNamesTheField(t *testing.T) {
 	cases := map[string][]string{
 		`{nodeGroups: {md0: {}, gpu: {kubelet: {systemReservedMemory: {a: 1}}}}}`: {"spec.nodeGroups[gpu].kubelet.systemReservedMemory", "a JSON object cannot be a string"},
-		`{nodeGroups: {md0: {minReplicas: "two"}}}`:                               {"spec.nodeGroups[md0].minReplicas", "a JSON string cannot be a int32"},
-		`{nodeGroups: {md0: {roles: ingress}}}`:                                   {"spec.nodeGroups[md0].roles"},
-		`{controlPlane: {replicas: true}}`:                                        {"spec.controlPlane.replicas", "a JSON bool"},
+		`{nodeGroups: {md0: {minReplicas: "two"}}}`:                               {`spec.nodeGroups[md0].minReplicas: Invalid value: "two": a JSON string cannot be a int32`},
+		`{nodeGroups: {md0: {roles: ingress}}}`:                                   {`spec.nodeGroups[md0].roles: Invalid value: "ingress"`},
+		`{controlPlane: {replicas: true}}`:                                        {"spec.controlPlane.replicas: Invalid value: true: a JSON bool"},
+		`{controlPlane: {Replicas: "two"}}`:                                       {`spec.controlPlane.replicas: Invalid value: "two"`},
 		`{addons: {certManager: {enabled: "yes"}}}`:                               {"spec.addons.certManager.enabled"},
 	}
 	for in, want := range cases {
