@@ -21,7 +21,12 @@ func ObservedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struc
 // req's observed state (it has been created). Templates, ConfigMaps,
 // ServiceAccounts and RBAC objects are ready once they exist.
 func ObservedExists(req *fnv1.RunFunctionRequest, name string) bool {
-	r := req.GetObserved().GetResources()[name]
+	return hasObject(req.GetObserved().GetResources()[name])
+}
+
+// hasObject reports whether r holds an object, decoded or kept encoded
+// (false for a nil r).
+func hasObject(r *fnv1.Resource) bool {
 	if r.GetResource() != nil {
 		return true
 	}
@@ -69,12 +74,7 @@ func ObservedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *struc
 // observedCompositeExists reports whether req has an observed composite
 // resource with an object.
 func observedCompositeExists(req *fnv1.RunFunctionRequest) bool {
-	r := req.GetObserved().GetComposite()
-	if r.GetResource() != nil {
-		return true
-	}
-	_, encoded := encodedObject(r)
-	return encoded
+	return hasObject(req.GetObserved().GetComposite())
 }
 
 // observedCompositeSpec returns the observed XR's spec, nil when there is
