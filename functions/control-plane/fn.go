@@ -230,7 +230,7 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 		"controlPlane":     map[string]any{"endpoint": "https://" + p.host + ":443"},
 		"kubeconfigSecret": t.ID.KubeconfigSecretName(),
 	}
-	if v := function.ObservedValue(req, nameKamajiControlPlane, "status", "version").GetStringValue(); v != "" {
+	if v := function.ObservedString(req, nameKamajiControlPlane, "status", "version"); v != "" {
 		status["version"] = v
 	}
 	if err := function.SetCompositeStatus(rsp, status); err != nil {
@@ -326,8 +326,8 @@ type observedControlPlane struct{ Desired, Running string }
 
 func observedControlPlaneVersions(req *fnv1.RunFunctionRequest) observedControlPlane {
 	return observedControlPlane{
-		Desired: function.ObservedValue(req, nameKamajiControlPlane, "spec", "version").GetStringValue(),
-		Running: function.ObservedValue(req, nameKamajiControlPlane, "status", "version").GetStringValue(),
+		Desired: function.ObservedString(req, nameKamajiControlPlane, "spec", "version"),
+		Running: function.ObservedString(req, nameKamajiControlPlane, "status", "version"),
 	}
 }
 

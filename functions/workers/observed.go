@@ -35,8 +35,8 @@ func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (observed
 	if !function.ObservedExists(req, name) {
 		return observedMD{}, false
 	}
-	str := func(p ...string) string { return function.ObservedValue(req, name, p...).GetStringValue() }
-	num := func(p ...string) int64 { return int64(function.ObservedValue(req, name, p...).GetNumberValue()) }
+	str := func(p ...string) string { return function.ObservedString(req, name, p...) }
+	num := func(p ...string) int64 { return int64(function.ObservedNumber(req, name, p...)) }
 	return observedMD{
 		Version:           str("spec", "template", "spec", "version"),
 		InfrastructureRef: str("spec", "template", "spec", "infrastructureRef", "name"),
@@ -64,15 +64,15 @@ func observedControlPlaneVersion(req *fnv1.RunFunctionRequest) (string, bool) {
 	found, firstName := false, ""
 	for name := range function.ObservedNames(req) {
 		if (!found || name < firstName) &&
-			function.ObservedValue(req, name, "kind").GetStringValue() == "KamajiControlPlane" &&
-			strings.HasPrefix(function.ObservedValue(req, name, "apiVersion").GetStringValue(), "controlplane.cluster.x-k8s.io/") {
+			function.ObservedString(req, name, "kind") == "KamajiControlPlane" &&
+			strings.HasPrefix(function.ObservedString(req, name, "apiVersion"), "controlplane.cluster.x-k8s.io/") {
 			found, firstName = true, name
 		}
 	}
 	if !found {
 		return "", false
 	}
-	return function.ObservedValue(req, firstName, "status", "version").GetStringValue(), true
+	return function.ObservedString(req, firstName, "status", "version"), true
 }
 
 // workerVersion is the patch version G's machines run (issue 5: the
@@ -155,7 +155,7 @@ func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		if name == current {
 			continue
 		}
-		objName := function.ObservedValue(req, name, "metadata", "name").GetStringValue()
+		objName := function.ObservedString(req, name, "metadata", "name")
 		if !msArrived || inUse(objName) {
 			function.KeepObserved(req, rsp, name)
 			if r := rsp.Desired.Resources[name]; r != nil {

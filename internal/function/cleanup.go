@@ -102,7 +102,7 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 		Namespace: proto.String(id.Namespace),
 	})
 	accept := func(name string) bool { return name != "" && (opts.Keep == nil || opts.Keep(name)) }
-	xrUID := ObservedCompositeValue(req, "metadata", "uid").GetStringValue()
+	xrUID := ObservedCompositeString(req, "metadata", "uid")
 	prefix := k.composedName("")
 	present := map[string]bool{}
 	composed := map[string]bool{}

@@ -1,7 +1,9 @@
 package function
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"unsafe"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -312,21 +314,61 @@ func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
 // found. A key given twice in a Struct takes its last value, as decoding
 // does. ok is false when b is not in the shape it reads.
 func rawValueAt(b []byte, path []string) (v *structpb.Value, ok bool) {
+	field, found, ok := rawFieldAt(b, path)
+	if !ok || !found {
+		return nil, ok
+	}
+	return rawDecodeValue(field)
+}
+
+// rawFieldAt returns the encoded Value at path (map keys, at least one) of
+// the encoded Struct b, undecoded and unchecked, and whether there is one.
+// ok is false when b is not in the shape it reads.
+func rawFieldAt(b []byte, path []string) (value []byte, found, ok bool) {
 	for i, key := range path {
 		field, found, ok := rawField(b, key)
-		if !ok || !found {
-			return nil, ok
-		}
-		if i == len(path)-1 {
-			return rawDecodeValue(field)
+		if !ok || !found || i == len(path)-1 {
+			return field, found, ok
 		}
 		st, isStruct, ok := rawValueOf(field, tagStructValue)
 		if !ok || !isStruct {
-			return nil, ok // not a Struct: nothing below it
+			return nil, false, ok // not a Struct: nothing below it
 		}
 		b = st
 	}
-	return nil, true
+	return nil, false, true
+}
+
+// rawStringAt returns the string at path (map keys, at least one) of the
+// encoded Struct b: "" when the path is absent or its value another kind,
+// as GetStringValue of rawValueAt's value gives. The string points into b,
+// like every string UnmarshalRequest decodes. ok is false when b is not in
+// the shape it reads.
+func rawStringAt(b []byte, path []string) (string, bool) {
+	field, found, ok := rawFieldAt(b, path)
+	if !ok || !found {
+		return "", ok
+	}
+	s, isString, ok := rawValueOf(field, tagStringValue)
+	if !isString || len(s) == 0 {
+		return "", ok
+	}
+	return unsafe.String(&s[0], len(s)), true
+}
+
+// rawNumberAt returns the number at path (map keys, at least one) of the
+// encoded Struct b: 0 when the path is absent or its value another kind,
+// as GetNumberValue of rawValueAt's value gives. ok is false when b is not
+// in the shape it reads.
+func rawNumberAt(b []byte, path []string) (float64, bool) {
+	field, found, ok := rawFieldAt(b, path)
+	if !ok || !found {
+		return 0, ok
+	}
+	if len(field) == 9 && field[0] == tagNumberValue {
+		return math.Float64frombits(binary.LittleEndian.Uint64(field[1:])), true
+	}
+	return 0, wellFormedValue(field, 0)
 }
 
 // rawDecodeValue decodes the encoded Value v, when it is well formed.

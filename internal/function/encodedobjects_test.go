@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,13 +78,21 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 			}
 		}
 		for _, p := range structPaths(r.GetResource(), nil) {
-			if diff := cmp.Diff(orEmpty(ValueAt(r.GetResource(), p...)), orEmpty(ObservedValue(got, name, p...)), opts...); diff != "" {
+			want := ValueAt(r.GetResource(), p...)
+			if diff := cmp.Diff(orEmpty(want), orEmpty(ObservedValue(got, name, p...)), opts...); diff != "" {
 				t.Errorf("ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
+			}
+			if s := ObservedString(got, name, p...); s != want.GetStringValue() {
+				t.Errorf("ObservedString(%q, %q) = %q kept encoded, %q decoded", name, p, s, want.GetStringValue())
+			}
+			if n := ObservedNumber(got, name, p...); math.Float64bits(n) != math.Float64bits(want.GetNumberValue()) {
+				t.Errorf("ObservedNumber(%q, %q) = %v kept encoded, %v decoded", name, p, n, want.GetNumberValue())
 			}
 		}
 	}
 	checkEncodedCompositeReads(t, got, want, opts...)
-	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil {
+	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil ||
+		ObservedString(got, "no-such-resource", "kind") != "" || ObservedNumber(got, "no-such-resource", "metadata", "generation") != 0 {
 		t.Errorf("an absent observed resource reads as present")
 	}
 	for name, r := range want.GetObserved().GetResources() {
@@ -116,6 +125,9 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 	for _, p := range structPaths(xr, nil) {
 		if diff := cmp.Diff(orEmpty(ValueAt(xr, p...)), orEmpty(ObservedCompositeValue(got, p...)), opts...); diff != "" {
 			t.Errorf("ObservedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
+		}
+		if s, want := ObservedCompositeString(got, p...), ValueAt(xr, p...).GetStringValue(); s != want {
+			t.Errorf("ObservedCompositeString(%q) = %q kept encoded, %q decoded", p, s, want)
 		}
 	}
 	// The members a spec takes: all observedCompositeSpec promises.
@@ -322,6 +334,8 @@ func TestMalformedObjectFailsTheCall(t *testing.T) {
 	reads := map[string]func(req *fnv1.RunFunctionRequest){
 		"ObservedResource":        func(req *fnv1.RunFunctionRequest) { ObservedResource(req, "r") },
 		"ObservedValue":           func(req *fnv1.RunFunctionRequest) { ObservedValue(req, "r", "kind") },
+		"ObservedString":          func(req *fnv1.RunFunctionRequest) { ObservedString(req, "r", "kind") },
+		"ObservedNumber":          func(req *fnv1.RunFunctionRequest) { ObservedNumber(req, "r", "metadata", "generation") },
 		"ObservedConditionStatus": func(req *fnv1.RunFunctionRequest) { ObservedConditionStatus(req, "r", "Ready") },
 	}
 	for name, read := range reads {

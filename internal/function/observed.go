@@ -56,6 +56,30 @@ func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *s
 	return objectValue(req.GetObserved().GetResources()[name], path)
 }
 
+// ObservedString returns the string at path (map keys, at least one) of
+// the observed composed resource called name: "" when the resource or the
+// path is absent or the value is no string, as
+// ObservedValue(...).GetStringValue() gives, without decoding a Value of an
+// object kept encoded.
+func ObservedString(req *fnv1.RunFunctionRequest, name string, path ...string) string {
+	return objectString(req.GetObserved().GetResources()[name], path)
+}
+
+// ObservedNumber returns the number at path (map keys, at least one) of
+// the observed composed resource called name: 0 when the resource or the
+// path is absent or the value is no number, as
+// ObservedValue(...).GetNumberValue() gives, without decoding a Value of an
+// object kept encoded.
+func ObservedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) float64 {
+	r := req.GetObserved().GetResources()[name]
+	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
+		if n, ok := rawNumberAt(encoded, path); ok {
+			return n
+		}
+	}
+	return ValueAt(decodeObject(r), path...).GetNumberValue()
+}
+
 // ObservedComposite returns the observed composite resource's object (the
 // XR as Crossplane sent it), or nil when there is none. An object
 // UnmarshalRequest kept encoded is decoded now, once: a function that needs
@@ -69,6 +93,13 @@ func ObservedComposite(req *fnv1.RunFunctionRequest) *structpb.Struct {
 // decoding only the value found.
 func ObservedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *structpb.Value {
 	return objectValue(req.GetObserved().GetComposite(), path)
+}
+
+// ObservedCompositeString is ObservedString of the observed composite
+// resource: the string at path, "" when the XR or the path is absent or
+// the value is no string.
+func ObservedCompositeString(req *fnv1.RunFunctionRequest, path ...string) string {
+	return objectString(req.GetObserved().GetComposite(), path)
 }
 
 // observedCompositeExists reports whether req has an observed composite
@@ -100,6 +131,16 @@ func objectValue(r *fnv1.Resource, path []string) *structpb.Value {
 		}
 	}
 	return ValueAt(decodeObject(r), path...)
+}
+
+// objectString is the string at path of r's object (see ObservedString).
+func objectString(r *fnv1.Resource, path []string) string {
+	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
+		if s, ok := rawStringAt(encoded, path); ok {
+			return s
+		}
+	}
+	return ValueAt(decodeObject(r), path...).GetStringValue()
 }
 
 // ValueAt returns the value at path (map keys) of s, or nil when s is nil

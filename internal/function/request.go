@@ -50,8 +50,8 @@ func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 	for k, v := range ObservedCompositeValue(req, "metadata", "labels").GetStructValue().GetFields() {
 		labels[k] = v.GetStringValue()
 	}
-	id, err := identityOf(labels, ObservedCompositeValue(req, "metadata", "name").GetStringValue(),
-		ObservedCompositeValue(req, "metadata", "namespace").GetStringValue(), decoded.Namespace)
+	id, err := identityOf(labels, ObservedCompositeString(req, "metadata", "name"),
+		ObservedCompositeString(req, "metadata", "namespace"), decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}
