@@ -223,8 +223,9 @@ e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function
 # BENCH_COUNT repeats each benchmark (benchstat wants 6+ for intervals).
 
 BENCH_COUNT ?= 6
-# Calls per run of the single-call gRPC benchmark: its p99 is the 30th
-# slowest of 3000 (a one-second run makes about 500 calls: the 5th).
+# Calls per run of the single-call gRPC benchmark: its p99 is the 31st
+# slowest of 3000 (a one-second run made about 500 calls of workers or
+# addons on the reference input: the 6th).
 BENCH_GRPC_CALLS ?= 3000
 BENCH_OUT   := bench/results.txt
 

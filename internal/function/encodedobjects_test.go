@@ -82,17 +82,11 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 			if diff := cmp.Diff(orEmpty(want), orEmpty(ObservedValue(got, name, p...)), opts...); diff != "" {
 				t.Errorf("ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
 			}
-			if s := ObservedString(got, name, p...); s != want.GetStringValue() {
-				t.Errorf("ObservedString(%q, %q) = %q kept encoded, %q decoded", name, p, s, want.GetStringValue())
-			}
-			if n := ObservedNumber(got, name, p...); math.Float64bits(n) != math.Float64bits(want.GetNumberValue()) {
-				t.Errorf("ObservedNumber(%q, %q) = %v kept encoded, %v decoded", name, p, n, want.GetNumberValue())
-			}
 		}
 	}
+	checkEncodedScalarReads(t, wire, want)
 	checkEncodedCompositeReads(t, got, want, opts...)
-	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil ||
-		ObservedString(got, "no-such-resource", "kind") != "" || ObservedNumber(got, "no-such-resource", "metadata", "generation") != 0 {
+	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil {
 		t.Errorf("an absent observed resource reads as present")
 	}
 	for name, r := range want.GetObserved().GetResources() {
@@ -115,6 +109,55 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 	}
 }
 
+// checkEncodedScalarReads compares ObservedString, ObservedNumber and
+// ObservedCompositeString, at every path of every observed object and of
+// the observed XR of want (decoded by protobuf-go), with the string and
+// number ValueAt finds there, on a fresh UnmarshalRequest of wire that no
+// other accessor has read (one that decodes a whole object would leave
+// these only the decoded fallback to take). An object in the shape
+// protobuf-go writes stays encoded: they read it where it lies.
+func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest) {
+	t.Helper()
+	got := &fnv1.RunFunctionRequest{}
+	if err := UnmarshalRequest(wire, got); err != nil {
+		t.Fatalf("UnmarshalRequest: %v", err)
+	}
+	wellFormed := func(r *fnv1.Resource) bool {
+		b, ok := encodedObject(r)
+		return ok && wellFormedStruct(b, 0)
+	}
+	stillEncoded := func(what string, before bool, r *fnv1.Resource) {
+		if _, ok := encodedObject(r); before && !ok {
+			t.Errorf("%s: a well-formed object kept encoded was decoded by a scalar read", what)
+		}
+	}
+	for name, r := range want.GetObserved().GetResources() {
+		res := got.GetObserved().GetResources()[name]
+		before := wellFormed(res)
+		for _, p := range structPaths(r.GetResource(), nil) {
+			v := ValueAt(r.GetResource(), p...)
+			if s := ObservedString(got, name, p...); s != v.GetStringValue() {
+				t.Errorf("ObservedString(%q, %q) = %q kept encoded, %q decoded", name, p, s, v.GetStringValue())
+			}
+			if n := ObservedNumber(got, name, p...); math.Float64bits(n) != math.Float64bits(v.GetNumberValue()) {
+				t.Errorf("ObservedNumber(%q, %q) = %v kept encoded, %v decoded", name, p, n, v.GetNumberValue())
+			}
+		}
+		stillEncoded(name, before, res)
+	}
+	xr := want.GetObserved().GetComposite().GetResource()
+	before := wellFormed(got.GetObserved().GetComposite())
+	for _, p := range structPaths(xr, nil) {
+		if s, v := ObservedCompositeString(got, p...), ValueAt(xr, p...).GetStringValue(); s != v {
+			t.Errorf("ObservedCompositeString(%q) = %q kept encoded, %q decoded", p, s, v)
+		}
+	}
+	stillEncoded("the observed XR", before, got.GetObserved().GetComposite())
+	if ObservedString(got, "no-such-resource", "kind") != "" || ObservedNumber(got, "no-such-resource", "metadata", "generation") != 0 {
+		t.Errorf("an absent observed resource reads as present")
+	}
+}
+
 // checkEncodedCompositeReads holds what a function reads of the observed
 // XR of got (decoded by UnmarshalRequest) to the same reads of want
 // (decoded by protobuf-go): every value by ObservedCompositeValue, the
@@ -125,9 +168,6 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 	for _, p := range structPaths(xr, nil) {
 		if diff := cmp.Diff(orEmpty(ValueAt(xr, p...)), orEmpty(ObservedCompositeValue(got, p...)), opts...); diff != "" {
 			t.Errorf("ObservedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
-		}
-		if s, want := ObservedCompositeString(got, p...), ValueAt(xr, p...).GetStringValue(); s != want {
-			t.Errorf("ObservedCompositeString(%q) = %q kept encoded, %q decoded", p, s, want)
 		}
 	}
 	// The members a spec takes: all observedCompositeSpec promises.
@@ -289,6 +329,8 @@ func TestUnmarshalRequestKeepsOddObjects(t *testing.T) {
 		{name: "too deep", object: resource(structOf(entry("k", deep))), wantEncoded: true},
 		{name: "unknown field in a Struct", object: resource(protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1)), wantEncoded: true, ignoreUnkown: true},
 		{name: "status with two fields", object: resource(structOf(entry("status", append(protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), structOf(entry("conditions", stringValue))), stringValue...)))), wantEncoded: true},
+		{name: "key given twice: the last value", object: resource(structOf(entry("kind", stringValue), entry("kind", protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "last")))), wantEncoded: true},
+		{name: "number, then a string of the same key", object: resource(structOf(entry("n", protowire.AppendFixed64(protowire.AppendTag(nil, 2, protowire.Fixed64Type), math.Float64bits(2))), entry("n", stringValue))), wantEncoded: true},
 		{name: "given twice", object: resource(structOf(entry("a", stringValue)), structOf(entry("b", stringValue))), wantDecoded: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -534,4 +576,82 @@ func TestObjectReplacedInPlaceWins(t *testing.T) {
 			t.Errorf("read first = %v: encoded object after replacing it (-want +got):\n%s", read, diff)
 		}
 	}
+}
+
+// FuzzObservedScalars holds ObservedString and ObservedNumber to
+// ObservedValue's GetStringValue and GetNumberValue on arbitrary bytes as
+// an observed object's Struct, at a path of one or two keys, each on its
+// own fresh UnmarshalRequest: the same value, or both failing the read
+// with a MalformedObjectError.
+func FuzzObservedScalars(f *testing.F) {
+	entry := func(key string, value []byte) []byte {
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), key)
+		return protowire.AppendBytes(protowire.AppendTag(e, 2, protowire.BytesType), value)
+	}
+	structOf := func(entries ...[]byte) []byte {
+		var s []byte
+		for _, e := range entries {
+			s = protowire.AppendBytes(protowire.AppendTag(s, 1, protowire.BytesType), e)
+		}
+		return s
+	}
+	str := func(s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), s)
+	}
+	num := func(n float64) []byte {
+		return protowire.AppendFixed64(protowire.AppendTag(nil, 2, protowire.Fixed64Type), math.Float64bits(n))
+	}
+	sub := func(b []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), b)
+	}
+	f.Add(structOf(entry("kind", str("Deployment"))), "kind", "")
+	f.Add(structOf(entry("metadata", sub(structOf(entry("generation", num(3)))))), "metadata", "generation")
+	f.Add(structOf(entry("kind", str("a")), entry("kind", num(1))), "kind", "")
+	f.Add(structOf(entry("kind", append(str("a"), num(1)...))), "kind", "")
+	f.Add([]byte{0x0a, 0x05, 0x0a, 0x01}, "kind", "")
+	f.Fuzz(func(t *testing.T, object []byte, k1, k2 string) {
+		record := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), object)
+		state := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), entry("r", record))
+		wire := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), state)
+		path := []string{k1}
+		if k2 != "" {
+			path = append(path, k2)
+		}
+		// read runs f on a fresh decoding of wire and returns its result,
+		// or whether it failed with a MalformedObjectError.
+		read := func(f func(req *fnv1.RunFunctionRequest) any) (v any, malformed bool) {
+			req := &fnv1.RunFunctionRequest{}
+			if err := UnmarshalRequest(wire, req); err != nil {
+				t.Fatalf("UnmarshalRequest: %v", err) // not reached: the object is kept unchecked
+			}
+			defer func() {
+				if p := recover(); p != nil {
+					if _, ok := p.(*MalformedObjectError); !ok {
+						panic(p)
+					}
+					v, malformed = nil, true
+				}
+			}()
+			return f(req), false
+		}
+		for _, c := range []struct {
+			name        string
+			scalar, ref func(req *fnv1.RunFunctionRequest) any
+		}{
+			{"ObservedString",
+				func(req *fnv1.RunFunctionRequest) any { return ObservedString(req, "r", path...) },
+				func(req *fnv1.RunFunctionRequest) any { return ObservedValue(req, "r", path...).GetStringValue() }},
+			{"ObservedNumber",
+				func(req *fnv1.RunFunctionRequest) any { return math.Float64bits(ObservedNumber(req, "r", path...)) },
+				func(req *fnv1.RunFunctionRequest) any {
+					return math.Float64bits(ObservedValue(req, "r", path...).GetNumberValue())
+				}},
+		} {
+			got, gotMalformed := read(c.scalar)
+			want, wantMalformed := read(c.ref)
+			if got != want || gotMalformed != wantMalformed {
+				t.Errorf("%s(%q) = %v (malformed %v), ObservedValue gives %v (malformed %v)", c.name, path, got, gotMalformed, want, wantMalformed)
+			}
+		}
+	})
 }

@@ -71,13 +71,7 @@ func ObservedString(req *fnv1.RunFunctionRequest, name string, path ...string) s
 // ObservedValue(...).GetNumberValue() gives, without decoding a Value of an
 // object kept encoded.
 func ObservedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) float64 {
-	r := req.GetObserved().GetResources()[name]
-	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
-		if n, ok := rawNumberAt(encoded, path); ok {
-			return n
-		}
-	}
-	return ValueAt(decodeObject(r), path...).GetNumberValue()
+	return objectNumber(req.GetObserved().GetResources()[name], path)
 }
 
 // ObservedComposite returns the observed composite resource's object (the
@@ -141,6 +135,16 @@ func objectString(r *fnv1.Resource, path []string) string {
 		}
 	}
 	return ValueAt(decodeObject(r), path...).GetStringValue()
+}
+
+// objectNumber is the number at path of r's object (see ObservedNumber).
+func objectNumber(r *fnv1.Resource, path []string) float64 {
+	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
+		if n, ok := rawNumberAt(encoded, path); ok {
+			return n
+		}
+	}
+	return ValueAt(decodeObject(r), path...).GetNumberValue()
 }
 
 // ValueAt returns the value at path (map keys) of s, or nil when s is nil

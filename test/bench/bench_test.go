@@ -146,8 +146,9 @@ const warmupCalls = 20
 // percentile of one op (p50-ns, p99-ns), what the servers allocated per op
 // (srv-B/op, srv-allocs/op; the client's own allocations are B/op) and the
 // CPU time the servers used per op (srv-cpu-ns/op). The server figures are
-// averages over the timed calls and the warm-up calls before them, all the
-// same call.
+// averages over the timed calls and the warm-up calls before them (the same
+// call; the first ones may cost more, so they are upper bounds, most for
+// inputs with few timed calls such as large).
 func timed(b *testing.B, ss []*Server, op func() error) {
 	b.Helper()
 	// The client (this process, which holds every loaded input) collects
