@@ -463,7 +463,7 @@ func rawCondition(b []byte, typ string) (status, reason, message string, ok bool
 			}
 			continue
 		}
-		t, ok := rawString(c, "type")
+		t, ok := rawStringAt(c, []string{"type"})
 		if !ok {
 			return "", "", "", false
 		}
@@ -471,9 +471,9 @@ func rawCondition(b []byte, typ string) (status, reason, message string, ok bool
 			continue
 		}
 		var okStatus, okReason, okMessage bool
-		status, okStatus = rawString(c, "status")
-		reason, okReason = rawString(c, "reason")
-		message, okMessage = rawString(c, "message")
+		status, okStatus = rawStringAt(c, []string{"status"})
+		reason, okReason = rawStringAt(c, []string{"reason"})
+		message, okMessage = rawStringAt(c, []string{"message"})
 		return status, reason, message, okStatus && okReason && okMessage
 	}
 	return "", "", "", true
@@ -491,21 +491,6 @@ func rawStructAt(b []byte, key string) (st []byte, ok bool) {
 		return nil, ok
 	}
 	return st, true
-}
-
-// rawString returns the string value of key in the encoded Struct b ("" for
-// none or another kind, as structpb's GetStringValue gives). ok is false
-// when b is not in the shape it reads.
-func rawString(b []byte, key string) (string, bool) {
-	field, found, ok := rawField(b, key)
-	if !ok || !found {
-		return "", ok
-	}
-	s, isString, ok := rawValueOf(field, tagStringValue)
-	if !isString {
-		return "", ok
-	}
-	return string(s), true
 }
 
 // rawField returns the encoded Value of key in the encoded Struct b (the

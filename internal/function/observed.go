@@ -118,6 +118,10 @@ func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) b
 }
 
 // objectValue is the value at path of r's object (see ObservedValue).
+// It, objectString and objectNumber read an object kept encoded with their
+// raw reader and fall back to the decoded object; they are three small
+// copies rather than one generic function taking the reader, since calling
+// it through a function value would move every caller's path to the heap.
 func objectValue(r *fnv1.Resource, path []string) *structpb.Value {
 	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
 		if v, ok := rawValueAt(encoded, path); ok {
