@@ -16,6 +16,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
 // Function is the gRPC server of this composition function.
@@ -61,12 +62,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			return rsp, nil
 		}
 	}
-	in.Default()
-	if cidr := desiredServiceCIDR(req); cidr != "" {
-		in.ServiceCIDR = cidr
-	}
-	if err := in.Validate(); err != nil {
+	settings, err := platform.Apply(req, rsp, in)
+	if err != nil {
 		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	in.Default()
+	if err := in.Validate(); err != nil {
+		response.Fatal(rsp, settings.Attribute(err))
 		return rsp, nil
 	}
 	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(req))
@@ -194,18 +197,4 @@ func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonSt
 // cluster deleted in that state must not wait on an uninstall (SPEC §7).
 func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
 	return function.ReadyWhenStatusReady(req, function.KamajiControlPlaneResourceName) == fnv1.Ready_READY_TRUE
-}
-
-// desiredServiceCIDR is the first service CIDR block of the Cluster API
-// Cluster an earlier step (control-plane) put into the desired state, or ""
-// when there is none.
-func desiredServiceCIDR(req *fnv1.RunFunctionRequest) string {
-	v := structpb.NewStructValue(function.DesiredResource(req, function.ClusterResourceName))
-	for _, p := range []string{"spec", "clusterNetwork", "services", "cidrBlocks"} {
-		v = v.GetStructValue().GetFields()[p]
-	}
-	if blocks := v.GetListValue().GetValues(); len(blocks) > 0 {
-		return blocks[0].GetStringValue()
-	}
-	return ""
 }

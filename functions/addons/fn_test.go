@@ -706,23 +706,3 @@ func TestDesiredIsSupersetOfObserved(t *testing.T) {
 		}
 	}
 }
-
-// The service CIDR is set once, in the control-plane input: CoreDNS takes
-// the 10th address of the Cluster an earlier step composed, whatever the
-// addons input says.
-func TestCoreDNSFollowsTheComposedCluster(t *testing.T) {
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, "{}")},
-		Input:    toStruct(t, "{serviceCIDR: 10.96.0.0/16}"),
-		Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"cluster": {Resource: toStruct(t,
-			"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nspec: {clusterNetwork: {services: {cidrBlocks: [10.100.0.0/16]}}}")}}},
-	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustOK(t, rsp)
-	if got := get(releases(rsp)["coredns"], "spec", "values", "service", "clusterIP"); got != "10.100.0.10" {
-		t.Errorf("coredns clusterIP = %v, want 10.100.0.10", got)
-	}
-}

@@ -19,6 +19,7 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 )
 
@@ -70,9 +71,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, fmt.Errorf("cannot read the control-plane function input: %w", err))
 		return rsp, nil
 	}
+	settings, err := platform.Apply(req, rsp, in)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
 	in.Default()
 	if err := validateInput(in); err != nil {
-		response.Fatal(rsp, err)
+		response.Fatal(rsp, settings.Attribute(err))
 		return rsp, nil
 	}
 	t, err := function.ReadTenant(req)
@@ -402,6 +408,11 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	}
 	if in.CPUAllocationRatio < 1 {
 		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
+	}
+	switch in.DeletionOrder {
+	case cpinput.DeletionOrderUsages, cpinput.DeletionOrderNone:
+	default:
+		return field.NotSupported(p.Child("deletionOrder"), in.DeletionOrder, []string{string(cpinput.DeletionOrderUsages), string(cpinput.DeletionOrderNone)})
 	}
 	if in.Etcd.Replicas < 1 {
 		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")

@@ -15,6 +15,7 @@ import (
 
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
 // Function is the gRPC server of this composition function.
@@ -131,7 +132,7 @@ func RequirementInstancetypeKey(name string) string { return RequirementInstance
 // into the desired state.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
-	in, err := ReadInput(req)
+	in, err := ReadInput(req, rsp)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -166,18 +167,23 @@ func fatalReason(errs field.ErrorList) string {
 const reasonInstanceTypeNotFound = "InstanceTypeNotFound"
 
 // ReadInput decodes the step's WorkersInput (an absent input is the empty
-// one) and applies and validates its defaults. It returns the decoding or
-// validation error.
-func ReadInput(req *fnv1.RunFunctionRequest) (*inputv1alpha1.WorkersInput, error) {
+// one), merges the platform settings over it (requesting them in rsp), and
+// applies and validates its defaults. It returns the decoding or validation
+// error, naming the EnvironmentConfig's field when the value came from it.
+func ReadInput(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*inputv1alpha1.WorkersInput, error) {
 	in := &inputv1alpha1.WorkersInput{}
 	if req.GetInput() != nil {
 		if err := request.GetInput(req, in); err != nil {
 			return nil, fmt.Errorf("cannot decode the function input: %w", err)
 		}
 	}
+	settings, err := platform.Apply(req, rsp, in)
+	if err != nil {
+		return nil, err
+	}
 	in.Default()
 	if err := in.Validate(); err != nil {
-		return nil, err
+		return nil, settings.Attribute(err)
 	}
 	return in, nil
 }
