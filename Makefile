@@ -81,6 +81,9 @@ bin/render: FORCE
 bin/runtime-image: FORCE
 	$(GO) build -o $@ ./package/cmd/runtime-image >&2
 
+bin/configuration: FORCE
+	@$(GO) build -o $@ ./package/cmd/configuration >&2
+
 .PHONY: tools
 tools: bin/crossplane bin/crossplane-core ## Build the pinned crossplane CLI and core into ./bin (once).
 
@@ -88,11 +91,13 @@ tools: bin/crossplane bin/crossplane-core ## Build the pinned crossplane CLI and
 functions: $(FUNCTION_BINS) ## Build the three composition function binaries into ./bin.
 
 # ---------------------------------------------------------------------------
-# Render (SPEC §8): make -s render [XR=f] [REQUIRED=f|dir] [OBSERVED=f|dir]
+# Render: make -s render [XR=f] [REQUIRED="f|dir ..."] [OBSERVED=f|dir]
 #
-# Without XR: examples/xr.yaml, with examples/instancetypes.yaml as required
-# resources when that file exists. With XR: REQUIRED and OBSERVED default to
-# nothing. RENDER_ARGS passes extra flags to `crossplane composition render`.
+# Without XR: examples/xr.yaml, with examples/instancetypes.yaml and
+# examples/platform-settings.yaml as required resources. With XR: REQUIRED
+# and OBSERVED default to nothing. The XR is first checked against the XRD
+# as the API server would check it. RENDER_ARGS passes extra flags to
+# `crossplane composition render`.
 
 XR ?=
 REQUIRED ?=
@@ -101,7 +106,7 @@ RENDER_ARGS ?=
 
 ifeq ($(strip $(XR)),)
 RENDER_XR       := examples/xr.yaml
-RENDER_REQUIRED := $(if $(strip $(REQUIRED)),$(REQUIRED),$(wildcard examples/instancetypes.yaml))
+RENDER_REQUIRED := $(if $(strip $(REQUIRED)),$(REQUIRED),$(wildcard examples/instancetypes.yaml examples/platform-settings.yaml))
 else
 RENDER_XR       := $(XR)
 RENDER_REQUIRED := $(REQUIRED)
@@ -110,7 +115,7 @@ endif
 .PHONY: render
 render: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/render ## Render an XR through the real Crossplane engine (XR=, REQUIRED=, OBSERVED=).
 	@bin/render --root=. --xr='$(RENDER_XR)' \
-		$(if $(strip $(RENDER_REQUIRED)),--required='$(strip $(RENDER_REQUIRED))') \
+		$(foreach r,$(RENDER_REQUIRED),--required='$(r)') \
 		$(if $(strip $(OBSERVED)),--observed='$(strip $(OBSERVED))') \
 		$(foreach a,$(RENDER_ARGS),--render-arg='$(a)')
 
@@ -165,11 +170,16 @@ test: tools functions ## go vet + go test ./... (render tests use the real Cross
 # Packages: one Function package per function (runtime image embedded, built
 # without Docker) and the Configuration package.
 
+# XPKG_REGISTRY is where the packages are pushed (a host, optionally with a
+# path): the Configuration's dependencies name the Function packages there,
+# and its Composition refers to the Functions by the names Crossplane derives
+# from them (package/cmd/configuration). The default keeps the canonical
+# names, for installing through an ImageConfig that rewrites them (README).
+XPKG_REGISTRY ?= xpkg.tenantkube.io
 XPKG_DIR    := _output/xpkg
 XPKG_BUILD  := _output/xpkg-build
-XPKG_REG    := xpkg.tenantkube.io/tenantkube
+XPKG_REG    := $(XPKG_REGISTRY)/tenantkube
 XPKG_TAG    ?= v0.1.0
-XPKG_IGNORE := functions/*/*,functions/*/*/*,functions/*/*/*/*,functions.yaml
 
 .PHONY: xpkg
 xpkg: $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Build the Function packages and the Configuration package into _output/xpkg.
@@ -187,12 +197,13 @@ $(XPKG_DIR)/function-%.xpkg: FORCE bin/crossplane bin/runtime-image
 		--embed-runtime-image-tarball=$(XPKG_BUILD)/function-$*-runtime.tar \
 		--package-file=$@ >&2
 
-$(XPKG_DIR)/tenantkube.xpkg: FORCE bin/crossplane
+$(XPKG_DIR)/tenantkube.xpkg: FORCE bin/crossplane bin/configuration
 	@test -f package/xrd.yaml || { echo "package/xrd.yaml is missing: run 'make generate' first" >&2; exit 1; }
 	@mkdir -p $(XPKG_DIR)
-	bin/crossplane xpkg build --package-root=package \
+	@rm -rf $(XPKG_BUILD)/configuration
+	bin/configuration --package-root=package --registry='$(XPKG_REGISTRY)' --output=$(XPKG_BUILD)/configuration >&2
+	bin/crossplane xpkg build --package-root=$(XPKG_BUILD)/configuration \
 		--examples-root=$(CURDIR)/examples \
-		--ignore='$(XPKG_IGNORE)' \
 		--package-file=$@ >&2
 
 # ---------------------------------------------------------------------------
@@ -206,7 +217,7 @@ E2E_TIMEOUT ?= 40m
 E2E_RUN     ?=
 
 .PHONY: e2e
-e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
+e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
 	@mkdir -p $(E2E_OUT); rm -f $(E2E_OUT)/summary.txt; rc=0; \
 	E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/summary.txt $(GO) test -tags e2e ./test/e2e/ -count=1 -v \
 		-timeout $(E2E_TIMEOUT) $(if $(strip $(E2E_RUN)),-run '$(E2E_RUN)') || rc=$$?; \

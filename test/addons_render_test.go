@@ -61,7 +61,7 @@ func TestAddonsRender(t *testing.T) {
 				XR:          filepath.Join(root, "test", addonsTestdata, c.xr),
 				Composition: filepath.Join(root, "test", addonsTestdata, "composition.yaml"),
 				Functions:   filepath.Join(root, "test", addonsTestdata, "functions.yaml"),
-				Binaries:    map[string]string{"tenantkube-addons": bin},
+				Binaries:    map[string]string{"tenantkube-function-addons": bin},
 				Stderr:      &bytes.Buffer{},
 			}
 			if c.observed != "" {

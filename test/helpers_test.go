@@ -79,3 +79,14 @@ func requireTools(t *testing.T, root string) {
 		}
 	}
 }
+
+// paths lists the non-empty paths given.
+func paths(p ...string) []string {
+	var out []string
+	for _, s := range p {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -38,45 +38,61 @@ func TestPipelineRender(t *testing.T) {
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
 
+	settings := data("platform-settings.yaml")
 	cases := []struct {
-		name, xr, required, observed, composition string
-		fatal                                     []string // substrings of the Fatal message; nil when the render succeeds
+		name, xr, observed string
+		required           []string
+		// fatal: substrings of the Fatal message; nil when the render succeeds.
+		fatal []string
+		// admitted: the XR skips the XRD's schema check, as an object
+		// admitted before a rule existed reaches the functions; the
+		// functions' own re-checks answer.
+		admitted bool
 	}{
-		{name: "example", xr: example("xr.yaml"), required: example("instancetypes.yaml")},
-		{name: "example-observed", xr: example("xr.yaml"), required: example("instancetypes.yaml"), observed: example("observed")},
-		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: example("instancetypes.yaml")},
-		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: example("instancetypes.yaml")},
-		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: example("instancetypes.yaml"), composition: data("composition-shared-datastore.yaml")},
-		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}},
-		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}},
-		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
-		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
+		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}},
+		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
+		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml")}},
+		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: []string{example("instancetypes.yaml")}},
+		// A shared DataStore and a base domain set in the EnvironmentConfig,
+		// not in the Composition.
+		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-shared-datastore.yaml")}},
+		{name: "platform-settings", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), settings}},
+		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
+			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
+		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},
+			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting"}},
+		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},
+		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
+		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}, admitted: true},
+		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
 	}
-	renderOnce := func(t *testing.T, xr, required, observed, composition string) ([]byte, error) {
+	renderOnce := func(t *testing.T, xr string, required []string, observed string, admitted bool) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		return render.Render(ctx, render.Options{
-			Root: root, XR: xr, Required: required, Observed: observed, Composition: composition, BinDir: binDir, Stderr: &bytes.Buffer{},
+			Root: root, XR: xr, Required: required, Observed: observed, BinDir: binDir, Stderr: &bytes.Buffer{},
+			SkipXRValidation: admitted,
 		})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := renderOnce(t, c.xr, c.required, c.observed, c.composition)
+			out, err := renderOnce(t, c.xr, c.required, c.observed, c.admitted)
 			var got []byte
 			if c.fatal != nil {
 				var ce *render.CrossplaneError
 				if !errors.As(err, &ce) {
 					t.Fatalf("want a Fatal render error, got err=%v", err)
 				}
+				msg := render.Message(ce.Stderr)
 				for _, w := range c.fatal {
-					if !strings.Contains(ce.Stderr, w) {
-						t.Errorf("Fatal message does not name %s:\n%s", w, ce.Stderr)
+					if !strings.Contains(msg, w) {
+						t.Errorf("Fatal message does not name %s:\n%s", w, msg)
 					}
 				}
 				if strings.Contains(ce.Stderr, "panic") {
 					t.Errorf("a function panicked:\n%s", ce.Stderr)
 				}
-				got = []byte(strings.TrimSpace(ce.Stderr) + "\n")
+				got = []byte(msg + "\n")
 			} else {
 				if err != nil {
 					t.Fatalf("render: %v", err)
@@ -90,8 +106,8 @@ func TestPipelineRender(t *testing.T) {
 		})
 	}
 	t.Run("deterministic", func(t *testing.T) {
-		a, errA := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "", "")
-		b, errB := renderOnce(t, example("xr.yaml"), example("instancetypes.yaml"), "", "")
+		a, errA := renderOnce(t, example("xr.yaml"), []string{example("instancetypes.yaml")}, "", false)
+		b, errB := renderOnce(t, example("xr.yaml"), []string{example("instancetypes.yaml")}, "", false)
 		if errA != nil || errB != nil {
 			t.Fatalf("render: %v / %v", errA, errB)
 		}

@@ -53,7 +53,7 @@ func TestWorkersRender(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		return render.Render(ctx, render.Options{
-			Root: root, XR: xr, Required: required, Observed: observed, BinDir: binDir,
+			Root: root, XR: xr, Required: paths(required), Observed: observed, BinDir: binDir,
 			Composition: data("composition.yaml"), Functions: data("functions.yaml"),
 			Stderr: &bytes.Buffer{},
 		})

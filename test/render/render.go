@@ -37,10 +37,12 @@ const (
 	RuntimeDevelopment          = "Development"
 )
 
-// FunctionNamePrefix is the prefix of every tenantkube Function's name; the
-// rest of the name is the directory under functions/ and, prefixed with
-// "function-", the binary under bin/.
-const FunctionNamePrefix = "tenantkube-"
+// FunctionNamePrefix is the prefix of every tenantkube Function's name, as
+// Crossplane names the Functions it installs for the Configuration's
+// dependencies (xpkg.tenantkube.io/tenantkube/function-<name>); the rest of
+// the name is the directory under functions/, and function-<name> the
+// binary under bin/.
+const FunctionNamePrefix = "tenantkube-function-"
 
 // Options configure one render. Relative paths are resolved against the
 // current working directory; unset optional paths default to the repository
@@ -50,9 +52,10 @@ type Options struct {
 	Root string
 	// XR is the composite resource to render. Required.
 	XR string
-	// Required is a file or directory of required (extra) resources, passed
-	// as --required-resources when set.
-	Required string
+	// Required are files or directories of required (extra) resources,
+	// passed as --required-resources when set (several are copied into one
+	// directory first).
+	Required []string
 	// Observed is a file or directory of observed composed resources, passed
 	// as --observed-resources when set.
 	Observed string
@@ -78,6 +81,12 @@ type Options struct {
 	// Binaries maps a Function's metadata.name to the binary that serves it,
 	// overriding the BinDir convention.
 	Binaries map[string]string
+	// SkipXRValidation renders an XR the XRD's schema rejects, as an object
+	// admitted before a rule existed would reach the functions (tests of
+	// the functions' own checks). By default an XR the API server would
+	// reject is an *XRError before any function runs.
+	SkipXRValidation bool
+
 	// Build runs `go build -o <BinDir>/function-<name> ./functions/<name>`
 	// for every Function served from BinDir before starting them.
 	Build bool
@@ -115,6 +124,11 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	o, err := opts.resolve()
 	if err != nil {
 		return nil, err
+	}
+	if o.XRD != "" && !o.SkipXRValidation {
+		if err := ValidateXR(o.XRD, o.XR); err != nil {
+			return nil, err
+		}
 	}
 
 	fns, docs, err := loadFunctions(o.Functions)
@@ -187,8 +201,16 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	if o.XRD != "" {
 		args = append(args, "--xrd="+o.XRD)
 	}
-	if o.Required != "" {
-		args = append(args, "--required-resources="+o.Required)
+	switch len(o.Required) {
+	case 0:
+	case 1:
+		args = append(args, "--required-resources="+o.Required[0])
+	default:
+		dir := filepath.Join(tmp, "required")
+		if err := gatherYAML(dir, o.Required); err != nil {
+			return nil, err
+		}
+		args = append(args, "--required-resources="+dir)
 	}
 	if o.Observed != "" {
 		args = append(args, "--observed-resources="+o.Observed)
@@ -271,7 +293,14 @@ func (opts Options) resolve() (Options, error) {
 	if o.XR == "" {
 		return o, errors.New("no XR to render")
 	}
-	for _, p := range []*string{&o.XR, &o.Required, &o.Observed} {
+	req := make([]string, len(o.Required))
+	copy(req, o.Required)
+	o.Required = req
+	ps := []*string{&o.XR, &o.Observed}
+	for i := range o.Required {
+		ps = append(ps, &o.Required[i])
+	}
+	for _, p := range ps {
 		if *p == "" {
 			continue
 		}
@@ -528,4 +557,41 @@ func runCrossplane(ctx context.Context, dir, bin string, args []string, stderr i
 		return nil, fmt.Errorf("crossplane composition render: %w", err)
 	}
 	return out.Bytes(), nil
+}
+
+// gatherYAML copies the YAML files of each path (a file, or a directory's
+// *.yaml and *.yml files) into dir, numbered so none overwrites another.
+func gatherYAML(dir string, paths []string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	n := 0
+	for _, p := range paths {
+		files := []string{p}
+		if st, err := os.Stat(p); err != nil {
+			return err
+		} else if st.IsDir() {
+			files = nil
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+					files = append(files, filepath.Join(p, e.Name()))
+				}
+			}
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f) //nolint:gosec // the caller's files
+			if err != nil {
+				return err
+			}
+			n++
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d-%s", n, filepath.Base(f))), b, 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -118,7 +118,7 @@ func options(t *testing.T, xr string, p *pids, stderr io.Writer) render.Options 
 	return render.Options{
 		Root:     root,
 		XR:       xr,
-		Required: "testdata/instancetypes.yaml",
+		Required: []string{"testdata/instancetypes.yaml"},
 		BinDir:   binDir,
 		Stderr:   stderr,
 		Started:  p.started,
@@ -192,7 +192,7 @@ func TestRenderPassThrough(t *testing.T) {
 	var p pids
 	var stderr bytes.Buffer
 	o := options(t, "testdata/xr.yaml", &p, &stderr)
-	o.Binaries = testfnFor("tenantkube-control-plane", "tenantkube-workers", "tenantkube-addons")
+	o.Binaries = testfnFor("tenantkube-function-control-plane", "tenantkube-function-workers", "tenantkube-function-addons")
 	out, err := render.Render(t.Context(), o)
 	p.assertGone(t)
 	if err != nil {
@@ -212,7 +212,7 @@ func TestRenderFatal(t *testing.T) {
 	var p pids
 	var stderr bytes.Buffer
 	o := options(t, "testdata/xr-fatal.yaml", &p, &stderr)
-	o.Binaries = testfnFor("tenantkube-workers")
+	o.Binaries = testfnFor("tenantkube-function-workers")
 	out, err := render.Render(t.Context(), o)
 	p.assertGone(t)
 	const msg = "node group md0: instanceType u1.missing does not exist"
@@ -235,7 +235,7 @@ func TestRenderFunctionError(t *testing.T) {
 	var p pids
 	var stderr bytes.Buffer
 	o := options(t, "testdata/xr-error.yaml", &p, &stderr)
-	o.Binaries = testfnFor("tenantkube-addons")
+	o.Binaries = testfnFor("tenantkube-function-addons")
 	_, err := render.Render(t.Context(), o)
 	p.assertGone(t)
 	var ce *render.CrossplaneError
@@ -255,7 +255,7 @@ func TestRenderCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	o := options(t, "testdata/xr-hang.yaml", &p, io.Discard)
-	o.Binaries = testfnFor("tenantkube-control-plane")
+	o.Binaries = testfnFor("tenantkube-function-control-plane")
 	start := time.Now()
 	_, err := render.Render(ctx, o)
 	p.assertGone(t)
@@ -276,9 +276,9 @@ func TestCLI(t *testing.T) {
 		t.Helper()
 		var o, e bytes.Buffer
 		cmd := exec.CommandContext(t.Context(), renderCLI, append([]string{"--root=" + root,
-			"--function-binary=tenantkube-control-plane=" + filepath.Join(binDir, "function-control-plane"),
-			"--function-binary=tenantkube-workers=" + filepath.Join(binDir, "function-workers"),
-			"--function-binary=tenantkube-addons=" + filepath.Join(binDir, "function-addons"),
+			"--function-binary=tenantkube-function-control-plane=" + filepath.Join(binDir, "function-control-plane"),
+			"--function-binary=tenantkube-function-workers=" + filepath.Join(binDir, "function-workers"),
+			"--function-binary=tenantkube-function-addons=" + filepath.Join(binDir, "function-addons"),
 		}, args...)...)
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
@@ -299,7 +299,7 @@ func TestCLI(t *testing.T) {
 	assertXR(t, parse(t, []byte(stdout)), "demo-x7k2p")
 
 	stdout, stderr, code = run("--xr=testdata/xr-fatal.yaml",
-		"--function-binary=tenantkube-workers="+filepath.Join(binDir, "testfn"))
+		"--function-binary=tenantkube-function-workers="+filepath.Join(binDir, "testfn"))
 	if code == 0 {
 		t.Fatalf("render of a Fatal result exited 0\nstdout:\n%s", stdout)
 	}

@@ -167,6 +167,18 @@ func Load(dir string) (*Validator, error) {
 	return entry.v, entry.err
 }
 
+// FromCRDs returns a Validator for the given CustomResourceDefinitions
+// (for example the one Crossplane derives from an XRD), not cached.
+func FromCRDs(name string, crds ...*apiextensionsv1.CustomResourceDefinition) (*Validator, error) {
+	v := &Validator{dir: name, kinds: map[schema.GroupKind]*crdInfo{}}
+	for _, crd := range crds {
+		if err := v.addCRD(name, crd); err != nil {
+			return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+	}
+	return v, nil
+}
+
 // LoadShared returns the Validator for the project's shared CRDs: it walks
 // up from the current working directory to the directory holding go.mod
 // (the module root) and loads <root>/../shared/crds with Load. It fails if

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,10 +18,10 @@ import (
 )
 
 type cli struct {
-	Root     string `default:"."   help:"Repository root (holds bin/, package/ and examples/)." type:"existingdir"`
-	XR       string `help:"Composite resource (XR) to render."                   required:""`
-	Required string `help:"File or directory of required resources (--required-resources)."`
-	Observed string `help:"File or directory of observed composed resources (--observed-resources)."`
+	Root     string   `default:"."   help:"Repository root (holds bin/, package/ and examples/)." type:"existingdir"`
+	XR       string   `help:"Composite resource (XR) to render."                   required:""`
+	Required []string `help:"File or directory of required resources (--required-resources); repeatable."`
+	Observed string   `help:"File or directory of observed composed resources (--observed-resources)."`
 
 	RenderArg      []string          `help:"Extra flag for 'crossplane composition render'; repeatable." name:"render-arg"`
 	Functions      string            `help:"Functions file (default <root>/examples/functions.yaml)."`
@@ -28,6 +29,7 @@ type cli struct {
 	XRD            string            `help:"XRD (default <root>/package/xrd.yaml, when it exists)."                         name:"xrd"`
 	FunctionBinary map[string]string `help:"Serve a Function with this binary instead of <root>/bin/function-<name>: NAME=PATH." mapsep:","`
 	Build          bool              `help:"go build the function binaries into <root>/bin first."`
+	Verbose        bool              `help:"On failure, print crossplane's whole stderr and the functions' logs before the message."`
 }
 
 func main() {
@@ -39,6 +41,7 @@ func main() {
 	// SIGINT/SIGTERM cancel the render; the driver then stops every function
 	// it started before the process exits.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var stderr bytes.Buffer
 	out, err := render.Render(ctx, render.Options{
 		Root:        c.Root,
 		XR:          c.XR,
@@ -50,15 +53,19 @@ func main() {
 		XRD:         c.XRD,
 		Binaries:    c.FunctionBinary,
 		Build:       c.Build,
-		Stderr:      os.Stderr,
+		Stderr:      &stderr,
 	})
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
 		var ce *render.CrossplaneError
 		if errors.As(err, &ce) {
-			// crossplane's stderr (the Fatal message among it) was passed through.
-			fmt.Fprintf(os.Stderr, "render: crossplane composition render failed (exit status %d)\n", ce.ExitCode) //nolint:errcheck // exiting
+			// The function's message, without the prefixes each layer of
+			// crossplane adds.
+			if c.Verbose {
+				_, _ = os.Stderr.Write(stderr.Bytes())
+			}
+			fmt.Fprintf(os.Stderr, "render: %s\n", render.Message(ce.Stderr)) //nolint:errcheck // exiting
 			os.Exit(max(ce.ExitCode, 1))
 		}
 		fmt.Fprintf(os.Stderr, "render: %v\n", err) //nolint:errcheck // exiting
@@ -67,6 +74,8 @@ func main() {
 		}
 		os.Exit(1)
 	}
+	// What crossplane reported besides the output (warnings).
+	_, _ = os.Stderr.Write(stderr.Bytes())
 	if _, err := os.Stdout.Write(out); err != nil {
 		fmt.Fprintf(os.Stderr, "render: %v\n", err) //nolint:errcheck // exiting
 		os.Exit(1)
