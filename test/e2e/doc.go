@@ -1,9 +1,12 @@
 // Package e2e is tenantkube's live end-to-end test (issue 6): it starts real
 // etcd, kube-apiserver, kube-controller-manager (garbage collector and
 // namespace controller) and Crossplane core (package runtime External, Usage
-// webhook served on loopback) as processes on 127.0.0.1, pushes the Function
+// webhook served on loopback) as processes on 127.0.0.1, pushes the four
 // packages `make xpkg` built to a loopback registry (`crane registry serve`),
-// installs them as Crossplane Functions, plays the package runtime by
+// installs what a platform team installs (an ImageConfig pointing the
+// packages' canonical prefix at that registry, the Configuration, whose
+// Function dependencies Crossplane's package manager resolves, and the
+// platform settings EnvironmentConfig), plays only the package runtime by
 // pointing each FunctionRevision at the function process serving mTLS, and
 // drives KubernetesCluster claims through their lifecycle.
 //
@@ -14,6 +17,5 @@
 //
 // Knobs (environment): E2E_RUN (make: a go test -run pattern), E2E_BIN (a
 // directory with the binaries instead of ./bin), TENANTKUBE_SHARED (the
-// shared material instead of ../shared), E2E_XRD (debugging only: a
-// candidate XRD file instead of package/xrd.yaml).
+// shared material instead of ../shared).
 package e2e

@@ -31,9 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// functions are the three composition functions, in pipeline order; the
-// Composition refers to them as tenantkube-<name>.
+// functions are the three composition functions, in pipeline order.
 var functions = []string{"control-plane", "workers", "addons"}
+
+// fnName is the name Crossplane gives the Function it installs for the
+// Configuration's dependency xpkg.tenantkube.io/tenantkube/function-<f>.
+func fnName(f string) string { return "tenantkube-function-" + f }
 
 const (
 	xpNamespace = "crossplane-system"
@@ -104,8 +107,10 @@ func newEnv() (*env, error) {
 		if _, err := os.Stat(e.binary("function-" + f)); err != nil {
 			return nil, fmt.Errorf("bin/function-%s is missing: run `make e2e`: %w", f, err)
 		}
-		if _, err := os.Stat(e.path("_output", "xpkg", "function-"+f+".xpkg")); err != nil {
-			return nil, fmt.Errorf("_output/xpkg/function-%s.xpkg is missing: run `make e2e`: %w", f, err)
+	}
+	for _, p := range packages {
+		if _, err := os.Stat(e.path("_output", "xpkg", p+".xpkg")); err != nil {
+			return nil, fmt.Errorf("_output/xpkg/%s.xpkg is missing: run `make e2e`: %w", p, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(e.shared, "crds", "crossplane")); err != nil {
@@ -161,8 +166,9 @@ func (e *env) up(t *testing.T) {
 	step(t, "crossplane core init", e.coreInit)
 	step(t, "crossplane core start (webhooks on loopback)", e.startCore)
 	step(t, "functions serving mTLS", e.startFunctions)
-	step(t, "registry + Function packages", e.installFunctions)
-	step(t, "XRD and Composition", e.installComposition)
+	step(t, "registry + packages pushed", e.pushPackages)
+	step(t, "Configuration installed, Functions resolved", e.installConfiguration)
+	step(t, "platform settings", e.installPlatformSettings)
 	step(t, "instance types", e.installInstancetypes)
 }
 
@@ -539,7 +545,7 @@ func (e *env) startFunctions() error {
 		return err
 	}
 	for _, f := range functions {
-		kp, err := root.issue("tenantkube-"+f, nil, []string{"tenantkube-" + f, "localhost"}, loopback, true, false)
+		kp, err := root.issue(fnName(f), nil, []string{fnName(f), "localhost"}, loopback, true, false)
 		if err != nil {
 			return err
 		}
@@ -551,7 +557,7 @@ func (e *env) startFunctions() error {
 		s := &unstructured.Unstructured{}
 		s.SetGroupVersionKind(gvkSecret)
 		s.SetNamespace(xpNamespace)
-		s.SetName("tenantkube-" + f + "-tls-server")
+		s.SetName(fnName(f) + "-tls-server")
 		data := map[string]any{}
 		for k, v := range files {
 			data[k] = base64.StdEncoding.EncodeToString(v)
@@ -571,160 +577,6 @@ func (e *env) startFunctions() error {
 		}
 	}
 	return nil
-}
-
-func (e *env) packageRef(f string) string {
-	return fmt.Sprintf("127.0.0.1:%d/tenantkube/function-%s:%s", e.registryPort, f, xpkgTag)
-}
-
-// installFunctions pushes the Function packages `make xpkg` built to a
-// loopback registry, installs them as Crossplane Functions, and plays the
-// External package runtime: it points each active revision at the local
-// process (endpoint, TLS server Secret, RuntimeHealthy).
-func (e *env) installFunctions() error {
-	e.registry = newProc(e.logs, "registry", e.binary("crane"), []string{
-		"registry", "serve", fmt.Sprintf("--address=127.0.0.1:%d", e.registryPort),
-	})
-	if err := e.registry.start(); err != nil {
-		return err
-	}
-	if err := e.waitHTTP(e.registry, fmt.Sprintf("http://127.0.0.1:%d/v2/", e.registryPort), nil, 20*time.Second); err != nil {
-		return err
-	}
-	for _, f := range functions {
-		if err := runOnce(e.logs, "crane-push-"+f, e.binary("crane"), 2*time.Minute, []string{
-			"push", "--insecure", e.path("_output", "xpkg", "function-"+f+".xpkg"), e.packageRef(f),
-		}); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, f := range functions {
-		fn := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
-			"metadata": map[string]any{"name": "tenantkube-" + f},
-			"spec":     map[string]any{"package": e.packageRef(f), "packagePullPolicy": "IfNotPresent"},
-		}}
-		if err := apply(ctx, e.c, fn); err != nil {
-			return err
-		}
-	}
-	for _, f := range functions {
-		if err := e.registerRevision(f, 2*time.Minute); err != nil {
-			return err
-		}
-	}
-	return poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		for _, f := range functions {
-			u, err := get(ctx, e.c, gvkFunction, "", "tenantkube-"+f)
-			if err != nil {
-				return false, "", err
-			}
-			if s, r, m := condition(u, "Healthy"); s != "True" {
-				return false, fmt.Sprintf("Function tenantkube-%s Healthy=%s %s %s", f, s, r, m), nil
-			}
-			if s, r, m := condition(u, "Installed"); s != "True" {
-				return false, fmt.Sprintf("Function tenantkube-%s Installed=%s %s %s", f, s, r, m), nil
-			}
-		}
-		return true, "", nil
-	})
-}
-
-// registerRevision waits for the active FunctionRevision of tenantkube-<f>
-// and patches its status as a package runtime would.
-func (e *env) registerRevision(f string, timeout time.Duration) error {
-	return poll(timeout, func(ctx context.Context) (bool, string, error) {
-		revs, err := list(ctx, e.c, gvkFnRevision, client.MatchingLabels{"pkg.crossplane.io/package": "tenantkube-" + f})
-		if err != nil {
-			return false, "", err
-		}
-		if len(revs) == 0 {
-			fn, _ := get(ctx, e.c, gvkFunction, "", "tenantkube-"+f)
-			_, r, m := condition(fn, "Installed")
-			return false, fmt.Sprintf("no FunctionRevision for tenantkube-%s yet (Installed: %s %s)", f, r, m), nil
-		}
-		for i := range revs {
-			rev := &revs[i]
-			if st, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); st != "Active" {
-				continue
-			}
-			endpoint := fmt.Sprintf("127.0.0.1:%d", e.fnPorts[f])
-			ep, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint")
-			if s, _, _ := condition(rev, "RuntimeHealthy"); ep == endpoint && s == "True" {
-				return true, "", nil
-			}
-			_ = unstructured.SetNestedField(rev.Object, endpoint, "status", "endpoint")
-			_ = unstructured.SetNestedField(rev.Object, "tenantkube-"+f+"-tls-server", "status", "tlsServerSecretName")
-			conds, _, _ := unstructured.NestedSlice(rev.Object, "status", "conditions")
-			var out []any
-			for _, c := range conds {
-				if m, ok := c.(map[string]any); ok && m["type"] == "RuntimeHealthy" {
-					continue
-				}
-				out = append(out, c)
-			}
-			out = append(out, map[string]any{
-				"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRevision",
-				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-				"message":            "served by tenantkube e2e at " + endpoint,
-			})
-			_ = unstructured.SetNestedSlice(rev.Object, out, "status", "conditions")
-			if err := e.c.Status().Update(ctx, rev); err != nil {
-				return false, "", fmt.Errorf("patch status of %s: %w", rev.GetName(), err)
-			}
-			return false, "status patched, re-reading", nil
-		}
-		return false, "no active FunctionRevision for tenantkube-" + f, nil
-	})
-}
-
-func (e *env) installComposition() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	xrd := e.path("package", "xrd.yaml")
-	if o := os.Getenv("E2E_XRD"); o != "" {
-		xrd = o // debugging only: try a candidate XRD before it lands in package/
-	}
-	for _, f := range []string{xrd, e.path("package", "composition.yaml")} {
-		objs, err := decodeFile(f)
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if err := apply(ctx, e.c, o); err != nil {
-				return fmt.Errorf("%s: %w", f, err)
-			}
-		}
-	}
-	// The API server rejecting the CRDs Crossplane renders from the XRD is
-	// final: fail at once with its message.
-	var rejected error
-	err := poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		xrds, err := list(ctx, e.c, gvkXRD)
-		if err != nil {
-			return false, "", err
-		}
-		for i := range xrds {
-			for _, c := range []string{"Established", "Offered"} {
-				if s, r, m := condition(&xrds[i], c); s != "True" {
-					evs := e.events(ctx, xrds[i].GetName())
-					why := fmt.Sprintf("XRD %s %s=%s %s %s; latest events: %s", xrds[i].GetName(), c, s, r, m, evs)
-					if strings.Contains(evs, "is invalid") {
-						rejected = fmt.Errorf("the API server rejects the CRDs rendered from package/xrd.yaml: %s", why)
-						return true, "", nil
-					}
-					return false, why, nil
-				}
-			}
-		}
-		return len(xrds) > 0, "no XRD", nil
-	})
-	if rejected != nil {
-		return rejected
-	}
-	return err
 }
 
 func (e *env) installInstancetypes() error {
@@ -757,7 +609,7 @@ func (e *env) collectVersions() {
 		"kube-controller-manager: " + ver("kube-controller-manager", "--version"),
 		"crossplane core: " + ver("crossplane-core", "--version") + " (package runtime External, Usage webhook on 127.0.0.1)",
 		"registry: crane registry serve (go-containerregistry)",
-		"functions: " + strings.Join(functions, ", ") + " from _output/xpkg/*.xpkg, served over mTLS",
+		"packages: the Configuration _output/xpkg/tenantkube.xpkg through an ImageConfig; its Function dependencies (" + strings.Join(functions, ", ") + ") resolved by Crossplane, their runtime played: served over mTLS by the test",
 	}
 }
 

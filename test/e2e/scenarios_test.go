@@ -78,6 +78,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)
+	scenario(t, "platform settings changed: every tenant follows", e.platformSettingChange)
 	scenario(t, "delete with kubeconfig Secret gone", e.deleteDeadTenant)
 	scenario(t, "delete a never-Ready cluster", e.deleteDemo)
 }
@@ -993,14 +994,14 @@ func (e *env) deleteDemo(t *testing.T) {
 	e.deleteAndWait(t, demoNS, demo)
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
-	for _, n := range []string{demoNS, "tenant-dead"} {
+	for _, n := range []string{demoNS, "tenant-dead", platformNS} {
 		ns := &unstructured.Unstructured{}
 		ns.SetGroupVersionKind(gvkNamespace)
 		ns.SetName(n)
 		e.must(t, client.IgnoreNotFound(e.c.Delete(ctx, ns)), "delete namespace "+n)
 	}
 	waitFor(t, 2*time.Minute, "tenant namespaces gone", func(ctx context.Context) (bool, string, error) {
-		for _, n := range []string{demoNS, "tenant-dead"} {
+		for _, n := range []string{demoNS, "tenant-dead", platformNS} {
 			if _, err := get(ctx, e.c, gvkNamespace, "", n); !kerrors.IsNotFound(err) {
 				return false, "namespace " + n + " still there", nil
 			}

@@ -1,0 +1,240 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// What a platform team installs, as the README's install section says: the
+// four packages `make xpkg` built, pushed to a registry (here a loopback
+// one); an ImageConfig rewriting the packages' canonical prefix to that
+// registry; the Configuration, whose Function dependencies Crossplane's
+// package manager resolves and installs; the platform settings. Only the
+// Functions' runtime is played (no kubelet): the test serves each
+// function over mTLS and points its active revision at it.
+
+// packages are the package files under _output/xpkg, pushed as
+// <registry>/tenantkube/<name>.
+var packages = []string{"tenantkube", "function-control-plane", "function-workers", "function-addons"}
+
+const (
+	// canonicalPrefix is where package/crossplane.yaml's dependencies
+	// live (make xpkg's default XPKG_REGISTRY).
+	canonicalPrefix = "xpkg.tenantkube.io/tenantkube/"
+	configuration   = "tenantkube"
+)
+
+var (
+	gvkConfiguration = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1", Kind: "Configuration"}
+	gvkImageConfig   = schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1beta1", Kind: "ImageConfig"}
+	gvkEnvConfig     = schema.GroupVersionKind{Group: "apiextensions.crossplane.io", Version: "v1beta1", Kind: "EnvironmentConfig"}
+)
+
+func (e *env) registryPrefix() string {
+	return fmt.Sprintf("127.0.0.1:%d/tenantkube/", e.registryPort)
+}
+
+// pushPackages starts the loopback registry and pushes every package.
+func (e *env) pushPackages() error {
+	e.registry = newProc(e.logs, "registry", e.binary("crane"), []string{
+		"registry", "serve", fmt.Sprintf("--address=127.0.0.1:%d", e.registryPort),
+	})
+	if err := e.registry.start(); err != nil {
+		return err
+	}
+	if err := e.waitHTTP(e.registry, fmt.Sprintf("http://127.0.0.1:%d/v2/", e.registryPort), nil, 20*time.Second); err != nil {
+		return err
+	}
+	for _, p := range packages {
+		if err := runOnce(e.logs, "crane-push-"+p, e.binary("crane"), 2*time.Minute, []string{
+			"push", "--insecure", e.path("_output", "xpkg", p+".xpkg"), e.registryPrefix() + p + ":" + xpkgTag,
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installConfiguration applies the ImageConfig and the Configuration,
+// plays the runtime of each Function Crossplane installs for a dependency,
+// and waits until the Configuration is healthy and its XRD offered.
+func (e *env) installConfiguration() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, o := range []*unstructured.Unstructured{
+		{Object: map[string]any{
+			"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
+			"metadata": map[string]any{"name": "tenantkube-registry"},
+			"spec": map[string]any{
+				"matchImages":  []any{map[string]any{"type": "Prefix", "prefix": canonicalPrefix}},
+				"rewriteImage": map[string]any{"prefix": e.registryPrefix()},
+			},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
+			"metadata": map[string]any{"name": configuration},
+			"spec":     map[string]any{"package": canonicalPrefix + "tenantkube:" + xpkgTag},
+		}},
+	} {
+		if err := apply(ctx, e.c, o); err != nil {
+			return fmt.Errorf("%s: %w", o.GetKind(), err)
+		}
+	}
+	for _, f := range functions {
+		if err := e.registerRevision(f, 3*time.Minute); err != nil {
+			return err
+		}
+	}
+	if err := poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		for _, f := range functions {
+			u, err := get(ctx, e.c, gvkFunction, "", fnName(f))
+			if err != nil {
+				return false, "", err
+			}
+			if pkg, _, _ := unstructured.NestedString(u.Object, "spec", "package"); !strings.HasPrefix(pkg, canonicalPrefix+"function-"+f+":") {
+				return false, "", fmt.Errorf("Function %s installs %q, want %sfunction-%s", fnName(f), pkg, canonicalPrefix, f)
+			}
+			for _, c := range []string{"Installed", "Healthy"} {
+				if s, r, m := condition(u, c); s != "True" {
+					return false, fmt.Sprintf("Function %s %s=%s %s %s", fnName(f), c, s, r, m), nil
+				}
+			}
+		}
+		return true, "", nil
+	}); err != nil {
+		return err
+	}
+	return e.waitConfiguration()
+}
+
+// waitConfiguration waits for the Configuration to be installed and
+// healthy and for its XRD to be established and offered. The API server
+// rejecting the CRDs Crossplane renders from the XRD is final: it fails at
+// once with its message.
+func (e *env) waitConfiguration() error {
+	if err := poll(3*time.Minute, func(ctx context.Context) (bool, string, error) {
+		u, err := get(ctx, e.c, gvkConfiguration, "", configuration)
+		if err != nil {
+			return false, "", err
+		}
+		for _, c := range []string{"Installed", "Healthy"} {
+			if s, r, m := condition(u, c); s != "True" {
+				return false, fmt.Sprintf("Configuration %s=%s %s %s; events: %s", c, s, r, m, e.events(ctx, configuration)), nil
+			}
+		}
+		return true, "", nil
+	}); err != nil {
+		return err
+	}
+	var rejected error
+	err := poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		xrds, err := list(ctx, e.c, gvkXRD)
+		if err != nil {
+			return false, "", err
+		}
+		for i := range xrds {
+			for _, c := range []string{"Established", "Offered"} {
+				if s, r, m := condition(&xrds[i], c); s != "True" {
+					evs := e.events(ctx, xrds[i].GetName())
+					why := fmt.Sprintf("XRD %s %s=%s %s %s; latest events: %s", xrds[i].GetName(), c, s, r, m, evs)
+					if strings.Contains(evs, "is invalid") {
+						rejected = fmt.Errorf("the API server rejects the CRDs rendered from package/xrd.yaml: %s", why)
+						return true, "", nil
+					}
+					return false, why, nil
+				}
+			}
+		}
+		return len(xrds) > 0, "no XRD", nil
+	})
+	if rejected != nil {
+		return rejected
+	}
+	return err
+}
+
+// registerRevision waits for the active FunctionRevision of fnName(f), which
+// Crossplane creates once it resolved the dependency, and patches its
+// status as a package runtime would.
+func (e *env) registerRevision(f string, timeout time.Duration) error {
+	return poll(timeout, func(ctx context.Context) (bool, string, error) {
+		revs, err := list(ctx, e.c, gvkFnRevision, client.MatchingLabels{"pkg.crossplane.io/package": fnName(f)})
+		if err != nil {
+			return false, "", err
+		}
+		if len(revs) == 0 {
+			cfg, _ := get(ctx, e.c, gvkConfiguration, "", configuration)
+			_, r, m := condition(cfg, "Healthy")
+			return false, fmt.Sprintf("no FunctionRevision for %s yet (Configuration Healthy: %s %s; lock: %s)", fnName(f), r, m, e.lockStatus(ctx)), nil
+		}
+		for i := range revs {
+			rev := &revs[i]
+			if st, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); st != "Active" {
+				continue
+			}
+			endpoint := fmt.Sprintf("127.0.0.1:%d", e.fnPorts[f])
+			ep, _, _ := unstructured.NestedString(rev.Object, "status", "endpoint")
+			if s, _, _ := condition(rev, "RuntimeHealthy"); ep == endpoint && s == "True" {
+				return true, "", nil
+			}
+			_ = unstructured.SetNestedField(rev.Object, endpoint, "status", "endpoint")
+			_ = unstructured.SetNestedField(rev.Object, fnName(f)+"-tls-server", "status", "tlsServerSecretName")
+			conds, _, _ := unstructured.NestedSlice(rev.Object, "status", "conditions")
+			var out []any
+			for _, c := range conds {
+				if m, ok := c.(map[string]any); ok && m["type"] == "RuntimeHealthy" {
+					continue
+				}
+				out = append(out, c)
+			}
+			out = append(out, map[string]any{
+				"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRevision",
+				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+				"message":            "served by tenantkube e2e at " + endpoint,
+			})
+			_ = unstructured.SetNestedSlice(rev.Object, out, "status", "conditions")
+			if err := e.c.Status().Update(ctx, rev); err != nil {
+				return false, "", fmt.Errorf("patch status of %s: %w", rev.GetName(), err)
+			}
+			return false, "status patched, re-reading", nil
+		}
+		return false, "no active FunctionRevision for " + fnName(f), nil
+	})
+}
+
+// lockStatus is the package manager's dependency resolution condition.
+func (e *env) lockStatus(ctx context.Context) string {
+	lock, err := get(ctx, e.c, schema.GroupVersionKind{Group: "pkg.crossplane.io", Version: "v1beta1", Kind: "Lock"}, "", "lock")
+	if err != nil {
+		return err.Error()
+	}
+	s, r, m := condition(lock, "Resolved")
+	return fmt.Sprintf("Resolved=%s %s %s", s, r, m)
+}
+
+// installPlatformSettings applies the README's example platform settings.
+func (e *env) installPlatformSettings() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objs, err := decodeFile(e.path("examples", "platform-settings.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.GroupVersionKind() != gvkEnvConfig {
+			return fmt.Errorf("examples/platform-settings.yaml holds a %s", o.GroupVersionKind())
+		}
+		if err := apply(ctx, e.c, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
