@@ -706,3 +706,41 @@ func TestDesiredIsSupersetOfObserved(t *testing.T) {
 		}
 	}
 }
+
+// Platform settings come from the EnvironmentConfig: the service CIDR,
+// which the control-plane function reads from the same key, gives CoreDNS
+// its 10th address (10.200.0.0/16 → 10.200.0.10); a chart version merges
+// into the default source; a bad value is Fatal naming its field there.
+func TestPlatformSettings(t *testing.T) {
+	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, "{}")}, Desired: &fnv1.State{}}
+	if err := fntest.WithPlatformSettings(req, "serviceCIDR: 10.200.0.0/16\ncharts: {cilium: {version: 1.18.5}}"); err != nil {
+		t.Fatal(err)
+	}
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, rsp)
+	rs := releases(rsp)
+	if got := get(rs["coredns"], "spec", "values", "service", "clusterIP"); got != "10.200.0.10" {
+		t.Errorf("coredns clusterIP = %v, want 10.200.0.10", got)
+	}
+	if got := get(rs["cilium"], "spec", "chart", "spec", "version"); got != "1.18.5" {
+		t.Errorf("cilium chart version = %v, want 1.18.5", got)
+	}
+	if got := get(rs["cilium"], "spec", "chart", "spec", "chart"); got != "cilium" {
+		t.Errorf("cilium chart = %v, want cilium (the default source's)", got)
+	}
+
+	bad := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, "{}")}, Desired: &fnv1.State{}}
+	if err := fntest.WithPlatformSettings(bad, "serviceCIDR: 10.95.0.0/30"); err != nil {
+		t.Fatal(err)
+	}
+	rsp, err = fntest.RunAsServed((&Function{}).RunFunction, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := fatal(rsp); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.serviceCIDR: Invalid value: "10.95.0.0/30"`) {
+		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.serviceCIDR and the value", msg)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -533,5 +534,33 @@ func TestDesiredIsSupersetOfObservedWithoutRequiredResources(t *testing.T) {
 		if _, ok := rsp.GetDesired().GetResources()[name]; !ok {
 			t.Errorf("observed %s is missing from the desired state", name)
 		}
+	}
+}
+
+// Platform settings come from the EnvironmentConfig, over the step's
+// input; a bad one is Fatal naming the EnvironmentConfig's field.
+func TestPlatformSettings(t *testing.T) {
+	req := newRequest(t, `{}`, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: ControlPlaneInput\nbaseDomain: from.composition.test\nserviceCIDR: 10.96.0.0/16")
+	if err := fntest.WithPlatformSettings(req, "baseDomain: k8s.corp.test\netcd: {storageSize: 8Gi}"); err != nil {
+		t.Fatal(err)
+	}
+	rsp := run(t, req)
+	if msg := fatal(rsp); msg != "" {
+		t.Fatal(msg)
+	}
+	if got := get(desired(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname"); got != "demo.k8s.corp.test:443" {
+		t.Errorf("hostname = %v, want demo.k8s.corp.test:443 (baseDomain of the EnvironmentConfig)", got)
+	}
+	// Not in the EnvironmentConfig: the Composition's input stays.
+	if got := get(desired(t, rsp, "cluster"), "spec", "clusterNetwork", "services", "cidrBlocks"); fmt.Sprint(got) != "[10.96.0.0/16]" {
+		t.Errorf("service CIDR blocks = %v, want [10.96.0.0/16] (the step's input)", got)
+	}
+
+	bad := newRequest(t, `{}`, "")
+	if err := fntest.WithPlatformSettings(bad, "baseDomain: Not_A_Domain"); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fatal(run(t, bad)); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.baseDomain: Invalid value: "Not_A_Domain"`) {
+		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.baseDomain and the value", msg)
 	}
 }

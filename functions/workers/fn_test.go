@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"strings"
 	"testing"
 
@@ -475,4 +476,32 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Platform settings come from the EnvironmentConfig, merged over the
+// step's input object by object; a bad one is Fatal naming its field there.
+func TestPlatformSettings(t *testing.T) {
+	in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nimages: {waitForKubeconfig: mirror.example/busybox:1}")
+	req := newRequest(t, ``, withInstancetypes(t, "u1.medium"), withMachineSets(t), withInput(in))
+	if err := fntest.WithPlatformSettings(req, "images: {clusterAutoscaler: mirror.example/cluster-autoscaler:v1.35.1}"); err != nil {
+		t.Fatal(err)
+	}
+	rsp := run(t, req)
+	mustNoFatal(t, rsp)
+	dep := desired(t, rsp, NameAutoscalerDeployment)
+	if got := get(dep, "spec", "template", "spec", "containers", 0, "image"); got != "mirror.example/cluster-autoscaler:v1.35.1" {
+		t.Errorf("cluster-autoscaler image = %v, want the EnvironmentConfig's", got)
+	}
+	if got := get(dep, "spec", "template", "spec", "initContainers", 0, "image"); got != "mirror.example/busybox:1" {
+		t.Errorf("init image = %v, want the step input's (images merge key by key)", got)
+	}
+
+	bad := newRequest(t, ``, withInstancetypes(t, "u1.medium"), withMachineSets(t))
+	if err := fntest.WithPlatformSettings(bad, "maxCleanupObjects: -1"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := fatals(run(t, bad))
+	if len(msgs) == 0 || !strings.Contains(msgs[0], "EnvironmentConfig(tenantkube).data.maxCleanupObjects: Invalid value: -1") {
+		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.maxCleanupObjects and -1", msgs)
+	}
 }

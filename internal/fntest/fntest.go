@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
 // Claim labels used by XR returns.
@@ -164,4 +165,26 @@ func RunAsServed(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResp
 		return nil, fmt.Errorf("the response to the request as served differs (-as given +as served, as Crossplane receives it):\n%s", diff)
 	}
 	return rsp, nil
+}
+
+// WithPlatformSettings adds to req the platform settings as Crossplane
+// sends them: the EnvironmentConfig tenantkube with the data given as YAML
+// under the requirement key the functions ask for.
+func WithPlatformSettings(req *fnv1.RunFunctionRequest, dataYAML string) error {
+	data := map[string]any{}
+	if err := yaml.Unmarshal([]byte(dataYAML), &data); err != nil {
+		return err
+	}
+	obj, err := Struct(map[string]any{
+		"apiVersion": platform.APIVersion, "kind": platform.Kind,
+		"metadata": map[string]any{"name": platform.Name}, "data": data,
+	})
+	if err != nil {
+		return err
+	}
+	if req.RequiredResources == nil {
+		req.RequiredResources = map[string]*fnv1.Resources{}
+	}
+	req.RequiredResources[platform.RequirementKey] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: obj}}}
+	return nil
 }
