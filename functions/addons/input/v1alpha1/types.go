@@ -23,11 +23,10 @@ type AddonsInput struct {
 	// +optional
 	IngressClassName string `json:"ingressClassName,omitempty"`
 
-	// ServiceCIDR is the tenant clusters' service CIDR (SPEC §2); CoreDNS's
-	// Service gets its 10th address (10.95.0.0/16 → 10.95.0.10). When an
-	// earlier pipeline step composed the Cluster API Cluster, the first
-	// service CIDR block of that Cluster is used instead, so the platform
-	// team sets the CIDR once, in the control-plane function's input.
+	// ServiceCIDR is the tenant clusters' service CIDR; CoreDNS's Service
+	// gets its 10th address (10.95.0.0/16 → 10.95.0.10). The same setting
+	// as the control-plane input's serviceCIDR: set it once, in the
+	// platform settings EnvironmentConfig.
 	// +kubebuilder:default="10.95.0.0/16"
 	// +optional
 	ServiceCIDR string `json:"serviceCIDR,omitempty"`
