@@ -306,7 +306,19 @@ func TestCLI(t *testing.T) {
 	if stdout != "" {
 		t.Errorf("render of a Fatal result printed on stdout:\n%s", stdout)
 	}
-	if !strings.Contains(stderr, "instanceType u1.missing does not exist") {
-		t.Errorf("the Fatal message is missing from stderr:\n%s", stderr)
+	// The function's message alone, not crossplane's prefixes.
+	if want := "render: step workers: node group md0: instanceType u1.missing does not exist\n"; stderr != want {
+		t.Errorf("stderr of a Fatal result = %q, want %q", stderr, want)
+	}
+
+	// Fields the API server rejects: nothing is rendered.
+	stdout, stderr, code = run("--xr=testdata/xr-unknown-fields.yaml")
+	if code == 0 || stdout != "" {
+		t.Fatalf("render of an XR with unknown fields exited %d, stdout:\n%s", code, stdout)
+	}
+	for _, w := range []string{"spec.foo", "spec.addons.certManager.enbaled"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not name %s:\n%s", w, stderr)
+		}
 	}
 }
