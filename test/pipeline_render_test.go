@@ -63,7 +63,7 @@ func TestPipelineRender(t *testing.T) {
 			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting"}},
 		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},
 		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
-		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}, admitted: true},
+		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
 		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
 	}
 	renderOnce := func(t *testing.T, xr string, required []string, observed string, admitted bool) ([]byte, error) {
