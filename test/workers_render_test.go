@@ -99,7 +99,7 @@ func TestWorkersRender(t *testing.T) {
 				t.Errorf("Fatal message does not name %s:\n%s", w, ce.Stderr)
 			}
 		}
-		compareGolden(t, data("fatal-instancetype.golden.yaml"), []byte(strings.TrimSpace(ce.Stderr)+"\n"))
+		compareGolden(t, data("fatal-instancetype.golden.yaml"), []byte(render.Message(ce.Stderr)+"\n"))
 	})
 
 	// Template change: render the old spec, feed its objects back as
