@@ -88,7 +88,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	plan, err := planControlPlane(t, in, observedControlPlaneVersions(req))
 	if err != nil {
-		response.Fatal(rsp, err)
+		response.Fatal(rsp, settings.Attribute(err))
 		return rsp, nil
 	}
 	if err := writeControlPlane(req, rsp, t, plan); err != nil {

@@ -564,3 +564,15 @@ func TestPlatformSettings(t *testing.T) {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.baseDomain and the value", msg)
 	}
 }
+
+// An input field checked while planning (etcd.storageSize) is named in the
+// EnvironmentConfig too.
+func TestPlatformSettingCheckedWhilePlanning(t *testing.T) {
+	req := newRequest(t, `{}`, "")
+	if err := fntest.WithPlatformSettings(req, "etcd: {storageSize: lots}"); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fatal(run(t, req)); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.etcd.storageSize`) || !strings.Contains(msg, "lots") {
+		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.etcd.storageSize and the value", msg)
+	}
+}
