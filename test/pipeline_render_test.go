@@ -48,6 +48,8 @@ func TestPipelineRender(t *testing.T) {
 		// admitted before a rule existed reaches the functions; the
 		// functions' own re-checks answer.
 		admitted bool
+		// contains: lines the output must hold, worked out by hand.
+		contains []string
 	}{
 		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}},
 		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
@@ -56,7 +58,13 @@ func TestPipelineRender(t *testing.T) {
 		// A shared DataStore and a base domain set in the EnvironmentConfig,
 		// not in the Composition.
 		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-shared-datastore.yaml")}},
-		{name: "platform-settings", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), settings}},
+		// One serviceCIDR for the Cluster and CoreDNS (its 10th address);
+		// CPU requests of the control plane = limits / 4 (500m → 125m); etcd
+		// quota 95% of 8Gi = 8160437862 bytes; host under the base domain.
+		{name: "platform-settings", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), settings}, contains: []string{
+			"\n      - 10.200.0.0/16\n", "clusterIP: 10.200.0.10\n", "hostname: demo.k8s.corp.test:443\n", "cpu: 125m\n",
+			`quota-backend-bytes: "8160437862"`, "image: registry.corp.test/mirror/cluster-autoscaler:v1.35.1\n", "version: 1.18.5\n",
+		}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
 			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
 		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},
@@ -99,6 +107,11 @@ func TestPipelineRender(t *testing.T) {
 				}
 				if err := validator.ValidateYAMLStream(out); err != nil {
 					t.Errorf("rendered objects fail the upstream CRD schemas: %v", err)
+				}
+				for _, w := range c.contains {
+					if !bytes.Contains(out, []byte(w)) {
+						t.Errorf("output does not hold %q", w)
+					}
 				}
 				got = out
 			}
