@@ -75,6 +75,17 @@ func Inputs() []any {
 	return []any{&cpinput.ControlPlaneInput{}, &workersinput.WorkersInput{}, &addonsinput.AddonsInput{}}
 }
 
+// settingKeys are the data keys some input has.
+var settingKeys = func() map[string]bool {
+	known := map[string]bool{}
+	for _, t := range Inputs() {
+		for _, k := range Keys(t) {
+			known[k] = true
+		}
+	}
+	return known
+}()
+
 // Settings says where a function's input came from.
 type Settings struct {
 	// Arrived is true when Crossplane answered the requirement (with the
@@ -105,20 +116,14 @@ func Apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in any) 
 
 func (s *Settings) merge(data *structpb.Struct, in any) error {
 	root := dataPath()
-	known := map[string]bool{}
-	for _, t := range Inputs() {
-		for _, k := range Keys(t) {
-			known[k] = true
-		}
-	}
 	own := map[string]bool{}
 	for _, k := range Keys(in) {
 		own[k] = true
 	}
 	patch := map[string]any{}
 	for _, k := range sortedKeys(data.GetFields()) {
-		if !known[k] {
-			return field.Forbidden(root.Child(k), unknownSetting+"; the settings are "+strings.Join(knownKeys(known), ", "))
+		if !settingKeys[k] {
+			return field.Forbidden(root.Child(k), unknownSetting+"; the settings are "+strings.Join(knownKeys(settingKeys), ", "))
 		}
 		if own[k] {
 			patch[k] = data.GetFields()[k].AsInterface()
