@@ -450,15 +450,8 @@ func TestEveryObjectPassesUpstreamSchema(t *testing.T) {
 }
 
 func TestBuilders(t *testing.T) {
-	if got := dataStoreName(identity("demo", "tenant-demo")); got != "tenant-demo-demo" {
-		t.Errorf("dataStoreName = %s", got)
-	}
-	long := dataStoreName(identity(strings.Repeat("c", 32), strings.Repeat("n", 63)))
-	if len(long) != 63 || !strings.HasPrefix(long, strings.Repeat("n", 54)) {
-		t.Errorf("long dataStoreName = %s (%d)", long, len(long))
-	}
-	if other := dataStoreName(identity(strings.Repeat("c", 31)+"d", strings.Repeat("n", 63))); other == long {
-		t.Error("different clusters share a DataStore name")
+	if got := DataStoreName(identity("demo", "tenant-demo")); got != "tenant-demo.demo" {
+		t.Errorf("DataStoreName = %s", got)
 	}
 	if d := cmp.Diff([]string{
 		"demo-etcd-0.demo-etcd-headless.ns.svc", "demo-etcd-1.demo-etcd-headless.ns.svc", "*.demo-etcd-headless.ns.svc",
