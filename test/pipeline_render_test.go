@@ -51,6 +51,9 @@ func TestPipelineRender(t *testing.T) {
 		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}},
 		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
 		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
+		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
+		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: example("instancetypes.yaml"), fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
+		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: example("instancetypes.yaml"), fatal: []string{"spec.nodeGroups[md0].maxReplicas", "2147483647"}},
 	}
 	renderOnce := func(t *testing.T, xr, required, observed, composition string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -255,7 +255,8 @@ func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInpu
 		seen[path.String()] = true
 		total += len(raw.Raw)
 		if total > in.MaxValuesOverrideBytes {
-			return field.TooLong(path, fmt.Sprintf("<%d bytes of JSON, %d with the overrides before it>", len(raw.Raw), total), in.MaxValuesOverrideBytes)
+			return field.Invalid(path, fmt.Sprintf("<%d bytes of JSON>", len(raw.Raw)),
+				fmt.Sprintf("Too long: all valuesOverride together may be at most %d bytes of JSON (input.maxValuesOverrideBytes); %d with the overrides before it", in.MaxValuesOverrideBytes, total))
 		}
 		ov, err := DecodeOverride(raw, path)
 		if err != nil {

@@ -123,12 +123,12 @@ func TestDefaultClusterObjects(t *testing.T) {
 	for path, want := range map[string]any{
 		"spec.version":                                                     "v1.35.1",
 		"spec.replicas":                                                    float64(2),
-		"spec.dataStoreName":                                               "tenant-demo-demo",
+		"spec.dataStoreName":                                               "tenant-demo.demo",
 		"spec.addons.konnectivity.server.port":                             float64(8132),
 		"spec.addons.konnectivity.server.version":                          "v0.34.0",
 		"spec.addons.konnectivity.agent.version":                           "v0.34.0",
 		"spec.network.serviceType":                                         "ClusterIP",
-		"spec.network.ingress.hostname":                                    "demo.tenants.example.com:443",
+		"spec.network.ingress.hostname":                                    "demo.tenant-demo.tenants.example.com:443",
 		"spec.network.ingress.className":                                   "nginx",
 		"spec.kubelet.cgroupfs":                                            "systemd",
 		"spec.apiServer.resources.limits.cpu":                              "2",
@@ -168,7 +168,7 @@ func TestDefaultClusterObjects(t *testing.T) {
 	}
 	status := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
 	if d := cmp.Diff(map[string]any{
-		"controlPlane":     map[string]any{"endpoint": "https://demo.tenants.example.com:443"},
+		"controlPlane":     map[string]any{"endpoint": "https://demo.tenant-demo.tenants.example.com:443"},
 		"kubeconfigSecret": "demo-admin-kubeconfig",
 	}, status); d != "" {
 		t.Errorf("XR status (-want +got):\n%s", d)
@@ -256,7 +256,7 @@ func TestSharedDataStore(t *testing.T) {
 	if got := get(kcp, "spec", "dataStoreName"); got != "shared-etcd" {
 		t.Errorf("dataStoreName = %v", got)
 	}
-	if got := get(kcp, "spec", "network", "ingress", "hostname"); got != "demo.k8s.corp.test:443" {
+	if got := get(kcp, "spec", "network", "ingress", "hostname"); got != "demo.tenant-demo.k8s.corp.test:443" {
 		t.Errorf("hostname = %v", got)
 	}
 }
