@@ -152,7 +152,7 @@ func TestHelmChartCleanupIsBounded(t *testing.T) {
 	}
 	for _, c := range []struct {
 		charts, limit, want int
-		warning          string
+		warning             string
 	}{
 		{charts: 3, limit: 3, want: 3},
 		{charts: 4, limit: 3, want: 3, warning: "1 more HelmCharts labelled tenantkube.io/cluster=demo in tenant-demo are not composed"},

@@ -181,9 +181,9 @@ func TestSameClusterNameInTwoNamespaces(t *testing.T) {
 // preset's, 32 CPUs and 256Gi.
 func TestComponentResourceBounds(t *testing.T) {
 	for spec, want := range map[string]string{
-		`{controlPlane: {apiServer: {resources: {cpu: 32, memory: 256Gi}}}}`:    "",
-		`{controlPlane: {apiServer: {resources: {cpu: 32001m}}}}`:               `spec.controlPlane.apiServer.resources.cpu: Invalid value: "32001m": must be at most 32`,
-		`{controlPlane: {scheduler: {resources: {memory: 256Gi}}}}`:             "",
+		`{controlPlane: {apiServer: {resources: {cpu: 32, memory: 256Gi}}}}`:     "",
+		`{controlPlane: {apiServer: {resources: {cpu: 32001m}}}}`:                `spec.controlPlane.apiServer.resources.cpu: Invalid value: "32001m": must be at most 32`,
+		`{controlPlane: {scheduler: {resources: {memory: 256Gi}}}}`:              "",
 		`{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`: `spec.controlPlane.konnectivity.server.resources.memory: Invalid value: "257Gi": must be at most 256Gi`,
 	} {
 		msg := fatal(run(t, newRequest(t, spec, "")))

@@ -121,4 +121,3 @@ func WaitForKubeconfigContainer(image string) corev1.Container {
 func kubeconfigMount() corev1.VolumeMount {
 	return corev1.VolumeMount{Name: KubeconfigVolume, MountPath: KubeconfigMountPath, ReadOnly: true}
 }
-
