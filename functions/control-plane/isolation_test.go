@@ -193,18 +193,30 @@ func TestComponentResourceBounds(t *testing.T) {
 	}
 }
 
-// TestDottedNamesNeverReachTheDataStore: a claim name with a dot (allowed
-// for Kubernetes objects) would make the DataStore name ambiguous; such a
-// name is refused before anything is named.
+// TestDottedNamesNeverReachTheDataStore: (a, b.c) and (a.b, c) would both
+// be "a.b.c"; a claim name or namespace with a dot (Kubernetes allows dots
+// in object names) is refused before anything is named.
 func TestDottedNamesNeverReachTheDataStore(t *testing.T) {
-	req := newRequest(t, `{}`, "")
-	req.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["labels"].GetStructValue().Fields["crossplane.io/claim-name"] = mustValue(t, "team.a")
-	rsp := run(t, req)
-	if msg := fatal(rsp); !strings.Contains(msg, `metadata.labels[crossplane.io/claim-name]: Invalid value: "team.a"`) {
-		t.Errorf("Fatal %q", msg)
-	}
-	if len(rsp.GetDesired().GetResources()) != 0 {
-		t.Errorf("composed %v", keys(rsp))
+	for _, c := range []struct{ ns, n, field string }{
+		{"a", "b.c", "crossplane.io/claim-name"},
+		{"a.b", "c", "crossplane.io/claim-namespace"},
+		{"tenant-demo", "team.a", "crossplane.io/claim-name"},
+	} {
+		req := newRequest(t, `{}`, "")
+		labels := req.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["labels"].GetStructValue().Fields
+		labels["crossplane.io/claim-name"] = mustValue(t, c.n)
+		labels["crossplane.io/claim-namespace"] = mustValue(t, c.ns)
+		rsp := run(t, req)
+		val := c.n
+		if c.field == "crossplane.io/claim-namespace" {
+			val = c.ns
+		}
+		if msg := fatal(rsp); !strings.Contains(msg, `metadata.labels[`+c.field+`]: Invalid value: "`+val+`"`) {
+			t.Errorf("(%s, %s): Fatal %q", c.ns, c.n, msg)
+		}
+		if len(rsp.GetDesired().GetResources()) != 0 {
+			t.Errorf("(%s, %s): composed %v", c.ns, c.n, keys(rsp))
+		}
 	}
 }
 
