@@ -313,3 +313,68 @@ func TestXRDIsAcceptedAsCRD(t *testing.T) {
 		}
 	}
 }
+
+// TestXRDBoundsMatchGo (issue 14): the bounds the XRD enforces at admission
+// are the ones the functions re-check (apis/v1alpha1/bounds.go).
+func TestXRDBoundsMatchGo(t *testing.T) {
+	spec := xrdRootSchema(t).Properties["spec"]
+	group := spec.Properties["nodeGroups"].AdditionalProperties.Schema
+	ing := spec.Properties["addons"].Properties["ingressNginx"]
+	num := func(f *float64) int64 {
+		if f == nil {
+			return -1
+		}
+		return int64(*f)
+	}
+	ptr := func(i *int64) int64 {
+		if i == nil {
+			return -1
+		}
+		return *i
+	}
+	got := map[string]int64{
+		"nodeGroups.maxReplicas maximum":       num(group.Properties["maxReplicas"].Maximum),
+		"nodeGroups.minReplicas maximum":       num(group.Properties["minReplicas"].Maximum),
+		"nodeGroups.roles maxItems":            ptr(group.Properties["roles"].MaxItems),
+		"nodeGroups.gpus maxItems":             ptr(group.Properties["gpus"].MaxItems),
+		"nodeGroups.gpus.name maxLength":       ptr(group.Properties["gpus"].Items.Schema.Properties["name"].MaxLength),
+		"nodeGroups.storageClass maxLength":    ptr(group.Properties["storageClass"].MaxLength),
+		"nodeGroups.diskSize maxLength":        ptr(group.Properties["diskSize"].MaxLength),
+		"storageClass maxLength":               ptr(spec.Properties["storageClass"].MaxLength),
+		"images.waitForKubeconfig maxLength":   ptr(spec.Properties["images"].Properties["waitForKubeconfig"].MaxLength),
+		"ingressNginx.hosts maxItems":          ptr(ing.Properties["hosts"].MaxItems),
+		"ingressNginx.valuesOverride maxProps": ptr(ing.Properties["valuesOverride"].MaxProperties),
+		"cilium.valuesOverride maxProps":       ptr(spec.Properties["addons"].Properties["cilium"].Properties["valuesOverride"].MaxProperties),
+		"velero.valuesOverride maxProps":       ptr(spec.Properties["addons"].Properties["velero"].Properties["valuesOverride"].MaxProperties),
+	}
+	want := map[string]int64{
+		"nodeGroups.maxReplicas maximum":       v1alpha1.MaxReplicasLimit,
+		"nodeGroups.minReplicas maximum":       v1alpha1.MaxReplicasLimit,
+		"nodeGroups.roles maxItems":            v1alpha1.MaxRoles,
+		"nodeGroups.gpus maxItems":             v1alpha1.MaxGPUs,
+		"nodeGroups.gpus.name maxLength":       v1alpha1.MaxNameLength,
+		"nodeGroups.storageClass maxLength":    v1alpha1.MaxNameLength,
+		"nodeGroups.diskSize maxLength":        v1alpha1.MaxQuantityLength,
+		"storageClass maxLength":               v1alpha1.MaxNameLength,
+		"images.waitForKubeconfig maxLength":   v1alpha1.MaxImageLength,
+		"ingressNginx.hosts maxItems":          v1alpha1.MaxIngressHosts,
+		"ingressNginx.valuesOverride maxProps": v1alpha1.MaxValuesOverrideKeys,
+		"cilium.valuesOverride maxProps":       v1alpha1.MaxValuesOverrideKeys,
+		"velero.valuesOverride maxProps":       v1alpha1.MaxValuesOverrideKeys,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("XRD bounds vs apis/v1alpha1/bounds.go (-go +xrd):\n%s", d)
+	}
+	rules := ""
+	for _, r := range group.XValidations {
+		rules += r.Rule + "\n"
+	}
+	for _, r := range spec.Properties["controlPlane"].Properties["apiServer"].XValidations {
+		rules += r.Rule + "\n"
+	}
+	for _, q := range []string{v1alpha1.MaxNodeCPU, v1alpha1.MaxNodeMemory, v1alpha1.MaxDiskSize, v1alpha1.MaxComponentCPU, v1alpha1.MaxComponentMemory} {
+		if !strings.Contains(rules, "quantity('"+q+"')") {
+			t.Errorf("no XRD rule compares with quantity('%s') (apis/v1alpha1/bounds.go)", q)
+		}
+	}
+}
