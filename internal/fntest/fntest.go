@@ -193,11 +193,13 @@ func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n 
 	if FatalMessage(rsp) != "" {
 		return nil
 	}
-	for name, r := range rsp.GetDesired().GetResources() {
+	// Read as the next step would: through function.DesiredResource.
+	next := &fnv1.RunFunctionRequest{Desired: rsp.GetDesired()}
+	for name := range rsp.GetDesired().GetResources() {
 		if before[name] {
 			continue
 		}
-		obj := r.GetResource()
+		obj := function.DesiredResource(next, name)
 		apiVersion := obj.GetFields()["apiVersion"].GetStringValue()
 		kind := obj.GetFields()["kind"].GetStringValue()
 		meta := obj.GetFields()["metadata"].GetStructValue().GetFields()
