@@ -29,6 +29,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	dario.cat/mergo v1.0.2 // indirect

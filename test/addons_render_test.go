@@ -54,6 +54,8 @@ func TestAddonsRender(t *testing.T) {
 		{name: "fatal-ouroboros-ingress", xr: "xr-fatal-ouroboros-ingress.yaml", fatal: "spec.addons.ouroboros.enabled"},
 		{name: "fatal-ouroboros-gateway", xr: "xr-fatal-ouroboros-gateway.yaml", fatal: "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled"},
 		{name: "fatal-expose-method", xr: "xr-fatal-expose-method.yaml", fatal: "spec.addons.ingressNginx.exposeMethod", admitted: true},
+		{name: "fatal-host", xr: "xr-fatal-host.yaml", fatal: `spec.addons.ingressNginx.hosts[1]: Forbidden: "demo.tenant-other.tenants.example.com"`},
+		{name: "fatal-wildcard", xr: "xr-fatal-wildcard.yaml", fatal: `spec.addons.ingressNginx.hosts[1]: Forbidden: "*.apps.tenant-demo.tenants.example.com": wildcard hosts are not allowed`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func TestPipelineRender(t *testing.T) {
 		// CPU requests of the control plane = limits / 4 (500m → 125m); etcd
 		// quota 95% of 8Gi = 8160437862 bytes; host under the base domain.
 		{name: "platform-settings", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), settings}, contains: []string{
-			"\n      - 10.200.0.0/16\n", "clusterIP: 10.200.0.10\n", "hostname: demo.k8s.corp.test:443\n", "cpu: 125m\n",
+			"\n      - 10.200.0.0/16\n", "clusterIP: 10.200.0.10\n", "hostname: demo.tenant-demo.k8s.corp.test:443\n", "cpu: 125m\n",
 			`quota-backend-bytes: "8160437862"`, "image: registry.corp.test/mirror/cluster-autoscaler:v1.35.1\n", "version: 1.18.5\n",
 		}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
@@ -73,6 +73,9 @@ func TestPipelineRender(t *testing.T) {
 		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
 		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
 		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
+		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
+		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
+		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.nodeGroups[md0].maxReplicas", "2147483647"}, admitted: true},
 	}
 	renderOnce := func(t *testing.T, xr string, required []string, observed string, admitted bool) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,57 @@ func TestXRDAdmission(t *testing.T) {
 		"upgrade skips a minor":     {old: `{version: v1.33}`, new: `{version: v1.35}`, want: "allowed versions are v1.33 and v1.34, not v1.35"},
 		"downgrade":                 {old: `{version: v1.34}`, new: `{version: v1.33}`, want: "allowed versions are v1.34 and v1.35"},
 	}
+	// Issue 14: every bound at its edge (admitted) and past it (refused).
+	rep := func(s string, n int) string { return strings.Repeat(s, n) }
+	list := func(item string, n int) string { return strings.TrimSuffix(rep(item+", ", n), ", ") }
+	keys := func(n int) string {
+		var kv []string
+		for i := 0; i < n; i++ {
+			kv = append(kv, fmt.Sprintf("k%d: 1", i))
+		}
+		return strings.Join(kv, ", ")
+	}
+	for name, c := range map[string]struct{ new, want string }{
+		"maxReplicas 5000":               {new: `{nodeGroups: {md0: {maxReplicas: 5000}}}`},
+		"maxReplicas 5001":               {new: `{nodeGroups: {md0: {maxReplicas: 5001}}}`, want: "spec.nodeGroups.md0.maxReplicas: Invalid value: 5001: nodeGroups.md0.maxReplicas in body should be less than or equal to 5000"},
+		"maxReplicas int32 max":          {new: `{nodeGroups: {md0: {maxReplicas: 2147483647}}}`, want: "should be less than or equal to 5000"},
+		"minReplicas 5001":               {new: `{nodeGroups: {md0: {minReplicas: 5001, maxReplicas: 5001}}}`, want: "minReplicas in body should be less than or equal to 5000"},
+		"16 roles":                       {new: `{nodeGroups: {md0: {roles: [` + list("r", 16) + `]}}}`},
+		"17 roles":                       {new: `{nodeGroups: {md0: {roles: [` + list("r", 17) + `]}}}`, want: "spec.nodeGroups.md0.roles: Too many: 17: must have at most 16 items"},
+		"16 gpus":                        {new: `{nodeGroups: {md0: {gpus: [` + list("{name: g}", 16) + `]}}}`},
+		"17 gpus":                        {new: `{nodeGroups: {md0: {gpus: [` + list("{name: g}", 17) + `]}}}`, want: "spec.nodeGroups.md0.gpus: Too many: 17: must have at most 16 items"},
+		"gpu name 253":                   {new: `{nodeGroups: {md0: {gpus: [{name: ` + rep("g", 253) + `}]}}}`},
+		"gpu name 254":                   {new: `{nodeGroups: {md0: {gpus: [{name: ` + rep("g", 254) + `}]}}}`, want: "name: Too long: may not be more than 253 bytes"},
+		"node storageClass 253":          {new: `{nodeGroups: {md0: {storageClass: ` + rep("s", 253) + `}}}`},
+		"node storageClass 254":          {new: `{nodeGroups: {md0: {storageClass: ` + rep("s", 254) + `}}}`, want: "storageClass: Too long"},
+		"storageClass 254":               {new: `{storageClass: ` + rep("s", 254) + `}`, want: "spec.storageClass: Too long"},
+		"node cpu 256 memory 4Ti":        {new: `{nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}}}}`},
+		"node cpu 256001m":               {new: `{nodeGroups: {md0: {resources: {cpu: 256001m, memory: 4Gi}}}}`, want: "resources.cpu must be at most 256 (cores)"},
+		"node memory 4097Gi":             {new: `{nodeGroups: {md0: {resources: {cpu: 4, memory: 4097Gi}}}}`, want: "resources.memory must be at most 4Ti"},
+		"diskSize 64Ti":                  {new: `{nodeGroups: {md0: {diskSize: 64Ti}}}`},
+		"diskSize 65537Gi":               {new: `{nodeGroups: {md0: {diskSize: 65537Gi}}}`, want: "diskSize must be at most 64Ti"},
+		"kubelet 256 cores, 4Ti":         {new: `{nodeGroups: {md0: {kubelet: {systemReservedCpu: 256, kubeReservedMemory: 4Ti}}}}`},
+		"kubelet cpu 257":                {new: `{nodeGroups: {md0: {kubelet: {kubeReservedCpu: 257}}}}`, want: "kubeReservedCpu must be at most 256 (cores)"},
+		"kubelet memory 4097Gi":          {new: `{nodeGroups: {md0: {kubelet: {systemReservedMemory: 4097Gi}}}}`, want: "systemReservedMemory must be at most 4Ti"},
+		"quantity 64 characters":         {new: `{nodeGroups: {md0: {diskSize: "` + rep("0", 60) + `20Gi"}}}`},
+		"quantity 65 characters":         {new: `{nodeGroups: {md0: {diskSize: "` + rep("0", 61) + `20Gi"}}}`, want: "diskSize: Too long: may not be more than 64 bytes"},
+		"component cpu 32 memory 256Gi":  {new: `{controlPlane: {apiServer: {resources: {cpu: 32, memory: 256Gi}}}}`},
+		"component cpu 33":               {new: `{controlPlane: {scheduler: {resources: {cpu: 33}}}}`, want: "resources.cpu must be at most 32 (cores)"},
+		"component memory 257Gi":         {new: `{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`, want: "resources.memory must be at most 256Gi"},
+		"32 hosts":                       {new: `{addons: {ingressNginx: {hosts: [` + list("a.example.com", 32) + `]}}}`},
+		"33 hosts":                       {new: `{addons: {ingressNginx: {hosts: [` + list("a.example.com", 33) + `]}}}`, want: "spec.addons.ingressNginx.hosts: Too many: 33: must have at most 32 items"},
+		"valuesOverride 64 keys":         {new: `{addons: {cilium: {valuesOverride: {` + keys(64) + `}}}}`},
+		"valuesOverride 65 keys":         {new: `{addons: {cilium: {valuesOverride: {` + keys(65) + `}}}}`, want: "spec.addons.cilium.valuesOverride: Too many: 65: must have at most 64 items"},
+		"toggled valuesOverride 65 keys": {new: `{addons: {velero: {valuesOverride: {` + keys(65) + `}}}}`, want: "spec.addons.velero.valuesOverride: Too many: 65"},
+		"ingress valuesOverride 65 keys": {new: `{addons: {ingressNginx: {valuesOverride: {` + keys(65) + `}}}}`, want: "spec.addons.ingressNginx.valuesOverride: Too many: 65"},
+		"image 512":                      {new: `{images: {waitForKubeconfig: ` + rep("i", 512) + `}}`},
+		"image 513":                      {new: `{images: {waitForKubeconfig: ` + rep("i", 513) + `}}`, want: "spec.images.waitForKubeconfig: Too long: may not be more than 512 bytes"},
+	} {
+		cases["bound: "+name] = struct {
+			old, new string
+			want     string
+		}{new: c.new, want: c.want}
+	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			obj := decodeSpec(t, c.new)
@@ -258,6 +310,71 @@ func TestXRDIsAcceptedAsCRD(t *testing.T) {
 		}
 		if errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
 			t.Errorf("%s CRD from the XRD is refused: %v", scope, errs.ToAggregate())
+		}
+	}
+}
+
+// TestXRDBoundsMatchGo (issue 14): the bounds the XRD enforces at admission
+// are the ones the functions re-check (apis/v1alpha1/bounds.go).
+func TestXRDBoundsMatchGo(t *testing.T) {
+	spec := xrdRootSchema(t).Properties["spec"]
+	group := spec.Properties["nodeGroups"].AdditionalProperties.Schema
+	ing := spec.Properties["addons"].Properties["ingressNginx"]
+	num := func(f *float64) int64 {
+		if f == nil {
+			return -1
+		}
+		return int64(*f)
+	}
+	ptr := func(i *int64) int64 {
+		if i == nil {
+			return -1
+		}
+		return *i
+	}
+	got := map[string]int64{
+		"nodeGroups.maxReplicas maximum":       num(group.Properties["maxReplicas"].Maximum),
+		"nodeGroups.minReplicas maximum":       num(group.Properties["minReplicas"].Maximum),
+		"nodeGroups.roles maxItems":            ptr(group.Properties["roles"].MaxItems),
+		"nodeGroups.gpus maxItems":             ptr(group.Properties["gpus"].MaxItems),
+		"nodeGroups.gpus.name maxLength":       ptr(group.Properties["gpus"].Items.Schema.Properties["name"].MaxLength),
+		"nodeGroups.storageClass maxLength":    ptr(group.Properties["storageClass"].MaxLength),
+		"nodeGroups.diskSize maxLength":        ptr(group.Properties["diskSize"].MaxLength),
+		"storageClass maxLength":               ptr(spec.Properties["storageClass"].MaxLength),
+		"images.waitForKubeconfig maxLength":   ptr(spec.Properties["images"].Properties["waitForKubeconfig"].MaxLength),
+		"ingressNginx.hosts maxItems":          ptr(ing.Properties["hosts"].MaxItems),
+		"ingressNginx.valuesOverride maxProps": ptr(ing.Properties["valuesOverride"].MaxProperties),
+		"cilium.valuesOverride maxProps":       ptr(spec.Properties["addons"].Properties["cilium"].Properties["valuesOverride"].MaxProperties),
+		"velero.valuesOverride maxProps":       ptr(spec.Properties["addons"].Properties["velero"].Properties["valuesOverride"].MaxProperties),
+	}
+	want := map[string]int64{
+		"nodeGroups.maxReplicas maximum":       v1alpha1.MaxReplicasLimit,
+		"nodeGroups.minReplicas maximum":       v1alpha1.MaxReplicasLimit,
+		"nodeGroups.roles maxItems":            v1alpha1.MaxRoles,
+		"nodeGroups.gpus maxItems":             v1alpha1.MaxGPUs,
+		"nodeGroups.gpus.name maxLength":       v1alpha1.MaxNameLength,
+		"nodeGroups.storageClass maxLength":    v1alpha1.MaxNameLength,
+		"nodeGroups.diskSize maxLength":        v1alpha1.MaxQuantityLength,
+		"storageClass maxLength":               v1alpha1.MaxNameLength,
+		"images.waitForKubeconfig maxLength":   v1alpha1.MaxImageLength,
+		"ingressNginx.hosts maxItems":          v1alpha1.MaxIngressHosts,
+		"ingressNginx.valuesOverride maxProps": v1alpha1.MaxValuesOverrideKeys,
+		"cilium.valuesOverride maxProps":       v1alpha1.MaxValuesOverrideKeys,
+		"velero.valuesOverride maxProps":       v1alpha1.MaxValuesOverrideKeys,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("XRD bounds vs apis/v1alpha1/bounds.go (-go +xrd):\n%s", d)
+	}
+	rules := ""
+	for _, r := range group.XValidations {
+		rules += r.Rule + "\n"
+	}
+	for _, r := range spec.Properties["controlPlane"].Properties["apiServer"].XValidations {
+		rules += r.Rule + "\n"
+	}
+	for _, q := range []string{v1alpha1.MaxNodeCPU, v1alpha1.MaxNodeMemory, v1alpha1.MaxDiskSize, v1alpha1.MaxComponentCPU, v1alpha1.MaxComponentMemory} {
+		if !strings.Contains(rules, "quantity('"+q+"')") {
+			t.Errorf("no XRD rule compares with quantity('%s') (apis/v1alpha1/bounds.go)", q)
 		}
 	}
 }

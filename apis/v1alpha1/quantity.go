@@ -16,6 +16,7 @@ import (
 //
 // +kubebuilder:validation:XIntOrString
 // +kubebuilder:validation:Type=""
+// +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:Pattern=`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
 type Quantity string
 
@@ -82,6 +83,7 @@ func jsonKind(b []byte) string {
 //
 // +kubebuilder:validation:XIntOrString
 // +kubebuilder:validation:Type=""
+// +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?%|(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$`
 type Threshold string
 

@@ -29,6 +29,7 @@ type KubernetesClusterSpec struct {
 	// StorageClass used to store the data.
 	// +kubebuilder:default=replicated
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
@@ -56,6 +57,9 @@ type KubernetesClusterSpec struct {
 	Version string `json:"version,omitempty"`
 
 	// External hostname for Kubernetes cluster. Defaults to <cluster-name>.<tenant-host> if empty.
+	// Must be the tenant host or lie under it (or under a suffix the
+	// platform allows); the tenant host is <namespace>.<base domain> unless
+	// the platform sets it on the namespace.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$|^$`
 	// +optional
@@ -82,16 +86,22 @@ type KubernetesClusterSpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.ephemeralStorage)",message="ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('256')) <= 0",message="resources.cpu must be at most 256 (cores)"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('4Ti')) <= 0",message="resources.memory must be at most 4Ti"
+// +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('64Ti')) <= 0",message="diskSize must be at most 64Ti"
 type NodeGroup struct {
 	// Minimum number of replicas.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5000
 	// +optional
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
-	// Maximum number of replicas.
+	// Maximum number of replicas. At most 5000 (Kubernetes' largest
+	// supported cluster); the platform may set a lower ceiling.
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5000
 	// +optional
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
@@ -111,12 +121,14 @@ type NodeGroup struct {
 	// storageclass.kubernetes.io/is-default-class: true). Deliberately not
 	// immutable: it is optional and undefaulted, so a strict self == oldSelf
 	// rule would block setting it on an existing node group.
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
 	// List of node roles.
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Roles []string `json:"roles,omitempty"`
 
@@ -130,6 +142,7 @@ type NodeGroup struct {
 	Resources Resources `json:"resources,omitempty"`
 
 	// List of GPUs to attach (NVIDIA driver requires at least 4 GiB RAM).
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	GPUs []GPU `json:"gpus,omitempty"`
 
@@ -160,12 +173,19 @@ type Resources struct {
 type GPU struct {
 	// Name of GPU, such as "nvidia.com/AD102GL_L40S".
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
 // Kubelet holds the kubelet resource reservations of a node group.
 // Reservations left empty are computed from the node's effective memory and
 // CPU by the seed's formula (5%, clamped to [256Mi, 1Gi] and [50m, 500m]).
+// Reservations stop at a node's maxima (256 cores, 4Ti).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedMemory) || !isQuantity(string(self.systemReservedMemory)) || quantity(string(self.systemReservedMemory)).compareTo(quantity('4Ti')) <= 0",message="systemReservedMemory must be at most 4Ti"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedMemory) || !isQuantity(string(self.kubeReservedMemory)) || quantity(string(self.kubeReservedMemory)).compareTo(quantity('4Ti')) <= 0",message="kubeReservedMemory must be at most 4Ti"
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || !isQuantity(string(self.systemReservedCpu)) || quantity(string(self.systemReservedCpu)).compareTo(quantity('256')) <= 0",message="systemReservedCpu must be at most 256 (cores)"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || !isQuantity(string(self.kubeReservedCpu)) || quantity(string(self.kubeReservedCpu)).compareTo(quantity('256')) <= 0",message="kubeReservedCpu must be at most 256 (cores)"
 type Kubelet struct {
 	// Memory reserved for host OS. Auto-computed from instanceType if empty.
 	// +optional
@@ -239,6 +259,7 @@ type Addon struct {
 	// (the user wins key by key; lists are replaced).
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	ValuesOverride *apiextensionsv1.JSON `json:"valuesOverride,omitempty"`
 }
@@ -253,6 +274,7 @@ type ToggledAddon struct {
 	// (the user wins key by key; lists are replaced).
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	ValuesOverride *apiextensionsv1.JSON `json:"valuesOverride,omitempty"`
 }
@@ -291,6 +313,9 @@ type IngressNginxAddon struct {
 	// +optional
 	ExposeMethod ExposeMethod `json:"exposeMethod,omitempty"`
 	// Domains routed to this tenant cluster when exposeMethod is Proxied.
+	// Each must lie under the tenant host (or a suffix the platform
+	// allows); wildcards only where the platform allows them.
+	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=253
 	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
@@ -298,6 +323,7 @@ type IngressNginxAddon struct {
 	// Custom Helm values overrides, deep-merged over the add-on's defaults.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	ValuesOverride *apiextensionsv1.JSON `json:"valuesOverride,omitempty"`
 }
@@ -329,7 +355,12 @@ type ControlPlane struct {
 }
 
 // Component is the sizing of one control-plane component: explicit
-// resources override the preset key by key.
+// resources override the preset key by key. Explicit resources stop at the
+// largest preset's (32 CPUs, 256Gi): the component runs in the management
+// cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('32')) <= 0",message="resources.cpu must be at most 32 (cores)"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('256Gi')) <= 0",message="resources.memory must be at most 256Gi"
 type Component struct {
 	// CPU and memory resources of the component; each key set overrides the
 	// preset's value for that key.
@@ -357,7 +388,9 @@ type Konnectivity struct {
 // registries.
 type Images struct {
 	// Image used by the wait-for-kubeconfig init container. Empty falls back
-	// to the workers function input's default.
+	// to the workers function input's default. Only from registries the
+	// platform allows (the workers input's allowedImageRegistries).
+	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	WaitForKubeconfig string `json:"waitForKubeconfig,omitempty"`
 }

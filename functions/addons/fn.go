@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
@@ -72,6 +73,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, settings.Attribute(err))
 		return rsp, nil
 	}
+	function.RequireNamespace(rsp, t.ID)
+	hosts, err := function.TenantHostPolicy(req, t.ID, in.BaseDomain, in.AllowedHostSuffixes, in.AllowWildcardHosts)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := CheckTenantInput(t.Spec, in, hosts); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
 	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(req))
 	if err != nil {
 		response.Fatal(rsp, err)
@@ -113,9 +124,15 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// The HelmCharts helm-controller made from the releases' chart
 	// templates in NS (managed HelmRepository sources) go with the cluster
 	// too; what any step composed for cleanup stays.
-	if _, err := function.ComposeForCleanup(req, rsp, t.ID, HelmChartKind, function.CleanupOptions{}); err != nil {
+	charts, err := function.ComposeForCleanup(req, rsp, t.ID, HelmChartKind, function.CleanupOptions{Limit: in.MaxCleanupObjects})
+	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
+	}
+	if charts.Skipped > 0 {
+		response.Warning(rsp, fmt.Errorf("%d more HelmCharts labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
+			charts.Skipped, function.LabelCluster, t.ID.Name, t.ID.Namespace, in.MaxCleanupObjects)).
+			WithReason("TooManyObjectsToCleanUp").TargetCompositeAndClaim()
 	}
 	if err := function.KeepComposedForCleanup(req, rsp); err != nil {
 		response.Fatal(rsp, err)
@@ -197,4 +214,46 @@ func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonSt
 // cluster deleted in that state must not wait on an uninstall (SPEC §7).
 func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
 	return function.ReadyWhenStatusReady(req, function.KamajiControlPlaneResourceName) == fnv1.Ready_READY_TRUE
+}
+
+// CheckTenantInput applies the bounds every tenant shares: each
+// addons.ingressNginx.hosts entry may be claimed by this tenant (hosts,
+// HostPolicy.Check) and there are at most 32; each valuesOverride has at
+// most 64 top-level keys (the XRD's maxProperties) and all of them together
+// encode to at most input.maxValuesOverrideBytes of JSON. It returns a
+// *field.Error naming the field and the value (or its size).
+func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) error {
+	ing := addonsPath("ingressNginx").Child("hosts")
+	if n := len(spec.Addons.IngressNginx.Hosts); n > v1alpha1.MaxIngressHosts {
+		return field.TooMany(ing, n, v1alpha1.MaxIngressHosts)
+	}
+	for i, h := range spec.Addons.IngressNginx.Hosts {
+		if err := hosts.Check(ing.Index(i), h); err != nil {
+			return err
+		}
+	}
+	total, seen := 0, map[string]bool{}
+	for i := range Table {
+		if Table[i].Override == nil {
+			continue
+		}
+		raw, path := Table[i].Override(&spec.Addons)
+		if raw == nil || seen[path.String()] {
+			continue
+		}
+		seen[path.String()] = true
+		total += len(raw.Raw)
+		if total > in.MaxValuesOverrideBytes {
+			return field.Invalid(path, fmt.Sprintf("<%d bytes of JSON>", len(raw.Raw)),
+				fmt.Sprintf("Too long: all valuesOverride together may be at most %d bytes of JSON (input.maxValuesOverrideBytes); %d with the overrides before it", in.MaxValuesOverrideBytes, total))
+		}
+		ov, err := DecodeOverride(raw, path)
+		if err != nil {
+			return err
+		}
+		if len(ov) > v1alpha1.MaxValuesOverrideKeys {
+			return field.TooMany(path, len(ov), v1alpha1.MaxValuesOverrideKeys)
+		}
+	}
+	return nil
 }

@@ -131,7 +131,7 @@ const everything = `
 addons:
   certManager: {enabled: true}
   gatewayAPI: {enabled: true}
-  ingressNginx: {enabled: true, hosts: [example.org, "*.apps.example.org"]}
+  ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, apps.tenant-demo.tenants.example.com]}
   gpuOperator: {enabled: true}
   hami: {enabled: true}
   fluxcd: {enabled: true}
@@ -361,7 +361,8 @@ func TestOuroborosGatewayTruthy(t *testing.T) {
 }
 
 func TestProxiedVsLoadBalancer(t *testing.T) {
-	proxied := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [example.org, '*.example.org']}}"}.do(t)
+	proxied := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.tenant-demo.tenants.example.com']}}",
+		input: "allowWildcardHosts: true"}.do(t)
 	mustOK(t, proxied)
 	svc := proxied.GetDesired().GetResources()[composedProxyService].GetResource().AsMap()
 	ing := proxied.GetDesired().GetResources()[composedProxyIngress].GetResource().AsMap()
@@ -392,7 +393,7 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 			t.Errorf("rule backend %s", mustJSON(t, b))
 		}
 	}
-	if d := cmp.Diff([]string{"example.org", "*.example.org"}, hosts); d != "" {
+	if d := cmp.Diff([]string{"tenant-demo.tenants.example.com", "*.tenant-demo.tenants.example.com"}, hosts); d != "" {
 		t.Errorf("hosts (-want +got):\n%s", d)
 	}
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -118,17 +116,12 @@ func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSp
 	}
 }
 
-// dataStoreName is the cluster-scoped DataStore's name, unique per NS/N:
-// "NS-N" when that fits in 63 characters, else the longest prefix of it
-// that fits beside "-" and 8 hex characters of the SHA-256 of "NS/N".
-func dataStoreName(id function.Identity) string {
-	name := id.Namespace + "-" + id.Name
-	if len(name) <= 63 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(id.Namespace + "/" + id.Name))
-	return fmt.Sprintf("%s-%s", name[:63-9], hex.EncodeToString(sum[:])[:8])
-}
+// DataStoreName is the cluster-scoped DataStore's name: "<NS>.<N>". Both
+// are DNS labels (no dot), so the dot marks where NS ends and no two
+// (NS, N) give one name; at most 63+1+32 characters, a valid DNS subdomain
+// (the limit of an object name). A shared DataStore named in the input
+// has no dot (input.dataStoreName), so none is ever taken for a tenant's.
+func DataStoreName(id function.Identity) string { return id.Namespace + "." + id.Name }
 
 // buildDataStore returns the Kamaji DataStore (kamaji.clastix.io/v1alpha1,
 // cluster-scoped) of the dedicated etcd: driver etcd, the client Service on
@@ -143,7 +136,7 @@ func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
 	return &kamajiv1alpha1.DataStore{
 		TypeMeta: metav1.TypeMeta{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   dataStoreName(id),
+			Name:   DataStoreName(id),
 			Labels: id.Labels("tenantkube.io/namespace", id.Namespace),
 		},
 		Spec: kamajiv1alpha1.DataStoreSpec{

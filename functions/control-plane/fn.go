@@ -86,7 +86,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	plan, err := planControlPlane(t, in, observedControlPlaneVersions(req))
+	function.RequireNamespace(rsp, t.ID)
+	hosts, err := function.TenantHostPolicy(req, t.ID, in.BaseDomain, in.AllowedHostSuffixes, false)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	plan, err := planControlPlane(t, in, hosts, observedControlPlaneVersions(req))
 	if err != nil {
 		response.Fatal(rsp, settings.Attribute(err))
 		return rsp, nil
@@ -123,7 +129,7 @@ const (
 // its objects. observed is the observed KamajiControlPlane's versions. It
 // returns a *field.Error naming the
 // field of the first bad value.
-func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observed observedControlPlane) (*controlPlanePlan, error) {
+func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, observed observedControlPlane) (*controlPlanePlan, error) {
 	spec := t.Spec
 	version, err := function.LookupVersion(spec.Version)
 	if err != nil {
@@ -139,9 +145,9 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, observe
 	if err != nil {
 		return nil, err
 	}
-	host := clusterHost(t.ID, spec, in)
-	if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
-		return nil, field.Invalid(field.NewPath("spec", "host"), host, msgs[0])
+	host, err := clusterHost(t.ID, spec, hosts)
+	if err != nil {
+		return nil, err
 	}
 
 	p := &controlPlanePlan{
@@ -420,8 +426,17 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if msgs := validation.IsDNS1123Subdomain(in.BaseDomain); len(msgs) > 0 {
 		return field.Invalid(p.Child("baseDomain"), in.BaseDomain, msgs[0])
 	}
+	if len(in.BaseDomain) > function.MaxBaseDomainLength {
+		return field.TooLong(p.Child("baseDomain"), in.BaseDomain, function.MaxBaseDomainLength)
+	}
+	for i, s := range in.AllowedHostSuffixes {
+		if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
+			return field.Invalid(p.Child("allowedHostSuffixes").Index(i), s, msgs[0])
+		}
+	}
 	if in.DataStoreName != "" {
-		if msgs := validation.IsDNS1123Subdomain(in.DataStoreName); len(msgs) > 0 {
+		// A DNS label: dotted names are the dedicated DataStores'.
+		if msgs := validation.IsDNS1123Label(in.DataStoreName); len(msgs) > 0 {
 			return field.Invalid(p.Child("dataStoreName"), in.DataStoreName, msgs[0])
 		}
 	}

@@ -124,12 +124,12 @@ func TestDefaultClusterObjects(t *testing.T) {
 	for path, want := range map[string]any{
 		"spec.version":                                                     "v1.35.1",
 		"spec.replicas":                                                    float64(2),
-		"spec.dataStoreName":                                               "tenant-demo-demo",
+		"spec.dataStoreName":                                               "tenant-demo.demo",
 		"spec.addons.konnectivity.server.port":                             float64(8132),
 		"spec.addons.konnectivity.server.version":                          "v0.34.0",
 		"spec.addons.konnectivity.agent.version":                           "v0.34.0",
 		"spec.network.serviceType":                                         "ClusterIP",
-		"spec.network.ingress.hostname":                                    "demo.tenants.example.com:443",
+		"spec.network.ingress.hostname":                                    "demo.tenant-demo.tenants.example.com:443",
 		"spec.network.ingress.className":                                   "nginx",
 		"spec.kubelet.cgroupfs":                                            "systemd",
 		"spec.apiServer.resources.limits.cpu":                              "2",
@@ -169,7 +169,7 @@ func TestDefaultClusterObjects(t *testing.T) {
 	}
 	status := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
 	if d := cmp.Diff(map[string]any{
-		"controlPlane":     map[string]any{"endpoint": "https://demo.tenants.example.com:443"},
+		"controlPlane":     map[string]any{"endpoint": "https://demo.tenant-demo.tenants.example.com:443"},
 		"kubeconfigSecret": "demo-admin-kubeconfig",
 	}, status); d != "" {
 		t.Errorf("XR status (-want +got):\n%s", d)
@@ -257,7 +257,7 @@ func TestSharedDataStore(t *testing.T) {
 	if got := get(kcp, "spec", "dataStoreName"); got != "shared-etcd" {
 		t.Errorf("dataStoreName = %v", got)
 	}
-	if got := get(kcp, "spec", "network", "ingress", "hostname"); got != "demo.k8s.corp.test:443" {
+	if got := get(kcp, "spec", "network", "ingress", "hostname"); got != "demo.tenant-demo.k8s.corp.test:443" {
 		t.Errorf("hostname = %v", got)
 	}
 }
@@ -451,15 +451,8 @@ func TestEveryObjectPassesUpstreamSchema(t *testing.T) {
 }
 
 func TestBuilders(t *testing.T) {
-	if got := dataStoreName(identity("demo", "tenant-demo")); got != "tenant-demo-demo" {
-		t.Errorf("dataStoreName = %s", got)
-	}
-	long := dataStoreName(identity(strings.Repeat("c", 32), strings.Repeat("n", 63)))
-	if len(long) != 63 || !strings.HasPrefix(long, strings.Repeat("n", 54)) {
-		t.Errorf("long dataStoreName = %s (%d)", long, len(long))
-	}
-	if other := dataStoreName(identity(strings.Repeat("c", 31)+"d", strings.Repeat("n", 63))); other == long {
-		t.Error("different clusters share a DataStore name")
+	if got := DataStoreName(identity("demo", "tenant-demo")); got != "tenant-demo.demo" {
+		t.Errorf("DataStoreName = %s", got)
 	}
 	if d := cmp.Diff([]string{
 		"demo-etcd-0.demo-etcd-headless.ns.svc", "demo-etcd-1.demo-etcd-headless.ns.svc", "*.demo-etcd-headless.ns.svc",
@@ -548,8 +541,8 @@ func TestPlatformSettings(t *testing.T) {
 	if msg := fatal(rsp); msg != "" {
 		t.Fatal(msg)
 	}
-	if got := get(desired(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname"); got != "demo.k8s.corp.test:443" {
-		t.Errorf("hostname = %v, want demo.k8s.corp.test:443 (baseDomain of the EnvironmentConfig)", got)
+	if got := get(desired(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname"); got != "demo.tenant-demo.k8s.corp.test:443" {
+		t.Errorf("hostname = %v, want demo.tenant-demo.k8s.corp.test:443 (<N>.<NS>.<baseDomain of the EnvironmentConfig>)", got)
 	}
 	// Not in the EnvironmentConfig: the Composition's input stays.
 	if got := get(desired(t, rsp, "cluster"), "spec", "clusterNetwork", "services", "cidrBlocks"); fmt.Sprint(got) != "[10.96.0.0/16]" {

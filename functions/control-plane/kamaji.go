@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -67,12 +65,12 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 	}
 	cpu, memory := preset.CPU, preset.Memory
 	if c.Resources.CPU.IsSet() {
-		if cpu, err = function.ParsePositiveQuantity(path.Child("resources", "cpu"), string(c.Resources.CPU)); err != nil {
+		if cpu, err = function.ParseBoundedQuantity(path.Child("resources", "cpu"), string(c.Resources.CPU), tkv1alpha1.MaxComponentCPU); err != nil {
 			return corev1.ResourceRequirements{}, err
 		}
 	}
 	if c.Resources.Memory.IsSet() {
-		if memory, err = function.ParsePositiveQuantity(path.Child("resources", "memory"), string(c.Resources.Memory)); err != nil {
+		if memory, err = function.ParseBoundedQuantity(path.Child("resources", "memory"), string(c.Resources.Memory), tkv1alpha1.MaxComponentMemory); err != nil {
 			return corev1.ResourceRequirements{}, err
 		}
 	}
@@ -133,10 +131,16 @@ func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesCl
 	}
 }
 
-// clusterHost is spec.host, or N.<baseDomain> when empty (SPEC §5.1).
-func clusterHost(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput) string {
-	if spec.Host != "" {
-		return spec.Host
+// clusterHost is spec.host, or <N>.<tenant host> when empty (the seed's
+// <cluster-name>.<tenant-host>). It returns a *field.Error naming spec.host
+// when the host may not be claimed by this tenant (HostPolicy.Check).
+func clusterHost(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, hosts function.HostPolicy) (string, error) {
+	if spec.Host == "" {
+		return hosts.ClusterHost(id), nil
 	}
-	return fmt.Sprintf("%s.%s", id.Name, in.BaseDomain)
+	hosts.AllowWildcards = false // a tenant API server has one name
+	if err := hosts.Check(field.NewPath("spec", "host"), spec.Host); err != nil {
+		return "", err
+	}
+	return spec.Host, nil
 }

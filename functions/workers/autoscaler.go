@@ -2,7 +2,6 @@ package main
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -17,15 +16,9 @@ const AutoscalerComponent = "cluster-autoscaler"
 // through its in-cluster ServiceAccount (authoritative cloud config, so
 // --kubeconfig is only the tenant cluster), min size enforced, DaemonSet and
 // mirror pods ignored, scale-down after 30s unneeded, a 25s scan, and
-// unregistered nodes force-deleted. Its Role may get, list, update and watch
-// MachineDeployments (and their scale), Machines, MachineSets, MachinePools
-// and KubevirtMachineTemplates.
+// unregistered nodes force-deleted. Its permissions in NS are the
+// ClusterRole tenantkube:cluster-autoscaler (deploy/crossplane-rbac.yaml).
 func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
-	verbs := []string{"get", "list", "update", "watch"}
-	rules := []rbacv1.PolicyRule{
-		rule([]string{"cluster.x-k8s.io"}, []string{"machinedeployments", "machinedeployments/scale", "machines", "machinesets", "machinepools"}, verbs),
-		rule([]string{"infrastructure.cluster.x-k8s.io"}, []string{"kubevirtmachinetemplates"}, verbs),
-	}
 	c := corev1.Container{
 		Name:    AutoscalerComponent,
 		Image:   in.Images.ClusterAutoscaler,
@@ -44,5 +37,5 @@ func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, wai
 		},
 		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
 	}
-	return newController(id, AutoscalerComponent, rules, waitImage, []corev1.Container{c}, nil)
+	return newController(id, AutoscalerComponent, waitImage, []corev1.Container{c}, nil)
 }

@@ -291,26 +291,26 @@ func TestBuildMachineHealthCheck(t *testing.T) {
 func TestControllers(t *testing.T) {
 	in := defaultInput()
 	for _, c := range []struct {
-		ctl       Controller
-		name      string
-		image     string
-		args      []string
-		ruleCheck rbacv1.PolicyRule
+		ctl         Controller
+		name        string
+		image       string
+		args        []string
+		clusterRole string
 	}{
 		{BuildClusterAutoscaler(testID, in, "busybox"), "demo-cluster-autoscaler", in.Images.ClusterAutoscaler,
 			[]string{"--cloud-provider=clusterapi", "--node-group-auto-discovery=clusterapi:namespace=tenant-foo,clusterName=demo", "--enforce-node-group-min-size=true",
 				"--ignore-daemonsets-utilization=true", "--ignore-mirror-pods-utilization=true", "--scale-down-unneeded-time=30s", "--scan-interval=25s",
 				"--force-delete-unregistered-nodes=true", "--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
-			rule([]string{"cluster.x-k8s.io"}, []string{"machinedeployments", "machinedeployments/scale", "machines", "machinesets", "machinepools"}, []string{"get", "list", "update", "watch"})},
+			"tenantkube:cluster-autoscaler"},
 		{BuildCloudControllerManager(testID, in, "busybox"), "demo-kccm", in.Images.CloudControllerManager,
 			[]string{"--cloud-provider=kubevirt", "--cluster-name=demo", "--cloud-config=/etc/cloud/cloud-config", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
-			rule([]string{""}, []string{"services"}, []string{"get", "list", "watch", "create", "update", "patch", "delete"})},
+			"tenantkube:kccm"},
 		{BuildCSIController(testID, in, "busybox"), "demo-kcsi-controller", in.Images.CSIDriver,
 			[]string{"--infra-cluster-namespace=tenant-foo", "--run-controller-service=true", "--run-node-service=false", "--tenant-cluster-kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
-			rule([]string{"cdi.kubevirt.io"}, []string{"datavolumes"}, []string{"get", "list", "watch", "create", "delete"})},
+			"tenantkube:kcsi-controller"},
 	} {
 		d := c.ctl.Deployment
-		for _, n := range []string{d.Name, c.ctl.ServiceAccount.Name, c.ctl.Role.Name, c.ctl.RoleBinding.Name, c.ctl.RoleBinding.RoleRef.Name, c.ctl.RoleBinding.Subjects[0].Name, d.Spec.Template.Spec.ServiceAccountName} {
+		for _, n := range []string{d.Name, c.ctl.ServiceAccount.Name, c.ctl.RoleBinding.Name, c.ctl.RoleBinding.Subjects[0].Name, d.Spec.Template.Spec.ServiceAccountName} {
 			if n != c.name {
 				t.Errorf("%s: name %q", c.name, n)
 			}
@@ -327,14 +327,13 @@ func TestControllers(t *testing.T) {
 				t.Errorf("%s: args %v lack %q", c.name, main.Args, a)
 			}
 		}
-		found := false
-		for _, r := range c.ctl.Role.Rules {
-			if cmp.Equal(r, c.ruleCheck) {
-				found = true
-			}
+		// The permissions are the ClusterRole's in deploy/, granted in NS
+		// only: a RoleBinding (test/rbac_test.go checks the ClusterRoles).
+		if ref := c.ctl.RoleBinding.RoleRef; ref != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: c.clusterRole}) {
+			t.Errorf("%s: roleRef %+v, want ClusterRole %s", c.name, ref, c.clusterRole)
 		}
-		if !found {
-			t.Errorf("%s: rules %v lack %v", c.name, c.ctl.Role.Rules, c.ruleCheck)
+		if c.ctl.RoleBinding.Namespace != "tenant-foo" {
+			t.Errorf("%s: RoleBinding in %q", c.name, c.ctl.RoleBinding.Namespace)
 		}
 		init := d.Spec.Template.Spec.InitContainers
 		if len(init) != 1 || init[0].Image != "busybox" || !strings.Contains(init[0].Command[2], "-ge 600") {

@@ -3,7 +3,6 @@ package main
 import (
 	"go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
@@ -75,15 +74,10 @@ func BuildCloudConfig(id function.Identity) (*corev1.ConfigMap, error) {
 
 // BuildCloudControllerManager returns the KubeVirt cloud controller manager
 // (SPEC §5.2): cloud provider kubevirt for cluster N, reading the tenant
-// kubeconfig and the cloud-config ConfigMap; its Role lets it manage the
-// LoadBalancer Services and EndpointSlices in NS and read the VMs.
+// kubeconfig and the cloud-config ConfigMap; its permissions in NS (the
+// LoadBalancer Services and EndpointSlices, reading the VMs) are the
+// ClusterRole tenantkube:kccm (deploy/crossplane-rbac.yaml).
 func BuildCloudControllerManager(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
-	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
-	rules := []rbacv1.PolicyRule{
-		rule([]string{""}, []string{"services"}, all),
-		rule([]string{"discovery.k8s.io"}, []string{"endpointslices"}, all),
-		rule([]string{"kubevirt.io"}, []string{"virtualmachines", "virtualmachineinstances"}, []string{"get", "list", "watch", "update"}),
-	}
 	const configDir = "/etc/cloud"
 	c := corev1.Container{
 		Name:    CCMComponent,
@@ -101,5 +95,5 @@ func BuildCloudControllerManager(id function.Identity, in *v1alpha1.WorkersInput
 	vol := corev1.Volume{Name: "cloud-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: id.Prefixed(CCMComponent + "-cloud-config")},
 	}}}
-	return newController(id, CCMComponent, rules, waitImage, []corev1.Container{c}, []corev1.Volume{vol})
+	return newController(id, CCMComponent, waitImage, []corev1.Container{c}, []corev1.Volume{vol})
 }

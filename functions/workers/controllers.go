@@ -32,20 +32,30 @@ const (
 var TenantKubeconfigPath = KubeconfigMountPath + "/" + function.KubeconfigSecretKey
 
 // Controller is one once-per-cluster controller Deployment with its
-// ServiceAccount and namespaced RBAC in NS.
+// ServiceAccount and the RoleBinding granting it, in NS only, the
+// permissions of its ClusterRole.
 type Controller struct {
 	ServiceAccount *corev1.ServiceAccount
-	Role           *rbacv1.Role
 	RoleBinding    *rbacv1.RoleBinding
 	Deployment     *appsv1.Deployment
 }
 
+// ClusterRoleName is the ClusterRole holding the permissions of a
+// controller component, shipped in deploy/crossplane-rbac.yaml and bound
+// per tenant in NS by the composed RoleBinding; Crossplane may bind exactly
+// these (bind with resourceNames) and holds none of their permissions.
+func ClusterRoleName(component string) string { return "tenantkube:" + component }
+
+// ControllerComponents are the components whose ClusterRoles the function
+// binds.
+var ControllerComponents = []string{AutoscalerComponent, CCMComponent, CSIComponent}
+
 // newController assembles a Controller named N-<component>: a
-// ServiceAccount, a Role with rules, its RoleBinding and a one-replica
-// Deployment running containers after the wait-for-kubeconfig init
-// container (image waitImage), with the kubeconfig Secret volume and extra
-// volumes.
-func newController(id function.Identity, component string, rules []rbacv1.PolicyRule, waitImage string, containers []corev1.Container, extraVolumes []corev1.Volume) Controller {
+// ServiceAccount, a RoleBinding of the component's ClusterRole to it in NS
+// and a one-replica Deployment running containers after the
+// wait-for-kubeconfig init container (image waitImage), with the kubeconfig
+// Secret volume and extra volumes.
+func newController(id function.Identity, component, waitImage string, containers []corev1.Container, extraVolumes []corev1.Volume) Controller {
 	name := id.Prefixed(component)
 	// One labels map for the four objects and the pod template: they are
 	// only read (marshalled), never changed.
@@ -66,15 +76,10 @@ func newController(id function.Identity, component string, rules []rbacv1.Policy
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: meta(),
 		},
-		Role: &rbacv1.Role{
-			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
-			ObjectMeta: meta(),
-			Rules:      rules,
-		},
 		RoleBinding: &rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 			ObjectMeta: meta(),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(component)},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
 		},
 		Deployment: &appsv1.Deployment{
@@ -115,9 +120,4 @@ func WaitForKubeconfigContainer(image string) corev1.Container {
 
 func kubeconfigMount() corev1.VolumeMount {
 	return corev1.VolumeMount{Name: KubeconfigVolume, MountPath: KubeconfigMountPath, ReadOnly: true}
-}
-
-// rule is a PolicyRule shorthand.
-func rule(groups, resources, verbs []string) rbacv1.PolicyRule {
-	return rbacv1.PolicyRule{APIGroups: groups, Resources: resources, Verbs: verbs}
 }

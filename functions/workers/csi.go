@@ -2,7 +2,6 @@ package main
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -25,13 +24,6 @@ const (
 // external provisioner, attacher, resizer and liveness-probe sidecars,
 // which talk to the tenant cluster through its kubeconfig.
 func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
-	rules := []rbacv1.PolicyRule{
-		rule([]string{"cdi.kubevirt.io"}, []string{"datavolumes"}, []string{"get", "list", "watch", "create", "delete"}),
-		rule([]string{""}, []string{"persistentvolumeclaims"}, []string{"get", "list", "watch", "patch", "update"}),
-		rule([]string{"kubevirt.io"}, []string{"virtualmachineinstances", "virtualmachines"}, []string{"get", "list", "watch"}),
-		rule([]string{"subresources.kubevirt.io"}, []string{"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume", "virtualmachines/addvolume", "virtualmachines/removevolume"}, []string{"update"}),
-		rule([]string{"snapshot.storage.k8s.io"}, []string{"volumesnapshots"}, []string{"get", "list", "watch", "create", "delete"}),
-	}
 	sock := corev1.VolumeMount{Name: "socket-dir", MountPath: csiSocketDir}
 	sidecar := func(name, image string, extra ...string) corev1.Container {
 		return corev1.Container{
@@ -70,5 +62,5 @@ func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 		liveness,
 	}
 	vol := corev1.Volume{Name: "socket-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-	return newController(id, CSIComponent, rules, waitImage, containers, []corev1.Volume{vol})
+	return newController(id, CSIComponent, waitImage, containers, []corev1.Volume{vol})
 }

@@ -13,6 +13,7 @@ import (
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
@@ -38,16 +39,12 @@ const (
 const (
 	// NameAutoscalerServiceAccount is cluster-autoscaler's ServiceAccount N-cluster-autoscaler.
 	NameAutoscalerServiceAccount = "cluster-autoscaler-serviceaccount"
-	// NameAutoscalerRole is cluster-autoscaler's Role.
-	NameAutoscalerRole = "cluster-autoscaler-role"
 	// NameAutoscalerRoleBinding is cluster-autoscaler's RoleBinding.
 	NameAutoscalerRoleBinding = "cluster-autoscaler-rolebinding"
 	// NameAutoscalerDeployment is the Deployment N-cluster-autoscaler.
 	NameAutoscalerDeployment = "cluster-autoscaler-deployment"
 	// NameCCMServiceAccount is the KubeVirt CCM's ServiceAccount N-kccm.
 	NameCCMServiceAccount = "kccm-serviceaccount"
-	// NameCCMRole is the KubeVirt CCM's Role.
-	NameCCMRole = "kccm-role"
 	// NameCCMRoleBinding is the KubeVirt CCM's RoleBinding.
 	NameCCMRoleBinding = "kccm-rolebinding"
 	// NameCCMCloudConfig is the ConfigMap N-kccm-cloud-config.
@@ -56,8 +53,6 @@ const (
 	NameCCMDeployment = "kccm-deployment"
 	// NameCSIServiceAccount is the KubeVirt CSI controller's infra ServiceAccount N-kcsi-controller.
 	NameCSIServiceAccount = "kcsi-serviceaccount"
-	// NameCSIRole is the KubeVirt CSI controller's Role.
-	NameCSIRole = "kcsi-role"
 	// NameCSIRoleBinding is the KubeVirt CSI controller's RoleBinding.
 	NameCSIRoleBinding = "kcsi-rolebinding"
 	// NameCSIDeployment is the Deployment N-kcsi-controller.
@@ -208,7 +203,15 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	}
 	names := sortedKeys(spec.NodeGroups)
 	for _, g := range names {
-		errs = append(errs, ValidateNodeGroup(g, spec.NodeGroups[g])...)
+		errs = append(errs, ValidateNodeGroup(g, spec.NodeGroups[g], in.MaxReplicas)...)
+	}
+	if img := spec.Images.WaitForKubeconfig; img != "" {
+		p := field.NewPath("spec", "images", "waitForKubeconfig")
+		if len(img) > v1alpha1.MaxImageLength {
+			errs = append(errs, field.TooLong(p, img, v1alpha1.MaxImageLength))
+		} else if err := function.CheckImage(p, img, in.AllowedImageRegistries); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -377,7 +380,8 @@ func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, i
 
 // composeControllers sets the once-per-cluster controllers:
 // cluster-autoscaler, KubeVirt CCM (with its cloud-config) and the KubeVirt
-// CSI controller, each with ServiceAccount, Role and RoleBinding.
+// CSI controller, each with ServiceAccount and RoleBinding (of its
+// ClusterRole in deploy/crossplane-rbac.yaml).
 func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, in *inputv1alpha1.WorkersInput, waitOverride string) error {
 	wait := waitOverride
 	if wait == "" {
@@ -391,12 +395,12 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 		return err
 	}
 	for _, c := range []struct {
-		ctl                  Controller
-		sa, role, rb, deploy string
+		ctl            Controller
+		sa, rb, deploy string
 	}{
-		{BuildClusterAutoscaler(id, in, wait), NameAutoscalerServiceAccount, NameAutoscalerRole, NameAutoscalerRoleBinding, NameAutoscalerDeployment},
-		{BuildCloudControllerManager(id, in, wait), NameCCMServiceAccount, NameCCMRole, NameCCMRoleBinding, NameCCMDeployment},
-		{BuildCSIController(id, in, wait), NameCSIServiceAccount, NameCSIRole, NameCSIRoleBinding, NameCSIDeployment},
+		{BuildClusterAutoscaler(id, in, wait), NameAutoscalerServiceAccount, NameAutoscalerRoleBinding, NameAutoscalerDeployment},
+		{BuildCloudControllerManager(id, in, wait), NameCCMServiceAccount, NameCCMRoleBinding, NameCCMDeployment},
+		{BuildCSIController(id, in, wait), NameCSIServiceAccount, NameCSIRoleBinding, NameCSIDeployment},
 	} {
 		for _, o := range []struct {
 			name  string
@@ -404,7 +408,6 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 			ready fnv1.Ready
 		}{
 			{c.sa, c.ctl.ServiceAccount, existsReady(req, c.sa)},
-			{c.role, c.ctl.Role, existsReady(req, c.role)},
 			{c.rb, c.ctl.RoleBinding, existsReady(req, c.rb)},
 			{c.deploy, c.ctl.Deployment, deploymentReady(req, c.deploy)},
 		} {

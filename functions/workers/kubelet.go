@@ -106,7 +106,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 			memRes[i] = big.NewRat(autoMem*function.MiB, 1)
 			continue
 		}
-		q, err := function.ParsePositiveQuantity(kp.Child(f.name), f.val)
+		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeMemory)
 		if err != nil {
 			return Reservations{}, err
 		}
@@ -138,7 +138,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
 				"must be a CPU quantity: whole millicores such as 100m or decimal cores such as 0.5")
 		}
-		q, err := function.ParsePositiveQuantity(kp.Child(f.name), f.val)
+		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeCPU)
 		if err != nil {
 			return Reservations{}, err
 		}

@@ -33,8 +33,11 @@ func NodeGroupPath(name string) *field.Path {
 // resources.memory both or neither and each a positive quantity (cpu in
 // millicores or decimal cores), diskSize a positive quantity, the removed
 // ephemeralStorage, GPU names and a non-empty instanceType when it is used.
+// Bounds: maxReplicas (and minReplicas) at most maxReplicas (the input's
+// ceiling), at most 16 roles and GPUs, names at most 253 characters,
+// resources.cpu at most 256 cores, resources.memory 4Ti, diskSize 64Ti.
 // It returns every violation, each naming the field and the value.
-func ValidateNodeGroup(name string, g v1alpha1.NodeGroup) field.ErrorList {
+func ValidateNodeGroup(name string, g v1alpha1.NodeGroup, maxReplicas int32) field.ErrorList {
 	p := NodeGroupPath(name)
 	var errs field.ErrorList
 	if err := function.ValidateDNSLabel(p, name, MaxNodeGroupNameLength); err != nil {
@@ -43,6 +46,12 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup) field.ErrorList {
 	if g.EphemeralStorage != nil {
 		errs = append(errs, field.Invalid(p.Child("ephemeralStorage"), string(*g.EphemeralStorage),
 			"ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set diskSize instead"))
+	}
+	if len(g.Roles) > v1alpha1.MaxRoles {
+		errs = append(errs, field.TooMany(p.Child("roles"), len(g.Roles), v1alpha1.MaxRoles))
+	}
+	if len(g.GPUs) > v1alpha1.MaxGPUs {
+		errs = append(errs, field.TooMany(p.Child("gpus"), len(g.GPUs), v1alpha1.MaxGPUs))
 	}
 	for i, role := range g.Roles {
 		rp := p.Child("roles").Index(i)
@@ -61,6 +70,12 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup) field.ErrorList {
 	if maxR < 0 {
 		errs = append(errs, field.Invalid(p.Child("maxReplicas"), maxR, "must be >= 0"))
 	}
+	if maxR > maxReplicas {
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), maxR, fmt.Sprintf("must be at most %d (the platform's ceiling)", maxReplicas)))
+	}
+	if minR > maxReplicas {
+		errs = append(errs, field.Invalid(p.Child("minReplicas"), minR, fmt.Sprintf("must be at most %d (the platform's ceiling)", maxReplicas)))
+	}
 	if minR > maxR {
 		errs = append(errs, field.Invalid(p.Child("minReplicas"), minR, fmt.Sprintf("must be less than or equal to maxReplicas (%d)", maxR)))
 	}
@@ -76,28 +91,33 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup) field.ErrorList {
 	if g.Resources.CPU.IsSet() {
 		if !cpuPattern.MatchString(string(g.Resources.CPU)) {
 			errs = append(errs, field.Invalid(rp.Child("cpu"), string(g.Resources.CPU), "must be whole millicores such as 4000m or decimal cores such as 4"))
-		} else if q, err := function.ParsePositiveQuantity(rp.Child("cpu"), string(g.Resources.CPU)); err != nil {
+		} else if q, err := function.ParseBoundedQuantity(rp.Child("cpu"), string(g.Resources.CPU), v1alpha1.MaxNodeCPU); err != nil {
 			errs = append(errs, asFieldError(err, p))
 		} else if _, err := wholeCores(q); err != nil && g.Resources.Memory.IsSet() {
 			errs = append(errs, field.Invalid(rp.Child("cpu"), string(g.Resources.CPU), "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"))
 		}
 	}
 	if g.Resources.Memory.IsSet() {
-		if _, err := function.ParsePositiveQuantity(rp.Child("memory"), string(g.Resources.Memory)); err != nil {
+		if _, err := function.ParseBoundedQuantity(rp.Child("memory"), string(g.Resources.Memory), v1alpha1.MaxNodeMemory); err != nil {
 			errs = append(errs, asFieldError(err, p))
 		}
 	}
-	if _, err := function.ParsePositiveQuantity(p.Child("diskSize"), string(g.DiskSize)); err != nil {
+	if _, err := function.ParseBoundedQuantity(p.Child("diskSize"), string(g.DiskSize), v1alpha1.MaxDiskSize); err != nil {
 		errs = append(errs, asFieldError(err, p))
 	}
 	if g.StorageClass != "" {
-		if msgs := validation.IsDNS1123Subdomain(g.StorageClass); len(msgs) > 0 {
+		if len(g.StorageClass) > v1alpha1.MaxNameLength {
+			errs = append(errs, field.TooLong(p.Child("storageClass"), g.StorageClass, v1alpha1.MaxNameLength))
+		} else if msgs := validation.IsDNS1123Subdomain(g.StorageClass); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(p.Child("storageClass"), g.StorageClass, msgs[0]))
 		}
 	}
 	for i, gpu := range g.GPUs {
-		if gpu.Name == "" {
+		switch {
+		case gpu.Name == "":
 			errs = append(errs, field.Required(p.Child("gpus").Index(i).Child("name"), "a GPU needs a device name such as nvidia.com/AD102GL_L40S"))
+		case len(gpu.Name) > v1alpha1.MaxNameLength:
+			errs = append(errs, field.TooLong(p.Child("gpus").Index(i).Child("name"), gpu.Name, v1alpha1.MaxNameLength))
 		}
 	}
 	if !explicit(g) {

@@ -39,7 +39,7 @@ func TestValidateNodeGroupAccepts(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			if errs := ValidateNodeGroup(c.name, c.g); len(errs) > 0 {
+			if errs := ValidateNodeGroup(c.name, c.g, 100); len(errs) > 0 {
 				t.Errorf("rejected: %v", errs)
 			}
 		})
@@ -74,7 +74,7 @@ func TestValidateNodeGroupRejects(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			errs := ValidateNodeGroup(c.name, c.g)
+			errs := ValidateNodeGroup(c.name, c.g, 100)
 			if len(errs) == 0 {
 				t.Fatal("accepted, want an error")
 			}

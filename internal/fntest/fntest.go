@@ -7,6 +7,7 @@ package fntest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -186,5 +187,61 @@ func WithPlatformSettings(req *fnv1.RunFunctionRequest, dataYAML string) error {
 		req.RequiredResources = map[string]*fnv1.Resources{}
 	}
 	req.RequiredResources[platform.RequirementKey] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: obj}}}
+	return nil
+}
+
+// TenantXR returns the observed composite resource of claim n in namespace
+// ns with the given spec (any JSON-like value; nil for none).
+func TenantXR(ns, n string, spec any) map[string]any {
+	xr := XR(spec)
+	xr["metadata"] = map[string]any{
+		"name":   n + "-x7k2p",
+		"labels": map[string]any{"crossplane.io/claim-name": n, "crossplane.io/claim-namespace": ns},
+	}
+	return xr
+}
+
+// ClusterScoped names the cluster-scoped kinds a function may compose, by
+// "<apiVersion group>/<kind>", with the name each must have for tenant
+// (ns, n).
+type ClusterScoped map[string]func(ns, n string) string
+
+// CheckConfined returns an error unless every composed resource of rsp's
+// desired state beside those of before (an earlier step's) is an object of
+// namespace ns, or of a kind of clusterScoped carrying exactly the name it
+// gives for (ns, n) — what keeps a tenant inside its namespace and its
+// names outside it its own. A response with a Fatal result composes
+// nothing, so it passes.
+func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n string, clusterScoped ClusterScoped) error {
+	if FatalMessage(rsp) != "" {
+		return nil
+	}
+	// Read as the next step would: through function.DesiredResource.
+	next := &fnv1.RunFunctionRequest{Desired: rsp.GetDesired()}
+	for name := range rsp.GetDesired().GetResources() {
+		if before[name] {
+			continue
+		}
+		obj := function.DesiredResource(next, name)
+		apiVersion := obj.GetFields()["apiVersion"].GetStringValue()
+		kind := obj.GetFields()["kind"].GetStringValue()
+		meta := obj.GetFields()["metadata"].GetStructValue().GetFields()
+		objNS, objName := meta["namespace"].GetStringValue(), meta["name"].GetStringValue()
+		group := apiVersion
+		if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+			group = apiVersion[:i]
+		} else {
+			group = ""
+		}
+		if want, ok := clusterScoped[group+"/"+kind]; ok {
+			if objNS != "" || objName != want(ns, n) {
+				return fmt.Errorf("%s: cluster-scoped %s %s/%s of tenant (%s, %s), want the name %q", name, kind, objNS, objName, ns, n, want(ns, n))
+			}
+			continue
+		}
+		if objNS != ns {
+			return fmt.Errorf("%s: %s %s lands in namespace %q, not the tenant's %q", name, kind, objName, objNS, ns)
+		}
+	}
 	return nil
 }

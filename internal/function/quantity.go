@@ -161,3 +161,16 @@ func QuantityInRange(s string) bool {
 	}
 	return exp >= -MaxQuantityExponent && exp <= MaxQuantityExponent
 }
+
+// ParseBoundedQuantity is ParsePositiveQuantity, also refusing a value
+// above max (a quantity text such as "256" or "4Ti"; the XRD's bound).
+func ParseBoundedQuantity(path *field.Path, text, max string) (resource.Quantity, error) {
+	v, err := ParsePositiveQuantity(path, text)
+	if err != nil {
+		return v, err
+	}
+	if v.Cmp(resource.MustParse(max)) > 0 {
+		return resource.Quantity{}, field.Invalid(path, text, "must be at most "+max)
+	}
+	return v, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -23,9 +24,9 @@ type ServerCLI struct {
 
 	Network        string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
 	Address        string `default:":9443" help:"Address at which to listen for gRPC connections."`
-	MetricsAddress string `default:":8080" help:"Address of the Prometheus metrics listener; empty disables it."`
+	MetricsAddress string `default:":8080" help:"Address of the Prometheus metrics listener (/metrics): every interface of the pod on port 8080 by default, as Crossplane's function runtime expects; empty disables it. An address that cannot be bound is a start-up error."`
 	TLSCertsDir    string `env:"TLS_SERVER_CERTS_DIR" help:"Directory holding tls.crt, tls.key and ca.crt of the mTLS server certificate."`
-	Insecure       bool   `help:"Serve without mTLS (crossplane render only; Crossplane itself always dials with mTLS)."`
+	Insecure       bool   `help:"Serve without mTLS (crossplane render only; Crossplane itself always dials with mTLS). Refused together with --tls-certs-dir (or TLS_SERVER_CERTS_DIR)."`
 	MaxRecvMsgSize int    `default:"4194304" help:"Largest gRPC message accepted, in bytes."`
 	GCPercent      int    `default:"${gc_percent}" help:"Go garbage collector target percentage (GOGC) of the served process; -1 collects only as the heap nears --memory-limit. Ignored when the GOGC environment variable is set."`
 	MemoryLimit    int64  `default:"${memory_limit}" help:"Soft memory limit of the served process's Go runtime, in bytes (GOMEMLIMIT); 0 for none. Ignored when the GOMEMLIMIT environment variable is set."`
@@ -122,7 +123,31 @@ func (c *ServerCLI) setCollector() error {
 	return nil
 }
 
+// checkTransport refuses a command line whose transport is ambiguous or
+// cannot work: --insecure beside a certificates directory (the SDK would
+// silently serve without TLS), neither of them, or a metrics address that
+// cannot be bound (the SDK ignores that failure).
+func (c *ServerCLI) checkTransport() error {
+	switch {
+	case c.Insecure && c.TLSCertsDir != "":
+		return fmt.Errorf("--insecure and --tls-certs-dir (or TLS_SERVER_CERTS_DIR=%s) exclude each other: serve with mTLS from the certificates directory, or without TLS for crossplane render, not both", c.TLSCertsDir)
+	case !c.Insecure && c.TLSCertsDir == "":
+		return fmt.Errorf("no server credentials: set --tls-certs-dir (or TLS_SERVER_CERTS_DIR) to serve mTLS, or --insecure for crossplane render")
+	}
+	if c.MetricsAddress != "" {
+		l, err := net.Listen("tcp", c.MetricsAddress)
+		if err != nil {
+			return fmt.Errorf("metrics listener --metrics-address=%s: %w (set another address, or an empty one to disable it)", c.MetricsAddress, err)
+		}
+		_ = l.Close()
+	}
+	return nil
+}
+
 func (c *ServerCLI) serve(newRunner NewRunner) error {
+	if err := c.checkTransport(); err != nil {
+		return err
+	}
 	log, err := function.NewLogger(c.Debug)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package function
 
 import (
 	"math"
+	"net"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -65,6 +66,38 @@ func TestSetCollector(t *testing.T) {
 			gotLimit := debug.SetMemoryLimit(limit)
 			if gotPercent != tc.wantPercent || gotLimit != tc.wantLimit {
 				t.Errorf("GC percent, memory limit = %d, %d; want %d, %d", gotPercent, gotLimit, tc.wantPercent, tc.wantLimit)
+			}
+		})
+	}
+}
+
+// TestCheckTransport: --insecure never silently wins over a certificates
+// directory, a function without credentials does not start, and a metrics
+// address that cannot be bound is an error instead of no metrics.
+func TestCheckTransport(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct {
+		name    string
+		cli     ServerCLI
+		wantErr string
+	}{
+		{name: "mTLS", cli: ServerCLI{TLSCertsDir: "/tls", MetricsAddress: "127.0.0.1:0"}},
+		{name: "insecure for render", cli: ServerCLI{Insecure: true}},
+		{name: "insecure beside a certificates directory", cli: ServerCLI{Insecure: true, TLSCertsDir: "/tls"}, wantErr: "--insecure and --tls-certs-dir (or TLS_SERVER_CERTS_DIR=/tls) exclude each other"},
+		{name: "no credentials", cli: ServerCLI{}, wantErr: "no server credentials"},
+		{name: "metrics port taken", cli: ServerCLI{Insecure: true, MetricsAddress: taken.Addr().String()}, wantErr: "metrics listener --metrics-address=" + taken.Addr().String()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cli.checkTransport()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
 	}

@@ -10,6 +10,19 @@
 // pointing each FunctionRevision at the function process serving mTLS, and
 // drives KubernetesCluster claims through their lifecycle.
 //
+// Crossplane core runs as a real installation runs it (issue 14): under
+// the ServiceAccount crossplane-system/crossplane with the ClusterRoles its
+// Helm chart v2.4 installs (crossplane, aggregating
+// crossplane:system:aggregate-to-crossplane and every ClusterRole labelled
+// rbac.crossplane.io/aggregate-to-crossplane, filled by
+// kube-controller-manager's clusterrole-aggregation controller) plus
+// deploy/crossplane-rbac.yaml, through a token of that ServiceAccount —
+// never system:masters. Played: the RBAC manager's ClusterRole for the XRD
+// (crossplane:composite:<xrd>:aggregate-to-crossplane, the composite and
+// claim kinds), because `crossplane rbac start` binds its metrics on :8080
+// with no flag to move it. The test's own client is an administrator: it
+// plays the platform team.
+//
 // The test files carry the build tag e2e; `make e2e` builds the components
 // into ./bin and runs them. Every process runs in its own process group and
 // is stopped by PID when the test ends, fails, times out or is interrupted;

@@ -48,8 +48,11 @@ type env struct {
 	root, shared, bin, work, logs string
 
 	kubeconfig string
-	cfg        *rest.Config
-	c          client.Client
+	// xpKubeconfig is Crossplane's: a token of its ServiceAccount
+	// (crossplaneIdentity), not the admin's.
+	xpKubeconfig string
+	cfg          *rest.Config
+	c            client.Client
 
 	etcdPort, apiPort, registryPort, webhookPort int
 	fnPorts, fnMetricsPorts                      map[string]int
@@ -163,6 +166,7 @@ func (e *env) up(t *testing.T) {
 	step(t, "kube-apiserver", e.startAPIServer)
 	step(t, "kube-controller-manager", e.startKCM)
 	step(t, "CRDs (Crossplane, upstream, instancetype)", e.installCRDs)
+	step(t, "Crossplane ServiceAccount, chart ClusterRoles, deploy/ RBAC", e.crossplaneIdentity)
 	step(t, "crossplane core init", e.coreInit)
 	step(t, "crossplane core start (webhooks on loopback)", e.startCore)
 	step(t, "functions serving mTLS", e.startFunctions)
@@ -325,7 +329,9 @@ func (e *env) startKCM() error {
 		// The claim-protection controller lifts the pvc-protection
 		// finalizer of a deleted PersistentVolumeClaim no pod uses (the
 		// etcd member claims composed for cleanup).
-		"--controllers=garbage-collector-controller,namespace-controller,persistentvolumeclaim-protection-controller",
+		// The clusterrole-aggregation controller fills Crossplane's
+		// aggregated ClusterRole (crossplaneIdentity).
+		"--controllers=garbage-collector-controller,namespace-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller",
 		"--leader-elect=false", "--secure-port=0", "--concurrent-gc-syncs=20",
 	})
 	if err := e.kcm.start(); err != nil {
@@ -434,7 +440,7 @@ func (e *env) coreInit() error {
 		"core", "init", "--namespace=" + xpNamespace, "--enable-webhooks=false",
 		"--cr-ds-path=" + filepath.Join(e.shared, "crds", "crossplane"),
 		"--tlsca-secret-name=crossplane-root-ca", "--tls-client-secret-name=crossplane-tls-client",
-	}, "KUBECONFIG="+e.kubeconfig)
+	}, "KUBECONFIG="+e.xpKubeconfig)
 }
 
 func (e *env) secret(ctx context.Context, name string) (*corev1.Secret, error) {
@@ -497,7 +503,7 @@ func (e *env) startCore() error {
 		// scenarios wait minutes for its cool-down. A composition that
 		// writes on every reconcile is caught by the steady-state check.
 		"--circuit-breaker-burst=2000", "--circuit-breaker-refill-rate=50",
-	}, "KUBECONFIG="+e.kubeconfig)
+	}, "KUBECONFIG="+e.xpKubeconfig)
 	if err := os.MkdirAll(filepath.Join(e.work, "crossplane", "xpkg-cache"), 0o755); err != nil {
 		return err
 	}

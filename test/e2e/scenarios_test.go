@@ -75,6 +75,8 @@ func TestE2E(t *testing.T) {
 	scenario(t, "enable then disable an add-on", e.addonToggle)
 	scenario(t, "add-on releases suspended while the tenant API does not answer", e.releasesFollowControlPlane)
 	scenario(t, "bad claims", e.badClaims)
+	scenario(t, "two tenants, one cluster name", e.sameNameTwoTenants)
+	scenario(t, "a hostile tenant tries every attack", e.hostileTenant)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)

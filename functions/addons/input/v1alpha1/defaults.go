@@ -20,6 +20,16 @@ const (
 	// DefaultArtifactNamespace is where the default ExternalArtifacts of the
 	// add-ons without a public chart are looked up.
 	DefaultArtifactNamespace = "flux-system"
+	// DefaultBaseDomain is the control-plane input's default base domain.
+	DefaultBaseDomain = "tenants.example.com"
+	// DefaultMaxValuesOverrideBytes is the default of
+	// MaxValuesOverrideBytes: 64 KiB.
+	DefaultMaxValuesOverrideBytes = 64 << 10
+	// DefaultMaxCleanupObjects is the default of MaxCleanupObjects.
+	DefaultMaxCleanupObjects = 100
+	// maxBaseDomainLength keeps <N>.<NS>.<baseDomain> within 253
+	// characters (N at most 32, NS 63).
+	maxBaseDomainLength = 156
 )
 
 // helm returns a managed HelmRepository source.
@@ -146,6 +156,15 @@ func (in *AddonsInput) Default() {
 	if in.DeletionOrder == "" {
 		in.DeletionOrder = DeletionOrderUsages
 	}
+	if in.BaseDomain == "" {
+		in.BaseDomain = DefaultBaseDomain
+	}
+	if in.MaxValuesOverrideBytes == 0 {
+		in.MaxValuesOverrideBytes = DefaultMaxValuesOverrideBytes
+	}
+	if in.MaxCleanupObjects == 0 {
+		in.MaxCleanupObjects = DefaultMaxCleanupObjects
+	}
 	for release, def := range DefaultCharts() {
 		src, _ := in.Charts.Source(release)
 		src.defaultFrom(def, release)
@@ -197,6 +216,23 @@ func (in *AddonsInput) Validate() error {
 	}
 	if _, err := TenthAddress(in.ServiceCIDR); err != nil {
 		return field.Invalid(root.Child("serviceCIDR"), in.ServiceCIDR, err.Error())
+	}
+	if msgs := validation.IsDNS1123Subdomain(in.BaseDomain); len(msgs) > 0 {
+		return field.Invalid(root.Child("baseDomain"), in.BaseDomain, msgs[0])
+	}
+	if len(in.BaseDomain) > maxBaseDomainLength {
+		return field.TooLong(root.Child("baseDomain"), in.BaseDomain, maxBaseDomainLength)
+	}
+	for i, s := range in.AllowedHostSuffixes {
+		if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
+			return field.Invalid(root.Child("allowedHostSuffixes").Index(i), s, msgs[0])
+		}
+	}
+	if in.MaxValuesOverrideBytes < 1 {
+		return field.Invalid(root.Child("maxValuesOverrideBytes"), in.MaxValuesOverrideBytes, "must be at least 1")
+	}
+	if in.MaxCleanupObjects < 1 {
+		return field.Invalid(root.Child("maxCleanupObjects"), in.MaxCleanupObjects, "must be at least 1")
 	}
 	switch in.DeletionOrder {
 	case DeletionOrderUsages, DeletionOrderNone:

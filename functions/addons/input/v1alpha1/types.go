@@ -37,6 +37,47 @@ type AddonsInput struct {
 	// +optional
 	SourceInterval *metav1.Duration `json:"sourceInterval,omitempty"`
 
+	// BaseDomain is the tenant base domain, as in the control-plane input:
+	// the tenant host of namespace NS is <NS>.<baseDomain> unless the
+	// Namespace's tenantkube.io/tenant-host annotation sets it.
+	// addons.ingressNginx.hosts must lie under the tenant host.
+	// +kubebuilder:default="tenants.example.com"
+	// +kubebuilder:validation:MaxLength=156
+	// +optional
+	BaseDomain string `json:"baseDomain,omitempty"`
+
+	// AllowedHostSuffixes are domains under which any tenant may route
+	// ingress-nginx hosts, beside its own tenant host. Names under a suffix
+	// listed here go to whichever tenant claims them first.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	AllowedHostSuffixes []string `json:"allowedHostSuffixes,omitempty"`
+
+	// AllowWildcardHosts lets addons.ingressNginx.hosts hold wildcards
+	// ("*.apps.<tenant host>"), still under an allowed domain.
+	// +optional
+	AllowWildcardHosts bool `json:"allowWildcardHosts,omitempty"`
+
+	// MaxValuesOverrideBytes bounds the JSON size of all of a cluster's
+	// add-on valuesOverride together. Each override is copied into its
+	// HelmRelease, which travels in every later function request (desired
+	// and observed): 64 KiB keeps the addons request far below gRPC's
+	// 4 MiB message limit next to 50 node groups (README, Limits).
+	// +kubebuilder:default=65536
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	// +optional
+	MaxValuesOverrideBytes int `json:"maxValuesOverrideBytes,omitempty"`
+
+	// MaxCleanupObjects is the most HelmCharts of a cluster composed for
+	// deletion with it (as the workers input's maxCleanupObjects); beyond
+	// it a Warning names the count.
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxCleanupObjects int `json:"maxCleanupObjects,omitempty"`
+
 	// Charts is the chart source of each add-on.
 	// +kubebuilder:default={}
 	// +optional

@@ -34,11 +34,24 @@ type ControlPlaneInput struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// BaseDomain is the tenant base domain: a cluster without spec.host is
-	// reachable at <cluster-name>.<baseDomain>.
+	// BaseDomain is the tenant base domain: the tenant host of namespace NS
+	// is <NS>.<baseDomain> unless the Namespace's tenantkube.io/tenant-host
+	// annotation sets it, and a cluster without spec.host is reachable at
+	// <cluster-name>.<tenant host>. At most 156 characters, so that every
+	// default host fits in 253.
 	// +kubebuilder:default="tenants.example.com"
+	// +kubebuilder:validation:MaxLength=156
 	// +optional
 	BaseDomain string `json:"baseDomain,omitempty"`
+
+	// AllowedHostSuffixes are domains under which any tenant may set
+	// spec.host, beside its own tenant host. Empty: only the tenant host.
+	// Names under a suffix listed here go to whichever tenant claims them
+	// first.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	AllowedHostSuffixes []string `json:"allowedHostSuffixes,omitempty"`
 
 	// IngressClassName is the management cluster's ingress class that routes
 	// each tenant API server's host (with SSL passthrough) to Kamaji.
@@ -65,7 +78,9 @@ type ControlPlaneInput struct {
 
 	// DataStoreName names an existing shared Kamaji DataStore. When set, the
 	// function emits no etcd objects and every tenant control plane stores
-	// its state there.
+	// its state there. Names with a dot are the dedicated DataStores'
+	// (<NS>.<N>) and are refused.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	DataStoreName string `json:"dataStoreName,omitempty"`
 

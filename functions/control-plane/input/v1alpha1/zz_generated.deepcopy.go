@@ -13,6 +13,11 @@ func (in *ControlPlaneInput) DeepCopyInto(out *ControlPlaneInput) {
 	*out = *in
 	out.TypeMeta = in.TypeMeta
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if in.AllowedHostSuffixes != nil {
+		in, out := &in.AllowedHostSuffixes, &out.AllowedHostSuffixes
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.Etcd = in.Etcd
 }
 

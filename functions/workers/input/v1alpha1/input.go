@@ -10,6 +10,7 @@ package v1alpha1
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -58,7 +59,19 @@ const (
 	DefaultMaxNodeGroups = 50
 	// DefaultMaxCleanupObjects is the default of MaxCleanupObjects.
 	DefaultMaxCleanupObjects = 100
+	// DefaultMaxReplicas is the default ceiling of a node group's
+	// maxReplicas: 50 node groups (the XRD's most) of 100 reach
+	// Kubernetes' largest supported cluster, 5000 nodes, and one tenant's
+	// autoscaler cannot ask the management cluster for more VMs than that
+	// per group.
+	DefaultMaxReplicas = 100
 )
+
+// DefaultAllowedImageRegistries are the registries a tenant's
+// spec.images may name by default: Docker Hub's official images (where the
+// seed's busybox comes from; other Docker Hub repositories belong to any
+// user who signs up).
+func DefaultAllowedImageRegistries() []string { return []string{"docker.io/library"} }
 
 // DefaultRegistryMirrorHosts are the registries whose hosts.toml is read from
 // the registry-mirror Secret when the input names one but lists no hosts.
@@ -152,6 +165,27 @@ type WorkersInput struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MaxCleanupObjects int `json:"maxCleanupObjects,omitempty"`
+
+	// AllowedImageRegistries are where the images a tenant may set
+	// (spec.images) may come from: a registry host
+	// ("registry.example.com") or a host and repository prefix
+	// ("docker.io/library"), matched at '/' boundaries after Docker's
+	// normalisation ("busybox" is docker.io/library/busybox). Such an image
+	// runs in the management cluster beside controller credentials; any
+	// other is a Fatal result. The input's own images are the platform's
+	// and are not checked.
+	// +kubebuilder:default={"docker.io/library"}
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedImageRegistries []string `json:"allowedImageRegistries,omitempty"`
+
+	// MaxReplicas is the largest maxReplicas (and minReplicas) a node group
+	// may ask for, at most the XRD's 5000.
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5000
+	// +optional
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 }
 
 // ObjectKind is a kind of Kubernetes object.
@@ -258,6 +292,12 @@ func (in *WorkersInput) Default() {
 	if in.MaxCleanupObjects == 0 {
 		in.MaxCleanupObjects = DefaultMaxCleanupObjects
 	}
+	if in.AllowedImageRegistries == nil {
+		in.AllowedImageRegistries = DefaultAllowedImageRegistries()
+	}
+	if in.MaxReplicas == 0 {
+		in.MaxReplicas = DefaultMaxReplicas
+	}
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -289,6 +329,14 @@ func (in *WorkersInput) Validate() error {
 		}
 		if k.Kind == "" {
 			return field.Required(p.Child("cleanupKinds").Index(i).Child("kind"), "must name a kind")
+		}
+	}
+	if in.MaxReplicas < 1 || in.MaxReplicas > 5000 {
+		return field.Invalid(p.Child("maxReplicas"), in.MaxReplicas, "must be between 1 and 5000")
+	}
+	for i, r := range in.AllowedImageRegistries {
+		if r == "" || strings.HasPrefix(r, "/") || strings.HasSuffix(r, "/") || strings.Contains(r, "://") {
+			return field.Invalid(p.Child("allowedImageRegistries").Index(i), r, "must be a registry host, optionally followed by /<repository prefix>")
 		}
 	}
 	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {

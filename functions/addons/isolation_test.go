@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// doWithNamespace runs r with the tenant's Namespace answered (with the
+// given annotations) and extra required resources.
+func doWithNamespace(t *testing.T, r run, annotations map[string]any, required map[string]*fnv1.Resources) *fnv1.RunFunctionResponse {
+	t.Helper()
+	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, r.spec)}, Desired: &fnv1.State{}}
+	if r.input != "" {
+		req.Input = toStruct(t, r.input)
+	}
+	ns := toStruct(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: tenant-demo}")
+	if annotations != nil {
+		a, err := fntest.Struct(annotations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Fields["metadata"].GetStructValue().Fields["annotations"] = structpb.NewStructValue(a)
+	}
+	req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: ns}}}}
+	for k, v := range required {
+		req.RequiredResources[k] = v
+	}
+	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rsp
+}
+
+// TestIngressHosts (issue 14, finding 3): the hosts a tenant publishes on
+// the shared management ingress lie under its tenant host (or a suffix the
+// platform allows); wildcards only where the platform allows them.
+func TestIngressHosts(t *testing.T) {
+	const p = "spec.addons.ingressNginx.hosts"
+	hosts := func(h ...string) string {
+		return "addons: {ingressNginx: {enabled: true, hosts: [" + strings.Join(h, ", ") + "]}}"
+	}
+	for _, c := range []struct {
+		spec, input string
+		annotations map[string]any
+		fatal       string
+	}{
+		{spec: hosts("tenant-demo.tenants.example.com", "a.b.tenant-demo.tenants.example.com")},
+		{spec: hosts("demo.tenant-other.tenants.example.com"), fatal: p + `[0]: Forbidden: "demo.tenant-other.tenants.example.com": a host must be the tenant host or lie under tenant-demo.tenants.example.com`},
+		{spec: hosts("tenants.example.com"), fatal: p + `[0]: Forbidden: "tenants.example.com"`},
+		{spec: hosts("example.org"), fatal: p + `[0]: Forbidden: "example.org"`},
+		{spec: hosts("example.org"), input: "allowedHostSuffixes: [example.org]"},
+		{spec: hosts("shop.example.org"), input: "allowedHostSuffixes: [example.org]"},
+		{spec: hosts("'*.tenant-demo.tenants.example.com'"), fatal: p + `[0]: Forbidden: "*.tenant-demo.tenants.example.com": wildcard hosts are not allowed on this platform`},
+		{spec: hosts("'*.tenant-demo.tenants.example.com'"), input: "allowWildcardHosts: true"},
+		{spec: hosts("'*.tenants.example.com'"), input: "allowWildcardHosts: true", fatal: p + `[0]: Forbidden: "*.tenants.example.com"`},
+		{spec: hosts("'*.com'"), input: "allowWildcardHosts: true", fatal: p + `[0]: Forbidden: "*.com"`},
+		{spec: hosts("shop.acme.example"), annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}},
+		{spec: hosts("shop.tenant-demo.tenants.example.com"), annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}, fatal: p + `[0]: Forbidden`},
+		// Checked whatever the expose method: a LoadBalancer switched back
+		// to Proxied publishes them.
+		{spec: "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}", fatal: p + `[0]: Forbidden: "example.org"`},
+	} {
+		rsp := doWithNamespace(t, run{spec: c.spec, input: c.input}, c.annotations, nil)
+		msg := fatal(rsp)
+		switch {
+		case c.fatal == "" && msg != "":
+			t.Errorf("%s (%s): Fatal %s", c.spec, c.input, msg)
+		case c.fatal != "" && !strings.Contains(msg, c.fatal):
+			t.Errorf("%s (%s): Fatal %q, want one containing %q", c.spec, c.input, msg, c.fatal)
+		case c.fatal != "" && len(rsp.GetDesired().GetResources()) != 0:
+			t.Errorf("%s: a Fatal response composes %d objects", c.spec, len(rsp.GetDesired().GetResources()))
+		}
+	}
+}
+
+// TestAddonBounds (finding 4): at most 32 hosts; a valuesOverride of at
+// most 64 top-level keys; all overrides together at most
+// input.maxValuesOverrideBytes of JSON (64 KiB). Each at the edge and past it.
+func TestAddonBounds(t *testing.T) {
+	hostList := func(n int) string {
+		var h []string
+		for i := 0; i < n; i++ {
+			h = append(h, fmt.Sprintf("h%d.tenant-demo.tenants.example.com", i))
+		}
+		return "addons: {ingressNginx: {enabled: true, hosts: [" + strings.Join(h, ", ") + "]}}"
+	}
+	keys := func(n int) string {
+		var kv []string
+		for i := 0; i < n; i++ {
+			kv = append(kv, fmt.Sprintf("k%d: 1", i))
+		}
+		return "addons: {cilium: {valuesOverride: {" + strings.Join(kv, ", ") + "}}}"
+	}
+	// {"a":"<n x's>"} is n+8 bytes of JSON.
+	sized := func(release string, n int) string {
+		return fmt.Sprintf(`%s: {valuesOverride: {a: "%s"}}`, release, strings.Repeat("x", n-8))
+	}
+	for _, c := range []struct{ spec, input, fatal string }{
+		{spec: hostList(32)},
+		{spec: hostList(33), fatal: "spec.addons.ingressNginx.hosts: Too many: 33: must have at most 32 items"},
+		{spec: keys(64)},
+		{spec: keys(65), fatal: "spec.addons.cilium.valuesOverride: Too many: 65: must have at most 64 items"},
+		{spec: "addons: {" + sized("cilium", 65536) + "}"},
+		{spec: "addons: {" + sized("cilium", 65537) + "}", fatal: `spec.addons.cilium.valuesOverride: Invalid value: "<65537 bytes of JSON>": Too long: all valuesOverride together may be at most 65536 bytes`},
+		{spec: "addons: {" + sized("cilium", 32768) + ", " + sized("coredns", 32768) + "}"},
+		{spec: "addons: {" + sized("cilium", 32768) + ", " + sized("coredns", 32769) + "}", fatal: "65537 with the overrides before it"},
+		{spec: "addons: {" + sized("cilium", 1024) + "}", input: "maxValuesOverrideBytes: 1024"},
+		{spec: "addons: {" + sized("cilium", 1025) + "}", input: "maxValuesOverrideBytes: 1024", fatal: `spec.addons.cilium.valuesOverride: Invalid value: "<1025 bytes of JSON>": Too long: all valuesOverride together may be at most 1024 bytes`},
+	} {
+		rsp := doWithNamespace(t, run{spec: c.spec, input: c.input}, nil, nil)
+		msg := fatal(rsp)
+		switch {
+		case c.fatal == "" && msg != "":
+			t.Errorf("%.80s (%s): Fatal %.300s", c.spec, c.input, msg)
+		case c.fatal != "" && !strings.Contains(msg, c.fatal):
+			t.Errorf("%.80s (%s): Fatal %.300q, want one containing %q", c.spec, c.input, msg, c.fatal)
+		}
+		if len(msg) > 2048 {
+			t.Errorf("%.80s: the Fatal message is %d bytes: it must name the size, not repeat the value", c.spec, len(msg))
+		}
+	}
+}
+
+// TestHelmChartCleanupIsBounded (finding 4): the HelmCharts composed for
+// deletion stop at input.maxCleanupObjects, with a Warning naming the
+// count, as the workers' cleanup kinds do.
+func TestHelmChartCleanupIsBounded(t *testing.T) {
+	charts := func(n int) map[string]*fnv1.Resources {
+		items := make([]*fnv1.Resource, n)
+		for i := range items {
+			items[i] = &fnv1.Resource{Resource: toStruct(t, fmt.Sprintf(
+				"apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: chart-%03d, namespace: tenant-demo, labels: {tenantkube.io/cluster: demo}}", i))}
+		}
+		return map[string]*fnv1.Resources{"cleanup-helmchart.source.toolkit.fluxcd.io": {Items: items}}
+	}
+	count := func(rsp *fnv1.RunFunctionResponse) int {
+		n := 0
+		for name := range rsp.GetDesired().GetResources() {
+			if strings.HasPrefix(name, "cleanup-helmchart-") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		charts, limit, want int
+		warning             string
+	}{
+		{charts: 3, limit: 3, want: 3},
+		{charts: 4, limit: 3, want: 3, warning: "1 more HelmCharts labelled tenantkube.io/cluster=demo in tenant-demo are not composed"},
+		{charts: 101, limit: 0, want: 100, warning: "1 more HelmCharts"},
+	} {
+		input := ""
+		if c.limit > 0 {
+			input = fmt.Sprintf("maxCleanupObjects: %d", c.limit)
+		}
+		rsp := doWithNamespace(t, run{spec: "{}", input: input}, nil, charts(c.charts))
+		mustOK(t, rsp)
+		if got := count(rsp); got != c.want {
+			t.Errorf("%d charts, limit %d: %d composed, want %d", c.charts, c.limit, got, c.want)
+		}
+		var warned string
+		for _, r := range rsp.GetResults() {
+			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
+				warned += r.GetMessage()
+			}
+		}
+		if (c.warning == "") != (warned == "") || !strings.Contains(warned, c.warning) {
+			t.Errorf("%d charts, limit %d: warnings %q, want %q", c.charts, c.limit, warned, c.warning)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// FuzzTenantConfinement (issue 14): whatever the claim's namespace, name,
+// spec and the Namespace's tenant-host annotation, every composed
+// namespaced object lands in NS, the one cluster-scoped object (the
+// DataStore) is named "<NS>.<N>" — so it names one tenant only — and the
+// tenant API server's host lies under the tenant host.
+func FuzzTenantConfinement(f *testing.F) {
+	for _, s := range [][4]string{
+		{"tenant-demo", "demo", `{}`, ""},
+		{"prod", "team-a", `{"host":"api.prod.tenants.example.com"}`, ""},
+		{"prod-team", "a", `{"host":"x.other.tenants.example.com"}`, ""},
+		{"prod", "team.a", `{}`, ""},
+		{"a.b", "c", `{}`, ""},
+		{strings.Repeat("n", 63), strings.Repeat("c", 32), `{"controlPlane":{"replicas":7}}`, "acme.example.com"},
+		{"tenant-demo", "demo", `{"host":"api.acme.example.com"}`, "acme.example.com"},
+		{"tenant-demo", "demo", `{}`, "Bad_Host"},
+		{"", "", `[]`, ""},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, ns, n, spec, annotation string) {
+		var specV any
+		_ = json.Unmarshal([]byte(spec), &specV)
+		xr, err := fntest.Struct(fntest.TenantXR(ns, n, specV))
+		if err != nil {
+			return
+		}
+		nsObj := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}
+		if annotation != "" {
+			nsObj["metadata"].(map[string]any)["annotations"] = map[string]any{function.AnnotationTenantHost: annotation}
+		}
+		nsStruct, err := fntest.Struct(nsObj)
+		if err != nil {
+			return
+		}
+		req := &fnv1.RunFunctionRequest{
+			Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr}},
+			RequiredResources: map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsStruct}}}},
+		}
+		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+		if err != nil {
+			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
+		}
+		if fntest.FatalMessage(rsp) != "" {
+			return
+		}
+		if strings.Contains(ns, ".") || strings.Contains(n, ".") {
+			t.Fatalf("ns=%q n=%q: a dotted identity was accepted", ns, n)
+		}
+		if err := fntest.CheckConfined(rsp, nil, ns, n, fntest.ClusterScoped{
+			"kamaji.clastix.io/DataStore": func(ns, n string) string { return ns + "." + n },
+		}); err != nil {
+			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
+		}
+		tenantHost := ns + ".tenants.example.com"
+		if annotation != "" {
+			tenantHost = annotation
+		}
+		host := strings.TrimSuffix(get(rsp.GetDesired().GetResources()["kamajicontrolplane"].GetResource().AsMap(), "spec", "network", "ingress", "hostname").(string), ":443")
+		if host != tenantHost && !strings.HasSuffix(host, "."+tenantHost) {
+			t.Fatalf("ns=%q n=%q spec=%s: host %q is not under the tenant host %q", ns, n, spec, host, tenantHost)
+		}
+	})
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// trickyNames are namespaces and cluster names chosen to collide under a
+// naive join: hyphens at the joins, one name a prefix or suffix of another,
+// the longest allowed (63 and 32 characters).
+func trickyNames() (namespaces, clusters []string) {
+	namespaces = []string{"prod", "prod-team", "prod-team-a", "a", "a-b", "team", "team-a", "x",
+		strings.Repeat("n", 63), strings.Repeat("n", 62) + "m", strings.Repeat("n", 31)}
+	clusters = []string{"a", "team-a", "b-a", "team", "demo", "a-team", "x",
+		strings.Repeat("c", 32), strings.Repeat("c", 31) + "d", strings.Repeat("n", 32)}
+	return namespaces, clusters
+}
+
+// TestNamesOutsideTheNamespaceAreInjective (issue 14, finding 2 and 3):
+// for every pair of tricky (NS, N), the cluster-scoped DataStore name and
+// the default host on the shared ingress are valid and belong to that pair
+// alone. Before the fix ("NS-N", "N.<baseDomain>") (prod, team-a) and
+// (prod-team, a) shared the DataStore prod-team-a, and every namespace's
+// "demo" the host demo.<baseDomain>.
+func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
+	namespaces, clusters := trickyNames()
+	dataStores, hosts := map[string]function.Identity{}, map[string]function.Identity{}
+	for _, ns := range namespaces {
+		for _, n := range clusters {
+			id := function.Identity{Name: n, Namespace: ns}
+			ds := DataStoreName(id)
+			if msgs := validation.IsDNS1123Subdomain(ds); len(msgs) > 0 {
+				t.Errorf("DataStore name %q of %v: %v", ds, id, msgs)
+			}
+			if prev, ok := dataStores[ds]; ok {
+				t.Errorf("%v and %v share the DataStore %q", prev, id, ds)
+			}
+			dataStores[ds] = id
+			host := function.HostPolicy{TenantHost: ns + "." + strings.Repeat("b", function.MaxBaseDomainLength)}.ClusterHost(id)
+			if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
+				t.Errorf("host %q of %v: %v", host, id, msgs)
+			}
+			if prev, ok := hosts[host]; ok {
+				t.Errorf("%v and %v share the host %q", prev, id, host)
+			}
+			hosts[host] = id
+		}
+	}
+	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want {
+		t.Errorf("%d DataStore names and %d hosts for %d pairs", len(dataStores), len(hosts), want)
+	}
+	// The collision of finding 2, by hand.
+	if DataStoreName(function.Identity{Namespace: "prod", Name: "team-a"}) == DataStoreName(function.Identity{Namespace: "prod-team", Name: "a"}) {
+		t.Error("(prod, team-a) and (prod-team, a) share a DataStore")
+	}
+}
+
+// withNamespace answers the Namespace requirement with a Namespace object
+// of the given annotations (nil: the namespace does not exist).
+func withNamespace(t *testing.T, req *fnv1.RunFunctionRequest, ns string, annotations map[string]any) *fnv1.RunFunctionRequest {
+	t.Helper()
+	items := []*fnv1.Resource{}
+	if annotations != nil {
+		items = append(items, &fnv1.Resource{Resource: mustStruct(t, map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "annotations": annotations},
+		})})
+	}
+	req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: items}}
+	return req
+}
+
+func hostname(t *testing.T, rsp *fnv1.RunFunctionResponse) any {
+	t.Helper()
+	return get(desired(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname")
+}
+
+// TestTenantHost (finding 3): the default host is <N>.<tenant host>, the
+// tenant host <NS>.<baseDomain> or the Namespace's annotation; an explicit
+// spec.host must lie under the tenant host or an allowed suffix.
+func TestTenantHost(t *testing.T) {
+	for name, c := range map[string]struct {
+		spec, input string
+		annotations map[string]any
+		want        string // hostname, or a substring of the Fatal message
+		fatal       bool
+	}{
+		"default":                 {spec: `{}`, annotations: map[string]any{}, want: "demo.tenant-demo.tenants.example.com:443"},
+		"namespace not found":     {spec: `{}`, want: "demo.tenant-demo.tenants.example.com:443"},
+		"base domain":             {spec: `{}`, input: `{baseDomain: k8s.example.org}`, annotations: map[string]any{}, want: "demo.tenant-demo.k8s.example.org:443"},
+		"platform annotation":     {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, want: "demo.acme.example.com:443"},
+		"under the tenant host":   {spec: `{host: api.tenant-demo.tenants.example.com}`, annotations: map[string]any{}, want: "api.tenant-demo.tenants.example.com:443"},
+		"the tenant host itself":  {spec: `{host: tenant-demo.tenants.example.com}`, annotations: map[string]any{}, want: "tenant-demo.tenants.example.com:443"},
+		"under an allowed suffix": {spec: `{host: api.demo.example.net}`, input: `{allowedHostSuffixes: [example.net]}`, annotations: map[string]any{}, want: "api.demo.example.net:443"},
+		"another tenant's host": {spec: `{host: demo.tenant-other.tenants.example.com}`, annotations: map[string]any{}, fatal: true,
+			want: `spec.host: Forbidden: "demo.tenant-other.tenants.example.com": a host must be the tenant host or lie under tenant-demo.tenants.example.com`},
+		"a suffix look-alike": {spec: `{host: eviltenant-demo.tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "eviltenant-demo.tenants.example.com"`},
+		"the platform's host": {spec: `{host: tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "tenants.example.com"`},
+		"under the default once annotated": {spec: `{host: api.tenant-demo.tenants.example.com}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, fatal: true,
+			want: `spec.host: Forbidden: "api.tenant-demo.tenants.example.com": a host must be the tenant host or lie under acme.example.com`},
+		"bad annotation": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "Not_A_Host"}, fatal: true,
+			want: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "Not_A_Host"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, withNamespace(t, newRequest(t, c.spec, c.input), "tenant-demo", c.annotations))
+			msg := fatal(rsp)
+			switch {
+			case c.fatal && !strings.Contains(msg, c.want):
+				t.Errorf("Fatal %q, want one containing %q", msg, c.want)
+			case c.fatal:
+				if len(rsp.GetDesired().GetResources()) != 0 {
+					t.Errorf("a Fatal response composes %v", keys(rsp))
+				}
+			case msg != "":
+				t.Errorf("Fatal: %s", msg)
+			case hostname(t, rsp) != c.want:
+				t.Errorf("hostname %v, want %s", hostname(t, rsp), c.want)
+			}
+		})
+	}
+}
+
+// TestHostBeforeTheNamespaceArrives: the first call of a reconcile, without
+// the Namespace, asks for it and composes the default; an explicit host is
+// not held against a tenant host it does not know yet (a Fatal result
+// would end Crossplane's requirements loop before the Namespace came).
+func TestHostBeforeTheNamespaceArrives(t *testing.T) {
+	rsp := run(t, newRequest(t, `{host: api.acme.example.com}`, ""))
+	if msg := fatal(rsp); msg != "" {
+		t.Fatalf("Fatal before the Namespace arrived: %s", msg)
+	}
+	sel := rsp.GetRequirements().GetResources()[function.RequirementNamespace]
+	if sel.GetKind() != "Namespace" || sel.GetMatchName() != "tenant-demo" {
+		t.Errorf("Namespace requirement %v", sel)
+	}
+	rsp = run(t, withNamespace(t, newRequest(t, `{host: api.acme.example.com}`, ""), "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"}))
+	if msg := fatal(rsp); msg != "" || hostname(t, rsp) != "api.acme.example.com:443" {
+		t.Errorf("with the annotation: Fatal %q, hostname %v", msg, hostname(t, rsp))
+	}
+}
+
+// TestSameClusterNameInTwoNamespaces (findings 2, 3): two tenants' clusters
+// called demo compose no name outside their namespaces in common.
+func TestSameClusterNameInTwoNamespaces(t *testing.T) {
+	outside := func(ns string) map[string]bool {
+		req := newRequest(t, `{}`, "")
+		labels := req.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["labels"].GetStructValue().Fields
+		labels["crossplane.io/claim-namespace"] = mustValue(t, ns)
+		rsp := run(t, withNamespace(t, req, ns, map[string]any{}))
+		if msg := fatal(rsp); msg != "" {
+			t.Fatal(msg)
+		}
+		out := map[string]bool{hostname(t, rsp).(string): true}
+		for name, r := range rsp.GetDesired().GetResources() {
+			obj := r.GetResource().AsMap()
+			if ns2, _ := get(obj, "metadata", "namespace").(string); ns2 == "" {
+				out[obj["kind"].(string)+"/"+get(obj, "metadata", "name").(string)] = true
+			} else if ns2 != ns {
+				t.Errorf("%s lands in %s, not %s", name, ns2, ns)
+			}
+		}
+		return out
+	}
+	a, b := outside("tenant-a"), outside("tenant-b")
+	for k := range a {
+		if b[k] {
+			t.Errorf("tenant-a/demo and tenant-b/demo share %s", k)
+		}
+	}
+	if !a["DataStore/tenant-a.demo"] || !a["demo.tenant-a.tenants.example.com:443"] {
+		t.Errorf("tenant-a/demo outside its namespace: %v", a)
+	}
+}
+
+// TestComponentResourceBounds (finding 4): a control-plane component runs
+// in the management cluster; its explicit resources stop at the largest
+// preset's, 32 CPUs and 256Gi.
+func TestComponentResourceBounds(t *testing.T) {
+	for spec, want := range map[string]string{
+		`{controlPlane: {apiServer: {resources: {cpu: 32, memory: 256Gi}}}}`:     "",
+		`{controlPlane: {apiServer: {resources: {cpu: 32001m}}}}`:                `spec.controlPlane.apiServer.resources.cpu: Invalid value: "32001m": must be at most 32`,
+		`{controlPlane: {scheduler: {resources: {memory: 256Gi}}}}`:              "",
+		`{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`: `spec.controlPlane.konnectivity.server.resources.memory: Invalid value: "257Gi": must be at most 256Gi`,
+	} {
+		msg := fatal(run(t, newRequest(t, spec, "")))
+		if (want == "" && msg != "") || !strings.Contains(msg, want) {
+			t.Errorf("%s: Fatal %q, want %q", spec, msg, want)
+		}
+	}
+}
+
+// TestDottedNamesNeverReachTheDataStore: (a, b.c) and (a.b, c) would both
+// be "a.b.c"; a claim name or namespace with a dot (Kubernetes allows dots
+// in object names) is refused before anything is named.
+func TestDottedNamesNeverReachTheDataStore(t *testing.T) {
+	for _, c := range []struct{ ns, n, field string }{
+		{"a", "b.c", "crossplane.io/claim-name"},
+		{"a.b", "c", "crossplane.io/claim-namespace"},
+		{"tenant-demo", "team.a", "crossplane.io/claim-name"},
+	} {
+		req := newRequest(t, `{}`, "")
+		labels := req.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["labels"].GetStructValue().Fields
+		labels["crossplane.io/claim-name"] = mustValue(t, c.n)
+		labels["crossplane.io/claim-namespace"] = mustValue(t, c.ns)
+		rsp := run(t, req)
+		val := c.n
+		if c.field == "crossplane.io/claim-namespace" {
+			val = c.ns
+		}
+		if msg := fatal(rsp); !strings.Contains(msg, `metadata.labels[`+c.field+`]: Invalid value: "`+val+`"`) {
+			t.Errorf("(%s, %s): Fatal %q", c.ns, c.n, msg)
+		}
+		if len(rsp.GetDesired().GetResources()) != 0 {
+			t.Errorf("(%s, %s): composed %v", c.ns, c.n, keys(rsp))
+		}
+	}
+}
+
+// TestSharedDataStoreNameHasNoDot: a shared DataStore cannot be named like
+// a tenant's dedicated one.
+func TestSharedDataStoreNameHasNoDot(t *testing.T) {
+	if msg := fatal(run(t, newRequest(t, `{}`, `{dataStoreName: tenant-demo.demo}`))); !strings.Contains(msg, `input.dataStoreName: Invalid value: "tenant-demo.demo"`) {
+		t.Errorf("Fatal %q", msg)
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// FuzzTenantConfinement (issue 14): whatever the claim's namespace, name
+// and spec, every composed object lands in NS (the workers compose nothing
+// cluster-scoped), every RoleBinding grants one of the controllers'
+// ClusterRoles to a ServiceAccount of NS, and every image a Deployment runs
+// is the platform's (the input's) or from an allowed registry.
+func FuzzTenantConfinement(f *testing.F) {
+	for _, s := range [][3]string{
+		{"tenant-demo", "demo", ``},
+		{"prod", "team-a", `nodeGroups: {md0: {maxReplicas: 100, roles: [ingress-nginx]}}`},
+		{"prod-team", "a", `images: {waitForKubeconfig: attacker.example/evil:latest}`},
+		{"prod", "team.a", ``},
+		{"x", "y", `images: {waitForKubeconfig: busybox}`},
+		{"x", "y", `nodeGroups: {md0: {maxReplicas: 2147483647}}`},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	in := defaultInput()
+	platform := map[string]bool{in.Images.ClusterAutoscaler: true, in.Images.CloudControllerManager: true, in.Images.CSIDriver: true,
+		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true, in.Images.WaitForKubeconfig: true}
+	roles := map[string]bool{}
+	for _, c := range ControllerComponents {
+		roles[ClusterRoleName(c)] = true
+	}
+	f.Fuzz(func(t *testing.T, ns, n, spec string) {
+		m := map[string]any{}
+		if err := yaml.Unmarshal([]byte(spec), &m); err != nil {
+			return
+		}
+		x, err := fntest.Struct(fntest.TenantXR(ns, n, m))
+		if err != nil {
+			return
+		}
+		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: x}}, Desired: &fnv1.State{}}
+		withInstancetypes(t, "u1.medium", "u1.large")(req)
+		setRequired(req, RequirementMachineSets)
+		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+		if err != nil {
+			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
+		}
+		if len(fatals(rsp)) > 0 {
+			return
+		}
+		if err := fntest.CheckConfined(rsp, nil, ns, n, nil); err != nil {
+			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
+		}
+		for name, r := range rsp.GetDesired().GetResources() {
+			obj := r.GetResource().AsMap()
+			switch obj["kind"] {
+			case "RoleBinding":
+				if ref, _ := get(obj, "roleRef", "name").(string); !roles[ref] || get(obj, "roleRef", "kind") != "ClusterRole" {
+					t.Fatalf("%s binds %v %v", name, get(obj, "roleRef", "kind"), ref)
+				}
+				for _, s := range get(obj, "subjects").([]any) {
+					if s.(map[string]any)["namespace"] != ns || s.(map[string]any)["kind"] != "ServiceAccount" {
+						t.Fatalf("%s: subject %v outside %s", name, s, ns)
+					}
+				}
+			case "Deployment":
+				pod := get(obj, "spec", "template", "spec").(map[string]any)
+				for _, key := range []string{"initContainers", "containers"} {
+					cs, _ := pod[key].([]any)
+					for _, c := range cs {
+						img := c.(map[string]any)["image"].(string)
+						if !platform[img] && function.CheckImage(field.NewPath("image"), img, in.AllowedImageRegistries) != nil {
+							t.Fatalf("ns=%q spec=%s: %s runs %s", ns, spec, name, img)
+						}
+					}
+				}
+			}
+		}
+	})
+}

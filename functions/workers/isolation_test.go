@@ -1,0 +1,96 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// workersRun runs the function on spec with the seed's instance types
+// answered and the given input (YAML, may be empty). It returns the Fatal
+// messages joined, and the response's desired composed resource count.
+func workersRun(t *testing.T, spec, input string) (string, int) {
+	t.Helper()
+	opts := []reqOpt{withInstancetypes(t, "u1.medium"), withMachineSets(t)}
+	if input != "" {
+		opts = append(opts, withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+input)))
+	}
+	rsp := run(t, newRequest(t, spec, opts...))
+	return strings.Join(fatals(rsp), "\n"), len(rsp.GetDesired().GetResources())
+}
+
+// TestImagesOnlyFromAllowedRegistries (issue 14, finding 1): the image a
+// tenant sets runs in the management cluster beside controller tokens; it
+// must come from a registry the platform allows, else a Fatal result names
+// the field and the value and nothing is composed.
+func TestImagesOnlyFromAllowedRegistries(t *testing.T) {
+	const path = "spec.images.waitForKubeconfig"
+	for _, c := range []struct {
+		image, input string
+		fatal        string // "" when accepted
+	}{
+		{image: "docker.io/library/busybox:1.37.0"},
+		{image: "busybox:1.36"},
+		{image: "library/busybox@sha256:" + strings.Repeat("a", 64)},
+		{image: "index.docker.io/library/busybox"},
+		{image: "attacker.example/evil:latest", fatal: path + `: Forbidden: "attacker.example/evil:latest": images may only come from docker.io/library`},
+		{image: "docker.io/attacker/busybox:1", fatal: path + `: Forbidden: "docker.io/attacker/busybox:1"`},
+		{image: "attacker/busybox", fatal: path + `: Forbidden: "attacker/busybox"`},
+		{image: "docker.io/library-evil/busybox", fatal: path + `: Forbidden: "docker.io/library-evil/busybox"`},
+		{image: "docker.io.attacker.example/library/busybox", fatal: path + `: Forbidden: "docker.io.attacker.example/library/busybox"`},
+		{image: "Not An Image", fatal: path + `: Invalid value: "Not An Image": not an image reference`},
+		{image: "registry.corp.example/mirror/busybox:1", input: "allowedImageRegistries: [registry.corp.example]"},
+		{image: "registry.corp.example/mirror/busybox:1", input: "allowedImageRegistries: [registry.corp.example/mirror]"},
+		{image: "registry.corp.example/mirrors/busybox:1", input: "allowedImageRegistries: [registry.corp.example/mirror]", fatal: path + ": Forbidden"},
+		{image: "docker.io/library/busybox:1", input: "allowedImageRegistries: []", fatal: path + ": Forbidden"},
+		{image: "registry.corp.example/" + strings.Repeat("a", 600), input: "allowedImageRegistries: [registry.corp.example]", fatal: path + ": Too long"},
+	} {
+		msg, n := workersRun(t, `images: {waitForKubeconfig: "`+c.image+`"}`, c.input)
+		switch {
+		case c.fatal == "" && msg != "":
+			t.Errorf("%s (%s): Fatal %s", c.image, c.input, msg)
+		case c.fatal != "" && !strings.Contains(msg, c.fatal):
+			t.Errorf("%s (%s): Fatal %q, want one containing %q", c.image, c.input, msg, c.fatal)
+		case c.fatal != "" && n != 0:
+			t.Errorf("%s: a Fatal response composes %d objects", c.image, n)
+		}
+	}
+}
+
+// TestNodeGroupBounds (finding 4): each bound accepted at its edge and
+// refused just past it, naming the field and the value.
+func TestNodeGroupBounds(t *testing.T) {
+	g := "spec.nodeGroups[md0]."
+	roles := func(n int) string { return strings.TrimSuffix(strings.Repeat("r,", n), ",") }
+	gpus := func(n int) string { return strings.TrimSuffix(strings.Repeat("{name: nvidia.com/L40S},", n), ",") }
+	for _, c := range []struct{ spec, input, fatal string }{
+		{spec: `nodeGroups: {md0: {maxReplicas: 100}}`},
+		{spec: `nodeGroups: {md0: {maxReplicas: 101}}`, fatal: g + "maxReplicas: Invalid value: 101: must be at most 100 (the platform's ceiling)"},
+		{spec: `nodeGroups: {md0: {maxReplicas: 2147483647}}`, fatal: g + "maxReplicas: Invalid value: 2147483647: must be at most 100"},
+		{spec: `nodeGroups: {md0: {minReplicas: 101, maxReplicas: 101}}`, fatal: g + "minReplicas: Invalid value: 101: must be at most 100"},
+		{spec: `nodeGroups: {md0: {maxReplicas: 300}}`, input: "maxReplicas: 300"},
+		{spec: `nodeGroups: {md0: {maxReplicas: 301}}`, input: "maxReplicas: 300", fatal: g + "maxReplicas: Invalid value: 301: must be at most 300"},
+		{spec: `nodeGroups: {md0: {roles: [` + roles(16) + `]}}`},
+		{spec: `nodeGroups: {md0: {roles: [` + roles(17) + `]}}`, fatal: g + "roles: Too many: 17: must have at most 16 items"},
+		{spec: `nodeGroups: {md0: {gpus: [` + gpus(16) + `]}}`},
+		{spec: `nodeGroups: {md0: {gpus: [` + gpus(17) + `]}}`, fatal: g + "gpus: Too many: 17: must have at most 16 items"},
+		{spec: `nodeGroups: {md0: {gpus: [{name: ` + strings.Repeat("g", 253) + `}]}}`},
+		{spec: `nodeGroups: {md0: {gpus: [{name: ` + strings.Repeat("g", 254) + `}]}}`, fatal: g + "gpus[0].name: Too long"},
+		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}}}`},
+		{spec: `nodeGroups: {md0: {resources: {cpu: 257, memory: 4Gi}}}`, fatal: g + `resources.cpu: Invalid value: "257": must be at most 256`},
+		{spec: `nodeGroups: {md0: {resources: {cpu: 4, memory: 4097Gi}}}`, fatal: g + `resources.memory: Invalid value: "4097Gi": must be at most 4Ti`},
+		{spec: `nodeGroups: {md0: {diskSize: 64Ti}}`},
+		{spec: `nodeGroups: {md0: {diskSize: 65537Gi}}`, fatal: g + `diskSize: Invalid value: "65537Gi": must be at most 64Ti`},
+		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 253) + `}}`},
+		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 254) + `}}`, fatal: g + "storageClass: Too long"},
+		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}, kubelet: {systemReservedCpu: 257}}}`, fatal: g + `kubelet.systemReservedCpu: Invalid value: "257": must be at most 256`},
+		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}, kubelet: {kubeReservedMemory: 4097Gi}}}`, fatal: g + `kubelet.kubeReservedMemory: Invalid value: "4097Gi": must be at most 4Ti`},
+	} {
+		msg, _ := workersRun(t, c.spec, c.input)
+		switch {
+		case c.fatal == "" && msg != "":
+			t.Errorf("%s: Fatal %s", c.spec, msg)
+		case c.fatal != "" && !strings.Contains(msg, c.fatal):
+			t.Errorf("%s: Fatal %q, want one containing %q", c.spec, msg, c.fatal)
+		}
+	}
+}

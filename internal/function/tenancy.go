@@ -1,0 +1,155 @@
+package function
+
+import (
+	"fmt"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-containerregistry/pkg/name"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// AnnotationTenantHost, on a tenant's Namespace object, sets the tenant
+// host of every cluster in that namespace (default <NS>.<baseDomain>). It
+// is the platform's: tenants hold no update on Namespace objects (README,
+// Security model).
+const AnnotationTenantHost = "tenantkube.io/tenant-host"
+
+// RequirementNamespace is the required-resource key of the tenant's
+// Namespace object, read for its tenant-host annotation.
+const RequirementNamespace = "tenant-namespace"
+
+// MaxBaseDomainLength is the longest base domain for which every default
+// cluster host <N>.<NS>.<baseDomain> (N at most 32, NS at most 63
+// characters) stays within a DNS name's 253 characters.
+const MaxBaseDomainLength = validation.DNS1123SubdomainMaxLength - MaxClusterNameLength - 1 - validation.DNS1123LabelMaxLength - 1
+
+// RequireNamespace asks Crossplane for the tenant's Namespace object.
+func RequireNamespace(rsp *fnv1.RunFunctionResponse, id Identity) {
+	Require(rsp, RequirementNamespace, &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "Namespace",
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: id.Namespace},
+	})
+}
+
+// HostPolicy says which hosts on the shared management ingress a tenant's
+// cluster may claim.
+type HostPolicy struct {
+	// TenantHost is the tenant's own host: the Namespace's tenant-host
+	// annotation, else <NS>.<baseDomain>.
+	TenantHost string
+	// Known is false until Crossplane has sent the Namespace (the first
+	// call of a reconcile): the tenant host is then the default, and hosts
+	// are not held against it, since Crossplane calls the function again
+	// with the Namespace before it uses a response (and a Fatal result
+	// would end that loop).
+	Known bool
+	// AllowedSuffixes are further domains any tenant may claim hosts under
+	// (platform input).
+	AllowedSuffixes []string
+	// AllowWildcards lets a host start with "*." (platform input).
+	AllowWildcards bool
+}
+
+// TenantHostPolicy reads the tenant host of id's namespace from the
+// required Namespace (RequireNamespace). It returns a *field.Error naming
+// the annotation when its value is no DNS name.
+func TenantHostPolicy(req *fnv1.RunFunctionRequest, id Identity, baseDomain string, suffixes []string, wildcards bool) (HostPolicy, error) {
+	p := HostPolicy{TenantHost: id.Namespace + "." + baseDomain, AllowedSuffixes: suffixes, AllowWildcards: wildcards}
+	items, arrived := RequiredResources(req, RequirementNamespace)
+	if !arrived {
+		return p, nil
+	}
+	p.Known = true
+	for _, ns := range items {
+		if ValueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
+			continue
+		}
+		v, ok := ValueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
+		if !ok {
+			continue
+		}
+		path := field.NewPath("namespace", id.Namespace, "metadata", "annotations").Key(AnnotationTenantHost)
+		if msgs := validation.IsDNS1123Subdomain(v.StringValue); len(msgs) > 0 {
+			return p, field.Invalid(path, v.StringValue, msgs[0])
+		}
+		if len(v.StringValue) > MaxBaseDomainLength+validation.DNS1123LabelMaxLength+1 {
+			return p, field.TooLong(path, v.StringValue, MaxBaseDomainLength+validation.DNS1123LabelMaxLength+1)
+		}
+		p.TenantHost = v.StringValue
+	}
+	return p, nil
+}
+
+// ClusterHost is the default host of cluster N: <N>.<tenant host>, as the
+// seed's <cluster-name>.<tenant-host>.
+func (p HostPolicy) ClusterHost(id Identity) string { return id.Name + "." + p.TenantHost }
+
+// Check returns a *field.Error naming path and host when host may not be
+// claimed: a wildcard the platform does not allow, a malformed name, or,
+// once the tenant host is known, a name neither equal to nor under the
+// tenant host or an allowed suffix.
+func (p HostPolicy) Check(path *field.Path, host string) *field.Error {
+	bare, wildcard := strings.CutPrefix(host, "*.")
+	if wildcard && !p.AllowWildcards {
+		return field.Forbidden(path, fmt.Sprintf("%q: wildcard hosts are not allowed on this platform", host))
+	}
+	if len(host) > validation.DNS1123SubdomainMaxLength {
+		return field.TooLong(path, host, validation.DNS1123SubdomainMaxLength)
+	}
+	if msgs := validation.IsDNS1123Subdomain(bare); len(msgs) > 0 {
+		return field.Invalid(path, host, msgs[0])
+	}
+	if !p.Known {
+		return nil
+	}
+	for _, s := range append([]string{p.TenantHost}, p.AllowedSuffixes...) {
+		if within(bare, s) {
+			return nil
+		}
+	}
+	allowed := "under " + p.TenantHost
+	if len(p.AllowedSuffixes) > 0 {
+		allowed += " or " + strings.Join(p.AllowedSuffixes, ", ")
+	}
+	return field.Forbidden(path, fmt.Sprintf("%q: a host must be the tenant host or lie %s", host, allowed))
+}
+
+// within reports whether host is domain or a name under it.
+func within(host, domain string) bool {
+	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
+}
+
+// CheckImage returns a *field.Error naming path and image unless image is
+// a well-formed reference whose repository lies in one of allowed: a
+// registry host ("registry.example.com") or a host and repository prefix
+// ("docker.io/library"), matched at '/' boundaries after Docker's
+// normalisation ("busybox" is docker.io/library/busybox).
+func CheckImage(path *field.Path, image string, allowed []string) *field.Error {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return field.Invalid(path, image, "not an image reference: "+err.Error())
+	}
+	registry, repo := ref.Context().RegistryStr(), ref.Context().RepositoryStr()
+	for _, a := range allowed {
+		host, prefix, _ := strings.Cut(a, "/")
+		if normalRegistry(host) != normalRegistry(registry) {
+			continue
+		}
+		if prefix == "" || repo == prefix || strings.HasPrefix(repo, prefix+"/") {
+			return nil
+		}
+	}
+	return field.Forbidden(path, fmt.Sprintf("%q: images may only come from %s (the platform's allowed registries)", image, strings.Join(allowed, ", ")))
+}
+
+// normalRegistry folds Docker Hub's names into one.
+func normalRegistry(host string) string {
+	if host == name.DefaultRegistry || host == "docker.io" || host == "registry-1.docker.io" {
+		return name.DefaultRegistry
+	}
+	return host
+}
