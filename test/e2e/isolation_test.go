@@ -346,7 +346,7 @@ func (e *env) sameNameTwoTenants(t *testing.T) {
 		ds, _, _ := unstructured.NestedString(kcp.Object, "spec", "dataStoreName")
 		return h + " " + ds
 	}
-	if a, b := hostOf(demoNS), hostOf(otherNS); a != "demo.tenant-demo.tenants.example.com:443 tenant-demo.demo" || b != "demo.tenant-b.tenants.example.com:443 tenant-b.demo" {
+	if a, b := hostOf(demoNS), hostOf(otherNS); a != "demo.tenant-demo.k8s.example.net:443 tenant-demo.demo" || b != "demo.tenant-b.k8s.example.net:443 tenant-b.demo" {
 		t.Errorf("host and DataStore: tenant-demo %q, tenant-b %q", a, b)
 	}
 	for _, ns := range []string{demoNS, otherNS} {
@@ -410,9 +410,9 @@ func (e *env) hostileTenant(t *testing.T) {
 		field, val string
 	}{
 		"evil-image":    {map[string]any{"images": map[string]any{"waitForKubeconfig": "attacker.example/evil:latest"}}, "spec.images.waitForKubeconfig", "attacker.example/evil:latest"},
-		"squat-api":     {map[string]any{"host": "demo.tenant-demo.tenants.example.com"}, "spec.host", "demo.tenant-demo.tenants.example.com"},
-		"squat-ingress": {map[string]any{"addons": map[string]any{"ingressNginx": map[string]any{"enabled": true, "hosts": []any{"demo.tenant-demo.tenants.example.com"}}}}, "spec.addons.ingressNginx.hosts[0]", "demo.tenant-demo.tenants.example.com"},
-		"wildcard":      {map[string]any{"addons": map[string]any{"ingressNginx": map[string]any{"enabled": true, "hosts": []any{"*.tenants.example.com"}}}}, "spec.addons.ingressNginx.hosts[0]", "*.tenants.example.com"},
+		"squat-api":     {map[string]any{"host": "demo.tenant-demo.k8s.example.net"}, "spec.host", "demo.tenant-demo.k8s.example.net"},
+		"squat-ingress": {map[string]any{"addons": map[string]any{"ingressNginx": map[string]any{"enabled": true, "hosts": []any{"demo.tenant-demo.k8s.example.net"}}}}, "spec.addons.ingressNginx.hosts[0]", "demo.tenant-demo.k8s.example.net"},
+		"wildcard":      {map[string]any{"addons": map[string]any{"ingressNginx": map[string]any{"enabled": true, "hosts": []any{"*.k8s.example.net"}}}}, "spec.addons.ingressNginx.hosts[0]", "*.k8s.example.net"},
 	}
 	for name, c := range fatal {
 		e.must(t, apply(ctx, e.c, e.tenantClaim(t, evilNS, name, c.spec)), "apply claim "+evilNS+"/"+name)
