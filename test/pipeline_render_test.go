@@ -46,6 +46,7 @@ func TestPipelineRender(t *testing.T) {
 		{name: "example-observed", xr: example("xr.yaml"), required: example("instancetypes.yaml"), observed: example("observed")},
 		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: example("instancetypes.yaml")},
 		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: example("instancetypes.yaml")},
+		{name: "seed-parity", xr: data("xr-seed-parity.yaml"), required: example("instancetypes.yaml")},
 		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: example("instancetypes.yaml"), composition: data("composition-shared-datastore.yaml")},
 		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}},
 		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}},
