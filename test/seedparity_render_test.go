@@ -74,8 +74,8 @@ func TestSeedParityRender(t *testing.T) {
 			}
 		}
 		want := []string{
-			"apps.parity.example.net / ImplementationSpecific parity-ingress-nginx:443",
-			"apps.parity.example.net / ImplementationSpecific parity-ingress-nginx:80",
+			"apps.tenant-parity.tenants.example.com / ImplementationSpecific parity-ingress-nginx:443",
+			"apps.tenant-parity.tenants.example.com / ImplementationSpecific parity-ingress-nginx:80",
 		}
 		if !slices.Equal(paths, want) {
 			t.Errorf("paths %v, want %v", paths, want)
@@ -108,9 +108,6 @@ func TestSeedParityRender(t *testing.T) {
 		}
 		if got := str(d, "spec", "template", "spec", "priorityClassName"); got != "system-cluster-critical" {
 			t.Errorf("priorityClassName %s", got)
-		}
-		if got := str(obj("ClusterRoleBinding/tenantkube:kcsi-controller:tenant-parity:parity"), "roleRef", "name"); got != "tenantkube:kcsi-persistentvolumes" {
-			t.Errorf("ClusterRoleBinding roleRef %s", got)
 		}
 	})
 

@@ -88,7 +88,8 @@ func targetPort(svc *corev1.Service, b networkingv1.IngressServiceBackend) (int3
 // plain HTTP (ACME HTTP-01, redirects) to the tenant's HTTP node port
 // (30000), the node ports the tenant's ingress-nginx listens on.
 func TestProxiedIngressRoutesBothSchemes(t *testing.T) {
-	rsp := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [example.org, '*.apps.example.org', example.org]}}"}.do(t)
+	rsp := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.apps.tenant-demo.tenants.example.com', tenant-demo.tenants.example.com]}}",
+		input: "allowWildcardHosts: true"}.do(t)
 	mustOK(t, rsp)
 	var svc corev1.Service
 	var ing networkingv1.Ingress
@@ -97,7 +98,7 @@ func TestProxiedIngressRoutesBothSchemes(t *testing.T) {
 	if len(ing.Spec.Rules) != 2 {
 		t.Errorf("%d rules, want one per distinct host", len(ing.Spec.Rules))
 	}
-	for _, host := range []string{"example.org", "*.apps.example.org"} {
+	for _, host := range []string{"tenant-demo.tenants.example.com", "*.apps.tenant-demo.tenants.example.com"} {
 		v := readAsNginx(t, &ing, host)
 		want := map[string]struct {
 			port  int32
