@@ -55,6 +55,7 @@ func TestPipelineRender(t *testing.T) {
 		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
 		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml")}},
 		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: []string{example("instancetypes.yaml")}},
+		{name: "seed-parity", xr: data("xr-seed-parity.yaml"), required: []string{example("instancetypes.yaml")}},
 		// A shared DataStore and a base domain set in the EnvironmentConfig,
 		// not in the Composition.
 		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-shared-datastore.yaml")}},

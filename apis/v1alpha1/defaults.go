@@ -27,7 +27,7 @@ func DefaultNodeGroups() map[string]NodeGroup {
 	return map[string]NodeGroup{DefaultNodeGroupName: {
 		MinReplicas:  ptr(int32(DefaultMinReplicas)),
 		MaxReplicas:  ptr(int32(DefaultMaxReplicas)),
-		InstanceType: DefaultInstanceType,
+		InstanceType: ptr(DefaultInstanceType),
 		DiskSize:     DefaultDiskSize,
 		Roles:        []string{"ingress-nginx"},
 	}}
@@ -72,8 +72,10 @@ func (g *NodeGroup) Default() {
 	if g.MaxReplicas == nil {
 		g.MaxReplicas = ptr(int32(DefaultMaxReplicas))
 	}
-	if g.InstanceType == "" {
-		g.InstanceType = DefaultInstanceType
+	// Only an absent instanceType takes the default: an explicit "" means
+	// none (the seed chart documents that case).
+	if g.InstanceType == nil {
+		g.InstanceType = ptr(DefaultInstanceType)
 	}
 	if !g.DiskSize.IsSet() {
 		g.DiskSize = DefaultDiskSize
@@ -93,3 +95,11 @@ func defaultPreset(c *Component, preset ResourcesPreset) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// InstanceTypeName is the node group's instance type, "" for none.
+func (g *NodeGroup) InstanceTypeName() string {
+	if g.InstanceType == nil {
+		return ""
+	}
+	return *g.InstanceType
+}

@@ -105,11 +105,14 @@ type NodeGroup struct {
 	// +optional
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
-	// Virtual machine instance type.
+	// Virtual machine instance type. An absent field is u1.medium; an
+	// empty one means no instance type (without resources the VM has no
+	// size of its own: kubelet reservations are the minimum and no
+	// capacity annotations are written).
 	// +kubebuilder:default=u1.medium
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
-	InstanceType string `json:"instanceType,omitempty"`
+	InstanceType *string `json:"instanceType,omitempty"`
 
 	// Persistent disk for kubelet and containerd data.
 	// +kubebuilder:default="20Gi"

@@ -310,6 +310,11 @@ func (in *NodeGroup) DeepCopyInto(out *NodeGroup) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.InstanceType != nil {
+		in, out := &in.InstanceType, &out.InstanceType
+		*out = new(string)
+		**out = **in
+	}
 	if in.Roles != nil {
 		in, out := &in.Roles, &out.Roles
 		*out = make([]string, len(*in))

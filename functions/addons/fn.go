@@ -30,13 +30,14 @@ type Function struct {
 // Condition the function sets on the XR and the claim (SPEC §2).
 const (
 	ConditionAddonsReady = "AddonsReady"
-	// ReasonAllReady is AddonsReady=True's reason.
-	ReasonAllReady = "AllBaseAddonsReady"
-	// ReasonHelmReleaseFailed is AddonsReady=False's reason when a base
-	// release reports Ready=False; the message names each failed release
+	// ReasonAllReady is AddonsReady=True's reason: every release of an
+	// enabled add-on, base or optional, is Ready.
+	ReasonAllReady = "AllAddonsReady"
+	// ReasonHelmReleaseFailed is AddonsReady=False's reason when a release
+	// reports Ready=False; the message names each failed release
 	// first ("<release>: <message>"), then those still pending.
 	ReasonHelmReleaseFailed = "HelmReleaseFailed"
-	// ReasonWaitingForHelmRelease is AddonsReady=False's reason when no base
+	// ReasonWaitingForHelmRelease is AddonsReady=False's reason when no
 	// release failed but some are not Ready yet (not created, or no Ready
 	// condition yet).
 	ReasonWaitingForHelmRelease = "WaitingForHelmRelease"
@@ -105,10 +106,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 				st := v1alpha1.AddonStatus{Ready: ok}
 				if !ok {
 					st.Message = msg
-					switch {
-					case o.Base && hasFailed:
+					if hasFailed {
 						failed = append(failed, o.Release+": "+msg)
-					case o.Base:
+					} else {
 						pending = append(pending, o.Release+": "+msg)
 					}
 				}

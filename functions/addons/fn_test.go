@@ -370,8 +370,8 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 		"selector": map[string]any{"cluster.x-k8s.io/cluster-name": "demo", "node-role.kubernetes.io/ingress-nginx": ""},
 		"type":     "ClusterIP",
 		"ports": []any{
-			map[string]any{"name": "http", "port": 80.0, "protocol": "TCP", "targetPort": 30000.0},
-			map[string]any{"name": "https", "port": 443.0, "protocol": "TCP", "targetPort": 30001.0},
+			map[string]any{"name": "http", "appProtocol": "http", "port": 80.0, "protocol": "TCP", "targetPort": 30000.0},
+			map[string]any{"name": "https", "appProtocol": "https", "port": 443.0, "protocol": "TCP", "targetPort": 30001.0},
 		},
 	}
 	if d := cmp.Diff(wantSvc, get(svc, "spec")); d != "" {
@@ -380,8 +380,27 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 	if got := get(svc, "metadata", "name"); got != "demo-ingress-nginx" {
 		t.Errorf("Service name %v", got)
 	}
-	if got := get(ing, "metadata", "annotations"); !cmp.Equal(got, map[string]any{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"}) {
-		t.Errorf("Ingress annotations %v", got)
+	// The seed chart's annotations; the snippet names the upstream of the
+	// Service's port 80 as ingress-nginx names it: <namespace>-<service>-80.
+	wantAnn := map[string]any{
+		"nginx.ingress.kubernetes.io/ssl-passthrough":  "true",
+		"nginx.ingress.kubernetes.io/backend-protocol": "AUTO_HTTP",
+		"nginx.ingress.kubernetes.io/ssl-redirect":     "false",
+		"nginx.ingress.kubernetes.io/configuration-snippet": "if ($scheme = http) {\n" +
+			"  set $proxy_upstream_name \"tenant-demo-demo-ingress-nginx-80\";\n" +
+			"  set $proxy_host $proxy_upstream_name;\n}\n",
+	}
+	if d := cmp.Diff(wantAnn, get(ing, "metadata", "annotations")); d != "" {
+		t.Errorf("Ingress annotations (-want +got):\n%s", d)
+	}
+	wantPaths := []any{
+		map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": "demo-ingress-nginx", "port": map[string]any{"number": 443.0}}}},
+		map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": "demo-ingress-nginx", "port": map[string]any{"number": 80.0}}}},
+	}
+	for _, r := range get(ing, "spec", "rules").([]any) {
+		if d := cmp.Diff(wantPaths, get(r.(map[string]any), "http", "paths")); d != "" {
+			t.Errorf("paths of %v (-want +got):\n%s", r.(map[string]any)["host"], d)
+		}
 	}
 	if got := get(ing, "spec", "ingressClassName"); got != "nginx" {
 		t.Errorf("ingress class %v", got)
@@ -561,11 +580,34 @@ func TestReadiness(t *testing.T) {
 	for _, r := range baseReleases {
 		obs["addon-"+r] = ready
 	}
-	rsp := run{spec: "addons: {velero: {enabled: true}}", observed: obs}.do(t)
+	rsp := run{spec: "{}", observed: obs}.do(t)
 	mustOK(t, rsp)
 	cond := rsp.GetConditions()
-	if len(cond) != 1 || cond[0].GetType() != "AddonsReady" || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+	if len(cond) != 1 || cond[0].GetType() != "AddonsReady" || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || cond[0].GetReason() != "AllAddonsReady" {
 		t.Errorf("conditions %v", cond)
+	}
+	// An enabled optional add-on gates AddonsReady like a base one (issue
+	// 16: cert-manager failed while the condition read True).
+	rsp = run{spec: "addons: {velero: {enabled: true}}", observed: obs}.do(t)
+	mustOK(t, rsp)
+	cond = rsp.GetConditions()
+	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "WaitingForHelmRelease" ||
+		cond[0].GetMessage() != "velero: HelmRelease not created yet" {
+		t.Errorf("velero pending: conditions %v", cond)
+	}
+	cm := map[string]string{"addon-cert-manager-crds": ready, "addon-cert-manager": failed}
+	for k, v := range obs {
+		cm[k] = v
+	}
+	cond = run{spec: "addons: {certManager: {enabled: true}}", observed: cm}.do(t).GetConditions()
+	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "HelmReleaseFailed" ||
+		cond[0].GetMessage() != "cert-manager: install retries exhausted" {
+		t.Errorf("cert-manager failed: conditions %v", cond)
+	}
+	cm["addon-cert-manager"] = ready
+	cond = run{spec: "addons: {certManager: {enabled: true}}", observed: cm}.do(t).GetConditions()
+	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || cond[0].GetReason() != "AllAddonsReady" {
+		t.Errorf("cert-manager ready: conditions %v", cond)
 	}
 	if got := rsp.GetDesired().GetResources()["addon-cilium"].GetReady(); got != fnv1.Ready_READY_TRUE {
 		t.Errorf("cilium ready %v", got)

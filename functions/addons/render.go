@@ -8,6 +8,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -177,7 +178,7 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 			KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{
 				Name: id.KubeconfigSecretName(), Key: function.KubeconfigSecretKey,
 			}},
-			ReleaseName:      row.Release,
+			ReleaseName:      row.HelmReleaseName(),
 			TargetNamespace:  row.Namespace,
 			StorageNamespace: row.Namespace,
 			Timeout:          &releaseTimeout,
@@ -191,6 +192,9 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 			},
 			Uninstall: &helmv2.Uninstall{DisableHooks: true, DisableWait: true},
 		},
+	}
+	if row.KeepCRDs {
+		hr.Spec.PostRenderers = []helmv2.PostRenderer{{Kustomize: &helmv2.Kustomize{Patches: []kustomize.Patch{KeepCRDsPatch}}}}
 	}
 	for _, d := range row.DependsOn(a) {
 		hr.Spec.DependsOn = append(hr.Spec.DependsOn, helmv2.DependencyReference{Name: id.Prefixed(d)})
@@ -228,6 +232,26 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 		hr.Spec.Values = raw
 	}
 	return hr, nil
+}
+
+// ResourcePolicyKeep is Helm's annotation (and value) that makes an
+// uninstall, an upgrade dropping the object, or a failed install's cleanup
+// leave the object in place.
+const (
+	AnnotationResourcePolicy = "helm.sh/resource-policy"
+	ResourcePolicyKeep       = "keep"
+)
+
+// KeepCRDsPatch is the post-renderer patch that annotates every
+// CustomResourceDefinition a release renders with helm.sh/resource-policy:
+// keep, so Helm never deletes a tenant's CRDs (and with them every custom
+// resource of their kinds; cozystack #3555). A strategic-merge patch with a
+// target applies to every object the target selects, whatever name it
+// carries.
+var KeepCRDsPatch = kustomize.Patch{
+	Patch: "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: any\n  annotations:\n    " +
+		AnnotationResourcePolicy + ": " + ResourcePolicyKeep + "\n",
+	Target: &kustomize.Selector{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"},
 }
 
 // managedSource returns the source object the function emits for a managed
@@ -281,8 +305,17 @@ func ProxySelector(id function.Identity) map[string]string {
 	}
 }
 
+// Ports of the management-cluster Service N-ingress-nginx: http and
+// https, as the Ingress N-ingress-nginx names them by number (ingress-nginx
+// names an upstream <namespace>-<service>-<port as written>).
+const (
+	ProxyHTTPPort  = 80
+	ProxyHTTPSPort = 443
+)
+
 // proxyService is the management-cluster Service N-ingress-nginx: http 80 →
-// node port 30000, https 443 → 30001 of N's ingress-nginx nodes.
+// node port 30000, https 443 → 30001 of N's ingress-nginx nodes, each with
+// its appProtocol.
 func proxyService(id function.Identity) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -291,24 +324,62 @@ func proxyService(id function.Identity) *corev1.Service {
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: ProxySelector(id),
 			Ports: []corev1.ServicePort{
-				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(ProxyHTTPNodePort)},
-				{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(ProxyHTTPSNodePort)},
+				{Name: "http", Protocol: corev1.ProtocolTCP, AppProtocol: ptr("http"), Port: ProxyHTTPPort, TargetPort: intstr.FromInt32(ProxyHTTPNodePort)},
+				{Name: "https", Protocol: corev1.ProtocolTCP, AppProtocol: ptr("https"), Port: ProxyHTTPSPort, TargetPort: intstr.FromInt32(ProxyHTTPSNodePort)},
 			},
 		},
 	}
 }
 
-// proxyIngress is the management-cluster Ingress N-ingress-nginx: SSL
-// passthrough of each host to the Service's https port.
+// Annotations of the Ingress N-ingress-nginx (ingress-nginx's annotation
+// names).
+const (
+	AnnotationSSLPassthrough       = "nginx.ingress.kubernetes.io/ssl-passthrough"
+	AnnotationBackendProtocol      = "nginx.ingress.kubernetes.io/backend-protocol"
+	AnnotationSSLRedirect          = "nginx.ingress.kubernetes.io/ssl-redirect"
+	AnnotationConfigurationSnippet = "nginx.ingress.kubernetes.io/configuration-snippet"
+)
+
+// ProxyHTTPUpstream is the name ingress-nginx gives the upstream of the
+// Service N-ingress-nginx's port 80: <namespace>-<service>-<port>.
+func ProxyHTTPUpstream(id function.Identity) string {
+	return fmt.Sprintf("%s-%s-%d", id.Namespace, id.Prefixed("ingress-nginx"), ProxyHTTPPort)
+}
+
+// proxyIngress is the management-cluster Ingress N-ingress-nginx. Each host
+// has two paths "/": the Service's port 443 first (TLS is passed through to
+// the tenant's HTTPS node port by SNI) and port 80, which only makes
+// ingress-nginx create the port-80 upstream. nginx chooses the backend by
+// scheme (backend-protocol AUTO_HTTP); the snippet sends plain HTTP to the
+// port-80 upstream, and ssl-redirect is off so ACME HTTP-01 challenges and
+// the tenant's own redirects reach its ingress.
 func proxyIngress(id function.Identity, class string, hosts []string) *networkingv1.Ingress {
-	prefix := networkingv1.PathTypePrefix
+	pathType := networkingv1.PathTypeImplementationSpecific
+	upstream := ProxyHTTPUpstream(id)
+	svc := id.Prefixed("ingress-nginx")
 	ing := &networkingv1.Ingress{
 		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: id.Prefixed("ingress-nginx"), Namespace: id.Namespace, Labels: id.Labels(),
-			Annotations: map[string]string{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"},
+			Name: svc, Namespace: id.Namespace, Labels: id.Labels(),
+			Annotations: map[string]string{
+				AnnotationSSLPassthrough:  "true",
+				AnnotationBackendProtocol: "AUTO_HTTP",
+				AnnotationSSLRedirect:     "false",
+				AnnotationConfigurationSnippet: "if ($scheme = http) {\n" +
+					"  set $proxy_upstream_name \"" + upstream + "\";\n" +
+					"  set $proxy_host $proxy_upstream_name;\n" +
+					"}\n",
+			},
 		},
 		Spec: networkingv1.IngressSpec{IngressClassName: &class},
+	}
+	path := func(port int32) networkingv1.HTTPIngressPath {
+		return networkingv1.HTTPIngressPath{
+			Path: "/", PathType: &pathType,
+			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: svc, Port: networkingv1.ServiceBackendPort{Number: port},
+			}},
+		}
 	}
 	seen := map[string]bool{}
 	for _, h := range hosts {
@@ -319,12 +390,7 @@ func proxyIngress(id function.Identity, class string, hosts []string) *networkin
 		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{
 			Host: h,
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-				Paths: []networkingv1.HTTPIngressPath{{
-					Path: "/", PathType: &prefix,
-					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-						Name: id.Prefixed("ingress-nginx"), Port: networkingv1.ServiceBackendPort{Name: "https"},
-					}},
-				}},
+				Paths: []networkingv1.HTTPIngressPath{path(ProxyHTTPSPort), path(ProxyHTTPPort)},
 			}},
 		})
 	}
@@ -382,3 +448,5 @@ func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput) erro
 	}
 	return nil
 }
+
+func ptr[T any](v T) *T { return &v }

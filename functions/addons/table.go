@@ -1,6 +1,10 @@
 package main
 
 import (
+	"net/url"
+	"sort"
+	"strings"
+
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -14,12 +18,18 @@ import (
 // key and default wrapper key are the release name's entry in the input's
 // charts (input.Charts.Source).
 type Addon struct {
-	// Release is the Helm release name; the HelmRelease is N-<Release> and
-	// its composed-resource name addon-<Release>.
+	// Release is the add-on's name: the HelmRelease is N-<Release>, its
+	// composed-resource name addon-<Release> and its status.addons key
+	// <Release>.
 	Release string
+	// ReleaseName is the Helm release name when it is not Release.
+	ReleaseName string
+	// KeepCRDs marks a release that installs the tenant's CRDs: they are
+	// annotated so that Helm never deletes them.
+	KeepCRDs bool
 	// Namespace is the target (and storage) namespace in the tenant cluster.
 	Namespace string
-	// Base add-ons are always installed and gate the AddonsReady condition.
+	// Base add-ons are always installed.
 	Base bool
 	// Enabled says whether an optional add-on is installed (nil for base
 	// add-ons).
@@ -79,7 +89,7 @@ func ingressNginxOn(a *v1alpha1.Addons) bool { return a.IngressNginx.Enabled }
 // edges follow the seed chart.
 var Table = []Addon{
 	{
-		Release: "gateway-api-crds", Namespace: "kube-system",
+		Release: "gateway-api-crds", Namespace: "kube-system", KeepCRDs: true,
 		Enabled: gatewayAPIOn, DependsOn: deps(),
 		Defaults: func(*Context) Values {
 			return Values{"crds": Values{"gatewayAPI": Values{"enabled": true}, "envoyGateway": Values{"enabled": false}}}
@@ -98,7 +108,7 @@ var Table = []Addon{
 		Defaults:  corednsDefaults,
 	},
 	{
-		Release: "vsnap-crd", Namespace: "cozy-vsnap-crd", Base: true,
+		Release: "vsnap-crd", Namespace: "cozy-vsnap-crd", Base: true, KeepCRDs: true,
 		DependsOn: deps(),
 	},
 	{
@@ -107,7 +117,7 @@ var Table = []Addon{
 		Defaults:  func(c *Context) Values { return Values{"storageClass": c.Spec.StorageClass} },
 	},
 	{
-		Release: "prometheus-operator-crds", Namespace: "cozy-victoria-metrics-operator", Base: true,
+		Release: "prometheus-operator-crds", Namespace: "cozy-victoria-metrics-operator", Base: true, KeepCRDs: true,
 		DependsOn: deps(),
 	},
 	{
@@ -115,7 +125,7 @@ var Table = []Addon{
 		DependsOn: deps("cilium", "prometheus-operator-crds"),
 	},
 	{
-		Release: "cert-manager-crds", Namespace: "cozy-cert-manager-crds",
+		Release: "cert-manager-crds", Namespace: "cozy-cert-manager-crds", KeepCRDs: true,
 		Enabled: certManagerOn, DependsOn: deps(),
 	},
 	{
@@ -171,11 +181,13 @@ var Table = []Addon{
 		},
 	},
 	{
-		Release: "vertical-pod-autoscaler-crds", Namespace: "cozy-vertical-pod-autoscaler-crds",
+		Release: "vertical-pod-autoscaler-crds", Namespace: "cozy-vertical-pod-autoscaler-crds", KeepCRDs: true,
 		Enabled: monitoringOn, DependsOn: deps("cilium"),
 	},
 	{
-		Release: "monitoring-agents", Namespace: "cozy-monitoring",
+		// The platform's dashboards know the agents by the seed chart's
+		// release name.
+		Release: "monitoring-agents", ReleaseName: "cozy-monitoring-agents", Namespace: "cozy-monitoring",
 		Enabled:   monitoringOn,
 		Override:  override("monitoringAgents", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.MonitoringAgents.ValuesOverride }),
 		DependsOn: deps("cozy-victoria-metrics-operator", "vertical-pod-autoscaler-crds", "prometheus-operator-crds", "metrics-server"),
@@ -186,6 +198,7 @@ var Table = []Addon{
 		Enabled:   monitoringOn,
 		Override:  override("verticalPodAutoscaler", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.VerticalPodAutoscaler.ValuesOverride }),
 		DependsOn: deps("monitoring-agents"),
+		Defaults:  vpaDefaults,
 	},
 	{
 		Release: "velero", Namespace: "cozy-velero",
@@ -206,6 +219,14 @@ var Table = []Addon{
 			}}
 		},
 	},
+}
+
+// HelmReleaseName is the Helm release name: ReleaseName, or Release.
+func (a *Addon) HelmReleaseName() string {
+	if a.ReleaseName != "" {
+		return a.ReleaseName
+	}
+	return a.Release
 }
 
 // On reports whether the add-on is installed for these add-on settings.
@@ -274,16 +295,84 @@ func ingressNginxDefaults(c *Context) Values {
 	return Values{"fullnameOverride": "ingress-nginx", "controller": ctrl}
 }
 
-// monitoringAgentsDefaults labels shipped metrics (vmagent external labels)
-// and logs (a Fluent Bit modify filter) with the cluster N and tenant NS
-// (SPEC §5.3).
+// monitoringAgentsDefaults: vmagent writes the cluster's metrics to the
+// platform's remote-write endpoint, labelled with the cluster N and tenant
+// NS; Fluent Bit enriches container logs with their pod metadata (lifted to
+// top-level kubernetes_* keys), labels them with N and NS and sends them as
+// JSON lines to the platform's log endpoint (the seed chart's settings, with
+// the destinations from the input).
 func monitoringAgentsDefaults(c *Context) Values {
+	m := c.Input.Monitoring.For(c.ID.Namespace, c.ID.Name)
 	filters := "[FILTER]\n    Name kubernetes\n    Match kube.*\n    Merge_Log On\n    Keep_Log On\n" +
+		"    K8S-Logging.Parser On\n    K8S-Logging.Exclude On\n" +
+		"[FILTER]\n    Name nest\n    Match *\n    Wildcard pod_name\n    Operation lift\n    Nested_under kubernetes\n    Add_prefix kubernetes_\n" +
 		"[FILTER]\n    Name modify\n    Match *\n    Add tenant " + c.ID.Namespace + "\n    Add cluster " + c.ID.Name + "\n"
 	return Values{
-		"vmagent":    Values{"externalLabels": Values{"cluster": c.ID.Name, "tenant": c.ID.Namespace}},
-		"fluent-bit": Values{"config": Values{"filters": filters}},
+		"vmagent": Values{
+			"externalLabels": Values{"cluster": c.ID.Name, "tenant": c.ID.Namespace},
+			"remoteWrite":    Values{"url": m.MetricsWriteURL},
+		},
+		"fluent-bit": Values{"config": Values{"filters": filters, "outputs": fluentBitOutput(m)}},
 	}
+}
+
+// fluentBitOutput is the Fluent Bit http output section sending kube.*
+// records to m's LogsURL (validated with the input: http or https, a host,
+// no whitespace), gzip-compressed JSON lines with ISO 8601 dates, with m's
+// headers in key order.
+func fluentBitOutput(m input.Monitoring) string {
+	u, _ := url.Parse(m.LogsURL)
+	port, tls := u.Port(), u.Scheme == "https"
+	if port == "" {
+		port = map[bool]string{false: "80", true: "443"}[tls]
+	}
+	var b strings.Builder
+	b.WriteString("[OUTPUT]\n    Name http\n    Match kube.*\n")
+	b.WriteString("    Host " + u.Hostname() + "\n    Port " + port + "\n    URI " + u.RequestURI() + "\n")
+	if tls {
+		b.WriteString("    tls On\n")
+	}
+	b.WriteString("    Compress gzip\n    Format json_lines\n    Json_date_format iso8601\n")
+	for _, k := range sortedKeys(m.LogsHeaders) {
+		b.WriteString("    Header " + k + " " + m.LogsHeaders[k] + "\n")
+	}
+	return b.String()
+}
+
+// vpaDefaults: the VPA recommender reads usage history from the platform's
+// Prometheus-compatible query endpoint (only this cluster's series) instead
+// of keeping checkpoints, with the seed chart's label mapping and 1600Mi of
+// memory.
+func vpaDefaults(c *Context) Values {
+	m := c.Input.Monitoring.For(c.ID.Namespace, c.ID.Name)
+	return Values{"recommender": Values{
+		"extraArgs": Values{
+			"container-name-label":         "container",
+			"container-namespace-label":    "namespace",
+			"container-pod-name-label":     "pod",
+			"storage":                      "prometheus",
+			"memory-saver":                 true,
+			"pod-label-prefix":             "label_",
+			"metric-for-pod-labels":        `kube_pod_labels{job="kube-state-metrics", tenant="` + c.ID.Namespace + `", cluster="` + c.ID.Name + `"}[8d]`,
+			"pod-name-label":               "pod",
+			"pod-namespace-label":          "namespace",
+			"prometheus-address":           m.MetricsReadURL,
+			"prometheus-cadvisor-job-name": "cadvisor",
+		},
+		"resources": Values{
+			"limits":   Values{"memory": "1600Mi"},
+			"requests": Values{"cpu": "100m", "memory": "1600Mi"},
+		},
+	}}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Node ports of the tenant ingress-nginx controller when Proxied (SPEC

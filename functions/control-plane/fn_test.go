@@ -215,7 +215,7 @@ func TestVersionReplicasAndPreset(t *testing.T) {
 		"replicas": float64(3),
 		"apiServer": map[string]any{"resources": map[string]any{
 			"limits":   map[string]any{"cpu": "4", "memory": "8Gi", "ephemeral-storage": "2Gi"},
-			"requests": map[string]any{"cpu": "400m", "memory": "8Gi", "ephemeral-storage": "53687091200m"},
+			"requests": map[string]any{"cpu": "400m", "memory": "8Gi", "ephemeral-storage": "53687091"}, // int(2Gi / 40) bytes, as the seed chart
 		}},
 	}
 	spec := kcp["spec"].(map[string]any)

@@ -17,7 +17,8 @@ const AutoscalerComponent = "cluster-autoscaler"
 // --kubeconfig is only the tenant cluster), min size enforced, DaemonSet and
 // mirror pods ignored, scale-down after 30s unneeded, a 25s scan, and
 // unregistered nodes force-deleted. Its permissions in NS are the
-// ClusterRole tenantkube:cluster-autoscaler (deploy/crossplane-rbac.yaml).
+// ClusterRole tenantkube:cluster-autoscaler (deploy/crossplane-rbac.yaml);
+// only its container holds a token for them.
 func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
 	c := corev1.Container{
 		Name:    AutoscalerComponent,
@@ -37,5 +38,8 @@ func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, wai
 		},
 		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
 	}
-	return newController(id, AutoscalerComponent, waitImage, []corev1.Container{c}, nil)
+	return newController(id, in, waitImage, controllerSpec{
+		component: AutoscalerComponent, containers: []corev1.Container{c},
+		managementAPI: []string{AutoscalerComponent}, tmp: []string{AutoscalerComponent},
+	})
 }

@@ -59,7 +59,9 @@ func BuildKubeadmConfigTemplate(id function.Identity, p NodeGroupPlan, in *v1alp
 			Device:     PersistentDevice,
 			Filesystem: "xfs",
 			Label:      PersistentLabel,
-			Overwrite:  ptr(false),
+			// The whole disk, unpartitioned (the seed chart's).
+			Partition: "none",
+			Overwrite: ptr(false),
 		}}},
 		Mounts:             []bootstrapv1.MountPoints{{"LABEL=" + PersistentLabel, PersistentMount, "xfs", "defaults,nofail", "0", "2"}},
 		PreKubeadmCommands: preKubeadmCommands(p.Version, in.KubernetesBinaryMirror),

@@ -71,7 +71,8 @@ func TestBuildKubeadmConfigTemplate(t *testing.T) {
 	if d := cmp.Diff(bootstrapv1.Arg{Name: "system-reserved", Value: ptr("memory=409Mi,cpu=100m")}, s.JoinConfiguration.NodeRegistration.KubeletExtraArgs[0]); d != "" {
 		t.Errorf("first kubelet arg (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]bootstrapv1.Filesystem{{Device: "/dev/vdb", Filesystem: "xfs", Label: "persistent", Overwrite: ptr(false)}}, s.DiskSetup.Filesystems); d != "" {
+	// partition: none, as the seed chart writes it: the whole disk.
+	if d := cmp.Diff([]bootstrapv1.Filesystem{{Device: "/dev/vdb", Filesystem: "xfs", Label: "persistent", Partition: "none", Overwrite: ptr(false)}}, s.DiskSetup.Filesystems); d != "" {
 		t.Errorf("filesystems (-want +got):\n%s", d)
 	}
 	if len(s.Mounts) != 1 || s.Mounts[0][0] != "LABEL=persistent" || s.Mounts[0][1] != "/persistent" {
@@ -114,7 +115,7 @@ func TestBuildKubeadmConfigTemplate(t *testing.T) {
 
 func TestBuildKubevirtMachineTemplate(t *testing.T) {
 	g := group(func(g *v1alpha1.NodeGroup) {
-		g.InstanceType = "u1.large"
+		g.InstanceType = ptr("u1.large")
 		g.Roles = []string{"ingress-nginx", "edge"}
 		g.StorageClass = "fast"
 		g.DiskSize = "30Gi"
@@ -175,8 +176,9 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 		t.Errorf("volumes %+v", spec.Volumes)
 	}
 	lim, req := spec.Domain.Resources.Limits[corev1.ResourceEphemeralStorage], spec.Domain.Resources.Requests[corev1.ResourceEphemeralStorage]
-	if lim.String() != "2Gi" || req.Cmp(resource.MustParse("51.2Mi")) != 0 {
-		t.Errorf("ephemeral storage limit %s request %s, want 2Gi and 51.2Mi", lim.String(), req.String())
+	// The seed chart: int(2Gi / 40) = int(2147483648 / 40) = 53687091 bytes.
+	if lim.String() != "2Gi" || req.String() != "53687091" {
+		t.Errorf("ephemeral storage limit %s request %s, want 2Gi and 53687091", lim.String(), req.String())
 	}
 	if spec.Domain.CPU != nil || spec.Domain.Memory != nil {
 		t.Error("instance-type VM has explicit cpu or memory")
@@ -346,12 +348,19 @@ func TestControllers(t *testing.T) {
 	}
 }
 
+// TestBuildCloudConfig: the keys are cloud-provider-kubevirt's
+// (pkg/provider/cloud.go); Selectorless is the seed chart's
+// loadBalancer.selectorless: true with enableEPSController: true.
 func TestBuildCloudConfig(t *testing.T) {
-	cm, err := BuildCloudConfig(testID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `infraLabels:
+	for mode, lb := range map[inputv1alpha1.LoadBalancerMode]string{
+		inputv1alpha1.LoadBalancerSelectorless: "  enableEPSController: true\n  enabled: true\n  selectorless: true\n",
+		inputv1alpha1.LoadBalancerSelector:     "  enableEPSController: false\n  enabled: true\n  selectorless: false\n",
+	} {
+		cm, err := BuildCloudConfig(testID, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `infraLabels:
   cluster.x-k8s.io/cluster-name: demo
   tenantkube.io/cluster: demo
 instancesV2:
@@ -360,14 +369,14 @@ instancesV2:
 loadBalancer:
   creationPollInterval: 5
   creationPollTimeout: 60
-  enabled: true
-namespace: tenant-foo
+` + lb + `namespace: tenant-foo
 `
-	if d := cmp.Diff(want, cm.Data["cloud-config"]); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
-	}
-	if cm.Name != "demo-kccm-cloud-config" {
-		t.Errorf("name %s", cm.Name)
+		if d := cmp.Diff(want, cm.Data["cloud-config"]); d != "" {
+			t.Errorf("%s (-want +got):\n%s", mode, d)
+		}
+		if cm.Name != "demo-kccm-cloud-config" {
+			t.Errorf("name %s", cm.Name)
+		}
 	}
 }
 

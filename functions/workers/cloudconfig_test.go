@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -19,14 +20,14 @@ func TestCloudConfigYAMLMatchesSigsYAML(t *testing.T) {
 		if s != "" {
 			id.Namespace = s
 		}
-		cm, err := BuildCloudConfig(id)
+		cm, err := BuildCloudConfig(id, v1alpha1.LoadBalancerSelectorless)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want, err := sigsyaml.Marshal(CloudConfig{
 			Namespace:    id.Namespace,
 			InfraLabels:  map[string]string{function.LabelCluster: id.Name, function.LabelCAPICluster: id.Name},
-			LoadBalancer: CloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60},
+			LoadBalancer: CloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60, Selectorless: true, EnableEPSController: true},
 			InstancesV2:  CloudConfigInstancesV2{Enabled: true},
 		})
 		if err != nil {

@@ -38,11 +38,18 @@ type CloudConfig struct {
 
 // CloudConfigLoadBalancer are the load-balancer settings: how often
 // (seconds) and how long (seconds) to poll for the infrastructure Service's
-// address, and enabled.
+// address, enabled, and the mode (selectorless Services with the
+// EndpointSlice controller, or Services selecting the VMs).
 type CloudConfigLoadBalancer struct {
-	CreationPollInterval int  `json:"creationPollInterval" yaml:"creationPollInterval"`
-	CreationPollTimeout  int  `json:"creationPollTimeout" yaml:"creationPollTimeout"`
-	Enabled              bool `json:"enabled" yaml:"enabled"`
+	CreationPollInterval int `json:"creationPollInterval" yaml:"creationPollInterval"`
+	CreationPollTimeout  int `json:"creationPollTimeout" yaml:"creationPollTimeout"`
+	// EnableEPSController runs the controller's EndpointSlice controller,
+	// which backs each selectorless infrastructure Service with the VMs
+	// of the tenant nodes that hold endpoints.
+	EnableEPSController bool `json:"enableEPSController" yaml:"enableEPSController"`
+	Enabled             bool `json:"enabled" yaml:"enabled"`
+	// Selectorless creates infrastructure Services without a selector.
+	Selectorless bool `json:"selectorless" yaml:"selectorless"`
 }
 
 // CloudConfigInstancesV2 enables the InstancesV2 interface (node addresses
@@ -52,15 +59,23 @@ type CloudConfigInstancesV2 struct {
 	ZoneAndRegionEnabled bool `json:"zoneAndRegionEnabled" yaml:"zoneAndRegionEnabled"`
 }
 
+// cloudConfig is the configuration of cluster N in NS for a load-balancer
+// mode.
+func cloudConfig(id function.Identity, mode v1alpha1.LoadBalancerMode) CloudConfig {
+	selectorless := mode == v1alpha1.LoadBalancerSelectorless
+	return CloudConfig{
+		Namespace:   id.Namespace,
+		InfraLabels: map[string]string{function.LabelCluster: id.Name, function.LabelCAPICluster: id.Name},
+		LoadBalancer: CloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60,
+			Selectorless: selectorless, EnableEPSController: selectorless},
+		InstancesV2: CloudConfigInstancesV2{Enabled: true},
+	}
+}
+
 // BuildCloudConfig returns the cloud-config ConfigMap N-kccm-cloud-config.
 // It returns an error when the configuration does not marshal.
-func BuildCloudConfig(id function.Identity) (*corev1.ConfigMap, error) {
-	cfg := CloudConfig{
-		Namespace:    id.Namespace,
-		InfraLabels:  map[string]string{function.LabelCluster: id.Name, function.LabelCAPICluster: id.Name},
-		LoadBalancer: CloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60},
-		InstancesV2:  CloudConfigInstancesV2{Enabled: true},
-	}
+func BuildCloudConfig(id function.Identity, mode v1alpha1.LoadBalancerMode) (*corev1.ConfigMap, error) {
+	cfg := cloudConfig(id, mode)
 	raw, err := yaml.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -75,8 +90,9 @@ func BuildCloudConfig(id function.Identity) (*corev1.ConfigMap, error) {
 // BuildCloudControllerManager returns the KubeVirt cloud controller manager
 // (SPEC §5.2): cloud provider kubevirt for cluster N, reading the tenant
 // kubeconfig and the cloud-config ConfigMap; its permissions in NS (the
-// LoadBalancer Services and EndpointSlices, reading the VMs) are the
-// ClusterRole tenantkube:kccm (deploy/crossplane-rbac.yaml).
+// LoadBalancer Services and, in Selectorless mode through its EndpointSlice
+// controller, their EndpointSlices, reading the VMs) are the ClusterRole
+// tenantkube:kccm (deploy/crossplane-rbac.yaml).
 func BuildCloudControllerManager(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
 	const configDir = "/etc/cloud"
 	c := corev1.Container{
@@ -95,5 +111,8 @@ func BuildCloudControllerManager(id function.Identity, in *v1alpha1.WorkersInput
 	vol := corev1.Volume{Name: "cloud-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: id.Prefixed(CCMComponent + "-cloud-config")},
 	}}}
-	return newController(id, CCMComponent, waitImage, []corev1.Container{c}, []corev1.Volume{vol})
+	return newController(id, in, waitImage, controllerSpec{
+		component: CCMComponent, containers: []corev1.Container{c}, volumes: []corev1.Volume{vol},
+		managementAPI: []string{CCMComponent}, tmp: []string{CCMComponent},
+	})
 }

@@ -29,7 +29,8 @@ func FuzzTenantConfinement(f *testing.F) {
 	}
 	in := defaultInput()
 	platform := map[string]bool{in.Images.ClusterAutoscaler: true, in.Images.CloudControllerManager: true, in.Images.CSIDriver: true,
-		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true, in.Images.WaitForKubeconfig: true}
+		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true, in.Images.WaitForKubeconfig: true,
+		in.Images.CSISnapshotter: true, in.Images.SnapshotController: true}
 	roles := map[string]bool{}
 	for _, c := range ControllerComponents {
 		roles[ClusterRoleName(c)] = true

@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -50,36 +52,103 @@ func ClusterRoleName(component string) string { return "tenantkube:" + component
 // binds.
 var ControllerComponents = []string{AutoscalerComponent, CCMComponent, CSIComponent}
 
+// Where a container that talks to the management API finds its
+// ServiceAccount token, CA and namespace (client-go's in-cluster
+// configuration).
+const (
+	ManagementTokenVolume    = "management-api-token"
+	ManagementTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// managementTokenSeconds is the token's lifetime as the kubelet's own
+	// ServiceAccount volume asks for it.
+	managementTokenSeconds = 3607
+	// TmpVolume is the writable /tmp of a container whose root file system
+	// is read-only.
+	TmpVolume = "tmp"
+)
+
+// ControllerTolerations let the controllers run on nodes reserved for
+// critical add-ons and on control-plane nodes (the seed chart's).
+var ControllerTolerations = []corev1.Toleration{
+	{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists},
+	{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+}
+
+// controllerSpec is what distinguishes one controller.
+type controllerSpec struct {
+	component  string
+	containers []corev1.Container
+	// managementAPI names the containers that talk to the management
+	// API; only they get the ServiceAccount token.
+	managementAPI []string
+	// tmp names the containers that get a writable /tmp.
+	tmp           []string
+	volumes       []corev1.Volume
+	priorityClass string
+}
+
 // newController assembles a Controller named N-<component>: a
 // ServiceAccount, a RoleBinding of the component's ClusterRole to it in NS
-// and a one-replica Deployment running containers after the
-// wait-for-kubeconfig init container (image waitImage), with the kubeconfig
-// Secret volume and extra volumes.
-func newController(id function.Identity, component, waitImage string, containers []corev1.Container, extraVolumes []corev1.Volume) Controller {
-	name := id.Prefixed(component)
+// and a one-replica Deployment running the containers after the wait-for-kubeconfig init
+// container (image waitImage), with the kubeconfig Secret volume and the
+// extra volumes. Every container gets the input's requests and limits and
+// runs as a non-root user without privilege escalation or capabilities, on
+// a read-only root file system, under the runtime's default seccomp
+// profile; only the containers that talk to the management API get a
+// ServiceAccount token.
+func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string, cs controllerSpec) Controller {
+	name := id.Prefixed(cs.component)
 	// One labels map for the four objects and the pod template: they are
 	// only read (marshalled), never changed.
-	labels := id.Labels(LabelComponent, component)
+	labels := id.Labels(LabelComponent, cs.component)
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: labels}
 	}
-	selector := map[string]string{function.LabelCluster: id.Name, LabelComponent: component}
+	selector := map[string]string{function.LabelCluster: id.Name, LabelComponent: cs.component}
 	volumes := append([]corev1.Volume{{
 		Name: KubeconfigVolume,
 		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: id.KubeconfigSecretName(),
 			Optional:   ptr(true),
 		}},
-	}}, extraVolumes...)
+	}}, cs.volumes...)
+	if len(cs.managementAPI) > 0 {
+		volumes = append(volumes, managementTokenVolume())
+	}
+	if len(cs.tmp) > 0 {
+		volumes = append(volumes, corev1.Volume{Name: TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
+	ctl := &in.Controllers
+	harden := func(c corev1.Container) corev1.Container {
+		c.Resources = ctl.ContainerResourcesFor(c.Name)
+		c.SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			ReadOnlyRootFilesystem:   ptr(true),
+			RunAsNonRoot:             ptr(true),
+		}
+		if slices.Contains(cs.managementAPI, c.Name) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: ManagementTokenVolume, MountPath: ManagementTokenMountPath, ReadOnly: true})
+		}
+		if slices.Contains(cs.tmp, c.Name) {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: TmpVolume, MountPath: "/tmp"})
+		}
+		return c
+	}
+	containers := make([]corev1.Container, len(cs.containers))
+	for i, c := range cs.containers {
+		containers[i] = harden(c)
+	}
 	return Controller{
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: meta(),
+			// Only the pod's own projected token reaches a container.
+			AutomountServiceAccountToken: ptr(false),
 		},
 		RoleBinding: &rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 			ObjectMeta: meta(),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(component)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(cs.component)},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
 		},
 		Deployment: &appsv1.Deployment{
@@ -92,15 +161,43 @@ func newController(id function.Identity, component, waitImage string, containers
 					ObjectMeta: metav1.ObjectMeta{Labels: labels},
 					Spec: corev1.PodSpec{
 						ServiceAccountName:           name,
-						AutomountServiceAccountToken: ptr(true),
-						InitContainers:               []corev1.Container{WaitForKubeconfigContainer(waitImage)},
-						Containers:                   containers,
-						Volumes:                      volumes,
+						AutomountServiceAccountToken: ptr(false),
+						EnableServiceLinks:           ptr(false),
+						PriorityClassName:            cs.priorityClass,
+						Tolerations:                  ControllerTolerations,
+						SecurityContext: &corev1.PodSecurityContext{
+							RunAsNonRoot:   ptr(true),
+							RunAsUser:      ptr(ctl.RunAsUser),
+							RunAsGroup:     ptr(ctl.RunAsUser),
+							FSGroup:        ptr(ctl.RunAsUser),
+							SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+						InitContainers: []corev1.Container{harden(WaitForKubeconfigContainer(waitImage))},
+						Containers:     containers,
+						Volumes:        volumes,
 					},
 				},
 			},
 		},
 	}
+}
+
+// managementTokenVolume is the projected volume the kubelet would mount for
+// the pod's ServiceAccount: a bound token, the cluster CA and the
+// namespace.
+func managementTokenVolume() corev1.Volume {
+	return corev1.Volume{Name: ManagementTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr(int64(managementTokenSeconds))}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+				Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+			}}}},
+		},
+	}}}
 }
 
 // WaitForKubeconfigContainer is the init container that waits until the
@@ -120,4 +217,9 @@ func WaitForKubeconfigContainer(image string) corev1.Container {
 
 func kubeconfigMount() corev1.VolumeMount {
 	return corev1.VolumeMount{Name: KubeconfigVolume, MountPath: KubeconfigMountPath, ReadOnly: true}
+}
+
+// rule is a PolicyRule shorthand.
+func rule(groups, resources, verbs []string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: groups, Resources: resources, Verbs: verbs}
 }

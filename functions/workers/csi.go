@@ -19,10 +19,15 @@ const (
 
 // BuildCSIController returns the KubeVirt CSI driver's controller for the
 // tenant cluster (SPEC §5.2): the driver in controller mode, creating
-// DataVolumes in NS labelled with the cluster and hot-plugging them into
-// the tenant's VMs through its infrastructure ServiceAccount, plus the
-// external provisioner, attacher, resizer and liveness-probe sidecars,
-// which talk to the tenant cluster through its kubeconfig.
+// DataVolumes and VolumeSnapshots in NS labelled with the cluster (labels
+// tenantkube.io/cluster and cluster.x-k8s.io/cluster-name, the seed
+// chart's) and hot-plugging them into the tenant's VMs through its
+// ServiceAccount, plus the external provisioner, attacher, resizer,
+// snapshotter and liveness-probe sidecars and the snapshot controller, which
+// talk to the tenant cluster through its kubeconfig (only the driver holds a
+// management-cluster token). Its permissions in NS (VolumeSnapshots
+// included) are the ClusterRole tenantkube:kcsi-controller
+// (deploy/crossplane-rbac.yaml). It runs at the input's priority class.
 func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
 	sock := corev1.VolumeMount{Name: "socket-dir", MountPath: csiSocketDir}
 	sidecar := func(name, image string, extra ...string) corev1.Container {
@@ -34,12 +39,12 @@ func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 		}
 	}
 	driver := corev1.Container{
-		Name:  "csi-driver",
+		Name:  CSIDriverContainer,
 		Image: in.Images.CSIDriver,
 		Args: []string{
 			"--endpoint=unix://" + csiSocketPath,
 			"--infra-cluster-namespace=" + id.Namespace,
-			"--infra-cluster-labels=" + function.LabelCluster + "=" + id.Name,
+			"--infra-cluster-labels=" + CSIInfraLabels(id),
 			"--tenant-cluster-kubeconfig=" + TenantKubeconfigPath,
 			"--run-node-service=false",
 			"--run-controller-service=true",
@@ -54,13 +59,38 @@ func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 		Args:         []string{"--csi-address=" + csiSocketPath, "--probe-timeout=3s"},
 		VolumeMounts: []corev1.VolumeMount{sock},
 	}
+	snapshotController := corev1.Container{
+		Name:         "snapshot-controller",
+		Image:        in.Images.SnapshotController,
+		Args:         []string{"--kubeconfig=" + TenantKubeconfigPath, "--worker-threads=10", "--v=2"},
+		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
+	}
 	containers := []corev1.Container{
 		driver,
-		sidecar("csi-provisioner", in.Images.CSIProvisioner, "--timeout=3m", "--default-fstype=ext4"),
-		sidecar("csi-attacher", in.Images.CSIAttacher, "--timeout=3m"),
+		sidecar("csi-provisioner", in.Images.CSIProvisioner, "--timeout=3m", "--retry-interval-max=1m", "--default-fstype=ext4"),
+		sidecar("csi-attacher", in.Images.CSIAttacher, "--timeout=3m", "--retry-interval-max=1m"),
 		sidecar("csi-resizer", in.Images.CSIResizer, "--timeout=3m", "--handle-volume-inuse-error=false"),
+		sidecar("csi-snapshotter", in.Images.CSISnapshotter, "--timeout=1m", "--worker-threads=10"),
+		snapshotController,
 		liveness,
 	}
 	vol := corev1.Volume{Name: "socket-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-	return newController(id, CSIComponent, waitImage, containers, []corev1.Volume{vol})
+	return newController(id, in, waitImage, controllerSpec{
+		component:  CSIComponent,
+		containers: containers, volumes: []corev1.Volume{vol},
+		managementAPI: []string{CSIDriverContainer}, priorityClass: in.Controllers.CSIPriorityClassName,
+	})
+}
+
+// CSIDriverContainer is the CSI controller's driver container, the only
+// one that talks to the management API.
+const CSIDriverContainer = "csi-driver"
+
+// CSIInfraLabels is the driver's --infra-cluster-labels: the labels of
+// every DataVolume and VolumeSnapshot it creates in NS, "k=v,k=v":
+// tenantkube.io/cluster=N (the workers function composes what carries it
+// for deletion with the cluster) and cluster.x-k8s.io/cluster-name=N (the
+// seed chart's).
+func CSIInfraLabels(id function.Identity) string {
+	return function.LabelCluster + "=" + id.Name + "," + function.LabelCAPICluster + "=" + id.Name
 }

@@ -161,6 +161,10 @@ func fatalReason(errs field.ErrorList) string {
 
 const reasonInstanceTypeNotFound = "InstanceTypeNotFound"
 
+// ReasonGPUOperatorOff is the reason of the Warning given for a node group
+// with GPUs while the GPU operator add-on is off.
+const ReasonGPUOperatorOff = "GPUOperatorDisabled"
+
 // ReadInput decodes the step's WorkersInput (an absent input is the empty
 // one), merges the platform settings over it (requesting them in rsp), and
 // applies and validates its defaults. It returns the decoding or validation
@@ -220,14 +224,15 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	// Requirements are emitted on every call, so Crossplane keeps them
 	// stable and fetches them before the next call.
 	for _, g := range names {
-		if ng := spec.NodeGroups[g]; !explicit(ng) {
-			function.Require(rsp, RequirementInstancetypeKey(ng.InstanceType), InstancetypeSelector(ng.InstanceType))
+		if ng := spec.NodeGroups[g]; usesInstancetype(ng) {
+			it := ng.InstanceTypeName()
+			function.Require(rsp, RequirementInstancetypeKey(it), InstancetypeSelector(it))
 		}
 	}
 	function.Require(rsp, RequirementMachineSets, MachineSetSelector(id))
 
 	cpVersion, cpObserved := observedControlPlaneVersion(req)
-	referenced, msArrived, err := referencedMachineTemplates(req)
+	referenced, msArrived, err := referencedMachineTemplates(req, id)
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("requirements", RequirementMachineSets), err)}
 	}
@@ -238,29 +243,32 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 		ng := spec.NodeGroups[g]
 		p := NodeGroupPath(g)
 		var sizing Sizing
-		if explicit(ng) {
+		switch {
+		case explicit(ng):
 			if sizing, err = ExplicitSizing(ng); err != nil {
 				errs = append(errs, field.Invalid(p.Child("resources"), ng.Resources, err.Error()))
 				continue
 			}
-		} else {
-			items, arrived := function.RequiredResources(req, RequirementInstancetypeKey(ng.InstanceType))
+		case usesInstancetype(ng):
+			it := ng.InstanceTypeName()
+			items, arrived := function.RequiredResources(req, RequirementInstancetypeKey(it))
 			switch {
 			case !arrived:
-				outcomes[g] = groupOutcome{pending: fmt.Sprintf("instance type %q has not been fetched yet", ng.InstanceType)}
+				outcomes[g] = groupOutcome{pending: fmt.Sprintf("instance type %q has not been fetched yet", it)}
 				continue
 			case len(items) == 0:
-				errs = append(errs, field.Invalid(p.Child("instanceType"), ng.InstanceType,
+				errs = append(errs, field.Invalid(p.Child("instanceType"), it,
 					"no VirtualMachineClusterInstancetype of this name exists ("+reasonInstanceTypeNotFound+")"))
 				continue
 			}
-			it := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
-			if err := function.DecodeStruct(items[0], it); err != nil {
-				errs = append(errs, field.Invalid(p.Child("instanceType"), ng.InstanceType, "cannot read the instance type: "+err.Error()))
+			vmit := &instancetypev1beta1.VirtualMachineClusterInstancetype{}
+			if err := function.DecodeStruct(items[0], vmit); err != nil {
+				errs = append(errs, field.Invalid(p.Child("instanceType"), it, "cannot read the instance type: "+err.Error()))
 				continue
 			}
-			sizing = InstancetypeSizing(it.Spec.CPU.Guest, &it.Spec.Memory.Guest)
+			sizing = InstancetypeSizing(vmit.Spec.CPU.Guest, &vmit.Spec.Memory.Guest)
 		}
+		// Otherwise instanceType is "": the size is unknown.
 		res, err := ComputeReservations(p, ng.Kubelet, sizing)
 		if err != nil {
 			errs = append(errs, asFieldError(err, p))
@@ -302,6 +310,15 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 		status[g] = st
 		if !ready {
 			notReady = append(notReady, g)
+		}
+	}
+	keepReferencedTemplates(req, rsp, id, referenced, msArrived)
+	if !spec.Addons.GPUOperator.Enabled {
+		for _, g := range names {
+			if n := len(spec.NodeGroups[g].GPUs); n > 0 {
+				response.Warning(rsp, fmt.Errorf("node group %s attaches %d GPUs but addons.gpuOperator.enabled is false: without the NVIDIA GPU operator the tenant's nodes get no GPU driver or device plugin, so pods cannot use the GPUs", g, n)).
+					WithReason(ReasonGPUOperatorOff).TargetCompositeAndClaim()
+			}
 		}
 	}
 	if err := composeControllers(req, rsp, id, in, spec.Images.WaitForKubeconfig); err != nil {
@@ -387,7 +404,7 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 	if wait == "" {
 		wait = in.Images.WaitForKubeconfig
 	}
-	cfg, err := BuildCloudConfig(id)
+	cfg, err := BuildCloudConfig(id, in.Controllers.LoadBalancerMode)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestCanonicalHashPinned(t *testing.T) {
 	kctIn := defaultInput()
 	kctIn.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
 	kctPlan := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
-		g.InstanceType = "u1.large"
+		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
 	explicitPlan := plan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
@@ -55,7 +55,7 @@ func TestCanonicalHashPinned(t *testing.T) {
 		g.DiskSize = "30Gi"
 	}))
 	gpuPlan := plan(t, "gpu", group(func(g *v1alpha1.NodeGroup) {
-		g.InstanceType = "gn1.xlarge"
+		g.InstanceType = ptr("gn1.xlarge")
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
 	}))
 	kmt := func(p NodeGroupPlan, bootstrapHash string) any {
@@ -87,14 +87,14 @@ func TestCanonicalHashPinned(t *testing.T) {
 		want string
 	}{
 		"kubeadm config template spec, registry mirror": {
-			BuildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "895e2b923a0d1b905e0ddd93d82fb9dd13260f77da5404a781ad4eda77969edc",
+			BuildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e",
 		},
 		"kubeadm config template spec, defaults": {
-			BuildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "91e4547e7f4d8bb2fb5bdfc9dfbceffa8285fd2eb3ea6c534fdf8a41e32fb0b9",
+			BuildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "c388887d9621542a27649c636a66a68b80ee12c51e981f5a056671b06ed08caf",
 		},
-		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "751d14627c90a598c685133a06b92643eb4a0635b0483ca40e347c957c8ce72d"},
-		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "8dc5978e12d41baf2ccc62769e85911c6cd6d580f9820ac144677a91119fca8e"},
-		"machine template spec, GPUs":          {kmt(gpuPlan, ""), "afc5a2dfce0248c6870625870465d01bfb88d9feb03bfc09252df5f50acbe4ca"},
+		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "67eabc90d92b0a665e4412d8b356e8732ccbfcb15defc79febc58a44125f24ea"},
+		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "4fefbbe26d58f0d70e6937d1bc54731197cc382e8ecc4740709daa74c98780b9"},
+		"machine template spec, GPUs":          {kmt(gpuPlan, ""), "372b2bb39e7ab016418f6bfae269aaad1b0300ccfc0df37def050af6a4082fea"},
 		"container with probes and ports": {corev1.Container{
 			Name:  "c",
 			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
@@ -149,7 +149,7 @@ func TestTemplatesConvertedOnce(t *testing.T) {
 	in := defaultInput()
 	in.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
 	p := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
-		g.InstanceType = "u1.large"
+		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
 	kct := BuildKubeadmConfigTemplate(testID, p, in)
@@ -157,7 +157,7 @@ func TestTemplatesConvertedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "895e2b923a0d1b905e0ddd93d82fb9dd13260f77da5404a781ad4eda77969edc"; bootstrapHash != want {
+	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; bootstrapHash != want {
 		t.Errorf("bootstrap hash %s, want %s", bootstrapHash, want)
 	}
 	if want, _ := function.ToStruct(kct); !proto.Equal(want, s.Struct()) {
@@ -168,7 +168,7 @@ func TestTemplatesConvertedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "demo-md0-751d14"; kmt.Name != want {
+	if want := "demo-md0-67eabc"; kmt.Name != want {
 		t.Errorf("machine template name %s, want %s", kmt.Name, want)
 	}
 	if want, _ := function.ToStruct(kmt); !proto.Equal(want, s.Struct()) {

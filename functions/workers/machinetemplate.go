@@ -41,7 +41,8 @@ const (
 )
 
 // VMEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
-// the preset value of SPEC §4; its request is a fortieth of it.
+// the preset value of SPEC §4; its request is a fortieth of it in whole
+// bytes.
 var VMEphemeralStorage = function.PresetEphemeralStorage
 
 // BuildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
@@ -65,7 +66,7 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
 			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: VMEphemeralStorage.DeepCopy()},
-			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideBytes(VMEphemeralStorage, 40)},
+			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideWholeBytes(VMEphemeralStorage, 40)},
 		},
 		Devices: kubevirtv1.Devices{
 			Disks: []kubevirtv1.Disk{
@@ -94,8 +95,8 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
 		mem := p.Sizing.Memory.DeepCopy()
 		domain.Memory = &kubevirtv1.Memory{Guest: &mem}
-	} else {
-		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: InstancetypeKind, Name: g.InstanceType}
+	} else if usesInstancetype(g) {
+		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: InstancetypeKind, Name: g.InstanceTypeName()}
 	}
 
 	storage := &cdiv1.StorageSpec{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -94,12 +95,14 @@ func workerVersion(req *fnv1.RunFunctionRequest, g, target, cpVersion string, cp
 func normalizeVersion(v string) string { return "v" + strings.TrimPrefix(v, "v") }
 
 // referencedMachineTemplates returns the names of the machine templates the
-// MachineSets of the cluster refer to (spec.template.spec.infrastructureRef
-// .name), and whether the MachineSets requirement has been answered. It
-// reads that one field of each MachineSet from the request, without
-// decoding the rest (status, managedFields). It returns an error when the
-// field is there but not a string.
-func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, bool, error) {
+// MachineSets of cluster N in NS refer to (spec.template.spec
+// .infrastructureRef.name of kind KubevirtMachineTemplate), and whether the
+// MachineSets requirement has been answered. A MachineSet of another
+// namespace or cluster (spec.clusterName) is ignored. It reads those fields
+// of each MachineSet from the request, without decoding the rest (status,
+// managedFields). It returns an error when the name is there but not a
+// string.
+func referencedMachineTemplates(req *fnv1.RunFunctionRequest, id function.Identity) (map[string]bool, bool, error) {
 	required, arrived := req.GetRequiredResources()[RequirementMachineSets]
 	if !arrived {
 		return nil, false, nil
@@ -107,6 +110,13 @@ func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, 
 	out := map[string]bool{}
 	for _, it := range required.GetItems() {
 		ms := it.GetResource()
+		if function.ValueAt(ms, "metadata", "namespace").GetStringValue() != id.Namespace ||
+			function.ValueAt(ms, "spec", "clusterName").GetStringValue() != id.Name {
+			continue
+		}
+		if k := function.ValueAt(ms, "spec", "template", "spec", "infrastructureRef", "kind").GetStringValue(); k != "" && k != machineTemplateKind {
+			continue
+		}
 		ref := function.ValueAt(ms, "spec", "template", "spec", "infrastructureRef", "name")
 		if _, isString := ref.GetKind().(*structpb.Value_StringValue); ref != nil && !isString {
 			name := function.ValueAt(ms, "metadata", "name").GetStringValue()
@@ -117,6 +127,32 @@ func referencedMachineTemplates(req *fnv1.RunFunctionRequest) (map[string]bool, 
 		}
 	}
 	return out, true, nil
+}
+
+const machineTemplateKind = "KubevirtMachineTemplate"
+
+// keepReferencedTemplates keeps every observed KubevirtMachineTemplate in
+// NS that is not in the desired state yet, whatever its composed-resource
+// name (one observed under a name of an older release, or of a node group
+// that left the spec), while a MachineSet of the cluster refers to it by
+// object name, and all of them while the MachineSets have not been fetched.
+func keepReferencedTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, referenced map[string]bool, msArrived bool) {
+	for _, name := range slices.Sorted(function.ObservedNames(req)) {
+		if _, ok := rsp.GetDesired().GetResources()[name]; ok {
+			continue
+		}
+		if function.ObservedString(req, name, "kind") != machineTemplateKind ||
+			!strings.HasPrefix(function.ObservedString(req, name, "apiVersion"), "infrastructure.cluster.x-k8s.io/") ||
+			function.ObservedString(req, name, "metadata", "namespace") != id.Namespace {
+			continue
+		}
+		if msArrived && !referenced[function.ObservedString(req, name, "metadata", "name")] {
+			continue
+		}
+		if function.KeepObserved(req, rsp, name) {
+			rsp.Desired.Resources[name].Ready = fnv1.Ready_READY_TRUE
+		}
+	}
 }
 
 // keepObservedGroup copies every observed composed resource of node group

@@ -32,7 +32,7 @@ func NodeGroupPath(name string) *field.Path {
 // names, minReplicas <= maxReplicas (both >= 0), resources.cpu and
 // resources.memory both or neither and each a positive quantity (cpu in
 // millicores or decimal cores), diskSize a positive quantity, the removed
-// ephemeralStorage, GPU names and a non-empty instanceType when it is used.
+// ephemeralStorage, GPU names and the instanceType's form when it is used.
 // Bounds: maxReplicas (and minReplicas) at most maxReplicas (the input's
 // ceiling), at most 16 roles and GPUs, names at most 253 characters,
 // resources.cpu at most 256 cores, resources.memory 4Ti, diskSize 64Ti.
@@ -120,14 +120,20 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup, maxReplicas int32) fie
 			errs = append(errs, field.TooLong(p.Child("gpus").Index(i).Child("name"), gpu.Name, v1alpha1.MaxNameLength))
 		}
 	}
-	if !explicit(g) {
-		if g.InstanceType == "" {
-			errs = append(errs, field.Required(p.Child("instanceType"), "needed unless resources.cpu and resources.memory are both set"))
-		} else if msgs := validation.IsDNS1123Subdomain(g.InstanceType); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(p.Child("instanceType"), g.InstanceType, msgs[0]))
+	if usesInstancetype(g) {
+		if msgs := validation.IsDNS1123Subdomain(g.InstanceTypeName()); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("instanceType"), g.InstanceTypeName(), msgs[0]))
 		}
 	}
 	return errs
+}
+
+// usesInstancetype reports whether a node group is sized by an instance
+// type: it names one and does not set both resources.cpu and
+// resources.memory. With instanceType "" and no resources, the VM has no
+// instancetype and its size is unknown.
+func usesInstancetype(g v1alpha1.NodeGroup) bool {
+	return !explicit(g) && g.InstanceTypeName() != ""
 }
 
 // explicit reports whether a node group sets both resources.cpu and

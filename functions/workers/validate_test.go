@@ -70,7 +70,7 @@ func TestValidateNodeGroupRejects(t *testing.T) {
 		"ephemeralStorage":   {"md0", group(func(g *v1alpha1.NodeGroup) { q := v1alpha1.Quantity("20Gi"); g.EphemeralStorage = &q }), []string{"spec.nodeGroups[md0].ephemeralStorage", "diskSize"}},
 		"empty gpu name":     {"md0", group(func(g *v1alpha1.NodeGroup) { g.GPUs = []v1alpha1.GPU{{}} }), []string{"spec.nodeGroups[md0].gpus[0].name"}},
 		"bad storage class":  {"md0", group(func(g *v1alpha1.NodeGroup) { g.StorageClass = "Fast_SSD" }), []string{"spec.nodeGroups[md0].storageClass", `"Fast_SSD"`}},
-		"bad instance type":  {"md0", group(func(g *v1alpha1.NodeGroup) { g.InstanceType = "U1 Large" }), []string{"spec.nodeGroups[md0].instanceType", `"U1 Large"`}},
+		"bad instance type":  {"md0", group(func(g *v1alpha1.NodeGroup) { g.InstanceType = ptr("U1 Large") }), []string{"spec.nodeGroups[md0].instanceType", `"U1 Large"`}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

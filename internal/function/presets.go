@@ -75,7 +75,8 @@ func LookupPreset(name string) (Preset, error) {
 // ContainerResources are the container resources emitted for a component
 // sized cpu/memory with the given ephemeral-storage limit (SPEC §4): limits
 // are the values; requests are cpu = limit / cpuAllocationRatio (rounded up
-// to a millicore), memory = limit, ephemeral-storage = limit / 40. It panics
+// to a millicore), memory = limit, ephemeral-storage = limit / 40 in whole
+// bytes (the fraction dropped, as the seed chart writes it). It panics
 // if cpuAllocationRatio is not positive (validated with the input).
 func ContainerResources(cpu, memory, ephemeral resource.Quantity, cpuAllocationRatio int64) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{
@@ -87,7 +88,7 @@ func ContainerResources(cpu, memory, ephemeral resource.Quantity, cpuAllocationR
 		Requests: corev1.ResourceList{
 			corev1.ResourceCPU:              DivideMillicores(cpu, cpuAllocationRatio),
 			corev1.ResourceMemory:           memory,
-			corev1.ResourceEphemeralStorage: DivideBytes(ephemeral, 40),
+			corev1.ResourceEphemeralStorage: DivideWholeBytes(ephemeral, 40),
 		},
 	}
 }

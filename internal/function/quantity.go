@@ -2,7 +2,6 @@ package function
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -54,46 +53,21 @@ func FormatMiB(n int64) string { return strconv.FormatInt(n, 10) + "Mi" }
 // ("1800m").
 func FormatMillicores(n int64) string { return strconv.FormatInt(n, 10) + "m" }
 
-// DivideBytes returns q/divisor (q a byte quantity, divisor > 0) exactly
-// when the result is a whole number of milli-units, else rounded up to the
-// next milli-unit, so the result is always a valid quantity and never below
-// the true quotient. 2Gi/40 = 51.2Mi, which Kubernetes writes canonically
-// as "53687091200m". It panics if divisor is not positive (a programming
-// error).
-func DivideBytes(q resource.Quantity, divisor int64) resource.Quantity {
+// DivideWholeBytes returns q/divisor (q a byte quantity, divisor > 0) as a
+// whole number of bytes, the fraction dropped, as the seed chart's
+// resource helper writes an ephemeral-storage request: 2Gi/40 = 53687091.
+// The quotient must fit an int64 (any real size does). It panics if divisor
+// is not positive (a programming error).
+func DivideWholeBytes(q resource.Quantity, divisor int64) resource.Quantity {
 	if divisor <= 0 {
-		panic("DivideBytes: divisor must be positive")
+		panic("DivideWholeBytes: divisor must be positive")
 	}
-	// A whole, non-negative number of bytes whose milli-units fit an int64
-	// (any real size) needs no big.Rat: the same rounding in int64.
-	if v, ok := q.AsInt64(); ok && v >= 0 && v <= math.MaxInt64/1000 {
-		milli := v * 1000
-		n := milli / divisor
-		if milli%divisor != 0 {
-			n++
-		}
-		return quantityOfMilli(n, q.Format)
+	if v, ok := q.AsInt64(); ok {
+		return *resource.NewQuantity(v/divisor, resource.DecimalSI)
 	}
 	r := QuantityRat(q)
-	r.Quo(r, big.NewRat(divisor, 1))
-	milli := new(big.Rat).Mul(r, big.NewRat(1000, 1))
-	n := new(big.Int).Div(milli.Num(), milli.Denom())
-	if !milli.IsInt() {
-		n.Add(n, big.NewInt(1))
-	}
-	if n.IsInt64() {
-		return quantityOfMilli(n.Int64(), q.Format)
-	}
-	return *resource.NewMilliQuantity(n.Int64(), resource.DecimalSI)
-}
-
-// quantityOfMilli is n milli-units: a whole quantity in format when n is a
-// whole number of units, else a DecimalSI milli-quantity.
-func quantityOfMilli(n int64, format resource.Format) resource.Quantity {
-	if n%1000 == 0 {
-		return *resource.NewQuantity(n/1000, format)
-	}
-	return *resource.NewMilliQuantity(n, resource.DecimalSI)
+	n := new(big.Int).Quo(r.Num(), new(big.Int).Mul(r.Denom(), big.NewInt(divisor)))
+	return *resource.NewQuantity(n.Int64(), resource.DecimalSI)
 }
 
 // DivideMillicores returns the CPU quantity q/divisor rounded up to a whole

@@ -48,6 +48,9 @@ var (
 	gvkHR         = schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}
 	gvkConfigMap  = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	gvkUsage      = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}
+	gvkDeployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	gvkIngress    = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
+	gvkService    = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
 	baseReleases  = []string{"cilium", "coredns", "vsnap-crd", "csi", "prometheus-operator-crds", "metrics-server"}
 	certManagerHR = []string{"cert-manager-crds", "cert-manager"}
 )
@@ -404,6 +407,62 @@ func (e *env) claimConverges(t *testing.T) {
 	if r, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas"); r != 2 {
 		t.Errorf("KamajiControlPlane replicas %d, want 2 (controlPlane.replicas)", r)
 	}
+	e.checkCSIController(t)
+}
+
+// checkCSIController checks the composed CSI controller Deployment as the
+// API server stored it (issue 16): the seed chart's containers, snapshots
+// included, each hardened, and the management-API token only in the
+// driver.
+func (e *env) checkCSIController(t *testing.T) {
+	t.Helper()
+	var d *unstructured.Unstructured
+	waitFor(t, time.Minute, "Deployment "+demo+"-kcsi-controller", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if d, err = get(ctx, e.c, gvkDeployment, demoNS, demo+"-kcsi-controller"); kerrors.IsNotFound(err) {
+			return false, "not found", nil
+		}
+		return err == nil, "", err
+	})
+	pod, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "spec")
+	if pod["priorityClassName"] != "system-cluster-critical" || pod["automountServiceAccountToken"] != false || pod["enableServiceLinks"] != false {
+		t.Errorf("CSI controller pod: priorityClassName %v, automountServiceAccountToken %v, enableServiceLinks %v",
+			pod["priorityClassName"], pod["automountServiceAccountToken"], pod["enableServiceLinks"])
+	}
+	containers, _, _ := unstructured.NestedSlice(pod, "containers")
+	var names []string
+	for _, c := range containers {
+		c := c.(map[string]any)
+		name := c["name"].(string)
+		names = append(names, name)
+		args := fmt.Sprint(c["args"])
+		switch name {
+		case "csi-snapshotter":
+			for _, a := range []string{"--csi-address=/csi/csi.sock", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc", "--timeout=1m", "--worker-threads=10"} {
+				if !strings.Contains(args, a) {
+					t.Errorf("csi-snapshotter args %s lack %s", args, a)
+				}
+			}
+		case "snapshot-controller":
+			if !strings.Contains(args, "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc") || !strings.Contains(args, "--worker-threads=10") {
+				t.Errorf("snapshot-controller args %s", args)
+			}
+		}
+		if lim, _, _ := unstructured.NestedString(c, "resources", "limits", "memory"); lim != "512Mi" {
+			t.Errorf("%s: memory limit %q, want 512Mi", name, lim)
+		}
+		if ro, _, _ := unstructured.NestedBool(c, "securityContext", "readOnlyRootFilesystem"); !ro {
+			t.Errorf("%s: root file system not read-only", name)
+		}
+		token := strings.Contains(fmt.Sprint(c["volumeMounts"]), "/var/run/secrets/kubernetes.io/serviceaccount")
+		if token != (name == "csi-driver") {
+			t.Errorf("%s: management API token mounted %t", name, token)
+		}
+	}
+	want := []string{"csi-driver", "csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter", "snapshot-controller", "csi-liveness-probe"}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("CSI controller containers %v, want %v", names, want)
+	}
 }
 
 func (e *env) mdAnnotations(ctx context.Context) (map[string]string, string, error) {
@@ -542,6 +601,7 @@ func (e *env) scaleAndInstanceType(t *testing.T) {
 }
 
 func (e *env) addonToggle(t *testing.T) {
+	e.proxiedIngress(t)
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"velero":{"enabled":true}}}}`)
 	waitFor(t, 2*time.Minute, "HelmRelease demo-velero", func(ctx context.Context) (bool, string, error) {
 		hr, err := get(ctx, e.c, gvkHR, demoNS, demo+"-velero")
@@ -554,6 +614,65 @@ func (e *env) addonToggle(t *testing.T) {
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"velero":{"enabled":false}}}}`)
 	waitFor(t, 2*time.Minute, "HelmRelease demo-velero gone", func(ctx context.Context) (bool, string, error) {
 		_, err := get(ctx, e.c, gvkHR, demoNS, demo+"-velero")
+		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
+	})
+}
+
+// proxiedIngress enables ingress-nginx with a host and checks the
+// management Ingress and Service as the API server stored them (issue 16):
+// each host routed to the Service's port 443 first and its port 80, with
+// the annotations that let nginx send plain HTTP to port 80; then disables
+// it again.
+func (e *env) proxiedIngress(t *testing.T) {
+	const host = "apps." + demoNS + ".tenants.example.com" // under the tenant host
+	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"ingressNginx":{"enabled":true,"hosts":["`+host+`"]}}}}`)
+	// Crossplane applies the composed objects one by one: wait for both.
+	var ing, svc *unstructured.Unstructured
+	waitFor(t, 2*time.Minute, "Ingress and Service "+demo+"-ingress-nginx", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if ing, err = get(ctx, e.c, gvkIngress, demoNS, demo+"-ingress-nginx"); kerrors.IsNotFound(err) {
+			return false, "Ingress not found", nil
+		} else if err != nil {
+			return false, "", err
+		}
+		if svc, err = get(ctx, e.c, gvkService, demoNS, demo+"-ingress-nginx"); kerrors.IsNotFound(err) {
+			return false, "Service not found", nil
+		}
+		return err == nil, "", err
+	})
+	rules, _, _ := unstructured.NestedSlice(ing.Object, "spec", "rules")
+	if len(rules) != 1 || rules[0].(map[string]any)["host"] != host {
+		t.Fatalf("Ingress rules %v", rules)
+	}
+	paths, _, _ := unstructured.NestedSlice(rules[0].(map[string]any), "http", "paths")
+	var got []string
+	for _, p := range paths {
+		p := p.(map[string]any)
+		svc, _, _ := unstructured.NestedString(p, "backend", "service", "name")
+		port, _, _ := unstructured.NestedInt64(p, "backend", "service", "port", "number")
+		got = append(got, fmt.Sprintf("%s %s %s:%d", p["path"], p["pathType"], svc, port))
+	}
+	if want := []string{"/ ImplementationSpecific demo-ingress-nginx:443", "/ ImplementationSpecific demo-ingress-nginx:80"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Ingress paths %v, want %v", got, want)
+	}
+	a := ing.GetAnnotations()
+	if a["nginx.ingress.kubernetes.io/backend-protocol"] != "AUTO_HTTP" || a["nginx.ingress.kubernetes.io/ssl-redirect"] != "false" ||
+		a["nginx.ingress.kubernetes.io/ssl-passthrough"] != "true" ||
+		!strings.Contains(a["nginx.ingress.kubernetes.io/configuration-snippet"], `set $proxy_upstream_name "`+demoNS+`-demo-ingress-nginx-80";`) {
+		t.Errorf("Ingress annotations %v", a)
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	var sp []string
+	for _, p := range ports {
+		p := p.(map[string]any)
+		sp = append(sp, fmt.Sprintf("%v:%v->%v", p["appProtocol"], p["port"], p["targetPort"]))
+	}
+	if want := []string{"http:80->30000", "https:443->30001"}; fmt.Sprint(sp) != fmt.Sprint(want) {
+		t.Errorf("Service ports %v, want %v", sp, want)
+	}
+	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"ingressNginx":{"enabled":false,"hosts":null}}}}`)
+	waitFor(t, 2*time.Minute, "Ingress "+demo+"-ingress-nginx gone", func(ctx context.Context) (bool, string, error) {
+		_, err := get(ctx, e.c, gvkIngress, demoNS, demo+"-ingress-nginx")
 		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
 	})
 }

@@ -3,8 +3,10 @@ package v1alpha1
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,11 @@ const (
 	DefaultIngressClassName = "nginx"
 	DefaultServiceCIDR      = "10.95.0.0/16"
 	DefaultSourceInterval   = time.Hour
+	// Default monitoring destinations: the seed chart's endpoints of the
+	// monitoring stack of tenant-root (cluster domain cozy.local).
+	DefaultMetricsWriteURL = "http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"
+	DefaultMetricsReadURL  = "http://vmselect-shortterm.tenant-root.svc.cozy.local:8481/select/0/prometheus/"
+	DefaultLogsURL         = "http://vlinsert-generic.tenant-root.svc.cozy.local:9481/insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date"
 	// DefaultArtifactNamespace is where the default ExternalArtifacts of the
 	// add-ons without a public chart are looked up.
 	DefaultArtifactNamespace = "flux-system"
@@ -31,6 +38,12 @@ const (
 	// characters (N at most 32, NS 63).
 	maxBaseDomainLength = 156
 )
+
+// DefaultLogsHeaders are the headers of every log request by default: the
+// VictoriaLogs tenant 0:0.
+func DefaultLogsHeaders() map[string]string {
+	return map[string]string{"AccountID": "0", "ProjectID": "0"}
+}
 
 // helm returns a managed HelmRepository source.
 func helm(repo, url, chart, version, wrapper string) ChartSource {
@@ -165,6 +178,13 @@ func (in *AddonsInput) Default() {
 	if in.MaxCleanupObjects == 0 {
 		in.MaxCleanupObjects = DefaultMaxCleanupObjects
 	}
+	m := &in.Monitoring
+	fill(&m.MetricsWriteURL, DefaultMetricsWriteURL)
+	fill(&m.MetricsReadURL, DefaultMetricsReadURL)
+	fill(&m.LogsURL, DefaultLogsURL)
+	if m.LogsHeaders == nil {
+		m.LogsHeaders = DefaultLogsHeaders()
+	}
 	for release, def := range DefaultCharts() {
 		src, _ := in.Charts.Source(release)
 		src.defaultFrom(def, release)
@@ -239,6 +259,9 @@ func (in *AddonsInput) Validate() error {
 	default:
 		return field.NotSupported(root.Child("deletionOrder"), in.DeletionOrder, []string{string(DeletionOrderUsages), string(DeletionOrderNone)})
 	}
+	if err := in.Monitoring.validate(root.Child("monitoring")); err != nil {
+		return err
+	}
 	repoURLs := map[string]string{}
 	for _, release := range Releases() {
 		src, key := in.Charts.Source(release)
@@ -252,6 +275,44 @@ func (in *AddonsInput) Validate() error {
 					fmt.Sprintf("repository %q is already used with url %q; one managed HelmRepository per repository name", src.Repository, prev))
 			}
 			repoURLs[src.Repository] = src.URL
+		}
+	}
+	return nil
+}
+
+// headerName is an HTTP header name (RFC 9110 token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// validate checks the destinations: each URL http or https with a host and
+// without whitespace (they are written into Fluent Bit's configuration and
+// command-line flags), header names tokens and values printable without
+// line breaks.
+func (m *Monitoring) validate(p *field.Path) error {
+	// A namespace and a name are DNS labels: URLs are checked with two.
+	sample := m.For("namespace", "name")
+	for i, f := range []struct {
+		key, val string
+	}{{"metricsWriteURL", m.MetricsWriteURL}, {"metricsReadURL", m.MetricsReadURL}, {"logsURL", m.LogsURL}} {
+		u, err := url.Parse([]string{sample.MetricsWriteURL, sample.MetricsReadURL, sample.LogsURL}[i])
+		switch {
+		case err != nil:
+			return field.Invalid(p.Child(f.key), f.val, err.Error())
+		case u.Scheme != "http" && u.Scheme != "https", u.Hostname() == "", strings.ContainsAny(f.val, " \t\r\n"):
+			return field.Invalid(p.Child(f.key), f.val, "must be an http:// or https:// URL with a host and no whitespace")
+		}
+	}
+	keys := make([]string, 0, len(m.LogsHeaders))
+	for k := range m.LogsHeaders {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !headerName.MatchString(k) {
+			return field.Invalid(p.Child("logsHeaders"), k, "must be an HTTP header name")
+		}
+		v := m.LogsHeaders[k]
+		if v == "" || strings.ContainsAny(v, "\r\n") || strings.TrimSpace(v) != v {
+			return field.Invalid(p.Child("logsHeaders").Key(k), v, "must be a non-empty value on one line without leading or trailing spaces")
 		}
 	}
 	return nil

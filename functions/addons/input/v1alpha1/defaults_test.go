@@ -45,6 +45,23 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 			t.Errorf("%s: CRD default %s, want %s", k, got, want)
 		}
 	}
+	mon := props["monitoring"].Properties
+	for k, want := range map[string]any{
+		"metricsWriteURL": in.Monitoring.MetricsWriteURL, "metricsReadURL": in.Monitoring.MetricsReadURL,
+		"logsURL": in.Monitoring.LogsURL, "logsHeaders": map[string]any{"AccountID": in.Monitoring.LogsHeaders["AccountID"], "ProjectID": in.Monitoring.LogsHeaders["ProjectID"]},
+	} {
+		var got any
+		if mon[k].Default == nil || json.Unmarshal(mon[k].Default.Raw, &got) != nil {
+			t.Errorf("monitoring.%s: no CRD default", k)
+			continue
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("monitoring.%s: CRD default differs from Default (-go +crd):\n%s", k, d)
+		}
+	}
+	if len(in.Monitoring.LogsHeaders) != 2 {
+		t.Errorf("logsHeaders %v", in.Monitoring.LogsHeaders)
+	}
 	if got := in.SourceInterval.Duration.String(); got != "1h0m0s" {
 		t.Errorf("sourceInterval %s", got)
 	}

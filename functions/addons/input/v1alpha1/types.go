@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -95,6 +97,56 @@ type AddonsInput struct {
 	// +kubebuilder:default=Usages
 	// +optional
 	DeletionOrder DeletionOrder `json:"deletionOrder,omitempty"`
+
+	// Monitoring are the platform's destinations of the monitoring agents
+	// of a cluster with addons.monitoringAgents.enabled.
+	// +kubebuilder:default={}
+	// +optional
+	Monitoring Monitoring `json:"monitoring,omitempty"`
+}
+
+// Monitoring are where a tenant cluster's monitoring agents ship metrics and
+// logs and where its VPA recommender reads metrics back. In each URL,
+// {namespace} stands for the cluster's namespace NS and {name} for its name
+// N, so a platform with a monitoring stack per tenant points every cluster
+// at its own. The defaults are the seed chart's endpoints of a monitoring
+// stack in tenant-root (cluster domain cozy.local).
+type Monitoring struct {
+	// MetricsWriteURL is the Prometheus remote-write endpoint vmagent sends
+	// the cluster's metrics to (vmagent remoteWrite.url).
+	// +kubebuilder:default="http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
+	// +optional
+	MetricsWriteURL string `json:"metricsWriteURL,omitempty"`
+	// MetricsReadURL is the Prometheus-compatible query endpoint the VPA
+	// recommender reads the cluster's usage history from
+	// (--prometheus-address).
+	// +kubebuilder:default="http://vmselect-shortterm.tenant-root.svc.cozy.local:8481/select/0/prometheus/"
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
+	// +optional
+	MetricsReadURL string `json:"metricsReadURL,omitempty"`
+	// LogsURL is where Fluent Bit sends the cluster's container logs as
+	// JSON lines over HTTP (its http output's host, port and URI; TLS for
+	// https).
+	// +kubebuilder:default="http://vlinsert-generic.tenant-root.svc.cozy.local:9481/insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date"
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
+	// +optional
+	LogsURL string `json:"logsURL,omitempty"`
+	// LogsHeaders are HTTP headers sent with every log request (VictoriaLogs
+	// reads the tenant from AccountID and ProjectID).
+	// +kubebuilder:default={"AccountID":"0","ProjectID":"0"}
+	// +optional
+	LogsHeaders map[string]string `json:"logsHeaders,omitempty"`
+}
+
+// For returns m with {namespace} and {name} replaced by the cluster's
+// namespace and name in every URL.
+func (m Monitoring) For(namespace, name string) Monitoring {
+	r := strings.NewReplacer("{namespace}", namespace, "{name}", name)
+	m.MetricsWriteURL = r.Replace(m.MetricsWriteURL)
+	m.MetricsReadURL = r.Replace(m.MetricsReadURL)
+	m.LogsURL = r.Replace(m.LogsURL)
+	return m
 }
 
 // DeletionOrder names how the function declares the deletion order of the

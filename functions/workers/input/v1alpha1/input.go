@@ -9,8 +9,14 @@ package v1alpha1
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -48,6 +54,19 @@ const (
 	DefaultCSIResizerImage = "registry.k8s.io/sig-storage/csi-resizer:v1.13.2"
 	// DefaultCSILivenessProbeImage is the CSI livenessprobe sidecar.
 	DefaultCSILivenessProbeImage = "registry.k8s.io/sig-storage/livenessprobe:v2.15.0"
+	// DefaultCSISnapshotterImage is the external-snapshotter sidecar (the
+	// seed chart's version).
+	DefaultCSISnapshotterImage = "registry.k8s.io/sig-storage/csi-snapshotter:v8.3.0"
+	// DefaultSnapshotControllerImage is the snapshot controller that
+	// binds the tenant's VolumeSnapshots to VolumeSnapshotContents (the
+	// seed chart's version).
+	DefaultSnapshotControllerImage = "registry.k8s.io/sig-storage/snapshot-controller:v8.3.0"
+	// DefaultCSIPriorityClassName is the CSI controller's priority class
+	// (the seed chart's).
+	DefaultCSIPriorityClassName = "system-cluster-critical"
+	// DefaultRunAsUser is the user (and group) the controllers' containers
+	// run as: distroless's nonroot.
+	DefaultRunAsUser = 65532
 	// DefaultWaitForKubeconfigImage is the image of the init container that
 	// waits for the tenant kubeconfig Secret when the XR's
 	// spec.images.waitForKubeconfig is empty (the seed chart's busybox).
@@ -186,6 +205,80 @@ type WorkersInput struct {
 	// +kubebuilder:validation:Maximum=5000
 	// +optional
 	MaxReplicas int32 `json:"maxReplicas,omitempty"`
+
+	// Controllers are the platform's settings of the once-per-cluster
+	// controllers (cluster-autoscaler, KubeVirt cloud controller, KubeVirt
+	// CSI controller) that run in NS.
+	// +kubebuilder:default={}
+	// +optional
+	Controllers Controllers `json:"controllers,omitempty"`
+}
+
+// Controllers are the settings of the once-per-cluster controllers.
+type Controllers struct {
+	// Resources are the requests and limits of every container of the
+	// controllers (init containers included).
+	// +kubebuilder:default={requests: {cpu: "125m", memory: "128Mi"}, limits: {cpu: "512m", memory: "512Mi"}}
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// ContainerResources replace Resources for the containers named: any
+	// of cluster-autoscaler, kccm, csi-driver, csi-provisioner,
+	// csi-attacher, csi-resizer, csi-snapshotter, snapshot-controller,
+	// csi-liveness-probe and wait-for-kubeconfig.
+	// +optional
+	ContainerResources map[string]corev1.ResourceRequirements `json:"containerResources,omitempty"`
+	// RunAsUser is the non-root user and group every container runs as.
+	// +kubebuilder:default=65532
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	RunAsUser int64 `json:"runAsUser,omitempty"`
+	// CSIPriorityClassName is the priority class of the CSI controller,
+	// which tenant volumes wait on.
+	// +kubebuilder:default="system-cluster-critical"
+	// +optional
+	CSIPriorityClassName string `json:"csiPriorityClassName,omitempty"`
+	// LoadBalancerMode is how the KubeVirt cloud controller backs a tenant
+	// LoadBalancer Service: Selectorless (the infrastructure Service has
+	// no selector and the controller's EndpointSlice controller points it
+	// at the VMs of the nodes that hold endpoints, so
+	// externalTrafficPolicy: Local works) or Selector (the infrastructure
+	// Service selects every VM of the cluster).
+	// +kubebuilder:validation:Enum=Selectorless;Selector
+	// +kubebuilder:default=Selectorless
+	// +optional
+	LoadBalancerMode LoadBalancerMode `json:"loadBalancerMode,omitempty"`
+}
+
+// LoadBalancerMode is the KubeVirt cloud controller's load-balancer mode.
+type LoadBalancerMode string
+
+// Load-balancer modes.
+const (
+	LoadBalancerSelectorless LoadBalancerMode = "Selectorless"
+	LoadBalancerSelector     LoadBalancerMode = "Selector"
+)
+
+// ContainerNames are the containers of the controllers, the keys
+// Controllers.ContainerResources accepts.
+var ContainerNames = []string{"cluster-autoscaler", "csi-attacher", "csi-driver", "csi-liveness-probe", "csi-provisioner",
+	"csi-resizer", "csi-snapshotter", "kccm", "snapshot-controller", "wait-for-kubeconfig"}
+
+// DefaultControllerResources are every controller container's default
+// requests and limits (the seed chart's).
+func DefaultControllerResources() *corev1.ResourceRequirements {
+	return &corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("512m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+	}
+}
+
+// ContainerResourcesFor returns the requests and limits of the container
+// called name.
+func (c *Controllers) ContainerResourcesFor(name string) corev1.ResourceRequirements {
+	if r, ok := c.ContainerResources[name]; ok {
+		return *r.DeepCopy()
+	}
+	return *c.Resources.DeepCopy()
 }
 
 // ObjectKind is a kind of Kubernetes object.
@@ -247,6 +340,15 @@ type Images struct {
 	// +kubebuilder:default="registry.k8s.io/sig-storage/livenessprobe:v2.15.0"
 	// +optional
 	CSILivenessProbe string `json:"csiLivenessProbe,omitempty"`
+	// CSISnapshotter is the external-snapshotter sidecar.
+	// +kubebuilder:default="registry.k8s.io/sig-storage/csi-snapshotter:v8.3.0"
+	// +optional
+	CSISnapshotter string `json:"csiSnapshotter,omitempty"`
+	// SnapshotController is the snapshot controller run against the
+	// tenant cluster.
+	// +kubebuilder:default="registry.k8s.io/sig-storage/snapshot-controller:v8.3.0"
+	// +optional
+	SnapshotController string `json:"snapshotController,omitempty"`
 	// WaitForKubeconfig is the default image of the init container that
 	// waits for the tenant kubeconfig Secret; a cluster's
 	// spec.images.waitForKubeconfig overrides it.
@@ -279,7 +381,20 @@ func (in *WorkersInput) Default() {
 	setDefault(&i.CSIAttacher, DefaultCSIAttacherImage)
 	setDefault(&i.CSIResizer, DefaultCSIResizerImage)
 	setDefault(&i.CSILivenessProbe, DefaultCSILivenessProbeImage)
+	setDefault(&i.CSISnapshotter, DefaultCSISnapshotterImage)
+	setDefault(&i.SnapshotController, DefaultSnapshotControllerImage)
 	setDefault(&i.WaitForKubeconfig, DefaultWaitForKubeconfigImage)
+	c := &in.Controllers
+	if c.Resources == nil {
+		c.Resources = DefaultControllerResources()
+	}
+	if c.RunAsUser == 0 {
+		c.RunAsUser = DefaultRunAsUser
+	}
+	setDefault(&c.CSIPriorityClassName, DefaultCSIPriorityClassName)
+	if c.LoadBalancerMode == "" {
+		c.LoadBalancerMode = LoadBalancerSelectorless
+	}
 	if in.CPUAllocationRatio == 0 {
 		in.CPUAllocationRatio = DefaultCPUAllocationRatio
 	}
@@ -339,6 +454,9 @@ func (in *WorkersInput) Validate() error {
 			return field.Invalid(p.Child("allowedImageRegistries").Index(i), r, "must be a registry host, optionally followed by /<repository prefix>")
 		}
 	}
+	if err := in.Controllers.validate(p.Child("controllers")); err != nil {
+		return err
+	}
 	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {
 		return field.Required(p.Child("registryMirror", "secretName"), "must name a Secret")
 	}
@@ -359,4 +477,61 @@ func setDefault(s *string, v string) {
 	if *s == "" {
 		*s = v
 	}
+}
+
+// validate checks defaulted controller settings: each container's requests
+// at most its limits, ContainerResources keys among ContainerNames, a
+// positive user, a known load-balancer mode and a priority class name.
+func (c *Controllers) validate(p *field.Path) error {
+	if err := validateResources(p.Child("resources"), *c.Resources); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(c.ContainerResources))
+	for k := range c.ContainerResources {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kp := p.Child("containerResources").Key(k)
+		if !slices.Contains(ContainerNames, k) {
+			return field.NotSupported(p.Child("containerResources"), k, ContainerNames)
+		}
+		if err := validateResources(kp, c.ContainerResources[k]); err != nil {
+			return err
+		}
+	}
+	if c.RunAsUser < 1 {
+		return field.Invalid(p.Child("runAsUser"), c.RunAsUser, "must be a non-root user (at least 1)")
+	}
+	if msgs := validation.IsDNS1123Subdomain(c.CSIPriorityClassName); len(msgs) > 0 {
+		return field.Invalid(p.Child("csiPriorityClassName"), c.CSIPriorityClassName, msgs[0])
+	}
+	switch c.LoadBalancerMode {
+	case LoadBalancerSelectorless, LoadBalancerSelector:
+	default:
+		return field.NotSupported(p.Child("loadBalancerMode"), c.LoadBalancerMode, []string{string(LoadBalancerSelectorless), string(LoadBalancerSelector)})
+	}
+	return nil
+}
+
+// validateResources rejects a negative quantity and a request above its
+// limit (the API server would reject the Deployment).
+func validateResources(p *field.Path, r corev1.ResourceRequirements) error {
+	for _, list := range []struct {
+		key string
+		l   corev1.ResourceList
+	}{{"requests", r.Requests}, {"limits", r.Limits}} {
+		for _, name := range slices.Sorted(maps.Keys(list.l)) {
+			if q := list.l[name]; q.Sign() < 0 {
+				return field.Invalid(p.Child(list.key).Key(string(name)), q.String(), "must not be negative")
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
+		req := r.Requests[name]
+		if lim, ok := r.Limits[name]; ok && req.Cmp(lim) > 0 {
+			return field.Invalid(p.Child("requests").Key(string(name)), req.String(), "must be less than or equal to the limit "+lim.String())
+		}
+	}
+	return nil
 }

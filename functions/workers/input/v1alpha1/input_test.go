@@ -78,7 +78,27 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 		"images.csiResizer":             in.Images.CSIResizer,
 		"images.csiLivenessProbe":       in.Images.CSILivenessProbe,
 		"images.waitForKubeconfig":      in.Images.WaitForKubeconfig,
+		"images.csiSnapshotter":         in.Images.CSISnapshotter,
+		"images.snapshotController":     in.Images.SnapshotController,
 	}
+	for k, p := range props["controllers"].Properties {
+		if p.Default == nil {
+			continue
+		}
+		var v any
+		_ = json.Unmarshal(p.Default.Raw, &v)
+		got["controllers."+k] = v
+	}
+	res, err := json.Marshal(in.Controllers.Resources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resources any
+	_ = json.Unmarshal(res, &resources)
+	want["controllers.resources"] = resources
+	want["controllers.runAsUser"] = float64(in.Controllers.RunAsUser)
+	want["controllers.csiPriorityClassName"] = in.Controllers.CSIPriorityClassName
+	want["controllers.loadBalancerMode"] = string(in.Controllers.LoadBalancerMode)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("CRD defaults vs Default() (-go +crd):\n%s", d)
 	}

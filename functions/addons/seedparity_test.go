@@ -1,0 +1,155 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func releaseOf(t *testing.T, r run, release string) map[string]any {
+	t.Helper()
+	rsp := r.do(t)
+	mustOK(t, rsp)
+	res, ok := rsp.GetDesired().GetResources()[ComposedReleaseName(release)]
+	if !ok {
+		t.Fatalf("no HelmRelease for %s", release)
+	}
+	return res.GetResource().AsMap()
+}
+
+// Issue 16 item 3: with the default input the agents ship to the seed
+// chart's endpoints of tenant-root's monitoring stack; the release keeps
+// the chart's name cozy-monitoring-agents.
+func TestMonitoringAgentsShipToPlatform(t *testing.T) {
+	hr := releaseOf(t, run{spec: "addons: {monitoringAgents: {enabled: true}}"}, "monitoring-agents")
+	if got := get(hr, "spec", "releaseName"); got != "cozy-monitoring-agents" {
+		t.Errorf("releaseName %v, want cozy-monitoring-agents", got)
+	}
+	if got := get(hr, "metadata", "name"); got != "demo-monitoring-agents" {
+		t.Errorf("name %v", got)
+	}
+	v := get(hr, "spec", "values").(map[string]any)
+	if d := cmp.Diff(map[string]any{
+		"externalLabels": map[string]any{"cluster": "demo", "tenant": "tenant-demo"},
+		"remoteWrite":    map[string]any{"url": "http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"},
+	}, get(v, "vmagent")); d != "" {
+		t.Errorf("vmagent (-want +got):\n%s", d)
+	}
+	wantOut := "[OUTPUT]\n    Name http\n    Match kube.*\n" +
+		"    Host vlinsert-generic.tenant-root.svc.cozy.local\n    Port 9481\n" +
+		"    URI /insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date\n" +
+		"    Compress gzip\n    Format json_lines\n    Json_date_format iso8601\n" +
+		"    Header AccountID 0\n    Header ProjectID 0\n"
+	if d := cmp.Diff(wantOut, get(v, "fluent-bit", "config", "outputs")); d != "" {
+		t.Errorf("fluent-bit outputs (-want +got):\n%s", d)
+	}
+	filters := get(v, "fluent-bit", "config", "filters").(string)
+	for _, want := range []string{"Name nest\n", "Operation lift\n", "Nested_under kubernetes\n", "Add_prefix kubernetes_\n", "Add tenant tenant-demo\n", "Add cluster demo\n"} {
+		if !strings.Contains(filters, want) {
+			t.Errorf("fluent-bit filters lack %q:\n%s", want, filters)
+		}
+	}
+	// The tenant's override still wins.
+	hr = releaseOf(t, run{spec: "addons: {monitoringAgents: {enabled: true, valuesOverride: {vmagent: {remoteWrite: {url: 'http://mine:8428/api/v1/write'}}}}}"}, "monitoring-agents")
+	if got := get(hr, "spec", "values", "vmagent", "remoteWrite", "url"); got != "http://mine:8428/api/v1/write" {
+		t.Errorf("overridden url %v", got)
+	}
+}
+
+// Per-tenant destinations: {namespace} and {name} in the input's URLs, TLS
+// for https, the default port of the scheme, headers in key order.
+func TestMonitoringDestinationsPerTenant(t *testing.T) {
+	in := `apiVersion: fn.tenantkube.io/v1alpha1
+kind: AddonsInput
+monitoring:
+  metricsWriteURL: https://vminsert.{namespace}.svc:8480/insert/{name}/prometheus
+  metricsReadURL: http://vmselect.{namespace}.svc:8481/select/{name}/prometheus/
+  logsURL: https://logs.example.net/insert/jsonline?tenant={namespace}
+  logsHeaders: {X-Scope: "{namespace}", AccountID: "7"}`
+	r := run{spec: "addons: {monitoringAgents: {enabled: true}}", input: in}
+	v := get(releaseOf(t, r, "monitoring-agents"), "spec", "values").(map[string]any)
+	if got := get(v, "vmagent", "remoteWrite", "url"); got != "https://vminsert.tenant-demo.svc:8480/insert/demo/prometheus" {
+		t.Errorf("remoteWrite url %v", got)
+	}
+	out := get(v, "fluent-bit", "config", "outputs").(string)
+	for _, want := range []string{"    Host logs.example.net\n    Port 443\n    URI /insert/jsonline?tenant=tenant-demo\n    tls On\n", "    Header AccountID 7\n    Header X-Scope {namespace}\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("outputs lack %q:\n%s", want, out)
+		}
+	}
+	vpa := get(releaseOf(t, r, "vertical-pod-autoscaler"), "spec", "values", "recommender", "extraArgs", "prometheus-address")
+	if vpa != "http://vmselect.tenant-demo.svc:8481/select/demo/prometheus/" {
+		t.Errorf("VPA prometheus-address %v", vpa)
+	}
+	for bad, want := range map[string]string{
+		"monitoring: {logsURL: 'ftp://x/y'}":                        "input.monitoring.logsURL: Invalid value: \"ftp://x/y\"",
+		"monitoring: {metricsWriteURL: 'http:///nohost'}":           "input.monitoring.metricsWriteURL",
+		"monitoring: {metricsReadURL: \"http://a/b\\n[OUTPUT]\"}":   "input.monitoring.metricsReadURL",
+		"monitoring: {logsHeaders: {'Bad Header': x}}":              "input.monitoring.logsHeaders: Invalid value: \"Bad Header\"",
+		"monitoring: {logsHeaders: {X-A: \"1\\n    Name stdout\"}}": "input.monitoring.logsHeaders[X-A]",
+	} {
+		rsp := run{spec: "addons: {monitoringAgents: {enabled: true}}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\n" + bad}.do(t)
+		if msg := fatal(rsp); !strings.Contains(msg, want) {
+			t.Errorf("%s: Fatal %q, want one containing %q", bad, msg, want)
+		}
+	}
+}
+
+// Issue 16 item 3: the VPA recommender reads Prometheus, as the seed chart
+// configures it.
+func TestVPARecommenderReadsPrometheus(t *testing.T) {
+	v := get(releaseOf(t, run{spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
+	want := map[string]any{"recommender": map[string]any{
+		"extraArgs": map[string]any{
+			"container-name-label":         "container",
+			"container-namespace-label":    "namespace",
+			"container-pod-name-label":     "pod",
+			"storage":                      "prometheus",
+			"memory-saver":                 true,
+			"pod-label-prefix":             "label_",
+			"metric-for-pod-labels":        `kube_pod_labels{job="kube-state-metrics", tenant="tenant-demo", cluster="demo"}[8d]`,
+			"pod-name-label":               "pod",
+			"pod-namespace-label":          "namespace",
+			"prometheus-address":           "http://vmselect-shortterm.tenant-root.svc.cozy.local:8481/select/0/prometheus/",
+			"prometheus-cadvisor-job-name": "cadvisor",
+		},
+		"resources": map[string]any{"limits": map[string]any{"memory": "1600Mi"}, "requests": map[string]any{"cpu": "100m", "memory": "1600Mi"}},
+	}}
+	if d := cmp.Diff(want, v); d != "" {
+		t.Errorf("VPA values (-want +got):\n%s", d)
+	}
+}
+
+// Issue 16 item 8: every release that installs the tenant's CRDs
+// annotates them helm.sh/resource-policy: keep through a post-renderer;
+// no other release has one.
+func TestCRDReleasesKeepCRDs(t *testing.T) {
+	rsp := run{spec: everything}.do(t)
+	mustOK(t, rsp)
+	keep := []string{"cert-manager-crds", "gateway-api-crds", "prometheus-operator-crds", "vertical-pod-autoscaler-crds", "vsnap-crd"}
+	wantPR := []any{map[string]any{"kustomize": map[string]any{"patches": []any{map[string]any{
+		"patch":  "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: any\n  annotations:\n    helm.sh/resource-policy: keep\n",
+		"target": map[string]any{"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"},
+	}}}}}
+	seen := 0
+	for name, r := range rsp.GetDesired().GetResources() {
+		release, ok := strings.CutPrefix(name, "addon-")
+		if !ok || get(r.GetResource().AsMap(), "kind") != "HelmRelease" {
+			continue
+		}
+		pr := get(r.GetResource().AsMap(), "spec", "postRenderers")
+		if slices.Contains(keep, release) {
+			seen++
+			if d := cmp.Diff(wantPR, pr); d != "" {
+				t.Errorf("%s postRenderers (-want +got):\n%s", release, d)
+			}
+		} else if pr != nil {
+			t.Errorf("%s has postRenderers %v", release, pr)
+		}
+	}
+	if seen != len(keep) {
+		t.Errorf("%d of the %d CRD releases rendered", seen, len(keep))
+	}
+}
