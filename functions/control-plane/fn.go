@@ -189,7 +189,9 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts f
 	}
 	p.add(nameCluster, buildCluster(t.ID, in), readyByConditionAvailable)
 	p.add(nameKubevirtCluster, buildKubevirtCluster(t.ID), readyByStatusReady)
-	p.add(nameKamajiControlPlane, buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName), readyByStatusReady)
+	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName)
+	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
+	p.add(nameKamajiControlPlane, kcp, readyByStatusReady)
 	return p, nil
 }
 
@@ -328,13 +330,35 @@ func requireKubeconfig(rsp *fnv1.RunFunctionResponse, id function.Identity) {
 // observedControlPlane is the version the observed KamajiControlPlane was
 // last asked for (spec.version) and the version it reports running
 // (status.version); either is "" when not observed.
-type observedControlPlane struct{ Desired, Running string }
+// Exists says a KamajiControlPlane was observed; Schema and Username are
+// its spec.dataStoreSchema and spec.dataStoreUsername ("" when unset).
+type observedControlPlane struct {
+	Desired, Running string
+	Exists           bool
+	Schema, Username string
+}
 
 func observedControlPlaneVersions(req *fnv1.RunFunctionRequest) observedControlPlane {
 	return observedControlPlane{
-		Desired: function.ObservedString(req, nameKamajiControlPlane, "spec", "version"),
-		Running: function.ObservedString(req, nameKamajiControlPlane, "status", "version"),
+		Desired:  function.ObservedString(req, nameKamajiControlPlane, "spec", "version"),
+		Running:  function.ObservedString(req, nameKamajiControlPlane, "status", "version"),
+		Exists:   function.ObservedExists(req, nameKamajiControlPlane),
+		Schema:   function.ObservedString(req, nameKamajiControlPlane, "spec", "dataStoreSchema"),
+		Username: function.ObservedString(req, nameKamajiControlPlane, "spec", "dataStoreUsername"),
 	}
+}
+
+// dataStoreAccount is the KamajiControlPlane's dataStoreSchema and
+// dataStoreUsername: DataStoreSchema for a new control plane, whatever the
+// observed one holds otherwise. Kamaji keeps a control plane's data under
+// them and they are immutable, so a control plane created before they were
+// set keeps Kamaji's default (README, Known limits).
+func dataStoreAccount(id function.Identity, observed observedControlPlane) (schema, username string) {
+	if observed.Exists {
+		return observed.Schema, observed.Username
+	}
+	s := DataStoreSchema(id)
+	return s, s
 }
 
 // checkUpgrade enforces the upgrade rule of SPEC §3 against the observed

@@ -30,6 +30,7 @@ func trickyNames() (namespaces, clusters []string) {
 func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 	namespaces, clusters := trickyNames()
 	dataStores, hosts := map[string]function.Identity{}, map[string]function.Identity{}
+	schemas := map[[2]string]function.Identity{}
 	for _, ns := range namespaces {
 		for _, n := range clusters {
 			id := function.Identity{Name: n, Namespace: ns}
@@ -41,6 +42,19 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 				t.Errorf("%v and %v share the DataStore %q", prev, id, ds)
 			}
 			dataStores[ds] = id
+			acct := dataStoreAccounts(t, ns, n)
+			for _, v := range []string{acct[0], acct[1]} {
+				// An etcd key prefix, an unquoted SQL identifier and a MySQL
+				// user name (at most 32 characters, MySQL 8.0 manual,
+				// "User Names and Passwords").
+				if len(v) == 0 || len(v) > 32 || v[0] < 'a' || v[0] > 'z' || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+					t.Errorf("schema or user %q of %v: not a short lower-case identifier", v, id)
+				}
+			}
+			if prev, ok := schemas[acct]; ok {
+				t.Errorf("%v and %v share the DataStore schema and user %v", prev, id, acct)
+			}
+			schemas[acct] = id
 			host := function.HostPolicy{TenantHost: ns + "." + strings.Repeat("b", function.MaxBaseDomainLength)}.ClusterHost(id)
 			if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
 				t.Errorf("host %q of %v: %v", host, id, msgs)
@@ -51,12 +65,83 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 			hosts[host] = id
 		}
 	}
-	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want {
+	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want || len(schemas) != want {
 		t.Errorf("%d DataStore names and %d hosts for %d pairs", len(dataStores), len(hosts), want)
 	}
 	// The collision of finding 2, by hand.
+	if got := dataStoreAccounts(t, "prod", "team-a"); got == dataStoreAccounts(t, "prod-team", "a") {
+		t.Errorf("(prod, team-a) and (prod-team, a) share the DataStore schema and user %v", got)
+	}
 	if DataStoreName(function.Identity{Namespace: "prod", Name: "team-a"}) == DataStoreName(function.Identity{Namespace: "prod-team", Name: "a"}) {
 		t.Error("(prod, team-a) and (prod-team, a) share a DataStore")
+	}
+}
+
+// dataStoreAccounts runs the function for claim n in namespace ns on the
+// shared DataStore of the input and returns the composed
+// KamajiControlPlane's dataStoreSchema and dataStoreUsername.
+func dataStoreAccounts(t *testing.T, ns, n string) [2]string {
+	t.Helper()
+	rsp := run(t, withIdentity(t, newRequest(t, `{}`, `{dataStoreName: shared}`), ns, n))
+	if f := fatal(rsp); f != "" {
+		t.Fatalf("(%s, %s): %s", ns, n, f)
+	}
+	kcp := desired(t, rsp, "kamajicontrolplane")
+	schema, _ := get(kcp, "spec", "dataStoreSchema").(string)
+	user, _ := get(kcp, "spec", "dataStoreUsername").(string)
+	return [2]string{schema, user}
+}
+
+// withIdentity makes req's XR the claim n of namespace ns.
+func withIdentity(t *testing.T, req *fnv1.RunFunctionRequest, ns, n string) *fnv1.RunFunctionRequest {
+	t.Helper()
+	xr := req.GetObserved().GetComposite().GetResource().AsMap()
+	labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
+	labels["crossplane.io/claim-name"], labels["crossplane.io/claim-namespace"] = n, ns
+	req.Observed.Composite.Resource = mustStruct(t, xr)
+	return req
+}
+
+// TestDataStoreAccountIsKeptOnceObserved: a new control plane gets its own
+// schema and user on the dedicated DataStore as well; an observed one keeps
+// what it has, even none (Kamaji's default, from before they were set),
+// since both are immutable in Kamaji and name where its data lives.
+func TestDataStoreAccountIsKeptOnceObserved(t *testing.T) {
+	for name, c := range map[string]struct {
+		input    string
+		observed map[string]any // observed KamajiControlPlane spec; nil: none
+		want     [2]any
+	}{
+		"dedicated, new":       {input: `{}`, want: [2]any{"new", "new"}},
+		"shared, new":          {input: `{dataStoreName: shared}`, want: [2]any{"new", "new"}},
+		"shared, pre-existing": {input: `{dataStoreName: shared}`, observed: map[string]any{"version": "v1.35.0"}, want: [2]any{nil, nil}},
+		"shared, observed":     {input: `{dataStoreName: shared}`, observed: map[string]any{"version": "v1.35.0", "dataStoreSchema": "old_s", "dataStoreUsername": "old_u"}, want: [2]any{"old_s", "old_u"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := newRequest(t, `{}`, c.input)
+			if c.observed != nil {
+				req.Observed.Resources = map[string]*fnv1.Resource{"kamajicontrolplane": {Resource: mustStruct(t, map[string]any{
+					"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+					"metadata": map[string]any{"name": "demo", "namespace": "tenant-demo"}, "spec": c.observed,
+				})}}
+			}
+			rsp := run(t, req)
+			if f := fatal(rsp); f != "" {
+				t.Fatal(f)
+			}
+			kcp := desired(t, rsp, "kamajicontrolplane")
+			got := [2]any{get(kcp, "spec", "dataStoreSchema"), get(kcp, "spec", "dataStoreUsername")}
+			if c.want[0] == "new" {
+				s, _ := got[0].(string)
+				if s == "" || got[1] != s || s == "tenant_demo_demo" {
+					t.Errorf("schema and user %v: want one new value, not Kamaji's default", got)
+				}
+				return
+			}
+			if got != c.want {
+				t.Errorf("schema and user %v, want %v", got, c.want)
+			}
+		})
 	}
 }
 
