@@ -81,7 +81,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	function.RequireNamespace(rsp, t.ID)
-	hosts, err := function.TenantHostPolicy(req, t.ID, in.BaseDomain, in.AllowedHostSuffixes, false)
+	hosts, err := function.TenantHostPolicy(req, t.ID, hostSettings(in))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -327,6 +327,12 @@ func requireKubeconfig(rsp *fnv1.RunFunctionResponse, id function.Identity) {
 	})
 }
 
+// hostSettings are the input's host settings; a tenant API server has one
+// name, never a wildcard.
+func hostSettings(in *cpinput.ControlPlaneInput) function.HostSettings {
+	return function.HostSettings{BaseDomain: in.BaseDomain, AllowedSuffixes: in.AllowedHostSuffixes, TenantHostSuffixes: in.AllowedTenantHostSuffixes}
+}
+
 // observedControlPlane is the version the observed KamajiControlPlane was
 // last asked for (spec.version) and the version it reports running
 // (status.version); either is "" when not observed.
@@ -436,16 +442,8 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if in.Etcd.Replicas < 1 {
 		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")
 	}
-	if msgs := validation.IsDNS1123Subdomain(in.BaseDomain); len(msgs) > 0 {
-		return field.Invalid(p.Child("baseDomain"), in.BaseDomain, msgs[0])
-	}
-	if len(in.BaseDomain) > function.MaxBaseDomainLength {
-		return field.TooLong(p.Child("baseDomain"), in.BaseDomain, function.MaxBaseDomainLength)
-	}
-	for i, s := range in.AllowedHostSuffixes {
-		if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
-			return field.Invalid(p.Child("allowedHostSuffixes").Index(i), s, msgs[0])
-		}
+	if err := hostSettings(in).Validate(p); err != nil {
+		return err
 	}
 	if in.DataStoreName != "" {
 		// A DNS label: dotted names are the dedicated DataStores'.

@@ -145,6 +145,9 @@ func TestDataStoreAccountIsKeptOnceObserved(t *testing.T) {
 	}
 }
 
+// longTenantHost is a 221-character DNS name under the default base domain.
+var longTenantHost = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 9) + ".tenants.example.com"
+
 // withNamespace answers the Namespace requirement with a Namespace object
 // of the given annotations (nil: the namespace does not exist).
 func withNamespace(t *testing.T, req *fnv1.RunFunctionRequest, ns string, annotations map[string]any) *fnv1.RunFunctionRequest {
@@ -169,15 +172,38 @@ func hostname(t *testing.T, rsp *fnv1.RunFunctionResponse) any {
 // spec.host must lie under the tenant host or an allowed suffix.
 func TestTenantHost(t *testing.T) {
 	for name, c := range map[string]struct {
-		spec, input string
-		annotations map[string]any
-		want        string // hostname, or a substring of the Fatal message
-		fatal       bool
+		spec, input    string
+		annotations    map[string]any
+		otherNamespace bool   // the Namespace sent is tenant-other's
+		want           string // hostname, or a substring of the Fatal message
+		fatal          bool
 	}{
-		"default":                 {spec: `{}`, annotations: map[string]any{}, want: "demo.tenant-demo.tenants.example.com:443"},
-		"namespace not found":     {spec: `{}`, want: "demo.tenant-demo.tenants.example.com:443"},
-		"base domain":             {spec: `{}`, input: `{baseDomain: k8s.example.org}`, annotations: map[string]any{}, want: "demo.tenant-demo.k8s.example.org:443"},
-		"platform annotation":     {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, want: "demo.acme.example.com:443"},
+		"default":                          {spec: `{}`, annotations: map[string]any{}, want: "demo.tenant-demo.tenants.example.com:443"},
+		"namespace not found":              {spec: `{}`, want: "demo.tenant-demo.tenants.example.com:443"},
+		"base domain":                      {spec: `{}`, input: `{baseDomain: k8s.example.org}`, annotations: map[string]any{}, want: "demo.tenant-demo.k8s.example.org:443"},
+		"platform annotation":              {spec: `{}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, want: "demo.acme.example.com:443"},
+		"annotation under the base domain": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.tenants.example.com"}, want: "demo.acme.tenants.example.com:443"},
+		"annotation outside the allowed domains": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "victim.example.org"}, fatal: true,
+			want: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "victim.example.org": a tenant host must lie under tenants.example.com`},
+		"annotation the base domain itself": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "tenants.example.com"}, fatal: true,
+			want: `annotations[tenantkube.io/tenant-host]: Invalid value: "tenants.example.com"`},
+		"annotation a look-alike of a suffix": {spec: `{}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "evilexample.com"}, fatal: true,
+			want: `annotations[tenantkube.io/tenant-host]: Invalid value: "evilexample.com"`},
+		// 221 characters: <N>.<tenant host> must fit in 253 for N of 32.
+		"annotation too long": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: longTenantHost}, fatal: true,
+			want: `annotations[tenantkube.io/tenant-host]: Invalid value: "` + longTenantHost[:64] + `...": must be at most 220 characters (is 221)`},
+		"another namespace's annotation": {spec: `{}`, otherNamespace: true, annotations: map[string]any{function.AnnotationTenantHost: "victim.tenants.example.com"}, want: "demo.tenant-demo.tenants.example.com:443"},
+		"suffix above the base domain": {spec: `{}`, input: `{allowedHostSuffixes: [example.com]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[0]: Invalid value: "example.com": must not be, contain or lie under tenants.example.com`},
+		"suffix the base domain": {spec: `{}`, input: `{allowedHostSuffixes: [tenants.example.com]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[0]: Invalid value: "tenants.example.com"`},
+		"suffix under the base domain": {spec: `{}`, input: `{allowedHostSuffixes: [example.net, tenant-other.tenants.example.com]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[1]: Invalid value: "tenant-other.tenants.example.com"`},
+		"suffix under a tenant-host suffix": {spec: `{}`, input: `{allowedTenantHostSuffixes: [corp.example], allowedHostSuffixes: [acme.corp.example]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[0]: Invalid value: "acme.corp.example": must not be, contain or lie under corp.example`},
+		"suffix a look-alike of the base domain": {spec: `{host: api.eviltenants.example.com}`, input: `{allowedHostSuffixes: [eviltenants.example.com]}`, annotations: map[string]any{}, want: "api.eviltenants.example.com:443"},
+		"base domain too long": {spec: `{}`, input: `{baseDomain: ` + strings.Repeat("b", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("b", 30) + `}`, fatal: true,
+			want: `input.baseDomain: Invalid value: "` + strings.Repeat("b", 63) + `....": must be at most 156 characters (is 158)`},
 		"under the tenant host":   {spec: `{host: api.tenant-demo.tenants.example.com}`, annotations: map[string]any{}, want: "api.tenant-demo.tenants.example.com:443"},
 		"the tenant host itself":  {spec: `{host: tenant-demo.tenants.example.com}`, annotations: map[string]any{}, want: "tenant-demo.tenants.example.com:443"},
 		"under an allowed suffix": {spec: `{host: api.demo.example.net}`, input: `{allowedHostSuffixes: [example.net]}`, annotations: map[string]any{}, want: "api.demo.example.net:443"},
@@ -185,13 +211,17 @@ func TestTenantHost(t *testing.T) {
 			want: `spec.host: Forbidden: "demo.tenant-other.tenants.example.com": a host must be the tenant host or lie under tenant-demo.tenants.example.com`},
 		"a suffix look-alike": {spec: `{host: eviltenant-demo.tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "eviltenant-demo.tenants.example.com"`},
 		"the platform's host": {spec: `{host: tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "tenants.example.com"`},
-		"under the default once annotated": {spec: `{host: api.tenant-demo.tenants.example.com}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, fatal: true,
+		"under the default once annotated": {spec: `{host: api.tenant-demo.tenants.example.com}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, fatal: true,
 			want: `spec.host: Forbidden: "api.tenant-demo.tenants.example.com": a host must be the tenant host or lie under acme.example.com`},
 		"bad annotation": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "Not_A_Host"}, fatal: true,
 			want: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "Not_A_Host"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, withNamespace(t, newRequest(t, c.spec, c.input), "tenant-demo", c.annotations))
+			ns := "tenant-demo"
+			if c.otherNamespace {
+				ns = "tenant-other"
+			}
+			rsp := run(t, withNamespace(t, newRequest(t, c.spec, c.input), ns, c.annotations))
 			msg := fatal(rsp)
 			switch {
 			case c.fatal && !strings.Contains(msg, c.want):
@@ -222,7 +252,7 @@ func TestHostBeforeTheNamespaceArrives(t *testing.T) {
 	if sel.GetKind() != "Namespace" || sel.GetMatchName() != "tenant-demo" {
 		t.Errorf("Namespace requirement %v", sel)
 	}
-	rsp = run(t, withNamespace(t, newRequest(t, `{host: api.acme.example.com}`, ""), "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"}))
+	rsp = run(t, withNamespace(t, newRequest(t, `{host: api.acme.example.com}`, `{allowedTenantHostSuffixes: [acme.example.com]}`), "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"}))
 	if msg := fatal(rsp); msg != "" || hostname(t, rsp) != "api.acme.example.com:443" {
 		t.Errorf("with the annotation: Fatal %q, hostname %v", msg, hostname(t, rsp))
 	}
