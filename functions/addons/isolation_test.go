@@ -113,6 +113,9 @@ func TestAddonBounds(t *testing.T) {
 	}
 	for _, c := range []struct{ spec, input, fatal string }{
 		{spec: hostList(32)},
+		// 254 characters, under the tenant host.
+		{spec: "addons: {ingressNginx: {enabled: true, hosts: [" + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 30) + ".tenant-demo.tenants.example.com]}}",
+			fatal: `spec.addons.ingressNginx.hosts[0]: Invalid value: "` + strings.Repeat("a", 63) + `....": must be at most 253 characters (is 254)`},
 		{spec: hostList(33), fatal: "spec.addons.ingressNginx.hosts: Too many: 33: must have at most 32 items"},
 		{spec: keys(64)},
 		{spec: keys(65), fatal: "spec.addons.cilium.valuesOverride: Too many: 65: must have at most 64 items"},

@@ -42,7 +42,7 @@ func TestImagesOnlyFromAllowedRegistries(t *testing.T) {
 		{image: "registry.corp.example/mirror/busybox:1", input: "allowedImageRegistries: [registry.corp.example/mirror]"},
 		{image: "registry.corp.example/mirrors/busybox:1", input: "allowedImageRegistries: [registry.corp.example/mirror]", fatal: path + ": Forbidden"},
 		{image: "docker.io/library/busybox:1", input: "allowedImageRegistries: []", fatal: path + ": Forbidden"},
-		{image: "registry.corp.example/" + strings.Repeat("a", 600), input: "allowedImageRegistries: [registry.corp.example]", fatal: path + ": Too long"},
+		{image: "registry.corp.example/" + strings.Repeat("a", 600), input: "allowedImageRegistries: [registry.corp.example]", fatal: path + `: Invalid value: "registry.corp.example/` + strings.Repeat("a", 42) + `...": must be at most 512 characters (is 622)`},
 	} {
 		msg, n := workersRun(t, `images: {waitForKubeconfig: "`+c.image+`"}`, c.input)
 		switch {
@@ -71,17 +71,19 @@ func TestNodeGroupBounds(t *testing.T) {
 		{spec: `nodeGroups: {md0: {maxReplicas: 301}}`, input: "maxReplicas: 300", fatal: g + "maxReplicas: Invalid value: 301: must be at most 300"},
 		{spec: `nodeGroups: {md0: {roles: [` + roles(16) + `]}}`},
 		{spec: `nodeGroups: {md0: {roles: [` + roles(17) + `]}}`, fatal: g + "roles: Too many: 17: must have at most 16 items"},
+		{spec: `nodeGroups: {md0: {roles: [` + strings.Repeat("r", 63) + `]}}`},
+		{spec: `nodeGroups: {md0: {roles: [` + strings.Repeat("r", 64) + `]}}`, fatal: g + `roles[0]: Invalid value: "` + strings.Repeat("r", 64) + `": must be at most 63 characters (is 64)`},
 		{spec: `nodeGroups: {md0: {gpus: [` + gpus(16) + `]}}`},
 		{spec: `nodeGroups: {md0: {gpus: [` + gpus(17) + `]}}`, fatal: g + "gpus: Too many: 17: must have at most 16 items"},
 		{spec: `nodeGroups: {md0: {gpus: [{name: ` + strings.Repeat("g", 253) + `}]}}`},
-		{spec: `nodeGroups: {md0: {gpus: [{name: ` + strings.Repeat("g", 254) + `}]}}`, fatal: g + "gpus[0].name: Too long"},
+		{spec: `nodeGroups: {md0: {gpus: [{name: ` + strings.Repeat("g", 254) + `}]}}`, fatal: g + `gpus[0].name: Invalid value: "` + strings.Repeat("g", 64) + `...": must be at most 253 characters (is 254)`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}}}`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 257, memory: 4Gi}}}`, fatal: g + `resources.cpu: Invalid value: "257": must be at most 256`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 4, memory: 4097Gi}}}`, fatal: g + `resources.memory: Invalid value: "4097Gi": must be at most 4Ti`},
 		{spec: `nodeGroups: {md0: {diskSize: 64Ti}}`},
 		{spec: `nodeGroups: {md0: {diskSize: 65537Gi}}`, fatal: g + `diskSize: Invalid value: "65537Gi": must be at most 64Ti`},
 		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 253) + `}}`},
-		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 254) + `}}`, fatal: g + "storageClass: Too long"},
+		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 254) + `}}`, fatal: g + `storageClass: Invalid value: "` + strings.Repeat("s", 64) + `...": must be at most 253 characters (is 254)`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}, kubelet: {systemReservedCpu: 257}}}`, fatal: g + `kubelet.systemReservedCpu: Invalid value: "257": must be at most 256`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}, kubelet: {kubeReservedMemory: 4097Gi}}}`, fatal: g + `kubelet.kubeReservedMemory: Invalid value: "4097Gi": must be at most 4Ti`},
 	} {
