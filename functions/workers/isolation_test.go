@@ -37,6 +37,11 @@ func TestImagesOnlyFromAllowedRegistries(t *testing.T) {
 		{image: "attacker/busybox", fatal: path + `: Forbidden: "attacker/busybox"`},
 		{image: "docker.io/library-evil/busybox", fatal: path + `: Forbidden: "docker.io/library-evil/busybox"`},
 		{image: "docker.io.attacker.example/library/busybox", fatal: path + `: Forbidden: "docker.io.attacker.example/library/busybox"`},
+		// The container runtime refuses a 64-hex name (it reads like an
+		// image ID); go-containerregistry took it for docker.io/library/<hex>.
+		{image: strings.Repeat("0123456789abcdef", 4), fatal: path + `: Invalid value: "` + strings.Repeat("0123456789abcdef", 4) + `": not an image reference`},
+		{image: "BusyBox", fatal: path + `: Invalid value: "BusyBox": not an image reference`},
+		{image: "registry-1.docker.io/library/busybox", fatal: path + `: Forbidden`},
 		{image: "Not An Image", fatal: path + `: Invalid value: "Not An Image": not an image reference`},
 		{image: "registry.corp.example/mirror/busybox:1", input: "allowedImageRegistries: [registry.corp.example]"},
 		{image: "registry.corp.example/mirror/busybox:1", input: "allowedImageRegistries: [registry.corp.example/mirror]"},
@@ -93,6 +98,52 @@ func TestNodeGroupBounds(t *testing.T) {
 			t.Errorf("%s: Fatal %s", c.spec, msg)
 		case c.fatal != "" && !strings.Contains(msg, c.fatal):
 			t.Errorf("%s: Fatal %q, want one containing %q", c.spec, msg, c.fatal)
+		}
+	}
+}
+
+// TestComposedImageIsFullyQualified: the Deployments run the name the
+// container runtime would pull, spelled out (Docker's normalisation: a
+// bare name is docker.io/library/<name>, index.docker.io is docker.io), so
+// what was checked is what runs.
+func TestComposedImageIsFullyQualified(t *testing.T) {
+	in := defaultInput()
+	platform := map[string]bool{in.Images.ClusterAutoscaler: true, in.Images.CloudControllerManager: true, in.Images.CSIDriver: true,
+		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true}
+	for image, want := range map[string]string{
+		"busybox:1.36":                              "docker.io/library/busybox:1.36",
+		"busybox":                                   "docker.io/library/busybox",
+		"library/busybox:1.36":                      "docker.io/library/busybox:1.36",
+		"index.docker.io/library/busybox:1.36":      "docker.io/library/busybox:1.36",
+		"docker.io/library/busybox:1.37.0":          "docker.io/library/busybox:1.37.0",
+		"busybox@sha256:" + strings.Repeat("a", 64): "docker.io/library/busybox@sha256:" + strings.Repeat("a", 64),
+	} {
+		rsp := run(t, newRequest(t, `images: {waitForKubeconfig: "`+image+`"}`, withInstancetypes(t, "u1.medium"), withMachineSets(t)))
+		if f := fatals(rsp); len(f) > 0 {
+			t.Fatalf("%s: %v", image, f)
+		}
+		seen := 0
+		for name, r := range rsp.GetDesired().GetResources() {
+			obj := r.GetResource().AsMap()
+			if obj["kind"] != "Deployment" {
+				continue
+			}
+			for _, key := range []string{"initContainers", "containers"} {
+				cs, _ := get(obj, "spec", "template", "spec", key).([]any)
+				for _, c := range cs {
+					img := c.(map[string]any)["image"].(string)
+					if platform[img] {
+						continue
+					}
+					seen++
+					if img != want {
+						t.Errorf("%s: %s runs %s, want %s", image, name, img, want)
+					}
+				}
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%s: no Deployment runs it", image)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/distribution/reference"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -199,33 +199,38 @@ func within(host, domain string) bool {
 	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
 }
 
-// CheckImage returns a *field.Error naming path and image unless image is
-// a well-formed reference whose repository lies in one of allowed: a
-// registry host ("registry.example.com") or a host and repository prefix
-// ("docker.io/library"), matched at '/' boundaries after Docker's
-// normalisation ("busybox" is docker.io/library/busybox).
-func CheckImage(path *field.Path, image string, allowed []string) *field.Error {
-	ref, err := name.ParseReference(image)
+// CheckImage returns image's fully qualified normalized name
+// ("busybox:1.36" is "docker.io/library/busybox:1.36"), parsed as the
+// container runtime parses it (distribution/reference
+// ParseNormalizedNamed), or a *field.Error naming path and image when the
+// parser refuses it or its repository lies in none of allowed: a registry
+// host ("registry.example.com") or a host and repository prefix
+// ("docker.io/library"), matched at '/' boundaries. Compose the returned
+// name: it is what was checked.
+func CheckImage(path *field.Path, image string, allowed []string) (string, *field.Error) {
+	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
-		return field.Invalid(path, image, "not an image reference: "+err.Error())
+		return "", field.Invalid(path, image, "not an image reference: "+err.Error())
 	}
-	registry, repo := ref.Context().RegistryStr(), ref.Context().RepositoryStr()
+	domain, repo := reference.Domain(named), reference.Path(named)
 	for _, a := range allowed {
 		host, prefix, _ := strings.Cut(a, "/")
-		if normalRegistry(host) != normalRegistry(registry) {
+		if host == legacyDockerHub {
+			host = dockerHub
+		}
+		if host != domain {
 			continue
 		}
 		if prefix == "" || repo == prefix || strings.HasPrefix(repo, prefix+"/") {
-			return nil
+			return named.String(), nil
 		}
 	}
-	return field.Forbidden(path, fmt.Sprintf("%q: images may only come from %s (the platform's allowed registries)", image, strings.Join(allowed, ", ")))
+	return "", field.Forbidden(path, fmt.Sprintf("%q: images may only come from %s (the platform's allowed registries)", image, strings.Join(allowed, ", ")))
 }
 
-// normalRegistry folds Docker Hub's names into one.
-func normalRegistry(host string) string {
-	if host == name.DefaultRegistry || host == "docker.io" || host == "registry-1.docker.io" {
-		return name.DefaultRegistry
-	}
-	return host
-}
+// Docker Hub's names: the runtime turns index.docker.io into docker.io
+// (distribution/reference normalize.go).
+const (
+	dockerHub       = "docker.io"
+	legacyDockerHub = "index.docker.io"
+)
