@@ -210,6 +210,8 @@ func TestTenantHost(t *testing.T) {
 		"another tenant's host": {spec: `{host: demo.tenant-other.tenants.example.com}`, annotations: map[string]any{}, fatal: true,
 			want: `spec.host: Forbidden: "demo.tenant-other.tenants.example.com": a host must be the tenant host or lie under tenant-demo.tenants.example.com`},
 		"a suffix look-alike": {spec: `{host: eviltenant-demo.tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "eviltenant-demo.tenants.example.com"`},
+		"a wildcard API host": {spec: `{host: "*.tenant-demo.tenants.example.com"}`, input: `{allowedHostSuffixes: [example.net]}`, annotations: map[string]any{}, fatal: true,
+			want: `spec.host: Forbidden: "*.tenant-demo.tenants.example.com": wildcard hosts are not allowed`},
 		"the platform's host": {spec: `{host: tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "tenants.example.com"`},
 		"under the default once annotated": {spec: `{host: api.tenant-demo.tenants.example.com}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, fatal: true,
 			want: `spec.host: Forbidden: "api.tenant-demo.tenants.example.com": a host must be the tenant host or lie under acme.example.com`},
