@@ -109,7 +109,8 @@ func TestNodeGroupBounds(t *testing.T) {
 func TestComposedImageIsFullyQualified(t *testing.T) {
 	in := defaultInput()
 	platform := map[string]bool{in.Images.ClusterAutoscaler: true, in.Images.CloudControllerManager: true, in.Images.CSIDriver: true,
-		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true}
+		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true,
+		in.Images.CSISnapshotter: true, in.Images.SnapshotController: true}
 	for image, want := range map[string]string{
 		"busybox:1.36":                              "docker.io/library/busybox:1.36",
 		"busybox":                                   "docker.io/library/busybox",
