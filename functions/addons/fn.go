@@ -75,7 +75,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	function.RequireNamespace(rsp, t.ID)
-	hosts, err := function.TenantHostPolicy(req, t.ID, in.BaseDomain, in.AllowedHostSuffixes, in.AllowWildcardHosts)
+	hosts, err := function.TenantHostPolicy(req, t.ID, in.HostSettings())
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil

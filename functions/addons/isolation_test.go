@@ -62,8 +62,16 @@ func TestIngressHosts(t *testing.T) {
 		{spec: hosts("'*.tenant-demo.tenants.example.com'"), input: "allowWildcardHosts: true"},
 		{spec: hosts("'*.tenants.example.com'"), input: "allowWildcardHosts: true", fatal: p + `[0]: Forbidden: "*.tenants.example.com"`},
 		{spec: hosts("'*.com'"), input: "allowWildcardHosts: true", fatal: p + `[0]: Forbidden: "*.com"`},
-		{spec: hosts("shop.acme.example"), annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}},
-		{spec: hosts("shop.tenant-demo.tenants.example.com"), annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}, fatal: p + `[0]: Forbidden`},
+		{spec: hosts("shop.acme.example"), input: "allowedTenantHostSuffixes: [acme.example]", annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}},
+		{spec: hosts("shop.tenant-demo.tenants.example.com"), input: "allowedTenantHostSuffixes: [acme.example]", annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}, fatal: p + `[0]: Forbidden`},
+		// The annotation is held against the platform's domains too.
+		{spec: hosts("shop.victim.example"), annotations: map[string]any{function.AnnotationTenantHost: "victim.example"},
+			fatal: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "victim.example": a tenant host must lie under tenants.example.com`},
+		{spec: hosts("shop.a.tenants.example.com"), annotations: map[string]any{function.AnnotationTenantHost: "a.tenants.example.com"}},
+		// Allowed suffixes never open tenants' own hosts to all tenants.
+		{spec: hosts("example.org"), input: "allowedHostSuffixes: [example.com]", fatal: `input.allowedHostSuffixes[0]: Invalid value: "example.com": must not be, contain or lie under tenants.example.com`},
+		{spec: hosts("example.org"), input: "allowedHostSuffixes: [tenant-other.tenants.example.com]", fatal: `input.allowedHostSuffixes[0]: Invalid value: "tenant-other.tenants.example.com"`},
+		{spec: hosts("example.org"), input: "{allowedTenantHostSuffixes: [corp.example], allowedHostSuffixes: [corp.example]}", fatal: `input.allowedHostSuffixes[0]: Invalid value: "corp.example"`},
 		// Checked whatever the expose method: a LoadBalancer switched back
 		// to Proxied publishes them.
 		{spec: "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}", fatal: p + `[0]: Forbidden: "example.org"`},
@@ -105,6 +113,9 @@ func TestAddonBounds(t *testing.T) {
 	}
 	for _, c := range []struct{ spec, input, fatal string }{
 		{spec: hostList(32)},
+		// 254 characters, under the tenant host.
+		{spec: "addons: {ingressNginx: {enabled: true, hosts: [" + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 30) + ".tenant-demo.tenants.example.com]}}",
+			fatal: `spec.addons.ingressNginx.hosts[0]: Invalid value: "` + strings.Repeat("a", 63) + `....": must be at most 253 characters (is 254)`},
 		{spec: hostList(33), fatal: "spec.addons.ingressNginx.hosts: Too many: 33: must have at most 32 items"},
 		{spec: keys(64)},
 		{spec: keys(65), fatal: "spec.addons.cilium.valuesOverride: Too many: 65: must have at most 64 items"},

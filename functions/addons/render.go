@@ -412,7 +412,7 @@ func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput) erro
 	}
 	for i, h := range a.IngressNginx.Hosts {
 		if len(h) > 253 {
-			return field.TooLong(ing.Child("hosts").Index(i), h, 253)
+			return function.TooLong(ing.Child("hosts").Index(i), h, 253)
 		}
 		if !hostPattern.MatchString(h) {
 			return field.Invalid(ing.Child("hosts").Index(i), h, "must be a lower-case DNS name, optionally starting with *.")

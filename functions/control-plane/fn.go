@@ -87,7 +87,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	function.RequireNamespace(rsp, t.ID)
-	hosts, err := function.TenantHostPolicy(req, t.ID, in.BaseDomain, in.AllowedHostSuffixes, false)
+	hosts, err := function.TenantHostPolicy(req, t.ID, hostSettings(in))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -195,7 +195,9 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts f
 	}
 	p.add(nameCluster, buildCluster(t.ID, in), readyByConditionAvailable)
 	p.add(nameKubevirtCluster, buildKubevirtCluster(t.ID), readyByStatusReady)
-	p.add(nameKamajiControlPlane, buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName), readyByStatusReady)
+	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName)
+	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
+	p.add(nameKamajiControlPlane, kcp, readyByStatusReady)
 	return p, nil
 }
 
@@ -331,16 +333,44 @@ func requireKubeconfig(rsp *fnv1.RunFunctionResponse, id function.Identity) {
 	})
 }
 
+// hostSettings are the input's host settings; a tenant API server has one
+// name, never a wildcard.
+func hostSettings(in *cpinput.ControlPlaneInput) function.HostSettings {
+	return function.HostSettings{BaseDomain: in.BaseDomain, AllowedSuffixes: in.AllowedHostSuffixes, TenantHostSuffixes: in.AllowedTenantHostSuffixes}
+}
+
 // observedControlPlane is the version the observed KamajiControlPlane was
 // last asked for (spec.version) and the version it reports running
 // (status.version); either is "" when not observed.
-type observedControlPlane struct{ Desired, Running string }
+// Exists says a KamajiControlPlane was observed; Schema and Username are
+// its spec.dataStoreSchema and spec.dataStoreUsername ("" when unset).
+type observedControlPlane struct {
+	Desired, Running string
+	Exists           bool
+	Schema, Username string
+}
 
 func observedControlPlaneVersions(req *fnv1.RunFunctionRequest) observedControlPlane {
 	return observedControlPlane{
-		Desired: function.ObservedString(req, nameKamajiControlPlane, "spec", "version"),
-		Running: function.ObservedString(req, nameKamajiControlPlane, "status", "version"),
+		Desired:  function.ObservedString(req, nameKamajiControlPlane, "spec", "version"),
+		Running:  function.ObservedString(req, nameKamajiControlPlane, "status", "version"),
+		Exists:   function.ObservedExists(req, nameKamajiControlPlane),
+		Schema:   function.ObservedString(req, nameKamajiControlPlane, "spec", "dataStoreSchema"),
+		Username: function.ObservedString(req, nameKamajiControlPlane, "spec", "dataStoreUsername"),
 	}
+}
+
+// dataStoreAccount is the KamajiControlPlane's dataStoreSchema and
+// dataStoreUsername: DataStoreSchema for a new control plane, whatever the
+// observed one holds otherwise. Kamaji keeps a control plane's data under
+// them and they are immutable, so a control plane created before they were
+// set keeps Kamaji's default (README, Known limits).
+func dataStoreAccount(id function.Identity, observed observedControlPlane) (schema, username string) {
+	if observed.Exists {
+		return observed.Schema, observed.Username
+	}
+	s := DataStoreSchema(id)
+	return s, s
 }
 
 // checkUpgrade enforces the upgrade rule of SPEC §3 against the observed
@@ -423,16 +453,8 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if in.Etcd.Replicas < 1 {
 		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")
 	}
-	if msgs := validation.IsDNS1123Subdomain(in.BaseDomain); len(msgs) > 0 {
-		return field.Invalid(p.Child("baseDomain"), in.BaseDomain, msgs[0])
-	}
-	if len(in.BaseDomain) > function.MaxBaseDomainLength {
-		return field.TooLong(p.Child("baseDomain"), in.BaseDomain, function.MaxBaseDomainLength)
-	}
-	for i, s := range in.AllowedHostSuffixes {
-		if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
-			return field.Invalid(p.Child("allowedHostSuffixes").Index(i), s, msgs[0])
-		}
+	if err := hostSettings(in).Validate(p); err != nil {
+		return err
 	}
 	if in.DataStoreName != "" {
 		// A DNS label: dotted names are the dedicated DataStores'.

@@ -30,6 +30,7 @@ func trickyNames() (namespaces, clusters []string) {
 func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 	namespaces, clusters := trickyNames()
 	dataStores, hosts := map[string]function.Identity{}, map[string]function.Identity{}
+	schemas := map[[2]string]function.Identity{}
 	for _, ns := range namespaces {
 		for _, n := range clusters {
 			id := function.Identity{Name: n, Namespace: ns}
@@ -41,6 +42,19 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 				t.Errorf("%v and %v share the DataStore %q", prev, id, ds)
 			}
 			dataStores[ds] = id
+			acct := dataStoreAccounts(t, ns, n)
+			for _, v := range []string{acct[0], acct[1]} {
+				// An etcd key prefix, an unquoted SQL identifier and a MySQL
+				// user name (at most 32 characters, MySQL 8.0 manual,
+				// "User Names and Passwords").
+				if len(v) == 0 || len(v) > 32 || v[0] < 'a' || v[0] > 'z' || strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+					t.Errorf("schema or user %q of %v: not a short lower-case identifier", v, id)
+				}
+			}
+			if prev, ok := schemas[acct]; ok {
+				t.Errorf("%v and %v share the DataStore schema and user %v", prev, id, acct)
+			}
+			schemas[acct] = id
 			host := function.HostPolicy{TenantHost: ns + "." + strings.Repeat("b", function.MaxBaseDomainLength)}.ClusterHost(id)
 			if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
 				t.Errorf("host %q of %v: %v", host, id, msgs)
@@ -51,14 +65,88 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 			hosts[host] = id
 		}
 	}
-	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want {
+	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want || len(schemas) != want {
 		t.Errorf("%d DataStore names and %d hosts for %d pairs", len(dataStores), len(hosts), want)
 	}
 	// The collision of finding 2, by hand.
+	if got := dataStoreAccounts(t, "prod", "team-a"); got == dataStoreAccounts(t, "prod-team", "a") {
+		t.Errorf("(prod, team-a) and (prod-team, a) share the DataStore schema and user %v", got)
+	}
 	if DataStoreName(function.Identity{Namespace: "prod", Name: "team-a"}) == DataStoreName(function.Identity{Namespace: "prod-team", Name: "a"}) {
 		t.Error("(prod, team-a) and (prod-team, a) share a DataStore")
 	}
 }
+
+// dataStoreAccounts runs the function for claim n in namespace ns on the
+// shared DataStore of the input and returns the composed
+// KamajiControlPlane's dataStoreSchema and dataStoreUsername.
+func dataStoreAccounts(t *testing.T, ns, n string) [2]string {
+	t.Helper()
+	rsp := run(t, withIdentity(t, newRequest(t, `{}`, `{dataStoreName: shared}`), ns, n))
+	if f := fatal(rsp); f != "" {
+		t.Fatalf("(%s, %s): %s", ns, n, f)
+	}
+	kcp := desired(t, rsp, "kamajicontrolplane")
+	schema, _ := get(kcp, "spec", "dataStoreSchema").(string)
+	user, _ := get(kcp, "spec", "dataStoreUsername").(string)
+	return [2]string{schema, user}
+}
+
+// withIdentity makes req's XR the claim n of namespace ns.
+func withIdentity(t *testing.T, req *fnv1.RunFunctionRequest, ns, n string) *fnv1.RunFunctionRequest {
+	t.Helper()
+	xr := req.GetObserved().GetComposite().GetResource().AsMap()
+	labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
+	labels["crossplane.io/claim-name"], labels["crossplane.io/claim-namespace"] = n, ns
+	req.Observed.Composite.Resource = mustStruct(t, xr)
+	return req
+}
+
+// TestDataStoreAccountIsKeptOnceObserved: a new control plane gets its own
+// schema and user on the dedicated DataStore as well; an observed one keeps
+// what it has, even none (Kamaji's default, from before they were set),
+// since both are immutable in Kamaji and name where its data lives.
+func TestDataStoreAccountIsKeptOnceObserved(t *testing.T) {
+	for name, c := range map[string]struct {
+		input    string
+		observed map[string]any // observed KamajiControlPlane spec; nil: none
+		want     [2]any
+	}{
+		"dedicated, new":       {input: `{}`, want: [2]any{"new", "new"}},
+		"shared, new":          {input: `{dataStoreName: shared}`, want: [2]any{"new", "new"}},
+		"shared, pre-existing": {input: `{dataStoreName: shared}`, observed: map[string]any{"version": "v1.35.0"}, want: [2]any{nil, nil}},
+		"shared, observed":     {input: `{dataStoreName: shared}`, observed: map[string]any{"version": "v1.35.0", "dataStoreSchema": "old_s", "dataStoreUsername": "old_u"}, want: [2]any{"old_s", "old_u"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := newRequest(t, `{}`, c.input)
+			if c.observed != nil {
+				req.Observed.Resources = map[string]*fnv1.Resource{"kamajicontrolplane": {Resource: mustStruct(t, map[string]any{
+					"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+					"metadata": map[string]any{"name": "demo", "namespace": "tenant-demo"}, "spec": c.observed,
+				})}}
+			}
+			rsp := run(t, req)
+			if f := fatal(rsp); f != "" {
+				t.Fatal(f)
+			}
+			kcp := desired(t, rsp, "kamajicontrolplane")
+			got := [2]any{get(kcp, "spec", "dataStoreSchema"), get(kcp, "spec", "dataStoreUsername")}
+			if c.want[0] == "new" {
+				s, _ := got[0].(string)
+				if s == "" || got[1] != s || s == "tenant_demo_demo" {
+					t.Errorf("schema and user %v: want one new value, not Kamaji's default", got)
+				}
+				return
+			}
+			if got != c.want {
+				t.Errorf("schema and user %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// longTenantHost is a 221-character DNS name under the default base domain.
+var longTenantHost = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 9) + ".tenants.example.com"
 
 // withNamespace answers the Namespace requirement with a Namespace object
 // of the given annotations (nil: the namespace does not exist).
@@ -84,29 +172,58 @@ func hostname(t *testing.T, rsp *fnv1.RunFunctionResponse) any {
 // spec.host must lie under the tenant host or an allowed suffix.
 func TestTenantHost(t *testing.T) {
 	for name, c := range map[string]struct {
-		spec, input string
-		annotations map[string]any
-		want        string // hostname, or a substring of the Fatal message
-		fatal       bool
+		spec, input    string
+		annotations    map[string]any
+		otherNamespace bool   // the Namespace sent is tenant-other's
+		want           string // hostname, or a substring of the Fatal message
+		fatal          bool
 	}{
-		"default":                 {spec: `{}`, annotations: map[string]any{}, want: "demo.tenant-demo.tenants.example.com:443"},
-		"namespace not found":     {spec: `{}`, want: "demo.tenant-demo.tenants.example.com:443"},
-		"base domain":             {spec: `{}`, input: `{baseDomain: k8s.example.org}`, annotations: map[string]any{}, want: "demo.tenant-demo.k8s.example.org:443"},
-		"platform annotation":     {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, want: "demo.acme.example.com:443"},
+		"default":                          {spec: `{}`, annotations: map[string]any{}, want: "demo.tenant-demo.tenants.example.com:443"},
+		"namespace not found":              {spec: `{}`, want: "demo.tenant-demo.tenants.example.com:443"},
+		"base domain":                      {spec: `{}`, input: `{baseDomain: k8s.example.org}`, annotations: map[string]any{}, want: "demo.tenant-demo.k8s.example.org:443"},
+		"platform annotation":              {spec: `{}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, want: "demo.acme.example.com:443"},
+		"annotation under the base domain": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.tenants.example.com"}, want: "demo.acme.tenants.example.com:443"},
+		"annotation outside the allowed domains": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "victim.example.org"}, fatal: true,
+			want: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "victim.example.org": a tenant host must lie under tenants.example.com`},
+		"annotation the base domain itself": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "tenants.example.com"}, fatal: true,
+			want: `annotations[tenantkube.io/tenant-host]: Invalid value: "tenants.example.com"`},
+		"annotation a look-alike of a suffix": {spec: `{}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "evilexample.com"}, fatal: true,
+			want: `annotations[tenantkube.io/tenant-host]: Invalid value: "evilexample.com"`},
+		// 221 characters: <N>.<tenant host> must fit in 253 for N of 32.
+		"annotation too long": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: longTenantHost}, fatal: true,
+			want: `annotations[tenantkube.io/tenant-host]: Invalid value: "` + longTenantHost[:64] + `...": must be at most 220 characters (is 221)`},
+		"another namespace's annotation": {spec: `{}`, otherNamespace: true, annotations: map[string]any{function.AnnotationTenantHost: "victim.tenants.example.com"}, want: "demo.tenant-demo.tenants.example.com:443"},
+		"suffix above the base domain": {spec: `{}`, input: `{allowedHostSuffixes: [example.com]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[0]: Invalid value: "example.com": must not be, contain or lie under tenants.example.com`},
+		"suffix the base domain": {spec: `{}`, input: `{allowedHostSuffixes: [tenants.example.com]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[0]: Invalid value: "tenants.example.com"`},
+		"suffix under the base domain": {spec: `{}`, input: `{allowedHostSuffixes: [example.net, tenant-other.tenants.example.com]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[1]: Invalid value: "tenant-other.tenants.example.com"`},
+		"suffix under a tenant-host suffix": {spec: `{}`, input: `{allowedTenantHostSuffixes: [corp.example], allowedHostSuffixes: [acme.corp.example]}`, annotations: map[string]any{}, fatal: true,
+			want: `input.allowedHostSuffixes[0]: Invalid value: "acme.corp.example": must not be, contain or lie under corp.example`},
+		"suffix a look-alike of the base domain": {spec: `{host: api.eviltenants.example.com}`, input: `{allowedHostSuffixes: [eviltenants.example.com]}`, annotations: map[string]any{}, want: "api.eviltenants.example.com:443"},
+		"base domain too long": {spec: `{}`, input: `{baseDomain: ` + strings.Repeat("b", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("b", 30) + `}`, fatal: true,
+			want: `input.baseDomain: Invalid value: "` + strings.Repeat("b", 63) + `....": must be at most 156 characters (is 158)`},
 		"under the tenant host":   {spec: `{host: api.tenant-demo.tenants.example.com}`, annotations: map[string]any{}, want: "api.tenant-demo.tenants.example.com:443"},
 		"the tenant host itself":  {spec: `{host: tenant-demo.tenants.example.com}`, annotations: map[string]any{}, want: "tenant-demo.tenants.example.com:443"},
 		"under an allowed suffix": {spec: `{host: api.demo.example.net}`, input: `{allowedHostSuffixes: [example.net]}`, annotations: map[string]any{}, want: "api.demo.example.net:443"},
 		"another tenant's host": {spec: `{host: demo.tenant-other.tenants.example.com}`, annotations: map[string]any{}, fatal: true,
 			want: `spec.host: Forbidden: "demo.tenant-other.tenants.example.com": a host must be the tenant host or lie under tenant-demo.tenants.example.com`},
 		"a suffix look-alike": {spec: `{host: eviltenant-demo.tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "eviltenant-demo.tenants.example.com"`},
+		"a wildcard API host": {spec: `{host: "*.tenant-demo.tenants.example.com"}`, input: `{allowedHostSuffixes: [example.net]}`, annotations: map[string]any{}, fatal: true,
+			want: `spec.host: Forbidden: "*.tenant-demo.tenants.example.com": wildcard hosts are not allowed`},
 		"the platform's host": {spec: `{host: tenants.example.com}`, annotations: map[string]any{}, fatal: true, want: `spec.host: Forbidden: "tenants.example.com"`},
-		"under the default once annotated": {spec: `{host: api.tenant-demo.tenants.example.com}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, fatal: true,
+		"under the default once annotated": {spec: `{host: api.tenant-demo.tenants.example.com}`, input: `{allowedTenantHostSuffixes: [example.com]}`, annotations: map[string]any{function.AnnotationTenantHost: "acme.example.com"}, fatal: true,
 			want: `spec.host: Forbidden: "api.tenant-demo.tenants.example.com": a host must be the tenant host or lie under acme.example.com`},
 		"bad annotation": {spec: `{}`, annotations: map[string]any{function.AnnotationTenantHost: "Not_A_Host"}, fatal: true,
 			want: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "Not_A_Host"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, withNamespace(t, newRequest(t, c.spec, c.input), "tenant-demo", c.annotations))
+			ns := "tenant-demo"
+			if c.otherNamespace {
+				ns = "tenant-other"
+			}
+			rsp := run(t, withNamespace(t, newRequest(t, c.spec, c.input), ns, c.annotations))
 			msg := fatal(rsp)
 			switch {
 			case c.fatal && !strings.Contains(msg, c.want):
@@ -137,7 +254,7 @@ func TestHostBeforeTheNamespaceArrives(t *testing.T) {
 	if sel.GetKind() != "Namespace" || sel.GetMatchName() != "tenant-demo" {
 		t.Errorf("Namespace requirement %v", sel)
 	}
-	rsp = run(t, withNamespace(t, newRequest(t, `{host: api.acme.example.com}`, ""), "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"}))
+	rsp = run(t, withNamespace(t, newRequest(t, `{host: api.acme.example.com}`, `{allowedTenantHostSuffixes: [acme.example.com]}`), "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"}))
 	if msg := fatal(rsp); msg != "" || hostname(t, rsp) != "api.acme.example.com:443" {
 		t.Errorf("with the annotation: Fatal %q, hostname %v", msg, hostname(t, rsp))
 	}

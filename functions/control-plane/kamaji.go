@@ -138,7 +138,6 @@ func clusterHost(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, h
 	if spec.Host == "" {
 		return hosts.ClusterHost(id), nil
 	}
-	hosts.AllowWildcards = false // a tenant API server has one name
 	if err := hosts.Check(field.NewPath("spec", "host"), spec.Host); err != nil {
 		return "", err
 	}

@@ -1,14 +1,15 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/distribution/reference"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
-	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // FuzzTenantConfinement (issue 14): whatever the claim's namespace, name
@@ -24,6 +25,8 @@ func FuzzTenantConfinement(f *testing.F) {
 		{"prod", "team.a", ``},
 		{"x", "y", `images: {waitForKubeconfig: busybox}`},
 		{"x", "y", `nodeGroups: {md0: {maxReplicas: 2147483647}}`},
+		{"x", "y", `images: {waitForKubeconfig: index.docker.io/library/busybox:1}`},
+		{"x", "y", `images: {waitForKubeconfig: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef}`},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -75,7 +78,7 @@ func FuzzTenantConfinement(f *testing.F) {
 					cs, _ := pod[key].([]any)
 					for _, c := range cs {
 						img := c.(map[string]any)["image"].(string)
-						if !platform[img] && function.CheckImage(field.NewPath("image"), img, in.AllowedImageRegistries) != nil {
+						if !platform[img] && !officialImage(img) {
 							t.Fatalf("ns=%q spec=%s: %s runs %s", ns, spec, name, img)
 						}
 					}
@@ -83,4 +86,14 @@ func FuzzTenantConfinement(f *testing.F) {
 			}
 		}
 	})
+}
+
+// officialImage judges a composed image against the default allowed
+// registries (docker.io/library) without the function's matcher: the name
+// is spelled out in full, as the container runtime's parser would itself
+// expand it (reference.ParseNamed refuses any name it would change), and
+// literally starts with "docker.io/library/".
+func officialImage(img string) bool {
+	named, err := reference.ParseNamed(img)
+	return err == nil && named.String() == img && strings.HasPrefix(img, "docker.io/library/")
 }

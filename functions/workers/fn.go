@@ -212,9 +212,11 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	if img := spec.Images.WaitForKubeconfig; img != "" {
 		p := field.NewPath("spec", "images", "waitForKubeconfig")
 		if len(img) > v1alpha1.MaxImageLength {
-			errs = append(errs, field.TooLong(p, img, v1alpha1.MaxImageLength))
-		} else if err := function.CheckImage(p, img, in.AllowedImageRegistries); err != nil {
+			errs = append(errs, function.TooLong(p, img, v1alpha1.MaxImageLength))
+		} else if named, err := function.CheckImage(p, img, in.AllowedImageRegistries); err != nil {
 			errs = append(errs, err)
+		} else {
+			spec.Images.WaitForKubeconfig = named
 		}
 	}
 	if len(errs) > 0 {

@@ -457,7 +457,7 @@ func TestWaitForKubeconfigImage(t *testing.T) {
 		{``, ``, "docker.io/library/busybox:1.37.0"},
 		{``, `images: {waitForKubeconfig: mirror.example/busybox:1}`, "mirror.example/busybox:1"},
 		{`images: {waitForKubeconfig: tenant.example/busybox:2}`, "images: {waitForKubeconfig: mirror.example/busybox:1}\nallowedImageRegistries: [tenant.example]", "tenant.example/busybox:2"},
-		{`images: {waitForKubeconfig: "busybox:1.36"}`, ``, "busybox:1.36"},
+		{`images: {waitForKubeconfig: "busybox:1.36"}`, ``, "docker.io/library/busybox:1.36"},
 	} {
 		in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+c.input)
 		rsp := run(t, newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t), withInput(in)))

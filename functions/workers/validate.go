@@ -56,7 +56,7 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup, maxReplicas int32) fie
 	for i, role := range g.Roles {
 		rp := p.Child("roles").Index(i)
 		if len(role) > 63 {
-			errs = append(errs, field.TooLong(rp, role, 63))
+			errs = append(errs, function.TooLong(rp, role, 63))
 			continue
 		}
 		if !rolePattern.MatchString(role) {
@@ -107,7 +107,7 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup, maxReplicas int32) fie
 	}
 	if g.StorageClass != "" {
 		if len(g.StorageClass) > v1alpha1.MaxNameLength {
-			errs = append(errs, field.TooLong(p.Child("storageClass"), g.StorageClass, v1alpha1.MaxNameLength))
+			errs = append(errs, function.TooLong(p.Child("storageClass"), g.StorageClass, v1alpha1.MaxNameLength))
 		} else if msgs := validation.IsDNS1123Subdomain(g.StorageClass); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(p.Child("storageClass"), g.StorageClass, msgs[0]))
 		}
@@ -117,7 +117,7 @@ func ValidateNodeGroup(name string, g v1alpha1.NodeGroup, maxReplicas int32) fie
 		case gpu.Name == "":
 			errs = append(errs, field.Required(p.Child("gpus").Index(i).Child("name"), "a GPU needs a device name such as nvidia.com/AD102GL_L40S"))
 		case len(gpu.Name) > v1alpha1.MaxNameLength:
-			errs = append(errs, field.TooLong(p.Child("gpus").Index(i).Child("name"), gpu.Name, v1alpha1.MaxNameLength))
+			errs = append(errs, function.TooLong(p.Child("gpus").Index(i).Child("name"), gpu.Name, v1alpha1.MaxNameLength))
 		}
 	}
 	if usesInstancetype(g) {

@@ -79,7 +79,7 @@ func ValidateDNSLabel(path *field.Path, value string, max int) error {
 		return field.Required(path, "must be a non-empty DNS-1123 label")
 	}
 	if len(value) > max {
-		return field.TooLong(path, value, max)
+		return TooLong(path, value, max)
 	}
 	if msgs := validation.IsDNS1123Label(value); len(msgs) > 0 {
 		return field.Invalid(path, value, msgs[0])

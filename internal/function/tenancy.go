@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/distribution/reference"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -54,11 +54,66 @@ type HostPolicy struct {
 	AllowWildcards bool
 }
 
+// HostSettings are the platform's host settings of a function input.
+type HostSettings struct {
+	// BaseDomain: the default tenant host of NS is <NS>.<BaseDomain>.
+	BaseDomain string
+	// AllowedSuffixes: domains any tenant may claim hosts under.
+	AllowedSuffixes []string
+	// TenantHostSuffixes: domains a Namespace's tenant-host annotation may
+	// name, beside names under BaseDomain.
+	TenantHostSuffixes []string
+	// AllowWildcards lets a host start with "*.".
+	AllowWildcards bool
+}
+
+// Validate returns a *field.Error naming the input field (under root) of
+// the first bad setting. An allowed suffix may neither contain the base
+// domain or a tenant-host suffix nor lie within one: names there are
+// tenants' own hosts, which a suffix would open to every tenant.
+func (s HostSettings) Validate(root *field.Path) *field.Error {
+	if msgs := validation.IsDNS1123Subdomain(s.BaseDomain); len(msgs) > 0 {
+		return field.Invalid(root.Child("baseDomain"), s.BaseDomain, msgs[0])
+	}
+	if len(s.BaseDomain) > MaxBaseDomainLength {
+		return TooLong(root.Child("baseDomain"), s.BaseDomain, MaxBaseDomainLength)
+	}
+	for i, t := range s.TenantHostSuffixes {
+		if msgs := validation.IsDNS1123Subdomain(t); len(msgs) > 0 {
+			return field.Invalid(root.Child("allowedTenantHostSuffixes").Index(i), t, msgs[0])
+		}
+	}
+	owned := append([]string{s.BaseDomain}, s.TenantHostSuffixes...)
+	for i, a := range s.AllowedSuffixes {
+		path := root.Child("allowedHostSuffixes").Index(i)
+		if msgs := validation.IsDNS1123Subdomain(a); len(msgs) > 0 {
+			return field.Invalid(path, a, msgs[0])
+		}
+		for _, o := range owned {
+			if within(o, a) || within(a, o) {
+				return field.Invalid(path, a, fmt.Sprintf("must not be, contain or lie under %s: names there are tenants' own hosts", o))
+			}
+		}
+	}
+	return nil
+}
+
+// TooLong is a *field.Error naming path and value (cut to 64 characters)
+// for a value longer than max characters; field.TooLong omits the value.
+func TooLong(path *field.Path, value string, max int) *field.Error {
+	shown := value
+	if len(shown) > 64 {
+		shown = shown[:64] + "..."
+	}
+	return field.Invalid(path, shown, fmt.Sprintf("must be at most %d characters (is %d)", max, len(value)))
+}
+
 // TenantHostPolicy reads the tenant host of id's namespace from the
 // required Namespace (RequireNamespace). It returns a *field.Error naming
-// the annotation when its value is no DNS name.
-func TenantHostPolicy(req *fnv1.RunFunctionRequest, id Identity, baseDomain string, suffixes []string, wildcards bool) (HostPolicy, error) {
-	p := HostPolicy{TenantHost: id.Namespace + "." + baseDomain, AllowedSuffixes: suffixes, AllowWildcards: wildcards}
+// the annotation and its value when that is no DNS name or lies neither
+// under the base domain nor within a tenant-host suffix.
+func TenantHostPolicy(req *fnv1.RunFunctionRequest, id Identity, s HostSettings) (HostPolicy, error) {
+	p := HostPolicy{TenantHost: id.Namespace + "." + s.BaseDomain, AllowedSuffixes: s.AllowedSuffixes, AllowWildcards: s.AllowWildcards}
 	items, arrived := RequiredResources(req, RequirementNamespace)
 	if !arrived {
 		return p, nil
@@ -77,11 +132,32 @@ func TenantHostPolicy(req *fnv1.RunFunctionRequest, id Identity, baseDomain stri
 			return p, field.Invalid(path, v.StringValue, msgs[0])
 		}
 		if len(v.StringValue) > MaxBaseDomainLength+validation.DNS1123LabelMaxLength+1 {
-			return p, field.TooLong(path, v.StringValue, MaxBaseDomainLength+validation.DNS1123LabelMaxLength+1)
+			return p, TooLong(path, v.StringValue, MaxBaseDomainLength+validation.DNS1123LabelMaxLength+1)
+		}
+		if !tenantHostAllowed(v.StringValue, s) {
+			allowed := "under " + s.BaseDomain
+			if len(s.TenantHostSuffixes) > 0 {
+				allowed += " or within " + strings.Join(s.TenantHostSuffixes, ", ")
+			}
+			return p, field.Invalid(path, v.StringValue, "a tenant host must lie "+allowed+" (input allowedTenantHostSuffixes)")
 		}
 		p.TenantHost = v.StringValue
 	}
 	return p, nil
+}
+
+// tenantHostAllowed: host is under (not equal to) the base domain, or
+// equal to or under a tenant-host suffix.
+func tenantHostAllowed(host string, s HostSettings) bool {
+	if host != s.BaseDomain && within(host, s.BaseDomain) {
+		return true
+	}
+	for _, t := range s.TenantHostSuffixes {
+		if within(host, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // ClusterHost is the default host of cluster N: <N>.<tenant host>, as the
@@ -98,7 +174,7 @@ func (p HostPolicy) Check(path *field.Path, host string) *field.Error {
 		return field.Forbidden(path, fmt.Sprintf("%q: wildcard hosts are not allowed on this platform", host))
 	}
 	if len(host) > validation.DNS1123SubdomainMaxLength {
-		return field.TooLong(path, host, validation.DNS1123SubdomainMaxLength)
+		return TooLong(path, host, validation.DNS1123SubdomainMaxLength)
 	}
 	if msgs := validation.IsDNS1123Subdomain(bare); len(msgs) > 0 {
 		return field.Invalid(path, host, msgs[0])
@@ -123,33 +199,38 @@ func within(host, domain string) bool {
 	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
 }
 
-// CheckImage returns a *field.Error naming path and image unless image is
-// a well-formed reference whose repository lies in one of allowed: a
-// registry host ("registry.example.com") or a host and repository prefix
-// ("docker.io/library"), matched at '/' boundaries after Docker's
-// normalisation ("busybox" is docker.io/library/busybox).
-func CheckImage(path *field.Path, image string, allowed []string) *field.Error {
-	ref, err := name.ParseReference(image)
+// CheckImage returns image's fully qualified normalized name
+// ("busybox:1.36" is "docker.io/library/busybox:1.36"), parsed as the
+// container runtime parses it (distribution/reference
+// ParseNormalizedNamed), or a *field.Error naming path and image when the
+// parser refuses it or its repository lies in none of allowed: a registry
+// host ("registry.example.com") or a host and repository prefix
+// ("docker.io/library"), matched at '/' boundaries. Compose the returned
+// name: it is what was checked.
+func CheckImage(path *field.Path, image string, allowed []string) (string, *field.Error) {
+	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
-		return field.Invalid(path, image, "not an image reference: "+err.Error())
+		return "", field.Invalid(path, image, "not an image reference: "+err.Error())
 	}
-	registry, repo := ref.Context().RegistryStr(), ref.Context().RepositoryStr()
+	domain, repo := reference.Domain(named), reference.Path(named)
 	for _, a := range allowed {
 		host, prefix, _ := strings.Cut(a, "/")
-		if normalRegistry(host) != normalRegistry(registry) {
+		if host == legacyDockerHub {
+			host = dockerHub
+		}
+		if host != domain {
 			continue
 		}
 		if prefix == "" || repo == prefix || strings.HasPrefix(repo, prefix+"/") {
-			return nil
+			return named.String(), nil
 		}
 	}
-	return field.Forbidden(path, fmt.Sprintf("%q: images may only come from %s (the platform's allowed registries)", image, strings.Join(allowed, ", ")))
+	return "", field.Forbidden(path, fmt.Sprintf("%q: images may only come from %s (the platform's allowed registries)", image, strings.Join(allowed, ", ")))
 }
 
-// normalRegistry folds Docker Hub's names into one.
-func normalRegistry(host string) string {
-	if host == name.DefaultRegistry || host == "docker.io" || host == "registry-1.docker.io" {
-		return name.DefaultRegistry
-	}
-	return host
-}
+// Docker Hub's names: the runtime turns index.docker.io into docker.io
+// (distribution/reference normalize.go).
+const (
+	dockerHub       = "docker.io"
+	legacyDockerHub = "index.docker.io"
+)

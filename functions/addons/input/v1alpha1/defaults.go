@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // Defaults of the Input's scalar fields (SPEC §2: service CIDR 10.95.0.0/16).
@@ -34,9 +36,6 @@ const (
 	DefaultMaxValuesOverrideBytes = 64 << 10
 	// DefaultMaxCleanupObjects is the default of MaxCleanupObjects.
 	DefaultMaxCleanupObjects = 100
-	// maxBaseDomainLength keeps <N>.<NS>.<baseDomain> within 253
-	// characters (N at most 32, NS 63).
-	maxBaseDomainLength = 156
 )
 
 // DefaultLogsHeaders are the headers of every log request by default: the
@@ -237,16 +236,8 @@ func (in *AddonsInput) Validate() error {
 	if _, err := TenthAddress(in.ServiceCIDR); err != nil {
 		return field.Invalid(root.Child("serviceCIDR"), in.ServiceCIDR, err.Error())
 	}
-	if msgs := validation.IsDNS1123Subdomain(in.BaseDomain); len(msgs) > 0 {
-		return field.Invalid(root.Child("baseDomain"), in.BaseDomain, msgs[0])
-	}
-	if len(in.BaseDomain) > maxBaseDomainLength {
-		return field.TooLong(root.Child("baseDomain"), in.BaseDomain, maxBaseDomainLength)
-	}
-	for i, s := range in.AllowedHostSuffixes {
-		if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
-			return field.Invalid(root.Child("allowedHostSuffixes").Index(i), s, msgs[0])
-		}
+	if err := in.HostSettings().Validate(root); err != nil {
+		return err
 	}
 	if in.MaxValuesOverrideBytes < 1 {
 		return field.Invalid(root.Child("maxValuesOverrideBytes"), in.MaxValuesOverrideBytes, "must be at least 1")
@@ -386,4 +377,10 @@ func TenthAddress(cidr string) (string, error) {
 		a = a.Next()
 	}
 	return a.String(), nil
+}
+
+// HostSettings are the input's host settings.
+func (in *AddonsInput) HostSettings() function.HostSettings {
+	return function.HostSettings{BaseDomain: in.BaseDomain, AllowedSuffixes: in.AllowedHostSuffixes,
+		TenantHostSuffixes: in.AllowedTenantHostSuffixes, AllowWildcards: in.AllowWildcardHosts}
 }

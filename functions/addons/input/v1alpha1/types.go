@@ -50,11 +50,22 @@ type AddonsInput struct {
 
 	// AllowedHostSuffixes are domains under which any tenant may route
 	// ingress-nginx hosts, beside its own tenant host. Names under a suffix
-	// listed here go to whichever tenant claims them first.
+	// listed here are not exclusive: two tenants may claim the same one. An
+	// entry may not be, contain or lie under baseDomain or a tenant-host
+	// suffix (tenants' own hosts).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
 	AllowedHostSuffixes []string `json:"allowedHostSuffixes,omitempty"`
+
+	// AllowedTenantHostSuffixes are domains within which a Namespace's
+	// tenantkube.io/tenant-host annotation may set the tenant host, beside
+	// names under baseDomain. Tenants must not be able to set that
+	// annotation (README, Security model).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	AllowedTenantHostSuffixes []string `json:"allowedTenantHostSuffixes,omitempty"`
 
 	// AllowWildcardHosts lets addons.ingressNginx.hosts hold wildcards
 	// ("*.apps.<tenant host>"), still under an allowed domain.

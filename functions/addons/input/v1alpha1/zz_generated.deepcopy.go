@@ -24,6 +24,11 @@ func (in *AddonsInput) DeepCopyInto(out *AddonsInput) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedTenantHostSuffixes != nil {
+		in, out := &in.AllowedTenantHostSuffixes, &out.AllowedTenantHostSuffixes
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.Charts = in.Charts
 	in.Monitoring.DeepCopyInto(&out.Monitoring)
 }

@@ -18,6 +18,11 @@ func (in *ControlPlaneInput) DeepCopyInto(out *ControlPlaneInput) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedTenantHostSuffixes != nil {
+		in, out := &in.AllowedTenantHostSuffixes, &out.AllowedTenantHostSuffixes
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.Etcd = in.Etcd
 }
 

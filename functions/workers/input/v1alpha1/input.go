@@ -188,10 +188,12 @@ type WorkersInput struct {
 	// AllowedImageRegistries are where the images a tenant may set
 	// (spec.images) may come from: a registry host
 	// ("registry.example.com") or a host and repository prefix
-	// ("docker.io/library"), matched at '/' boundaries after Docker's
-	// normalisation ("busybox" is docker.io/library/busybox). Such an image
-	// runs in the management cluster beside controller credentials; any
-	// other is a Fatal result. The input's own images are the platform's
+	// ("docker.io/library"), matched at '/' boundaries after the container
+	// runtime's normalisation (distribution/reference: "busybox" is
+	// docker.io/library/busybox, index.docker.io is docker.io). The
+	// fully qualified name is what gets composed. Such an image runs in the
+	// management cluster beside controller credentials; any other is a
+	// Fatal result. The input's own images are the platform's
 	// and are not checked.
 	// +kubebuilder:default={"docker.io/library"}
 	// +kubebuilder:validation:MaxItems=64

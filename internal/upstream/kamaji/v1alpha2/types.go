@@ -50,6 +50,13 @@ type KamajiControlPlaneSpec struct {
 	// DataStoreName names the cluster-scoped kamaji.clastix.io DataStore
 	// holding this control plane's state.
 	DataStoreName string `json:"dataStoreName,omitempty"`
+	// DataStoreSchema is the etcd key prefix or SQL database of this
+	// control plane in its DataStore; Kamaji defaults it to NS_N with '-'
+	// turned to '_', and the TenantControlPlane's is immutable.
+	DataStoreSchema string `json:"dataStoreSchema,omitempty"`
+	// DataStoreUsername is the SQL user of this control plane (immutable,
+	// defaulted as DataStoreSchema).
+	DataStoreUsername string `json:"dataStoreUsername,omitempty"`
 	// ControlPlaneEndpoint is filled in by the provider with the address
 	// the tenant API server is reached at; read it, do not set it.
 	ControlPlaneEndpoint *APIEndpoint `json:"controlPlaneEndpoint,omitempty"`

@@ -52,6 +52,8 @@ func demo() *kamajiv1alpha2.KamajiControlPlane {
 			Replicas:             ptr.To[int32](2),
 			Version:              "v1.35.1",
 			DataStoreName:        "tenant-demo-demo",
+			DataStoreSchema:      "t5e3740528f0aca546516b5d8c022c2a",
+			DataStoreUsername:    "t5e3740528f0aca546516b5d8c022c2a",
 			ControlPlaneEndpoint: &kamajiv1alpha2.APIEndpoint{Host: "demo.example.org", Port: 443},
 			APIServer:            &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("2", "2Gi")},
 			ControllerManager:    &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("1", "1Gi")},
