@@ -624,7 +624,7 @@ func (e *env) addonToggle(t *testing.T) {
 // the annotations that let nginx send plain HTTP to port 80; then disables
 // it again.
 func (e *env) proxiedIngress(t *testing.T) {
-	const host = "apps." + demoNS + ".tenants.example.com" // under the tenant host
+	const host = "apps." + demoNS + ".k8s.example.net" // under the tenant host (baseDomain of examples/platform-settings.yaml)
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"ingressNginx":{"enabled":true,"hosts":["`+host+`"]}}}}`)
 	// Crossplane applies the composed objects one by one: wait for both.
 	var ing, svc *unstructured.Unstructured
