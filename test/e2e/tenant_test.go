@@ -1,0 +1,424 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var (
+	gvkMachine = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "Machine"}
+	gvkKC      = schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Kind: "KubeadmConfig"}
+	gvkKVM     = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtMachine"}
+	gvkVM      = schema.GroupVersionKind{Group: "kubevirt.io", Version: "v1", Kind: "VirtualMachine"}
+)
+
+// TestControllers runs the upstream controllers that build from the Go
+// module proxy on what the functions compose, on a stack of its own (the
+// same bring-up as TestE2E):
+//   - Cluster API core manager and kubeadm bootstrap manager (v1.13) and the
+//     Cluster API provider KubeVirt (v0.11), each with the flags of its own
+//     Deployment, leader election off, its webhooks (defaulting, validation,
+//     CRD conversion) served on 127.0.0.1 with a certificate of the test CA.
+//     They run as admin of the management cluster (system:masters).
+//   - A second etcd + kube-apiserver is the tenant cluster's API server.
+//
+// Exactly two parts are played, because they cannot run here:
+//   - Kamaji (its module does not resolve on the module proxy): once the
+//     KamajiControlPlane exists, the test writes what Kamaji writes: Secrets
+//     N-admin-kubeconfig, N-ca and N-kubeconfig pointing at the tenant API
+//     server, the KamajiControlPlane's controlPlaneEndpoint and status, and
+//     the KubevirtCluster's endpoint and ready status (playKamaji).
+//   - KubeVirt's virt-controller (no kubelet, no VMs here): VirtualMachine
+//     and VirtualMachineInstance are open CRDs; VirtualMachines the provider
+//     creates are stored as written and never boot, so no Machine ever gets
+//     a Node.
+func TestControllers(t *testing.T) {
+	e, err := newEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Logs of its own, so TestE2E's clean start keeps them.
+	e.logs = filepath.Join(e.root, "_output", "e2e", "logs-controllers")
+	_ = os.RemoveAll(e.logs)
+	e.must(t, os.MkdirAll(e.logs, 0o755), "log directory")
+	t.Cleanup(func() {
+		stopAll()
+		if !t.Failed() {
+			_ = os.RemoveAll(e.work)
+		}
+	})
+	t.Logf("work directory %s, component logs in %s", e.work, e.logs)
+	var cs *controllers
+	var ta *tenantAPI
+	if !scenario(t, "controllers: bring-up", func(t *testing.T) {
+		e.up(t)
+		step(t, "tenant kube-apiserver + etcd", func() (err error) { ta, err = e.startTenantAPI(demo); return err })
+		step(t, "controller modules", func() (err error) { cs, err = e.newControllers(); return err })
+		step(t, "Cluster API and KubeVirt provider CRDs", func() error { return e.installControllerCRDs(cs) })
+		step(t, "controller webhooks on loopback", func() error { return e.installWebhooks(cs) })
+		step(t, "Cluster API managers", func() error { return e.startControllers(cs) })
+		versions = append(versions, cs.versions()...)
+		versions = append(versions, "tenant API server: second etcd + kube-apiserver; Kamaji and virt-controller played (TestControllers doc)")
+	}) {
+		t.FailNow()
+	}
+	if !scenario(t, "controllers: Cluster API builds the node group", func(t *testing.T) { e.capiBuildsNodeGroup(t, ta) }) {
+		t.FailNow()
+	}
+	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
+	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
+}
+
+// xrSynced is the XR's Synced condition of claim ns/n, as text.
+func (e *env) xrSynced(ctx context.Context, ns, n string) string {
+	xr, err := e.xrName(ctx, ns, n)
+	if err != nil {
+		return err.Error()
+	}
+	u, err := get(ctx, e.c, gvkXR, "", xr)
+	if err != nil {
+		return err.Error()
+	}
+	s, r, m := condition(u, "Synced")
+	return fmt.Sprintf("XR Synced=%s %s %q", s, r, m)
+}
+
+// machines lists the Machines of the demo node group md0.
+func (e *env) machines(ctx context.Context) ([]unstructured.Unstructured, error) {
+	return list(ctx, e.c, gvkMachine, client.InNamespace(demoNS),
+		client.MatchingLabels{"cluster.x-k8s.io/deployment-name": demo + "-md0"})
+}
+
+func (e *env) machineSets(ctx context.Context) ([]unstructured.Unstructured, error) {
+	return list(ctx, e.c, gvkMS, client.InNamespace(demoNS),
+		client.MatchingLabels{"cluster.x-k8s.io/deployment-name": demo + "-md0"})
+}
+
+var joinToken = regexp.MustCompile(`token: "?([a-z0-9]{6})\.([a-z0-9]{16})"?`)
+
+// capiBuildsNodeGroup applies the example claim with one node required and
+// follows Cluster API from the MachineDeployment to a VirtualMachine.
+func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
+	ctx, cancel := ctxT(10 * time.Minute)
+	defer cancel()
+	claim := e.claimYAML(t)
+	e.must(t, unstructured.SetNestedField(claim.Object, int64(1), "spec", "nodeGroups", "md0", "minReplicas"), "minReplicas")
+	e.must(t, e.ensureNamespace(ctx, demoNS), "namespace")
+	e.must(t, apply(ctx, e.c, claim), "apply the example claim with minReplicas 1")
+
+	// Every composed object is admitted by Cluster API's and the provider's
+	// webhooks (Crossplane reports a denial as Synced=False on the XR).
+	waitFor(t, 3*time.Minute, "every composed object admitted", func(ctx context.Context) (bool, string, error) {
+		why, err := e.expectedObjects(ctx, demoNS, demo, append(append([]string{}, baseReleases...), certManagerHR...))
+		if err != nil || why != "" {
+			return false, why + "; " + e.xrSynced(ctx, demoNS, demo), err
+		}
+		return true, "", nil
+	})
+	e.must(t, e.playKamaji(ctx, ta, demoNS, demo), "play Kamaji")
+
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	e.must(t, err, "MachineDeployment")
+	kmtName, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	// The MachineDeployment webhook defaulted replicas from the autoscaler's
+	// min-size annotation (the function leaves replicas to the autoscaler).
+	if r, ok, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !ok || r != 1 {
+		t.Errorf("MachineDeployment spec.replicas = %d (set %t), want 1 (defaulted by CAPI from min-size 1)", r, ok)
+	}
+
+	waitFor(t, 2*time.Minute, "Cluster provisioned and its control plane initialized", func(ctx context.Context) (bool, string, error) {
+		c, err := get(ctx, e.c, gvkCluster, demoNS, demo)
+		if err != nil {
+			return false, "", err
+		}
+		infra, _, _ := unstructured.NestedBool(c.Object, "status", "initialization", "infrastructureProvisioned")
+		cp, _, _ := unstructured.NestedBool(c.Object, "status", "initialization", "controlPlaneInitialized")
+		host, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneEndpoint", "host")
+		port, _, _ := unstructured.NestedInt64(c.Object, "spec", "controlPlaneEndpoint", "port")
+		ok := infra && cp && host == "127.0.0.1" && port == int64(ta.apiPort)
+		return ok, fmt.Sprintf("infrastructureProvisioned=%t controlPlaneInitialized=%t endpoint %s:%d", infra, cp, host, port), nil
+	})
+
+	var ms unstructured.Unstructured
+	var machine unstructured.Unstructured
+	waitFor(t, 3*time.Minute, "a MachineSet of the MachineDeployment and its Machine", func(ctx context.Context) (bool, string, error) {
+		sets, err := e.machineSets(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		if len(sets) != 1 {
+			return false, fmt.Sprintf("%d MachineSets", len(sets)), nil
+		}
+		ms = sets[0]
+		ms2, err := e.machines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		if len(ms2) != 1 {
+			return false, fmt.Sprintf("%d Machines", len(ms2)), nil
+		}
+		machine = ms2[0]
+		return true, "", nil
+	})
+	if ref := metav1.GetControllerOf(&ms); ref == nil || ref.Kind != "MachineDeployment" || ref.Name != demo+"-md0" {
+		t.Errorf("MachineSet %s controller %v, want MachineDeployment %s-md0", ms.GetName(), ref, demo)
+	}
+	if r, _, _ := unstructured.NestedInt64(ms.Object, "spec", "replicas"); r != 1 {
+		t.Errorf("MachineSet %s spec.replicas %d, want 1", ms.GetName(), r)
+	}
+	for _, c := range []struct{ path []string }{
+		{[]string{"spec", "template", "spec", "infrastructureRef", "name"}},
+		{[]string{"spec", "template", "spec", "bootstrap", "configRef", "name"}},
+		{[]string{"spec", "template", "spec", "version"}},
+	} {
+		want, _, _ := unstructured.NestedString(md.Object, c.path...)
+		got, _, _ := unstructured.NestedString(ms.Object, c.path...)
+		if got != want || got == "" {
+			t.Errorf("MachineSet %s .%s = %q, want the MachineDeployment's %q", ms.GetName(), strings.Join(c.path, "."), got, want)
+		}
+	}
+	if v, _, _ := unstructured.NestedString(machine.Object, "spec", "version"); v != patchVersion {
+		t.Errorf("Machine %s spec.version %q, want %s", machine.GetName(), v, patchVersion)
+	}
+
+	// Bootstrap: the kubeadm bootstrap controller wrote join data with a
+	// bootstrap token that exists in the tenant cluster.
+	var dataSecret string
+	waitFor(t, 3*time.Minute, "bootstrap data of the Machine", func(ctx context.Context) (bool, string, error) {
+		m, err := get(ctx, e.c, gvkMachine, demoNS, machine.GetName())
+		if err != nil {
+			return false, "", err
+		}
+		dataSecret, _, _ = unstructured.NestedString(m.Object, "spec", "bootstrap", "dataSecretName")
+		kcName, _, _ := unstructured.NestedString(m.Object, "spec", "bootstrap", "configRef", "name")
+		kc, _ := get(ctx, e.c, gvkKC, demoNS, kcName)
+		return dataSecret != "", fmt.Sprintf("Machine bootstrap.dataSecretName %q; KubeadmConfig %s conditions %v", dataSecret, kcName, conditionsOf(kc)), nil
+	})
+	sec := &corev1.Secret{}
+	e.must(t, e.c.Get(ctx, client.ObjectKey{Namespace: demoNS, Name: dataSecret}, sec), "bootstrap data Secret")
+	data := string(sec.Data["value"])
+	if !strings.Contains(data, "kubeadm join") && !strings.Contains(data, "kubeadm-join-config.yaml") {
+		t.Errorf("bootstrap data %s has no kubeadm join:\n%s", dataSecret, data)
+	}
+	if !strings.Contains(data, fmt.Sprintf("127.0.0.1:%d", ta.apiPort)) {
+		t.Errorf("bootstrap data %s does not join the tenant API server 127.0.0.1:%d", dataSecret, ta.apiPort)
+	}
+	m := joinToken.FindStringSubmatch(data)
+	if m == nil {
+		t.Fatalf("bootstrap data %s carries no bootstrap token:\n%s", dataSecret, data)
+	}
+	tok := &corev1.Secret{}
+	e.must(t, ta.c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "bootstrap-token-" + m[1]}, tok), "bootstrap token Secret in the tenant cluster")
+	if string(tok.Data["token-id"]) != m[1] || string(tok.Data["token-secret"]) != m[2] || string(tok.Data["usage-bootstrap-authentication"]) != "true" {
+		t.Errorf("tenant bootstrap-token-%s: token-id %q, usage-bootstrap-authentication %q", m[1], tok.Data["token-id"], tok.Data["usage-bootstrap-authentication"])
+	}
+
+	// The KubeVirt provider made the VirtualMachine from our template.
+	kmt, err := get(ctx, e.c, gvkKMT, demoNS, kmtName)
+	e.must(t, err, "KubevirtMachineTemplate")
+	kvmName, _, _ := unstructured.NestedString(machine.Object, "spec", "infrastructureRef", "name")
+	var vm *unstructured.Unstructured
+	waitFor(t, 3*time.Minute, "VirtualMachine of KubevirtMachine "+kvmName, func(ctx context.Context) (bool, string, error) {
+		vm, err = get(ctx, e.c, gvkVM, demoNS, kvmName)
+		if err != nil {
+			kvm, _ := get(ctx, e.c, gvkKVM, demoNS, kvmName)
+			return false, fmt.Sprintf("%v; KubevirtMachine conditions %v", err, conditionsOf(kvm)), nil
+		}
+		return true, "", nil
+	})
+	want := func(path ...string) any {
+		v, _, _ := unstructured.NestedFieldNoCopy(kmt.Object, append([]string{"spec", "template", "spec", "virtualMachineTemplate", "spec"}, path...)...)
+		return v
+	}
+	got := func(path ...string) any {
+		v, _, _ := unstructured.NestedFieldNoCopy(vm.Object, append([]string{"spec"}, path...)...)
+		return v
+	}
+	if it := fmt.Sprint(got("instancetype", "name")); it != "u1.medium" {
+		t.Errorf("VirtualMachine %s instancetype %q, want u1.medium (claim)", kvmName, it)
+	}
+	for _, p := range [][]string{
+		{"instancetype"},
+		{"runStrategy"},
+		{"template", "spec", "evictionStrategy"},
+		{"template", "spec", "domain", "devices", "disks"},
+		{"template", "spec", "domain", "resources"},
+		{"template", "spec", "networks"},
+	} {
+		if fmt.Sprint(got(p...)) != fmt.Sprint(want(p...)) {
+			t.Errorf("VirtualMachine %s .spec.%s = %v, want the template's %v", kvmName, strings.Join(p, "."), got(p...), want(p...))
+		}
+	}
+	dvts, _ := got("dataVolumeTemplates").([]any)
+	wantDVTs, _ := want("dataVolumeTemplates").([]any)
+	if len(dvts) != len(wantDVTs) || len(dvts) == 0 {
+		t.Errorf("VirtualMachine %s has %d DataVolume templates, the template %d", kvmName, len(dvts), len(wantDVTs))
+	} else {
+		dv := dvts[0].(map[string]any)
+		size, _, _ := unstructured.NestedString(dv, "spec", "storage", "resources", "requests", "storage")
+		sc, _, _ := unstructured.NestedString(dv, "spec", "storage", "storageClassName")
+		if size != "20Gi" || sc != "replicated" {
+			t.Errorf("VirtualMachine %s DataVolume template: storage %q class %q, want 20Gi replicated (claim diskSize, storageClass)", kvmName, size, sc)
+		}
+	}
+	// Its cloud-init carries the bootstrap data, copied by the provider.
+	vols, _ := got("template", "spec", "volumes").([]any)
+	userdata := ""
+	for _, v := range vols {
+		if name, _, _ := unstructured.NestedString(v.(map[string]any), "cloudInitNoCloud", "secretRef", "name"); name != "" {
+			userdata = name
+		}
+		if name, _, _ := unstructured.NestedString(v.(map[string]any), "cloudInitConfigDrive", "secretRef", "name"); name != "" {
+			userdata = name
+		}
+	}
+	if userdata != dataSecret+"-userdata" {
+		t.Errorf("VirtualMachine %s cloud-init Secret %q, want %s-userdata", kvmName, userdata, dataSecret)
+	} else {
+		ud := &corev1.Secret{}
+		e.must(t, e.c.Get(ctx, client.ObjectKey{Namespace: demoNS, Name: userdata}, ud), "userdata Secret")
+		if !strings.Contains(string(ud.Data["userdata"]), m[1]+"."+m[2]) {
+			t.Errorf("userdata Secret %s does not carry the join token", userdata)
+		}
+	}
+	t.Logf("MachineSet %s, Machine %s, VirtualMachine %s, bootstrap token %s in the tenant cluster", ms.GetName(), machine.GetName(), kvmName, m[1])
+}
+
+func conditionsOf(u *unstructured.Unstructured) []string {
+	if u == nil {
+		return nil
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []string
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			out = append(out, fmt.Sprintf("%v=%v(%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scaleMD writes the MachineDeployment's replicas through its scale
+// subresource, as cluster-autoscaler's clusterapi provider does.
+func (e *env) scaleMD(ctx context.Context, replicas int64) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvkMD)
+	u.SetNamespace(demoNS)
+	u.SetName(demo + "-md0")
+	return e.c.SubResource("scale").Patch(ctx, u,
+		client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))),
+		client.FieldOwner("cluster-autoscaler"))
+}
+
+func (e *env) mdReplicas(ctx context.Context) (int64, error) {
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	if err != nil {
+		return 0, err
+	}
+	r, _, _ := unstructured.NestedInt64(md.Object, "spec", "replicas")
+	return r, nil
+}
+
+func (e *env) waitMachines(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, 3*time.Minute, fmt.Sprintf("%d Machines of md0", n), func(ctx context.Context) (bool, string, error) {
+		ms, err := e.machines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		return len(ms) == n, fmt.Sprintf("%d Machines", len(ms)), nil
+	})
+}
+
+// autoscalerReplicasSurvive: replicas written by a stand-in autoscaler stay
+// through 20 reconciles and a change of minReplicas in the claim.
+func (e *env) autoscalerReplicasSurvive(t *testing.T) {
+	ctx, cancel := ctxT(5 * time.Minute)
+	defer cancel()
+	e.must(t, e.scaleMD(ctx, 2), "scale md0 to 2 through the scale subresource")
+	e.waitMachines(t, 2)
+	e.reconciles(t, "workers", 20, 4*time.Minute)
+	if r, err := e.mdReplicas(ctx); err != nil || r != 2 {
+		t.Errorf("after 20 reconciles MachineDeployment replicas = %d (%v), want 2 (the autoscaler's)", r, err)
+	}
+	e.patchClaim(t, demoNS, demo, `{"spec":{"nodeGroups":{"md0":{"minReplicas":0}}}}`)
+	waitFor(t, 2*time.Minute, "min-size 0 on the MachineDeployment", func(ctx context.Context) (bool, string, error) {
+		a, _, err := e.mdAnnotations(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		return a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] == "0", fmt.Sprint(a), nil
+	})
+	e.reconciles(t, "workers", 3, time.Minute)
+	if r, err := e.mdReplicas(ctx); err != nil || r != 2 {
+		t.Errorf("after minReplicas 1 -> 0 MachineDeployment replicas = %d (%v), want 2 (the autoscaler's)", r, err)
+	}
+	e.waitMachines(t, 2)
+}
+
+// crossplaneWrites is, per composed object, the managedFields entries of
+// Crossplane's field managers (manager, operation, time): unchanged entries
+// mean Crossplane wrote nothing to the object.
+func crossplaneWrites(u *unstructured.Unstructured) string {
+	var out []string
+	for _, mf := range u.GetManagedFields() {
+		if !strings.Contains(mf.Manager, "crossplane") {
+			continue
+		}
+		ts := ""
+		if mf.Time != nil {
+			ts = mf.Time.UTC().Format(time.RFC3339)
+		}
+		out = append(out, fmt.Sprintf("%s/%s/%s@%s", mf.Manager, mf.Operation, mf.Subresource, ts))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// quietWithControllers: with Cluster API and the provider acting on the
+// objects, 20 reconciles change no composed object's spec (generation) and
+// Crossplane writes to none (its managedFields stay as they were); what
+// changes is the controllers' status and metadata.
+func (e *env) quietWithControllers(t *testing.T) {
+	e.reconciles(t, "workers", 3, time.Minute)
+	before := e.snapshot(t, demo)
+	e.reconciles(t, "addons", 20, 4*time.Minute)
+	after := e.snapshot(t, demo)
+	e.compare(t, "20 reconciles with the controllers running", before, after, false)
+	var problems []string
+	for k, b := range before {
+		a, ok := after[k]
+		if !ok {
+			continue
+		}
+		bw := crossplaneWrites(&unstructured.Unstructured{Object: b.obj})
+		aw := crossplaneWrites(&unstructured.Unstructured{Object: a.obj})
+		if bw != aw {
+			problems = append(problems, fmt.Sprintf("%s: %s -> %s", k, bw, aw))
+		}
+	}
+	sort.Strings(problems)
+	if len(problems) > 0 {
+		t.Errorf("Crossplane wrote %d of %d composed objects during 20 reconciles:\n  %s", len(problems), len(before), strings.Join(problems, "\n  "))
+	}
+	t.Logf("%d composed objects, none written by Crossplane in 20 reconciles", len(before))
+}
+
+var _ = kerrors.IsNotFound
