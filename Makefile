@@ -246,7 +246,7 @@ E2E_TIMEOUT ?= 40m
 E2E_RUN     ?=
 
 .PHONY: e2e
-e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
+e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
 	@mkdir -p $(E2E_OUT); rm -f $(E2E_OUT)/summary.txt; rc=0; \
 	E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/summary.txt $(GO) test -tags e2e ./test/e2e/ -count=1 -v \
 		-timeout $(E2E_TIMEOUT) $(if $(strip $(E2E_RUN)),-run '$(E2E_RUN)') || rc=$$?; \

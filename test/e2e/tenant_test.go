@@ -83,6 +83,10 @@ func TestControllers(t *testing.T) {
 	}
 	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
+	scenario(t, "controllers: MachineHealthCheck status", e.healthCheckStatus)
+	scenario(t, "controllers: diskSize rolls through Cluster API", e.diskSizeRoll)
+	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)
+	scenario(t, "controllers: delete the claim", func(t *testing.T) { e.deleteAndWait(t, demoNS, demo) })
 }
 
 // xrSynced is the XR's Synced condition of claim ns/n, as text.
@@ -422,3 +426,124 @@ func (e *env) quietWithControllers(t *testing.T) {
 }
 
 var _ = kerrors.IsNotFound
+
+// diskSizeRoll: a new diskSize gives a new KubevirtMachineTemplate and
+// Cluster API rolls the node group onto it with a new MachineSet; the old
+// template is kept exactly as long as a MachineSet refers to it (CAPI keeps
+// the old MachineSet until it is scaled to zero, here by the stand-in
+// autoscaler, as no machine ever gets a node).
+func (e *env) diskSizeRoll(t *testing.T) {
+	ctx, cancel := ctxT(10 * time.Minute)
+	defer cancel()
+	_, oldKMT, err := e.mdAnnotations(ctx)
+	e.must(t, err, "MachineDeployment")
+	sets, err := e.machineSets(ctx)
+	e.must(t, err, "MachineSets")
+	if len(sets) != 1 {
+		t.Fatalf("%d MachineSets before the roll, want 1", len(sets))
+	}
+	oldMS := sets[0].GetName()
+	e.patchClaim(t, demoNS, demo, `{"spec":{"nodeGroups":{"md0":{"diskSize":"30Gi"}}}}`)
+	var newKMT, newMS string
+	waitFor(t, 3*time.Minute, "a new MachineSet on a new KubevirtMachineTemplate", func(ctx context.Context) (bool, string, error) {
+		_, ref, err := e.mdAnnotations(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		if ref == oldKMT {
+			return false, "MachineDeployment still on " + oldKMT, nil
+		}
+		newKMT = ref
+		sets, err := e.machineSets(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		var names []string
+		for _, s := range sets {
+			infra, _, _ := unstructured.NestedString(s.Object, "spec", "template", "spec", "infrastructureRef", "name")
+			names = append(names, s.GetName()+"->"+infra)
+			if infra == newKMT && s.GetName() != oldMS {
+				newMS = s.GetName()
+			}
+		}
+		return newMS != "", fmt.Sprintf("MachineSets %v", names), nil
+	})
+	kmt, err := get(ctx, e.c, gvkKMT, demoNS, newKMT)
+	e.must(t, err, "new KubevirtMachineTemplate")
+	dvts, _, _ := unstructured.NestedSlice(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
+	if len(dvts) == 0 {
+		t.Fatalf("new KubevirtMachineTemplate %s has no DataVolume template", newKMT)
+	}
+	if size, _, _ := unstructured.NestedString(dvts[0].(map[string]any), "spec", "storage", "resources", "requests", "storage"); size != "30Gi" {
+		t.Errorf("new KubevirtMachineTemplate %s disk %q, want 30Gi", newKMT, size)
+	}
+	// Several reconciles while the old MachineSet exists: its template stays.
+	e.reconciles(t, "workers", 5, 2*time.Minute)
+	if _, err := get(ctx, e.c, gvkMS, demoNS, oldMS); err != nil {
+		t.Fatalf("old MachineSet %s: %v (CAPI removed it before the scale to zero)", oldMS, err)
+	}
+	if _, err := get(ctx, e.c, gvkKMT, demoNS, oldKMT); err != nil {
+		t.Errorf("old KubevirtMachineTemplate %s gone while MachineSet %s refers to it: %v", oldKMT, oldMS, err)
+	}
+	e.must(t, e.scaleMD(ctx, 0), "scale md0 to 0")
+	early := false
+	waitFor(t, 4*time.Minute, "CAPI removing the old MachineSet, then the old template gone", func(ctx context.Context) (bool, string, error) {
+		_, msErr := get(ctx, e.c, gvkMS, demoNS, oldMS)
+		_, kmtErr := get(ctx, e.c, gvkKMT, demoNS, oldKMT)
+		if msErr == nil && kerrors.IsNotFound(kmtErr) {
+			early = true
+			return true, "", nil
+		}
+		return kerrors.IsNotFound(msErr) && kerrors.IsNotFound(kmtErr), fmt.Sprintf("old MachineSet: %v; old template: %v", msErr, kmtErr), nil
+	})
+	if early {
+		t.Fatalf("old KubevirtMachineTemplate %s gone while MachineSet %s still exists", oldKMT, oldMS)
+	}
+	if _, err := get(ctx, e.c, gvkKMT, demoNS, newKMT); err != nil {
+		t.Errorf("new KubevirtMachineTemplate %s: %v", newKMT, err)
+	}
+	if _, err := get(ctx, e.c, gvkMS, demoNS, newMS); err != nil {
+		t.Errorf("new MachineSet %s: %v", newMS, err)
+	}
+	e.waitMachines(t, 0)
+}
+
+// healthCheckStatus: the MachineHealthCheck is admitted and Cluster API
+// checks the node group's machines with it. The claim API has no knob for
+// the node startup timeout (10 minutes, README), so the status asserted is
+// the one it reaches before that: both machines targeted, none healthy (no
+// node), none remediated yet.
+func (e *env) healthCheckStatus(t *testing.T) {
+	var names []string
+	waitFor(t, 2*time.Minute, "MachineHealthCheck status over the node group's 2 machines", func(ctx context.Context) (bool, string, error) {
+		ms, err := e.machines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		names = names[:0]
+		for _, m := range ms {
+			names = append(names, m.GetName())
+		}
+		sort.Strings(names)
+		mhc, err := get(ctx, e.c, gvkMHC, demoNS, demo+"-md0")
+		if err != nil {
+			return false, "", err
+		}
+		expected, _, _ := unstructured.NestedInt64(mhc.Object, "status", "expectedMachines")
+		healthy, okH, _ := unstructured.NestedInt64(mhc.Object, "status", "currentHealthy")
+		targets, _, _ := unstructured.NestedStringSlice(mhc.Object, "status", "targets")
+		ok := expected == 2 && okH && healthy == 0 && strings.Join(targets, ",") == strings.Join(names, ",")
+		return ok, fmt.Sprintf("expectedMachines %d currentHealthy %d (set %t) targets %v, machines %v", expected, healthy, okH, targets, names), nil
+	})
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	ms, err := e.machines(ctx)
+	e.must(t, err, "Machines")
+	for i := range ms {
+		for _, c := range conditionsOf(&ms[i]) {
+			if strings.HasPrefix(c, "HealthCheckSucceeded=False") || strings.HasPrefix(c, "OwnerRemediated=") {
+				t.Errorf("Machine %s remediated before the 10-minute node startup timeout: %s", ms[i].GetName(), c)
+			}
+		}
+	}
+}
