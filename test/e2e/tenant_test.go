@@ -30,12 +30,18 @@ var (
 
 // TestControllers runs the upstream controllers that build from the Go
 // module proxy on what the functions compose, on a stack of its own (the
-// same bring-up as TestE2E):
+// same bring-up as TestE2E), with the demo claim selecting a copy of the
+// Composition whose add-ons are charted from a loopback Helm repository the
+// test serves (a small chart per add-on, named like the real one, that
+// renders a ConfigMap of its values; metrics-server's always fails):
 //   - Cluster API core manager and kubeadm bootstrap manager (v1.13) and the
 //     Cluster API provider KubeVirt (v0.11), each with the flags of its own
 //     Deployment, leader election off, its webhooks (defaulting, validation,
 //     CRD conversion) served on 127.0.0.1 with a certificate of the test CA.
-//     They run as admin of the management cluster (system:masters).
+//   - Flux source-controller v1.9 and helm-controller v1.4 (v1.6 needs a
+//     Helm fork the module proxy does not serve), with the flags of their
+//     Deployments, leader election off; CRDs from their own modules.
+//     All controllers run as admin of the management cluster (system:masters).
 //   - A second etcd + kube-apiserver is the tenant cluster's API server.
 //
 // Exactly two parts are played, because they cannot run here:
@@ -73,7 +79,21 @@ func TestControllers(t *testing.T) {
 		step(t, "Cluster API and KubeVirt provider CRDs", func() error { return e.installControllerCRDs(cs) })
 		step(t, "controller webhooks on loopback", func() error { return e.installWebhooks(cs) })
 		step(t, "Cluster API managers", func() error { return e.startControllers(cs) })
+		var srcV, helmV string
+		step(t, "Flux CRDs", func() (err error) { srcV, helmV, err = e.installFluxCRDs(); return err })
+		step(t, "Flux source-controller and helm-controller", func() (err error) { _, err = e.startFlux(); return err })
+		step(t, "loopback Helm repository + Composition charting from it", func() error {
+			repo, err := startHelmRepo()
+			if err != nil {
+				return err
+			}
+			t.Cleanup(func() { _ = repo.srv.Close() })
+			return e.installLoopbackComposition(repo)
+		})
 		versions = append(versions, cs.versions()...)
+		versions = append(versions,
+			"Flux source-controller "+srcV+" (bin/source-controller, runs as admin)",
+			"Flux helm-controller "+helmV+" (bin/helm-controller, runs as admin; charts from a loopback Helm repository the test serves)")
 		versions = append(versions, "tenant API server: second etcd + kube-apiserver; Kamaji and virt-controller played (TestControllers doc)")
 	}) {
 		t.FailNow()
@@ -81,10 +101,13 @@ func TestControllers(t *testing.T) {
 	if !scenario(t, "controllers: Cluster API builds the node group", func(t *testing.T) { e.capiBuildsNodeGroup(t, ta) }) {
 		t.FailNow()
 	}
+	scenario(t, "flux: add-ons installed into the tenant cluster", func(t *testing.T) { e.fluxInstallsAddons(t, ta) })
+	scenario(t, "flux: a failing chart retried, never uninstalled", func(t *testing.T) { e.failingChartRetried(t, ta) })
 	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
 	scenario(t, "controllers: MachineHealthCheck status", e.healthCheckStatus)
 	scenario(t, "controllers: diskSize rolls through Cluster API", e.diskSizeRoll)
+	scenario(t, "flux: a disabled add-on uninstalled from the tenant cluster", func(t *testing.T) { e.disabledAddonUninstalled(t, ta) })
 	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)
 	scenario(t, "controllers: delete the claim", func(t *testing.T) { e.deleteAndWait(t, demoNS, demo) })
 }
@@ -123,6 +146,7 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	defer cancel()
 	claim := e.claimYAML(t)
 	e.must(t, unstructured.SetNestedField(claim.Object, int64(1), "spec", "nodeGroups", "md0", "minReplicas"), "minReplicas")
+	e.must(t, unstructured.SetNestedField(claim.Object, e2eComposition, "spec", "compositionRef", "name"), "compositionRef")
 	e.must(t, e.ensureNamespace(ctx, demoNS), "namespace")
 	e.must(t, apply(ctx, e.c, claim), "apply the example claim with minReplicas 1")
 
