@@ -44,7 +44,10 @@ var (
 //     All controllers run as admin of the management cluster (system:masters).
 //   - A second etcd + kube-apiserver is the tenant cluster's API server.
 //
-// Exactly two parts are played, because they cannot run here:
+// cert-manager's controller does not build (its main module does not
+// resolve): the etcd PKI Secrets are issued from each Certificate's spec
+// (issueCertificates). Beyond that, exactly two parts are played, because
+// they cannot run here:
 //   - Kamaji (its module does not resolve on the module proxy): once the
 //     KamajiControlPlane exists, the test writes what Kamaji writes: Secrets
 //     N-admin-kubeconfig, N-ca and N-kubeconfig pointing at the tenant API
@@ -101,6 +104,7 @@ func TestControllers(t *testing.T) {
 	if !scenario(t, "controllers: Cluster API builds the node group", func(t *testing.T) { e.capiBuildsNodeGroup(t, ta) }) {
 		t.FailNow()
 	}
+	scenario(t, "etcd PKI issued from the Certificates (cert-manager played)", e.etcdPKI)
 	scenario(t, "flux: add-ons installed into the tenant cluster", func(t *testing.T) { e.fluxInstallsAddons(t, ta) })
 	scenario(t, "flux: a failing chart retried, never uninstalled", func(t *testing.T) { e.failingChartRetried(t, ta) })
 	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
