@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,4 +189,95 @@ func (e *env) deleteClaimQuick(t *testing.T, ns, name string) {
 		return
 	}
 	e.must(t, e.c.Delete(ctx, cl), "delete claim "+ns+"/"+name)
+}
+
+// equivalentTemplate renders one ConfigMap per entry of .Values.objects, the
+// entry as JSON: a chart of the size and object count of one tenant cluster.
+const equivalentTemplate = `{{- range $i, $o := .Values.objects }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: object-{{ $i }}
+data:
+  object.json: {{ $o | toJson | quote }}
+{{- end }}
+`
+
+// helmReference measures what helm-controller spends on one HelmRelease
+// per reconcile in steady state, the release being a chart equivalent to one
+// tenant cluster: as many objects as the demo cluster composes, each
+// carrying one composed object's spec. It runs against the management
+// cluster, reconciles forced by Flux's reconcile.fluxcd.io/requestedAt.
+func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
+	snap := e.snapshot(t, demo)
+	var objs []any
+	var keys []string
+	for k := range snap {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o := snap[k].obj
+		objs = append(objs, map[string]any{"kind": o["kind"], "name": k, "spec": o["spec"]})
+	}
+	values, err := json.Marshal(map[string]any{"objects": objs})
+	e.must(t, err, "values")
+	tgz, err := buildChart("tenant-equivalent", equivalentTemplate, string(values))
+	e.must(t, err, "chart")
+	repo, err := serveCharts(map[string][]byte{"tenant-equivalent": tgz})
+	e.must(t, err, "repository")
+	defer repo.srv.Close()
+	ctx, cancel := ctxT(5 * time.Minute)
+	defer cancel()
+	ns := "helm-reference"
+	e.must(t, e.ensureNamespace(ctx, ns), "namespace")
+	for _, o := range []*unstructured.Unstructured{
+		{Object: map[string]any{
+			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+			"metadata": map[string]any{"name": "reference", "namespace": ns},
+			"spec":     map[string]any{"url": repo.url, "interval": "5m"},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+			"metadata": map[string]any{"name": "reference", "namespace": ns},
+			"spec": map[string]any{
+				"interval": "5m",
+				"chart": map[string]any{"spec": map[string]any{
+					"chart": "tenant-equivalent", "version": chartVersion,
+					"sourceRef": map[string]any{"kind": "HelmRepository", "name": "reference"},
+				}},
+			},
+		}},
+	} {
+		e.must(t, apply(ctx, e.c, o), describe(o))
+	}
+	waitFor(t, 3*time.Minute, "reference HelmRelease Ready", func(ctx context.Context) (bool, string, error) {
+		hr, err := get(ctx, e.c, gvkHR, ns, "reference")
+		if err != nil {
+			return false, "", err
+		}
+		s, r, m := condition(hr, "Ready")
+		return s == "True", fmt.Sprintf("Ready=%s %s %q", s, r, m), nil
+	})
+	const rounds = 20
+	before, err := cpuSeconds(fc.helm)
+	e.must(t, err, "helm-controller CPU")
+	for i := 0; i < rounds; i++ {
+		at := fmt.Sprintf("e2e-%d-%d", time.Now().UnixNano(), i)
+		e.must(t, mergePatch(ctx, e.c, gvkHR, ns, "reference",
+			fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, at)), "request a reconcile")
+		waitFor(t, time.Minute, "reconcile "+at, func(ctx context.Context) (bool, string, error) {
+			hr, err := get(ctx, e.c, gvkHR, ns, "reference")
+			if err != nil {
+				return false, "", err
+			}
+			h, _, _ := unstructured.NestedString(hr.Object, "status", "lastHandledReconcileAt")
+			return h == at, "lastHandledReconcileAt " + h, nil
+		})
+	}
+	after, err := cpuSeconds(fc.helm)
+	e.must(t, err, "helm-controller CPU")
+	report("reference: helm-controller, one HelmRelease of a chart equivalent to one tenant cluster (%d objects, %d bytes of values), steady state: %.1f ms CPU per reconcile over %d reconciles",
+		len(objs), len(values), (after-before)/rounds*1000, rounds)
 }

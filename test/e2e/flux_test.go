@@ -65,14 +65,15 @@ func chartName(release string) string {
 	return release
 }
 
-// buildChart packages a chart whose one template is tmpl.
-func buildChart(name, tmpl string) ([]byte, error) {
+// buildChart packages a chart whose one template is tmpl, with values.yaml
+// values.
+func buildChart(name, tmpl, values string) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
 	files := []struct{ path, body string }{
 		{name + "/Chart.yaml", fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\ndescription: tenantkube e2e stand-in for the %s chart\n", name, chartVersion, name)},
-		{name + "/values.yaml", "{}\n"},
+		{name + "/values.yaml", values},
 		{name + "/templates/values.yaml", tmpl},
 	}
 	for _, f := range files {
@@ -101,6 +102,24 @@ type helmRepo struct {
 
 // startHelmRepo serves index.yaml and one chart per add-on release.
 func startHelmRepo() (*helmRepo, error) {
+	charts := map[string][]byte{}
+	for _, rel := range addonsinput.Releases() {
+		tmpl := valuesTemplate
+		if rel == failingRelease {
+			tmpl = failingTemplate
+		}
+		tgz, err := buildChart(chartName(rel), tmpl, "{}\n")
+		if err != nil {
+			return nil, err
+		}
+		charts[chartName(rel)] = tgz
+	}
+	return serveCharts(charts)
+}
+
+// serveCharts serves a Helm repository of the packaged charts (by name, all
+// at chartVersion) on loopback.
+func serveCharts(charts map[string][]byte) (*helmRepo, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -108,21 +127,13 @@ func startHelmRepo() (*helmRepo, error) {
 	r := &helmRepo{url: fmt.Sprintf("http://%s/", l.Addr()), files: map[string][]byte{}}
 	var index strings.Builder
 	index.WriteString("apiVersion: v1\nentries:\n")
-	seen := map[string]bool{}
-	for _, rel := range addonsinput.Releases() {
-		name := chartName(rel)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		tmpl := valuesTemplate
-		if rel == failingRelease {
-			tmpl = failingTemplate
-		}
-		tgz, err := buildChart(name, tmpl)
-		if err != nil {
-			return nil, err
-		}
+	var names []string
+	for n := range charts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		tgz := charts[name]
 		file := fmt.Sprintf("%s-%s.tgz", name, chartVersion)
 		r.files[file] = tgz
 		sum := sha256.Sum256(tgz)

@@ -75,6 +75,7 @@ func TestControllers(t *testing.T) {
 	t.Logf("work directory %s, component logs in %s", e.work, e.logs)
 	var cs *controllers
 	var ta *tenantAPI
+	var fc *fluxControllers
 	if !scenario(t, "controllers: bring-up", func(t *testing.T) {
 		e.up(t)
 		step(t, "tenant kube-apiserver + etcd", func() (err error) { ta, err = e.startTenantAPI(demo); return err })
@@ -84,7 +85,7 @@ func TestControllers(t *testing.T) {
 		step(t, "Cluster API managers", func() error { return e.startControllers(cs) })
 		var srcV, helmV string
 		step(t, "Flux CRDs", func() (err error) { srcV, helmV, err = e.installFluxCRDs(); return err })
-		step(t, "Flux source-controller and helm-controller", func() (err error) { _, err = e.startFlux(); return err })
+		step(t, "Flux source-controller and helm-controller", func() (err error) { fc, err = e.startFlux(); return err })
 		step(t, "loopback Helm repository + Composition charting from it", func() error {
 			repo, err := startHelmRepo()
 			if err != nil {
@@ -113,6 +114,7 @@ func TestControllers(t *testing.T) {
 	scenario(t, "controllers: diskSize rolls through Cluster API", e.diskSizeRoll)
 	scenario(t, "flux: a disabled add-on uninstalled from the tenant cluster", func(t *testing.T) { e.disabledAddonUninstalled(t, ta) })
 	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)
+	scenario(t, "flux: reference cost of one HelmRelease per tenant", func(t *testing.T) { e.helmReference(t, fc) })
 	scenario(t, "controllers: delete the claim", func(t *testing.T) { e.deleteAndWait(t, demoNS, demo) })
 }
 
