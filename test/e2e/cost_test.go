@@ -156,8 +156,12 @@ func (e *env) managementCost(t *testing.T) {
 		cl := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "tenantkube.io/v1alpha1", "kind": "KubernetesCluster",
 			"metadata": map[string]any{"name": "c", "namespace": ns},
-			"spec": map[string]any{"nodeGroups": map[string]any{"md0": map[string]any{
-				"minReplicas": int64(0), "maxReplicas": int64(3), "instanceType": "u1.medium", "diskSize": "20Gi"}}},
+			"spec": map[string]any{
+				// Charts from the loopback repository: nothing may dial out.
+				"compositionRef": map[string]any{"name": e2eComposition},
+				"nodeGroups": map[string]any{"md0": map[string]any{
+					"minReplicas": int64(0), "maxReplicas": int64(3), "instanceType": "u1.medium", "diskSize": "20Gi"}},
+			},
 		}}
 		e.must(t, apply(ctx, e.c, cl), "claim "+ns+"/c")
 		claims = append(claims, [2]string{ns, "c"})
