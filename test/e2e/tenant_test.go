@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,15 +108,15 @@ func TestControllers(t *testing.T) {
 		t.FailNow()
 	}
 	scenario(t, "etcd PKI issued from the Certificates (cert-manager played)", e.etcdPKI)
-	scenario(t, "flux: add-ons installed into the tenant cluster", func(t *testing.T) { e.fluxInstallsAddons(t, ta) })
-	scenario(t, "flux: a failing chart retried, never uninstalled", func(t *testing.T) { e.failingChartRetried(t, ta) })
+		scenario(t, "flux: add-ons installed into the tenant cluster", func(t *testing.T) { e.fluxInstallsAddons(t, ta) })
+		scenario(t, "flux: a failing chart retried, never uninstalled", func(t *testing.T) { e.failingChartRetried(t, ta) })
 	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
 	scenario(t, "controllers: MachineHealthCheck status", e.healthCheckStatus)
 	scenario(t, "controllers: diskSize rolls through Cluster API", e.diskSizeRoll)
-	scenario(t, "flux: a disabled add-on uninstalled from the tenant cluster", func(t *testing.T) { e.disabledAddonUninstalled(t, ta) })
+		scenario(t, "flux: a disabled add-on uninstalled from the tenant cluster", func(t *testing.T) { e.disabledAddonUninstalled(t, ta) })
 	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)
-	scenario(t, "flux: reference cost of one HelmRelease per tenant", func(t *testing.T) { e.helmReference(t, fc) })
+		scenario(t, "flux: reference cost of one HelmRelease per tenant", func(t *testing.T) { e.helmReference(t, fc) })
 	scenario(t, "controllers: delete the claim", func(t *testing.T) { e.deleteAndWait(t, demoNS, demo) })
 }
 
@@ -250,8 +252,21 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	if !strings.Contains(data, "kubeadm join") && !strings.Contains(data, "kubeadm-join-config.yaml") {
 		t.Errorf("bootstrap data %s has no kubeadm join:\n%s", dataSecret, data)
 	}
-	if !strings.Contains(data, fmt.Sprintf("127.0.0.1:%d", ta.apiPort)) {
-		t.Errorf("bootstrap data %s does not join the tenant API server 127.0.0.1:%d", dataSecret, ta.apiPort)
+	// It joins the endpoint our KubeadmConfigTemplate names (the tenant API
+	// Service, reachable from the VMs) and pins the tenant cluster's CA, the
+	// one Kamaji wrote to N-ca (kubeadm's sha256 of the public key info).
+	kct, err := get(ctx, e.c, gvkKCT, demoNS, demo+"-md0")
+	e.must(t, err, "KubeadmConfigTemplate")
+	endpoint, _, _ := unstructured.NestedString(kct.Object, "spec", "template", "spec", "joinConfiguration", "discovery", "bootstrapToken", "apiServerEndpoint")
+	if endpoint != demo+"."+demoNS+".svc:6443" {
+		t.Errorf("KubeadmConfigTemplate join endpoint %q, want %s.%s.svc:6443 (the tenant API Service)", endpoint, demo, demoNS)
+	}
+	if !strings.Contains(data, "apiServerEndpoint: "+endpoint) {
+		t.Errorf("bootstrap data %s does not join %s:\n%s", dataSecret, endpoint, data)
+	}
+	spki := sha256.Sum256(ta.ca.cert.RawSubjectPublicKeyInfo)
+	if h := "sha256:" + hex.EncodeToString(spki[:]); !strings.Contains(data, h) {
+		t.Errorf("bootstrap data %s does not pin the tenant CA (caCertHashes %s):\n%s", dataSecret, h, data)
 	}
 	m := joinToken.FindStringSubmatch(data)
 	if m == nil {
@@ -291,13 +306,26 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		{"instancetype"},
 		{"runStrategy"},
 		{"template", "spec", "evictionStrategy"},
-		{"template", "spec", "domain", "devices", "disks"},
 		{"template", "spec", "domain", "resources"},
 		{"template", "spec", "networks"},
 	} {
 		if fmt.Sprint(got(p...)) != fmt.Sprint(want(p...)) {
 			t.Errorf("VirtualMachine %s .spec.%s = %v, want the template's %v", kvmName, strings.Join(p, "."), got(p...), want(p...))
 		}
+	}
+	// The provider adds its cloud-init disk to ours.
+	disks, _ := got("template", "spec", "domain", "devices", "disks").([]any)
+	var ours []any
+	cloudInitDisk := false
+	for _, d := range disks {
+		if name, _, _ := unstructured.NestedString(d.(map[string]any), "name"); name == "cloudinitvolume" {
+			cloudInitDisk = true
+			continue
+		}
+		ours = append(ours, d)
+	}
+	if w := want("template", "spec", "domain", "devices", "disks"); !cloudInitDisk || fmt.Sprint(ours) != fmt.Sprint(w) {
+		t.Errorf("VirtualMachine %s disks %v, want the template's %v and the provider's cloudinitvolume", kvmName, disks, w)
 	}
 	dvts, _ := got("dataVolumeTemplates").([]any)
 	wantDVTs, _ := want("dataVolumeTemplates").([]any)
@@ -306,9 +334,11 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	} else {
 		dv := dvts[0].(map[string]any)
 		size, _, _ := unstructured.NestedString(dv, "spec", "storage", "resources", "requests", "storage")
-		sc, _, _ := unstructured.NestedString(dv, "spec", "storage", "storageClassName")
-		if size != "20Gi" || sc != "replicated" {
-			t.Errorf("VirtualMachine %s DataVolume template: storage %q class %q, want 20Gi replicated (claim diskSize, storageClass)", kvmName, size, sc)
+		if size != "20Gi" {
+			t.Errorf("VirtualMachine %s DataVolume template storage %q, want 20Gi (claim diskSize)", kvmName, size)
+		}
+		if fmt.Sprint(dv["spec"]) != fmt.Sprint(wantDVTs[0].(map[string]any)["spec"]) {
+			t.Errorf("VirtualMachine %s DataVolume template spec %v, want the template's %v", kvmName, dv["spec"], wantDVTs[0].(map[string]any)["spec"])
 		}
 	}
 	// Its cloud-init carries the bootstrap data, copied by the provider.
