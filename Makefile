@@ -65,6 +65,46 @@ bin/crane: tools/crane/go.mod tools/crane/go.sum tools/crane/tools.go
 	cd tools/crane && $(GO) build -trimpath -ldflags '-s -w' \
 		-o ../../bin/crane github.com/google/go-containerregistry/cmd/crane >&2
 
+# The upstream controllers the live test runs on what the functions compose
+# (issue 18), each from its own pinning module. A cold build of each takes
+# minutes: build them one after another (make -j1), never in parallel with
+# the Kubernetes binaries on a 2-core machine.
+CAPI_VERSION          := v1.13.6
+CAPK_VERSION          := v0.11.2
+SOURCE_CTRL_VERSION   := v1.9.1
+HELM_CTRL_VERSION     := v1.4.3
+
+bin/capi-manager: tools/cluster-api/go.mod tools/cluster-api/go.sum tools/cluster-api/tools.go
+	@echo "building bin/capi-manager (Cluster API core $(CAPI_VERSION)); a cold build takes minutes" >&2
+	cd tools/cluster-api && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/capi-manager sigs.k8s.io/cluster-api >&2
+
+bin/capi-kubeadm-bootstrap: tools/cluster-api/go.mod tools/cluster-api/go.sum tools/cluster-api/tools.go
+	@echo "building bin/capi-kubeadm-bootstrap (Cluster API kubeadm bootstrap $(CAPI_VERSION))" >&2
+	cd tools/cluster-api && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/capi-kubeadm-bootstrap sigs.k8s.io/cluster-api/bootstrap/kubeadm >&2
+
+bin/capk-manager: tools/capk/go.mod tools/capk/go.sum tools/capk/tools.go
+	@echo "building bin/capk-manager (Cluster API provider KubeVirt $(CAPK_VERSION)); a cold build takes minutes" >&2
+	cd tools/capk && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/capk-manager sigs.k8s.io/cluster-api-provider-kubevirt >&2
+
+bin/source-controller: tools/flux-source/go.mod tools/flux-source/go.sum tools/flux-source/tools.go
+	@echo "building bin/source-controller (Flux source-controller $(SOURCE_CTRL_VERSION)); a cold build takes minutes" >&2
+	cd tools/flux-source && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/source-controller github.com/fluxcd/source-controller >&2
+
+bin/helm-controller: tools/flux-helm/go.mod tools/flux-helm/go.sum tools/flux-helm/tools.go
+	@echo "building bin/helm-controller (Flux helm-controller $(HELM_CTRL_VERSION)); a cold build takes minutes" >&2
+	cd tools/flux-helm && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/helm-controller github.com/fluxcd/helm-controller >&2
+
+CONTROLLER_TOOLS := bin/capi-manager bin/capi-kubeadm-bootstrap bin/capk-manager bin/source-controller bin/helm-controller
+
+.PHONY: controllers
+controllers: ## Build the upstream controllers the live test runs (Cluster API, CAPK, Flux) into ./bin (once).
+	@for b in $(CONTROLLER_TOOLS); do $(MAKE) --no-print-directory $$b; done
+
 E2E_TOOLS := bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/crane bin/crossplane bin/crossplane-core
 
 .PHONY: e2e-tools
@@ -217,7 +257,7 @@ E2E_TIMEOUT ?= 40m
 E2E_RUN     ?=
 
 .PHONY: e2e
-e2e: $(E2E_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS.
+e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Live end-to-end test: etcd + kube-apiserver + Crossplane core + functions over mTLS, and the real Cluster API, KubeVirt provider and Flux controllers.
 	@mkdir -p $(E2E_OUT); rm -f $(E2E_OUT)/summary.txt; rc=0; \
 	E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/summary.txt $(GO) test -tags e2e ./test/e2e/ -count=1 -v \
 		-timeout $(E2E_TIMEOUT) $(if $(strip $(E2E_RUN)),-run '$(E2E_RUN)') || rc=$$?; \

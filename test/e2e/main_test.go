@@ -90,5 +90,13 @@ func summarize(total time.Duration) string {
 		fmt.Fprintf(&b, "  %s %-40s %7.1fs\n", st, r.name, r.took.Seconds())
 	}
 	fmt.Fprintf(&b, "passed %d/%d scenarios in %.0fs\n", passed, len(results), total.Seconds())
+	measurementsMu.Lock()
+	defer measurementsMu.Unlock()
+	if len(measurements) > 0 {
+		b.WriteString("measured:\n")
+		for _, m := range measurements {
+			fmt.Fprintf(&b, "  %s\n", m)
+		}
+	}
 	return b.String()
 }

@@ -1,0 +1,257 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// tenantAPI is the tenant cluster's control plane: a second etcd and
+// kube-apiserver on loopback, with a CA of its own, standing where Kamaji's
+// pods would serve the tenant's API.
+type tenantAPI struct {
+	etcdPort, apiPort int
+	dir               string
+	ca                *ca
+	admin             keyPair
+	// kubeconfig is an admin (system:masters) kubeconfig of the tenant API.
+	kubeconfig []byte
+	etcd, api  *proc
+	c          client.Client
+}
+
+// startTenantAPI starts the tenant cluster's etcd and kube-apiserver.
+func (e *env) startTenantAPI(name string) (*tenantAPI, error) {
+	ta := &tenantAPI{dir: filepath.Join(e.work, "tenant-"+name)}
+	var err error
+	if ta.etcdPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	if ta.apiPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	peer, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	if ta.ca, err = newCA(name + "-ca"); err != nil {
+		return nil, err
+	}
+	serving, err := ta.ca.issue("kube-apiserver", nil,
+		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, loopback, true, false)
+	if err != nil {
+		return nil, err
+	}
+	if ta.admin, err = ta.ca.issue("kubernetes-super-admin", []string{"system:masters"}, nil, nil, false, true); err != nil {
+		return nil, err
+	}
+	saKey, saPub, err := rsaKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	pki := filepath.Join(ta.dir, "pki")
+	if err := writeFiles(pki, map[string][]byte{
+		"ca.crt": ta.ca.certPEM, "apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
+		"sa.key": saKey, "sa.pub": saPub,
+	}); err != nil {
+		return nil, err
+	}
+	ta.kubeconfig = kubeconfigFor(fmt.Sprintf("https://127.0.0.1:%d", ta.apiPort), ta.ca.certPEM, ta.admin, name)
+
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ta.etcdPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
+	ta.etcd = newProc(e.logs, "tenant-etcd", e.binary("etcd"), []string{
+		"--name=tenant", "--data-dir=" + filepath.Join(ta.dir, "etcd"),
+		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=tenant=" + peerURL, "--unsafe-no-fsync", "--log-level=warn",
+	})
+	if err := ta.etcd.start(); err != nil {
+		return nil, err
+	}
+	if err := e.waitHTTP(ta.etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
+		return nil, err
+	}
+	p := func(f string) string { return filepath.Join(pki, f) }
+	ta.api = newProc(e.logs, "tenant-kube-apiserver", e.binary("kube-apiserver"), []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", ta.apiPort),
+		"--cert-dir=" + filepath.Join(ta.dir, "apiserver"),
+		"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
+		"--client-ca-file=" + p("ca.crt"),
+		"--service-account-key-file=" + p("sa.pub"), "--service-account-signing-key-file=" + p("sa.key"),
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-cluster-ip-range=10.95.0.0/16",
+		"--authorization-mode=Node,RBAC",
+		"--endpoint-reconciler-type=none",
+		"--profiling=false",
+	})
+	if err := ta.api.start(); err != nil {
+		return nil, err
+	}
+	kcPath := filepath.Join(ta.dir, "admin.kubeconfig")
+	if err := os.WriteFile(kcPath, ta.kubeconfig, 0o600); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kcPath)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 20 * time.Second
+	if err := poll(60*time.Second, func(ctx context.Context) (bool, string, error) {
+		if !ta.api.running() {
+			return false, "", fmt.Errorf("tenant kube-apiserver exited:\n%s", tail(ta.api.log, 20))
+		}
+		s := runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(s); err != nil {
+			return false, "", err
+		}
+		c, err := client.New(cfg, client.Options{Scheme: s})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		// The API server creates kube-system itself once it is up.
+		if _, err := get(ctx, c, gvkNamespace, "", "kube-system"); err != nil {
+			return false, err.Error(), nil
+		}
+		ta.c = c
+		return true, "", nil
+	}); err != nil {
+		return nil, err
+	}
+	return ta, nil
+}
+
+// kubeconfigFor is an admin kubeconfig for server, with the client
+// certificate kp.
+func kubeconfigFor(server string, caPEM []byte, kp keyPair, name string) []byte {
+	b64 := base64.StdEncoding.EncodeToString
+	return []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: %[1]s
+  cluster:
+    server: %[2]s
+    certificate-authority-data: %[3]s
+users:
+- name: %[1]s-admin
+  user:
+    client-certificate-data: %[4]s
+    client-key-data: %[5]s
+contexts:
+- name: %[1]s
+  context: {cluster: %[1]s, user: %[1]s-admin}
+current-context: %[1]s
+`, name, server, b64(caPEM), b64(kp.certPEM), b64(kp.keyPEM)))
+}
+
+// playKamaji does for the cluster ns/n what Kamaji (and its Cluster API
+// control-plane provider) would do once the KamajiControlPlane exists and
+// the tenant control plane answers, and nothing more:
+//   - Secret N-admin-kubeconfig (keys admin.conf, admin.svc,
+//     super-admin.conf, super-admin.svc) pointing at the tenant API server;
+//   - the Cluster API Secrets N-ca (tls.crt, tls.key: the tenant CA) and
+//     N-kubeconfig (key value), type cluster.x-k8s.io/secret, labelled
+//     cluster.x-k8s.io/cluster-name;
+//   - KamajiControlPlane spec.controlPlaneEndpoint and status (ready,
+//     initialization.controlPlaneInitialized, version, replicas,
+//     externalManagedControlPlane);
+//   - KubevirtCluster spec.controlPlaneEndpoint and status.ready (the
+//     KubevirtCluster is annotated cluster.x-k8s.io/managed-by: kamaji, so
+//     the KubeVirt provider leaves it to Kamaji).
+func (e *env) playKamaji(ctx context.Context, ta *tenantAPI, ns, n string) error {
+	kc := string(ta.kubeconfig)
+	capiLabels := map[string]any{"cluster.x-k8s.io/cluster-name": n, "kamaji.clastix.io/name": n}
+	secrets := []*unstructured.Unstructured{
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": n + "-admin-kubeconfig", "namespace": ns,
+				"labels": map[string]any{"kamaji.clastix.io/name": n}},
+			"stringData": map[string]any{"admin.conf": kc, "admin.svc": kc, "super-admin.conf": kc, "super-admin.svc": kc},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+			"metadata":   map[string]any{"name": n + "-ca", "namespace": ns, "labels": capiLabels},
+			"stringData": map[string]any{"tls.crt": string(ta.ca.certPEM), "tls.key": string(ta.ca.keyPEM())},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+			"metadata":   map[string]any{"name": n + "-kubeconfig", "namespace": ns, "labels": capiLabels},
+			"stringData": map[string]any{"value": kc},
+		}},
+	}
+	for _, s := range secrets {
+		if err := apply(ctx, e.c, s); err != nil {
+			return fmt.Errorf("Secret %s: %w", s.GetName(), err)
+		}
+	}
+	endpoint := map[string]any{"host": "127.0.0.1", "port": int64(ta.apiPort)}
+	const kamaji = "kamaji-played-by-e2e"
+	kcp, err := get(ctx, e.c, gvkKCP, ns, n)
+	if err != nil {
+		return err
+	}
+	version, _, _ := unstructured.NestedString(kcp.Object, "spec", "version")
+	replicas, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas")
+	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "", map[string]any{"spec": map[string]any{"controlPlaneEndpoint": endpoint}}); err != nil {
+		return fmt.Errorf("KamajiControlPlane endpoint: %w", err)
+	}
+	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "status", map[string]any{"status": map[string]any{
+		"ready": true, "initialization": map[string]any{"controlPlaneInitialized": true},
+		"externalManagedControlPlane": true, "version": version,
+		"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas, "upToDateReplicas": replicas,
+	}}); err != nil {
+		return fmt.Errorf("KamajiControlPlane status: %w", err)
+	}
+	if err := patchAs(ctx, e.c, kamaji, gvkKVCluster, ns, n, "", map[string]any{"spec": map[string]any{"controlPlaneEndpoint": endpoint}}); err != nil {
+		return fmt.Errorf("KubevirtCluster endpoint: %w", err)
+	}
+	if err := patchAs(ctx, e.c, kamaji, gvkKVCluster, ns, n, "status", map[string]any{"status": map[string]any{"ready": true}}); err != nil {
+		return fmt.Errorf("KubevirtCluster status: %w", err)
+	}
+	return nil
+}
+
+// patchAs merge-patches (sub: "" or "status") an object as field manager
+// owner.
+func patchAs(ctx context.Context, c client.Client, owner string, gvk schema.GroupVersionKind, ns, name, sub string, patch map[string]any) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	p := client.RawPatch(types.MergePatchType, b)
+	if sub == "status" {
+		return c.Status().Patch(ctx, u, p, client.FieldOwner(owner))
+	}
+	return c.Patch(ctx, u, p, client.FieldOwner(owner))
+}
+
+// keyPEM is the CA's private key as PKCS#8 PEM.
+func (c *ca) keyPEM() []byte {
+	der, err := x509.MarshalPKCS8PrivateKey(c.key)
+	if err != nil {
+		panic(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+}
