@@ -217,6 +217,8 @@ func TestRBACClusterRole(t *testing.T) {
 				t.Errorf("%s: subjects %+v, want only the ServiceAccount %s-%s", src, crb.Subjects, n, component)
 			} else if want := "tenantkube:" + component + ":" + crb.Subjects[0].Namespace + "." + n; crb.Name != want || component == "" || n == "" {
 				t.Errorf("%s: named %q, want %q (tenantkube:<component>:<NS>.<N>)", src, crb.Name, want)
+			} else if ns := crb.Labels["tenantkube.io/namespace"]; ns != crb.Subjects[0].Namespace {
+				t.Errorf("%s: label tenantkube.io/namespace %q, want the ServiceAccount's namespace %q", src, ns, crb.Subjects[0].Namespace)
 			}
 			clusterBound[crb.RoleRef.Name] = true
 		case schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}:

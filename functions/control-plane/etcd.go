@@ -150,7 +150,7 @@ func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
 		TypeMeta: metav1.TypeMeta{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   DataStoreName(id),
-			Labels: id.Labels("tenantkube.io/namespace", id.Namespace),
+			Labels: id.Labels(function.LabelNamespace, id.Namespace),
 		},
 		Spec: kamajiv1alpha1.DataStoreSpec{
 			Driver:    kamajiv1alpha1.DriverEtcd,

@@ -318,7 +318,7 @@ func TestControllers(t *testing.T) {
 			&rbacv1.ClusterRoleBinding{
 				TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 				ObjectMeta: metav1.ObjectMeta{Name: "tenantkube:kcsi-controller:tenant-foo.demo", Labels: map[string]string{
-					"app.kubernetes.io/managed-by": "tenantkube", "tenantkube.io/cluster": "demo", "app.kubernetes.io/component": "kcsi-controller"}},
+					"app.kubernetes.io/managed-by": "tenantkube", "tenantkube.io/cluster": "demo", "app.kubernetes.io/component": "kcsi-controller", "tenantkube.io/namespace": "tenant-foo"}},
 				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "tenantkube:kcsi-persistentvolumes"},
 				Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "demo-kcsi-controller", Namespace: "tenant-foo"}},
 			}},

@@ -156,7 +156,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 	if cs.clusterRole != "" {
 		crb = &rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRoleBindingName(cs.component), Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRoleBindingName(cs.component), Labels: id.Labels(LabelComponent, cs.component, function.LabelNamespace, id.Namespace)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cs.clusterRole},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
 		}

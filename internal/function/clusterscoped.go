@@ -1,5 +1,9 @@
 package function
 
+// LabelNamespace is the label of a tenant cluster's cluster-scoped objects
+// naming NS (tenantkube.io/cluster names N).
+const LabelNamespace = "tenantkube.io/namespace"
+
 // ClusterScopedName is "<NS>.<N>", the name of a tenant cluster's object
 // outside its namespace. NS and N are DNS labels (no dot), so the dot marks
 // where NS ends and no two (NS, N) share a name; at most 63+1+32
