@@ -52,6 +52,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "networking.k8s.io", Kind: "Ingress"}:                                  "ingresses",
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                             "roles",
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:                      "rolebindings",
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:               "clusterrolebindings",
 	{Group: "cdi.kubevirt.io", Kind: "DataVolume"}:                                 "datavolumes",
 	{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}:                     "volumesnapshots",
 	{Group: "instancetype.kubevirt.io", Kind: "VirtualMachineClusterInstancetype"}: "virtualmachineclusterinstancetypes",
@@ -102,7 +103,8 @@ func (n needs) missing(granted map[grant]bool) []string {
 
 // controllerGrants are the permissions of the controllers' ClusterRoles
 // (deploy/crossplane-rbac.yaml), bound per tenant in its namespace by the
-// RoleBindings the workers function composes. A permission added to a
+// RoleBindings the workers function composes, or cluster-wide (read only)
+// by its ClusterRoleBindings. A permission added to a
 // ClusterRole must be added here too, with the reason in the YAML: this
 // table is what a widening is measured against.
 var controllerGrants = map[string][]string{
@@ -120,6 +122,10 @@ var controllerGrants = map[string][]string{
 		and([]string{"kubevirt.io"}, []string{"virtualmachineinstances", "virtualmachines"}, "get", "list", "watch").
 		and([]string{"subresources.kubevirt.io"}, []string{"virtualmachineinstances/addvolume", "virtualmachineinstances/removevolume", "virtualmachines/addvolume", "virtualmachines/removevolume"}, "update").
 		and([]string{"snapshot.storage.k8s.io"}, []string{"volumesnapshots"}, "get", "list", "watch", "create", "delete").list(),
+	// KubeVirt CSI controller, cluster-wide: the infra PV of a claim it
+	// expands, by name (kubevirt/csi-driver EnsureControllerResize: Get
+	// only, no list or watch).
+	"tenantkube:kcsi-persistentvolumes": expand([]string{""}, []string{"persistentvolumes"}, "get").list(),
 }
 
 // grantSet is a set of grants, built rule by rule.
@@ -153,14 +159,18 @@ const aggregatedName = "tenantkube:aggregate-to-crossplane"
 //     label) and the controllers' ClusterRoles (no aggregation label: never
 //     Crossplane's own), nothing else;
 //   - the aggregated ClusterRole has no wildcard, non-resource URL, or
-//     escalate or impersonate verb, no permission on Roles, and exactly one
-//     rule with resourceNames: bind on exactly the ClusterRoles the
-//     composed RoleBindings name, which are exactly the controllers'
-//     ClusterRoles of the file;
+//     escalate or impersonate verb, no permission on Roles or ClusterRoles,
+//     and exactly one rule with resourceNames: bind on exactly the
+//     ClusterRoles the composed RoleBindings and ClusterRoleBindings name,
+//     which are exactly the controllers' ClusterRoles of the file;
 //   - every object of every golden render (test/testdata/**/*.golden.yaml,
 //     the XR itself excepted) is covered with the management verbs (plurals
 //     from the CRDs in ../shared/crds, or builtinPlurals); no render
-//     composes a Role, and every RoleBinding binds a ClusterRole;
+//     composes a Role or ClusterRole, every RoleBinding binds a ClusterRole
+//     to a ServiceAccount of its namespace, and every ClusterRoleBinding,
+//     named tenantkube:<component>:<NS>.<N>, binds a read-only ClusterRole
+//     (get, list, watch) that no RoleBinding binds to the component's
+//     ServiceAccount N-<component> of NS;
 //   - the kinds composed for cleanup have the management verbs, and the
 //     kinds fetched as required resources the read verbs;
 //   - the aggregated ClusterRole grants nothing beyond all of the above,
@@ -181,7 +191,7 @@ func TestRBACClusterRole(t *testing.T) {
 	objects := goldenObjects(t, filepath.Join(root, "test", "testdata"), composite)
 
 	fromObjects := needs{}
-	bound := map[string]bool{}
+	bound, clusterBound := map[string]bool{}, map[string]bool{}
 	for _, o := range objects {
 		gvk := o.obj.GroupVersionKind()
 		src := o.file + ": " + gvk.Kind + " " + o.obj.GetName()
@@ -192,9 +202,25 @@ func TestRBACClusterRole(t *testing.T) {
 		}
 		fromObjects.add(gvk.Group, plural, src, manageVerbs...)
 		switch gvk.GroupKind() {
-		case schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}, schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRole"},
-			schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:
-			t.Errorf("%s: a composed %s; permissions come from the ClusterRoles in %s, bound in NS by RoleBindings", src, gvk.Kind, rbacFile)
+		case schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}, schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRole"}:
+			t.Errorf("%s: a composed %s; permissions come from the ClusterRoles in %s", src, gvk.Kind, rbacFile)
+		case schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:
+			var crb rbacv1.ClusterRoleBinding
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &crb); err != nil {
+				t.Fatalf("%s: %v", src, err)
+			}
+			if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.APIGroup != rbacv1.GroupName {
+				t.Errorf("%s: binds %s %s, want one of the ClusterRoles of %s", src, crb.RoleRef.Kind, crb.RoleRef.Name, rbacFile)
+			}
+			component, n := crb.Labels["app.kubernetes.io/component"], crb.Labels["tenantkube.io/cluster"]
+			if len(crb.Subjects) != 1 || crb.Subjects[0].Kind != rbacv1.ServiceAccountKind || crb.Subjects[0].Name != n+"-"+component {
+				t.Errorf("%s: subjects %+v, want only the ServiceAccount %s-%s", src, crb.Subjects, n, component)
+			} else if want := "tenantkube:" + component + ":" + crb.Subjects[0].Namespace + "." + n; crb.Name != want || component == "" || n == "" {
+				t.Errorf("%s: named %q, want %q (tenantkube:<component>:<NS>.<N>)", src, crb.Name, want)
+			} else if ns := crb.Labels["tenantkube.io/namespace"]; ns != crb.Subjects[0].Namespace {
+				t.Errorf("%s: label tenantkube.io/namespace %q, want the ServiceAccount's namespace %q", src, ns, crb.Subjects[0].Namespace)
+			}
+			clusterBound[crb.RoleRef.Name] = true
 		case schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}:
 			var rb rbacv1.RoleBinding
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &rb); err != nil {
@@ -210,6 +236,17 @@ func TestRBACClusterRole(t *testing.T) {
 			}
 			bound[rb.RoleRef.Name] = true
 		}
+	}
+	for name := range clusterBound {
+		if bound[name] {
+			t.Errorf("ClusterRole %s is bound both in a namespace and cluster-wide", name)
+		}
+		for _, g := range controllerGrants[name] {
+			if verb := g[strings.LastIndex(g, " ")+1:]; !strings.Contains(" get list watch ", " "+verb+" ") {
+				t.Errorf("ClusterRole %s is bound cluster-wide and grants %q: cluster-wide only reads", name, g)
+			}
+		}
+		bound[name] = true
 	}
 	if len(objects) == 0 || len(bound) == 0 {
 		t.Fatalf("the golden renders hold %d composed objects and bind %d ClusterRoles: nothing to check", len(objects), len(bound))
@@ -293,10 +330,10 @@ func TestRBACClusterRole(t *testing.T) {
 			defined[name] = true
 		}
 		if diff := cmp.Diff(sortedKeys(bound), sortedKeys(bindable)); diff != "" {
-			t.Errorf("ClusterRoles Crossplane may bind vs those the composed RoleBindings name (-bound +bindable):\n%s", diff)
+			t.Errorf("ClusterRoles Crossplane may bind vs those the composed bindings name (-bound +bindable):\n%s", diff)
 		}
 		if diff := cmp.Diff(sortedKeys(bound), sortedKeys(defined)); diff != "" {
-			t.Errorf("ClusterRoles the composed RoleBindings name vs those %s defines (-bound +defined):\n%s", rbacFile, diff)
+			t.Errorf("ClusterRoles the composed bindings name vs those %s defines (-bound +defined):\n%s", rbacFile, diff)
 		}
 	})
 
@@ -414,8 +451,8 @@ func grantsOf(t *testing.T, cr *rbacv1.ClusterRole) (map[grant]bool, map[string]
 		}
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
-				if g == rbacv1.GroupName && (res == "roles" || res == "clusterroles" || res == "clusterrolebindings") {
-					t.Errorf("%s: %s: Crossplane creates no Role; the controllers' permissions are ClusterRoles of this file", where, res)
+				if g == rbacv1.GroupName && (res == "roles" || res == "clusterroles") {
+					t.Errorf("%s: %s: Crossplane creates no Role or ClusterRole; the controllers' permissions are ClusterRoles of this file", where, res)
 				}
 				for _, v := range r.Verbs {
 					out[grant{Group: g, Resource: res, Verb: v}] = true

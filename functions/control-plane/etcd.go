@@ -118,12 +118,11 @@ func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSp
 	}
 }
 
-// DataStoreName is the cluster-scoped DataStore's name: "<NS>.<N>". Both
-// are DNS labels (no dot), so the dot marks where NS ends and no two
-// (NS, N) give one name; at most 63+1+32 characters, a valid DNS subdomain
-// (the limit of an object name). A shared DataStore named in the input
-// has no dot (input.dataStoreName), so none is ever taken for a tenant's.
-func DataStoreName(id function.Identity) string { return id.Namespace + "." + id.Name }
+// DataStoreName is the cluster-scoped DataStore's name: "<NS>.<N>"
+// (Identity.ClusterScopedName, injective). A shared DataStore named in the
+// input has no dot (input.dataStoreName), so none is ever taken for a
+// tenant's.
+func DataStoreName(id function.Identity) string { return id.ClusterScopedName() }
 
 // DataStoreSchema is the control plane's etcd key prefix and SQL database
 // and user in its DataStore: "t" and the first 31 hex digits of
@@ -151,7 +150,7 @@ func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
 		TypeMeta: metav1.TypeMeta{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   DataStoreName(id),
-			Labels: id.Labels("tenantkube.io/namespace", id.Namespace),
+			Labels: id.Labels(function.LabelNamespace, id.Namespace),
 		},
 		Spec: kamajiv1alpha1.DataStoreSpec{
 			Driver:    kamajiv1alpha1.DriverEtcd,

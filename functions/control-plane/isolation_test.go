@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -22,14 +23,15 @@ func trickyNames() (namespaces, clusters []string) {
 }
 
 // TestNamesOutsideTheNamespaceAreInjective (issue 14, finding 2 and 3):
-// for every pair of tricky (NS, N), the cluster-scoped DataStore name and
-// the default host on the shared ingress are valid and belong to that pair
+// for every pair of tricky (NS, N), the cluster-scoped DataStore name, the
+// CSI controller's ClusterRoleBinding name (workers function) and the
+// default host on the shared ingress are valid and belong to that pair
 // alone. Before the fix ("NS-N", "N.<baseDomain>") (prod, team-a) and
 // (prod-team, a) shared the DataStore prod-team-a, and every namespace's
 // "demo" the host demo.<baseDomain>.
 func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 	namespaces, clusters := trickyNames()
-	dataStores, hosts := map[string]function.Identity{}, map[string]function.Identity{}
+	dataStores, hosts, bindings := map[string]function.Identity{}, map[string]function.Identity{}, map[string]function.Identity{}
 	schemas := map[[2]string]function.Identity{}
 	for _, ns := range namespaces {
 		for _, n := range clusters {
@@ -55,6 +57,14 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 				t.Errorf("%v and %v share the DataStore schema and user %v", prev, id, acct)
 			}
 			schemas[acct] = id
+			crb := id.ClusterRoleBindingName("kcsi-controller")
+			if msgs := path.IsValidPathSegmentName(crb); len(msgs) > 0 || !strings.HasPrefix(crb, "tenantkube:kcsi-controller:") {
+				t.Errorf("ClusterRoleBinding name %q of %v: %v", crb, id, msgs)
+			}
+			if prev, ok := bindings[crb]; ok {
+				t.Errorf("%v and %v share the ClusterRoleBinding %q", prev, id, crb)
+			}
+			bindings[crb] = id
 			host := function.HostPolicy{TenantHost: ns + "." + strings.Repeat("b", function.MaxBaseDomainLength)}.ClusterHost(id)
 			if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 {
 				t.Errorf("host %q of %v: %v", host, id, msgs)
@@ -65,8 +75,8 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 			hosts[host] = id
 		}
 	}
-	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want || len(schemas) != want {
-		t.Errorf("%d DataStore names and %d hosts for %d pairs", len(dataStores), len(hosts), want)
+	if want := len(namespaces) * len(clusters); len(dataStores) != want || len(hosts) != want || len(schemas) != want || len(bindings) != want {
+		t.Errorf("%d DataStore names, %d schemas, %d ClusterRoleBinding names and %d hosts for %d pairs", len(dataStores), len(schemas), len(bindings), len(hosts), want)
 	}
 	// The collision of finding 2, by hand.
 	if got := dataStoreAccounts(t, "prod", "team-a"); got == dataStoreAccounts(t, "prod-team", "a") {
@@ -74,6 +84,9 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 	}
 	if DataStoreName(function.Identity{Namespace: "prod", Name: "team-a"}) == DataStoreName(function.Identity{Namespace: "prod-team", Name: "a"}) {
 		t.Error("(prod, team-a) and (prod-team, a) share a DataStore")
+	}
+	if got := (function.Identity{Namespace: "prod", Name: "team-a"}).ClusterRoleBindingName("kcsi-controller"); got != "tenantkube:kcsi-controller:prod.team-a" {
+		t.Errorf("ClusterRoleBinding of (prod, team-a): %q", got)
 	}
 }
 

@@ -298,18 +298,30 @@ func TestControllers(t *testing.T) {
 		image       string
 		args        []string
 		clusterRole string
+		// clusterWide is the ClusterRoleBinding the controller needs for
+		// cluster-scoped reads (nil: none).
+		clusterWide *rbacv1.ClusterRoleBinding
 	}{
 		{BuildClusterAutoscaler(testID, in, "busybox"), "demo-cluster-autoscaler", in.Images.ClusterAutoscaler,
 			[]string{"--cloud-provider=clusterapi", "--node-group-auto-discovery=clusterapi:namespace=tenant-foo,clusterName=demo", "--enforce-node-group-min-size=true",
 				"--ignore-daemonsets-utilization=true", "--ignore-mirror-pods-utilization=true", "--scale-down-unneeded-time=30s", "--scan-interval=25s",
 				"--force-delete-unregistered-nodes=true", "--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
-			"tenantkube:cluster-autoscaler"},
+			"tenantkube:cluster-autoscaler", nil},
 		{BuildCloudControllerManager(testID, in, "busybox"), "demo-kccm", in.Images.CloudControllerManager,
 			[]string{"--cloud-provider=kubevirt", "--cluster-name=demo", "--cloud-config=/etc/cloud/cloud-config", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
-			"tenantkube:kccm"},
+			"tenantkube:kccm", nil},
 		{BuildCSIController(testID, in, "busybox"), "demo-kcsi-controller", in.Images.CSIDriver,
 			[]string{"--infra-cluster-namespace=tenant-foo", "--run-controller-service=true", "--run-node-service=false", "--tenant-cluster-kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
-			"tenantkube:kcsi-controller"},
+			"tenantkube:kcsi-controller",
+			// kubevirt/csi-driver EnsureControllerResize gets the infra PV;
+			// named tenantkube:<component>:<NS>.<N>.
+			&rbacv1.ClusterRoleBinding{
+				TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+				ObjectMeta: metav1.ObjectMeta{Name: "tenantkube:kcsi-controller:tenant-foo.demo", Labels: map[string]string{
+					"app.kubernetes.io/managed-by": "tenantkube", "tenantkube.io/cluster": "demo", "app.kubernetes.io/component": "kcsi-controller", "tenantkube.io/namespace": "tenant-foo"}},
+				RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "tenantkube:kcsi-persistentvolumes"},
+				Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "demo-kcsi-controller", Namespace: "tenant-foo"}},
+			}},
 	} {
 		d := c.ctl.Deployment
 		for _, n := range []string{d.Name, c.ctl.ServiceAccount.Name, c.ctl.RoleBinding.Name, c.ctl.RoleBinding.Subjects[0].Name, d.Spec.Template.Spec.ServiceAccountName} {
@@ -336,6 +348,9 @@ func TestControllers(t *testing.T) {
 		}
 		if c.ctl.RoleBinding.Namespace != "tenant-foo" {
 			t.Errorf("%s: RoleBinding in %q", c.name, c.ctl.RoleBinding.Namespace)
+		}
+		if diff := cmp.Diff(c.clusterWide, c.ctl.ClusterRoleBinding); diff != "" {
+			t.Errorf("%s: ClusterRoleBinding (-want +got):\n%s", c.name, diff)
 		}
 		init := d.Spec.Template.Spec.InitContainers
 		if len(init) != 1 || init[0].Image != "busybox" || !strings.Contains(init[0].Command[2], "-ge 600") {

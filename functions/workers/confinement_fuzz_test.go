@@ -13,10 +13,12 @@ import (
 )
 
 // FuzzTenantConfinement (issue 14): whatever the claim's namespace, name
-// and spec, every composed object lands in NS (the workers compose nothing
-// cluster-scoped), every RoleBinding grants one of the controllers'
-// ClusterRoles to a ServiceAccount of NS, and every image a Deployment runs
-// is the platform's (the input's) or from an allowed registry.
+// and spec, every composed object lands in NS but the CSI controller's
+// ClusterRoleBinding, named tenantkube:kcsi-controller:<NS>.<N>; every
+// RoleBinding grants one of the controllers' ClusterRoles, and the
+// ClusterRoleBinding only the PersistentVolume read, to a ServiceAccount of
+// NS; and every image a Deployment runs is the platform's (the input's) or
+// from an allowed registry.
 func FuzzTenantConfinement(f *testing.F) {
 	for _, s := range [][3]string{
 		{"tenant-demo", "demo", ``},
@@ -57,15 +59,21 @@ func FuzzTenantConfinement(f *testing.F) {
 		if len(fatals(rsp)) > 0 {
 			return
 		}
-		if err := fntest.CheckConfined(rsp, nil, ns, n, nil); err != nil {
+		if err := fntest.CheckConfined(rsp, nil, ns, n, fntest.ClusterScoped{
+			"rbac.authorization.k8s.io/ClusterRoleBinding": func(ns, n string) string { return "tenantkube:kcsi-controller:" + ns + "." + n },
+		}); err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}
 		for name, r := range rsp.GetDesired().GetResources() {
 			obj := r.GetResource().AsMap()
 			switch obj["kind"] {
-			case "RoleBinding":
-				if ref, _ := get(obj, "roleRef", "name").(string); !roles[ref] || get(obj, "roleRef", "kind") != "ClusterRole" {
-					t.Fatalf("%s binds %v %v", name, get(obj, "roleRef", "kind"), ref)
+			case "RoleBinding", "ClusterRoleBinding":
+				ok := roles[get(obj, "roleRef", "name").(string)]
+				if obj["kind"] == "ClusterRoleBinding" {
+					ok = get(obj, "roleRef", "name") == "tenantkube:kcsi-persistentvolumes"
+				}
+				if !ok || get(obj, "roleRef", "kind") != "ClusterRole" {
+					t.Fatalf("%s binds %v %v", name, get(obj, "roleRef", "kind"), get(obj, "roleRef", "name"))
 				}
 				for _, s := range get(obj, "subjects").([]any) {
 					if s.(map[string]any)["namespace"] != ns || s.(map[string]any)["kind"] != "ServiceAccount" {

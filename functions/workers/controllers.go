@@ -35,11 +35,14 @@ var TenantKubeconfigPath = KubeconfigMountPath + "/" + function.KubeconfigSecret
 
 // Controller is one once-per-cluster controller Deployment with its
 // ServiceAccount and the RoleBinding granting it, in NS only, the
-// permissions of its ClusterRole.
+// permissions of its ClusterRole; for a controller that reads cluster-scoped
+// objects, also a ClusterRoleBinding of a read-only ClusterRole (nil
+// otherwise).
 type Controller struct {
-	ServiceAccount *corev1.ServiceAccount
-	RoleBinding    *rbacv1.RoleBinding
-	Deployment     *appsv1.Deployment
+	ServiceAccount     *corev1.ServiceAccount
+	RoleBinding        *rbacv1.RoleBinding
+	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	Deployment         *appsv1.Deployment
 }
 
 // ClusterRoleName is the ClusterRole holding the permissions of a
@@ -51,6 +54,13 @@ func ClusterRoleName(component string) string { return "tenantkube:" + component
 // ControllerComponents are the components whose ClusterRoles the function
 // binds.
 var ControllerComponents = []string{AutoscalerComponent, CCMComponent, CSIComponent}
+
+// CSIPersistentVolumesClusterRole is the read-only ClusterRole (get on
+// PersistentVolumes, deploy/crossplane-rbac.yaml) the CSI controller holds
+// cluster-wide through its ClusterRoleBinding: the driver reads the infra
+// PV of a claim it expands (kubevirt/csi-driver pkg/kubevirt/client.go,
+// EnsureControllerResize).
+const CSIPersistentVolumesClusterRole = "tenantkube:kcsi-persistentvolumes"
 
 // Where a container that talks to the management API finds its
 // ServiceAccount token, CA and namespace (client-go's in-cluster
@@ -84,6 +94,10 @@ type controllerSpec struct {
 	tmp           []string
 	volumes       []corev1.Volume
 	priorityClass string
+	// clusterRole, when set, is a read-only platform ClusterRole of
+	// cluster-scoped objects, bound to the ServiceAccount by the
+	// ClusterRoleBinding Identity.ClusterRoleBindingName(component).
+	clusterRole string
 }
 
 // newController assembles a Controller named N-<component>: a
@@ -138,7 +152,17 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 	for i, c := range cs.containers {
 		containers[i] = harden(c)
 	}
+	var crb *rbacv1.ClusterRoleBinding
+	if cs.clusterRole != "" {
+		crb = &rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRoleBindingName(cs.component), Labels: id.Labels(LabelComponent, cs.component, function.LabelNamespace, id.Namespace)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cs.clusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
+		}
+	}
 	return Controller{
+		ClusterRoleBinding: crb,
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: meta(),

@@ -27,7 +27,8 @@ const (
 // talk to the tenant cluster through its kubeconfig (only the driver holds a
 // management-cluster token). Its permissions in NS (VolumeSnapshots
 // included) are the ClusterRole tenantkube:kcsi-controller
-// (deploy/crossplane-rbac.yaml). It runs at the input's priority class.
+// (deploy/crossplane-rbac.yaml); outside NS it may only get PersistentVolumes
+// (CSIPersistentVolumesClusterRole). It runs at the input's priority class.
 func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
 	sock := corev1.VolumeMount{Name: "socket-dir", MountPath: csiSocketDir}
 	sidecar := func(name, image string, extra ...string) corev1.Container {
@@ -79,6 +80,7 @@ func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 		component:  CSIComponent,
 		containers: containers, volumes: []corev1.Volume{vol},
 		managementAPI: []string{CSIDriverContainer}, priorityClass: in.Controllers.CSIPriorityClassName,
+		clusterRole: CSIPersistentVolumesClusterRole,
 	})
 }
 

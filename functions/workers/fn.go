@@ -57,6 +57,9 @@ const (
 	NameCSIRoleBinding = "kcsi-rolebinding"
 	// NameCSIDeployment is the Deployment N-kcsi-controller.
 	NameCSIDeployment = "kcsi-controller-deployment"
+	// NameCSIClusterRoleBinding is the CSI controller's ClusterRoleBinding
+	// tenantkube:kcsi-controller:<NS>.<N> (PersistentVolumes, read only).
+	NameCSIClusterRoleBinding = "kcsi-clusterrolebinding"
 )
 
 // Condition the function sets on the XR and the claim (issue 5).
@@ -400,7 +403,8 @@ func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, i
 // composeControllers sets the once-per-cluster controllers:
 // cluster-autoscaler, KubeVirt CCM (with its cloud-config) and the KubeVirt
 // CSI controller, each with ServiceAccount and RoleBinding (of its
-// ClusterRole in deploy/crossplane-rbac.yaml).
+// ClusterRole in deploy/crossplane-rbac.yaml); the CSI controller also with
+// its ClusterRoleBinding (PersistentVolumes, read only).
 func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, in *inputv1alpha1.WorkersInput, waitOverride string) error {
 	wait := waitOverride
 	if wait == "" {
@@ -414,14 +418,14 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 		return err
 	}
 	for _, c := range []struct {
-		ctl            Controller
-		sa, rb, deploy string
+		ctl                 Controller
+		sa, rb, crb, deploy string
 	}{
-		{BuildClusterAutoscaler(id, in, wait), NameAutoscalerServiceAccount, NameAutoscalerRoleBinding, NameAutoscalerDeployment},
-		{BuildCloudControllerManager(id, in, wait), NameCCMServiceAccount, NameCCMRoleBinding, NameCCMDeployment},
-		{BuildCSIController(id, in, wait), NameCSIServiceAccount, NameCSIRoleBinding, NameCSIDeployment},
+		{BuildClusterAutoscaler(id, in, wait), NameAutoscalerServiceAccount, NameAutoscalerRoleBinding, "", NameAutoscalerDeployment},
+		{BuildCloudControllerManager(id, in, wait), NameCCMServiceAccount, NameCCMRoleBinding, "", NameCCMDeployment},
+		{BuildCSIController(id, in, wait), NameCSIServiceAccount, NameCSIRoleBinding, NameCSIClusterRoleBinding, NameCSIDeployment},
 	} {
-		for _, o := range []struct {
+		objs := []struct {
 			name  string
 			obj   any
 			ready fnv1.Ready
@@ -429,7 +433,15 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 			{c.sa, c.ctl.ServiceAccount, existsReady(req, c.sa)},
 			{c.rb, c.ctl.RoleBinding, existsReady(req, c.rb)},
 			{c.deploy, c.ctl.Deployment, deploymentReady(req, c.deploy)},
-		} {
+		}
+		if c.ctl.ClusterRoleBinding != nil {
+			objs = append(objs, struct {
+				name  string
+				obj   any
+				ready fnv1.Ready
+			}{c.crb, c.ctl.ClusterRoleBinding, existsReady(req, c.crb)})
+		}
+		for _, o := range objs {
 			if err := function.SetDesired(rsp, o.name, o.obj, o.ready); err != nil {
 				return err
 			}

@@ -192,9 +192,12 @@ current-context: e2e
 }
 
 // crossplaneCannot asks the API server (SubjectAccessReview) whether
-// Crossplane's ServiceAccount may do what issue 14 took away: create Roles,
-// bind any ClusterRole but the controllers', touch KubeVirt VMs or
-// EndpointSlices, impersonate. Any "yes" is an error.
+// Crossplane's ServiceAccount may do what issue 14 took away: create Roles
+// or ClusterRoles, bind any ClusterRole but the controllers', touch KubeVirt
+// VMs or EndpointSlices, read PersistentVolumes (only the CSI controller's
+// ClusterRole does), impersonate. Any "yes" is an error, and so is a "no"
+// to binding the controllers' ClusterRoles or creating the CSI controller's
+// ClusterRoleBinding.
 func (e *env) crossplaneCannot(ctx context.Context, cs kubernetes.Interface) error {
 	user := "system:serviceaccount:" + xpNamespace + ":" + xpServiceAccount
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + xpNamespace, "system:authenticated"}
@@ -216,7 +219,8 @@ func (e *env) crossplaneCannot(ctx context.Context, cs kubernetes.Interface) err
 		{Namespace: demoNS, Verb: "update", Group: "subresources.kubevirt.io", Resource: "virtualmachineinstances", Subresource: "addvolume"},
 		{Namespace: demoNS, Verb: "create", Group: "discovery.k8s.io", Resource: "endpointslices"},
 		{Verb: "impersonate", Resource: "users"},
-		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"},
+		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
+		{Verb: "get", Resource: "persistentvolumes"},
 	} {
 		ok, err := may(a)
 		if err != nil {
@@ -226,13 +230,19 @@ func (e *env) crossplaneCannot(ctx context.Context, cs kubernetes.Interface) err
 			widened = append(widened, fmt.Sprintf("%s %s.%s/%s %s in %q", a.Verb, a.Resource, a.Group, a.Subresource, a.Name, a.Namespace))
 		}
 	}
-	for _, name := range []string{"tenantkube:cluster-autoscaler", "tenantkube:kccm", "tenantkube:kcsi-controller"} {
-		ok, err := may(authorizationv1.ResourceAttributes{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: name})
+	for _, a := range []authorizationv1.ResourceAttributes{
+		{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "tenantkube:cluster-autoscaler"},
+		{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "tenantkube:kccm"},
+		{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "tenantkube:kcsi-controller"},
+		{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "tenantkube:kcsi-persistentvolumes"},
+		{Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"},
+	} {
+		ok, err := may(a)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			widened = append(widened, "NOT bind the ClusterRole "+name+" it grants in tenant namespaces")
+			widened = append(widened, fmt.Sprintf("NOT %s %s.%s %s, which it composes", a.Verb, a.Resource, a.Group, a.Name))
 		}
 	}
 	if len(widened) > 0 {

@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -33,26 +35,27 @@ const (
 )
 
 var (
-	gvkClaim      = schema.GroupVersionKind{Group: "tenantkube.io", Version: "v1alpha1", Kind: "KubernetesCluster"}
-	gvkXR         = schema.GroupVersionKind{Group: "tenantkube.io", Version: "v1alpha1", Kind: "XKubernetesCluster"}
-	gvkCluster    = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "Cluster"}
-	gvkMD         = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineDeployment"}
-	gvkMS         = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
-	gvkMHC        = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineHealthCheck"}
-	gvkKCT        = schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Kind: "KubeadmConfigTemplate"}
-	gvkKVCluster  = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtCluster"}
-	gvkKMT        = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtMachineTemplate"}
-	gvkKCP        = schema.GroupVersionKind{Group: "controlplane.cluster.x-k8s.io", Version: "v1alpha2", Kind: "KamajiControlPlane"}
-	gvkEtcd       = schema.GroupVersionKind{Group: "etcd.aenix.io", Version: "v1alpha1", Kind: "EtcdCluster"}
-	gvkDataStore  = schema.GroupVersionKind{Group: "kamaji.clastix.io", Version: "v1alpha1", Kind: "DataStore"}
-	gvkHR         = schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}
-	gvkConfigMap  = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-	gvkUsage      = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}
-	gvkDeployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
-	gvkIngress    = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
-	gvkService    = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
-	baseReleases  = []string{"cilium", "coredns", "vsnap-crd", "csi", "prometheus-operator-crds", "metrics-server"}
-	certManagerHR = []string{"cert-manager-crds", "cert-manager"}
+	gvkClaim              = schema.GroupVersionKind{Group: "tenantkube.io", Version: "v1alpha1", Kind: "KubernetesCluster"}
+	gvkXR                 = schema.GroupVersionKind{Group: "tenantkube.io", Version: "v1alpha1", Kind: "XKubernetesCluster"}
+	gvkCluster            = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "Cluster"}
+	gvkMD                 = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineDeployment"}
+	gvkMS                 = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineSet"}
+	gvkMHC                = schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "MachineHealthCheck"}
+	gvkKCT                = schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Kind: "KubeadmConfigTemplate"}
+	gvkKVCluster          = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtCluster"}
+	gvkKMT                = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Kind: "KubevirtMachineTemplate"}
+	gvkKCP                = schema.GroupVersionKind{Group: "controlplane.cluster.x-k8s.io", Version: "v1alpha2", Kind: "KamajiControlPlane"}
+	gvkEtcd               = schema.GroupVersionKind{Group: "etcd.aenix.io", Version: "v1alpha1", Kind: "EtcdCluster"}
+	gvkDataStore          = schema.GroupVersionKind{Group: "kamaji.clastix.io", Version: "v1alpha1", Kind: "DataStore"}
+	gvkClusterRoleBinding = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"}
+	gvkHR                 = schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}
+	gvkConfigMap          = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	gvkUsage              = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}
+	gvkDeployment         = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	gvkIngress            = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}
+	gvkService            = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	baseReleases          = []string{"cilium", "coredns", "vsnap-crd", "csi", "prometheus-operator-crds", "metrics-server"}
+	certManagerHR         = []string{"cert-manager-crds", "cert-manager"}
 )
 
 // TestE2E brings the stack up once and runs the scenarios in order; each
@@ -413,9 +416,11 @@ func (e *env) claimConverges(t *testing.T) {
 // checkCSIController checks the composed CSI controller Deployment as the
 // API server stored it (issue 16): the seed chart's containers, snapshots
 // included, each hardened, and the management-API token only in the
-// driver.
+// driver; and that its ServiceAccount may get, and only get,
+// PersistentVolumes through the composed ClusterRoleBinding.
 func (e *env) checkCSIController(t *testing.T) {
 	t.Helper()
+	e.checkCSIPersistentVolumeRead(t)
 	var d *unstructured.Unstructured
 	waitFor(t, time.Minute, "Deployment "+demo+"-kcsi-controller", func(ctx context.Context) (bool, string, error) {
 		var err error
@@ -462,6 +467,49 @@ func (e *env) checkCSIController(t *testing.T) {
 	want := []string{"csi-driver", "csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter", "snapshot-controller", "csi-liveness-probe"}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("CSI controller containers %v, want %v", names, want)
+	}
+}
+
+// checkCSIPersistentVolumeRead: Crossplane, under its ServiceAccount,
+// composed the ClusterRoleBinding tenantkube:kcsi-controller:<NS>.<N>,
+// controlled by the XR, and the API server authorizes the CSI controller's
+// ServiceAccount to get a PersistentVolume (kubevirt/csi-driver
+// EnsureControllerResize) but not to list, watch or change one.
+func (e *env) checkCSIPersistentVolumeRead(t *testing.T) {
+	t.Helper()
+	name := "tenantkube:kcsi-controller:" + demoNS + "." + demo
+	var crb *unstructured.Unstructured
+	waitFor(t, time.Minute, "ClusterRoleBinding "+name, func(ctx context.Context) (bool, string, error) {
+		var err error
+		if crb, err = get(ctx, e.c, gvkClusterRoleBinding, "", name); kerrors.IsNotFound(err) {
+			return false, "not found", nil
+		}
+		return err == nil, "", err
+	})
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	if role, _, _ := unstructured.NestedString(crb.Object, "roleRef", "name"); role != "tenantkube:kcsi-persistentvolumes" {
+		t.Errorf("ClusterRoleBinding %s binds %q", name, role)
+	}
+	xr, err := e.xrName(ctx, demoNS, demo)
+	e.must(t, err, "XR of the demo claim")
+	x, err := get(ctx, e.c, gvkXR, "", xr)
+	e.must(t, err, "XR "+xr)
+	if controllerUID(crb) != string(x.GetUID()) {
+		t.Errorf("ClusterRoleBinding %s is controlled by %q, not by the XR %s", name, controllerUID(crb), xr)
+	}
+	cs, err := kubernetes.NewForConfig(e.cfg)
+	e.must(t, err, "clientset")
+	sa := "system:serviceaccount:" + demoNS + ":" + demo + "-kcsi-controller"
+	for verb, want := range map[string]bool{"get": true, "list": false, "watch": false, "update": false, "delete": false} {
+		r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + demoNS, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: "persistentvolumes", Name: "pvc-infra"},
+		}}, metav1.CreateOptions{})
+		e.must(t, err, "SubjectAccessReview")
+		if r.Status.Allowed != want {
+			t.Errorf("%s may %s persistentvolumes: %t, want %t", sa, verb, r.Status.Allowed, want)
+		}
 	}
 }
 
