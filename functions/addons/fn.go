@@ -27,7 +27,7 @@ type Function struct {
 	log function.Logger
 }
 
-// Condition the function sets on the XR and the claim (SPEC §2).
+// Condition the function sets on the XR and the claim (docs/spec.md §2).
 const (
 	ConditionAddonsReady = "AddonsReady"
 	// ReasonAllReady is AddonsReady=True's reason: every release of an
@@ -48,7 +48,7 @@ const (
 // Service and Ingress) to the desired state it receives, keeping what earlier
 // steps put there. It reports per-add-on readiness in the XR's
 // status.addons and the AddonsReady condition. Bad input is a Fatal result
-// whose message names the field (SPEC §6); nothing is applied then.
+// whose message names the field (docs/spec.md §6); nothing is applied then.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
@@ -211,7 +211,7 @@ func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonSt
 // ready (status.ready, as Kamaji sets it). Before the control plane is
 // observed, and whenever it is not ready, the add-on HelmReleases are
 // suspended: Flux cannot install into a tenant that does not answer, and a
-// cluster deleted in that state must not wait on an uninstall (SPEC §7).
+// cluster deleted in that state must not wait on an uninstall (docs/spec.md §7).
 func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
 	return function.ReadyWhenStatusReady(req, function.KamajiControlPlaneResourceName) == fnv1.Ready_READY_TRUE
 }

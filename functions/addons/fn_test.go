@@ -171,7 +171,7 @@ func TestDefaultSpec(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", rel, d)
 		}
 		if get(hr, "spec", "install", "remediation") != nil || get(hr, "spec", "upgrade", "remediation") != nil {
-			t.Errorf("%s: remediation set; RetryOnFailure only (SPEC §5.3)", rel)
+			t.Errorf("%s: remediation set; RetryOnFailure only (docs/spec.md §5.3)", rel)
 		}
 	}
 }

@@ -60,7 +60,7 @@ type Function struct {
 // RunFunction adds the tenant cluster's control plane to the desired state:
 // Cluster, KubevirtCluster, KamajiControlPlane, and either a dedicated etcd
 // (EtcdCluster, cert-manager PKI, DataStore) or a reference to the shared
-// DataStore named in the input (SPEC §5.1). Bad input is a Fatal result
+// DataStore named in the input (docs/spec.md §5.1). Bad input is a Fatal result
 // naming the field; nothing earlier steps put in the desired state is
 // dropped.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
@@ -177,7 +177,7 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts f
 	}
 	if !p.external && p.usages {
 		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
-		// its PKI must outlive the control plane (SPEC §7).
+		// its PKI must outlive the control plane (docs/spec.md §7).
 		p.add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
 			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
 			t.ID.KamajiControlPlaneRef(),
@@ -185,7 +185,7 @@ func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts f
 	}
 	if p.usages {
 		// Node groups go before the control plane, while it can still drain
-		// their nodes (SPEC §7); CAPI bounds each drain.
+		// their nodes (docs/spec.md §7); CAPI bounds each drain.
 		kcp := t.ID.KamajiControlPlaneRef()
 		for g := range spec.NodeGroups {
 			p.add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-nodegroup-"+g),
@@ -269,7 +269,7 @@ func writeControlPlane(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 }
 
 // composeEtcdLeftovers composes what the dedicated etcd leaves in NS when
-// it goes, so that it is deleted with the cluster (SPEC §7): the PKI
+// it goes, so that it is deleted with the cluster (docs/spec.md §7): the PKI
 // Secrets cert-manager wrote (cert-manager keeps a Certificate's Secret)
 // and the members' PersistentVolumeClaims (a StatefulSet keeps its claims).
 // With usages, each PKI Secret present gets a Usage keeping it until the
@@ -373,7 +373,7 @@ func dataStoreAccount(id function.Identity, observed observedControlPlane) (sche
 	return s, s
 }
 
-// checkUpgrade enforces the upgrade rule of SPEC §3 against the observed
+// checkUpgrade enforces the upgrade rule of docs/spec.md §3 against the observed
 // control plane: spec.version may not go below the minor last asked for
 // (kubeadm cannot downgrade) nor more than one minor above the minor running
 // (or last asked for, before the control plane reports a version). It

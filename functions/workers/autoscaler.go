@@ -12,7 +12,7 @@ import (
 const AutoscalerComponent = "cluster-autoscaler"
 
 // BuildClusterAutoscaler returns cluster-autoscaler for the tenant cluster
-// (SPEC §5.2): Cluster API provider, auto-discovering N's node groups in NS
+// (docs/spec.md §5.2): Cluster API provider, auto-discovering N's node groups in NS
 // through its in-cluster ServiceAccount (authoritative cloud config, so
 // --kubeconfig is only the tenant cluster), min size enforced, DaemonSet and
 // mirror pods ignored, scale-down after 30s unneeded, a 25s scan, and

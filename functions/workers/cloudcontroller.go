@@ -88,7 +88,7 @@ func BuildCloudConfig(id function.Identity, mode v1alpha1.LoadBalancerMode) (*co
 }
 
 // BuildCloudControllerManager returns the KubeVirt cloud controller manager
-// (SPEC §5.2): cloud provider kubevirt for cluster N, reading the tenant
+// (docs/spec.md §5.2): cloud provider kubevirt for cluster N, reading the tenant
 // kubeconfig and the cloud-config ConfigMap; its permissions in NS (the
 // LoadBalancer Services and, in Selectorless mode through its EndpointSlice
 // controller, their EndpointSlices, reading the VMs) are the ClusterRole

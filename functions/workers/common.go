@@ -9,7 +9,7 @@ import (
 )
 
 // Labels and annotations of the workers function (CAPI v1beta2, Cluster API
-// provider of cluster-autoscaler, SPEC §5.2).
+// provider of cluster-autoscaler, docs/spec.md §5.2).
 const (
 	// LabelNodeGroup marks every per-node-group object with G.
 	LabelNodeGroup = "tenantkube.io/node-group"

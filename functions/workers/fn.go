@@ -123,7 +123,7 @@ func observedTemplatesByGroup(req *fnv1.RunFunctionRequest) map[string][]string 
 // type.
 func RequirementInstancetypeKey(name string) string { return RequirementInstancetypePrefix + name }
 
-// RunFunction composes the worker node groups of a tenant cluster (SPEC
+// RunFunction composes the worker node groups of a tenant cluster (docs/spec.md
 // §5.2). Bad input gives Fatal results naming the field; a required
 // resource that has not arrived keeps the affected node group's observed
 // objects unchanged with a Warning. It never drops what an earlier step put

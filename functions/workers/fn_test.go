@@ -236,7 +236,7 @@ func TestMinMaxChangeKeepsTemplate(t *testing.T) {
 	mdA, mdB := desired(t, a, MachineDeploymentResourceName("md0")), desired(t, b, MachineDeploymentResourceName("md0"))
 	for _, m := range []map[string]any{mdA, mdB} {
 		delete(m["metadata"].(map[string]any), "annotations")
-		// SPEC §5.2: maxSurge = maxReplicas follows max.
+		// docs/spec.md §5.2: maxSurge = maxReplicas follows max.
 		delete(get(m, "spec", "rollout", "strategy", "rollingUpdate").(map[string]any), "maxSurge")
 		if _, ok := m["spec"].(map[string]any)["replicas"]; ok {
 			t.Error("spec.replicas written")

@@ -9,7 +9,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Health-check timing of every node group, in seconds (SPEC §5.2).
+// Health-check timing of every node group, in seconds (docs/spec.md §5.2).
 const (
 	// NodeStartupTimeoutSeconds is how long a machine may take to get a node (10m).
 	NodeStartupTimeoutSeconds = 600
@@ -20,7 +20,7 @@ const (
 )
 
 // BuildMachineHealthCheck returns the MachineHealthCheck N-G of a node group
-// (CAPI v1beta2, SPEC §5.2): machines of the group whose node has not
+// (CAPI v1beta2, docs/spec.md §5.2): machines of the group whose node has not
 // started within 10 minutes, or is Ready=Unknown for 30s or Ready=False for
 // 300s, are unhealthy and remediated (remediation always enabled: up to
 // 100% of the group).

@@ -13,7 +13,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Bounds of the automatic kubelet reservations (the seed's formula, SPEC
+// Bounds of the automatic kubelet reservations (the seed's formula, docs/spec.md
 // §5.2): 5% of the node's effective memory in MiB, clamped to [256, 1024]
 // MiB; 5% of its effective millicores, clamped to [50, 500] millicores.
 const (
@@ -29,7 +29,7 @@ const (
 	MaxCPUReservationMilli = 500
 )
 
-// Sizing is the effective size of one node of a group (SPEC §5.2): from
+// Sizing is the effective size of one node of a group (docs/spec.md §5.2): from
 // resources.memory/resources.cpu when set, otherwise from the instance
 // type's spec.memory.guest/spec.cpu.guest. A nil field is unknown.
 type Sizing struct {
@@ -45,7 +45,7 @@ type Sizing struct {
 
 // Reservations are the kubelet reservations and eviction thresholds of a
 // node group, ready for kubelet flags, plus the allocatable capacity they
-// leave (SPEC §5.2, the seed's "Capacity Annotation").
+// leave (docs/spec.md §5.2, the seed's "Capacity Annotation").
 type Reservations struct {
 	// SystemMemory and KubeMemory are the memory reservations as written in
 	// kubelet flags: the user's text, or whole MiB such as "409Mi".
@@ -65,7 +65,7 @@ type Reservations struct {
 }
 
 // cpuPattern is a CPU value a user may write: whole millicores ("100m") or
-// decimal cores ("0.5", "2"). SPEC §5.2.
+// decimal cores ("0.5", "2"). docs/spec.md §5.2.
 var cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
 
 // percentPattern is a percentage threshold such as "7%" or "7.5%".
@@ -81,7 +81,7 @@ type threshold struct {
 
 // ComputeReservations validates a node group's kubelet settings against its
 // effective sizing and computes its reservations, by the seed's formula and
-// every rule of SPEC §5.2. base is the node group's field path
+// every rule of docs/spec.md §5.2. base is the node group's field path
 // (spec.nodeGroups[G]). It returns the first violation as a *field.Error
 // naming the field and the value.
 func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reservations, error) {
@@ -221,7 +221,7 @@ func parseThreshold(path *field.Path, s string) (threshold, error) {
 }
 
 // KubeletExtraArgs returns the kubelet flags of a node group in the seed
-// chart's order (SPEC §5.2), as name → value pairs.
+// chart's order (docs/spec.md §5.2), as name → value pairs.
 func (r Reservations) KubeletExtraArgs() [][2]string {
 	return [][2]string{
 		{"system-reserved", "memory=" + r.SystemMemory + ",cpu=" + r.SystemCPU},

@@ -17,7 +17,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// VM constants (SPEC §5.2).
+// VM constants (docs/spec.md §5.2).
 const (
 	// SystemDiskName is the container-disk system volume (PCI 07:00.0).
 	SystemDiskName = "system"
@@ -41,12 +41,12 @@ const (
 )
 
 // VMEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
-// the preset value of SPEC §4; its request is a fortieth of it in whole
+// the preset value of docs/spec.md §4; its request is a fortieth of it in whole
 // bytes.
 var VMEphemeralStorage = function.PresetEphemeralStorage
 
 // BuildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
-// node group (CAPI provider KubeVirt v1alpha1, SPEC §5.2), named
+// node group (CAPI provider KubeVirt v1alpha1, docs/spec.md §5.2), named
 // N-G-<first 6 hex of the SHA-256 of its canonical spec>, so any change of
 // the VM gives a new name and CAPI rolls the group. image is the container
 // disk for the plan's minor version; bootstrapHash is CanonicalHash of the

@@ -166,7 +166,7 @@ func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 			kept++
 		}
 	}
-	// cluster-autoscaler owns the replicas (SPEC §5.2): never write them.
+	// cluster-autoscaler owns the replicas (docs/spec.md §5.2): never write them.
 	if function.KeepObserved(req, rsp, MachineDeploymentResourceName(g), "spec.replicas") {
 		kept++
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // MaxNodeGroupNameLength is the longest node-group name G accepted, so that
-// every name derived from N-G stays a DNS label (SPEC §2, XRD rule).
+// every name derived from N-G stays a DNS label (docs/spec.md §2, XRD rule).
 const MaxNodeGroupNameLength = 16
 
 // rolePattern is a node role (XRD items pattern): the name part of the
@@ -28,7 +28,7 @@ func NodeGroupPath(name string) *field.Path {
 
 // ValidateNodeGroup re-checks every admission rule of the XRD for one
 // defaulted node group (render and objects created before a rule existed
-// skip admission; SPEC §6): DNS-1123 name of at most 16 characters, role
+// skip admission; docs/spec.md §6): DNS-1123 name of at most 16 characters, role
 // names, minReplicas <= maxReplicas (both >= 0), resources.cpu and
 // resources.memory both or neither and each a positive quantity (cpu in
 // millicores or decimal cores), diskSize a positive quantity, the removed

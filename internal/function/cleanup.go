@@ -73,7 +73,7 @@ type CleanupResult struct {
 
 // ComposeForCleanup makes Crossplane delete, with the cluster, the objects
 // of kind k that a controller of the cluster (not Crossplane) created in NS
-// (SPEC §7: nothing is left in NS). Crossplane runs no function while it
+// (docs/spec.md §7: nothing is left in NS). Crossplane runs no function while it
 // deletes an XR and deletes only composed resources, so such objects are
 // composed up front:
 //

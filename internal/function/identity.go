@@ -31,7 +31,7 @@ type Identity struct {
 }
 
 // identityOf derives the tenant cluster's identity from the observed XR's
-// labels, name and namespace and its spec.namespace, by the rules of SPEC
+// labels, name and namespace and its spec.namespace, by the rules of docs/spec.md
 // §2: the claim labels win; a namespaced XR uses its own name and
 // namespace; a cluster-scoped XR without a claim takes N from its name and
 // NS from spec.namespace (required then). When a claim (or a namespaced XR)

@@ -191,7 +191,7 @@ func ObservedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (st
 }
 
 // ReadyIf returns READY_TRUE when ok, else READY_FALSE: readiness is only
-// ever derived from observed status, never assumed (SPEC §7).
+// ever derived from observed status, never assumed (docs/spec.md §7).
 func ReadyIf(ok bool) fnv1.Ready {
 	if ok {
 		return fnv1.Ready_READY_TRUE

@@ -304,7 +304,7 @@ func (e *env) usageWebhook(t *testing.T) {
 	_ = e.c.Delete(ctx, ns0)
 }
 
-// expectedObjects checks the claim's composed objects as SPEC §5 and the
+// expectedObjects checks the claim's composed objects as docs/spec.md §5 and the
 // issue's acceptance list them; it returns "" when all are there.
 func (e *env) expectedObjects(ctx context.Context, ns, n string, releases []string) (string, error) {
 	var missing []string
@@ -725,7 +725,7 @@ func (e *env) proxiedIngress(t *testing.T) {
 	})
 }
 
-// releasesFollowControlPlane checks SPEC §7's suspension rule live: while
+// releasesFollowControlPlane checks docs/spec.md §7's suspension rule live: while
 // the KamajiControlPlane does not report ready (no Kamaji runs here, so it
 // never does by itself) every add-on HelmRelease is suspended, so deleting
 // the cluster then cannot wait on Flux; once the control plane reports
@@ -972,7 +972,7 @@ func (e *env) deleteAndWait(t *testing.T, ns, name string) {
 	order.check(t, start)
 }
 
-// deletionOrder records when each object that SPEC §7 orders was first seen
+// deletionOrder records when each object that docs/spec.md §7 orders was first seen
 // gone, polling every 100ms from before the claim's deletion.
 type deletionOrder struct {
 	stop chan struct{}
@@ -1031,7 +1031,7 @@ func (e *env) trackDeletion(ns, n string) *deletionOrder {
 }
 
 // check stops the tracking and asserts the order the Composition declares
-// with Usages (SPEC §7): add-on HelmReleases and node groups go before the
+// with Usages (docs/spec.md §7): add-on HelmReleases and node groups go before the
 // control plane, etcd and its PKI after it.
 func (d *deletionOrder) check(t *testing.T, start time.Time) {
 	t.Helper()
@@ -1057,7 +1057,7 @@ func (d *deletionOrder) check(t *testing.T, start time.Time) {
 		f, ok1 := d.gone[first]
 		g, ok2 := d.gone[then]
 		if ok1 && ok2 && f.After(g) {
-			t.Errorf("deletion order: %s went after %s (the Usages of SPEC §7 want it first)", at(first), at(then))
+			t.Errorf("deletion order: %s went after %s (the Usages of docs/spec.md §7 want it first)", at(first), at(then))
 		}
 	}
 	before("MachineDeployment", "KamajiControlPlane")
@@ -1106,7 +1106,7 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 // template) and the etcd client CA Secret (cert-manager, from a
 // Certificate's secretTemplate) — and waits until the functions have composed each one (Crossplane's
 // composite label and the XR as controller), so deleting the claim deletes
-// them (SPEC §7).
+// them (docs/spec.md §7).
 func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()

@@ -18,7 +18,7 @@ type AddonsInput struct {
 
 	// IngressClassName is the management cluster's ingress class, used for
 	// the Ingress N-ingress-nginx that routes a tenant's hosts to its
-	// ingress-nginx when addons.ingressNginx.exposeMethod is Proxied (SPEC
+	// ingress-nginx when addons.ingressNginx.exposeMethod is Proxied (docs/spec.md
 	// §5.3).
 	// +kubebuilder:default=nginx
 	// +kubebuilder:validation:MinLength=1
@@ -97,7 +97,7 @@ type AddonsInput struct {
 	Charts Charts `json:"charts,omitempty"`
 
 	// DeletionOrder says how the add-on HelmReleases are made to go before
-	// the control plane when a cluster is deleted (SPEC §7): Usages declares
+	// the control plane when a cluster is deleted (docs/spec.md §7): Usages declares
 	// one Crossplane Usage per release (protection.crossplane.io/v1beta1,
 	// Crossplane v2: the KamajiControlPlane N is used by the HelmRelease
 	// N-<release>, so Flux uninstalls each release while the tenant API
@@ -191,7 +191,7 @@ const (
 	KindExternalArtifact SourceKind = "ExternalArtifact"
 )
 
-// ValuesLayout says how a chart expects its values (SPEC §5.3).
+// ValuesLayout says how a chart expects its values (docs/spec.md §5.3).
 // +kubebuilder:validation:Enum=Upstream;Wrapped
 type ValuesLayout string
 
@@ -256,7 +256,7 @@ type ChartSource struct {
 	WrapperKey string `json:"wrapperKey,omitempty"`
 }
 
-// Charts holds one ChartSource per add-on release (SPEC §5.3). A source left
+// Charts holds one ChartSource per add-on release (docs/spec.md §5.3). A source left
 // empty takes its default; a source that keeps the default's kind inherits
 // every field it leaves empty (so {version: x} only bumps the version).
 type Charts struct {

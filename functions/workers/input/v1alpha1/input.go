@@ -72,7 +72,7 @@ const (
 	// spec.images.waitForKubeconfig is empty (the seed chart's busybox).
 	DefaultWaitForKubeconfigImage = "docker.io/library/busybox:1.37.0"
 	// DefaultCPUAllocationRatio divides a CPU limit to give its request
-	// (SPEC §4).
+	// (docs/spec.md §4).
 	DefaultCPUAllocationRatio = 10
 	// DefaultMaxNodeGroups is the XRD's nodeGroups maxProperties.
 	DefaultMaxNodeGroups = 50
@@ -97,7 +97,7 @@ func DefaultAllowedImageRegistries() []string { return []string{"docker.io/libra
 var DefaultRegistryMirrorHosts = []string{"docker.io", "ghcr.io", "quay.io", "registry.k8s.io"}
 
 // DefaultContainerDiskImages returns the default container-disk image of
-// every supported minor version (SPEC §3): the Cozystack Ubuntu node image
+// every supported minor version (docs/spec.md §3): the Cozystack Ubuntu node image
 // of that minor, e.g. "v1.35" →
 // "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2".
 func DefaultContainerDiskImages() map[string]string {
@@ -142,7 +142,7 @@ type WorkersInput struct {
 	// +optional
 	Images Images `json:"images,omitempty"`
 
-	// CPUAllocationRatio divides a CPU limit to give its request (SPEC §4).
+	// CPUAllocationRatio divides a CPU limit to give its request (docs/spec.md §4).
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	// +optional
@@ -163,7 +163,7 @@ type WorkersInput struct {
 	// tenant's PersistentVolumes) and the KubeVirt cloud controller's
 	// LoadBalancer Services. The function asks Crossplane for them
 	// (required resources) and composes each one it finds, so that
-	// deleting the cluster deletes them too (SPEC §7: nothing is left in
+	// deleting the cluster deletes them too (docs/spec.md §7: nothing is left in
 	// NS). The management cluster must serve every kind listed (a missing
 	// kind fails the reconcile); add snapshot.storage.k8s.io/v1
 	// VolumeSnapshot where the CSI driver's snapshots are enabled, or set []
