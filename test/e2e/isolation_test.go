@@ -337,18 +337,7 @@ func (e *env) sameNameTwoTenants(t *testing.T) {
 	before := e.tenantObjects(t, demoNS, demo)
 	e.must(t, e.ensureNamespace(ctx, otherNS), "namespace "+otherNS)
 	e.must(t, apply(ctx, e.c, e.tenantClaim(t, otherNS, demo, nil)), "apply claim tenant-b/demo")
-	waitFor(t, 3*time.Minute, "every composed object of tenant-b/demo", func(ctx context.Context) (bool, string, error) {
-		why, err := e.expectedObjects(ctx, otherNS, demo, append(append([]string{}, baseReleases...), certManagerHR...))
-		if err != nil || why != "" {
-			return false, why, err
-		}
-		cl, err := get(ctx, e.c, gvkClaim, otherNS, demo)
-		if err != nil {
-			return false, "", err
-		}
-		s, r, m := condition(cl, "Synced")
-		return s == "True", fmt.Sprintf("claim Synced=%s %s %s", s, r, m), nil
-	})
+	e.waitComposed(t, otherNS, demo, withCertManager(), true)
 	hostOf := func(ns string) string {
 		kcp, err := get(ctx, e.c, gvkKCP, ns, demo)
 		e.must(t, err, "KamajiControlPlane "+ns+"/demo")
@@ -447,10 +436,7 @@ func (e *env) hostileTenant(t *testing.T) {
 	// (tenant, demo-demo) and (tenant-demo, demo) were both "tenant-demo-demo"
 	// as DataStore names: now each has its own.
 	e.must(t, apply(ctx, e.c, e.tenantClaim(t, evilNS, "demo-demo", nil)), "apply claim tenant/demo-demo")
-	waitFor(t, 3*time.Minute, "every composed object of tenant/demo-demo", func(ctx context.Context) (bool, string, error) {
-		why, err := e.expectedObjects(ctx, evilNS, "demo-demo", append(append([]string{}, baseReleases...), certManagerHR...))
-		return why == "" && err == nil, why, err
-	})
+	e.waitComposed(t, evilNS, "demo-demo", withCertManager(), false)
 	if _, err := get(ctx, e.c, gvkDataStore, "", "tenant.demo-demo"); err != nil {
 		t.Errorf("DataStore tenant.demo-demo of tenant/demo-demo: %v", err)
 	}

@@ -90,10 +90,7 @@ func (e *env) platformSettingChange(t *testing.T) {
 		"spec":     map[string]any{},
 	}}
 	e.must(t, apply(ctx, e.c, claim), "apply claim "+platformTenant)
-	waitFor(t, 3*time.Minute, "every composed object of claim "+platformTenant, func(ctx context.Context) (bool, string, error) {
-		why, err := e.expectedObjects(ctx, platformNS, platformTenant, baseReleases)
-		return why == "" && err == nil, why, err
-	})
+	e.waitComposed(t, platformNS, platformTenant, baseReleases, false)
 	tenants := [][2]string{{demoNS, demo}, {platformNS, platformTenant}}
 	// examples/platform-settings.yaml, as installed, and the defaults.
 	for _, tn := range tenants {

@@ -375,6 +375,29 @@ func (e *env) expectedObjects(ctx context.Context, ns, n string, releases []stri
 	return strings.Join(missing, "; "), nil
 }
 
+// withCertManager is the releases of a claim with cert-manager enabled.
+func withCertManager() []string {
+	return append(append([]string{}, baseReleases...), certManagerHR...)
+}
+
+// waitComposed waits until every object of claim ns/n with the given
+// releases is composed and, when synced, the claim is Synced=True.
+func (e *env) waitComposed(t *testing.T, ns, n string, releases []string, synced bool) {
+	t.Helper()
+	waitFor(t, 3*time.Minute, "every composed object of "+ns+"/"+n, func(ctx context.Context) (bool, string, error) {
+		why, err := e.expectedObjects(ctx, ns, n, releases)
+		if err != nil || why != "" || !synced {
+			return why == "" && err == nil, why, err
+		}
+		cl, err := get(ctx, e.c, gvkClaim, ns, n)
+		if err != nil {
+			return false, "", err
+		}
+		s, r, m := condition(cl, "Synced")
+		return s == "True", fmt.Sprintf("claim Synced=%s %s %s", s, r, m), nil
+	})
+}
+
 func (e *env) claimConverges(t *testing.T) {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
@@ -385,18 +408,7 @@ func (e *env) claimConverges(t *testing.T) {
 	e.must(t, e.ensureNamespace(ctx, demoNS), "namespace")
 	e.must(t, apply(ctx, e.c, claim), "apply examples/claim.yaml")
 	start := time.Now()
-	waitFor(t, 3*time.Minute, "every composed object of the demo claim", func(ctx context.Context) (bool, string, error) {
-		why, err := e.expectedObjects(ctx, demoNS, demo, append(append([]string{}, baseReleases...), certManagerHR...))
-		if err != nil || why != "" {
-			return false, why, err
-		}
-		cl, err := get(ctx, e.c, gvkClaim, demoNS, demo)
-		if err != nil {
-			return false, "", err
-		}
-		s, r, m := condition(cl, "Synced")
-		return s == "True", fmt.Sprintf("claim Synced=%s %s %s", s, r, m), nil
-	})
+	e.waitComposed(t, demoNS, demo, withCertManager(), true)
 	objs := e.snapshot(t, demo)
 	t.Logf("claim to all composed objects: %.1fs; %d composed objects", time.Since(start).Seconds(), len(objs))
 	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
@@ -1079,10 +1091,7 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 		"spec":     map[string]any{"addons": map[string]any{"certManager": map[string]any{"enabled": true}}},
 	}}
 	e.must(t, apply(ctx, e.c, claim), "apply claim dead")
-	waitFor(t, 3*time.Minute, "every composed object of claim dead", func(ctx context.Context) (bool, string, error) {
-		why, err := e.expectedObjects(ctx, ns, n, append(append([]string{}, baseReleases...), certManagerHR...))
-		return why == "" && err == nil, why, err
-	})
+	e.waitComposed(t, ns, n, withCertManager(), false)
 	// The kubeconfig Secret Kamaji would have written, then removed: the
 	// tenant API is unreachable for Flux from now on.
 	sec := &unstructured.Unstructured{Object: map[string]any{

@@ -165,7 +165,7 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	// Every composed object is admitted by Cluster API's and the provider's
 	// webhooks (Crossplane reports a denial as Synced=False on the XR).
 	waitFor(t, 3*time.Minute, "every composed object admitted", func(ctx context.Context) (bool, string, error) {
-		why, err := e.expectedObjects(ctx, demoNS, demo, append(append([]string{}, baseReleases...), certManagerHR...))
+		why, err := e.expectedObjects(ctx, demoNS, demo, withCertManager())
 		if err != nil || why != "" {
 			return false, why + "; " + e.xrSynced(ctx, demoNS, demo), err
 		}
