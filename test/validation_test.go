@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -159,7 +159,7 @@ func TestValidationAgrees(t *testing.T) {
 			want:   want{paths: []string{md0 + ".ephemeralStorage"}, msg: "renamed to diskSize"},
 		},
 		// diskSize: positive, at most 64Ti.
-		"DiskSize64Ti": {args: args{spec: ng(`diskSize: 64Ti`)}, reason: "64Ti is the most."},
+		"DiskSize64Ti":    {args: args{spec: ng(`diskSize: 64Ti`)}, reason: "64Ti is the most."},
 		"DiskSizeOneByte": {args: args{spec: ng(`diskSize: 1`)}, reason: "Any positive size is accepted."},
 		"DiskSize65537Gi": {
 			reason: "65537Gi is 64Ti and 1Gi.",
@@ -183,7 +183,7 @@ func TestValidationAgrees(t *testing.T) {
 		},
 		// resources: both or neither; cpu in cores, whole for a VM, at most
 		// 256; memory at most 4Ti; both positive.
-		"Resources256And4Ti": {args: args{spec: ng(`resources: {cpu: 256, memory: 4Ti}`)}, reason: "256 cores and 4Ti are a node's most."},
+		"Resources256And4Ti":  {args: args{spec: ng(`resources: {cpu: 256, memory: 4Ti}`)}, reason: "256 cores and 4Ti are a node's most."},
 		"ResourcesMillicores": {args: args{spec: ng(`resources: {cpu: 4000m, memory: 1e9}`)}, reason: "4000m is 4 whole cores."},
 		"CPUAlone": {
 			reason: "cpu without memory.",
@@ -305,7 +305,7 @@ func TestValidationAgrees(t *testing.T) {
 			want:   want{paths: []string{md0 + ".kubelet.kubeReservedCpu"}},
 		},
 		"EvictionPercentages": {args: args{spec: kubelet(`evictionHardMemory: 99.5%, evictionSoftMemory: 100%`)}, reason: "100% is the largest percentage; 99.5% is below it."},
-		"EvictionAbsolute": {args: args{spec: kubelet(`evictionHardMemory: 200Mi, evictionSoftMemory: 1Gi`)}, reason: "Absolute thresholds, hard below soft."},
+		"EvictionAbsolute":    {args: args{spec: kubelet(`evictionHardMemory: 200Mi, evictionSoftMemory: 1Gi`)}, reason: "Absolute thresholds, hard below soft."},
 		"EvictionMixedUnits": {
 			reason: "A percentage and an absolute quantity cannot be compared.",
 			args:   args{spec: kubelet(`evictionHardMemory: 7%, evictionSoftMemory: 1Gi`)},

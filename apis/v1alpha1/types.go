@@ -95,7 +95,7 @@ type KubernetesClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",message="resources.memory must be greater than zero",fieldPath=".resources.memory"
 // +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('64Ti')) <= 0",message="diskSize must be at most 64Ti",fieldPath=".diskSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('0')) > 0",message="diskSize must be greater than zero",fieldPath=".diskSize"
-// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || self.instanceType == '' || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots)",fieldPath=".instanceType"
+// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || size(self.instanceType) == 0 || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots)",fieldPath=".instanceType"
 type NodeGroup struct {
 	// Minimum number of replicas.
 	// +kubebuilder:default=0
