@@ -105,15 +105,12 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{version: v1.35.1}`},
 			want:   want{paths: []string{"spec.version"}},
 		},
-		// spec.nodeGroups: at most 50, names DNS labels of at most 16.
+		// spec.nodeGroups: names DNS labels of at most 16. Past 50 groups
+		// (the XRD's maxProperties) is the workers input's to refuse:
+		// benchmarks raise it.
 		"FiftyNodeGroups": {
 			reason: "50 node groups is the XRD's most.",
 			args:   args{spec: groups(50)},
-		},
-		"FiftyOneNodeGroups": {
-			reason: "51 node groups is one too many.",
-			args:   args{spec: groups(51)},
-			want:   want{paths: []string{"spec.nodeGroups"}, msg: "51"},
 		},
 		"NodeGroupName16": {
 			reason: "A 16-character name keeps every derived name a DNS label.",
