@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -487,4 +488,20 @@ func fieldPaths(errs field.ErrorList) []string {
 		paths[i] = e.Field
 	}
 	return normalizedPaths(paths)
+}
+
+// TestXRDVersionsMatchGo: the XRD's enum of spec.version is the list
+// spec.Validate accepts.
+func TestXRDVersionsMatchGo(t *testing.T) {
+	var enum []string
+	for _, v := range xrdRootSchema(t).Properties["spec"].Properties["version"].Enum {
+		var s string
+		if err := json.Unmarshal(v.Raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		enum = append(enum, s)
+	}
+	if d := cmp.Diff(v1alpha1.Versions, enum); d != "" {
+		t.Errorf("v1alpha1.Versions (-) vs the XRD's enum (+):\n%s", d)
+	}
 }

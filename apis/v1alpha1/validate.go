@@ -36,7 +36,7 @@ const (
 	msgNodeGroupName = "node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters"
 	msgResourcesBoth = "resources.cpu and resources.memory must be set together or not at all"
 	msgEvictionUnits = "evictionHardMemory and evictionSoftMemory must both be percentages or both absolute quantities"
-	msgEvictionOrder = "the hard eviction threshold must be strictly below the soft one (evictionSoftMemory)"
+	msgEvictionOrder = "the hard eviction threshold must be strictly below the soft one"
 	msgHAMi          = "hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)"
 	msgOuroboros     = "ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)"
 	msgPositive      = "must be greater than zero"
