@@ -30,8 +30,9 @@ const MaxNodeGroupNameLength = 16
 // integer). The XRD cannot express it; the functions check it.
 const MaxQuantityExponent = 30
 
-// Messages shared by Validate and the XRD's CEL rules (types.go): a test
-// holds both to the same cases.
+// Messages of Validate. The XRD's CEL rules (types.go) say the same, with
+// the field's name in front; test/validation_test.go holds both to one
+// table of cases.
 const (
 	msgNodeGroupName = "node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters"
 	msgResourcesBoth = "resources.cpu and resources.memory must be set together or not at all"
