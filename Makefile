@@ -287,8 +287,6 @@ e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),
 	exit $$rc
 
 # ---------------------------------------------------------------------------
-# Not built yet: these fail loudly until their issue lands.
-
 # Bench (issue 7): regenerates the inputs in test/bench/testdata from the
 # current functions, runs every benchmark with -benchmem and writes the
 # benchstat-compatible output to bench/results.txt (printed as it runs).
@@ -296,8 +294,8 @@ e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),
 
 BENCH_COUNT ?= 6
 # Calls per run of the single-call gRPC benchmark: its p99 is the 31st
-# slowest of 3000 (a one-second run made about 500 calls of workers or
-# addons on the reference input: the 6th).
+# slowest of 3000 (README, Performance, says why a one-second run is too
+# short).
 BENCH_GRPC_CALLS ?= 3000
 BENCH_OUT   := bench/results.txt
 
