@@ -1,0 +1,65 @@
+package v1alpha1
+
+// Condition types the functions set on the XR and its claim, and their
+// reasons (docs/spec.md §2; the reasons are part of the API: alerts and
+// scripts match on them).
+const (
+	// ConditionControlPlaneReady reports the tenant control plane
+	// (function control-plane).
+	ConditionControlPlaneReady = "ControlPlaneReady"
+	// ConditionWorkersReady reports the node groups (function workers).
+	ConditionWorkersReady = "WorkersReady"
+	// ConditionAddonsReady reports the add-on HelmReleases (function addons).
+	ConditionAddonsReady = "AddonsReady"
+)
+
+// Reasons of ControlPlaneReady.
+const (
+	// ReasonControlPlaneAvailable: the KamajiControlPlane reports ready.
+	ReasonControlPlaneAvailable = "Available"
+	// ReasonWaitingForControlPlane: the KamajiControlPlane is not ready yet.
+	ReasonWaitingForControlPlane = "WaitingForControlPlane"
+	// ReasonWaitingForEtcd: the dedicated etcd cluster is not ready yet.
+	ReasonWaitingForEtcd = "WaitingForEtcd"
+	// ReasonWaitingForDataStore: the Kamaji DataStore is not ready yet.
+	ReasonWaitingForDataStore = "WaitingForDataStore"
+)
+
+// Reasons of WorkersReady, and of the workers function's warnings.
+const (
+	// ReasonNodeGroupsReady: every node group has at least its minimum
+	// of ready nodes.
+	ReasonNodeGroupsReady = "NodeGroupsReady"
+	// ReasonWaitingForNodes: some node group is below its minimum of
+	// ready nodes.
+	ReasonWaitingForNodes = "WaitingForNodes"
+	// ReasonInstanceTypePending: an instance type has not been fetched
+	// yet; the node group's observed objects are kept unchanged.
+	ReasonInstanceTypePending = "InstanceTypePending"
+	// ReasonInstanceTypeNotFound: a node group names an instance type
+	// that does not exist (Fatal).
+	ReasonInstanceTypeNotFound = "InstanceTypeNotFound"
+	// ReasonInvalidSpec: the spec breaks a rule (Fatal).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonGPUOperatorDisabled (warning): a node group attaches GPUs
+	// while the GPU operator add-on is off.
+	ReasonGPUOperatorDisabled = "GPUOperatorDisabled"
+)
+
+// Reasons of AddonsReady.
+const (
+	// ReasonAllAddonsReady: every release of an enabled add-on is Ready.
+	ReasonAllAddonsReady = "AllAddonsReady"
+	// ReasonHelmReleaseFailed: a release reports Ready=False; the message
+	// names each failed release first ("<release>: <message>"), then
+	// those still pending.
+	ReasonHelmReleaseFailed = "HelmReleaseFailed"
+	// ReasonWaitingForHelmRelease: no release failed but some are not
+	// Ready yet.
+	ReasonWaitingForHelmRelease = "WaitingForHelmRelease"
+)
+
+// ReasonTooManyObjectsToCleanUp (warning, every function): more leftover
+// objects carry the cluster's label than one response may compose for
+// deletion.
+const ReasonTooManyObjectsToCleanUp = "TooManyObjectsToCleanUp"

@@ -1,0 +1,99 @@
+package function
+
+import (
+	"iter"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Request is what a function reads from a RunFunctionRequest: the observed
+// XR (as a Tenant), the observed composed resources, the required
+// resources and the step's input. It hides how the request was decoded:
+// the functions never see protobuf messages, bytes or encoders.
+type Request struct {
+	req *fnv1.RunFunctionRequest
+}
+
+// NewRequest is the read side of req.
+func NewRequest(req *fnv1.RunFunctionRequest) *Request { return &Request{req: req} }
+
+// Tenant decodes the observed XR (see ReadTenant).
+func (r *Request) Tenant() (*Tenant, error) { return ReadTenant(r.req) }
+
+// Input decodes the step's input into in (a pointer to the input type);
+// an absent input leaves in as it is.
+func (r *Request) Input(in runtime.Object) error {
+	if r.req.GetInput() == nil {
+		return nil
+	}
+	return request.GetInput(r.req, in)
+}
+
+// ObservedExists reports whether the composed resource called name has
+// been observed (it exists).
+func (r *Request) ObservedExists(name string) bool { return ObservedExists(r.req, name) }
+
+// ObservedNames yields the names of the observed composed resources, in no
+// particular order.
+func (r *Request) ObservedNames() iter.Seq[string] { return ObservedNames(r.req) }
+
+// ObservedString is the string at path (map keys) of the observed composed
+// resource called name; "" when absent or not a string.
+func (r *Request) ObservedString(name string, path ...string) string {
+	return ObservedString(r.req, name, path...)
+}
+
+// ObservedNumber is the number at path of the observed composed resource
+// called name; 0 when absent or not a number.
+func (r *Request) ObservedNumber(name string, path ...string) float64 {
+	return ObservedNumber(r.req, name, path...)
+}
+
+// ObservedBool is the boolean at path of the observed composed resource
+// called name; false when absent or not a boolean.
+func (r *Request) ObservedBool(name string, path ...string) bool {
+	return ObservedValue(r.req, name, path...).GetBoolValue()
+}
+
+// ObservedCondition is the condition of type typ in status.conditions of
+// the observed composed resource called name: status ("True", "False",
+// "Unknown"; "" when absent), reason and message.
+func (r *Request) ObservedCondition(name, typ string) (status, reason, message string) {
+	return ObservedConditionStatus(r.req, name, typ)
+}
+
+// Observed decodes the observed composed resource called name into a T (a
+// typed Kubernetes object). It reports false when there is none, and the
+// decoding error.
+func Observed[T any](r *Request, name string) (*T, bool, error) {
+	out := new(T)
+	found, err := ObservedInto(r.req, name, out)
+	if !found || err != nil {
+		return nil, found, err
+	}
+	return out, true, nil
+}
+
+// Required decodes the objects Crossplane sent for the required resources
+// of key into Ts. arrived is false until Crossplane has answered the
+// requirement (with objects or with none).
+func Required[T any](r *Request, key string) (items []*T, arrived bool, err error) {
+	structs, arrived := RequiredResources(r.req, key)
+	for _, s := range structs {
+		out := new(T)
+		if err := DecodeStruct(s, out); err != nil {
+			return nil, true, err
+		}
+		items = append(items, out)
+	}
+	return items, arrived, nil
+}
+
+// RequiredArrived reports whether Crossplane has answered the requirement
+// of key, and with how many objects.
+func (r *Request) RequiredArrived(key string) (n int, arrived bool) {
+	items, arrived := RequiredResources(r.req, key)
+	return len(items), arrived
+}
