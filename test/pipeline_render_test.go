@@ -76,7 +76,7 @@ func TestPipelineRender(t *testing.T) {
 		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
 		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
 		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
-		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.nodeGroups[md0].maxReplicas", "2147483647"}, admitted: true},
+		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"step workers", "spec.nodeGroups[md0].maxReplicas", "101", "at most 100"}},
 	}
 	renderOnce := func(t *testing.T, xr string, required []string, observed string, admitted bool) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
