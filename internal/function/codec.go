@@ -70,6 +70,10 @@ func (c *StructCodec) Marshal(v any) (mem.BufferSlice, error) {
 	if !ok {
 		return c.fallback.Marshal(v)
 	}
+	if simpleWire {
+		b, err := proto.Marshal(m)
+		return mem.BufferSlice{mem.SliceBuffer(b)}, err
+	}
 	// Written into a buffer of responseBuffers, which gRPC returns to it
 	// once the message is sent: no fresh, zeroed half-megabyte per
 	// response.
@@ -219,6 +223,9 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // as UnmarshalMessage does. b must not change while req is in
 // use.
 func UnmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
+	if simpleWire {
+		return UnmarshalMessage(b, req.ProtoReflect())
+	}
 	return unmarshalOrFallBack(b, req.ProtoReflect(), modeRequest)
 }
 

@@ -103,8 +103,20 @@ func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.
 	case *structpb.Struct:
 		r.Resource = o
 	case EncodedObject:
+		if simpleWire {
+			r.Resource = o.Struct()
+			break
+		}
 		r.ProtoReflect().SetUnknown(o.record)
 	default:
+		if simpleWire {
+			s, err := ToStruct(obj)
+			if err != nil {
+				return fmt.Errorf("cannot convert composed resource %q: %w", name, err)
+			}
+			r.Resource = s
+			break
+		}
 		enc, err := EncodeObject(obj)
 		if err != nil {
 			return fmt.Errorf("cannot convert composed resource %q: %w", name, err)

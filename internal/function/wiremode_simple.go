@@ -1,0 +1,6 @@
+//go:build simplewire
+
+package function
+
+// simpleWire: see wiremode_lazy.go.
+const simpleWire = true
