@@ -1,6 +1,6 @@
 //go:build simplewire
 
-package function
+package wire
 
 // simpleWire: see wiremode_lazy.go.
 const simpleWire = true

@@ -1,6 +1,6 @@
 //go:build !simplewire
 
-package function
+package wire
 
 // simpleWire selects the simple wire implementation behind Request and
 // Write (build tag simplewire, for the codec measurement of issue 17 only):
