@@ -438,7 +438,7 @@ func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest)
 }
 
 // TestComposedObjectsReadThroughAccessors enforces what UnmarshalRequest
-// relies on: outside observed.go and encodedobjects.go, no code of a
+// relies on: outside observed.go and wire/encodedobjects.go, no code of a
 // function (functions/, internal/, the render tests' function; test files
 // aside) reads the observed composed resources or the observed composite
 // resource of a request directly, nor the object of a desired composed
@@ -448,8 +448,8 @@ func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest)
 func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 	root := filepath.Join("..", "..")
 	allowed := map[string]bool{
-		filepath.Join("internal", "function", "observed.go"):       true,
-		filepath.Join("internal", "function", "encodedobjects.go"): true,
+		filepath.Join("internal", "function", "observed.go"):               true,
+		filepath.Join("internal", "function", "wire", "encodedobjects.go"): true,
 	}
 	sdkReaders := map[string]bool{
 		"GetObservedComposedResources": true, "GetObservedComposedResource": true,
