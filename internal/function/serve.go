@@ -74,7 +74,7 @@ func Main(name, description string, newRunner NewRunner) {
 // GuardMalformedObjects wraps a function's runner as it is served: a call
 // whose function reads an object of the request that is no
 // google.protobuf.Struct (UnmarshalRequest keeps objects unchecked until
-// read; decodeObject then panics with a MalformedObjectError) fails with
+// read; wire.Decode then panics with a MalformedObjectError) fails with
 // gRPC code InvalidArgument and the decoding error, as a request protobuf-go
 // cannot decode does. Any other panic goes on.
 func GuardMalformedObjects(fn fnv1.FunctionRunnerServiceServer) fnv1.FunctionRunnerServiceServer {
