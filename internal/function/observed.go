@@ -12,7 +12,7 @@ import (
 
 // ObservedResource returns the object of the observed composed resource
 // called name, or nil when there is none. An object UnmarshalRequest kept
-// encoded is decoded now, once (see encodedobjects.go): this and the other
+// encoded is decoded now, once (see wire/encodedobjects.go): this and the other
 // Observed* functions are the only way a function reads observed composed
 // resources.
 func ObservedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {

@@ -122,7 +122,7 @@ func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 	out := &v1alpha1.KubernetesClusterSpec{}
 	if spec != nil {
 		// appendJSON encodes the unstructured spec without reflection
-		// (jsonencode.go); anything else goes through encoding/json.
+		// (wire/jsonencode.go); anything else goes through encoding/json.
 		raw, ok := wire.AppendJSON(make([]byte, 0, 4096), spec)
 		if !ok {
 			var err error
@@ -224,7 +224,7 @@ func RequiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.St
 
 // DecodeStruct decodes a Kubernetes object as the request carries it into
 // out (a pointer to a typed object) through JSON written straight from the
-// structpb (jsonencode.go), without its metadata.managedFields: often the
+// structpb (wire/jsonencode.go), without its metadata.managedFields: often the
 // largest part of an object and never read by a function. It returns the
 // decoding error.
 func DecodeStruct(s *structpb.Struct, out any) error { return wire.DecodeStruct(s, out) }
@@ -233,7 +233,7 @@ func DecodeStruct(s *structpb.Struct, out any) error { return wire.DecodeStruct(
 // Struct or an unstructured.Unstructured) into out, a pointer to a typed
 // object, through JSON. It returns the decoding error.
 func StructInto(obj map[string]any, out any) error {
-	// appendJSON encodes JSON-like maps without reflection (jsonencode.go);
+	// appendJSON encodes JSON-like maps without reflection (wire/jsonencode.go);
 	// anything else goes through encoding/json as before.
 	raw, ok := wire.AppendJSON(make([]byte, 0, 4096), obj)
 	if !ok {
