@@ -70,7 +70,7 @@ func (r run) do(t *testing.T) *fnv1.RunFunctionResponse {
 			req.Observed.Resources[n] = &fnv1.Resource{Resource: toStruct(t, y)}
 		}
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -665,7 +665,7 @@ func TestKeepsEarlierDesired(t *testing.T) {
 			Resources: map[string]*fnv1.Resource{"cluster": {Resource: toStruct(t, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster")}},
 		},
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,7 +740,7 @@ func TestDesiredIsSupersetOfObserved(t *testing.T) {
 	for name, r := range first.GetDesired().GetResources() {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: r.GetResource()}
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +764,7 @@ func TestPlatformSettings(t *testing.T) {
 	if err := fntest.WithPlatformSettings(req, "serviceCIDR: 10.200.0.0/16\ncharts: {cilium: {version: 1.18.5}}"); err != nil {
 		t.Fatal(err)
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -784,7 +784,7 @@ func TestPlatformSettings(t *testing.T) {
 	if err := fntest.WithPlatformSettings(bad, "serviceCIDR: 10.95.0.0/30"); err != nil {
 		t.Fatal(err)
 	}
-	rsp, err = fntest.RunAsServed((&Function{}).RunFunction, bad)
+	rsp, err = fntest.Run((&Function{}).RunFunction, bad)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func FuzzRunFunction(f *testing.F) {
 				req.Observed.Resources = map[string]*fnv1.Resource{"addon-cilium": {Resource: os}}
 			}
 		}
-		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatal(err)
 		}

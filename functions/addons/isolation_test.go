@@ -32,7 +32,7 @@ func doWithNamespace(t *testing.T, r run, annotations map[string]any, required m
 	for k, v := range required {
 		req.RequiredResources[k] = v
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}

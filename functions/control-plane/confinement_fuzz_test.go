@@ -49,7 +49,7 @@ func FuzzTenantConfinement(f *testing.F) {
 			Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: xr}},
 			RequiredResources: map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsStruct}}}},
 		}
-		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}

@@ -61,7 +61,7 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: x}}, Desired: &fnv1.State{}}
 		withInstancetypes(t, "u1.medium", "u1.large")(req)
 		setRequired(req, RequirementMachineSets)
-		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}

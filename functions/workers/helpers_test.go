@@ -169,7 +169,7 @@ func newRequest(t testing.TB, spec string, opts ...reqOpt) *fnv1.RunFunctionRequ
 // run calls RunFunction in process.
 func run(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{}).RunFunction, req)
 	if err != nil {
 		t.Fatalf("RunFunction returned an error: %v", err)
 	}

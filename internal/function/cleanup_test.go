@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
@@ -108,7 +110,7 @@ func TestComposeForCleanup(t *testing.T) {
 				if d := cmp.Diff(map[string]any{
 					"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
 					"metadata": map[string]any{"name": n, "namespace": "tenant-demo"},
-				}, decodeObject(r).AsMap()); d != "" {
+				}, wire.Decode(r).AsMap()); d != "" {
 					t.Errorf("%s (-want +got):\n%s", n, d)
 				}
 				if r.GetReady() != fnv1.Ready_READY_TRUE {
@@ -159,7 +161,7 @@ func TestComposeForCleanupPresentLimitAndType(t *testing.T) {
 	if d := cmp.Diff(map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 		"metadata": map[string]any{"name": "a", "namespace": "tenant-demo"},
-	}, decodeObject(rsp.GetDesired().GetResources()["cleanup-secret-a"]).AsMap()); d != "" {
+	}, wire.Decode(rsp.GetDesired().GetResources()["cleanup-secret-a"]).AsMap()); d != "" {
 		t.Errorf("composed Secret (-want +got):\n%s", d)
 	}
 }
@@ -227,7 +229,7 @@ func TestKeepComposedForCleanup(t *testing.T) {
 	}
 	got := map[string]any{}
 	for n, r := range rsp.GetDesired().GetResources() {
-		got[n] = decodeObject(r).AsMap()
+		got[n] = wire.Decode(r).AsMap()
 	}
 	want := map[string]any{
 		"cleanup-datavolume-pvc-1": map[string]any{

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	codec "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // structPaths returns every path (map keys) through the nested Structs of
@@ -123,11 +125,11 @@ func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRe
 		t.Fatalf("UnmarshalRequest: %v", err)
 	}
 	wellFormed := func(r *fnv1.Resource) bool {
-		b, ok := encodedObject(r)
-		return ok && wellFormedStruct(b, 0)
+		b, ok := codec.Encoded(r)
+		return ok && codec.WellFormed(b)
 	}
 	stillEncoded := func(what string, before bool, r *fnv1.Resource) {
-		if _, ok := encodedObject(r); before && !ok {
+		if _, ok := codec.Encoded(r); before && !ok {
 			t.Errorf("%s: a well-formed object kept encoded was decoded by a scalar read", what)
 		}
 	}
@@ -233,7 +235,7 @@ func TestObservedReadsOfObjectsKeptEncoded(t *testing.T) {
 	if s, _, _ := ObservedConditionStatus(got, "values", "Ready"); s != "True" {
 		t.Errorf("ObservedConditionStatus(values, Ready) = %q, want True", s)
 	}
-	if _, encoded := encodedObject(got.GetObserved().GetResources()["values"]); !encoded {
+	if _, encoded := codec.Encoded(got.GetObserved().GetResources()["values"]); !encoded {
 		t.Errorf("reading one condition decoded the whole object")
 	}
 	if !ObservedExists(got, "empty-object") || ObservedExists(got, "no-object") {
@@ -299,7 +301,7 @@ func TestUnmarshalRequestKeepsOddObjects(t *testing.T) {
 	}
 	stringValue := protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), "v")
 	deep := stringValue
-	for range maxEncodedDepth + 2 {
+	for range codec.MaxEncodedDepth + 2 {
 		deep = protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), structOf(entry("k", deep)))
 	}
 	resource := func(objects ...[]byte) []byte {
@@ -344,7 +346,7 @@ func TestUnmarshalRequestKeepsOddObjects(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := got.GetObserved().GetResources()["r"]
-			_, encoded := encodedObject(r)
+			_, encoded := codec.Encoded(r)
 			if decoded := r.GetResource() != nil; decoded != tc.wantDecoded || encoded != tc.wantEncoded {
 				t.Errorf("decoded = %v, kept encoded = %v; want %v, %v", decoded, encoded, tc.wantDecoded, tc.wantEncoded)
 			}
@@ -412,7 +414,7 @@ func TestMalformedObjectFailsTheCall(t *testing.T) {
 }
 
 // TestGuardPassesOtherPanics checks that GuardMalformedObjects recovers
-// only a MalformedObjectError: a function's own panic is not turned into an
+// only a codec.MalformedObjectError: a function's own panic is not turned into an
 // answer.
 func TestGuardPassesOtherPanics(t *testing.T) {
 	defer func() {
@@ -436,7 +438,7 @@ func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest)
 }
 
 // TestComposedObjectsReadThroughAccessors enforces what UnmarshalRequest
-// relies on: outside observed.go and encodedobjects.go, no code of a
+// relies on: outside observed.go and wire/encodedobjects.go, no code of a
 // function (functions/, internal/, the render tests' function; test files
 // aside) reads the observed composed resources or the observed composite
 // resource of a request directly, nor the object of a desired composed
@@ -446,8 +448,8 @@ func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest)
 func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 	root := filepath.Join("..", "..")
 	allowed := map[string]bool{
-		filepath.Join("internal", "function", "observed.go"):       true,
-		filepath.Join("internal", "function", "encodedobjects.go"): true,
+		filepath.Join("internal", "function", "observed.go"):               true,
+		filepath.Join("internal", "function", "wire", "encodedobjects.go"): true,
 	}
 	sdkReaders := map[string]bool{
 		"GetObservedComposedResources": true, "GetObservedComposedResource": true,
@@ -582,7 +584,7 @@ func TestObjectReplacedInPlaceWins(t *testing.T) {
 // ObservedValue's GetStringValue and GetNumberValue on arbitrary bytes as
 // an observed object's Struct, at a path of one or two keys, each on its
 // own fresh UnmarshalRequest: the same value, or both failing the read
-// with a MalformedObjectError.
+// with a codec.MalformedObjectError.
 func FuzzObservedScalars(f *testing.F) {
 	entry := func(key string, value []byte) []byte {
 		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), key)
@@ -618,7 +620,7 @@ func FuzzObservedScalars(f *testing.F) {
 			path = append(path, k2)
 		}
 		// read runs f on a fresh decoding of wire and returns its result,
-		// or whether it failed with a MalformedObjectError.
+		// or whether it failed with a codec.MalformedObjectError.
 		read := func(f func(req *fnv1.RunFunctionRequest) any) (v any, malformed bool) {
 			req := &fnv1.RunFunctionRequest{}
 			if err := UnmarshalRequest(wire, req); err != nil {
@@ -626,7 +628,7 @@ func FuzzObservedScalars(f *testing.F) {
 			}
 			defer func() {
 				if p := recover(); p != nil {
-					if _, ok := p.(*MalformedObjectError); !ok {
+					if _, ok := p.(*codec.MalformedObjectError); !ok {
 						panic(p)
 					}
 					v, malformed = nil, true
@@ -653,5 +655,25 @@ func FuzzObservedScalars(f *testing.F) {
 				t.Errorf("%s(%q) = %v (malformed %v), ObservedValue gives %v (malformed %v)", c.name, path, got, gotMalformed, want, wantMalformed)
 			}
 		}
+	})
+}
+
+// FuzzObservedReads: on whatever protobuf-go accepts, UnmarshalRequest,
+// with its composed resources' objects kept encoded, must read the same
+// through the Observed* accessors at every path of every object, and equal
+// protobuf-go's message once they are decoded. Its corpus is
+// wire.FuzzStructCodec's.
+func FuzzObservedReads(f *testing.F) {
+	b, err := proto.Marshal(codecRequest(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, wire []byte) {
+		want := &fnv1.RunFunctionRequest{}
+		if proto.Unmarshal(wire, want) != nil {
+			return
+		}
+		checkEncodedObservedReads(t, wire, want)
 	})
 }

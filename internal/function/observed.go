@@ -6,32 +6,24 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // ObservedResource returns the object of the observed composed resource
 // called name, or nil when there is none. An object UnmarshalRequest kept
-// encoded is decoded now, once (see encodedobjects.go): this and the other
+// encoded is decoded now, once (see wire/encodedobjects.go): this and the other
 // Observed* functions are the only way a function reads observed composed
 // resources.
 func ObservedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
-	return decodeObject(req.GetObserved().GetResources()[name])
+	return wire.Decode(req.GetObserved().GetResources()[name])
 }
 
 // ObservedExists reports whether the composed resource called name is in
 // req's observed state (it has been created). Templates, ConfigMaps,
 // ServiceAccounts and RBAC objects are ready once they exist.
 func ObservedExists(req *fnv1.RunFunctionRequest, name string) bool {
-	return hasObject(req.GetObserved().GetResources()[name])
-}
-
-// hasObject reports whether r holds an object, decoded or kept encoded
-// (false for a nil r).
-func hasObject(r *fnv1.Resource) bool {
-	if r.GetResource() != nil {
-		return true
-	}
-	_, encoded := encodedObject(r)
-	return encoded
+	return wire.HasObject(req.GetObserved().GetResources()[name])
 }
 
 // DesiredResource returns the object of the desired composed resource
@@ -39,7 +31,7 @@ func hasObject(r *fnv1.Resource) bool {
 // set: a response shares the request's desired state), or nil when there
 // is none. An object UnmarshalRequest kept encoded is decoded now, once.
 func DesiredResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
-	return decodeObject(req.GetDesired().GetResources()[name])
+	return wire.Decode(req.GetDesired().GetResources()[name])
 }
 
 // ObservedNames yields the names of the observed composed resources, in
@@ -53,7 +45,7 @@ func ObservedNames(req *fnv1.RunFunctionRequest) iter.Seq[string] {
 // absent. Of an object kept encoded (UnmarshalRequest) it decodes only the
 // value found; with no path it returns the whole object.
 func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
-	return objectValue(req.GetObserved().GetResources()[name], path)
+	return wire.Value(req.GetObserved().GetResources()[name], path)
 }
 
 // ObservedString returns the string at path (map keys, at least one) of
@@ -62,7 +54,7 @@ func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *s
 // ObservedValue(...).GetStringValue() gives, without decoding a Value of an
 // object kept encoded.
 func ObservedString(req *fnv1.RunFunctionRequest, name string, path ...string) string {
-	return objectString(req.GetObserved().GetResources()[name], path)
+	return wire.String(req.GetObserved().GetResources()[name], path)
 }
 
 // ObservedNumber returns the number at path (map keys, at least one) of
@@ -71,7 +63,7 @@ func ObservedString(req *fnv1.RunFunctionRequest, name string, path ...string) s
 // ObservedValue(...).GetNumberValue() gives, without decoding a Value of an
 // object kept encoded.
 func ObservedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) float64 {
-	return objectNumber(req.GetObserved().GetResources()[name], path)
+	return wire.Number(req.GetObserved().GetResources()[name], path)
 }
 
 // ObservedComposite returns the observed composite resource's object (the
@@ -79,27 +71,27 @@ func ObservedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) f
 // UnmarshalRequest kept encoded is decoded now, once: a function that needs
 // a few fields reads them with ObservedCompositeValue instead.
 func ObservedComposite(req *fnv1.RunFunctionRequest) *structpb.Struct {
-	return decodeObject(req.GetObserved().GetComposite())
+	return wire.Decode(req.GetObserved().GetComposite())
 }
 
 // ObservedCompositeValue is ObservedValue of the observed composite
 // resource: the value at path, or nil when the XR or the path is absent,
 // decoding only the value found.
 func ObservedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *structpb.Value {
-	return objectValue(req.GetObserved().GetComposite(), path)
+	return wire.Value(req.GetObserved().GetComposite(), path)
 }
 
 // ObservedCompositeString is ObservedString of the observed composite
 // resource: the string at path, "" when the XR or the path is absent or
 // the value is no string.
 func ObservedCompositeString(req *fnv1.RunFunctionRequest, path ...string) string {
-	return objectString(req.GetObserved().GetComposite(), path)
+	return wire.String(req.GetObserved().GetComposite(), path)
 }
 
 // observedCompositeExists reports whether req has an observed composite
 // resource with an object.
 func observedCompositeExists(req *fnv1.RunFunctionRequest) bool {
-	return hasObject(req.GetObserved().GetComposite())
+	return wire.HasObject(req.GetObserved().GetComposite())
 }
 
 // observedCompositeSpec returns the observed XR's spec, nil when there is
@@ -108,47 +100,7 @@ func observedCompositeExists(req *fnv1.RunFunctionRequest) bool {
 // resourceRefs and other references Crossplane writes into it); the
 // caller must not look at the others.
 func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) bool) *structpb.Value {
-	r := req.GetObserved().GetComposite()
-	if encoded, ok := encodedObject(r); ok {
-		if v, ok := rawValueWhere(encoded, "spec", keep); ok {
-			return v
-		}
-	}
-	return decodeObject(r).GetFields()["spec"]
-}
-
-// objectValue is the value at path of r's object (see ObservedValue).
-// It, objectString and objectNumber read an object kept encoded with their
-// raw reader and fall back to the decoded object; they are three small
-// copies rather than one generic function taking the reader, since calling
-// it through a function value would move every caller's path to the heap.
-func objectValue(r *fnv1.Resource, path []string) *structpb.Value {
-	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
-		if v, ok := rawValueAt(encoded, path); ok {
-			return v
-		}
-	}
-	return ValueAt(decodeObject(r), path...)
-}
-
-// objectString is the string at path of r's object (see ObservedString).
-func objectString(r *fnv1.Resource, path []string) string {
-	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
-		if s, ok := rawStringAt(encoded, path); ok {
-			return s
-		}
-	}
-	return ValueAt(decodeObject(r), path...).GetStringValue()
-}
-
-// objectNumber is the number at path of r's object (see ObservedNumber).
-func objectNumber(r *fnv1.Resource, path []string) float64 {
-	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
-		if n, ok := rawNumberAt(encoded, path); ok {
-			return n
-		}
-	}
-	return ValueAt(decodeObject(r), path...).GetNumberValue()
+	return wire.Member(req.GetObserved().GetComposite(), "spec", keep)
 }
 
 // ValueAt returns the value at path (map keys) of s, or nil when s is nil
@@ -176,18 +128,7 @@ func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
 // resource or the condition is absent. It works for metav1.Condition, CAPI
 // v1beta2 and cert-manager conditions alike.
 func ObservedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
-	if encoded, ok := encodedObject(req.GetObserved().GetResources()[name]); ok {
-		if status, reason, message, ok := rawCondition(encoded, typ); ok {
-			return status, reason, message
-		}
-	}
-	for _, c := range ObservedValue(req, name, "status", "conditions").GetListValue().GetValues() {
-		f := c.GetStructValue().GetFields()
-		if f["type"].GetStringValue() == typ {
-			return f["status"].GetStringValue(), f["reason"].GetStringValue(), f["message"].GetStringValue()
-		}
-	}
-	return "", "", ""
+	return wire.Condition(req.GetObserved().GetResources()[name], typ)
 }
 
 // ReadyIf returns READY_TRUE when ok, else READY_FALSE: readiness is only

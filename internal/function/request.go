@@ -4,20 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // Tenant is what every function reads first from a RunFunctionRequest: the
@@ -110,28 +107,11 @@ func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, err
 		return DecodeSpec(v)
 	}
 	out := &v1alpha1.KubernetesClusterSpec{}
-	buf := decodeBuffers.Get().(*[]byte)
-	defer putDecodeBuffer(buf)
-	*buf = appendStructJSON((*buf)[:0], st, specField)
-	if err := json.Unmarshal(*buf, out); err != nil {
+	if err := wire.DecodeStructWhere(st, specField, out); err != nil {
 		return nil, decodeError(spec.AsInterface(), err)
 	}
 	out.Default()
 	return out, nil
-}
-
-// decodeBuffers hold the JSON a Struct is written to before json.Unmarshal
-// decodes it into a typed object: json.Unmarshal keeps nothing of its input
-// (an UnmarshalJSON method must copy what it keeps, says json.Unmarshaler),
-// so the buffer is reused once the decode returns.
-var decodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-// putDecodeBuffer returns buf to decodeBuffers, unless it grew past
-// maxPooledJSON.
-func putDecodeBuffer(buf *[]byte) {
-	if cap(*buf) <= maxPooledJSON {
-		decodeBuffers.Put(buf)
-	}
 }
 
 // DecodeSpec decodes an XR's spec (the unstructured value under "spec") into
@@ -142,8 +122,8 @@ func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 	out := &v1alpha1.KubernetesClusterSpec{}
 	if spec != nil {
 		// appendJSON encodes the unstructured spec without reflection
-		// (jsonencode.go); anything else goes through encoding/json.
-		raw, ok := appendJSON(make([]byte, 0, 4096), spec)
+		// (wire/jsonencode.go); anything else goes through encoding/json.
+		raw, ok := wire.AppendJSON(make([]byte, 0, 4096), spec)
 		if !ok {
 			var err error
 			if raw, err = json.Marshal(spec); err != nil {
@@ -244,37 +224,18 @@ func RequiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.St
 
 // DecodeStruct decodes a Kubernetes object as the request carries it into
 // out (a pointer to a typed object) through JSON written straight from the
-// structpb (jsonencode.go), without its metadata.managedFields: often the
+// structpb (wire/jsonencode.go), without its metadata.managedFields: often the
 // largest part of an object and never read by a function. It returns the
 // decoding error.
-func DecodeStruct(s *structpb.Struct, out any) error {
-	fields := s.GetFields()
-	buf := decodeBuffers.Get().(*[]byte)
-	defer putDecodeBuffer(buf)
-	raw := append((*buf)[:0], '{')
-	for i, k := range slices.Sorted(maps.Keys(fields)) {
-		if i > 0 {
-			raw = append(raw, ',')
-		}
-		raw = append(appendJSONString(raw, k), ':')
-		if k == "metadata" {
-			raw = appendStructJSON(raw, fields[k].GetStructValue(), func(k string) bool { return k != "managedFields" })
-			continue
-		}
-		raw = appendValueJSON(raw, fields[k])
-	}
-	raw = append(raw, '}')
-	*buf = raw
-	return json.Unmarshal(raw, out)
-}
+func DecodeStruct(s *structpb.Struct, out any) error { return wire.DecodeStruct(s, out) }
 
 // StructInto decodes an unstructured object (a map as found in a structpb
 // Struct or an unstructured.Unstructured) into out, a pointer to a typed
 // object, through JSON. It returns the decoding error.
 func StructInto(obj map[string]any, out any) error {
-	// appendJSON encodes JSON-like maps without reflection (jsonencode.go);
+	// appendJSON encodes JSON-like maps without reflection (wire/jsonencode.go);
 	// anything else goes through encoding/json as before.
-	raw, ok := appendJSON(make([]byte, 0, 4096), obj)
+	raw, ok := wire.AppendJSON(make([]byte, 0, 4096), obj)
 	if !ok {
 		var err error
 		if raw, err = json.Marshal(obj); err != nil {
@@ -283,6 +244,3 @@ func StructInto(obj map[string]any, out any) error {
 	}
 	return json.Unmarshal(raw, out)
 }
-
-// protoJSON is the protojson decoder used to build structpb values from JSON.
-var protoJSON = protojson.UnmarshalOptions{}

@@ -14,6 +14,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // ServerCLI is the command line shared by every tenantkube function binary.
@@ -72,7 +74,7 @@ func Main(name, description string, newRunner NewRunner) {
 // GuardMalformedObjects wraps a function's runner as it is served: a call
 // whose function reads an object of the request that is no
 // google.protobuf.Struct (UnmarshalRequest keeps objects unchecked until
-// read; decodeObject then panics with a MalformedObjectError) fails with
+// read; wire.Decode then panics with a MalformedObjectError) fails with
 // gRPC code InvalidArgument and the decoding error, as a request protobuf-go
 // cannot decode does. Any other panic goes on.
 func GuardMalformedObjects(fn fnv1.FunctionRunnerServiceServer) fnv1.FunctionRunnerServiceServer {
@@ -88,7 +90,7 @@ type malformedObjectsGuard struct {
 func (g malformedObjectsGuard) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			m, ok := p.(*MalformedObjectError)
+			m, ok := p.(*wire.MalformedObjectError)
 			if !ok {
 				panic(p)
 			}
@@ -155,7 +157,7 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 	if err := c.setCollector(); err != nil {
 		return err
 	}
-	RegisterStructCodec()
+	wire.RegisterStructCodec()
 	return function.Serve(GuardMalformedObjects(newRunner(log)),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),

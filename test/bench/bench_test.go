@@ -15,7 +15,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tenantkube/tenantkube/internal/function"
+	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // The functions served on loopback, built and started once for the whole
@@ -431,7 +431,7 @@ func BenchmarkWire(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(wire)))
 					for range b.N {
-						if err := function.UnmarshalMessage(wire, (&fnv1.RunFunctionRequest{}).ProtoReflect()); err != nil {
+						if err := fnwire.UnmarshalMessage(wire, (&fnv1.RunFunctionRequest{}).ProtoReflect()); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -440,7 +440,7 @@ func BenchmarkWire(b *testing.B) {
 					b.ReportAllocs()
 					b.SetBytes(int64(len(wire)))
 					for range b.N {
-						if err := function.UnmarshalRequest(wire, &fnv1.RunFunctionRequest{}); err != nil {
+						if err := fnwire.UnmarshalRequest(wire, &fnv1.RunFunctionRequest{}); err != nil {
 							b.Fatal(err)
 						}
 					}

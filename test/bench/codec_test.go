@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tenantkube/tenantkube/internal/function"
+	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // TestStructCodecOnInputs decodes every step's recorded small and
@@ -34,13 +35,13 @@ func TestStructCodecOnInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := &fnv1.RunFunctionRequest{}
-			if err := function.UnmarshalMessage(wire, got.ProtoReflect()); err != nil {
+			if err := fnwire.UnmarshalMessage(wire, got.ProtoReflect()); err != nil {
 				t.Fatalf("%s/%s: UnmarshalMessage: %v", input, step, err)
 			}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 				t.Errorf("%s/%s: UnmarshalMessage (-proto.Unmarshal +got):\n%s", input, step, diff)
 			}
-			enc, err := function.AppendMessage(nil, got.ProtoReflect())
+			enc, err := fnwire.AppendMessage(nil, got.ProtoReflect())
 			if err != nil {
 				t.Fatalf("%s/%s: AppendMessage: %v", input, step, err)
 			}
@@ -65,7 +66,7 @@ func TestStructCodecOnInputs(t *testing.T) {
 const maxReadDepth = 4
 
 // checkAsServed decodes wire as the served functions do
-// (function.UnmarshalRequest: composed resources' objects kept encoded)
+// (fnwire.UnmarshalRequest: composed resources' objects kept encoded)
 // and compares with want, protobuf-go's decoding: every observed object's
 // values at every path through its Structs, read with
 // function.ObservedValue, and the whole request once its objects are
@@ -73,7 +74,7 @@ const maxReadDepth = 4
 func checkAsServed(t *testing.T, name string, wire []byte, want *fnv1.RunFunctionRequest) {
 	t.Helper()
 	got := &fnv1.RunFunctionRequest{}
-	if err := function.UnmarshalRequest(wire, got); err != nil {
+	if err := fnwire.UnmarshalRequest(wire, got); err != nil {
 		t.Fatalf("%s: UnmarshalRequest: %v", name, err)
 	}
 	reads := 0
@@ -96,8 +97,8 @@ func checkAsServed(t *testing.T, name string, wire []byte, want *fnv1.RunFunctio
 	if len(want.GetObserved().GetResources()) > 0 && reads == 0 {
 		t.Errorf("%s: no observed value read", name)
 	}
-	function.DecodeKeptObjects(got.GetObserved())
-	function.DecodeKeptObjects(got.GetDesired())
+	fnwire.DecodeKeptObjects(got.GetObserved())
+	fnwire.DecodeKeptObjects(got.GetDesired())
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("%s: UnmarshalRequest + DecodeKeptObjects (-proto.Unmarshal +got):\n%s", name, diff)
 	}

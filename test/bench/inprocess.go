@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tenantkube/tenantkube/internal/function"
+	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // RunFunc is a function's RunFunction method.
@@ -198,7 +199,7 @@ func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			codec := &function.StructCodec{}
+			codec := &fnwire.StructCodec{}
 			ctx := context.Background()
 			defer Collector(function.DefaultGCPercent)()
 			b.ReportAllocs()

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tenantkube/tenantkube/internal/function"
+	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // LoadRequest reads the recorded request of step for input.
@@ -112,7 +112,7 @@ func Fresh(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
 }
 
 // AsServed returns req as a served function receives it: encoded with
-// proto.Marshal and decoded by function.UnmarshalRequest, the served
+// proto.Marshal and decoded by fnwire.UnmarshalRequest, the served
 // binaries' codec, which keeps each observed composed resource's object
 // encoded until the function reads it.
 func AsServed(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, error) {
@@ -121,7 +121,7 @@ func AsServed(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, error) {
 		return nil, err
 	}
 	out := &fnv1.RunFunctionRequest{}
-	if err := function.UnmarshalRequest(wire, out); err != nil {
+	if err := fnwire.UnmarshalRequest(wire, out); err != nil {
 		return nil, err
 	}
 	return out, nil

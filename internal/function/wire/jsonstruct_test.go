@@ -1,4 +1,4 @@
-package function
+package wire
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -26,7 +28,7 @@ func toStructReference(obj any) (*structpb.Struct, error) {
 		return nil, err
 	}
 	s := &structpb.Struct{}
-	if err := protoJSON.Unmarshal(raw, s); err != nil {
+	if err := protojson.Unmarshal(raw, s); err != nil {
 		return nil, err
 	}
 	delete(s.Fields, "status")
@@ -86,7 +88,7 @@ func TestJSONToStructRejectsBadJSON(t *testing.T) {
 			t.Errorf("jsonToStruct(%q): want an error", in)
 		}
 		s := &structpb.Struct{}
-		if err := protoJSON.Unmarshal([]byte(in), s); err == nil {
+		if err := protojson.Unmarshal([]byte(in), s); err == nil {
 			t.Errorf("protojson accepts %q: the cases must be ones it rejects", in)
 		}
 	}

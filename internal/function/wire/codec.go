@@ -1,4 +1,4 @@
-package function
+package wire
 
 import (
 	"errors"
@@ -69,6 +69,10 @@ func (c *StructCodec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return c.fallback.Marshal(v)
+	}
+	if simpleWire {
+		b, err := proto.Marshal(m)
+		return mem.BufferSlice{mem.SliceBuffer(b)}, err
 	}
 	// Written into a buffer of responseBuffers, which gRPC returns to it
 	// once the message is sent: no fresh, zeroed half-megabyte per
@@ -219,6 +223,9 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // as UnmarshalMessage does. b must not change while req is in
 // use.
 func UnmarshalRequest(b []byte, req *fnv1.RunFunctionRequest) error {
+	if simpleWire {
+		return UnmarshalMessage(b, req.ProtoReflect())
+	}
 	return unmarshalOrFallBack(b, req.ProtoReflect(), modeRequest)
 }
 

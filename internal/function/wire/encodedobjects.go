@@ -1,4 +1,4 @@
-package function
+package wire
 
 import (
 	"encoding/binary"
@@ -32,10 +32,10 @@ import (
 // object it already keeps: the whole request then goes to protobuf-go.
 var errEncodedTwice = errors.New("object given twice")
 
-// maxEncodedDepth is the deepest nesting of Structs and lists
+// MaxEncodedDepth is the deepest nesting of Structs and lists
 // wellFormedStruct accepts, below the Struct or Value it is given: a whole
 // object nested deeper is decoded by protobuf-go rather than vtprotobuf.
-const maxEncodedDepth = 100
+const MaxEncodedDepth = 100
 
 // keepEncoded stores field, the whole field (tag, length, bytes) holding
 // the encoded object of the Resource m, in m's unknown fields when m holds
@@ -45,7 +45,7 @@ const maxEncodedDepth = 100
 // strings do. The object is not checked: as with any field protobuf does
 // not know, its bytes are only known to fit in the message. What a
 // function reads of it is checked when read (see the raw readers and
-// decodeObject). What it does not read is not looked at: an earlier
+// Decode). What it does not read is not looked at: an earlier
 // step's desired object goes back to Crossplane byte for byte (whose
 // protobuf-go decoding rejects malformed bytes), an observed one is
 // dropped with the request.
@@ -71,7 +71,7 @@ func keepEncoded(m protoreflect.Message, field []byte) (bool, error) {
 // whether it keeps one.
 func encodedObject(r *fnv1.Resource) ([]byte, bool) {
 	if r.GetResource() != nil {
-		return nil, false // replaced in place: see decodeObject
+		return nil, false // replaced in place: see Decode
 	}
 	return encodedRecord(r)
 }
@@ -101,7 +101,7 @@ func encodedRecord(r *fnv1.Resource) ([]byte, bool) {
 	return nil, false
 }
 
-// decodeObject decodes the object r keeps encoded into r.Resource and drops
+// Decode decodes the object r keeps encoded into r.Resource and drops
 // the record from r's unknown fields, then returns r.Resource (nil for a
 // nil r). When code replaced the object in place (set r.Resource while one
 // was kept encoded), the new object wins and the encoded one is dropped.
@@ -113,7 +113,7 @@ func encodedRecord(r *fnv1.Resource) ([]byte, bool) {
 // protobuf-go's decoding of the request would have. (Like the rest of the
 // codec, it accepts strings that are not valid UTF-8, which protobuf-go
 // rejects.)
-func decodeObject(r *fnv1.Resource) *structpb.Struct {
+func Decode(r *fnv1.Resource) *structpb.Struct {
 	v, ok := encodedRecord(r)
 	if !ok {
 		return r.GetResource()
@@ -187,7 +187,7 @@ const (
 )
 
 // wellFormedStruct reports whether b is a google.protobuf.Struct in the
-// shape protobuf-go writes, at most maxEncodedDepth deep: only map entries
+// shape protobuf-go writes, at most MaxEncodedDepth deep: only map entries
 // (field 1), each a key (field 1, a string) followed by a value (field 2);
 // each google.protobuf.Value with exactly one of its six fields, of the
 // right wire type; lists (ListValue) of values (field 1); every tag in one
@@ -195,7 +195,7 @@ const (
 // Struct (vtprotobuf reads some other shapes differently from protobuf-go)
 // and checks each value a raw reader decodes.
 func wellFormedStruct(b []byte, depth int) bool {
-	if depth > maxEncodedDepth {
+	if depth > MaxEncodedDepth {
 		return false
 	}
 	for i := 0; i < len(b); {
@@ -248,7 +248,7 @@ func wellFormedValue(b []byte, depth int) bool {
 // wellFormedList reports whether b is a google.protobuf.ListValue of
 // well-formed values.
 func wellFormedList(b []byte, depth int) bool {
-	if depth > maxEncodedDepth {
+	if depth > MaxEncodedDepth {
 		return false
 	}
 	for i := 0; i < len(b); {
@@ -305,7 +305,7 @@ func lengthDelimited(b []byte, tag byte) (payload, rest []byte, ok bool) {
 // field) and the whole of each value it decodes (wellFormedValue). When
 // the bytes it walks are in any other shape (protobuf that protobuf-go
 // writes differently, or no protobuf at all) it reports !ok, and the
-// accessor decodes the whole object instead (decodeObject), which decodes
+// accessor decodes the whole object instead (Decode), which decodes
 // or rejects it as protobuf-go does.
 
 // rawValueAt returns the value at path (map keys, at least one) of the
@@ -529,13 +529,13 @@ func rawEntry(b []byte) (key, value, rest []byte, ok bool) {
 // DecodeKeptObjects decodes every object state keeps encoded (its composed
 // resources' and its composite resource's, see UnmarshalRequest, and those
 // SetDesired encoded), so that state equals what proto.Unmarshal gives for
-// the same bytes (which must be valid UTF-8: see decodeObject). It panics
+// the same bytes (which must be valid UTF-8: see Decode). It panics
 // with a MalformedObjectError when an object is no Struct. For tests and tools that read a whole state; a function
 // reads objects through the Observed* accessors and DesiredResource
 // instead, which decode only what they return.
 func DecodeKeptObjects(state *fnv1.State) {
-	decodeObject(state.GetComposite())
+	Decode(state.GetComposite())
 	for _, r := range state.GetResources() {
-		decodeObject(r)
+		Decode(r)
 	}
 }

@@ -1,4 +1,4 @@
-package function
+package wire
 
 import (
 	"encoding/binary"

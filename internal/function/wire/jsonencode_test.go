@@ -1,12 +1,13 @@
-package function
+package wire
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // TestAppendJSONMatchesEncodingJSON holds appendJSON to encoding/json:
@@ -65,19 +66,30 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestStructIntoTyped(t *testing.T) {
-	type inner struct {
-		N int64   `json:"n"`
-		F float64 `json:"f"`
+// TestAppendValueJSONMatchesAsInterface holds appendValueJSON to appendJSON
+// of AsInterface, for random values and the kinds AsInterface special-cases.
+func TestAppendValueJSONMatchesAsInterface(t *testing.T) {
+	values := []*structpb.Value{
+		nil, {}, structpb.NewNullValue(), structpb.NewNumberValue(math.NaN()), structpb.NewNumberValue(math.Inf(1)),
+		structpb.NewNumberValue(math.Inf(-1)), {Kind: (*structpb.Value_StructValue)(nil)}, {Kind: &structpb.Value_StructValue{}},
+		{Kind: &structpb.Value_ListValue{}}, structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{nil, {}}}),
+		structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"a": nil, "b": {}}}),
 	}
-	var out struct {
-		Name  string  `json:"name"`
-		Items []inner `json:"items"`
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 1000 {
+		v, err := structpb.NewValue(randomObject(r, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, v)
 	}
-	if err := StructInto(map[string]any{"name": "x", "items": []any{map[string]any{"n": 3.0, "f": 1e-7}}}, &out); err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(out); got != "{x [{3 1e-07}]}" {
-		t.Errorf("StructInto decoded %s", got)
+	for i, v := range values {
+		want, ok := appendJSON(nil, v.AsInterface())
+		if !ok {
+			t.Fatalf("value %d: appendJSON refused %v", i, v)
+		}
+		if got := appendValueJSON(nil, v); string(got) != string(want) {
+			t.Fatalf("value %d:\nwant %s\ngot  %s", i, want, got)
+		}
 	}
 }

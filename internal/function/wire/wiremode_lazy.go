@@ -1,0 +1,9 @@
+//go:build !simplewire
+
+package wire
+
+// simpleWire selects the simple wire implementation behind Request and
+// Write (build tag simplewire, for the codec measurement of issue 17 only):
+// requests fully decoded, desired objects built as structpb, responses
+// encoded by protobuf-go. Off: the lazy codec (objects kept encoded).
+const simpleWire = false

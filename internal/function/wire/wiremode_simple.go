@@ -1,0 +1,6 @@
+//go:build simplewire
+
+package wire
+
+// simpleWire: see wiremode_lazy.go.
+const simpleWire = true
