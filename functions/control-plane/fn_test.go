@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/schema"
 )
@@ -393,7 +394,7 @@ func TestReadinessAndStatusFromObserved(t *testing.T) {
 	}
 	var cond *fnv1.Condition
 	for _, c := range rsp.GetConditions() {
-		if c.GetType() == ConditionControlPlaneReady {
+		if c.GetType() == tkv1alpha1.ConditionControlPlaneReady {
 			cond = c
 		}
 	}
@@ -405,7 +406,7 @@ func TestReadinessAndStatusFromObserved(t *testing.T) {
 func TestWaitingForEtcdCondition(t *testing.T) {
 	rsp := run(t, newRequest(t, `{}`, ""))
 	for _, c := range rsp.GetConditions() {
-		if c.GetType() == ConditionControlPlaneReady {
+		if c.GetType() == tkv1alpha1.ConditionControlPlaneReady {
 			if c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != "WaitingForEtcd" {
 				t.Errorf("ControlPlaneReady = %v %v", c.GetStatus(), c.GetReason())
 			}
