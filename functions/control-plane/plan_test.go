@@ -197,7 +197,9 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 			args: args{call: fntest.Call{Spec: `{}`, Observed: map[string]string{
 				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1, dataStoreSchema: old_s}}`,
 			}}},
-			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) { k.Spec.DataStoreSchema, k.Spec.DataStoreUsername = "old_s", "" }),
+			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) {
+				k.Spec.DataStoreSchema, k.Spec.DataStoreUsername = "old_s", ""
+			}),
 		},
 	}
 	for name, tc := range cases {
