@@ -30,7 +30,7 @@ type Function struct {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	r := function.NewRequest(req)
-	in, settings, err := readInput(req, r, rsp)
+	in, settings, err := readInput(r, rsp)
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
@@ -39,16 +39,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return function.Fatal(rsp, err), nil
 	}
 	function.RequireNamespace(rsp, t.ID)
-	hosts, err := function.TenantHostPolicy(req, t.ID, hostSettings(in))
+	hosts, err := r.TenantHostPolicy(t.ID, hostSettings(in))
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
 	p, errs := plan(t, in, hosts, r)
 	if len(errs) > 0 {
 		return function.FatalList(rsp, attributeAll(settings, errs)), nil
-	}
-	if err := composeEtcdLeftovers(req, rsp, t.ID, in); err != nil {
-		return function.Fatal(rsp, err), nil
 	}
 	if err := function.Write(rsp, r, p); err != nil {
 		return function.Fatal(rsp, err), nil
@@ -67,14 +64,14 @@ func attributeAll(settings platform.Settings, errs field.ErrorList) field.ErrorL
 }
 
 // readInput reads the step's input, merges the platform settings over it
-// (platform.Apply), defaults and validates it. Its error names the field,
+// (platform.Read), defaults and validates it. Its error names the field,
 // in the EnvironmentConfig when the value came from there.
-func readInput(req *fnv1.RunFunctionRequest, r *function.Request, rsp *fnv1.RunFunctionResponse) (*cpinput.ControlPlaneInput, platform.Settings, error) {
+func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*cpinput.ControlPlaneInput, platform.Settings, error) {
 	in := &cpinput.ControlPlaneInput{}
 	if err := r.Input(in); err != nil {
 		return nil, platform.Settings{}, fmt.Errorf("cannot read the control-plane function input: %w", err)
 	}
-	settings, err := platform.Apply(req, rsp, in)
+	settings, err := platform.Read(r, rsp, in)
 	if err != nil {
 		return nil, settings, err
 	}

@@ -54,7 +54,7 @@ var (
 // (EtcdCluster, cert-manager PKI, DataStore) or a reference to the shared
 // DataStore named in the input (docs/spec.md §5.1); the XR's status, the
 // ControlPlaneReady condition, the kubeconfig Secret as connection details
-// once it arrived. It returns every bad spec or input value as a
+// once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
 // field.ErrorList.
 func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
 	spec := t.Spec
@@ -96,6 +96,9 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		}
 		for _, name := range sortedKeys(pki.Certificates) {
 			p.Add(name, pki.Certificates[name], readyOnReady)
+		}
+		if err := composeEtcdLeftovers(p, r, t.ID, usages); err != nil {
+			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
 		}
 	}
 	if !external && usages {
