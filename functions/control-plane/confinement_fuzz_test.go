@@ -68,7 +68,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		if annotation != "" {
 			tenantHost = annotation
 		}
-		host := strings.TrimSuffix(get(rsp.GetDesired().GetResources()["kamajicontrolplane"].GetResource().AsMap(), "spec", "network", "ingress", "hostname").(string), ":443")
+		host := strings.TrimSuffix(fntest.Get(rsp.GetDesired().GetResources()["kamajicontrolplane"].GetResource().AsMap(), "spec", "network", "ingress", "hostname").(string), ":443")
 		if host != tenantHost && !strings.HasSuffix(host, "."+tenantHost) {
 			t.Fatalf("ns=%q n=%q spec=%s: host %q is not under the tenant host %q", ns, n, spec, host, tenantHost)
 		}

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // FuzzTwoTenantsNeverShareNames: for any two distinct claims (NS, N) the
@@ -47,27 +50,36 @@ func outsideNames(t *testing.T, ns, n string) (map[string]bool, bool) {
 	t.Helper()
 	out := map[string]bool{}
 	for _, input := range []string{`{}`, `{dataStoreName: shared}`} {
-		req := newRequest(t, `{}`, input)
-		xr := req.GetObserved().GetComposite().GetResource().AsMap()
-		labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
-		labels["crossplane.io/claim-name"], labels["crossplane.io/claim-namespace"] = n, ns
-		req.Observed.Composite = &fnv1.Resource{Resource: mustStruct(t, xr)}
-		rsp := run(t, withNamespace(t, req, ns, map[string]any{}))
-		if fatal(rsp) != "" {
+		req := fntest.Call{Spec: `{}`, Input: input}.Request(t)
+		xr, err := fntest.Struct(fntest.TenantXR(ns, n, map[string]any{}))
+		if err != nil {
+			return nil, false
+		}
+		req.Observed.Composite.Resource = xr
+		nsObj, err := fntest.Struct(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+		if err != nil {
+			return nil, false
+		}
+		req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsObj}}}}
+		rsp, err := fntest.Run(fn, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fntest.FatalMessage(rsp) != "" {
 			return nil, false
 		}
 		for name, r := range rsp.GetDesired().GetResources() {
 			obj := r.GetResource().AsMap()
-			if get(obj, "metadata", "namespace") == nil {
-				out[obj["kind"].(string)+" "+get(obj, "metadata", "name").(string)] = true
+			if fntest.Get(obj, "metadata", "namespace") == nil {
+				out[obj["kind"].(string)+" "+fntest.Get(obj, "metadata", "name").(string)] = true
 			}
 			if name == "kamajicontrolplane" {
 				for _, f := range []string{"dataStoreSchema", "dataStoreUsername"} {
-					if v, _ := get(obj, "spec", f).(string); v != "" {
+					if v, _ := fntest.Get(obj, "spec", f).(string); v != "" {
 						out["DataStore account "+v] = true
 					}
 				}
-				out["host "+get(obj, "spec", "network", "ingress", "hostname").(string)] = true
+				out["host "+fntest.Get(obj, "spec", "network", "ingress", "hostname").(string)] = true
 			}
 		}
 	}

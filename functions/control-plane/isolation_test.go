@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -95,89 +97,36 @@ func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 // KamajiControlPlane's dataStoreSchema and dataStoreUsername.
 func dataStoreAccounts(t *testing.T, ns, n string) [2]string {
 	t.Helper()
-	rsp := run(t, withIdentity(t, newRequest(t, `{}`, `{dataStoreName: shared}`), ns, n))
-	if f := fatal(rsp); f != "" {
+	rsp := fntest.Call{Namespace: ns, Name: n, Spec: `{}`, Input: `{dataStoreName: shared}`}.Run(t, fn)
+	if f := fntest.FatalMessage(rsp); f != "" {
 		t.Fatalf("(%s, %s): %s", ns, n, f)
 	}
-	kcp := desired(t, rsp, "kamajicontrolplane")
-	schema, _ := get(kcp, "spec", "dataStoreSchema").(string)
-	user, _ := get(kcp, "spec", "dataStoreUsername").(string)
+	kcp := fntest.DesiredObject(t, rsp, "kamajicontrolplane")
+	schema, _ := fntest.Get(kcp, "spec", "dataStoreSchema").(string)
+	user, _ := fntest.Get(kcp, "spec", "dataStoreUsername").(string)
 	return [2]string{schema, user}
-}
-
-// withIdentity makes req's XR the claim n of namespace ns.
-func withIdentity(t *testing.T, req *fnv1.RunFunctionRequest, ns, n string) *fnv1.RunFunctionRequest {
-	t.Helper()
-	xr := req.GetObserved().GetComposite().GetResource().AsMap()
-	labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
-	labels["crossplane.io/claim-name"], labels["crossplane.io/claim-namespace"] = n, ns
-	req.Observed.Composite.Resource = mustStruct(t, xr)
-	return req
-}
-
-// TestDataStoreAccountIsKeptOnceObserved: a new control plane gets its own
-// schema and user on the dedicated DataStore as well; an observed one keeps
-// what it has, even none (Kamaji's default, from before they were set),
-// since both are immutable in Kamaji and name where its data lives.
-func TestDataStoreAccountIsKeptOnceObserved(t *testing.T) {
-	for name, c := range map[string]struct {
-		input    string
-		observed map[string]any // observed KamajiControlPlane spec; nil: none
-		want     [2]any
-	}{
-		"dedicated, new":       {input: `{}`, want: [2]any{"new", "new"}},
-		"shared, new":          {input: `{dataStoreName: shared}`, want: [2]any{"new", "new"}},
-		"shared, pre-existing": {input: `{dataStoreName: shared}`, observed: map[string]any{"version": "v1.35.0"}, want: [2]any{nil, nil}},
-		"shared, observed":     {input: `{dataStoreName: shared}`, observed: map[string]any{"version": "v1.35.0", "dataStoreSchema": "old_s", "dataStoreUsername": "old_u"}, want: [2]any{"old_s", "old_u"}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			req := newRequest(t, `{}`, c.input)
-			if c.observed != nil {
-				req.Observed.Resources = map[string]*fnv1.Resource{"kamajicontrolplane": {Resource: mustStruct(t, map[string]any{
-					"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
-					"metadata": map[string]any{"name": "demo", "namespace": "tenant-demo"}, "spec": c.observed,
-				})}}
-			}
-			rsp := run(t, req)
-			if f := fatal(rsp); f != "" {
-				t.Fatal(f)
-			}
-			kcp := desired(t, rsp, "kamajicontrolplane")
-			got := [2]any{get(kcp, "spec", "dataStoreSchema"), get(kcp, "spec", "dataStoreUsername")}
-			if c.want[0] == "new" {
-				s, _ := got[0].(string)
-				if s == "" || got[1] != s || s == "tenant_demo_demo" {
-					t.Errorf("schema and user %v: want one new value, not Kamaji's default", got)
-				}
-				return
-			}
-			if got != c.want {
-				t.Errorf("schema and user %v, want %v", got, c.want)
-			}
-		})
-	}
 }
 
 // longTenantHost is a 221-character DNS name under the default base domain.
 var longTenantHost = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 9) + ".tenants.example.com"
 
-// withNamespace answers the Namespace requirement with a Namespace object
+// namespaceAnswer answers the Namespace requirement with the Namespace ns
 // of the given annotations (nil: the namespace does not exist).
-func withNamespace(t *testing.T, req *fnv1.RunFunctionRequest, ns string, annotations map[string]any) *fnv1.RunFunctionRequest {
+func namespaceAnswer(t *testing.T, ns string, annotations map[string]any) map[string][]string {
 	t.Helper()
-	items := []*fnv1.Resource{}
-	if annotations != nil {
-		items = append(items, &fnv1.Resource{Resource: mustStruct(t, map[string]any{
-			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "annotations": annotations},
-		})})
+	if annotations == nil {
+		return map[string][]string{function.RequirementNamespace: nil}
 	}
-	req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: items}}
-	return req
+	y, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "annotations": annotations}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]string{function.RequirementNamespace: {string(y)}}
 }
 
 func hostname(t *testing.T, rsp *fnv1.RunFunctionResponse) any {
 	t.Helper()
-	return get(desired(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname")
+	return fntest.Get(fntest.DesiredObject(t, rsp, "kamajicontrolplane"), "spec", "network", "ingress", "hostname")
 }
 
 // TestTenantHost (finding 3): the default host is <N>.<tenant host>, the
@@ -238,14 +187,14 @@ func TestTenantHost(t *testing.T) {
 			if c.otherNamespace {
 				ns = "tenant-other"
 			}
-			rsp := run(t, withNamespace(t, newRequest(t, c.spec, c.input), ns, c.annotations))
-			msg := fatal(rsp)
+			rsp := fntest.Call{Spec: c.spec, Input: c.input, Required: namespaceAnswer(t, ns, c.annotations)}.Run(t, fn)
+			msg := fntest.FatalMessage(rsp)
 			switch {
 			case c.fatal && !strings.Contains(msg, c.want):
 				t.Errorf("Fatal %q, want one containing %q", msg, c.want)
 			case c.fatal:
 				if len(rsp.GetDesired().GetResources()) != 0 {
-					t.Errorf("a Fatal response composes %v", keys(rsp))
+					t.Errorf("a Fatal response composes %v", fntest.DesiredNames(rsp))
 				}
 			case msg != "":
 				t.Errorf("Fatal: %s", msg)
@@ -261,16 +210,17 @@ func TestTenantHost(t *testing.T) {
 // not held against a tenant host it does not know yet (a Fatal result
 // would end Crossplane's requirements loop before the Namespace came).
 func TestHostBeforeTheNamespaceArrives(t *testing.T) {
-	rsp := run(t, newRequest(t, `{host: api.acme.example.com}`, ""))
-	if msg := fatal(rsp); msg != "" {
+	rsp := fntest.Call{Spec: `{host: api.acme.example.com}`}.Run(t, fn)
+	if msg := fntest.FatalMessage(rsp); msg != "" {
 		t.Fatalf("Fatal before the Namespace arrived: %s", msg)
 	}
 	sel := rsp.GetRequirements().GetResources()[function.RequirementNamespace]
 	if sel.GetKind() != "Namespace" || sel.GetMatchName() != "tenant-demo" {
 		t.Errorf("Namespace requirement %v", sel)
 	}
-	rsp = run(t, withNamespace(t, newRequest(t, `{host: api.acme.example.com}`, `{allowedTenantHostSuffixes: [acme.example.com]}`), "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"}))
-	if msg := fatal(rsp); msg != "" || hostname(t, rsp) != "api.acme.example.com:443" {
+	rsp = fntest.Call{Spec: `{host: api.acme.example.com}`, Input: `{allowedTenantHostSuffixes: [acme.example.com]}`,
+		Required: namespaceAnswer(t, "tenant-demo", map[string]any{function.AnnotationTenantHost: "acme.example.com"})}.Run(t, fn)
+	if msg := fntest.FatalMessage(rsp); msg != "" || hostname(t, rsp) != "api.acme.example.com:443" {
 		t.Errorf("with the annotation: Fatal %q, hostname %v", msg, hostname(t, rsp))
 	}
 }
@@ -279,18 +229,15 @@ func TestHostBeforeTheNamespaceArrives(t *testing.T) {
 // called demo compose no name outside their namespaces in common.
 func TestSameClusterNameInTwoNamespaces(t *testing.T) {
 	outside := func(ns string) map[string]bool {
-		req := newRequest(t, `{}`, "")
-		labels := req.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["labels"].GetStructValue().Fields
-		labels["crossplane.io/claim-namespace"] = mustValue(t, ns)
-		rsp := run(t, withNamespace(t, req, ns, map[string]any{}))
-		if msg := fatal(rsp); msg != "" {
+		rsp := fntest.Call{Namespace: ns, Spec: `{}`, Required: namespaceAnswer(t, ns, map[string]any{})}.Run(t, fn)
+		if msg := fntest.FatalMessage(rsp); msg != "" {
 			t.Fatal(msg)
 		}
 		out := map[string]bool{hostname(t, rsp).(string): true}
 		for name, r := range rsp.GetDesired().GetResources() {
 			obj := r.GetResource().AsMap()
-			if ns2, _ := get(obj, "metadata", "namespace").(string); ns2 == "" {
-				out[obj["kind"].(string)+"/"+get(obj, "metadata", "name").(string)] = true
+			if ns2, _ := fntest.Get(obj, "metadata", "namespace").(string); ns2 == "" {
+				out[obj["kind"].(string)+"/"+fntest.Get(obj, "metadata", "name").(string)] = true
 			} else if ns2 != ns {
 				t.Errorf("%s lands in %s, not %s", name, ns2, ns)
 			}
@@ -318,7 +265,7 @@ func TestComponentResourceBounds(t *testing.T) {
 		`{controlPlane: {scheduler: {resources: {memory: 256Gi}}}}`:              "",
 		`{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`: `spec.controlPlane.konnectivity.server.resources.memory: Invalid value: "257Gi": must be at most 256Gi`,
 	} {
-		msg := fatal(run(t, newRequest(t, spec, "")))
+		msg := fntest.FatalMessage(fntest.Call{Spec: spec}.Run(t, fn))
 		if (want == "" && msg != "") || !strings.Contains(msg, want) {
 			t.Errorf("%s: Fatal %q, want %q", spec, msg, want)
 		}
@@ -334,20 +281,16 @@ func TestDottedNamesNeverReachTheDataStore(t *testing.T) {
 		{"a.b", "c", "crossplane.io/claim-namespace"},
 		{"tenant-demo", "team.a", "crossplane.io/claim-name"},
 	} {
-		req := newRequest(t, `{}`, "")
-		labels := req.Observed.Composite.Resource.Fields["metadata"].GetStructValue().Fields["labels"].GetStructValue().Fields
-		labels["crossplane.io/claim-name"] = mustValue(t, c.n)
-		labels["crossplane.io/claim-namespace"] = mustValue(t, c.ns)
-		rsp := run(t, req)
+		rsp := fntest.Call{Namespace: c.ns, Name: c.n, Spec: `{}`}.Run(t, fn)
 		val := c.n
 		if c.field == "crossplane.io/claim-namespace" {
 			val = c.ns
 		}
-		if msg := fatal(rsp); !strings.Contains(msg, `metadata.labels[`+c.field+`]: Invalid value: "`+val+`"`) {
+		if msg := fntest.FatalMessage(rsp); !strings.Contains(msg, `metadata.labels[`+c.field+`]: Invalid value: "`+val+`"`) {
 			t.Errorf("(%s, %s): Fatal %q", c.ns, c.n, msg)
 		}
 		if len(rsp.GetDesired().GetResources()) != 0 {
-			t.Errorf("(%s, %s): composed %v", c.ns, c.n, keys(rsp))
+			t.Errorf("(%s, %s): composed %v", c.ns, c.n, fntest.DesiredNames(rsp))
 		}
 	}
 }
@@ -355,7 +298,7 @@ func TestDottedNamesNeverReachTheDataStore(t *testing.T) {
 // TestSharedDataStoreNameHasNoDot: a shared DataStore cannot be named like
 // a tenant's dedicated one.
 func TestSharedDataStoreNameHasNoDot(t *testing.T) {
-	if msg := fatal(run(t, newRequest(t, `{}`, `{dataStoreName: tenant-demo.demo}`))); !strings.Contains(msg, `input.dataStoreName: Invalid value: "tenant-demo.demo"`) {
+	if msg := fntest.FatalMessage(fntest.Call{Spec: `{}`, Input: `{dataStoreName: tenant-demo.demo}`}.Run(t, fn)); !strings.Contains(msg, `input.dataStoreName: Invalid value: "tenant-demo.demo"`) {
 		t.Errorf("Fatal %q", msg)
 	}
 }

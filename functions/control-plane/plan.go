@@ -1,0 +1,239 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
+)
+
+// Composed-resource names of this function's objects in the desired state.
+const (
+	nameCluster            = function.ClusterResourceName
+	nameKubevirtCluster    = "kubevirtcluster"
+	nameKamajiControlPlane = function.KamajiControlPlaneResourceName
+	nameEtcdCluster        = "etcdcluster"
+	nameDataStore          = "datastore"
+	// nameEtcdUsage is the Usage keeping the EtcdCluster until the
+	// KamajiControlPlane is gone.
+	nameEtcdUsage = "usage-etcdcluster-by-kamajicontrolplane"
+	// nameNodeGroupUsagePrefix + G is the Usage keeping the
+	// KamajiControlPlane until node group G's MachineDeployment is gone.
+	nameNodeGroupUsagePrefix = "usage-kamajicontrolplane-by-nodegroup-"
+	// namePKISecretUsagePrefix + S is the Usage keeping the etcd PKI
+	// Secret S until the KamajiControlPlane is gone.
+	namePKISecretUsagePrefix = "usage-secret-by-kamajicontrolplane-"
+)
+
+// requiredKubeconfig is the required-resources key of Kamaji's admin
+// kubeconfig Secret, copied into the claim's connection secret once it
+// exists.
+const requiredKubeconfig = "kubeconfig-secret"
+
+// Readiness of the composed resources: Kamaji and the KubeVirt provider
+// report status.ready, etcd-operator, cert-manager and Crossplane's Usage a
+// Ready condition, a Cluster API Cluster (v1beta2) an Available condition.
+var (
+	readyOnReady     = function.ReadyOnCondition("Ready")
+	readyOnAvailable = function.ReadyOnCondition("Available")
+)
+
+// plan computes the tenant cluster's control plane from the tenant t, the
+// input in, the tenant's host policy and the observed state r reads:
+// Cluster, KubevirtCluster, KamajiControlPlane, and either a dedicated etcd
+// (EtcdCluster, cert-manager PKI, DataStore) or a reference to the shared
+// DataStore named in the input (docs/spec.md §5.1); the XR's status, the
+// ControlPlaneReady condition, the kubeconfig Secret as connection details
+// once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
+// field.ErrorList.
+func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
+	spec := t.Spec
+	observed := observeControlPlane(r)
+	// Every rule of the API (docs/validation.md), then the upgrade rule,
+	// which needs the observed control plane.
+	errs := spec.Validate()
+	version, err := function.LookupVersion(spec.Version)
+	if err == nil {
+		errs = appendError(errs, checkUpgrade(spec.Version, observed))
+	}
+	sizing, err := resolveSizing(spec.ControlPlane, in.CPUAllocationRatio)
+	errs = appendError(errs, err)
+	host, err := clusterHost(t.ID, spec, hosts)
+	errs = appendError(errs, err)
+	external := in.DataStoreName != ""
+	storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
+	if !external {
+		errs = appendError(errs, err)
+	}
+	secret, err := kubeconfigSecret(r, t.ID)
+	errs = appendError(errs, err)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	p := &function.Plan{}
+	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
+	dsName := in.DataStoreName
+	if !external {
+		ds := buildDataStore(t.ID)
+		dsName = ds.Name
+		p.Add(nameEtcdCluster, buildEtcdCluster(t.ID, spec, in, storage), readyOnReady)
+		p.Add(nameDataStore, ds, function.ReadyOnStatusReady)
+		pki := buildEtcdPKI(t.ID, in.Etcd.Replicas)
+		for _, name := range sortedKeys(pki.Issuers) {
+			p.Add(name, pki.Issuers[name], readyOnReady)
+		}
+		for _, name := range sortedKeys(pki.Certificates) {
+			p.Add(name, pki.Certificates[name], readyOnReady)
+		}
+		if err := composeEtcdLeftovers(p, r, t.ID, usages); err != nil {
+			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
+		}
+	}
+	if !external && usages {
+		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
+		// its PKI must outlive the control plane (docs/spec.md §7).
+		p.Add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
+			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
+			t.ID.KamajiControlPlaneRef(),
+			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyOnReady)
+	}
+	if usages {
+		// Node groups go before the control plane, while it can still drain
+		// their nodes (docs/spec.md §7); CAPI bounds each drain.
+		kcp := t.ID.KamajiControlPlaneRef()
+		for _, g := range sortedKeys(spec.NodeGroups) {
+			p.Add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-nodegroup-"+g),
+				kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: t.ID.Prefixed(g)},
+				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyOnReady)
+		}
+	}
+	p.Add(nameCluster, buildCluster(t.ID, in), readyOnAvailable)
+	p.Add(nameKubevirtCluster, buildKubevirtCluster(t.ID), function.ReadyOnStatusReady)
+	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName)
+	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
+	p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
+
+	p.Status = map[string]any{
+		"controlPlane":     map[string]any{"endpoint": "https://" + host + ":443"},
+		"kubeconfigSecret": t.ID.KubeconfigSecretName(),
+	}
+	if observed.Running != "" {
+		p.Status["version"] = observed.Running
+	}
+	setControlPlaneCondition(p, r, host, external)
+	p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "Secret",
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: t.ID.KubeconfigSecretName()},
+		Namespace:  proto.String(t.ID.Namespace),
+	})
+	if secret != nil {
+		p.ConnectionDetails = map[string][]byte{}
+		for _, k := range tkv1alpha1.ConnectionSecretKeys {
+			if v, ok := secret.Data[k]; ok {
+				p.ConnectionDetails[k] = v
+			}
+		}
+	}
+	return p, nil
+}
+
+// setControlPlaneCondition sets ControlPlaneReady, with a reason saying
+// what the control plane waits for.
+func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, external bool) {
+	if r.ObservedBool(nameKamajiControlPlane, "status", "ready") {
+		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, true, tkv1alpha1.ReasonControlPlaneAvailable,
+			"the tenant API server answers at https://"+host+":443")
+		return
+	}
+	reason, msg := tkv1alpha1.ReasonWaitingForControlPlane, "the KamajiControlPlane is not ready yet"
+	if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, "Ready"); !external && etcd != "True" {
+		reason, msg = tkv1alpha1.ReasonWaitingForEtcd, "the dedicated etcd cluster is not ready yet"
+	} else if !external && !r.ObservedBool(nameDataStore, "status", "ready") {
+		reason, msg = tkv1alpha1.ReasonWaitingForDataStore, "the Kamaji DataStore is not ready yet"
+	}
+	p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, false, reason, msg)
+}
+
+// kubeconfigSecret is Kamaji's admin kubeconfig Secret N-admin-kubeconfig
+// once Crossplane sent it (one object under requiredKubeconfig), else nil.
+// It returns a *field.Error naming the Secret when it does not decode.
+func kubeconfigSecret(r *function.Request, id function.Identity) (*corev1.Secret, error) {
+	secrets, _, err := function.Required[corev1.Secret](r, requiredKubeconfig)
+	if err != nil {
+		return nil, field.InternalError(field.NewPath("requiredResources", requiredKubeconfig),
+			fmt.Errorf("cannot decode the kubeconfig Secret %s/%s: %w", id.Namespace, id.KubeconfigSecretName(), err))
+	}
+	if len(secrets) != 1 {
+		return nil, nil
+	}
+	return secrets[0], nil
+}
+
+// observedControlPlane is the version the observed KamajiControlPlane was
+// last asked for (spec.version) and the version it reports running
+// (status.version); either is "" when not observed.
+// Exists says a KamajiControlPlane was observed; Schema and Username are
+// its spec.dataStoreSchema and spec.dataStoreUsername ("" when unset).
+type observedControlPlane struct {
+	Desired, Running string
+	Exists           bool
+	Schema, Username string
+}
+
+func observeControlPlane(r *function.Request) observedControlPlane {
+	return observedControlPlane{
+		Desired:  r.ObservedString(nameKamajiControlPlane, "spec", "version"),
+		Running:  r.ObservedString(nameKamajiControlPlane, "status", "version"),
+		Exists:   r.ObservedExists(nameKamajiControlPlane),
+		Schema:   r.ObservedString(nameKamajiControlPlane, "spec", "dataStoreSchema"),
+		Username: r.ObservedString(nameKamajiControlPlane, "spec", "dataStoreUsername"),
+	}
+}
+
+// dataStoreAccount is the KamajiControlPlane's dataStoreSchema and
+// dataStoreUsername: DataStoreSchema for a new control plane, whatever the
+// observed one holds otherwise. Kamaji keeps a control plane's data under
+// them and they are immutable, so a control plane created before they were
+// set keeps Kamaji's default (README, Known limits).
+func dataStoreAccount(id function.Identity, observed observedControlPlane) (schema, username string) {
+	if observed.Exists {
+		return observed.Schema, observed.Username
+	}
+	s := DataStoreSchema(id)
+	return s, s
+}
+
+// appendError appends err, a *field.Error from the checks plan runs, to
+// errs; nil adds nothing.
+func appendError(errs field.ErrorList, err error) field.ErrorList {
+	if err == nil {
+		return errs
+	}
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return append(errs, fe)
+	}
+	return append(errs, field.InternalError(nil, err))
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
