@@ -8,90 +8,14 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/schema"
 )
 
-// xr returns an observed XR of the claim tenant-demo/demo with spec (YAML).
-func xr(t *testing.T, spec string) *fnv1.Resource {
-	t.Helper()
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(spec), &m); err != nil {
-		t.Fatal(err)
-	}
-	obj := map[string]any{
-		"apiVersion": "tenantkube.io/v1alpha1", "kind": "XKubernetesCluster",
-		"metadata": map[string]any{"name": "demo-x7k2p", "labels": map[string]any{
-			"crossplane.io/claim-name": "demo", "crossplane.io/claim-namespace": "tenant-demo"}},
-		"spec": m,
-	}
-	s, err := structpb.NewStruct(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fnv1.Resource{Resource: s}
-}
-
-func toStruct(t *testing.T, yml string) *structpb.Struct {
-	t.Helper()
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(yml), &m); err != nil {
-		t.Fatal(err)
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-type run struct {
-	spec     string
-	input    string
-	observed map[string]string // composed name → YAML
-}
-
-func (r run) do(t *testing.T) *fnv1.RunFunctionResponse {
-	t.Helper()
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, r.spec)},
-		Desired:  &fnv1.State{},
-	}
-	if r.input != "" {
-		req.Input = toStruct(t, r.input)
-	}
-	if len(r.observed) > 0 {
-		req.Observed.Resources = map[string]*fnv1.Resource{}
-		for n, y := range r.observed {
-			req.Observed.Resources[n] = &fnv1.Resource{Resource: toStruct(t, y)}
-		}
-	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rsp
-}
-
-func fatal(rsp *fnv1.RunFunctionResponse) string {
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return r.GetMessage()
-		}
-	}
-	return ""
-}
-
-func mustOK(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-	t.Helper()
-	if m := fatal(rsp); m != "" {
-		t.Fatalf("unexpected Fatal: %s", m)
-	}
-}
+// runFn is the function's RunFunction, as Crossplane calls it.
+var runFn fntest.Runner = (&Function{}).RunFunction
 
 // releases returns the composed HelmReleases by release name.
 func releases(rsp *fnv1.RunFunctionResponse) map[string]map[string]any {
@@ -143,8 +67,8 @@ addons:
 // Acceptance (issue 4): the default spec renders exactly the base add-ons,
 // each N-<release> with the tenant kubeconfig; RetryOnFailure everywhere.
 func TestDefaultSpec(t *testing.T) {
-	rsp := run{spec: "{}"}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: "{}"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	hrs := releases(rsp)
 	if d := cmp.Diff(baseReleases, names(hrs)); d != "" {
 		t.Fatalf("releases (-want +got):\n%s", d)
@@ -177,8 +101,8 @@ func TestDefaultSpec(t *testing.T) {
 }
 
 func TestRetryOnFailureEverywhere(t *testing.T) {
-	rsp := run{spec: everything}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: everything}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	hrs := releases(rsp)
 	if len(hrs) != 20 {
 		t.Errorf("%d releases with everything enabled, want 20: %v", len(hrs), names(hrs))
@@ -271,8 +195,8 @@ func TestValues(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: c.spec, input: c.input}.do(t)
-			mustOK(t, rsp)
+			rsp := fntest.Call{Spec: c.spec, Input: c.input}.Run(t, runFn)
+			fntest.NoFatal(t, rsp)
 			hr := releases(rsp)[c.release]
 			if hr == nil {
 				t.Fatalf("no release %s", c.release)
@@ -314,8 +238,8 @@ func TestFatal(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: c.spec, input: c.input}.do(t)
-			msg := fatal(rsp)
+			rsp := fntest.Call{Spec: c.spec, Input: c.input}.Run(t, runFn)
+			msg := fntest.FatalMessage(rsp)
 			if !strings.Contains(msg, c.want) {
 				t.Fatalf("Fatal %q does not name %s", msg, c.want)
 			}
@@ -337,33 +261,33 @@ func TestOuroborosGatewayTruthy(t *testing.T) {
 			"}, ingressNginx: {enabled: true}, ouroboros: {enabled: true, valuesOverride: {controller: {gatewayApi: {enabled: " + v + "}}}}}"
 	}
 	for _, v := range truthy {
-		if msg := fatal(run{spec: spec(v, false)}.do(t)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled") {
+		if msg := fntest.FatalMessage(fntest.Call{Spec: spec(v, false)}.Run(t, runFn)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled") {
 			t.Errorf("%s: want Fatal naming the override, got %q", v, msg)
 		}
-		if msg := fatal(run{spec: spec(v, true)}.do(t)); msg != "" {
+		if msg := fntest.FatalMessage(fntest.Call{Spec: spec(v, true)}.Run(t, runFn)); msg != "" {
 			t.Errorf("%s with gatewayAPI: unexpected Fatal %q", v, msg)
 		}
 	}
 	for _, v := range falsy {
-		if msg := fatal(run{spec: spec(v, false)}.do(t)); msg != "" {
+		if msg := fntest.FatalMessage(fntest.Call{Spec: spec(v, false)}.Run(t, runFn)); msg != "" {
 			t.Errorf("%s: unexpected Fatal %q", v, msg)
 		}
 	}
 	// Wrapped layout: the switch is read under the wrapper key.
 	in := "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ncharts: {ouroboros: {valuesLayout: Wrapped, wrapperKey: ouroboros}}"
 	wrapped := "addons: {ingressNginx: {enabled: true}, ouroboros: {enabled: true, valuesOverride: {ouroboros: {controller: {gatewayApi: {enabled: on}}}}}}"
-	if msg := fatal(run{spec: wrapped, input: in}.do(t)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.ouroboros.controller.gatewayApi.enabled") {
+	if msg := fntest.FatalMessage(fntest.Call{Spec: wrapped, Input: in}.Run(t, runFn)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.ouroboros.controller.gatewayApi.enabled") {
 		t.Errorf("wrapped: got %q", msg)
 	}
-	if msg := fatal(run{spec: wrapped}.do(t)); msg != "" {
+	if msg := fntest.FatalMessage(fntest.Call{Spec: wrapped}.Run(t, runFn)); msg != "" {
 		t.Errorf("wrapped override with an Upstream source is not the switch; got Fatal %q", msg)
 	}
 }
 
 func TestProxiedVsLoadBalancer(t *testing.T) {
-	proxied := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.tenant-demo.tenants.example.com']}}",
-		input: "allowWildcardHosts: true"}.do(t)
-	mustOK(t, proxied)
+	proxied := fntest.Call{Spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.tenant-demo.tenants.example.com']}}",
+		Input: "allowWildcardHosts: true"}.Run(t, runFn)
+	fntest.NoFatal(t, proxied)
 	svc := proxied.GetDesired().GetResources()[composedProxyService].GetResource().AsMap()
 	ing := proxied.GetDesired().GetResources()[composedProxyIngress].GetResource().AsMap()
 	wantSvc := map[string]any{
@@ -421,8 +345,8 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 		"Proxied, no hosts": "addons: {ingressNginx: {enabled: true}}",
 		"disabled":          "addons: {ingressNginx: {hosts: [example.org]}}",
 	} {
-		rsp := run{spec: spec}.do(t)
-		mustOK(t, rsp)
+		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
+		fntest.NoFatal(t, rsp)
 		for _, n := range []string{composedProxyService, composedProxyIngress} {
 			if _, ok := rsp.GetDesired().GetResources()[n]; ok {
 				t.Errorf("%s: %s emitted", name, n)
@@ -449,8 +373,8 @@ func TestDependencyGraph(t *testing.T) {
 		"ouroboros without gateway":      "addons: {ingressNginx: {enabled: true}, ouroboros: {enabled: true}}",
 	} {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: spec}.do(t)
-			mustOK(t, rsp)
+			rsp := fntest.Call{Spec: spec}.Run(t, runFn)
+			fntest.NoFatal(t, rsp)
 			hrs := releases(rsp)
 			graph := map[string][]string{}
 			for rel, hr := range hrs {
@@ -487,7 +411,7 @@ func TestDependencyGraph(t *testing.T) {
 
 func TestDependsOnExact(t *testing.T) {
 	deps := func(spec, rel string) []string {
-		hr := releases(run{spec: spec}.do(t))[rel]
+		hr := releases(fntest.Call{Spec: spec}.Run(t, runFn))[rel]
 		var out []string
 		for _, d := range get(hr, "spec", "dependsOn").([]any) {
 			out = append(out, d.(map[string]any)["name"].(string))
@@ -495,7 +419,7 @@ func TestDependsOnExact(t *testing.T) {
 		return out
 	}
 	if d := cmp.Diff([]string(nil), func() []string {
-		hr := releases(run{spec: "{}"}.do(t))["cilium"]
+		hr := releases(fntest.Call{Spec: "{}"}.Run(t, runFn))["cilium"]
 		if get(hr, "spec", "dependsOn") == nil {
 			return nil
 		}
@@ -522,8 +446,8 @@ func TestDependsOnExact(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	a := run{spec: everything}.do(t)
-	b := run{spec: everything}.do(t)
+	a := fntest.Call{Spec: everything}.Run(t, runFn)
+	b := fntest.Call{Spec: everything}.Run(t, runFn)
 	ja, _ := json.Marshal(a.GetDesired().GetResources()["addon-cilium"].GetResource().AsMap())
 	jb, _ := json.Marshal(b.GetDesired().GetResources()["addon-cilium"].GetResource().AsMap())
 	if string(ja) != string(jb) {
@@ -536,14 +460,20 @@ func TestDeterministic(t *testing.T) {
 			t.Errorf("%s differs between two renders", n)
 		}
 	}
-	// The values bytes themselves are sorted.
-	objs, err := renderFor(t, everything)
-	if err != nil {
-		t.Fatal(err)
+	// The planned objects (values bytes included) encode identically.
+	objects := func() string {
+		p, _, err := planFor(t, fntest.Call{Spec: everything})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var objs []any
+		for _, c := range p.Composed {
+			objs = append(objs, c.Name, c.Object)
+		}
+		return mustJSON(t, objs)
 	}
-	objs2, _ := renderFor(t, everything)
-	if mustJSON(t, objs) != mustJSON(t, objs2) {
-		t.Error("Render output differs byte-wise")
+	if objects() != objects() {
+		t.Error("plan's objects differ byte-wise")
 	}
 }
 
@@ -554,8 +484,8 @@ func TestSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, spec := range map[string]string{"defaults": "{}", "everything": everything} {
-		rsp := run{spec: spec}.do(t)
-		mustOK(t, rsp)
+		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
+		fntest.NoFatal(t, rsp)
 		n := 0
 		for cn, r := range rsp.GetDesired().GetResources() {
 			u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
@@ -580,16 +510,16 @@ func TestReadiness(t *testing.T) {
 	for _, r := range baseReleases {
 		obs["addon-"+r] = ready
 	}
-	rsp := run{spec: "{}", observed: obs}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: "{}", Observed: obs}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	cond := rsp.GetConditions()
 	if len(cond) != 1 || cond[0].GetType() != "AddonsReady" || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || cond[0].GetReason() != "AllAddonsReady" {
 		t.Errorf("conditions %v", cond)
 	}
 	// An enabled optional add-on gates AddonsReady like a base one (issue
 	// 16: cert-manager failed while the condition read True).
-	rsp = run{spec: "addons: {velero: {enabled: true}}", observed: obs}.do(t)
-	mustOK(t, rsp)
+	rsp = fntest.Call{Spec: "addons: {velero: {enabled: true}}", Observed: obs}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	cond = rsp.GetConditions()
 	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "WaitingForHelmRelease" ||
 		cond[0].GetMessage() != "velero: HelmRelease not created yet" {
@@ -599,13 +529,13 @@ func TestReadiness(t *testing.T) {
 	for k, v := range obs {
 		cm[k] = v
 	}
-	cond = run{spec: "addons: {certManager: {enabled: true}}", observed: cm}.do(t).GetConditions()
+	cond = fntest.Call{Spec: "addons: {certManager: {enabled: true}}", Observed: cm}.Run(t, runFn).GetConditions()
 	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "HelmReleaseFailed" ||
 		cond[0].GetMessage() != "cert-manager: install retries exhausted" {
 		t.Errorf("cert-manager failed: conditions %v", cond)
 	}
 	cm["addon-cert-manager"] = ready
-	cond = run{spec: "addons: {certManager: {enabled: true}}", observed: cm}.do(t).GetConditions()
+	cond = fntest.Call{Spec: "addons: {certManager: {enabled: true}}", Observed: cm}.Run(t, runFn).GetConditions()
 	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || cond[0].GetReason() != "AllAddonsReady" {
 		t.Errorf("cert-manager ready: conditions %v", cond)
 	}
@@ -621,7 +551,7 @@ func TestReadiness(t *testing.T) {
 	}
 
 	obs["addon-csi"] = failed
-	rsp = run{spec: "{}", observed: obs}.do(t)
+	rsp = fntest.Call{Spec: "{}", Observed: obs}.Run(t, runFn)
 	cond = rsp.GetConditions()
 	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "HelmReleaseFailed" ||
 		cond[0].GetMessage() != "csi: install retries exhausted" {
@@ -632,20 +562,20 @@ func TestReadiness(t *testing.T) {
 	}
 	// A failed release is named before the pending ones.
 	delete(obs, "addon-coredns")
-	cond = run{spec: "{}", observed: obs}.do(t).GetConditions()
+	cond = fntest.Call{Spec: "{}", Observed: obs}.Run(t, runFn).GetConditions()
 	if len(cond) != 1 || cond[0].GetReason() != "HelmReleaseFailed" ||
 		cond[0].GetMessage() != "csi: install retries exhausted; coredns: HelmRelease not created yet" {
 		t.Errorf("conditions %v", cond)
 	}
 	// Nothing failed, something pending: waiting, not failed.
 	obs["addon-csi"] = "status: {conditions: [{type: Ready, status: Unknown, reason: Progressing, message: 'installing', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
-	cond = run{spec: "{}", observed: obs}.do(t).GetConditions()
+	cond = fntest.Call{Spec: "{}", Observed: obs}.Run(t, runFn).GetConditions()
 	if len(cond) != 1 || cond[0].GetReason() != "WaitingForHelmRelease" ||
 		cond[0].GetMessage() != "coredns: HelmRelease not created yet; csi: installing" {
 		t.Errorf("conditions %v", cond)
 	}
 	// Nothing dropped because something was not observed.
-	if d := cmp.Diff(baseReleases, names(releases(run{spec: "{}"}.do(t)))); d != "" {
+	if d := cmp.Diff(baseReleases, names(releases(fntest.Call{Spec: "{}"}.Run(t, runFn)))); d != "" {
 		t.Error(d)
 	}
 }
@@ -653,18 +583,12 @@ func TestReadiness(t *testing.T) {
 // The desired state of earlier steps is kept, and the desired XR keeps its
 // status fields.
 func TestKeepsEarlierDesired(t *testing.T) {
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, "{}")},
-		Desired: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: toStruct(t, "apiVersion: tenantkube.io/v1alpha1\nkind: XKubernetesCluster\nstatus: {version: v1.35.1}")},
-			Resources: map[string]*fnv1.Resource{"cluster": {Resource: toStruct(t, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster")}},
-		},
-	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustOK(t, rsp)
+	rsp := fntest.Call{
+		Spec:      "{}",
+		DesiredXR: "apiVersion: tenantkube.io/v1alpha1\nkind: XKubernetesCluster\nstatus: {version: v1.35.1}",
+		Desired:   map[string]string{"cluster": "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster"},
+	}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	if _, ok := rsp.GetDesired().GetResources()["cluster"]; !ok {
 		t.Error("earlier composed resource dropped")
 	}
@@ -675,8 +599,8 @@ func TestKeepsEarlierDesired(t *testing.T) {
 }
 
 func TestManagedSources(t *testing.T) {
-	rsp := run{spec: everything}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: everything}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	var got []string
 	for n, r := range rsp.GetDesired().GetResources() {
 		if strings.HasPrefix(n, "helmrepository-") || strings.HasPrefix(n, "ocirepository-") {
@@ -726,20 +650,18 @@ func TestManagedSources(t *testing.T) {
 // still holds each of them.
 func TestDesiredIsSupersetOfObserved(t *testing.T) {
 	spec := "addons: {certManager: {enabled: true}, ingressNginx: {enabled: true, hosts: [a.example.com]}, velero: {enabled: true}}"
-	first := run{spec: spec}.do(t)
-	mustOK(t, first)
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, spec), Resources: map[string]*fnv1.Resource{}},
-		Desired:  &fnv1.State{},
-	}
+	first := fntest.Call{Spec: spec}.Run(t, runFn)
+	fntest.NoFatal(t, first)
+	req := fntest.Call{Spec: spec}.Request(t)
+	req.Observed.Resources = map[string]*fnv1.Resource{}
 	for name, r := range first.GetDesired().GetResources() {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: r.GetResource()}
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.RunAsServed(runFn, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustOK(t, rsp)
+	fntest.NoFatal(t, rsp)
 	if len(req.Observed.Resources) < 10 {
 		t.Fatalf("test setup: only %d observed resources", len(req.Observed.Resources))
 	}
@@ -755,15 +677,15 @@ func TestDesiredIsSupersetOfObserved(t *testing.T) {
 // its 10th address (10.200.0.0/16 → 10.200.0.10); a chart version merges
 // into the default source; a bad value is Fatal naming its field there.
 func TestPlatformSettings(t *testing.T) {
-	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, "{}")}, Desired: &fnv1.State{}}
+	req := fntest.Call{Spec: "{}"}.Request(t)
 	if err := fntest.WithPlatformSettings(req, "serviceCIDR: 10.200.0.0/16\ncharts: {cilium: {version: 1.18.5}}"); err != nil {
 		t.Fatal(err)
 	}
-	rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
+	rsp, err := fntest.RunAsServed(runFn, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustOK(t, rsp)
+	fntest.NoFatal(t, rsp)
 	rs := releases(rsp)
 	if got := get(rs["coredns"], "spec", "values", "service", "clusterIP"); got != "10.200.0.10" {
 		t.Errorf("coredns clusterIP = %v, want 10.200.0.10", got)
@@ -775,15 +697,15 @@ func TestPlatformSettings(t *testing.T) {
 		t.Errorf("cilium chart = %v, want cilium (the default source's)", got)
 	}
 
-	bad := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, "{}")}, Desired: &fnv1.State{}}
+	bad := fntest.Call{Spec: "{}"}.Request(t)
 	if err := fntest.WithPlatformSettings(bad, "serviceCIDR: 10.95.0.0/30"); err != nil {
 		t.Fatal(err)
 	}
-	rsp, err = fntest.RunAsServed((&Function{}).RunFunction, bad)
+	rsp, err = fntest.RunAsServed(runFn, bad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg := fatal(rsp); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.serviceCIDR: Invalid value: "10.95.0.0/30"`) {
+	if msg := fntest.FatalMessage(rsp); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.serviceCIDR: Invalid value: "10.95.0.0/30"`) {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.serviceCIDR and the value", msg)
 	}
 }
