@@ -38,19 +38,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	in, err := readInput(req, rsp, r)
+	in, err := readInput(r, rsp)
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	hosts, err := function.TenantHostPolicy(req, t.ID, in.HostSettings())
+	hosts, err := r.TenantHostPolicy(t.ID, in.HostSettings())
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
 	p, err := plan(t, in, hosts, r)
 	if err != nil {
-		return function.Fatal(rsp, err), nil
-	}
-	if err := composeChartsForCleanup(req, rsp, p, t.ID, in); err != nil {
 		return function.Fatal(rsp, err), nil
 	}
 	if err := function.Write(rsp, r, p); err != nil {
@@ -61,12 +58,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 // readInput is the step's input with the platform settings
 // (EnvironmentConfig tenantkube) merged over it, defaulted and validated.
-func readInput(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r *function.Request) (*input.AddonsInput, error) {
+func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.AddonsInput, error) {
 	in := &input.AddonsInput{}
 	if err := r.Input(in); err != nil {
 		return nil, fmt.Errorf("cannot decode the function input: %w", err)
 	}
-	settings, err := platform.Apply(req, rsp, in)
+	settings, err := platform.Read(r, rsp, in)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +76,10 @@ func readInput(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r *f
 
 // plan computes the add-ons of tenant t from its spec, the defaulted input,
 // the hosts it may claim and the observed state r reads: every object
-// Render makes with its readiness rule, status.addons, the AddonsReady
-// condition and the tenant's Namespace as a required resource. It returns
-// a *field.Error naming the field for bad input.
+// Render makes with its readiness rule, the HelmCharts to delete with the
+// cluster, status.addons, the AddonsReady condition and the tenant's
+// Namespace as a required resource. It returns a *field.Error naming the
+// field for bad input.
 func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
 	p := &function.Plan{}
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(t.ID))
@@ -115,6 +113,17 @@ func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, 
 			p.Add(o.Name, o.Obj, function.ReadyAlways)
 		}
 	}
+	// The HelmCharts helm-controller made from the releases' chart
+	// templates in NS (managed HelmRepository sources) go with the cluster
+	// too.
+	charts, err := p.ComposeForCleanup(r, t.ID, HelmChartKind, function.CleanupOptions{Limit: in.MaxCleanupObjects})
+	if err != nil {
+		return nil, err
+	}
+	if charts.Skipped > 0 {
+		p.Warn(v1alpha1.ReasonTooManyObjectsToCleanUp, fmt.Sprintf("%d more HelmCharts labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
+			charts.Skipped, function.LabelCluster, t.ID.Name, t.ID.Namespace, in.MaxCleanupObjects))
+	}
 	p.Status = map[string]any{"addons": status}
 	setAddonsReady(p, failed, pending)
 	return p, nil
@@ -135,31 +144,6 @@ func setAddonsReady(p *function.Plan, failed, pending []string) {
 	default:
 		p.SetCondition(v1alpha1.ConditionAddonsReady, true, v1alpha1.ReasonAllAddonsReady, "")
 	}
-}
-
-// composeChartsForCleanup composes for deletion with the cluster the
-// HelmCharts helm-controller made from the releases' chart templates in NS
-// (managed HelmRepository sources), at most input.maxCleanupObjects of
-// them, warning about the rest.
-//
-// TODO(issue 17): an adapter until Plan.ComposeForCleanup lands; plan then
-// does this itself.
-func composeChartsForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *function.Plan, id function.Identity, in *input.AddonsInput) error {
-	charts, err := function.ComposeForCleanup(req, rsp, id, HelmChartKind, function.CleanupOptions{Limit: in.MaxCleanupObjects})
-	if err != nil {
-		return err
-	}
-	warnSkippedCharts(p, id, in, charts.Skipped)
-	return nil
-}
-
-// warnSkippedCharts warns when skipped HelmCharts are left uncomposed.
-func warnSkippedCharts(p *function.Plan, id function.Identity, in *input.AddonsInput, skipped int) {
-	if skipped == 0 {
-		return
-	}
-	p.Warn(v1alpha1.ReasonTooManyObjectsToCleanUp, fmt.Sprintf("%d more HelmCharts labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
-		skipped, function.LabelCluster, id.Name, id.Namespace, in.MaxCleanupObjects))
 }
 
 // HelmChartKind is Flux's HelmChart, which helm-controller creates in a

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
@@ -122,55 +120,6 @@ func TestAddonBounds(t *testing.T) {
 		}
 		if len(msg) > 2048 {
 			t.Errorf("%.80s: the Fatal message is %d bytes: it must name the size, not repeat the value", c.spec, len(msg))
-		}
-	}
-}
-
-// TestHelmChartCleanupIsBounded (finding 4): the HelmCharts composed for
-// deletion stop at input.maxCleanupObjects, with a Warning naming the
-// count, as the workers' cleanup kinds do.
-func TestHelmChartCleanupIsBounded(t *testing.T) {
-	charts := func(n int) map[string][]string {
-		items := make([]string, n)
-		for i := range items {
-			items[i] = fmt.Sprintf("apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: chart-%03d, namespace: tenant-demo, labels: {tenantkube.io/cluster: demo}}", i)
-		}
-		return map[string][]string{"cleanup-helmchart.source.toolkit.fluxcd.io": items}
-	}
-	count := func(rsp *fnv1.RunFunctionResponse) int {
-		n := 0
-		for name := range rsp.GetDesired().GetResources() {
-			if strings.HasPrefix(name, "cleanup-helmchart-") {
-				n++
-			}
-		}
-		return n
-	}
-	for _, c := range []struct {
-		charts, limit, want int
-		warning             string
-	}{
-		{charts: 3, limit: 3, want: 3},
-		{charts: 4, limit: 3, want: 3, warning: "1 more HelmCharts labelled tenantkube.io/cluster=demo in tenant-demo are not composed"},
-		{charts: 101, limit: 0, want: 100, warning: "1 more HelmCharts"},
-	} {
-		input := ""
-		if c.limit > 0 {
-			input = fmt.Sprintf("maxCleanupObjects: %d", c.limit)
-		}
-		rsp := withNamespace(fntest.Call{Spec: "{}", Input: input, Required: charts(c.charts)}, "").Run(t, runFn)
-		fntest.NoFatal(t, rsp)
-		if got := count(rsp); got != c.want {
-			t.Errorf("%d charts, limit %d: %d composed, want %d", c.charts, c.limit, got, c.want)
-		}
-		var warned string
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
-				warned += r.GetMessage()
-			}
-		}
-		if (c.warning == "") != (warned == "") || !strings.Contains(warned, c.warning) {
-			t.Errorf("%d charts, limit %d: warnings %q, want %q", c.charts, c.limit, warned, c.warning)
 		}
 	}
 }

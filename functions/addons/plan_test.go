@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ func planFor(t *testing.T, c fntest.Call) (*function.Plan, *function.Request, er
 	t.Helper()
 	r, tenant := c.Read(t)
 	in := fntest.AddonsInput(t, c.Input)
-	hosts, err := function.TenantHostPolicy(c.Request(t), tenant.ID, in.HostSettings())
+	hosts, err := r.TenantHostPolicy(tenant.ID, in.HostSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,10 +381,14 @@ func TestPlanRequirementsAndErrors(t *testing.T) {
 		want   want
 	}{
 		"RequiresTheNamespace": {
-			reason: "The tenant's Namespace carries its tenant host.",
+			reason: "The tenant's Namespace carries its tenant host; helm-controller's HelmCharts labelled with the cluster are composed for cleanup.",
 			args:   args{call: fntest.Call{Spec: "{}"}},
-			want: want{requirements: map[string]*fnv1.ResourceSelector{"tenant-namespace": {
-				ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchName{MatchName: "tenant-demo"}}}},
+			want: want{requirements: map[string]*fnv1.ResourceSelector{
+				"tenant-namespace": {ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchName{MatchName: "tenant-demo"}},
+				"cleanup-helmchart.source.toolkit.fluxcd.io": {ApiVersion: "source.toolkit.fluxcd.io/v1", Kind: "HelmChart",
+					Match:     &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"tenantkube.io/cluster": "demo"}}},
+					Namespace: ptr("tenant-demo")},
+			}},
 		},
 		"HostOfAnotherTenant": {
 			reason: "Once the Namespace arrived, a host outside the tenant host tenant-demo.tenants.example.com is forbidden.",
@@ -411,6 +417,74 @@ func TestPlanRequirementsAndErrors(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.requirements, p.Requirements, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nplan(...) requirements: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestPlanHelmChartCleanup: the HelmCharts helm-controller made in NS with
+// the cluster's label are composed for deletion with it, at most
+// input.maxCleanupObjects (default 100) of them, with a warning counting
+// the rest.
+func TestPlanHelmChartCleanup(t *testing.T) {
+	charts := func(n int) map[string][]string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf("apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: chart-%03d, namespace: tenant-demo, labels: {tenantkube.io/cluster: demo}}", i)
+		}
+		return map[string][]string{"cleanup-helmchart.source.toolkit.fluxcd.io": items}
+	}
+	type args struct {
+		charts int
+		input  string
+	}
+	type want struct {
+		composed int
+		warnings []function.Warning
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"AtTheLimit": {
+			reason: "3 charts under a limit of 3 are all composed.",
+			args:   args{charts: 3, input: "maxCleanupObjects: 3"},
+			want:   want{composed: 3},
+		},
+		"OverTheLimit": {
+			reason: "4 charts under a limit of 3: 3 composed, 1 counted.",
+			args:   args{charts: 4, input: "maxCleanupObjects: 3"},
+			want: want{composed: 3, warnings: []function.Warning{{Reason: "TooManyObjectsToCleanUp",
+				Message: "1 more HelmCharts labelled tenantkube.io/cluster=demo in tenant-demo are not composed for deletion with the cluster: at most 3 are (input.maxCleanupObjects, bounded by gRPC's message size)"}}},
+		},
+		"OverTheDefaultLimit": {
+			reason: "101 charts under the default limit of 100: 100 composed, 1 counted.",
+			args:   args{charts: 101},
+			want: want{composed: 100, warnings: []function.Warning{{Reason: "TooManyObjectsToCleanUp",
+				Message: "1 more HelmCharts labelled tenantkube.io/cluster=demo in tenant-demo are not composed for deletion with the cluster: at most 100 are (input.maxCleanupObjects, bounded by gRPC's message size)"}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, r, err := planFor(t, fntest.Call{Spec: "{}", Input: tc.args.input, Required: charts(tc.args.charts)})
+			if err != nil {
+				t.Fatalf("%s\nplan(...): %v", tc.reason, err)
+			}
+			n := 0
+			for _, c := range p.Composed {
+				if strings.HasPrefix(c.Name, "cleanup-helmchart-") {
+					n++
+					if got := c.Ready(r, c.Name); got != fnv1.Ready_READY_TRUE {
+						t.Errorf("%s: ready %v, want READY_TRUE (it exists)", c.Name, got)
+					}
+				}
+			}
+			if n != tc.want.composed {
+				t.Errorf("%s\nplan(...): %d HelmCharts composed, want %d", tc.reason, n, tc.want.composed)
+			}
+			if diff := cmp.Diff(tc.want.warnings, p.Warnings); diff != "" {
+				t.Errorf("%s\nplan(...) warnings: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
