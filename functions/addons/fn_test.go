@@ -410,42 +410,6 @@ func TestDependencyGraph(t *testing.T) {
 	}
 }
 
-func TestDependsOnExact(t *testing.T) {
-	deps := func(spec, rel string) []string {
-		hr := releases(fntest.Call{Spec: spec}.Run(t, runFn))[rel]
-		var out []string
-		for _, d := range get(hr, "spec", "dependsOn").([]any) {
-			out = append(out, d.(map[string]any)["name"].(string))
-		}
-		return out
-	}
-	if d := cmp.Diff([]string(nil), func() []string {
-		hr := releases(fntest.Call{Spec: "{}"}.Run(t, runFn))["cilium"]
-		if get(hr, "spec", "dependsOn") == nil {
-			return nil
-		}
-		return []string{"set"}
-	}()); d != "" {
-		t.Errorf("cilium without gateway API has dependsOn: %s", d)
-	}
-	for _, c := range []struct {
-		spec, rel string
-		want      []string
-	}{
-		{"addons: {gatewayAPI: {enabled: true}}", "cilium", []string{"demo-gateway-api-crds"}},
-		{"{}", "csi", []string{"demo-vsnap-crd", "demo-cilium"}},
-		{"{}", "metrics-server", []string{"demo-cilium", "demo-prometheus-operator-crds"}},
-		{"addons: {ingressNginx: {enabled: true}, ouroboros: {enabled: true}, gatewayAPI: {enabled: true}}", "ouroboros",
-			[]string{"demo-cilium", "demo-coredns", "demo-ingress-nginx", "demo-gateway-api-crds"}},
-		{"addons: {fluxcd: {enabled: true}}", "fluxcd", []string{"demo-cilium", "demo-fluxcd-operator"}},
-		{"addons: {gpuOperator: {enabled: true}, hami: {enabled: true}}", "hami", []string{"demo-cilium", "demo-gpu-operator"}},
-	} {
-		if d := cmp.Diff(c.want, deps(c.spec, c.rel)); d != "" {
-			t.Errorf("%s %s (-want +got):\n%s", c.spec, c.rel, d)
-		}
-	}
-}
-
 func TestDeterministic(t *testing.T) {
 	a := fntest.Call{Spec: everything}.Run(t, runFn)
 	b := fntest.Call{Spec: everything}.Run(t, runFn)
