@@ -78,13 +78,14 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 // the hosts it may claim and the observed state r reads: every object
 // Render makes with its readiness rule, the HelmCharts to delete with the
 // cluster, status.addons, the AddonsReady condition and the tenant's
-// Namespace as a required resource. It returns a *field.Error naming the
-// field for bad input.
+// Namespace as a required resource. For bad input it returns every
+// problem spec.Validate and CheckTenantInput find (an aggregate of
+// *field.Error naming each field), else Render's *field.Error.
 func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
 	p := &function.Plan{}
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(t.ID))
-	if err := CheckTenantInput(t.Spec, in, hosts); err != nil {
-		return nil, err
+	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {
+		return nil, errs.ToAggregate()
 	}
 	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(r))
 	if err != nil {
@@ -196,20 +197,21 @@ func tenantAPIAnswers(r *function.Request) bool {
 	return r.ObservedBool(function.KamajiControlPlaneResourceName, "status", "ready")
 }
 
-// CheckTenantInput applies the bounds every tenant shares: each
-// addons.ingressNginx.hosts entry may be claimed by this tenant (hosts,
-// HostPolicy.Check) and there are at most 32; each valuesOverride has at
-// most 64 top-level keys (the XRD's maxProperties) and all of them together
-// encode to at most input.maxValuesOverrideBytes of JSON. It returns a
-// *field.Error naming the field and the value (or its size).
-func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) error {
+// CheckTenantInput applies the platform's bounds (the input) to a spec that
+// may not have passed spec.Validate: each addons.ingressNginx.hosts entry
+// may be claimed by this tenant (hosts, HostPolicy.Check), and all
+// valuesOverride together encode to at most input.maxValuesOverrideBytes of
+// JSON. It returns every violation, naming the field and the value (or its
+// size).
+func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) field.ErrorList {
+	var errs field.ErrorList
 	ing := addonsPath("ingressNginx").Child("hosts")
-	if n := len(spec.Addons.IngressNginx.Hosts); n > v1alpha1.MaxIngressHosts {
-		return field.TooMany(ing, n, v1alpha1.MaxIngressHosts)
-	}
 	for i, h := range spec.Addons.IngressNginx.Hosts {
+		if i == v1alpha1.MaxIngressHosts {
+			break // the rest is spec.Validate's Too many
+		}
 		if err := hosts.Check(ing.Index(i), h); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	total, seen := 0, map[string]bool{}
@@ -224,16 +226,9 @@ func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInpu
 		seen[path.String()] = true
 		total += len(raw.Raw)
 		if total > in.MaxValuesOverrideBytes {
-			return field.Invalid(path, fmt.Sprintf("<%d bytes of JSON>", len(raw.Raw)),
-				fmt.Sprintf("Too long: all valuesOverride together may be at most %d bytes of JSON (input.maxValuesOverrideBytes); %d with the overrides before it", in.MaxValuesOverrideBytes, total))
-		}
-		ov, err := DecodeOverride(raw, path)
-		if err != nil {
-			return err
-		}
-		if len(ov) > v1alpha1.MaxValuesOverrideKeys {
-			return field.TooMany(path, len(ov), v1alpha1.MaxValuesOverrideKeys)
+			return append(errs, field.Invalid(path, fmt.Sprintf("<%d bytes of JSON>", len(raw.Raw)),
+				fmt.Sprintf("Too long: all valuesOverride together may be at most %d bytes of JSON (input.maxValuesOverrideBytes); %d with the overrides before it", in.MaxValuesOverrideBytes, total)))
 		}
 	}
-	return nil
+	return errs
 }

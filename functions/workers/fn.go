@@ -13,7 +13,6 @@ import (
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
@@ -200,30 +199,14 @@ type groupOutcome struct {
 // whole response Fatal.
 func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *function.Tenant, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	id, spec := t.ID, t.Spec
-	var errs field.ErrorList
-	row, err := function.LookupVersion(spec.Version)
-	if err != nil {
-		errs = append(errs, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions()))
-	}
-	if len(spec.NodeGroups) > in.MaxNodeGroups {
-		errs = append(errs, field.TooMany(field.NewPath("spec", "nodeGroups"), len(spec.NodeGroups), in.MaxNodeGroups))
-	}
 	names := sortedKeys(spec.NodeGroups)
-	for _, g := range names {
-		errs = append(errs, ValidateNodeGroup(g, spec.NodeGroups[g], in.MaxReplicas)...)
-	}
-	if img := spec.Images.WaitForKubeconfig; img != "" {
-		p := field.NewPath("spec", "images", "waitForKubeconfig")
-		if len(img) > v1alpha1.MaxImageLength {
-			errs = append(errs, function.TooLong(p, img, v1alpha1.MaxImageLength))
-		} else if named, err := function.CheckImage(p, img, in.AllowedImageRegistries); err != nil {
-			errs = append(errs, err)
-		} else {
-			spec.Images.WaitForKubeconfig = named
-		}
-	}
+	errs := append(spec.Validate(), validatePlatform(spec, names, in)...)
 	if len(errs) > 0 {
 		return errs
+	}
+	row, err := function.LookupVersion(spec.Version)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "version"), err)}
 	}
 
 	// Requirements are emitted on every call, so Crossplane keeps them
