@@ -45,7 +45,7 @@ func FuzzTenantConfinement(f *testing.F) {
 			Desired:           &fnv1.State{Resources: map[string]*fnv1.Resource{"earlier-step": {Resource: earlier}}},
 			RequiredResources: map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsObj}}}},
 		}
-		rsp, err := fntest.Run((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run(runFn, req)
 		if err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}

@@ -7,6 +7,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // observedKCP is the observed KamajiControlPlane with status.ready as given.
@@ -32,8 +34,8 @@ func TestReleasesSuspendedWhileTenantAPIDoesNotAnswer(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: "addons: {velero: {enabled: true}}", observed: tc.observed}.do(t)
-			mustOK(t, rsp)
+			rsp := fntest.Call{Spec: "addons: {velero: {enabled: true}}", Observed: tc.observed}.Run(t, runFn)
+			fntest.NoFatal(t, rsp)
 			rels := releases(rsp)
 			if len(rels) != len(baseReleases)+1 {
 				t.Fatalf("releases %v", names(rels))
@@ -52,7 +54,7 @@ func TestReleasesSuspendedWhileTenantAPIDoesNotAnswer(t *testing.T) {
 // remove a LoadBalancer finalizer, and Flux retries a failed uninstall for
 // ever.
 func TestUninstallNeitherRunsHooksNorWaits(t *testing.T) {
-	for r, hr := range releases(run{spec: "addons: {ingressNginx: {enabled: true}, certManager: {enabled: true}}"}.do(t)) {
+	for r, hr := range releases(fntest.Call{Spec: "addons: {ingressNginx: {enabled: true}, certManager: {enabled: true}}"}.Run(t, runFn)) {
 		if d := cmp.Diff(map[string]any{"disableHooks": true, "disableWait": true}, get(hr, "spec", "uninstall")); d != "" {
 			t.Errorf("%s: spec.uninstall (-want +got):\n%s", r, d)
 		}
@@ -62,8 +64,8 @@ func TestUninstallNeitherRunsHooksNorWaits(t *testing.T) {
 // With the default DeletionOrder each release has a Usage keeping the
 // KamajiControlPlane until Flux has uninstalled it; None emits none.
 func TestUsageKeepsControlPlaneUntilReleaseIsGone(t *testing.T) {
-	rsp := run{spec: "addons: {velero: {enabled: true}}"}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: "addons: {velero: {enabled: true}}"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	var usages []string
 	for n, r := range rsp.GetDesired().GetResources() {
 		rel, ok := strings.CutPrefix(n, "usage-kamajicontrolplane-by-addon-")
@@ -95,19 +97,19 @@ func TestUsageKeepsControlPlaneUntilReleaseIsGone(t *testing.T) {
 	}
 
 	ready := "status: {conditions: [{type: Ready, status: 'True', reason: Available, lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
-	rsp = run{spec: "{}", observed: map[string]string{"usage-kamajicontrolplane-by-addon-cilium": ready}}.do(t)
+	rsp = fntest.Call{Spec: "{}", Observed: map[string]string{"usage-kamajicontrolplane-by-addon-cilium": ready}}.Run(t, runFn)
 	if got := rsp.GetDesired().GetResources()["usage-kamajicontrolplane-by-addon-cilium"].GetReady(); got != fnv1.Ready_READY_TRUE {
 		t.Errorf("observed Ready Usage: ready %v", got)
 	}
 
-	rsp = run{spec: "{}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ndeletionOrder: None"}.do(t)
-	mustOK(t, rsp)
+	rsp = fntest.Call{Spec: "{}", Input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ndeletionOrder: None"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	for n := range rsp.GetDesired().GetResources() {
 		if strings.HasPrefix(n, "usage-") {
 			t.Errorf("deletionOrder None: %s emitted", n)
 		}
 	}
-	if m := fatal(run{spec: "{}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ndeletionOrder: Later"}.do(t)); !strings.Contains(m, "input.deletionOrder") || !strings.Contains(m, `"Later"`) {
+	if m := fntest.FatalMessage(fntest.Call{Spec: "{}", Input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ndeletionOrder: Later"}.Run(t, runFn)); !strings.Contains(m, "input.deletionOrder") || !strings.Contains(m, `"Later"`) {
 		t.Errorf("bad deletionOrder: Fatal %q", m)
 	}
 }
@@ -117,8 +119,8 @@ func TestUsageKeepsControlPlaneUntilReleaseIsGone(t *testing.T) {
 // HelmCharts in NS and composes them for deletion with the cluster (Flux
 // leaves the HelmChart of a suspended release it deletes).
 func TestHelmChartsComposedForCleanup(t *testing.T) {
-	rsp := run{spec: "{}"}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: "{}"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	want := map[string]any{"labels": map[string]any{"tenantkube.io/cluster": "demo", "app.kubernetes.io/managed-by": "tenantkube"}}
 	if d := cmp.Diff(want, get(releases(rsp)["cilium"], "spec", "chart", "metadata")); d != "" {
 		t.Errorf("cilium chart template metadata (-want +got):\n%s", d)

@@ -8,9 +8,7 @@ import (
 
 	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -27,22 +25,6 @@ type Function struct {
 	log function.Logger
 }
 
-// Condition the function sets on the XR and the claim (docs/spec.md §2).
-const (
-	ConditionAddonsReady = "AddonsReady"
-	// ReasonAllReady is AddonsReady=True's reason: every release of an
-	// enabled add-on, base or optional, is Ready.
-	ReasonAllReady = "AllAddonsReady"
-	// ReasonHelmReleaseFailed is AddonsReady=False's reason when a release
-	// reports Ready=False; the message names each failed release
-	// first ("<release>: <message>"), then those still pending.
-	ReasonHelmReleaseFailed = "HelmReleaseFailed"
-	// ReasonWaitingForHelmRelease is AddonsReady=False's reason when no
-	// release failed but some are not Ready yet (not created, or no Ready
-	// condition yet).
-	ReasonWaitingForHelmRelease = "WaitingForHelmRelease"
-)
-
 // RunFunction adds the tenant's add-on HelmReleases (and their managed chart
 // sources and, for a Proxied ingress-nginx with hosts, the management
 // Service and Ingress) to the desired state it receives, keeping what earlier
@@ -51,110 +33,118 @@ const (
 // whose message names the field (docs/spec.md §6); nothing is applied then.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
+	r := function.NewRequest(req)
+	t, err := r.Tenant()
+	if err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	in, err := readInput(r, rsp)
+	if err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	hosts, err := r.TenantHostPolicy(t.ID, in.HostSettings())
+	if err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	p, err := plan(t, in, hosts, r)
+	if err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	if err := function.Write(rsp, r, p); err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	return rsp, nil
+}
 
-	t, err := function.ReadTenant(req)
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
+// readInput is the step's input with the platform settings
+// (EnvironmentConfig tenantkube) merged over it, defaulted and validated.
+func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.AddonsInput, error) {
 	in := &input.AddonsInput{}
-	if req.GetInput() != nil {
-		if err := request.GetInput(req, in); err != nil {
-			response.Fatal(rsp, fmt.Errorf("cannot decode the function input: %w", err))
-			return rsp, nil
-		}
+	if err := r.Input(in); err != nil {
+		return nil, fmt.Errorf("cannot decode the function input: %w", err)
 	}
-	settings, err := platform.Apply(req, rsp, in)
+	settings, err := platform.Read(r, rsp, in)
 	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
+		return nil, err
 	}
 	in.Default()
 	if err := in.Validate(); err != nil {
-		response.Fatal(rsp, settings.Attribute(err))
-		return rsp, nil
+		return nil, settings.Attribute(err)
 	}
-	function.RequireNamespace(rsp, t.ID)
-	hosts, err := function.TenantHostPolicy(req, t.ID, in.HostSettings())
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {
-		response.Fatal(rsp, errs.ToAggregate())
-		return rsp, nil
-	}
-	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(req))
-	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
+	return in, nil
+}
 
-	status := map[string]v1alpha1.AddonStatus{}
+// plan computes the add-ons of tenant t from its spec, the defaulted input,
+// the hosts it may claim and the observed state r reads: every object
+// Render makes with its readiness rule, the HelmCharts to delete with the
+// cluster, status.addons, the AddonsReady condition and the tenant's
+// Namespace as a required resource. For bad input it returns every
+// problem spec.Validate and CheckTenantInput find (an aggregate of
+// *field.Error naming each field), else Render's *field.Error.
+func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
+	p := &function.Plan{}
+	p.Require(function.RequirementNamespace, function.NamespaceSelector(t.ID))
+	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(r))
+	if err != nil {
+		return nil, err
+	}
+	status := make(map[string]v1alpha1.AddonStatus)
 	var failed, pending []string
 	for _, o := range objs {
-		ready := fnv1.Ready_READY_TRUE
 		switch o.Obj.(type) {
 		case *protectionv1beta1.Usage:
-			ready = function.ReadyWhenConditionTrue(req, o.Name, "Ready")
-		case interface{ GetConditions() []metav1.Condition }:
-			ok, hasFailed, msg := observedReady(req, o.Name)
-			if !ok {
-				ready = fnv1.Ready_READY_FALSE
+			p.Add(o.Name, o.Obj, function.ReadyOnCondition("Ready"))
+		case interface{ GetConditions() []metav1.Condition }: // Flux objects
+			p.Add(o.Name, o.Obj, fluxReady)
+			if o.Release == "" {
+				continue
 			}
-			if o.Release != "" {
-				st := v1alpha1.AddonStatus{Ready: ok}
-				if !ok {
-					st.Message = msg
-					if hasFailed {
-						failed = append(failed, o.Release+": "+msg)
-					} else {
-						pending = append(pending, o.Release+": "+msg)
-					}
-				}
-				status[o.Release] = st
+			ok, hasFailed, msg := observedReady(r, o.Name)
+			status[o.Release] = v1alpha1.AddonStatus{Ready: ok, Message: msg}
+			switch {
+			case hasFailed:
+				failed = append(failed, o.Release+": "+msg)
+			case !ok:
+				pending = append(pending, o.Release+": "+msg)
 			}
-		}
-		if err := function.SetDesired(rsp, o.Name, o.Obj, ready); err != nil {
-			response.Fatal(rsp, err)
-			return rsp, nil
+		default:
+			p.Add(o.Name, o.Obj, function.ReadyAlways)
 		}
 	}
-
 	// The HelmCharts helm-controller made from the releases' chart
 	// templates in NS (managed HelmRepository sources) go with the cluster
-	// too; what any step composed for cleanup stays.
-	charts, err := function.ComposeForCleanup(req, rsp, t.ID, HelmChartKind, function.CleanupOptions{Limit: in.MaxCleanupObjects})
+	// too.
+	charts, err := p.ComposeForCleanup(r, t.ID, HelmChartKind, function.CleanupOptions{Limit: in.MaxCleanupObjects})
 	if err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
+		return nil, err
 	}
 	if charts.Skipped > 0 {
-		response.Warning(rsp, fmt.Errorf("%d more HelmCharts labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
-			charts.Skipped, function.LabelCluster, t.ID.Name, t.ID.Namespace, in.MaxCleanupObjects)).
-			WithReason("TooManyObjectsToCleanUp").TargetCompositeAndClaim()
+		p.Warn(v1alpha1.ReasonTooManyObjectsToCleanUp, fmt.Sprintf("%d more HelmCharts labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
+			charts.Skipped, function.LabelCluster, t.ID.Name, t.ID.Namespace, in.MaxCleanupObjects))
 	}
-	if err := function.KeepComposedForCleanup(req, rsp); err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	if err := setStatus(rsp, status); err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
+	p.Status = map[string]any{"addons": status}
+	setAddonsReady(p, failed, pending)
+	return p, nil
+}
+
+// setAddonsReady sets AddonsReady from the releases that failed and those
+// still pending ("<release>: <message>" each): False naming the failed ones
+// first when any failed, False naming the pending ones when any is
+// pending, True otherwise.
+func setAddonsReady(p *function.Plan, failed, pending []string) {
 	sort.Strings(failed)
 	sort.Strings(pending)
 	switch {
 	case len(failed) > 0:
-		response.ConditionFalse(rsp, ConditionAddonsReady, ReasonHelmReleaseFailed).
-			WithMessage(strings.Join(append(failed, pending...), "; ")).TargetCompositeAndClaim()
+		p.SetCondition(v1alpha1.ConditionAddonsReady, false, v1alpha1.ReasonHelmReleaseFailed, strings.Join(append(failed, pending...), "; "))
 	case len(pending) > 0:
-		response.ConditionFalse(rsp, ConditionAddonsReady, ReasonWaitingForHelmRelease).
-			WithMessage(strings.Join(pending, "; ")).TargetCompositeAndClaim()
+		p.SetCondition(v1alpha1.ConditionAddonsReady, false, v1alpha1.ReasonWaitingForHelmRelease, strings.Join(pending, "; "))
 	default:
-		response.ConditionTrue(rsp, ConditionAddonsReady, ReasonAllReady).TargetCompositeAndClaim()
+		p.SetCondition(v1alpha1.ConditionAddonsReady, true, v1alpha1.ReasonAllAddonsReady, "")
 	}
-	return rsp, nil
 }
 
 // HelmChartKind is Flux's HelmChart, which helm-controller creates in a
@@ -171,12 +161,12 @@ const (
 // observedReady reads the Ready condition of the observed composed resource
 // name (a Flux object): ready when its status is True; failed when it is
 // False; otherwise (not observed, no condition, Unknown) pending. msg is the
-// condition's message, or why there is none.
-func observedReady(req *fnv1.RunFunctionRequest, name string) (ready, failed bool, msg string) {
-	if !function.ObservedExists(req, name) {
+// condition's message, or why there is none; "" when ready.
+func observedReady(r *function.Request, name string) (ready, failed bool, msg string) {
+	if !r.ObservedExists(name) {
 		return false, false, msgNotObserved
 	}
-	status, reason, message := function.ObservedConditionStatus(req, name, "Ready")
+	status, reason, message := r.ObservedCondition(name, "Ready")
 	switch {
 	case status == "True":
 		return true, false, ""
@@ -190,20 +180,11 @@ func observedReady(req *fnv1.RunFunctionRequest, name string) (ready, failed boo
 	return false, status == "False", msgNotReady
 }
 
-// setStatus writes status.addons into the desired composite resource,
-// keeping everything earlier steps set there.
-func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonStatus) error {
-	// Built as the Struct structpb.NewValue makes of {release: {ready,
-	// message}}, without the maps in between.
-	m := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(status))}
-	for r, s := range status {
-		e := &structpb.Struct{Fields: map[string]*structpb.Value{"ready": structpb.NewBoolValue(s.Ready)}}
-		if s.Message != "" {
-			e.Fields["message"] = structpb.NewStringValue(s.Message)
-		}
-		m.Fields[r] = structpb.NewStructValue(e)
-	}
-	return function.SetCompositeStatus(rsp, map[string]any{"addons": structpb.NewStructValue(m)})
+// fluxReady is the readiness of a Flux object: ready when observedReady
+// says so, as its status.addons entry does.
+func fluxReady(r *function.Request, name string) fnv1.Ready {
+	ok, _, _ := observedReady(r, name)
+	return function.ReadyIf(ok)
 }
 
 // tenantAPIAnswers reports whether the observed KamajiControlPlane (the
@@ -212,8 +193,8 @@ func setStatus(rsp *fnv1.RunFunctionResponse, status map[string]v1alpha1.AddonSt
 // observed, and whenever it is not ready, the add-on HelmReleases are
 // suspended: Flux cannot install into a tenant that does not answer, and a
 // cluster deleted in that state must not wait on an uninstall (docs/spec.md §7).
-func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
-	return function.ReadyWhenStatusReady(req, function.KamajiControlPlaneResourceName) == fnv1.Ready_READY_TRUE
+func tenantAPIAnswers(r *function.Request) bool {
+	return r.ObservedBool(function.KamajiControlPlaneResourceName, "status", "ready")
 }
 
 // CheckTenantInput applies the platform's bounds (the input) to a spec that

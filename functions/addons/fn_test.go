@@ -8,90 +8,15 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/schema"
 )
 
-// xr returns an observed XR of the claim tenant-demo/demo with spec (YAML).
-func xr(t *testing.T, spec string) *fnv1.Resource {
-	t.Helper()
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(spec), &m); err != nil {
-		t.Fatal(err)
-	}
-	obj := map[string]any{
-		"apiVersion": "tenantkube.io/v1alpha1", "kind": "XKubernetesCluster",
-		"metadata": map[string]any{"name": "demo-x7k2p", "labels": map[string]any{
-			"crossplane.io/claim-name": "demo", "crossplane.io/claim-namespace": "tenant-demo"}},
-		"spec": m,
-	}
-	s, err := structpb.NewStruct(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fnv1.Resource{Resource: s}
-}
-
-func toStruct(t *testing.T, yml string) *structpb.Struct {
-	t.Helper()
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(yml), &m); err != nil {
-		t.Fatal(err)
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-type run struct {
-	spec     string
-	input    string
-	observed map[string]string // composed name → YAML
-}
-
-func (r run) do(t *testing.T) *fnv1.RunFunctionResponse {
-	t.Helper()
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, r.spec)},
-		Desired:  &fnv1.State{},
-	}
-	if r.input != "" {
-		req.Input = toStruct(t, r.input)
-	}
-	if len(r.observed) > 0 {
-		req.Observed.Resources = map[string]*fnv1.Resource{}
-		for n, y := range r.observed {
-			req.Observed.Resources[n] = &fnv1.Resource{Resource: toStruct(t, y)}
-		}
-	}
-	rsp, err := fntest.Run((&Function{}).RunFunction, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rsp
-}
-
-func fatal(rsp *fnv1.RunFunctionResponse) string {
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return r.GetMessage()
-		}
-	}
-	return ""
-}
-
-func mustOK(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-	t.Helper()
-	if m := fatal(rsp); m != "" {
-		t.Fatalf("unexpected Fatal: %s", m)
-	}
-}
+// runFn is the function's RunFunction, as Crossplane calls it.
+var runFn fntest.Runner = (&Function{}).RunFunction
 
 // releases returns the composed HelmReleases by release name.
 func releases(rsp *fnv1.RunFunctionResponse) map[string]map[string]any {
@@ -143,8 +68,8 @@ addons:
 // Acceptance (issue 4): the default spec renders exactly the base add-ons,
 // each N-<release> with the tenant kubeconfig; RetryOnFailure everywhere.
 func TestDefaultSpec(t *testing.T) {
-	rsp := run{spec: "{}"}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: "{}"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	hrs := releases(rsp)
 	if d := cmp.Diff(baseReleases, names(hrs)); d != "" {
 		t.Fatalf("releases (-want +got):\n%s", d)
@@ -177,8 +102,8 @@ func TestDefaultSpec(t *testing.T) {
 }
 
 func TestRetryOnFailureEverywhere(t *testing.T) {
-	rsp := run{spec: everything}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: everything}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	hrs := releases(rsp)
 	if len(hrs) != 20 {
 		t.Errorf("%d releases with everything enabled, want 20: %v", len(hrs), names(hrs))
@@ -271,8 +196,8 @@ func TestValues(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: c.spec, input: c.input}.do(t)
-			mustOK(t, rsp)
+			rsp := fntest.Call{Spec: c.spec, Input: c.input}.Run(t, runFn)
+			fntest.NoFatal(t, rsp)
 			hr := releases(rsp)[c.release]
 			if hr == nil {
 				t.Fatalf("no release %s", c.release)
@@ -319,8 +244,8 @@ func TestFatal(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: c.spec, input: c.input}.do(t)
-			msg := fatal(rsp)
+			rsp := fntest.Call{Spec: c.spec, Input: c.input}.Run(t, runFn)
+			msg := fntest.FatalMessage(rsp)
 			if !strings.Contains(msg, c.want) {
 				t.Fatalf("Fatal %q does not name %s", msg, c.want)
 			}
@@ -342,33 +267,33 @@ func TestOuroborosGatewayTruthy(t *testing.T) {
 			"}, ingressNginx: {enabled: true}, ouroboros: {enabled: true, valuesOverride: {controller: {gatewayApi: {enabled: " + v + "}}}}}"
 	}
 	for _, v := range truthy {
-		if msg := fatal(run{spec: spec(v, false)}.do(t)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled") {
+		if msg := fntest.FatalMessage(fntest.Call{Spec: spec(v, false)}.Run(t, runFn)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled") {
 			t.Errorf("%s: want Fatal naming the override, got %q", v, msg)
 		}
-		if msg := fatal(run{spec: spec(v, true)}.do(t)); msg != "" {
+		if msg := fntest.FatalMessage(fntest.Call{Spec: spec(v, true)}.Run(t, runFn)); msg != "" {
 			t.Errorf("%s with gatewayAPI: unexpected Fatal %q", v, msg)
 		}
 	}
 	for _, v := range falsy {
-		if msg := fatal(run{spec: spec(v, false)}.do(t)); msg != "" {
+		if msg := fntest.FatalMessage(fntest.Call{Spec: spec(v, false)}.Run(t, runFn)); msg != "" {
 			t.Errorf("%s: unexpected Fatal %q", v, msg)
 		}
 	}
 	// Wrapped layout: the switch is read under the wrapper key.
 	in := "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ncharts: {ouroboros: {valuesLayout: Wrapped, wrapperKey: ouroboros}}"
 	wrapped := "addons: {ingressNginx: {enabled: true}, ouroboros: {enabled: true, valuesOverride: {ouroboros: {controller: {gatewayApi: {enabled: on}}}}}}"
-	if msg := fatal(run{spec: wrapped, input: in}.do(t)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.ouroboros.controller.gatewayApi.enabled") {
+	if msg := fntest.FatalMessage(fntest.Call{Spec: wrapped, Input: in}.Run(t, runFn)); !strings.Contains(msg, "spec.addons.ouroboros.valuesOverride.ouroboros.controller.gatewayApi.enabled") {
 		t.Errorf("wrapped: got %q", msg)
 	}
-	if msg := fatal(run{spec: wrapped}.do(t)); msg != "" {
+	if msg := fntest.FatalMessage(fntest.Call{Spec: wrapped}.Run(t, runFn)); msg != "" {
 		t.Errorf("wrapped override with an Upstream source is not the switch; got Fatal %q", msg)
 	}
 }
 
 func TestProxiedVsLoadBalancer(t *testing.T) {
-	proxied := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.tenant-demo.tenants.example.com']}}",
-		input: "allowWildcardHosts: true"}.do(t)
-	mustOK(t, proxied)
+	proxied := fntest.Call{Spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.tenant-demo.tenants.example.com']}}",
+		Input: "allowWildcardHosts: true"}.Run(t, runFn)
+	fntest.NoFatal(t, proxied)
 	svc := proxied.GetDesired().GetResources()[composedProxyService].GetResource().AsMap()
 	ing := proxied.GetDesired().GetResources()[composedProxyIngress].GetResource().AsMap()
 	wantSvc := map[string]any{
@@ -426,8 +351,8 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 		"Proxied, no hosts": "addons: {ingressNginx: {enabled: true}}",
 		"disabled":          "addons: {ingressNginx: {hosts: [example.org]}}",
 	} {
-		rsp := run{spec: spec}.do(t)
-		mustOK(t, rsp)
+		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
+		fntest.NoFatal(t, rsp)
 		for _, n := range []string{composedProxyService, composedProxyIngress} {
 			if _, ok := rsp.GetDesired().GetResources()[n]; ok {
 				t.Errorf("%s: %s emitted", name, n)
@@ -454,8 +379,8 @@ func TestDependencyGraph(t *testing.T) {
 		"ouroboros without gateway":      "addons: {ingressNginx: {enabled: true}, ouroboros: {enabled: true}}",
 	} {
 		t.Run(name, func(t *testing.T) {
-			rsp := run{spec: spec}.do(t)
-			mustOK(t, rsp)
+			rsp := fntest.Call{Spec: spec}.Run(t, runFn)
+			fntest.NoFatal(t, rsp)
 			hrs := releases(rsp)
 			graph := map[string][]string{}
 			for rel, hr := range hrs {
@@ -490,45 +415,9 @@ func TestDependencyGraph(t *testing.T) {
 	}
 }
 
-func TestDependsOnExact(t *testing.T) {
-	deps := func(spec, rel string) []string {
-		hr := releases(run{spec: spec}.do(t))[rel]
-		var out []string
-		for _, d := range get(hr, "spec", "dependsOn").([]any) {
-			out = append(out, d.(map[string]any)["name"].(string))
-		}
-		return out
-	}
-	if d := cmp.Diff([]string(nil), func() []string {
-		hr := releases(run{spec: "{}"}.do(t))["cilium"]
-		if get(hr, "spec", "dependsOn") == nil {
-			return nil
-		}
-		return []string{"set"}
-	}()); d != "" {
-		t.Errorf("cilium without gateway API has dependsOn: %s", d)
-	}
-	for _, c := range []struct {
-		spec, rel string
-		want      []string
-	}{
-		{"addons: {gatewayAPI: {enabled: true}}", "cilium", []string{"demo-gateway-api-crds"}},
-		{"{}", "csi", []string{"demo-vsnap-crd", "demo-cilium"}},
-		{"{}", "metrics-server", []string{"demo-cilium", "demo-prometheus-operator-crds"}},
-		{"addons: {ingressNginx: {enabled: true}, ouroboros: {enabled: true}, gatewayAPI: {enabled: true}}", "ouroboros",
-			[]string{"demo-cilium", "demo-coredns", "demo-ingress-nginx", "demo-gateway-api-crds"}},
-		{"addons: {fluxcd: {enabled: true}}", "fluxcd", []string{"demo-cilium", "demo-fluxcd-operator"}},
-		{"addons: {gpuOperator: {enabled: true}, hami: {enabled: true}}", "hami", []string{"demo-cilium", "demo-gpu-operator"}},
-	} {
-		if d := cmp.Diff(c.want, deps(c.spec, c.rel)); d != "" {
-			t.Errorf("%s %s (-want +got):\n%s", c.spec, c.rel, d)
-		}
-	}
-}
-
 func TestDeterministic(t *testing.T) {
-	a := run{spec: everything}.do(t)
-	b := run{spec: everything}.do(t)
+	a := fntest.Call{Spec: everything}.Run(t, runFn)
+	b := fntest.Call{Spec: everything}.Run(t, runFn)
 	ja, _ := json.Marshal(a.GetDesired().GetResources()["addon-cilium"].GetResource().AsMap())
 	jb, _ := json.Marshal(b.GetDesired().GetResources()["addon-cilium"].GetResource().AsMap())
 	if string(ja) != string(jb) {
@@ -541,14 +430,20 @@ func TestDeterministic(t *testing.T) {
 			t.Errorf("%s differs between two renders", n)
 		}
 	}
-	// The values bytes themselves are sorted.
-	objs, err := renderFor(t, everything)
-	if err != nil {
-		t.Fatal(err)
+	// The planned objects (values bytes included) encode identically.
+	objects := func() string {
+		p, _, err := planFor(t, fntest.Call{Spec: everything})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var objs []any
+		for _, c := range p.Composed {
+			objs = append(objs, c.Name, c.Object)
+		}
+		return mustJSON(t, objs)
 	}
-	objs2, _ := renderFor(t, everything)
-	if mustJSON(t, objs) != mustJSON(t, objs2) {
-		t.Error("Render output differs byte-wise")
+	if objects() != objects() {
+		t.Error("plan's objects differ byte-wise")
 	}
 }
 
@@ -559,8 +454,8 @@ func TestSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, spec := range map[string]string{"defaults": "{}", "everything": everything} {
-		rsp := run{spec: spec}.do(t)
-		mustOK(t, rsp)
+		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
+		fntest.NoFatal(t, rsp)
 		n := 0
 		for cn, r := range rsp.GetDesired().GetResources() {
 			u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
@@ -578,41 +473,22 @@ func TestSchema(t *testing.T) {
 	}
 }
 
-func TestReadiness(t *testing.T) {
-	ready := "status: {conditions: [{type: Ready, status: 'True', reason: InstallSucceeded, message: ok, lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
-	failed := "status: {conditions: [{type: Ready, status: 'False', reason: InstallFailed, message: 'install retries exhausted', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
+// TestReadinessInTheResponse: what plan decides about readiness
+// (TestPlanAddonsReady, TestPlanReadiness) reaches the response: each
+// composed resource's readiness, status.addons in the desired XR, and
+// AddonsReady on the XR and the claim. Nothing is dropped because it was
+// not observed.
+func TestReadinessInTheResponse(t *testing.T) {
 	obs := map[string]string{}
 	for _, r := range baseReleases {
-		obs["addon-"+r] = ready
+		obs["addon-"+r] = readyTrue
 	}
-	rsp := run{spec: "{}", observed: obs}.do(t)
-	mustOK(t, rsp)
-	cond := rsp.GetConditions()
-	if len(cond) != 1 || cond[0].GetType() != "AddonsReady" || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || cond[0].GetReason() != "AllAddonsReady" {
-		t.Errorf("conditions %v", cond)
-	}
-	// An enabled optional add-on gates AddonsReady like a base one (issue
-	// 16: cert-manager failed while the condition read True).
-	rsp = run{spec: "addons: {velero: {enabled: true}}", observed: obs}.do(t)
-	mustOK(t, rsp)
-	cond = rsp.GetConditions()
-	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "WaitingForHelmRelease" ||
-		cond[0].GetMessage() != "velero: HelmRelease not created yet" {
-		t.Errorf("velero pending: conditions %v", cond)
-	}
-	cm := map[string]string{"addon-cert-manager-crds": ready, "addon-cert-manager": failed}
-	for k, v := range obs {
-		cm[k] = v
-	}
-	cond = run{spec: "addons: {certManager: {enabled: true}}", observed: cm}.do(t).GetConditions()
-	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "HelmReleaseFailed" ||
-		cond[0].GetMessage() != "cert-manager: install retries exhausted" {
-		t.Errorf("cert-manager failed: conditions %v", cond)
-	}
-	cm["addon-cert-manager"] = ready
-	cond = run{spec: "addons: {certManager: {enabled: true}}", observed: cm}.do(t).GetConditions()
-	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE || cond[0].GetReason() != "AllAddonsReady" {
-		t.Errorf("cert-manager ready: conditions %v", cond)
+	rsp := fntest.Call{Spec: "addons: {velero: {enabled: true}}", Observed: obs}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
+	want := []*fnv1.Condition{{Type: "AddonsReady", Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: "WaitingForHelmRelease",
+		Message: ptr("velero: HelmRelease not created yet"), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()}}
+	if d := cmp.Diff(want, rsp.GetConditions(), protocmp.Transform()); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
 	}
 	if got := rsp.GetDesired().GetResources()["addon-cilium"].GetReady(); got != fnv1.Ready_READY_TRUE {
 		t.Errorf("cilium ready %v", got)
@@ -624,52 +500,23 @@ func TestReadiness(t *testing.T) {
 	if d := cmp.Diff(map[string]any{"ready": false, "message": "HelmRelease not created yet"}, get(st.(map[string]any), "velero")); d != "" {
 		t.Errorf("velero status (-want +got):\n%s", d)
 	}
-
-	obs["addon-csi"] = failed
-	rsp = run{spec: "{}", observed: obs}.do(t)
-	cond = rsp.GetConditions()
-	if len(cond) != 1 || cond[0].GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || cond[0].GetReason() != "HelmReleaseFailed" ||
-		cond[0].GetMessage() != "csi: install retries exhausted" {
-		t.Errorf("conditions %v", cond)
+	if d := cmp.Diff(map[string]any{"ready": true}, get(st.(map[string]any), "cilium")); d != "" {
+		t.Errorf("cilium status (-want +got):\n%s", d)
 	}
-	if cond[0].GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
-		t.Errorf("condition target %v", cond[0].GetTarget())
-	}
-	// A failed release is named before the pending ones.
-	delete(obs, "addon-coredns")
-	cond = run{spec: "{}", observed: obs}.do(t).GetConditions()
-	if len(cond) != 1 || cond[0].GetReason() != "HelmReleaseFailed" ||
-		cond[0].GetMessage() != "csi: install retries exhausted; coredns: HelmRelease not created yet" {
-		t.Errorf("conditions %v", cond)
-	}
-	// Nothing failed, something pending: waiting, not failed.
-	obs["addon-csi"] = "status: {conditions: [{type: Ready, status: Unknown, reason: Progressing, message: 'installing', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"
-	cond = run{spec: "{}", observed: obs}.do(t).GetConditions()
-	if len(cond) != 1 || cond[0].GetReason() != "WaitingForHelmRelease" ||
-		cond[0].GetMessage() != "coredns: HelmRelease not created yet; csi: installing" {
-		t.Errorf("conditions %v", cond)
-	}
-	// Nothing dropped because something was not observed.
-	if d := cmp.Diff(baseReleases, names(releases(run{spec: "{}"}.do(t)))); d != "" {
-		t.Error(d)
+	if d := cmp.Diff(baseReleases, names(releases(fntest.Call{Spec: "{}"}.Run(t, runFn)))); d != "" {
+		t.Errorf("releases with nothing observed (-want +got):\n%s", d)
 	}
 }
 
 // The desired state of earlier steps is kept, and the desired XR keeps its
 // status fields.
 func TestKeepsEarlierDesired(t *testing.T) {
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, "{}")},
-		Desired: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: toStruct(t, "apiVersion: tenantkube.io/v1alpha1\nkind: XKubernetesCluster\nstatus: {version: v1.35.1}")},
-			Resources: map[string]*fnv1.Resource{"cluster": {Resource: toStruct(t, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster")}},
-		},
-	}
-	rsp, err := fntest.Run((&Function{}).RunFunction, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustOK(t, rsp)
+	rsp := fntest.Call{
+		Spec:      "{}",
+		DesiredXR: "apiVersion: tenantkube.io/v1alpha1\nkind: XKubernetesCluster\nstatus: {version: v1.35.1}",
+		Desired:   map[string]string{"cluster": "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster"},
+	}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	if _, ok := rsp.GetDesired().GetResources()["cluster"]; !ok {
 		t.Error("earlier composed resource dropped")
 	}
@@ -680,8 +527,8 @@ func TestKeepsEarlierDesired(t *testing.T) {
 }
 
 func TestManagedSources(t *testing.T) {
-	rsp := run{spec: everything}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: everything}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	var got []string
 	for n, r := range rsp.GetDesired().GetResources() {
 		if strings.HasPrefix(n, "helmrepository-") || strings.HasPrefix(n, "ocirepository-") {
@@ -731,20 +578,18 @@ func TestManagedSources(t *testing.T) {
 // still holds each of them.
 func TestDesiredIsSupersetOfObserved(t *testing.T) {
 	spec := "addons: {certManager: {enabled: true}, ingressNginx: {enabled: true, hosts: [a.example.com]}, velero: {enabled: true}}"
-	first := run{spec: spec}.do(t)
-	mustOK(t, first)
-	req := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: xr(t, spec), Resources: map[string]*fnv1.Resource{}},
-		Desired:  &fnv1.State{},
-	}
+	first := fntest.Call{Spec: spec}.Run(t, runFn)
+	fntest.NoFatal(t, first)
+	req := fntest.Call{Spec: spec}.Request(t)
+	req.Observed.Resources = map[string]*fnv1.Resource{}
 	for name, r := range first.GetDesired().GetResources() {
 		req.Observed.Resources[name] = &fnv1.Resource{Resource: r.GetResource()}
 	}
-	rsp, err := fntest.Run((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run(runFn, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustOK(t, rsp)
+	fntest.NoFatal(t, rsp)
 	if len(req.Observed.Resources) < 10 {
 		t.Fatalf("test setup: only %d observed resources", len(req.Observed.Resources))
 	}
@@ -760,15 +605,15 @@ func TestDesiredIsSupersetOfObserved(t *testing.T) {
 // its 10th address (10.200.0.0/16 → 10.200.0.10); a chart version merges
 // into the default source; a bad value is Fatal naming its field there.
 func TestPlatformSettings(t *testing.T) {
-	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, "{}")}, Desired: &fnv1.State{}}
+	req := fntest.Call{Spec: "{}"}.Request(t)
 	if err := fntest.WithPlatformSettings(req, "serviceCIDR: 10.200.0.0/16\ncharts: {cilium: {version: 1.18.5}}"); err != nil {
 		t.Fatal(err)
 	}
-	rsp, err := fntest.Run((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run(runFn, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustOK(t, rsp)
+	fntest.NoFatal(t, rsp)
 	rs := releases(rsp)
 	if got := get(rs["coredns"], "spec", "values", "service", "clusterIP"); got != "10.200.0.10" {
 		t.Errorf("coredns clusterIP = %v, want 10.200.0.10", got)
@@ -780,15 +625,15 @@ func TestPlatformSettings(t *testing.T) {
 		t.Errorf("cilium chart = %v, want cilium (the default source's)", got)
 	}
 
-	bad := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, "{}")}, Desired: &fnv1.State{}}
+	bad := fntest.Call{Spec: "{}"}.Request(t)
 	if err := fntest.WithPlatformSettings(bad, "serviceCIDR: 10.95.0.0/30"); err != nil {
 		t.Fatal(err)
 	}
-	rsp, err = fntest.Run((&Function{}).RunFunction, bad)
+	rsp, err = fntest.Run(runFn, bad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg := fatal(rsp); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.serviceCIDR: Invalid value: "10.95.0.0/30"`) {
+	if msg := fntest.FatalMessage(rsp); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.serviceCIDR: Invalid value: "10.95.0.0/30"`) {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.serviceCIDR and the value", msg)
 	}
 }

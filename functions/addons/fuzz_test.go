@@ -41,11 +41,11 @@ func FuzzRunFunction(f *testing.F) {
 				req.Observed.Resources = map[string]*fnv1.Resource{"addon-cilium": {Resource: os}}
 			}
 		}
-		rsp, err := fntest.Run((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run(runFn, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fatal(rsp) != "" && len(rsp.GetDesired().GetResources()) != 0 {
+		if fntest.FatalMessage(rsp) != "" && len(rsp.GetDesired().GetResources()) != 0 {
 			t.Fatal("desired resources alongside a Fatal result")
 		}
 	})

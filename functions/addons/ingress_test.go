@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -88,9 +89,9 @@ func targetPort(svc *corev1.Service, b networkingv1.IngressServiceBackend) (int3
 // plain HTTP (ACME HTTP-01, redirects) to the tenant's HTTP node port
 // (30000), the node ports the tenant's ingress-nginx listens on.
 func TestProxiedIngressRoutesBothSchemes(t *testing.T) {
-	rsp := run{spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.apps.tenant-demo.tenants.example.com', tenant-demo.tenants.example.com]}}",
-		input: "allowWildcardHosts: true"}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: "addons: {ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com, '*.apps.tenant-demo.tenants.example.com', tenant-demo.tenants.example.com]}}",
+		Input: "allowWildcardHosts: true"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	var svc corev1.Service
 	var ing networkingv1.Ingress
 	decodeObject(t, rsp.GetDesired().GetResources()[composedProxyService].GetResource().AsMap(), &svc)

@@ -5,38 +5,22 @@ import (
 	"strings"
 	"testing"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// doWithNamespace runs r with the tenant's Namespace answered (with the
-// given annotations) and extra required resources.
-func doWithNamespace(t *testing.T, r run, annotations map[string]any, required map[string]*fnv1.Resources) *fnv1.RunFunctionResponse {
-	t.Helper()
-	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: xr(t, r.spec)}, Desired: &fnv1.State{}}
-	if r.input != "" {
-		req.Input = toStruct(t, r.input)
+// withNamespace is c with the tenant's Namespace answered, its tenant-host
+// annotation set to tenantHost unless that is "".
+func withNamespace(c fntest.Call, tenantHost string) fntest.Call {
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: tenant-demo"
+	if tenantHost != "" {
+		ns += ", annotations: {" + function.AnnotationTenantHost + ": " + tenantHost + "}"
 	}
-	ns := toStruct(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: tenant-demo}")
-	if annotations != nil {
-		a, err := fntest.Struct(annotations)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns.Fields["metadata"].GetStructValue().Fields["annotations"] = structpb.NewStructValue(a)
+	if c.Required == nil {
+		c.Required = map[string][]string{}
 	}
-	req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: ns}}}}
-	for k, v := range required {
-		req.RequiredResources[k] = v
-	}
-	rsp, err := fntest.Run((&Function{}).RunFunction, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rsp
+	c.Required[function.RequirementNamespace] = []string{ns + "}"}
+	return c
 }
 
 // TestIngressHosts (issue 14, finding 3): the hosts a tenant publishes on
@@ -49,7 +33,7 @@ func TestIngressHosts(t *testing.T) {
 	}
 	for _, c := range []struct {
 		spec, input string
-		annotations map[string]any
+		tenantHost  string
 		fatal       string
 	}{
 		{spec: hosts("tenant-demo.tenants.example.com", "a.b.tenant-demo.tenants.example.com")},
@@ -62,12 +46,12 @@ func TestIngressHosts(t *testing.T) {
 		{spec: hosts("'*.tenant-demo.tenants.example.com'"), input: "allowWildcardHosts: true"},
 		{spec: hosts("'*.tenants.example.com'"), input: "allowWildcardHosts: true", fatal: p + `[0]: Forbidden: "*.tenants.example.com"`},
 		{spec: hosts("'*.com'"), input: "allowWildcardHosts: true", fatal: p + `[0]: Forbidden: "*.com"`},
-		{spec: hosts("shop.acme.example"), input: "allowedTenantHostSuffixes: [acme.example]", annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}},
-		{spec: hosts("shop.tenant-demo.tenants.example.com"), input: "allowedTenantHostSuffixes: [acme.example]", annotations: map[string]any{function.AnnotationTenantHost: "acme.example"}, fatal: p + `[0]: Forbidden`},
+		{spec: hosts("shop.acme.example"), input: "allowedTenantHostSuffixes: [acme.example]", tenantHost: "acme.example"},
+		{spec: hosts("shop.tenant-demo.tenants.example.com"), input: "allowedTenantHostSuffixes: [acme.example]", tenantHost: "acme.example", fatal: p + `[0]: Forbidden`},
 		// The annotation is held against the platform's domains too.
-		{spec: hosts("shop.victim.example"), annotations: map[string]any{function.AnnotationTenantHost: "victim.example"},
+		{spec: hosts("shop.victim.example"), tenantHost: "victim.example",
 			fatal: `namespace.tenant-demo.metadata.annotations[tenantkube.io/tenant-host]: Invalid value: "victim.example": a tenant host must lie under tenants.example.com`},
-		{spec: hosts("shop.a.tenants.example.com"), annotations: map[string]any{function.AnnotationTenantHost: "a.tenants.example.com"}},
+		{spec: hosts("shop.a.tenants.example.com"), tenantHost: "a.tenants.example.com"},
 		// Allowed suffixes never open tenants' own hosts to all tenants.
 		{spec: hosts("example.org"), input: "allowedHostSuffixes: [example.com]", fatal: `input.allowedHostSuffixes[0]: Invalid value: "example.com": must not be, contain or lie under tenants.example.com`},
 		{spec: hosts("example.org"), input: "allowedHostSuffixes: [tenant-other.tenants.example.com]", fatal: `input.allowedHostSuffixes[0]: Invalid value: "tenant-other.tenants.example.com"`},
@@ -76,8 +60,8 @@ func TestIngressHosts(t *testing.T) {
 		// to Proxied publishes them.
 		{spec: "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}", fatal: p + `[0]: Forbidden: "example.org"`},
 	} {
-		rsp := doWithNamespace(t, run{spec: c.spec, input: c.input}, c.annotations, nil)
-		msg := fatal(rsp)
+		rsp := withNamespace(fntest.Call{Spec: c.spec, Input: c.input}, c.tenantHost).Run(t, runFn)
+		msg := fntest.FatalMessage(rsp)
 		switch {
 		case c.fatal == "" && msg != "":
 			t.Errorf("%s (%s): Fatal %s", c.spec, c.input, msg)
@@ -126,8 +110,8 @@ func TestAddonBounds(t *testing.T) {
 		{spec: "addons: {" + sized("cilium", 1024) + "}", input: "maxValuesOverrideBytes: 1024"},
 		{spec: "addons: {" + sized("cilium", 1025) + "}", input: "maxValuesOverrideBytes: 1024", fatal: `spec.addons.cilium.valuesOverride: Invalid value: "<1025 bytes of JSON>": Too long: all valuesOverride together may be at most 1024 bytes`},
 	} {
-		rsp := doWithNamespace(t, run{spec: c.spec, input: c.input}, nil, nil)
-		msg := fatal(rsp)
+		rsp := withNamespace(fntest.Call{Spec: c.spec, Input: c.input}, "").Run(t, runFn)
+		msg := fntest.FatalMessage(rsp)
 		switch {
 		case c.fatal == "" && msg != "":
 			t.Errorf("%.80s (%s): Fatal %.300s", c.spec, c.input, msg)
@@ -136,56 +120,6 @@ func TestAddonBounds(t *testing.T) {
 		}
 		if len(msg) > 2048 {
 			t.Errorf("%.80s: the Fatal message is %d bytes: it must name the size, not repeat the value", c.spec, len(msg))
-		}
-	}
-}
-
-// TestHelmChartCleanupIsBounded (finding 4): the HelmCharts composed for
-// deletion stop at input.maxCleanupObjects, with a Warning naming the
-// count, as the workers' cleanup kinds do.
-func TestHelmChartCleanupIsBounded(t *testing.T) {
-	charts := func(n int) map[string]*fnv1.Resources {
-		items := make([]*fnv1.Resource, n)
-		for i := range items {
-			items[i] = &fnv1.Resource{Resource: toStruct(t, fmt.Sprintf(
-				"apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata: {name: chart-%03d, namespace: tenant-demo, labels: {tenantkube.io/cluster: demo}}", i))}
-		}
-		return map[string]*fnv1.Resources{"cleanup-helmchart.source.toolkit.fluxcd.io": {Items: items}}
-	}
-	count := func(rsp *fnv1.RunFunctionResponse) int {
-		n := 0
-		for name := range rsp.GetDesired().GetResources() {
-			if strings.HasPrefix(name, "cleanup-helmchart-") {
-				n++
-			}
-		}
-		return n
-	}
-	for _, c := range []struct {
-		charts, limit, want int
-		warning             string
-	}{
-		{charts: 3, limit: 3, want: 3},
-		{charts: 4, limit: 3, want: 3, warning: "1 more HelmCharts labelled tenantkube.io/cluster=demo in tenant-demo are not composed"},
-		{charts: 101, limit: 0, want: 100, warning: "1 more HelmCharts"},
-	} {
-		input := ""
-		if c.limit > 0 {
-			input = fmt.Sprintf("maxCleanupObjects: %d", c.limit)
-		}
-		rsp := doWithNamespace(t, run{spec: "{}", input: input}, nil, charts(c.charts))
-		mustOK(t, rsp)
-		if got := count(rsp); got != c.want {
-			t.Errorf("%d charts, limit %d: %d composed, want %d", c.charts, c.limit, got, c.want)
-		}
-		var warned string
-		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
-				warned += r.GetMessage()
-			}
-		}
-		if (c.warning == "") != (warned == "") || !strings.Contains(warned, c.warning) {
-			t.Errorf("%d charts, limit %d: warnings %q, want %q", c.charts, c.limit, warned, c.warning)
 		}
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
-func releaseOf(t *testing.T, r run, release string) map[string]any {
+func releaseOf(t *testing.T, r fntest.Call, release string) map[string]any {
 	t.Helper()
-	rsp := r.do(t)
-	mustOK(t, rsp)
+	rsp := r.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	res, ok := rsp.GetDesired().GetResources()[ComposedReleaseName(release)]
 	if !ok {
 		t.Fatalf("no HelmRelease for %s", release)
@@ -23,7 +25,7 @@ func releaseOf(t *testing.T, r run, release string) map[string]any {
 // chart's endpoints of tenant-root's monitoring stack; the release keeps
 // the chart's name cozy-monitoring-agents.
 func TestMonitoringAgentsShipToPlatform(t *testing.T) {
-	hr := releaseOf(t, run{spec: "addons: {monitoringAgents: {enabled: true}}"}, "monitoring-agents")
+	hr := releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "monitoring-agents")
 	if got := get(hr, "spec", "releaseName"); got != "cozy-monitoring-agents" {
 		t.Errorf("releaseName %v, want cozy-monitoring-agents", got)
 	}
@@ -52,7 +54,7 @@ func TestMonitoringAgentsShipToPlatform(t *testing.T) {
 		}
 	}
 	// The tenant's override still wins.
-	hr = releaseOf(t, run{spec: "addons: {monitoringAgents: {enabled: true, valuesOverride: {vmagent: {remoteWrite: {url: 'http://mine:8428/api/v1/write'}}}}}"}, "monitoring-agents")
+	hr = releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true, valuesOverride: {vmagent: {remoteWrite: {url: 'http://mine:8428/api/v1/write'}}}}}"}, "monitoring-agents")
 	if got := get(hr, "spec", "values", "vmagent", "remoteWrite", "url"); got != "http://mine:8428/api/v1/write" {
 		t.Errorf("overridden url %v", got)
 	}
@@ -68,7 +70,7 @@ monitoring:
   metricsReadURL: http://vmselect.{namespace}.svc:8481/select/{name}/prometheus/
   logsURL: https://logs.example.net/insert/jsonline?tenant={namespace}
   logsHeaders: {X-Scope: "{namespace}", AccountID: "7"}`
-	r := run{spec: "addons: {monitoringAgents: {enabled: true}}", input: in}
+	r := fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}", Input: in}
 	v := get(releaseOf(t, r, "monitoring-agents"), "spec", "values").(map[string]any)
 	if got := get(v, "vmagent", "remoteWrite", "url"); got != "https://vminsert.tenant-demo.svc:8480/insert/demo/prometheus" {
 		t.Errorf("remoteWrite url %v", got)
@@ -90,8 +92,8 @@ monitoring:
 		"monitoring: {logsHeaders: {'Bad Header': x}}":              "input.monitoring.logsHeaders: Invalid value: \"Bad Header\"",
 		"monitoring: {logsHeaders: {X-A: \"1\\n    Name stdout\"}}": "input.monitoring.logsHeaders[X-A]",
 	} {
-		rsp := run{spec: "addons: {monitoringAgents: {enabled: true}}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\n" + bad}.do(t)
-		if msg := fatal(rsp); !strings.Contains(msg, want) {
+		rsp := fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}", Input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\n" + bad}.Run(t, runFn)
+		if msg := fntest.FatalMessage(rsp); !strings.Contains(msg, want) {
 			t.Errorf("%s: Fatal %q, want one containing %q", bad, msg, want)
 		}
 	}
@@ -100,7 +102,7 @@ monitoring:
 // Issue 16 item 3: the VPA recommender reads Prometheus, as the seed chart
 // configures it.
 func TestVPARecommenderReadsPrometheus(t *testing.T) {
-	v := get(releaseOf(t, run{spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
+	v := get(releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
 	want := map[string]any{"recommender": map[string]any{
 		"extraArgs": map[string]any{
 			"container-name-label":         "container",
@@ -126,8 +128,8 @@ func TestVPARecommenderReadsPrometheus(t *testing.T) {
 // annotates them helm.sh/resource-policy: keep through a post-renderer;
 // no other release has one.
 func TestCRDReleasesKeepCRDs(t *testing.T) {
-	rsp := run{spec: everything}.do(t)
-	mustOK(t, rsp)
+	rsp := fntest.Call{Spec: everything}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
 	keep := []string{"cert-manager-crds", "gateway-api-crds", "prometheus-operator-crds", "vertical-pod-autoscaler-crds", "vsnap-crd"}
 	wantPR := []any{map[string]any{"kustomize": map[string]any{"patches": []any{map[string]any{
 		"patch":  "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: any\n  annotations:\n    helm.sh/resource-policy: keep\n",

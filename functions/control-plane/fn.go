@@ -132,7 +132,6 @@ func checkUpgrade(requested string, observed observedControlPlane) error {
 		fmt.Sprintf("the control plane %s; %s; allowed next: %s", state, why, strings.Join(allowed, " or ")))
 }
 
-
 // validateInput checks the platform team's input. It returns a *field.Error
 // under "input".
 func validateInput(in *cpinput.ControlPlaneInput) error {

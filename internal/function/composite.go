@@ -24,10 +24,10 @@ func desiredComposite(rsp *fnv1.RunFunctionResponse) *fnv1.Resource {
 
 // SetCompositeStatus sets each key of fields under status of rsp's desired
 // composite resource, replacing that key's earlier value and leaving every
-// other status key (set by earlier pipeline steps) untouched. Values must be
-// JSON-like (maps, slices, strings, numbers, bools), or a *structpb.Value
-// (see ToValue), set as it is. It returns an error when a value does not
-// convert.
+// other status key (set by earlier pipeline steps) untouched. Values are
+// JSON-like (maps, slices, strings, numbers, bools), typed (set as
+// encoding/json writes them, see ToValue), or a *structpb.Value, set as it
+// is. It returns an error when a value does not convert.
 func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) error {
 	xr := desiredComposite(rsp).Resource
 	status := xr.Fields["status"].GetStructValue()
@@ -41,6 +41,9 @@ func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) er
 			continue
 		}
 		pv, err := structpb.NewValue(v)
+		if err != nil {
+			pv, err = ToValue(v) // a typed value (Plan.Status)
+		}
 		if err != nil {
 			return fmt.Errorf("cannot set status.%s: %w", k, err)
 		}

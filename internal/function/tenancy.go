@@ -28,11 +28,17 @@ const MaxBaseDomainLength = validation.DNS1123SubdomainMaxLength - MaxClusterNam
 
 // RequireNamespace asks Crossplane for the tenant's Namespace object.
 func RequireNamespace(rsp *fnv1.RunFunctionResponse, id Identity) {
-	Require(rsp, RequirementNamespace, &fnv1.ResourceSelector{
+	Require(rsp, RequirementNamespace, NamespaceSelector(id))
+}
+
+// NamespaceSelector selects the tenant's Namespace object, required under
+// RequirementNamespace (Plan.Require).
+func NamespaceSelector(id Identity) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
 		ApiVersion: "v1",
 		Kind:       "Namespace",
 		Match:      &fnv1.ResourceSelector_MatchName{MatchName: id.Namespace},
-	})
+	}
 }
 
 // HostPolicy says which hosts on the shared management ingress a tenant's
