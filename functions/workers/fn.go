@@ -28,60 +28,60 @@ type Function struct {
 
 // Required-resource keys (Crossplane v2 rsp.requirements.resources).
 const (
-	// RequirementMachineSets is the MachineSets of cluster N in NS.
-	RequirementMachineSets = "machinesets"
-	// RequirementInstancetypePrefix prefixes an instance type's name to
+	// requirementMachineSets is the MachineSets of cluster N in NS.
+	requirementMachineSets = "machinesets"
+	// requirementInstancetypePrefix prefixes an instance type's name to
 	// give its requirement key.
-	RequirementInstancetypePrefix = "instancetype-"
+	requirementInstancetypePrefix = "instancetype-"
 )
 
 // Composed-resource names of the once-per-cluster objects.
 const (
-	// NameAutoscalerServiceAccount is cluster-autoscaler's ServiceAccount N-cluster-autoscaler.
-	NameAutoscalerServiceAccount = "cluster-autoscaler-serviceaccount"
-	// NameAutoscalerRoleBinding is cluster-autoscaler's RoleBinding.
-	NameAutoscalerRoleBinding = "cluster-autoscaler-rolebinding"
-	// NameAutoscalerDeployment is the Deployment N-cluster-autoscaler.
-	NameAutoscalerDeployment = "cluster-autoscaler-deployment"
-	// NameCCMServiceAccount is the KubeVirt CCM's ServiceAccount N-kccm.
-	NameCCMServiceAccount = "kccm-serviceaccount"
-	// NameCCMRoleBinding is the KubeVirt CCM's RoleBinding.
-	NameCCMRoleBinding = "kccm-rolebinding"
-	// NameCCMCloudConfig is the ConfigMap N-kccm-cloud-config.
-	NameCCMCloudConfig = "kccm-cloud-config"
-	// NameCCMDeployment is the Deployment N-kccm.
-	NameCCMDeployment = "kccm-deployment"
-	// NameCSIServiceAccount is the KubeVirt CSI controller's infra ServiceAccount N-kcsi-controller.
-	NameCSIServiceAccount = "kcsi-serviceaccount"
-	// NameCSIRoleBinding is the KubeVirt CSI controller's RoleBinding.
-	NameCSIRoleBinding = "kcsi-rolebinding"
-	// NameCSIDeployment is the Deployment N-kcsi-controller.
-	NameCSIDeployment = "kcsi-controller-deployment"
-	// NameCSIClusterRoleBinding is the CSI controller's ClusterRoleBinding
+	// nameAutoscalerServiceAccount is cluster-autoscaler's ServiceAccount N-cluster-autoscaler.
+	nameAutoscalerServiceAccount = "cluster-autoscaler-serviceaccount"
+	// nameAutoscalerRoleBinding is cluster-autoscaler's RoleBinding.
+	nameAutoscalerRoleBinding = "cluster-autoscaler-rolebinding"
+	// nameAutoscalerDeployment is the Deployment N-cluster-autoscaler.
+	nameAutoscalerDeployment = "cluster-autoscaler-deployment"
+	// nameCCMServiceAccount is the KubeVirt CCM's ServiceAccount N-kccm.
+	nameCCMServiceAccount = "kccm-serviceaccount"
+	// nameCCMRoleBinding is the KubeVirt CCM's RoleBinding.
+	nameCCMRoleBinding = "kccm-rolebinding"
+	// nameCCMCloudConfig is the ConfigMap N-kccm-cloud-config.
+	nameCCMCloudConfig = "kccm-cloud-config"
+	// nameCCMDeployment is the Deployment N-kccm.
+	nameCCMDeployment = "kccm-deployment"
+	// nameCSIServiceAccount is the KubeVirt CSI controller's infra ServiceAccount N-kcsi-controller.
+	nameCSIServiceAccount = "kcsi-serviceaccount"
+	// nameCSIRoleBinding is the KubeVirt CSI controller's RoleBinding.
+	nameCSIRoleBinding = "kcsi-rolebinding"
+	// nameCSIDeployment is the Deployment N-kcsi-controller.
+	nameCSIDeployment = "kcsi-controller-deployment"
+	// nameCSIClusterRoleBinding is the CSI controller's ClusterRoleBinding
 	// tenantkube:kcsi-controller:<NS>.<N> (PersistentVolumes, read only).
-	NameCSIClusterRoleBinding = "kcsi-clusterrolebinding"
+	nameCSIClusterRoleBinding = "kcsi-clusterrolebinding"
 )
 
 // Condition the function sets on the XR and the claim (issue 5).
 const ConditionWorkersReady = "WorkersReady"
 
-// BootstrapResourceName is the composed-resource name of G's
+// bootstrapResourceName is the composed-resource name of G's
 // KubeadmConfigTemplate.
-func BootstrapResourceName(g string) string { return "nodegroup-" + g + "-bootstrap" }
+func bootstrapResourceName(g string) string { return "nodegroup-" + g + "-bootstrap" }
 
-// MachineTemplateResourceName is the composed-resource name of G's
+// machineTemplateResourceName is the composed-resource name of G's
 // KubevirtMachineTemplate with the given 6-hex hash.
-func MachineTemplateResourceName(g, hash string) string {
+func machineTemplateResourceName(g, hash string) string {
 	return "nodegroup-" + g + "-machinetemplate-" + hash
 }
 
-// MachineDeploymentResourceName is the composed-resource name of G's
+// machineDeploymentResourceName is the composed-resource name of G's
 // MachineDeployment.
-func MachineDeploymentResourceName(g string) string { return "nodegroup-" + g + "-machinedeployment" }
+func machineDeploymentResourceName(g string) string { return "nodegroup-" + g + "-machinedeployment" }
 
-// HealthCheckResourceName is the composed-resource name of G's
+// healthCheckResourceName is the composed-resource name of G's
 // MachineHealthCheck.
-func HealthCheckResourceName(g string) string { return "nodegroup-" + g + "-healthcheck" }
+func healthCheckResourceName(g string) string { return "nodegroup-" + g + "-healthcheck" }
 
 // machineTemplateGroup returns the node group of a machine-template
 // composed-resource name (nodegroup-<G>-machinetemplate-<6 hex>), and false
@@ -119,9 +119,9 @@ func observedTemplatesByGroup(req *fnv1.RunFunctionRequest) map[string][]string 
 	return out
 }
 
-// RequirementInstancetypeKey is the required-resource key of an instance
+// requirementInstancetypeKey is the required-resource key of an instance
 // type.
-func RequirementInstancetypeKey(name string) string { return RequirementInstancetypePrefix + name }
+func requirementInstancetypeKey(name string) string { return requirementInstancetypePrefix + name }
 
 // RunFunction composes the worker node groups of a tenant cluster (docs/spec.md
 // §5.2). Bad input gives Fatal results naming the field; a required
@@ -130,7 +130,7 @@ func RequirementInstancetypeKey(name string) string { return RequirementInstance
 // into the desired state.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
-	in, err := ReadInput(req, rsp)
+	in, err := readInput(req, rsp)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -168,11 +168,11 @@ const reasonInstanceTypeNotFound = "InstanceTypeNotFound"
 // with GPUs while the GPU operator add-on is off.
 const ReasonGPUOperatorOff = "GPUOperatorDisabled"
 
-// ReadInput decodes the step's WorkersInput (an absent input is the empty
+// readInput decodes the step's WorkersInput (an absent input is the empty
 // one), merges the platform settings over it (requesting them in rsp), and
 // applies and validates its defaults. It returns the decoding or validation
 // error, naming the EnvironmentConfig's field when the value came from it.
-func ReadInput(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*inputv1alpha1.WorkersInput, error) {
+func readInput(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*inputv1alpha1.WorkersInput, error) {
 	in := &inputv1alpha1.WorkersInput{}
 	if req.GetInput() != nil {
 		if err := request.GetInput(req, in); err != nil {
@@ -192,7 +192,7 @@ func ReadInput(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*in
 
 // groupOutcome is what compose decided for one node group.
 type groupOutcome struct {
-	plan    *NodeGroupPlan // nil while pending
+	plan    *nodeGroupPlan // nil while pending
 	pending string         // why the group is kept as observed
 }
 
@@ -231,15 +231,15 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 	for _, g := range names {
 		if ng := spec.NodeGroups[g]; usesInstancetype(ng) {
 			it := ng.InstanceTypeName()
-			function.Require(rsp, RequirementInstancetypeKey(it), InstancetypeSelector(it))
+			function.Require(rsp, requirementInstancetypeKey(it), instancetypeSelector(it))
 		}
 	}
-	function.Require(rsp, RequirementMachineSets, MachineSetSelector(id))
+	function.Require(rsp, requirementMachineSets, machineSetSelector(id))
 
 	cpVersion, cpObserved := observedControlPlaneVersion(req)
 	referenced, msArrived, err := referencedMachineTemplates(req, id)
 	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("requirements", RequirementMachineSets), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("requirements", requirementMachineSets), err)}
 	}
 
 	templates := observedTemplatesByGroup(req)
@@ -256,7 +256,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 			}
 		case usesInstancetype(ng):
 			it := ng.InstanceTypeName()
-			items, arrived := function.RequiredResources(req, RequirementInstancetypeKey(it))
+			items, arrived := function.RequiredResources(req, requirementInstancetypeKey(it))
 			switch {
 			case !arrived:
 				outcomes[g] = groupOutcome{pending: fmt.Sprintf("instance type %q has not been fetched yet", it)}
@@ -274,7 +274,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 			sizing = InstancetypeSizing(vmit.Spec.CPU.Guest, &vmit.Spec.Memory.Guest)
 		}
 		// Otherwise instanceType is "": the size is unknown.
-		res, err := ComputeReservations(p, ng.Kubelet, sizing)
+		res, err := computeReservations(p, ng.Kubelet, sizing)
 		if err != nil {
 			errs = append(errs, asFieldError(err, p))
 			continue
@@ -284,7 +284,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 		if err != nil {
 			version, minor = row.Patch, row.Minor
 		}
-		outcomes[g] = groupOutcome{plan: &NodeGroupPlan{Name: g, Group: ng, Sizing: sizing, Kubelet: res, Version: version, Minor: minor}}
+		outcomes[g] = groupOutcome{plan: &nodeGroupPlan{Name: g, Group: ng, Sizing: sizing, Kubelet: res, Version: version, Minor: minor}}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -299,7 +299,7 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 			response.Warning(rsp, fmt.Errorf("node group %s: %s; keeping its %d observed objects unchanged", g, o.pending, kept)).
 				WithReason("InstanceTypePending").TargetCompositeAndClaim()
 			pending = append(pending, g)
-			st, ready := observedGroupStatus(req, g, spec.NodeGroups[g], Reservations{})
+			st, ready := observedGroupStatus(req, g, spec.NodeGroups[g], reservations{})
 			status[g] = st
 			if !ready {
 				notReady = append(notReady, g)
@@ -364,13 +364,13 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, t *fun
 
 // composeGroup builds and sets the four objects of one node group. It
 // returns the composed-resource name of the current machine template.
-func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, p NodeGroupPlan, in *inputv1alpha1.WorkersInput) (string, error) {
+func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id function.Identity, p nodeGroupPlan, in *inputv1alpha1.WorkersInput) (string, error) {
 	image, err := in.ContainerDiskImage(p.Minor)
 	if err != nil {
 		return "", err
 	}
 	// Each template is marshalled once, for its Struct and its spec's hash.
-	kct, bootstrapHash, err := convertKubeadmConfigTemplate(BuildKubeadmConfigTemplate(id, p, in))
+	kct, bootstrapHash, err := convertKubeadmConfigTemplate(buildKubeadmConfigTemplate(id, p, in))
 	if err != nil {
 		return "", err
 	}
@@ -379,19 +379,19 @@ func composeGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, i
 		return "", err
 	}
 	hash := strings.TrimPrefix(kmt.Name, p.ObjectName(id)+"-")
-	md := BuildMachineDeployment(id, p, kmt.Name)
-	mhc := BuildMachineHealthCheck(id, p)
+	md := buildMachineDeployment(id, p, kmt.Name)
+	mhc := buildMachineHealthCheck(id, p)
 
-	tmplName := MachineTemplateResourceName(p.Name, hash)
+	tmplName := machineTemplateResourceName(p.Name, hash)
 	for _, o := range []struct {
 		name  string
 		obj   any
 		ready fnv1.Ready
 	}{
-		{BootstrapResourceName(p.Name), kct, existsReady(req, BootstrapResourceName(p.Name))},
+		{bootstrapResourceName(p.Name), kct, existsReady(req, bootstrapResourceName(p.Name))},
 		{tmplName, kmtStruct, existsReady(req, tmplName)},
-		{MachineDeploymentResourceName(p.Name), md, machineDeploymentReady(req, p.Name, deref(p.Group.MinReplicas))},
-		{HealthCheckResourceName(p.Name), mhc, existsReady(req, HealthCheckResourceName(p.Name))},
+		{machineDeploymentResourceName(p.Name), md, machineDeploymentReady(req, p.Name, deref(p.Group.MinReplicas))},
+		{healthCheckResourceName(p.Name), mhc, existsReady(req, healthCheckResourceName(p.Name))},
 	} {
 		if err := function.SetDesired(rsp, o.name, o.obj, o.ready); err != nil {
 			return "", err
@@ -410,20 +410,20 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 	if wait == "" {
 		wait = in.Images.WaitForKubeconfig
 	}
-	cfg, err := BuildCloudConfig(id, in.Controllers.LoadBalancerMode)
+	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
 	if err != nil {
 		return err
 	}
-	if err := function.SetDesired(rsp, NameCCMCloudConfig, cfg, existsReady(req, NameCCMCloudConfig)); err != nil {
+	if err := function.SetDesired(rsp, nameCCMCloudConfig, cfg, existsReady(req, nameCCMCloudConfig)); err != nil {
 		return err
 	}
 	for _, c := range []struct {
-		ctl                 Controller
+		ctl                 controller
 		sa, rb, crb, deploy string
 	}{
-		{BuildClusterAutoscaler(id, in, wait), NameAutoscalerServiceAccount, NameAutoscalerRoleBinding, "", NameAutoscalerDeployment},
-		{BuildCloudControllerManager(id, in, wait), NameCCMServiceAccount, NameCCMRoleBinding, "", NameCCMDeployment},
-		{BuildCSIController(id, in, wait), NameCSIServiceAccount, NameCSIRoleBinding, NameCSIClusterRoleBinding, NameCSIDeployment},
+		{buildClusterAutoscaler(id, in, wait), nameAutoscalerServiceAccount, nameAutoscalerRoleBinding, "", nameAutoscalerDeployment},
+		{buildCloudControllerManager(id, in, wait), nameCCMServiceAccount, nameCCMRoleBinding, "", nameCCMDeployment},
+		{buildCSIController(id, in, wait), nameCSIServiceAccount, nameCSIRoleBinding, nameCSIClusterRoleBinding, nameCSIDeployment},
 	} {
 		objs := []struct {
 			name  string
@@ -450,9 +450,9 @@ func composeControllers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 	return nil
 }
 
-// InstancetypeSelector selects the cluster-scoped
+// instancetypeSelector selects the cluster-scoped
 // VirtualMachineClusterInstancetype called name.
-func InstancetypeSelector(name string) *fnv1.ResourceSelector {
+func instancetypeSelector(name string) *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{
 		ApiVersion: instancetypev1beta1.SchemeGroupVersion.String(),
 		Kind:       "VirtualMachineClusterInstancetype",
@@ -460,8 +460,8 @@ func InstancetypeSelector(name string) *fnv1.ResourceSelector {
 	}
 }
 
-// MachineSetSelector selects the MachineSets of cluster N in NS.
-func MachineSetSelector(id function.Identity) *fnv1.ResourceSelector {
+// machineSetSelector selects the MachineSets of cluster N in NS.
+func machineSetSelector(id function.Identity) *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{
 		ApiVersion: clusterv1.GroupVersion.String(),
 		Kind:       "MachineSet",

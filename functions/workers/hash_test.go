@@ -17,7 +17,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// hashTyped is a typed value with the field kinds CanonicalHash meets in
+// hashTyped is a typed value with the field kinds canonicalHash meets in
 // CAPI and KubeVirt specs: omitempty, nil pointers and maps (null),
 // custom marshallers (Quantity, Time, IntOrString, RawMessage) and bytes.
 type hashTyped struct {
@@ -37,7 +37,7 @@ type hashTyped struct {
 	Nested   *hashTyped         `json:"nested,omitempty"`
 }
 
-// TestCanonicalHashPinned pins CanonicalHash to the values the first
+// TestCanonicalHashPinned pins canonicalHash to the values the first
 // implementation (encoding/json → map[string]any → drop nulls → encoding/json)
 // gave. The hashes name KubevirtMachineTemplates and annotate their VMs: a
 // different value for the same spec would roll every tenant's nodes.
@@ -58,8 +58,8 @@ func TestCanonicalHashPinned(t *testing.T) {
 		g.InstanceType = ptr("gn1.xlarge")
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
 	}))
-	kmt := func(p NodeGroupPlan, bootstrapHash string) any {
-		m, err := BuildKubevirtMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash)
+	kmt := func(p nodeGroupPlan, bootstrapHash string) any {
+		m, err := buildKubevirtMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,10 +87,10 @@ func TestCanonicalHashPinned(t *testing.T) {
 		want string
 	}{
 		"kubeadm config template spec, registry mirror": {
-			BuildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e",
+			buildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e",
 		},
 		"kubeadm config template spec, defaults": {
-			BuildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "c388887d9621542a27649c636a66a68b80ee12c51e981f5a056671b06ed08caf",
+			buildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "c388887d9621542a27649c636a66a68b80ee12c51e981f5a056671b06ed08caf",
 		},
 		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "67eabc90d92b0a665e4412d8b356e8732ccbfcb15defc79febc58a44125f24ea"},
 		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "4fefbbe26d58f0d70e6937d1bc54731197cc382e8ecc4740709daa74c98780b9"},
@@ -117,13 +117,13 @@ func TestCanonicalHashPinned(t *testing.T) {
 		"string":     {"a<b>&c", "e888ef29c42647a91aee9cb5c89124239ba2ef89861f19b741d90c0fbc2ff182"},
 		"list":       {[]any{nil, 1, "x", map[string]any{"y": nil}}, "56aaf2d1311851b51ac4f38caf2747dc18a4311e03cdb3128c9ad3a394cc058f"},
 	} {
-		got, err := CanonicalHash(tc.v)
+		got, err := canonicalHash(tc.v)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
 		if got != tc.want {
-			t.Errorf("%s: CanonicalHash = %s, want %s", name, got, tc.want)
+			t.Errorf("%s: canonicalHash = %s, want %s", name, got, tc.want)
 		}
 	}
 }
@@ -136,14 +136,14 @@ func TestCanonicalHashErrors(t *testing.T) {
 		"NaN":              math.NaN(),
 		"number too large": json.RawMessage(`{"a": [1e400]}`),
 	} {
-		if got, err := CanonicalHash(v); err == nil {
-			t.Errorf("%s: CanonicalHash = %s, want an error", name, got)
+		if got, err := canonicalHash(v); err == nil {
+			t.Errorf("%s: canonicalHash = %s, want an error", name, got)
 		}
 	}
 }
 
 // TestTemplatesConvertedOnce holds the templates composeGroup converts
-// with their spec hash from one marshal to ToStruct and CanonicalHash of
+// with their spec hash from one marshal to ToStruct and canonicalHash of
 // the typed objects, and to the pinned hashes of TestCanonicalHashPinned.
 func TestTemplatesConvertedOnce(t *testing.T) {
 	in := defaultInput()
@@ -152,7 +152,7 @@ func TestTemplatesConvertedOnce(t *testing.T) {
 		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
-	kct := BuildKubeadmConfigTemplate(testID, p, in)
+	kct := buildKubeadmConfigTemplate(testID, p, in)
 	s, bootstrapHash, err := convertKubeadmConfigTemplate(kct)
 	if err != nil {
 		t.Fatal(err)

@@ -94,7 +94,7 @@ func withInstancetypes(t testing.TB, names ...string) reqOpt {
 			if _, ok := seedInstancetypes[n]; ok {
 				items = append(items, &fnv1.Resource{Resource: instancetype(t, n)})
 			}
-			setRequired(r, RequirementInstancetypeKey(n), items...)
+			setRequired(r, requirementInstancetypeKey(n), items...)
 		}
 	}
 }
@@ -125,7 +125,7 @@ spec:
         kind: KubevirtMachineTemplate
         name: `+tmpl)})
 		}
-		setRequired(r, RequirementMachineSets, items...)
+		setRequired(r, requirementMachineSets, items...)
 	}
 }
 

@@ -32,7 +32,7 @@ type observedMD struct {
 // field from the request (no JSON decoding of the whole object, which
 // carries managedFields). It reports false when there is none.
 func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (observedMD, bool) {
-	name := MachineDeploymentResourceName(g)
+	name := machineDeploymentResourceName(g)
 	if !function.ObservedExists(req, name) {
 		return observedMD{}, false
 	}
@@ -41,8 +41,8 @@ func observedMachineDeployment(req *fnv1.RunFunctionRequest, g string) (observed
 	return observedMD{
 		Version:           str("spec", "template", "spec", "version"),
 		InfrastructureRef: str("spec", "template", "spec", "infrastructureRef", "name"),
-		CapacityCPU:       str("metadata", "annotations", AnnotationCapacityCPU),
-		CapacityMemory:    str("metadata", "annotations", AnnotationCapacityMemory),
+		CapacityCPU:       str("metadata", "annotations", annotationCapacityCPU),
+		CapacityMemory:    str("metadata", "annotations", annotationCapacityMemory),
 		Generation:        num("metadata", "generation"),
 		ObservedGen:       num("status", "observedGeneration"),
 		Replicas:          int32(num("status", "replicas")),
@@ -103,7 +103,7 @@ func normalizeVersion(v string) string { return "v" + strings.TrimPrefix(v, "v")
 // managedFields). It returns an error when the name is there but not a
 // string.
 func referencedMachineTemplates(req *fnv1.RunFunctionRequest, id function.Identity) (map[string]bool, bool, error) {
-	required, arrived := req.GetRequiredResources()[RequirementMachineSets]
+	required, arrived := req.GetRequiredResources()[requirementMachineSets]
 	if !arrived {
 		return nil, false, nil
 	}
@@ -161,13 +161,13 @@ func keepReferencedTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunction
 // It returns how many it kept.
 func keepObservedGroup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, g string, templates []string) int {
 	kept := 0
-	for _, name := range append([]string{BootstrapResourceName(g), HealthCheckResourceName(g)}, templates...) {
+	for _, name := range append([]string{bootstrapResourceName(g), healthCheckResourceName(g)}, templates...) {
 		if function.KeepObserved(req, rsp, name) {
 			kept++
 		}
 	}
 	// cluster-autoscaler owns the replicas (docs/spec.md §5.2): never write them.
-	if function.KeepObserved(req, rsp, MachineDeploymentResourceName(g), "spec.replicas") {
+	if function.KeepObserved(req, rsp, machineDeploymentResourceName(g), "spec.replicas") {
 		kept++
 	}
 	return kept
@@ -206,7 +206,7 @@ func keepOldTemplates(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 // unknown, the observed capacity annotations), and whether the group is
 // ready: its MachineDeployment observed at its current generation with at
 // least minReplicas ready machines.
-func observedGroupStatus(req *fnv1.RunFunctionRequest, g string, ng v1alpha1.NodeGroup, res Reservations) (nodeGroupStatus, bool) {
+func observedGroupStatus(req *fnv1.RunFunctionRequest, g string, ng v1alpha1.NodeGroup, res reservations) (nodeGroupStatus, bool) {
 	st := nodeGroupStatus{Allocatable: v1alpha1.Allocatable{CPU: res.AllocatableCPU, Memory: res.AllocatableMemory}}
 	md, ok := observedMachineDeployment(req, g)
 	if !ok {

@@ -40,14 +40,14 @@ func mounts(c corev1.Container) []string {
 func TestControllersHardened(t *testing.T) {
 	in := defaultInput()
 	for _, c := range []struct {
-		ctl      Controller
+		ctl      controller
 		token    []string // containers with the management-API token
 		tmp      []string // containers with a writable /tmp
 		priority string
 	}{
-		{BuildClusterAutoscaler(testID, in, "busybox"), []string{"cluster-autoscaler"}, []string{"cluster-autoscaler"}, ""},
-		{BuildCloudControllerManager(testID, in, "busybox"), []string{"kccm"}, []string{"kccm"}, ""},
-		{BuildCSIController(testID, in, "busybox"), []string{"csi-driver"}, nil, "system-cluster-critical"},
+		{buildClusterAutoscaler(testID, in, "busybox"), []string{"cluster-autoscaler"}, []string{"cluster-autoscaler"}, ""},
+		{buildCloudControllerManager(testID, in, "busybox"), []string{"kccm"}, []string{"kccm"}, ""},
+		{buildCSIController(testID, in, "busybox"), []string{"csi-driver"}, nil, "system-cluster-critical"},
 	} {
 		pod := c.ctl.Deployment.Spec.Template.Spec
 		name := c.ctl.Deployment.Name
@@ -128,7 +128,7 @@ controllers:
   csiPriorityClassName: platform-critical`
 	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withInput(mustStruct(t, in))))
 	mustNoFatal(t, rsp)
-	d := desired(t, rsp, NameCSIDeployment)
+	d := desired(t, rsp, nameCSIDeployment)
 	byName := map[string]any{}
 	for _, c := range get(d, "spec", "template", "spec", "containers").([]any) {
 		byName[get(c, "name").(string)] = get(c, "resources")
@@ -170,7 +170,7 @@ controllers:
 // the chart's infra-cluster label and retry interval.
 func TestCSIControllerSnapshotsAndChartSettings(t *testing.T) {
 	in := defaultInput()
-	ctl := BuildCSIController(testID, in, "busybox")
+	ctl := buildCSIController(testID, in, "busybox")
 	pod := ctl.Deployment.Spec.Template.Spec
 	var names []string
 	byName := map[string]corev1.Container{}
@@ -227,7 +227,7 @@ func TestLoadBalancerMode(t *testing.T) {
 	rsp := run(t, newRequest(t, ``, withMachineSets(t), withInstancetypes(t, "u1.medium"),
 		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncontrollers: {loadBalancerMode: Selector}"))))
 	mustNoFatal(t, rsp)
-	cfg := get(desired(t, rsp, NameCCMCloudConfig), "data", "cloud-config").(string)
+	cfg := get(desired(t, rsp, nameCCMCloudConfig), "data", "cloud-config").(string)
 	if !strings.Contains(cfg, "  selectorless: false\n") || !strings.Contains(cfg, "  enableEPSController: false\n") {
 		t.Errorf("Selector cloud-config:\n%s", cfg)
 	}
@@ -242,7 +242,7 @@ func TestEmptyInstanceTypeMeansNone(t *testing.T) {
 	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: ""}}`, withMachineSets(t)))
 	mustNoFatal(t, rsp)
 	for _, r := range rsp.GetRequirements().GetResources() {
-		if r.GetKind() == InstancetypeKind {
+		if r.GetKind() == instancetypeKind {
 			t.Errorf("instance type required: %v", r)
 		}
 	}
@@ -254,8 +254,8 @@ func TestEmptyInstanceTypeMeansNone(t *testing.T) {
 	if got := args["system-reserved"]; got != "memory=256Mi,cpu=50m" {
 		t.Errorf("system-reserved %q, want memory=256Mi,cpu=50m", got)
 	}
-	ann := annotations(t, desired(t, rsp, MachineDeploymentResourceName("md0")))
-	for _, k := range []string{AnnotationCapacityMemory, AnnotationCapacityCPU} {
+	ann := annotations(t, desired(t, rsp, machineDeploymentResourceName("md0")))
+	for _, k := range []string{annotationCapacityMemory, annotationCapacityCPU} {
 		if v, ok := ann[k]; ok {
 			t.Errorf("%s = %v, want none", k, v)
 		}
@@ -300,7 +300,7 @@ spec:
   template: {spec: {clusterName: `+cluster+`, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: KubevirtMachineTemplate, name: `+name+`}}}`)}
 	}
 	withSets := func(items ...*fnv1.Resource) reqOpt {
-		return func(r *fnv1.RunFunctionRequest) { setRequired(r, RequirementMachineSets, items...) }
+		return func(r *fnv1.RunFunctionRequest) { setRequired(r, requirementMachineSets, items...) }
 	}
 	rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withObserved(observed),
 		withSets(ms("demo-md0-aaaaaa", testN), ms("demo-md0-bbbbbb", "other"))))
