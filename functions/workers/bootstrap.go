@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,17 +84,6 @@ func buildKubeadmConfigTemplate(id function.Identity, p nodeGroupPlan, in *v1alp
 		},
 		Spec: bootstrapv1.KubeadmConfigTemplateSpec{Template: bootstrapv1.KubeadmConfigTemplateResource{Spec: spec}},
 	}
-}
-
-// convertKubeadmConfigTemplate encodes kct for the desired state and
-// returns, from the same marshal, canonicalHash of its spec: the bootstrap
-// hash of the group's machine template.
-func convertKubeadmConfigTemplate(kct *bootstrapv1.KubeadmConfigTemplate) (function.EncodedObject, string, error) {
-	o, sum, err := function.EncodeObjectSpecSum(kct, nil)
-	if err != nil {
-		return function.EncodedObject{}, "", err
-	}
-	return o, hex.EncodeToString(sum[:]), nil
 }
 
 // preKubeadmCommands installs kubelet and kubeadm of version from mirror,

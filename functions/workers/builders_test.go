@@ -29,7 +29,7 @@ func defaultInput() *inputv1alpha1.WorkersInput {
 
 // plan builds a nodeGroupPlan for group g sized by instance type
 // (u1.large: 2 cores, 8Gi) unless resources are explicit.
-func plan(t *testing.T, name string, g v1alpha1.NodeGroup) nodeGroupPlan {
+func groupPlan(t *testing.T, name string, g v1alpha1.NodeGroup) nodeGroupPlan {
 	t.Helper()
 	s := InstancetypeSizing(2, ptr(resource.MustParse("8Gi")))
 	if explicit(g) {
@@ -48,7 +48,7 @@ func plan(t *testing.T, name string, g v1alpha1.NodeGroup) nodeGroupPlan {
 func TestBuildKubeadmConfigTemplate(t *testing.T) {
 	in := defaultInput()
 	in.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io"}}
-	kct := buildKubeadmConfigTemplate(testID, plan(t, "md0", group(nil)), in)
+	kct := buildKubeadmConfigTemplate(testID, groupPlan(t, "md0", group(nil)), in)
 	if kct.Name != "demo-md0" || kct.Namespace != "tenant-foo" {
 		t.Errorf("name %s/%s, want tenant-foo/demo-md0", kct.Namespace, kct.Name)
 	}
@@ -108,7 +108,7 @@ func TestBuildKubeadmConfigTemplate(t *testing.T) {
 		}
 		last = i
 	}
-	if noMirror := buildKubeadmConfigTemplate(testID, plan(t, "md0", group(nil)), defaultInput()); len(noMirror.Spec.Template.Spec.Files) != 0 {
+	if noMirror := buildKubeadmConfigTemplate(testID, groupPlan(t, "md0", group(nil)), defaultInput()); len(noMirror.Spec.Template.Spec.Files) != 0 {
 		t.Errorf("files without a registry mirror: %v", noMirror.Spec.Template.Spec.Files)
 	}
 }
@@ -121,7 +121,7 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 		g.DiskSize = "30Gi"
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/A"}, {Name: "nvidia.com/B"}}
 	})
-	kmt, err := buildKubevirtMachineTemplate(testID, plan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
+	kmt, err := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,14 +186,14 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 
 	// Without a storage class the DataVolume uses the cluster default.
 	g.StorageClass = ""
-	kmt2, _ := buildKubevirtMachineTemplate(testID, plan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
+	kmt2, _ := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if kmt2.Spec.Template.Spec.VirtualMachineTemplate.Spec.DataVolumeTemplates[0].Spec.Storage.StorageClassName != nil {
 		t.Error("storageClassName set without a node-group storage class")
 	}
 	if kmt2.Name == kmt.Name {
 		t.Error("storage class change kept the template name")
 	}
-	again, _ := buildKubevirtMachineTemplate(testID, plan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
+	again, _ := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if again.Name != kmt2.Name {
 		t.Error("the same input gave a different template name")
 	}
@@ -204,7 +204,7 @@ func TestBuildMachineDeployment(t *testing.T) {
 		g.MinReplicas, g.MaxReplicas = i32(1), i32(4)
 		g.Roles = []string{"ingress-nginx"}
 	})
-	md := buildMachineDeployment(testID, plan(t, "md0", g), "demo-md0-abc123")
+	md := buildMachineDeployment(testID, groupPlan(t, "md0", g), "demo-md0-abc123")
 	want := clusterv1.MachineDeploymentSpec{
 		ClusterName: "demo",
 		Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
@@ -241,7 +241,7 @@ func TestBuildMachineDeployment(t *testing.T) {
 		t.Errorf("annotations (-want +got):\n%s", d)
 	}
 	// Unknown sizing: no capacity annotations.
-	p := plan(t, "md0", group(nil))
+	p := groupPlan(t, "md0", group(nil))
 	p.Kubelet.AllocatableMemory, p.Kubelet.AllocatableCPU = "", ""
 	for k := range buildMachineDeployment(testID, p, "x").Annotations {
 		if strings.HasPrefix(k, annotationCapacityPrefix) {
@@ -269,7 +269,7 @@ func TestGPUCapacity(t *testing.T) {
 }
 
 func TestBuildMachineHealthCheck(t *testing.T) {
-	mhc := buildMachineHealthCheck(testID, plan(t, "md0", group(nil)))
+	mhc := buildMachineHealthCheck(testID, groupPlan(t, "md0", group(nil)))
 	want := clusterv1.MachineHealthCheckSpec{
 		ClusterName: "demo",
 		Selector:    metav1.LabelSelector{MatchLabels: map[string]string{"cluster.x-k8s.io/cluster-name": "demo", "cluster.x-k8s.io/deployment-name": "demo-md0"}},

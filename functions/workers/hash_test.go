@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
-	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // hashTyped is a typed value with the field kinds canonicalHash meets in
@@ -44,17 +43,17 @@ type hashTyped struct {
 func TestCanonicalHashPinned(t *testing.T) {
 	kctIn := defaultInput()
 	kctIn.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
-	kctPlan := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
+	kctPlan := groupPlan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
 		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
-	explicitPlan := plan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
+	explicitPlan := groupPlan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
 		g.Resources = v1alpha1.Resources{CPU: "4", Memory: "12Gi"}
 		g.Roles = []string{"ingress", "edge"}
 		g.StorageClass = "fast"
 		g.DiskSize = "30Gi"
 	}))
-	gpuPlan := plan(t, "gpu", group(func(g *v1alpha1.NodeGroup) {
+	gpuPlan := groupPlan(t, "gpu", group(func(g *v1alpha1.NodeGroup) {
 		g.InstanceType = ptr("gn1.xlarge")
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
 	}))
@@ -142,36 +141,67 @@ func TestCanonicalHashErrors(t *testing.T) {
 	}
 }
 
-// TestTemplatesConvertedOnce holds the templates composeGroup converts
-// with their spec hash from one marshal to ToStruct and canonicalHash of
-// the typed objects, and to the pinned hashes of TestCanonicalHashPinned.
-func TestTemplatesConvertedOnce(t *testing.T) {
-	in := defaultInput()
-	in.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
-	p := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
+// TestTemplateHash holds the machine-template names (N-G-<templateHash>)
+// and the bootstrap hash composeGroup computes to the hashes
+// TestCanonicalHashPinned pins: the name is the first 6 hex characters of
+// the spec's, so a change here would roll every tenant's nodes.
+func TestTemplateHash(t *testing.T) {
+	mirrored := defaultInput()
+	mirrored.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
+	md0 := groupPlan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
 		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
-	kct := buildKubeadmConfigTemplate(testID, p, in)
-	s, bootstrapHash, err := convertKubeadmConfigTemplate(kct)
-	if err != nil {
-		t.Fatal(err)
+	md1 := groupPlan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
+		g.Resources = v1alpha1.Resources{CPU: "4", Memory: "12Gi"}
+		g.Roles = []string{"ingress", "edge"}
+		g.StorageClass = "fast"
+		g.DiskSize = "30Gi"
+	}))
+	type args struct {
+		p             nodeGroupPlan
+		bootstrapHash string
 	}
-	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; bootstrapHash != want {
-		t.Errorf("bootstrap hash %s, want %s", bootstrapHash, want)
+	type want struct {
+		name       string
+		annotation string
 	}
-	if want, _ := function.ToStruct(kct); !proto.Equal(want, s.Struct()) {
-		t.Errorf("kubeadm config template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s.Struct())
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"InstanceType": {
+			reason: "The spec hashed to 67eabc90… (TestCanonicalHashPinned) names the template demo-md0-67eabc; the annotation is the bootstrap hash's first 16 characters.",
+			args:   args{p: md0, bootstrapHash: "0123456789abcdef0123"},
+			want:   want{name: "demo-md0-67eabc", annotation: "0123456789abcdef"},
+		},
+		"Explicit": {
+			reason: "The spec hashed to 4fefbbe2… names the template demo-md1-4fefbb.",
+			args:   args{p: md1, bootstrapHash: "fedcba9876543210"},
+			want:   want{name: "demo-md1-4fefbb", annotation: "fedcba9876543210"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kmt, err := buildKubevirtMachineTemplate(testID, tc.args.p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", tc.args.bootstrapHash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{name: kmt.Name, annotation: kmt.Spec.Template.Spec.VirtualMachineTemplate.Spec.Template.ObjectMeta.Annotations[annotationBootstrapHash]}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nbuildKubevirtMachineTemplate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 
-	kmt, s, err := buildMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", "0123456789abcdef0123")
+	// The bootstrap hash of md0's KubeadmConfigTemplate with a registry
+	// mirror is its spec's canonicalHash, pinned above.
+	got, err := canonicalHash(buildKubeadmConfigTemplate(testID, md0, mirrored).Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "demo-md0-67eabc"; kmt.Name != want {
-		t.Errorf("machine template name %s, want %s", kmt.Name, want)
-	}
-	if want, _ := function.ToStruct(kmt); !proto.Equal(want, s.Struct()) {
-		t.Errorf("machine template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s.Struct())
+	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; got != want {
+		t.Errorf("bootstrap hash %s, want %s", got, want)
 	}
 }

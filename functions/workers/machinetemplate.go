@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -47,21 +45,13 @@ var vmEphemeralStorage = function.PresetEphemeralStorage
 
 // buildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
 // node group (CAPI provider KubeVirt v1alpha1, docs/spec.md §5.2), named
-// N-G-<first 6 hex of the SHA-256 of its canonical spec>, so any change of
-// the VM gives a new name and CAPI rolls the group. image is the container
-// disk for the plan's minor version; bootstrapHash is canonicalHash of the
-// group's KubeadmConfigTemplate spec (an annotation of the VM template, so
+// N-G-<templateHash of its spec>, so any change of the VM gives a new name
+// and CAPI rolls the group. image is the container disk for the plan's
+// minor version; bootstrapHash is canonicalHash of the group's
+// KubeadmConfigTemplate spec (an annotation of the VM template, so
 // bootstrap changes roll too). It returns an error when resources.cpu is
 // not a whole number of cores or the spec does not hash.
 func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {
-	kmt, _, err := buildMachineTemplate(id, p, image, bootstrapHash)
-	return kmt, err
-}
-
-// buildMachineTemplate is buildKubevirtMachineTemplate that also returns the
-// template encoded for the desired state, from the one marshal that
-// hashes its spec.
-func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, function.EncodedObject, error) {
 	g := p.Group
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
@@ -90,7 +80,7 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 	if p.Sizing.Explicit {
 		cores, err := wholeCores(*p.Sizing.CPU)
 		if err != nil {
-			return nil, function.EncodedObject{}, err
+			return nil, err
 		}
 		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
 		mem := p.Sizing.Memory.DeepCopy()
@@ -104,7 +94,7 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 	}
 	disk, err := g.DiskSize.Parse()
 	if err != nil {
-		return nil, function.EncodedObject{}, err
+		return nil, err
 	}
 	storage.Resources.Requests[corev1.ResourceStorage] = disk
 	if g.StorageClass != "" {
@@ -147,21 +137,25 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 		VirtualMachineTemplate: infrav1.VirtualMachineTemplateSpec{Spec: vm},
 		BootstrapCheckSpec:     infrav1.VirtualMachineBootstrapCheckSpec{CheckStrategy: "ssh"},
 	}}}
-	kmt := &infrav1.KubevirtMachineTemplate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
-		Spec:       spec,
-	}
-	// The name (empty in the marshal) follows from the spec's hash; it goes
-	// into the object and its encoding alike.
-	o, _, err := function.EncodeObjectSpecSum(kmt, func(sum [sha256.Size]byte) string {
-		kmt.Name = p.ObjectName(id) + "-" + hex.EncodeToString(sum[:templateHashLength/2])
-		return kmt.Name
-	})
+	hash, err := templateHash(spec)
 	if err != nil {
-		return nil, function.EncodedObject{}, err
+		return nil, err
 	}
-	return kmt, o, nil
+	return &infrav1.KubevirtMachineTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.ObjectName(id) + "-" + hash, Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
+		Spec:       spec,
+	}, nil
+}
+
+// templateHash is the hash in a KubevirtMachineTemplate's name: the first
+// templateHashLength hex characters of canonicalHash of its spec.
+func templateHash(spec infrav1.KubevirtMachineTemplateSpec) (string, error) {
+	sum, err := canonicalHash(spec)
+	if err != nil {
+		return "", err
+	}
+	return sum[:templateHashLength], nil
 }
 
 // wholeCores returns a CPU quantity as a whole number of cores, or an error

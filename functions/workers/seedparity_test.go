@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 )
 
@@ -331,7 +332,7 @@ func TestGPUWithoutOperatorWarns(t *testing.T) {
 	warnings := func(rsp *fnv1.RunFunctionResponse) []string {
 		var out []string
 		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && r.GetReason() == ReasonGPUOperatorOff {
+			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && r.GetReason() == v1alpha1.ReasonGPUOperatorDisabled {
 				out = append(out, r.GetMessage())
 			}
 		}
