@@ -51,7 +51,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		}
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: x}}, Desired: &fnv1.State{}}
 		withInstancetypes(t, "u1.medium", "u1.large")(req)
-		setRequired(req, requirementMachineSets)
+		fntest.WithRequired(requirementMachineSets)(req)
 		rsp, err := fntest.RunAsServed((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)

@@ -291,7 +291,7 @@ func TestOldTemplates(t *testing.T) {
 	newSpec := `nodeGroups: {md0: {instanceType: u1.large, diskSize: 40Gi}}`
 
 	t.Run("referenced by a MachineSet", func(t *testing.T) {
-		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, oldName), withObserved(observed)))
+		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, oldName), fntest.WithObserved(observed)))
 		mustNoFatal(t, rsp)
 		names := templateNames(rsp, "md0")
 		if len(names) != 2 {
@@ -310,14 +310,14 @@ func TestOldTemplates(t *testing.T) {
 		obs := observedFrom(next, nil)
 		obs[oldKey] = observed[oldKey]
 		newName := get(oneTemplate(t, next, "md0"), "metadata", "name").(string)
-		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, newName), withObserved(obs)))
+		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, newName), fntest.WithObserved(obs)))
 		mustNoFatal(t, rsp)
 		if names := templateNames(rsp, "md0"); len(names) != 1 || names[0] == oldKey {
 			t.Errorf("templates %v, want only the new one", names)
 		}
 	})
 	t.Run("machine sets not fetched yet", func(t *testing.T) {
-		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withObserved(observed)))
+		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), fntest.WithObserved(observed)))
 		mustNoFatal(t, rsp)
 		if names := templateNames(rsp, "md0"); len(names) != 2 {
 			t.Errorf("templates %v, want the old one kept while MachineSets are unknown", names)
@@ -333,7 +333,7 @@ func TestInstancetypePendingKeepsObserved(t *testing.T) {
 	observed := observedFrom(full, map[string]string{
 		machineDeploymentResourceName("md0"): "replicas: 3\nreadyReplicas: 3\nobservedGeneration: 1",
 	})
-	rsp := run(t, newRequest(t, spec, withObserved(observed)))
+	rsp := run(t, newRequest(t, spec, fntest.WithObserved(observed)))
 	mustNoFatal(t, rsp)
 	for name, obs := range observed {
 		got, ok := rsp.GetDesired().GetResources()[name]
@@ -369,7 +369,7 @@ func TestInstancetypePendingKeepsObserved(t *testing.T) {
 // desired state is kept.
 func TestRemovedGroupAndEarlierSteps(t *testing.T) {
 	both := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}, md1: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t)))
-	req := newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withObserved(observedFrom(both, nil)))
+	req := newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(observedFrom(both, nil)))
 	req.Desired.Resources = map[string]*fnv1.Resource{"control-plane": {Resource: mustStruct(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}")}}
 	req.Desired.Composite = &fnv1.Resource{Resource: mustStruct(t, "status: {version: v1.35.1}")}
 	rsp := run(t, req)
@@ -400,7 +400,7 @@ nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), 
 		obs := observedFrom(old, nil)
 		obs["kamaji-control-plane"] = mustStruct(t, "apiVersion: controlplane.cluster.x-k8s.io/v1alpha2\nkind: KamajiControlPlane\nmetadata: {name: demo}\nstatus: {version: "+c.cp+"}")
 		rsp := run(t, newRequest(t, `version: v1.35
-nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withObserved(obs)))
+nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(obs)))
 		mustNoFatal(t, rsp)
 		if got := get(desired(t, rsp, machineDeploymentResourceName("md0")), "spec", "template", "spec", "version"); got != c.wantVersion {
 			t.Errorf("control plane at %s: workers at %v, want %s", c.cp, got, c.wantVersion)
@@ -435,7 +435,7 @@ func TestReadinessFromObserved(t *testing.T) {
 			machineDeploymentResourceName("md0"): c.status,
 			nameAutoscalerDeployment:             "conditions: [{type: Available, status: 'True'}]",
 		})
-		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t), withObserved(obs)))
+		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(obs)))
 		if got := rsp.GetDesired().GetResources()[machineDeploymentResourceName("md0")].GetReady(); got != c.want {
 			t.Errorf("status %q: MachineDeployment %v, want %v", c.status, got, c.want)
 		}
@@ -460,7 +460,7 @@ func TestWaitForKubeconfigImage(t *testing.T) {
 		{`images: {waitForKubeconfig: "busybox:1.36"}`, ``, "docker.io/library/busybox:1.36"},
 	} {
 		in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+c.input)
-		rsp := run(t, newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t), withInput(in)))
+		rsp := run(t, newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t), fntest.WithInput(in)))
 		mustNoFatal(t, rsp)
 		for _, n := range []string{nameAutoscalerDeployment, nameCCMDeployment, nameCSIDeployment} {
 			if got := get(desired(t, rsp, n), "spec", "template", "spec", "initContainers", 0, "image"); got != c.want {
@@ -483,7 +483,7 @@ func contains(l []string, s string) bool {
 // step's input object by object; a bad one is Fatal naming its field there.
 func TestPlatformSettings(t *testing.T) {
 	in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nimages: {waitForKubeconfig: mirror.example/busybox:1}")
-	req := newRequest(t, ``, withInstancetypes(t, "u1.medium"), withMachineSets(t), withInput(in))
+	req := newRequest(t, ``, withInstancetypes(t, "u1.medium"), withMachineSets(t), fntest.WithInput(in))
 	if err := fntest.WithPlatformSettings(req, "images: {clusterAutoscaler: mirror.example/cluster-autoscaler:v1.35.1}"); err != nil {
 		t.Fatal(err)
 	}

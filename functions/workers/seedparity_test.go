@@ -13,6 +13,7 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // The seed chart's container resources of the three controllers:
@@ -127,7 +128,7 @@ controllers:
     csi-snapshotter: {requests: {cpu: 10m, memory: 32Mi}, limits: {memory: 64Mi}}
   runAsUser: 1000
   csiPriorityClassName: platform-critical`
-	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withInput(mustStruct(t, in))))
+	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithInput(mustStruct(t, in))))
 	mustNoFatal(t, rsp)
 	d := desired(t, rsp, nameCSIDeployment)
 	byName := map[string]any{}
@@ -155,7 +156,7 @@ controllers:
 		`controllers: {csiPriorityClassName: "Not Valid"}`:                                            `input.controllers.csiPriorityClassName`,
 		`controllers: {runAsUser: -1}`:                                                                `input.controllers.runAsUser: Invalid value: -1`,
 	} {
-		rsp := run(t, newRequest(t, ``, withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+bad))))
+		rsp := run(t, newRequest(t, ``, fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+bad))))
 		f := fatals(rsp)
 		if len(f) != 1 || !strings.Contains(f[0], want) {
 			t.Errorf("%s: Fatal %v, want one containing %q", bad, f, want)
@@ -226,7 +227,7 @@ func TestLoadBalancerMode(t *testing.T) {
 		t.Errorf("default mode %q, want Selectorless", in.Controllers.LoadBalancerMode)
 	}
 	rsp := run(t, newRequest(t, ``, withMachineSets(t), withInstancetypes(t, "u1.medium"),
-		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncontrollers: {loadBalancerMode: Selector}"))))
+		fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncontrollers: {loadBalancerMode: Selector}"))))
 	mustNoFatal(t, rsp)
 	cfg := get(desired(t, rsp, nameCCMCloudConfig), "data", "cloud-config").(string)
 	if !strings.Contains(cfg, "  selectorless: false\n") || !strings.Contains(cfg, "  enableEPSController: false\n") {
@@ -292,18 +293,18 @@ func TestReferencedTemplateKeptWhateverItsComposedName(t *testing.T) {
 		"other-cluster-ms": mustStructOf(t, kmt("demo-md0-bbbbbb")),
 		"unreferenced":     mustStructOf(t, kmt("demo-md0-cccccc")),
 	}
-	ms := func(name, cluster string) *fnv1.Resource {
-		return &fnv1.Resource{Resource: mustStruct(t, `apiVersion: cluster.x-k8s.io/v1beta2
+	ms := func(name, cluster string) *structpb.Struct {
+		return mustStruct(t, `apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineSet
 metadata: {name: ms-`+name+`, namespace: `+testNS+`, labels: {cluster.x-k8s.io/cluster-name: `+testN+`}}
 spec:
   clusterName: `+cluster+`
-  template: {spec: {clusterName: `+cluster+`, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: KubevirtMachineTemplate, name: `+name+`}}}`)}
+  template: {spec: {clusterName: `+cluster+`, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: KubevirtMachineTemplate, name: `+name+`}}}`)
 	}
-	withSets := func(items ...*fnv1.Resource) reqOpt {
-		return func(r *fnv1.RunFunctionRequest) { setRequired(r, requirementMachineSets, items...) }
+	withSets := func(items ...*structpb.Struct) fntest.RequestOption {
+		return fntest.WithRequired(requirementMachineSets, items...)
 	}
-	rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withObserved(observed),
+	rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), fntest.WithObserved(observed),
 		withSets(ms("demo-md0-aaaaaa", testN), ms("demo-md0-bbbbbb", "other"))))
 	mustNoFatal(t, rsp)
 	got := rsp.GetDesired().GetResources()
@@ -317,7 +318,7 @@ spec:
 			t.Errorf("%s kept", n)
 		}
 	}
-	pending := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withObserved(observed)))
+	pending := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), fntest.WithObserved(observed)))
 	mustNoFatal(t, pending)
 	for n := range observed {
 		if _, ok := pending.GetDesired().GetResources()[n]; !ok {
