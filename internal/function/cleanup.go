@@ -81,26 +81,63 @@ type CleanupResult struct {
 //     labelled tenantkube.io/cluster=N;
 //   - each one that no other controller owns (no controller
 //     ownerReference but the XR's) and that is not composed under another
-//     name goes into the desired state as apiVersion, kind, name, namespace
-//     and, when the object has one, its immutable top-level type (a
-//     Secret's: were the object deleted between Crossplane's fetch and its
-//     apply, the apply could then not re-create it as something else) —
-//     Crossplane adds its labels and owner reference and takes no other
-//     field of the owner's;
-//   - the objects composed this way earlier are kept by
-//     KeepComposedForCleanup, which every function calls.
+//     name goes into p as apiVersion, kind, name, namespace and, when the
+//     object has one, its immutable top-level type (a Secret's: were the
+//     object deleted between Crossplane's fetch and its apply, the apply
+//     could then not re-create it as something else) — Crossplane adds its
+//     labels and owner reference and takes no other field of the owner's;
+//   - the objects composed this way earlier are kept by Write
+//     (KeepComposedForCleanup).
 //
-// Such objects are always ready: they exist. It returns an error when an
-// object does not convert.
+// Such objects are always ready (ReadyAlways): they exist. The error is
+// always nil today; it is kept for objects that may not convert.
+func (p *Plan) ComposeForCleanup(r *Request, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, error) {
+	p.Require(k.requiredKey(), k.selector(id))
+	res, objs := cleanupObjects(r.req, id, k, opts)
+	for _, o := range objs {
+		p.Add(o.name, o.object, ReadyAlways)
+	}
+	return res, nil
+}
+
+// ComposeForCleanup is Plan.ComposeForCleanup writing straight into rsp.
+//
+// Deprecated: use Plan.ComposeForCleanup; this goes once the functions
+// write through a Plan.
 func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, error) {
-	Require(rsp, k.requiredKey(), &fnv1.ResourceSelector{
+	Require(rsp, k.requiredKey(), k.selector(id))
+	res, objs := cleanupObjects(req, id, k, opts)
+	for _, o := range objs {
+		if err := SetDesired(rsp, o.name, o.object, fnv1.Ready_READY_TRUE); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// selector selects the objects of k in id's namespace labelled
+// tenantkube.io/cluster=N.
+func (k CleanupKind) selector(id Identity) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
 		ApiVersion: k.APIVersion,
 		Kind:       k.Kind,
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
 			Labels: map[string]string{LabelCluster: id.Name},
 		}},
 		Namespace: proto.String(id.Namespace),
-	})
+	}
+}
+
+// cleanupObject is an object to compose for cleanup: its composed-resource
+// name and the object (cleanupObjectOf).
+type cleanupObject struct {
+	name   string
+	object map[string]any
+}
+
+// cleanupObjects finds, in req, the objects of k to compose for cleanup
+// (see Plan.ComposeForCleanup), sorted by name.
+func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, []cleanupObject) {
 	accept := func(name string) bool { return name != "" && (opts.Keep == nil || opts.Keep(name)) }
 	xrUID := ObservedCompositeString(req, "metadata", "uid")
 	prefix := k.composedName("")
@@ -137,6 +174,7 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 		return ValueAt(candidates[i], "metadata", "name").GetStringValue() < ValueAt(candidates[j], "metadata", "name").GetStringValue()
 	})
 	var res CleanupResult
+	var out []cleanupObject
 	for _, obj := range candidates {
 		if opts.Limit > 0 && len(composed) >= opts.Limit {
 			res.Skipped++
@@ -144,12 +182,10 @@ func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 		}
 		n := ValueAt(obj, "metadata", "name").GetStringValue()
 		composed[n] = true
-		if err := setCleanupObject(rsp, k.composedName(n), obj); err != nil {
-			return res, err
-		}
+		out = append(out, cleanupObject{name: k.composedName(n), object: cleanupObjectOf(obj)})
 	}
 	res.Present, res.Composed = sortedSet(present), sortedSet(composed)
-	return res, nil
+	return res, out
 }
 
 // KeepComposedForCleanup keeps in rsp's desired state every observed
@@ -180,9 +216,15 @@ func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 }
 
 // setCleanupObject puts the object obj names into rsp's desired state under
-// composed, ready, as apiVersion, kind, name, namespace and (when obj has
-// one) its top-level type.
+// composed, ready (cleanupObjectOf).
 func setCleanupObject(rsp *fnv1.RunFunctionResponse, composed string, obj *structpb.Struct) error {
+	return SetDesired(rsp, composed, cleanupObjectOf(obj), fnv1.Ready_READY_TRUE)
+}
+
+// cleanupObjectOf is what is composed for cleanup of the object obj names:
+// its apiVersion, kind, name, namespace and (when obj has one) its
+// top-level type.
+func cleanupObjectOf(obj *structpb.Struct) map[string]any {
 	f := obj.GetFields()
 	out := map[string]any{
 		"apiVersion": f["apiVersion"].GetStringValue(),
@@ -195,7 +237,7 @@ func setCleanupObject(rsp *fnv1.RunFunctionResponse, composed string, obj *struc
 	if t := f["type"].GetStringValue(); t != "" {
 		out["type"] = t
 	}
-	return SetDesired(rsp, composed, out, fnv1.Ready_READY_TRUE)
+	return out
 }
 
 // sortedSet returns the members of set, sorted.

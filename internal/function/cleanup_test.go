@@ -5,6 +5,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -56,11 +57,12 @@ func TestComposeForCleanup(t *testing.T) {
 	composed := func(req *fnv1.RunFunctionRequest, keep func(string) bool) ([]string, *fnv1.RunFunctionResponse) {
 		t.Helper()
 		rsp := &fnv1.RunFunctionResponse{}
-		res, err := ComposeForCleanup(req, rsp, id, dv, CleanupOptions{Keep: keep})
+		p := &Plan{}
+		res, err := p.ComposeForCleanup(NewRequest(req), id, dv, CleanupOptions{Keep: keep})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := KeepComposedForCleanup(req, rsp); err != nil {
+		if err := Write(rsp, NewRequest(req), p); err != nil {
 			t.Fatal(err)
 		}
 		return res.Composed, rsp
@@ -140,8 +142,12 @@ func TestComposeForCleanupPresentLimitAndType(t *testing.T) {
 		mk("c", nil), mk("a", nil), mk("b", nil), mk("owned", owned),
 	}}}}
 	rsp := &fnv1.RunFunctionResponse{}
-	res, err := ComposeForCleanup(req, rsp, id, secret, CleanupOptions{Limit: 2})
+	p := &Plan{}
+	res, err := p.ComposeForCleanup(NewRequest(req), id, secret, CleanupOptions{Limit: 2})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(rsp, NewRequest(req), p); err != nil {
 		t.Fatal(err)
 	}
 	want := CleanupResult{Present: []string{"a", "b", "c", "owned"}, Composed: []string{"a", "b"}, Skipped: 1}
@@ -155,6 +161,49 @@ func TestComposeForCleanupPresentLimitAndType(t *testing.T) {
 		"metadata": map[string]any{"name": "a", "namespace": "tenant-demo"},
 	}, decodeObject(rsp.GetDesired().GetResources()["cleanup-secret-a"]).AsMap()); d != "" {
 		t.Errorf("composed Secret (-want +got):\n%s", d)
+	}
+}
+
+// The rsp-based ComposeForCleanup (kept until the functions write through a
+// Plan) writes the same response as Plan.ComposeForCleanup and Write.
+func TestComposeForCleanupIntoResponse(t *testing.T) {
+	id := Identity{Name: "demo", Namespace: "tenant-demo"}
+	dv := CleanupKind{APIVersion: "cdi.kubevirt.io/v1beta1", Kind: "DataVolume"}
+	req := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{
+			"cleanup-datavolume-old": dataVolume(t, "old", "tenant-demo", nil),
+		}},
+		RequiredResources: map[string]*fnv1.Resources{"cleanup-datavolume.cdi.kubevirt.io": {Items: []*fnv1.Resource{
+			dataVolume(t, "b", "tenant-demo", nil), dataVolume(t, "a", "tenant-demo", nil), dataVolume(t, "c", "tenant-demo", nil),
+		}}},
+	}
+	opts := CleanupOptions{Limit: 3}
+
+	old := &fnv1.RunFunctionResponse{}
+	oldRes, err := ComposeForCleanup(req, old, id, dv, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := KeepComposedForCleanup(req, old); err != nil {
+		t.Fatal(err)
+	}
+	planned := &fnv1.RunFunctionResponse{}
+	p := &Plan{}
+	res, err := p.ComposeForCleanup(NewRequest(req), id, dv, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(planned, NewRequest(req), p); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(CleanupResult{Present: []string{"a", "b", "c", "old"}, Composed: []string{"a", "b", "old"}, Skipped: 1}, res); d != "" {
+		t.Errorf("result (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(res, oldRes); d != "" {
+		t.Errorf("rsp-based result (-plan +rsp):\n%s", d)
+	}
+	if d := cmp.Diff(marshalDeterministic(t, planned), marshalDeterministic(t, old)); d != "" {
+		t.Errorf("rsp-based response (-plan +rsp):\n%s", d)
 	}
 }
 
@@ -190,4 +239,15 @@ func TestKeepComposedForCleanup(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("desired (-want +got):\n%s", d)
 	}
+}
+
+// marshalDeterministic is rsp encoded by protobuf-go with sorted map
+// entries: equal bytes mean equal responses.
+func marshalDeterministic(t *testing.T, rsp *fnv1.RunFunctionResponse) []byte {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -42,7 +42,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
@@ -97,36 +96,53 @@ type Settings struct {
 	set map[string]bool
 }
 
-// Apply requests the platform settings in rsp and merges the
-// EnvironmentConfig's data, when req carries it, over in: a pointer to a
+// Read requests the platform settings in rsp and merges the
+// EnvironmentConfig's data, when r carries it, over in: a pointer to a
 // function input already decoded from the Composition's step. It returns an
 // error naming the data field for an unknown key or a value the input type
 // cannot take; in is unchanged then.
-func Apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in any) (Settings, error) {
+func Read(r *function.Request, rsp *fnv1.RunFunctionResponse, in any) (Settings, error) {
 	function.Require(rsp, RequirementKey, Selector())
-	items, arrived := function.RequiredResources(req, RequirementKey)
+	items, arrived, err := function.Required[environmentConfig](r, RequirementKey)
 	s := Settings{Arrived: arrived}
+	if err != nil {
+		return s, field.InternalError(dataPath(), err)
+	}
 	if len(items) == 0 {
 		return s, nil
 	}
 	s.Found = true
-	data := items[0].GetFields()["data"].GetStructValue()
+	data, _ := items[0].Data.(map[string]any)
 	return s, s.merge(data, in)
 }
 
-func (s *Settings) merge(data *structpb.Struct, in any) error {
+// Apply is Read of req.
+//
+// Deprecated: use Read; this goes once the functions read through a
+// function.Request.
+func Apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in any) (Settings, error) {
+	return Read(function.NewRequest(req), rsp, in)
+}
+
+// environmentConfig is the part of the EnvironmentConfig read: its data, a
+// JSON object (anything else sets nothing, as an empty object).
+type environmentConfig struct {
+	Data any `json:"data"`
+}
+
+func (s *Settings) merge(data map[string]any, in any) error {
 	root := dataPath()
 	own := map[string]bool{}
 	for _, k := range Keys(in) {
 		own[k] = true
 	}
 	patch := map[string]any{}
-	for _, k := range sortedKeys(data.GetFields()) {
+	for _, k := range sortedKeys(data) {
 		if !settingKeys[k] {
 			return field.Forbidden(root.Child(k), unknownSetting+"; the settings are "+strings.Join(knownKeys(settingKeys), ", "))
 		}
 		if own[k] {
-			patch[k] = data.GetFields()[k].AsInterface()
+			patch[k] = data[k]
 		}
 	}
 	if len(patch) == 0 {
@@ -264,7 +280,7 @@ func knownKeys(known map[string]bool) []string {
 	return out
 }
 
-func sortedKeys(m map[string]*structpb.Value) []string {
+func sortedKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

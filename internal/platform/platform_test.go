@@ -14,6 +14,7 @@ import (
 	addonsinput "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	workersinput "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 type defaulter interface{ Default() }
@@ -121,7 +122,7 @@ func TestApplyRequestsTheEnvironmentConfig(t *testing.T) {
 	} {
 		rsp := &fnv1.RunFunctionResponse{}
 		in := &cpinput.ControlPlaneInput{BaseDomain: "from.composition.test"}
-		s, err := Apply(req, rsp, in)
+		s, err := Read(function.NewRequest(req), rsp, in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -148,7 +149,7 @@ images: {clusterAutoscaler: mirror.example.net/cluster-autoscaler:v1.35.1}
 charts: {cilium: {version: 1.19.0}}
 `))
 	cp := &cpinput.ControlPlaneInput{BaseDomain: "old.test", DataStoreName: "shared", Etcd: cpinput.Etcd{Replicas: 5}}
-	s, err := Apply(req, &fnv1.RunFunctionResponse{}, cp)
+	s, err := Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, cp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +162,14 @@ charts: {cilium: {version: 1.19.0}}
 		t.Errorf("control-plane input after the merge = %+v", cp)
 	}
 	w := &workersinput.WorkersInput{Images: workersinput.Images{CSIDriver: "from.composition/csi:v1"}}
-	if _, err := Apply(req, &fnv1.RunFunctionResponse{}, w); err != nil {
+	if _, err := Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, w); err != nil {
 		t.Fatal(err)
 	}
 	if w.Images.ClusterAutoscaler != "mirror.example.net/cluster-autoscaler:v1.35.1" || w.Images.CSIDriver != "from.composition/csi:v1" {
 		t.Errorf("workers images after the merge = %+v", w.Images)
 	}
 	a := &addonsinput.AddonsInput{}
-	if _, err := Apply(req, &fnv1.RunFunctionResponse{}, a); err != nil {
+	if _, err := Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, a); err != nil {
 		t.Fatal(err)
 	}
 	a.Default()
@@ -197,7 +198,7 @@ func TestApplyRejectsBadSettings(t *testing.T) {
 			in = &cpinput.ControlPlaneInput{BaseDomain: "keep.test"}
 		}
 		before, _ := json.Marshal(in)
-		_, err := Apply(request(envConfig(t, c.data)), &fnv1.RunFunctionResponse{}, in)
+		_, err := Read(function.NewRequest(request(envConfig(t, c.data))), &fnv1.RunFunctionResponse{}, in)
 		if err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.value) {
 			t.Errorf("data %s (%T): error %v, want one naming %s %s", c.data, in, err, c.path, c.value)
 		}
@@ -209,7 +210,7 @@ func TestApplyRejectsBadSettings(t *testing.T) {
 
 func TestAttributeNamesTheEnvironmentConfig(t *testing.T) {
 	cp := &cpinput.ControlPlaneInput{}
-	s, err := Apply(request(envConfig(t, "podCIDR: 10.0.0.0/99")), &fnv1.RunFunctionResponse{}, cp)
+	s, err := Read(function.NewRequest(request(envConfig(t, "podCIDR: 10.0.0.0/99"))), &fnv1.RunFunctionResponse{}, cp)
 	if err != nil {
 		t.Fatal(err)
 	}
