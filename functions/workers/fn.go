@@ -29,7 +29,7 @@ type Function struct {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	r := function.NewRequest(req)
-	in, err := readInput(r, req, rsp)
+	in, err := readInput(r, rsp)
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
@@ -38,9 +38,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return function.Fatal(rsp, err), nil
 	}
 	p, errs := plan(t, in, r)
-	if len(errs) == 0 {
-		errs = composeForCleanup(p, req, t.ID, in)
-	}
 	if len(errs) > 0 {
 		function.FatalList(rsp, errs)
 		response.ConditionFalse(rsp, v1alpha1.ConditionWorkersReady, fatalReason(errs)).
@@ -69,12 +66,12 @@ func fatalReason(errs field.ErrorList) string {
 // one), merges the platform settings over it (requesting them in rsp), and
 // applies and validates its defaults. It returns the decoding or validation
 // error, naming the EnvironmentConfig's field when the value came from it.
-func readInput(r *function.Request, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*inputv1alpha1.WorkersInput, error) {
+func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*inputv1alpha1.WorkersInput, error) {
 	in := &inputv1alpha1.WorkersInput{}
 	if err := r.Input(in); err != nil {
 		return nil, fmt.Errorf("cannot decode the function input: %w", err)
 	}
-	settings, err := platform.Apply(req, rsp, in)
+	settings, err := platform.Read(r, rsp, in)
 	if err != nil {
 		return nil, err
 	}
@@ -83,33 +80,4 @@ func readInput(r *function.Request, req *fnv1.RunFunctionRequest, rsp *fnv1.RunF
 		return nil, settings.Attribute(err)
 	}
 	return in, nil
-}
-
-// composeForCleanup adds to p the objects of in.CleanupKinds that tenant
-// controllers created for the cluster (function.ComposeForCleanup), with a
-// Warning for each kind with more than in.MaxCleanupObjects of them.
-//
-// TODO(issue 17): an adapter until function's Plan-shaped ComposeForCleanup
-// lands; then plan calls it and this goes.
-func composeForCleanup(p *function.Plan, req *fnv1.RunFunctionRequest, id function.Identity, in *inputv1alpha1.WorkersInput) field.ErrorList {
-	scratch := &fnv1.RunFunctionResponse{}
-	for _, k := range in.CleanupKinds {
-		res, err := function.ComposeForCleanup(req, scratch, id, function.CleanupKind{APIVersion: k.APIVersion, Kind: k.Kind},
-			function.CleanupOptions{Limit: in.MaxCleanupObjects})
-		if err != nil {
-			return field.ErrorList{field.InternalError(field.NewPath("input", "cleanupKinds"), err)}
-		}
-		if res.Skipped > 0 {
-			p.Warn(v1alpha1.ReasonTooManyObjectsToCleanUp, fmt.Sprintf("%d more %s objects labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
-				res.Skipped, k.Kind, function.LabelCluster, id.Name, id.Namespace, in.MaxCleanupObjects))
-		}
-	}
-	for key, sel := range scratch.GetRequirements().GetResources() {
-		p.Require(key, sel)
-	}
-	function.DecodeKeptObjects(scratch.GetDesired())
-	for _, name := range sortedKeys(scratch.GetDesired().GetResources()) {
-		p.Add(name, scratch.GetDesired().GetResources()[name].GetResource(), function.ReadyAlways)
-	}
-	return nil
 }

@@ -69,6 +69,9 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	if err := composeControllers(p, id, in, spec.Images.WaitForKubeconfig); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
+	if errs := composeForCleanup(p, r, id, in); len(errs) > 0 {
+		return nil, errs
+	}
 	p.Status = map[string]any{"nodeGroups": status, "nodes": nodesStatus(status)}
 	setWorkersReady(p, pending, notReady)
 	return p, nil
@@ -262,6 +265,24 @@ func setWorkersReady(p *function.Plan, pending, notReady []string) {
 	default:
 		p.SetCondition(v1alpha1.ConditionWorkersReady, true, v1alpha1.ReasonNodeGroupsReady, "")
 	}
+}
+
+// composeForCleanup adds to p the objects of in.CleanupKinds that tenant
+// controllers created for the cluster (function.Plan.ComposeForCleanup),
+// with a Warning for each kind with more than in.MaxCleanupObjects of them.
+func composeForCleanup(p *function.Plan, r *function.Request, id function.Identity, in *inputv1alpha1.WorkersInput) field.ErrorList {
+	for _, k := range in.CleanupKinds {
+		res, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: k.APIVersion, Kind: k.Kind},
+			function.CleanupOptions{Limit: in.MaxCleanupObjects})
+		if err != nil {
+			return field.ErrorList{field.InternalError(field.NewPath("input", "cleanupKinds"), err)}
+		}
+		if res.Skipped > 0 {
+			p.Warn(v1alpha1.ReasonTooManyObjectsToCleanUp, fmt.Sprintf("%d more %s objects labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
+				res.Skipped, k.Kind, function.LabelCluster, id.Name, id.Namespace, in.MaxCleanupObjects))
+		}
+	}
+	return nil
 }
 
 // minorString returns "v1.N" of a version "v1.N.P".
