@@ -35,34 +35,9 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	templates := observedTemplatesByGroup(r)
-	status := map[string]v1alpha1.NodeGroupStatus{}
-	var notReady, pending []string
-	for _, g := range names {
-		gp, ok := groups[g]
-		if !ok { // pending: its instance type has not arrived
-			ng := spec.NodeGroups[g]
-			kept := keepObservedGroup(p, r, g, templates[g])
-			p.Warn(v1alpha1.ReasonInstanceTypePending, fmt.Sprintf("node group %s: instance type %q has not been fetched yet; keeping its %d observed objects unchanged",
-				g, ng.InstanceTypeName(), kept))
-			pending = append(pending, g)
-			st, ready := observedGroupStatus(r, g, ng, reservations{})
-			status[g] = st
-			if !ready {
-				notReady = append(notReady, g)
-			}
-			continue
-		}
-		current, err := composeGroup(p, id, gp, in)
-		if err != nil {
-			return nil, field.ErrorList{field.InternalError(NodeGroupPath(g), err)}
-		}
-		keepOldTemplates(p, r, current, templates[g], referenced, msArrived, g)
-		st, ready := observedGroupStatus(r, g, gp.Group, gp.Kubelet)
-		status[g] = st
-		if !ready {
-			notReady = append(notReady, g)
-		}
+	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
 	}
 	keepReferencedTemplates(p, r, id, referenced, msArrived)
 	warnGPUsWithoutOperator(p, spec)
@@ -75,6 +50,39 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	p.Status = map[string]any{"nodeGroups": status, "nodes": nodesStatus(status)}
 	setWorkersReady(p, pending, notReady)
 	return p, nil
+}
+
+// composeGroups adds to p the objects of each planned node group (groups)
+// and the observed machine templates still in use; a pending group (not in
+// groups) keeps its observed objects unchanged, with a Warning. It returns
+// status.nodeGroups, the pending groups and the groups below their minimum
+// of ready nodes, in the order of spec's groups.
+func composeGroups(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput,
+	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
+	templates := observedTemplatesByGroup(r)
+	status = map[string]v1alpha1.NodeGroupStatus{}
+	for _, g := range sortedKeys(spec.NodeGroups) {
+		ng, res := spec.NodeGroups[g], reservations{}
+		if gp, ok := groups[g]; ok {
+			current, err := composeGroup(p, id, gp, in)
+			if err != nil {
+				return nil, nil, nil, field.InternalError(NodeGroupPath(g), err)
+			}
+			keepOldTemplates(p, r, current, templates[g], referenced, msArrived, g)
+			ng, res = gp.Group, gp.Kubelet
+		} else { // pending: its instance type has not arrived
+			kept := keepObservedGroup(p, r, g, templates[g])
+			p.Warn(v1alpha1.ReasonInstanceTypePending, fmt.Sprintf("node group %s: instance type %q has not been fetched yet; keeping its %d observed objects unchanged",
+				g, ng.InstanceTypeName(), kept))
+			pending = append(pending, g)
+		}
+		st, ready := observedGroupStatus(r, g, ng, res)
+		status[g] = st
+		if !ready {
+			notReady = append(notReady, g)
+		}
+	}
+	return status, pending, notReady, nil
 }
 
 // checkSpec returns every violation of the spec's rules the workers

@@ -317,3 +317,65 @@ func TestPlanErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestComposeControllers checks the once-per-cluster objects
+// composeControllers adds and their readiness rules: a Deployment is ready
+// when Available=True, every other object once it exists.
+func TestComposeControllers(t *testing.T) {
+	const (
+		f  = fnv1.Ready_READY_FALSE
+		tr = fnv1.Ready_READY_TRUE
+	)
+	deployment := func(available string) *structpb.Struct {
+		return mustStruct(t, `{apiVersion: apps/v1, kind: Deployment, status: {conditions: [{type: Available, status: "`+available+`"}]}}`)
+	}
+	exists := mustStruct(t, `{apiVersion: v1, kind: ServiceAccount}`)
+	cases := map[string]struct {
+		reason   string
+		observed map[string]*structpb.Struct
+		want     map[string]fnv1.Ready
+	}{
+		"NothingObserved": {
+			reason: "Nothing exists yet: nothing is ready.",
+			want: map[string]fnv1.Ready{
+				"kccm-cloud-config":                 f,
+				"cluster-autoscaler-serviceaccount": f, "cluster-autoscaler-rolebinding": f, "cluster-autoscaler-deployment": f,
+				"kccm-serviceaccount": f, "kccm-rolebinding": f, "kccm-deployment": f,
+				"kcsi-serviceaccount": f, "kcsi-rolebinding": f, "kcsi-controller-deployment": f, "kcsi-clusterrolebinding": f,
+			},
+		},
+		"Observed": {
+			reason: "Observed objects are ready; of the Deployments only the Available=True one.",
+			observed: map[string]*structpb.Struct{
+				"kccm-cloud-config":                 exists,
+				"cluster-autoscaler-serviceaccount": exists, "cluster-autoscaler-rolebinding": exists,
+				"cluster-autoscaler-deployment": deployment("True"),
+				"kccm-deployment":               deployment("False"),
+				"kcsi-controller-deployment":    mustStruct(t, `{apiVersion: apps/v1, kind: Deployment}`),
+				"kcsi-clusterrolebinding":       exists,
+			},
+			want: map[string]fnv1.Ready{
+				"kccm-cloud-config":                 tr,
+				"cluster-autoscaler-serviceaccount": tr, "cluster-autoscaler-rolebinding": tr, "cluster-autoscaler-deployment": tr,
+				"kccm-serviceaccount": f, "kccm-rolebinding": f, "kccm-deployment": f,
+				"kcsi-serviceaccount": f, "kcsi-rolebinding": f, "kcsi-controller-deployment": f, "kcsi-clusterrolebinding": tr,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := function.NewRequest(fntest.NewRequest(xr(t, ``), fntest.WithObserved(tc.observed)))
+			p := &function.Plan{}
+			if err := composeControllers(p, testID, defaultInput(), ""); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]fnv1.Ready{}
+			for _, c := range p.Composed {
+				got[c.Name] = c.Ready(r, c.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ncomposeControllers(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
