@@ -6,6 +6,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -149,6 +150,10 @@ func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 	if len(p.Status) > 0 {
 		status := make(map[string]any, len(p.Status))
 		for k, v := range p.Status {
+			if pv, ok := v.(*structpb.Value); ok {
+				status[k] = pv
+				continue
+			}
 			pv, err := ToValue(v) // typed values as encoding/json writes them
 			if err != nil {
 				return fmt.Errorf("cannot set status.%s: %w", k, err)
