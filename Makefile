@@ -18,6 +18,7 @@ export GOTOOLCHAIN ?= local
 # Pinned tool versions; the tools' go.mod files pin the same versions.
 CROSSPLANE_CLI_VERSION  := v2.5.0
 CROSSPLANE_CORE_VERSION := v2.4.0
+CRD_REF_DOCS_VERSION    := v0.3.0
 CROSSPLANE_VERSION_VAR  := github.com/crossplane/crossplane-runtime/v2/pkg/version.version
 KUBERNETES_VERSION      := v1.36.3
 ETCD_VERSION            := v3.6.16
@@ -43,6 +44,11 @@ bin/crossplane-core: tools/crossplane-core/go.mod tools/crossplane-core/go.sum t
 	@cd tools/crossplane-core && $(GO) build \
 		-ldflags '-s -w -X $(CROSSPLANE_VERSION_VAR)=$(CROSSPLANE_CORE_VERSION)' \
 		-o ../../bin/crossplane-core github.com/crossplane/crossplane/v2/cmd/crossplane >&2
+
+bin/crd-ref-docs: tools/crd-ref-docs/go.mod tools/crd-ref-docs/go.sum tools/crd-ref-docs/tools.go
+	@echo "building bin/crd-ref-docs (crd-ref-docs $(CRD_REF_DOCS_VERSION))" >&2
+	@cd tools/crd-ref-docs && $(GO) build -trimpath -ldflags '-s -w' \
+		-o ../../bin/crd-ref-docs github.com/elastic/crd-ref-docs >&2
 
 # Live end-to-end components (test/e2e): etcd, kube-apiserver,
 # kube-controller-manager and crane (the loopback OCI registry).
@@ -160,16 +166,17 @@ render: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/render ## Render
 		$(foreach a,$(RENDER_ARGS),--render-arg='$(a)')
 
 # ---------------------------------------------------------------------------
-# Generate: deepcopy functions, the XRD (package/xrd.yaml) from apis/, and
-# each function's input CRD (package/functions/<name>/input/) from its Go
-# types. GEN_OUT redirects the CRDs and the XRD (the staleness test renders
-# them into a temporary tree and compares with the committed files).
+# Generate: deepcopy functions, the XRD (package/xrd.yaml) from apis/, each
+# function's input CRD (package/functions/<name>/input/) from its Go types,
+# and the API reference (docs/api-reference.md, make docs). GEN_OUT
+# redirects the CRDs, the XRD and the reference (the staleness tests render
+# them into a temporary tree and compare with the committed files).
 
 GEN_OUT ?= $(CURDIR)
 GEN_TMP := $(CURDIR)/_output/generate
 
 .PHONY: generate
-generate: generate-deepcopy generate-crds ## Regenerate deepcopy code, package/xrd.yaml and the function input CRDs.
+generate: generate-deepcopy generate-crds docs ## Regenerate deepcopy code, package/xrd.yaml, the function input CRDs and docs/api-reference.md.
 
 .PHONY: generate-deepcopy
 generate-deepcopy:
@@ -183,6 +190,20 @@ generate-crds:
 	$(foreach f,$(FUNCTIONS),mkdir -p $(GEN_OUT)/package/functions/$(f)/input && \
 		$(GO) tool controller-gen crd paths=./functions/$(f)/input/... output:crd:dir=$(GEN_OUT)/package/functions/$(f)/input >&2 &&) true
 
+# docs/api-reference.md from the Go types in apis/v1alpha1, by the pinned
+# crd-ref-docs with its stock Markdown templates (config: docs/crd-ref-docs.yaml).
+# generate-docs expects bin/crd-ref-docs built: the staleness test runs it
+# with GEN_OUT set and never builds the tool.
+.PHONY: docs
+docs: bin/crd-ref-docs ## Regenerate docs/api-reference.md from apis/v1alpha1.
+	@$(MAKE) --no-print-directory generate-docs
+
+.PHONY: generate-docs
+generate-docs:
+	@mkdir -p $(GEN_OUT)/docs
+	bin/crd-ref-docs --config=docs/crd-ref-docs.yaml --source-path=./apis/v1alpha1 \
+		--renderer=markdown --output-path=$(GEN_OUT)/docs/api-reference.md --log-level=ERROR >&2
+
 # ---------------------------------------------------------------------------
 # Test: go vet + go test over the whole module. The render tests run the real
 # engine, so the tools are built first; TENANTKUBE_REQUIRE_TOOLS makes those
@@ -192,7 +213,7 @@ generate-crds:
 TEST_E2E ?= 1
 
 .PHONY: test
-test: tools functions ## go vet + go test ./... (render tests use the real Crossplane engine), then make e2e.
+test: tools bin/crd-ref-docs functions ## go vet + go test ./... (render tests use the real Crossplane engine), then make e2e.
 	@vet=ok; tests=ok; e2e=skipped; \
 	echo "==> go vet ./..." >&2; \
 	$(GO) vet ./... || vet=FAILED; \
@@ -266,8 +287,6 @@ e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),
 	exit $$rc
 
 # ---------------------------------------------------------------------------
-# Not built yet: these fail loudly until their issue lands.
-
 # Bench (issue 7): regenerates the inputs in test/bench/testdata from the
 # current functions, runs every benchmark with -benchmem and writes the
 # benchstat-compatible output to bench/results.txt (printed as it runs).
@@ -275,8 +294,8 @@ e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),
 
 BENCH_COUNT ?= 6
 # Calls per run of the single-call gRPC benchmark: its p99 is the 31st
-# slowest of 3000 (a one-second run made about 500 calls of workers or
-# addons on the reference input: the 6th).
+# slowest of 3000 (README, Performance, says why a one-second run is too
+# short).
 BENCH_GRPC_CALLS ?= 3000
 BENCH_OUT   := bench/results.txt
 

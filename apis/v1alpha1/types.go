@@ -40,9 +40,9 @@ type KubernetesClusterSpec struct {
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
-	// Worker nodes configuration map. At most 50 node groups: the largest
-	// function request (every add-on enabled, a rollout in progress) stays
-	// under 2 MiB, half of gRPC's 4 MiB message limit (make bench).
+	// Worker nodes configuration map. At most 50 node groups, so that the
+	// largest function request stays well inside gRPC's 4 MiB message limit
+	// (README, Limits, has the measured request size).
 	// +kubebuilder:default={"md0":{"minReplicas":0,"maxReplicas":10,"instanceType":"u1.medium","diskSize":"20Gi","roles":{"ingress-nginx"}}}
 	// +kubebuilder:validation:MaxProperties=50
 	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="node group names must be DNS labels (lower-case letters, digits, '-') of at most 16 characters"

@@ -1,0 +1,167 @@
+package function
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The rows below are typed from the version table of docs/spec.md §3 (the
+// founders' table: minor, patch deployed, konnectivity override), not read
+// from versionTable. The minors and their order are the seed chart's
+// `version` enum (v1.35 … v1.30, default v1.35; the seed README: "supported
+// patch versions from 1.30 to 1.35"). The seed names no patch versions:
+// docs/spec.md §3 is their only source.
+
+func TestLookupVersion(t *testing.T) {
+	type args struct {
+		minor string
+	}
+	type want struct {
+		row KubernetesVersion
+		err bool
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"V135": {
+			reason: "v1.35 deploys v1.35.1 and pins konnectivity v0.34.0",
+			args:   args{minor: "v1.35"},
+			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.1", Konnectivity: "v0.34.0"}},
+		},
+		"V134": {
+			reason: "v1.34 deploys v1.34.4; Kamaji derives konnectivity",
+			args:   args{minor: "v1.34"},
+			want:   want{row: KubernetesVersion{Minor: "v1.34", Patch: "v1.34.4"}},
+		},
+		"V133": {
+			reason: "v1.33 deploys v1.33.8",
+			args:   args{minor: "v1.33"},
+			want:   want{row: KubernetesVersion{Minor: "v1.33", Patch: "v1.33.8"}},
+		},
+		"V132": {
+			reason: "v1.32 deploys v1.32.12",
+			args:   args{minor: "v1.32"},
+			want:   want{row: KubernetesVersion{Minor: "v1.32", Patch: "v1.32.12"}},
+		},
+		"V131": {
+			reason: "v1.31 deploys v1.31.14",
+			args:   args{minor: "v1.31"},
+			want:   want{row: KubernetesVersion{Minor: "v1.31", Patch: "v1.31.14"}},
+		},
+		"V130": {
+			reason: "v1.30 deploys v1.30.14",
+			args:   args{minor: "v1.30"},
+			want:   want{row: KubernetesVersion{Minor: "v1.30", Patch: "v1.30.14"}},
+		},
+		"OlderThanSeed": {
+			reason: "v1.29 is below the seed's oldest version",
+			args:   args{minor: "v1.29"},
+			want:   want{err: true},
+		},
+		"NewerThanSeed": {
+			reason: "v1.36 is above the seed's newest version",
+			args:   args{minor: "v1.36"},
+			want:   want{err: true},
+		},
+		"PatchVersion": {
+			reason: "the table is keyed by minor: a patch version is not a row",
+			args:   args{minor: "v1.35.1"},
+			want:   want{err: true},
+		},
+		"NoPrefix": {
+			reason: "the seed's versions carry the v prefix",
+			args:   args{minor: "1.35"},
+			want:   want{err: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			row, err := LookupVersion(tc.args.minor)
+			if diff := cmp.Diff(tc.want.row, row); diff != "" {
+				t.Errorf("%s\nLookupVersion(%q): -want row, +got row:\n%s", tc.reason, tc.args.minor, diff)
+			}
+			if diff := cmp.Diff(tc.want.err, err != nil); diff != "" {
+				t.Errorf("%s\nLookupVersion(%q): -want error, +got error (%v):\n%s", tc.reason, tc.args.minor, err, diff)
+			}
+		})
+	}
+}
+
+func TestLookupVersionErrorListsSupported(t *testing.T) {
+	_, err := LookupVersion("v1.29")
+	want := `unsupported version "v1.29"; supported: v1.35, v1.34, v1.33, v1.32, v1.31, v1.30`
+	if err == nil {
+		t.Fatalf("LookupVersion(v1.29): no error, want %q", want)
+	}
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("LookupVersion(v1.29) error: -want, +got:\n%s", diff)
+	}
+}
+
+func TestSupportedVersions(t *testing.T) {
+	// The seed chart's version enum, in its order (newest first).
+	want := []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"}
+	if diff := cmp.Diff(want, SupportedVersions()); diff != "" {
+		t.Errorf("SupportedVersions(): -want, +got:\n%s", diff)
+	}
+}
+
+func TestMinorOf(t *testing.T) {
+	type args struct {
+		version string
+	}
+	type want struct {
+		minor int
+		err   bool
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Minor": {
+			reason: "v1.N is minor N",
+			args:   args{version: "v1.35"},
+			want:   want{minor: 35},
+		},
+		"Patch": {
+			reason: "v1.N.P is minor N",
+			args:   args{version: "v1.34.4"},
+			want:   want{minor: 34},
+		},
+		"NoPrefix": {
+			reason: "a version without the v1. prefix is rejected",
+			args:   args{version: "1.34"},
+			want:   want{err: true},
+		},
+		"MajorTwo": {
+			reason: "only Kubernetes 1.x exists",
+			args:   args{version: "v2.1"},
+			want:   want{err: true},
+		},
+		"NotANumber": {
+			reason: "the minor must be a number",
+			args:   args{version: "v1.x"},
+			want:   want{err: true},
+		},
+		"Negative": {
+			reason: "a negative minor is rejected",
+			args:   args{version: "v1.-1"},
+			want:   want{err: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := MinorOf(tc.args.version)
+			if diff := cmp.Diff(tc.want.minor, got); diff != "" {
+				t.Errorf("%s\nMinorOf(%q): -want, +got:\n%s", tc.reason, tc.args.version, diff)
+			}
+			if diff := cmp.Diff(tc.want.err, err != nil); diff != "" {
+				t.Errorf("%s\nMinorOf(%q): -want error, +got error (%v):\n%s", tc.reason, tc.args.version, err, diff)
+			}
+		})
+	}
+}
