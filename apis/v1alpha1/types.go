@@ -30,6 +30,7 @@ type KubernetesClusterSpec struct {
 	// +kubebuilder:default=replicated
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
@@ -45,7 +46,7 @@ type KubernetesClusterSpec struct {
 	// (README, Limits, has the measured request size).
 	// +kubebuilder:default={"md0":{"minReplicas":0,"maxReplicas":10,"instanceType":"u1.medium","diskSize":"20Gi","roles":{"ingress-nginx"}}}
 	// +kubebuilder:validation:MaxProperties=50
-	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="node group names must be DNS labels (lower-case letters, digits, '-') of at most 16 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",messageExpression="'node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters, not ' + self.filter(g, !(size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')))[0]"
 	// +optional
 	NodeGroups map[string]NodeGroup `json:"nodeGroups,omitempty"`
 
@@ -84,11 +85,17 @@ type KubernetesClusterSpec struct {
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
 // autoscaled between minReplicas and maxReplicas.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.ephemeralStorage)",message="ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead"
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('256')) <= 0",message="resources.cpu must be at most 256 (cores)"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('4Ti')) <= 0",message="resources.memory must be at most 4Ti"
-// +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('64Ti')) <= 0",message="diskSize must be at most 64Ti"
+// +kubebuilder:validation:XValidation:rule="!has(self.ephemeralStorage)",message="ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead",fieldPath=".ephemeralStorage"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas",fieldPath=".minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('256')) <= 0",message="resources.cpu must be at most 256 (cores)",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('0')) > 0",message="resources.cpu must be greater than zero",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || string(self.resources.cpu).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="resources.cpu must be whole millicores such as 4000m or decimal cores such as 4",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !has(self.resources.memory) || string(self.resources.cpu).matches('^([0-9]+|[0-9]*000m|[0-9]+[.]0+)$')",message="resources.cpu: a VM gets whole cores: must be a whole number of cores such as 4 or 4000m",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('4Ti')) <= 0",message="resources.memory must be at most 4Ti",fieldPath=".resources.memory"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",message="resources.memory must be greater than zero",fieldPath=".resources.memory"
+// +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('64Ti')) <= 0",message="diskSize must be at most 64Ti",fieldPath=".diskSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('0')) > 0",message="diskSize must be greater than zero",fieldPath=".diskSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || size(self.instanceType) == 0 || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots)",fieldPath=".instanceType"
 type NodeGroup struct {
 	// Minimum number of replicas.
 	// +kubebuilder:default=0
@@ -125,6 +132,7 @@ type NodeGroup struct {
 	// immutable: it is optional and undefaulted, so a strict self == oldSelf
 	// rule would block setting it on an existing node group.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
@@ -140,7 +148,8 @@ type NodeGroup struct {
 	// precedence and instanceType is ignored for that node group (the
 	// instancetype is omitted from the VM, since KubeVirt cannot override an
 	// instancetype's CPU/memory). Set both cpu and memory together or neither.
-	// +kubebuilder:validation:XValidation:rule="has(self.cpu) == has(self.memory)",message="resources.cpu and resources.memory must be set together or not at all"
+	// +kubebuilder:validation:XValidation:rule="!has(self.cpu) || has(self.memory)",message="resources.cpu and resources.memory must be set together or not at all",fieldPath=".memory"
+	// +kubebuilder:validation:XValidation:rule="!has(self.memory) || has(self.cpu)",message="resources.cpu and resources.memory must be set together or not at all",fieldPath=".cpu"
 	// +optional
 	Resources Resources `json:"resources,omitempty"`
 
@@ -185,10 +194,22 @@ type GPU struct {
 // CPU by the seed's formula (5%, clamped to [256Mi, 1Gi] and [50m, 500m]).
 // Reservations stop at a node's maxima (256 cores, 4Ti).
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedMemory) || !isQuantity(string(self.systemReservedMemory)) || quantity(string(self.systemReservedMemory)).compareTo(quantity('4Ti')) <= 0",message="systemReservedMemory must be at most 4Ti"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedMemory) || !isQuantity(string(self.kubeReservedMemory)) || quantity(string(self.kubeReservedMemory)).compareTo(quantity('4Ti')) <= 0",message="kubeReservedMemory must be at most 4Ti"
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || !isQuantity(string(self.systemReservedCpu)) || quantity(string(self.systemReservedCpu)).compareTo(quantity('256')) <= 0",message="systemReservedCpu must be at most 256 (cores)"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || !isQuantity(string(self.kubeReservedCpu)) || quantity(string(self.kubeReservedCpu)).compareTo(quantity('256')) <= 0",message="kubeReservedCpu must be at most 256 (cores)"
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedMemory) || !isQuantity(string(self.systemReservedMemory)) || quantity(string(self.systemReservedMemory)).compareTo(quantity('4Ti')) <= 0",message="systemReservedMemory must be at most 4Ti",fieldPath=".systemReservedMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedMemory) || !isQuantity(string(self.systemReservedMemory)) || quantity(string(self.systemReservedMemory)).compareTo(quantity('0')) > 0",message="systemReservedMemory must be greater than zero",fieldPath=".systemReservedMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedMemory) || !isQuantity(string(self.kubeReservedMemory)) || quantity(string(self.kubeReservedMemory)).compareTo(quantity('4Ti')) <= 0",message="kubeReservedMemory must be at most 4Ti",fieldPath=".kubeReservedMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedMemory) || !isQuantity(string(self.kubeReservedMemory)) || quantity(string(self.kubeReservedMemory)).compareTo(quantity('0')) > 0",message="kubeReservedMemory must be greater than zero",fieldPath=".kubeReservedMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || !isQuantity(string(self.systemReservedCpu)) || quantity(string(self.systemReservedCpu)).compareTo(quantity('256')) <= 0",message="systemReservedCpu must be at most 256 (cores)",fieldPath=".systemReservedCpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || !isQuantity(string(self.systemReservedCpu)) || quantity(string(self.systemReservedCpu)).compareTo(quantity('0')) > 0",message="systemReservedCpu must be greater than zero",fieldPath=".systemReservedCpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || string(self.systemReservedCpu).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="systemReservedCpu must be whole millicores such as 100m or decimal cores such as 0.5",fieldPath=".systemReservedCpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || !isQuantity(string(self.kubeReservedCpu)) || quantity(string(self.kubeReservedCpu)).compareTo(quantity('256')) <= 0",message="kubeReservedCpu must be at most 256 (cores)",fieldPath=".kubeReservedCpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || !isQuantity(string(self.kubeReservedCpu)) || quantity(string(self.kubeReservedCpu)).compareTo(quantity('0')) > 0",message="kubeReservedCpu must be greater than zero",fieldPath=".kubeReservedCpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || string(self.kubeReservedCpu).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="kubeReservedCpu must be whole millicores such as 100m or decimal cores such as 0.5",fieldPath=".kubeReservedCpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !string(self.evictionHardMemory).endsWith('%') || !string(self.evictionHardMemory).matches('^[0-9]+([.][0-9]+)?%$') || (double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) > 0.0 && double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) <= 100.0)",message="evictionHardMemory: a percentage must be in (0, 100]",fieldPath=".evictionHardMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || string(self.evictionHardMemory).endsWith('%') || !isQuantity(string(self.evictionHardMemory)) || quantity(string(self.evictionHardMemory)).compareTo(quantity('0')) > 0",message="evictionHardMemory must be greater than zero",fieldPath=".evictionHardMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionSoftMemory) || !string(self.evictionSoftMemory).endsWith('%') || !string(self.evictionSoftMemory).matches('^[0-9]+([.][0-9]+)?%$') || (double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1)) > 0.0 && double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1)) <= 100.0)",message="evictionSoftMemory: a percentage must be in (0, 100]",fieldPath=".evictionSoftMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionSoftMemory) || string(self.evictionSoftMemory).endsWith('%') || !isQuantity(string(self.evictionSoftMemory)) || quantity(string(self.evictionSoftMemory)).compareTo(quantity('0')) > 0",message="evictionSoftMemory must be greater than zero",fieldPath=".evictionSoftMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !has(self.evictionSoftMemory) || string(self.evictionHardMemory).endsWith('%') == string(self.evictionSoftMemory).endsWith('%')",messageExpression="'evictionHardMemory and evictionSoftMemory must both be percentages or both absolute quantities (evictionSoftMemory is ' + string(self.evictionSoftMemory) + ')'",fieldPath=".evictionHardMemory"
+// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !has(self.evictionSoftMemory) || string(self.evictionHardMemory).endsWith('%') != string(self.evictionSoftMemory).endsWith('%') || (string(self.evictionHardMemory).endsWith('%') ? (!string(self.evictionHardMemory).matches('^[0-9]+([.][0-9]+)?%$') || !string(self.evictionSoftMemory).matches('^[0-9]+([.][0-9]+)?%$') || double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) < double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1))) : (!isQuantity(string(self.evictionHardMemory)) || !isQuantity(string(self.evictionSoftMemory)) || quantity(string(self.evictionHardMemory)).compareTo(quantity(string(self.evictionSoftMemory))) < 0))",messageExpression="'the hard eviction threshold must be strictly below the soft one (evictionSoftMemory is ' + string(self.evictionSoftMemory) + ')'",fieldPath=".evictionHardMemory"
 type Kubelet struct {
 	// Memory reserved for host OS. Auto-computed from instanceType if empty.
 	// +optional
@@ -214,6 +235,9 @@ type Kubelet struct {
 
 // Addons is the cluster add-ons configuration. Each add-on is installed in
 // the tenant cluster as a Flux HelmRelease.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.hami) || !has(self.hami.enabled) || !self.hami.enabled || (has(self.gpuOperator) && has(self.gpuOperator.enabled) && self.gpuOperator.enabled)",message="hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)",fieldPath=".hami.enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.ouroboros) || !has(self.ouroboros.enabled) || !self.ouroboros.enabled || (has(self.ingressNginx) && has(self.ingressNginx.enabled) && self.ingressNginx.enabled)",message="ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)",fieldPath=".ouroboros.enabled"
 type Addons struct {
 	// Cert-manager addon.
 	// +optional
@@ -362,8 +386,10 @@ type ControlPlane struct {
 // largest preset's (32 CPUs, 256Gi): the component runs in the management
 // cluster.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('32')) <= 0",message="resources.cpu must be at most 32 (cores)"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('256Gi')) <= 0",message="resources.memory must be at most 256Gi"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('32')) <= 0",message="resources.cpu must be at most 32 (cores)",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('0')) > 0",message="resources.cpu must be greater than zero",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('256Gi')) <= 0",message="resources.memory must be at most 256Gi",fieldPath=".resources.memory"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",message="resources.memory must be greater than zero",fieldPath=".resources.memory"
 type Component struct {
 	// CPU and memory resources of the component; each key set overrides the
 	// preset's value for that key.

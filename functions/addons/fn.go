@@ -80,8 +80,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if err := CheckTenantInput(t.Spec, in, hosts); err != nil {
-		response.Fatal(rsp, err)
+	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {
+		response.Fatal(rsp, errs.ToAggregate())
 		return rsp, nil
 	}
 	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(req))
@@ -216,20 +216,21 @@ func tenantAPIAnswers(req *fnv1.RunFunctionRequest) bool {
 	return function.ReadyWhenStatusReady(req, function.KamajiControlPlaneResourceName) == fnv1.Ready_READY_TRUE
 }
 
-// CheckTenantInput applies the bounds every tenant shares: each
-// addons.ingressNginx.hosts entry may be claimed by this tenant (hosts,
-// HostPolicy.Check) and there are at most 32; each valuesOverride has at
-// most 64 top-level keys (the XRD's maxProperties) and all of them together
-// encode to at most input.maxValuesOverrideBytes of JSON. It returns a
-// *field.Error naming the field and the value (or its size).
-func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) error {
+// CheckTenantInput applies the platform's bounds (the input) to a spec that
+// may not have passed spec.Validate: each addons.ingressNginx.hosts entry
+// may be claimed by this tenant (hosts, HostPolicy.Check), and all
+// valuesOverride together encode to at most input.maxValuesOverrideBytes of
+// JSON. It returns every violation, naming the field and the value (or its
+// size).
+func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) field.ErrorList {
+	var errs field.ErrorList
 	ing := addonsPath("ingressNginx").Child("hosts")
-	if n := len(spec.Addons.IngressNginx.Hosts); n > v1alpha1.MaxIngressHosts {
-		return field.TooMany(ing, n, v1alpha1.MaxIngressHosts)
-	}
 	for i, h := range spec.Addons.IngressNginx.Hosts {
+		if i == v1alpha1.MaxIngressHosts {
+			break // the rest is spec.Validate's Too many
+		}
 		if err := hosts.Check(ing.Index(i), h); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	total, seen := 0, map[string]bool{}
@@ -244,16 +245,9 @@ func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInpu
 		seen[path.String()] = true
 		total += len(raw.Raw)
 		if total > in.MaxValuesOverrideBytes {
-			return field.Invalid(path, fmt.Sprintf("<%d bytes of JSON>", len(raw.Raw)),
-				fmt.Sprintf("Too long: all valuesOverride together may be at most %d bytes of JSON (input.maxValuesOverrideBytes); %d with the overrides before it", in.MaxValuesOverrideBytes, total))
-		}
-		ov, err := DecodeOverride(raw, path)
-		if err != nil {
-			return err
-		}
-		if len(ov) > v1alpha1.MaxValuesOverrideKeys {
-			return field.TooMany(path, len(ov), v1alpha1.MaxValuesOverrideKeys)
+			return append(errs, field.Invalid(path, fmt.Sprintf("<%d bytes of JSON>", len(raw.Raw)),
+				fmt.Sprintf("Too long: all valuesOverride together may be at most %d bytes of JSON (input.maxValuesOverrideBytes); %d with the overrides before it", in.MaxValuesOverrideBytes, total)))
 		}
 	}
-	return nil
+	return errs
 }

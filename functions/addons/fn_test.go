@@ -299,6 +299,11 @@ func TestFatal(t *testing.T) {
 		"bad host": {
 			spec: "addons: {ingressNginx: {enabled: true, hosts: [Example.ORG]}}", want: "spec.addons.ingressNginx.hosts[0]",
 		},
+		"every spec problem at once": {
+			spec: "addons: {hami: {enabled: true}, ouroboros: {enabled: true}}",
+			want: "[spec.addons.hami.enabled: Invalid value: true: hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator), " +
+				"spec.addons.ouroboros.enabled: Invalid value: true: ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)]",
+		},
 		"override not an object": {
 			spec: "addons: {cilium: {valuesOverride: [1, 2]}}", want: "spec.addons.cilium.valuesOverride",
 		},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -71,11 +70,9 @@ type Object struct {
 // in-tenant uninstall of a suspended release; docs/spec.md §7). With the input's
 // DeletionOrder Usages, each HelmRelease also gets a Crossplane Usage
 // keeping the KamajiControlPlane until the release is uninstalled.
-// It returns a *field.Error naming the spec field for each cross-field rule
-// of docs/spec.md §5.3 and each XRD rule re-checked (docs/spec.md §6): hami without the GPU
-// operator; ouroboros without ingress-nginx; an ouroboros override turning
-// Gateway API watching on without addons.gatewayAPI.enabled; an unknown
-// exposeMethod; a malformed host; a valuesOverride that is not an object.
+// The spec must have passed spec.Validate. It returns a *field.Error naming
+// the spec field when an ouroboros override turns Gateway API watching on
+// without addons.gatewayAPI.enabled, or a valuesOverride is not an object.
 func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, suspend bool) ([]Object, error) {
 	if err := checkSpec(spec, in); err != nil {
 		return nil, err
@@ -397,35 +394,12 @@ func proxyIngress(id function.Identity, class string, hosts []string) *networkin
 	return ing
 }
 
-var hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-
-// checkSpec applies the cross-field rules of docs/spec.md §5.3 and re-checks the
-// XRD's add-on rules (docs/spec.md §6).
+// checkSpec applies the cross-field rule of docs/spec.md §5.3 that depends on
+// the input's chart layout (where the ouroboros override keeps its Gateway
+// API switch). The rules of the spec alone are spec.Validate's
+// (apis/v1alpha1), run before Render.
 func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput) error {
 	a := &spec.Addons
-	ing := addonsPath("ingressNginx")
-	switch a.IngressNginx.ExposeMethod {
-	case v1alpha1.ExposeProxied, v1alpha1.ExposeLoadBalancer:
-	default:
-		return field.NotSupported(ing.Child("exposeMethod"), a.IngressNginx.ExposeMethod,
-			[]string{string(v1alpha1.ExposeProxied), string(v1alpha1.ExposeLoadBalancer)})
-	}
-	for i, h := range a.IngressNginx.Hosts {
-		if len(h) > 253 {
-			return function.TooLong(ing.Child("hosts").Index(i), h, 253)
-		}
-		if !hostPattern.MatchString(h) {
-			return field.Invalid(ing.Child("hosts").Index(i), h, "must be a lower-case DNS name, optionally starting with *.")
-		}
-	}
-	if a.HAMi.Enabled && !a.GPUOperator.Enabled {
-		return field.Invalid(addonsPath("hami").Child("enabled"), true,
-			"hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)")
-	}
-	if a.Ouroboros.Enabled && !a.IngressNginx.Enabled {
-		return field.Invalid(addonsPath("ouroboros").Child("enabled"), true,
-			"ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)")
-	}
 	if !a.GatewayAPI.Enabled {
 		src, _ := in.Charts.Source("ouroboros")
 		path := addonsPath("ouroboros").Child("valuesOverride")

@@ -125,21 +125,22 @@ const (
 	readyByConditionAvailable
 )
 
-// planControlPlane validates the spec fields this function owns and builds
-// its objects. observed is the observed KamajiControlPlane's versions. It
-// returns a *field.Error naming the
-// field of the first bad value.
+// planControlPlane validates the spec (every problem of spec.Validate and
+// the upgrade rule, at once) and builds its objects. observed is the
+// observed KamajiControlPlane's versions. It returns an error naming the
+// field of each bad value.
 func planControlPlane(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, observed observedControlPlane) (*controlPlanePlan, error) {
 	spec := t.Spec
+	errs := spec.Validate()
+	if err := checkUpgrade(spec.Version, observed); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	version, err := function.LookupVersion(spec.Version)
 	if err != nil {
-		return nil, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions())
-	}
-	if err := checkUpgrade(spec.Version, observed); err != nil {
-		return nil, err
-	}
-	if err := validateSpec(spec); err != nil {
-		return nil, err
+		return nil, field.InternalError(field.NewPath("spec", "version"), err)
 	}
 	sizing, err := resolveSizing(spec.ControlPlane, in.CPUAllocationRatio)
 	if err != nil {
@@ -378,7 +379,7 @@ func dataStoreAccount(id function.Identity, observed observedControlPlane) (sche
 // (kubeadm cannot downgrade) nor more than one minor above the minor running
 // (or last asked for, before the control plane reports a version). It
 // returns a *field.Error saying which versions are allowed next.
-func checkUpgrade(requested string, observed observedControlPlane) error {
+func checkUpgrade(requested string, observed observedControlPlane) *field.Error {
 	desired, errD := function.MinorOf(observed.Desired)
 	running, errR := function.MinorOf(observed.Running)
 	switch {
@@ -416,18 +417,6 @@ func checkUpgrade(requested string, observed observedControlPlane) error {
 	}
 	return field.Invalid(field.NewPath("spec", "version"), requested,
 		fmt.Sprintf("the control plane %s; %s; allowed next: %s", state, why, strings.Join(allowed, " or ")))
-}
-
-// validateSpec re-checks the XRD rules on the fields this function owns
-// (render and objects created before a rule existed skip admission).
-func validateSpec(spec *tkv1alpha1.KubernetesClusterSpec) error {
-	if r := *spec.ControlPlane.Replicas; r < 1 || r > 7 {
-		return field.Invalid(field.NewPath("spec", "controlPlane", "replicas"), r, "must be between 1 and 7")
-	}
-	if msgs := validation.IsDNS1123Subdomain(spec.StorageClass); len(msgs) > 0 {
-		return field.Invalid(field.NewPath("spec", "storageClass"), spec.StorageClass, msgs[0])
-	}
-	return nil
 }
 
 // validateInput checks the platform team's input. It returns a *field.Error

@@ -274,14 +274,16 @@ func TestBadInputIsFatalNamingTheField(t *testing.T) {
 		spec, input string
 		want        []string
 	}{
-		"unknown version":   {spec: `{version: v1.29}`, want: []string{"spec.version", `"v1.29"`}},
-		"unknown preset":    {spec: `{controlPlane: {apiServer: {resourcesPreset: x9.huge}}}`, want: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`, "c1.medium"}},
-		"bad quantity":      {spec: `{controlPlane: {scheduler: {resources: {cpu: abc}}}}`, want: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
-		"zero memory":       {spec: `{controlPlane: {konnectivity: {server: {resources: {memory: "0"}}}}}`, want: []string{"spec.controlPlane.konnectivity.server.resources.memory", "greater than zero"}},
-		"replicas zero":     {spec: `{controlPlane: {replicas: 0}}`, want: []string{"spec.controlPlane.replicas"}},
-		"other namespace":   {spec: `{namespace: tenant-other}`, want: []string{"spec.namespace", "tenant-other", "tenant-demo"}},
-		"bad host":          {spec: `{host: "Not_A_Host"}`, want: []string{"spec.host", "Not_A_Host"}},
-		"wrong type":        {spec: `{controlPlane: {replicas: "two"}}`, want: []string{"spec.controlPlane.replicas"}},
+		"unknown version": {spec: `{version: v1.29}`, want: []string{"spec.version", `"v1.29"`}},
+		"unknown preset":  {spec: `{controlPlane: {apiServer: {resourcesPreset: x9.huge}}}`, want: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`, "c1.medium"}},
+		"bad quantity":    {spec: `{controlPlane: {scheduler: {resources: {cpu: abc}}}}`, want: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}},
+		"zero memory":     {spec: `{controlPlane: {konnectivity: {server: {resources: {memory: "0"}}}}}`, want: []string{"spec.controlPlane.konnectivity.server.resources.memory", "greater than zero"}},
+		"replicas zero":   {spec: `{controlPlane: {replicas: 0}}`, want: []string{"spec.controlPlane.replicas"}},
+		"other namespace": {spec: `{namespace: tenant-other}`, want: []string{"spec.namespace", "tenant-other", "tenant-demo"}},
+		"bad host":        {spec: `{host: "Not_A_Host"}`, want: []string{"spec.host", "Not_A_Host"}},
+		"wrong type":      {spec: `{controlPlane: {replicas: "two"}}`, want: []string{"spec.controlPlane.replicas"}},
+		"every spec problem at once": {spec: `{storageClass: Fast_SSD, controlPlane: {replicas: 8}, nodeGroups: {md0: {diskSize: -1Gi}}}`,
+			want: []string{`spec.storageClass: Invalid value: "Fast_SSD"`, "spec.controlPlane.replicas: Invalid value: 8: must be between 1 and 7", `spec.nodeGroups[md0].diskSize: Invalid value: "-1Gi": must be greater than zero`}},
 		"bad input CIDR":    {spec: `{}`, input: `{podCIDR: 10.0.0.0}`, want: []string{"input.podCIDR", "10.0.0.0"}},
 		"bad input storage": {spec: `{}`, input: `{etcd: {storageSize: lots}}`, want: []string{"input.etcd.storageSize", "lots"}},
 	}

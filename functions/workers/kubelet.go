@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"math/big"
-	"regexp"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -64,26 +62,12 @@ type reservations struct {
 	AllocatableCPU string
 }
 
-// cpuPattern is a CPU value a user may write: whole millicores ("100m") or
-// decimal cores ("0.5", "2"). docs/spec.md §5.2.
-var cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
-
-// percentPattern is a percentage threshold such as "7%" or "7.5%".
-var percentPattern = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?|\.[0-9]+)%$`)
-
-// threshold is a parsed eviction threshold: a fraction of node memory or an
-// absolute amount of bytes.
-type threshold struct {
-	percent  bool
-	fraction *big.Rat // of node memory, when percent
-	bytes    *big.Rat // when absolute
-}
-
-// computeReservations validates a node group's kubelet settings against its
-// effective sizing and computes its reservations, by the seed's formula and
-// every rule of docs/spec.md §5.2. base is the node group's field path
-// (spec.nodeGroups[G]). It returns the first violation as a *field.Error
-// naming the field and the value.
+// computeReservations checks a node group's kubelet settings against its
+// effective sizing and computes its reservations, by the seed's formula
+// (docs/spec.md §5.2). The rules that need no sizing (units, bounds, hard
+// below soft) are Kubelet.Validate's, run first. base is the node group's
+// field path (spec.nodeGroups[G]). It returns the first violation as a
+// *field.Error naming the field and the value.
 func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reservations, error) {
 	kp := base.Child("kubelet")
 	hardText := orDefault(string(k.EvictionHardMemory), string(v1alpha1.DefaultEvictionHard))
@@ -134,10 +118,6 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 			cpuRes[i] = big.NewRat(autoCPU, 1000)
 			continue
 		}
-		if !cpuPattern.MatchString(f.val) {
-			return reservations{}, field.Invalid(kp.Child(f.name), f.val,
-				"must be a CPU quantity: whole millicores such as 100m or decimal cores such as 0.5")
-		}
 		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeCPU)
 		if err != nil {
 			return reservations{}, err
@@ -151,32 +131,18 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 	}
 
 	// Eviction thresholds.
-	hard, err := parseThreshold(kp.Child("evictionHardMemory"), hardText)
-	if err != nil {
-		return reservations{}, err
-	}
-	soft, err := parseThreshold(kp.Child("evictionSoftMemory"), softText)
-	if err != nil {
-		return reservations{}, err
-	}
-	if hard.percent != soft.percent {
-		return reservations{}, field.Invalid(kp.Child("evictionHardMemory"), hardText,
-			fmt.Sprintf("evictionHardMemory and evictionSoftMemory (%q) must both be percentages or both absolute quantities", softText))
-	}
-	hv, sv := hard.bytes, soft.bytes
-	if hard.percent {
-		hv, sv = hard.fraction, soft.fraction
-	}
-	if hv.Cmp(sv) >= 0 {
-		return reservations{}, field.Invalid(kp.Child("evictionHardMemory"), hardText,
-			fmt.Sprintf("the hard eviction threshold must be strictly below the soft one (evictionSoftMemory %q)", softText))
+	hard, herr := v1alpha1.Threshold(hardText).Parse(kp.Child("evictionHardMemory"))
+	if herr != nil {
+		return reservations{}, herr
 	}
 	// Totals against the node's size.
 	if s.Memory != nil {
 		mem := function.QuantityRat(*s.Memory)
-		hardBytes := hard.bytes
-		if hard.percent {
-			hardBytes = new(big.Rat).Mul(hard.fraction, mem)
+		var hardBytes *big.Rat
+		if hard.Percent {
+			hardBytes = new(big.Rat).Mul(hard.Fraction, mem)
+		} else {
+			hardBytes = function.QuantityRat(hard.Bytes)
 		}
 		left := new(big.Rat).Sub(mem, memRes[0])
 		left.Sub(left, memRes[1])
@@ -198,26 +164,6 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 		r.AllocatableCPU = function.FormatMillicores(function.CeilRat(left.Mul(left, big.NewRat(1000, 1))))
 	}
 	return r, nil
-}
-
-// parseThreshold parses an eviction threshold: a percentage in (0, 100] or a
-// positive absolute quantity.
-func parseThreshold(path *field.Path, s string) (threshold, error) {
-	if strings.HasSuffix(s, "%") {
-		if !percentPattern.MatchString(s) {
-			return threshold{}, field.Invalid(path, s, "must be a percentage such as 7% or an absolute quantity such as 500Mi")
-		}
-		p, ok := new(big.Rat).SetString(strings.TrimSuffix(s, "%"))
-		if !ok || p.Sign() <= 0 || p.Cmp(big.NewRat(100, 1)) > 0 {
-			return threshold{}, field.Invalid(path, s, "a percentage must be in (0, 100]")
-		}
-		return threshold{percent: true, fraction: p.Quo(p, big.NewRat(100, 1))}, nil
-	}
-	q, err := function.ParsePositiveQuantity(path, s)
-	if err != nil {
-		return threshold{}, err
-	}
-	return threshold{bytes: function.QuantityRat(q)}, nil
 }
 
 // KubeletExtraArgs returns the kubelet flags of a node group in the seed

@@ -85,32 +85,10 @@ func composeGroups(p *function.Plan, r *function.Request, id function.Identity, 
 	return status, pending, notReady, nil
 }
 
-// checkSpec returns every violation of the spec's rules the workers
-// function checks: the version, the number of node groups, each node group
-// and the wait-for-kubeconfig image (which it replaces in spec by its fully
-// qualified name).
+// checkSpec returns every violation of the spec (its Validate) and of the
+// platform's bounds on it (validatePlatform).
 func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput) field.ErrorList {
-	var errs field.ErrorList
-	if _, err := function.LookupVersion(spec.Version); err != nil {
-		errs = append(errs, field.NotSupported(field.NewPath("spec", "version"), spec.Version, function.SupportedVersions()))
-	}
-	if len(spec.NodeGroups) > in.MaxNodeGroups {
-		errs = append(errs, field.TooMany(field.NewPath("spec", "nodeGroups"), len(spec.NodeGroups), in.MaxNodeGroups))
-	}
-	for _, g := range sortedKeys(spec.NodeGroups) {
-		errs = append(errs, ValidateNodeGroup(g, spec.NodeGroups[g], in.MaxReplicas)...)
-	}
-	if img := spec.Images.WaitForKubeconfig; img != "" {
-		p := field.NewPath("spec", "images", "waitForKubeconfig")
-		if len(img) > v1alpha1.MaxImageLength {
-			errs = append(errs, function.TooLong(p, img, v1alpha1.MaxImageLength))
-		} else if named, err := function.CheckImage(p, img, in.AllowedImageRegistries); err != nil {
-			errs = append(errs, err)
-		} else {
-			spec.Images.WaitForKubeconfig = named
-		}
-	}
-	return errs
+	return append(spec.Validate(), validatePlatform(spec, sortedKeys(spec.NodeGroups), in)...)
 }
 
 // requireInputs asks, on every call (so Crossplane keeps them stable and
@@ -130,7 +108,10 @@ func requireInputs(p *function.Plan, id function.Identity, spec *v1alpha1.Kubern
 // reservations and version. A group whose instance type has not been
 // fetched yet is left out (pending). It returns every violation.
 func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names []string) (map[string]nodeGroupPlan, field.ErrorList) {
-	row, _ := function.LookupVersion(spec.Version) // checked by checkSpec
+	row, err := function.LookupVersion(spec.Version) // checked by checkSpec
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "version"), err)}
+	}
 	cpVersion, cpObserved := observedControlPlaneVersion(r)
 	out := map[string]nodeGroupPlan{}
 	var errs field.ErrorList

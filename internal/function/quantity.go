@@ -1,13 +1,13 @@
 package function
 
 import (
-	"fmt"
 	"math/big"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // MiB is one mebibyte in bytes.
@@ -92,59 +92,25 @@ func abs(i int) int {
 	return i
 }
 
-// ParsePositiveQuantity parses a quantity the user wrote at path ("500m",
-// "2", "1Gi", "1e9"). It returns a *field.Error naming path and the text
-// when the text is out of range (see QuantityInRange), is not a well-formed
-// Kubernetes quantity, or is not greater than zero.
+// ParsePositiveQuantity parses a quantity written at path ("500m", "2",
+// "1Gi", "1e9"), by the rules of the tenant API (v1alpha1.ParsePositive):
+// it returns a *field.Error naming path and the text when the text is too
+// long or its exponent too large, is not a Kubernetes quantity, or is not
+// greater than zero.
 func ParsePositiveQuantity(path *field.Path, text string) (resource.Quantity, error) {
-	if !QuantityInRange(text) {
-		return resource.Quantity{}, field.Invalid(path, text, fmt.Sprintf("out of range: at most %d characters and a decimal exponent of at most %d", MaxQuantityLength, MaxQuantityExponent))
-	}
-	v, err := resource.ParseQuantity(text)
+	q, err := v1alpha1.ParsePositive(path, text)
 	if err != nil {
-		return resource.Quantity{}, field.Invalid(path, text, "must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e9")
+		return q, err
 	}
-	if v.Sign() <= 0 {
-		return resource.Quantity{}, field.Invalid(path, text, "must be greater than zero")
-	}
-	return v, nil
-}
-
-// Bounds on user-written quantity text. A quantity such as "1e10000000"
-// parses, but exact arithmetic on it takes seconds to minutes (10^scale as a
-// big integer); no real node or component size needs more than this.
-const (
-	MaxQuantityLength   = 64
-	MaxQuantityExponent = 30
-)
-
-// QuantityInRange reports whether a quantity's text is at most
-// MaxQuantityLength characters and its decimal exponent (after e or E, if
-// any) is within ±MaxQuantityExponent, so arithmetic on it stays cheap.
-func QuantityInRange(s string) bool {
-	if len(s) > MaxQuantityLength {
-		return false
-	}
-	i := strings.IndexAny(s, "eE")
-	if i < 0 || i == len(s)-1 {
-		return true // no exponent, or the SI suffix E (exa)
-	}
-	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
-	if err != nil {
-		return true // not an exponent: ParseQuantity decides
-	}
-	return exp >= -MaxQuantityExponent && exp <= MaxQuantityExponent
+	return q, nil
 }
 
 // ParseBoundedQuantity is ParsePositiveQuantity, also refusing a value
-// above max (a quantity text such as "256" or "4Ti"; the XRD's bound).
+// above max (a quantity text such as "256" or "4Ti").
 func ParseBoundedQuantity(path *field.Path, text, max string) (resource.Quantity, error) {
-	v, err := ParsePositiveQuantity(path, text)
+	q, err := v1alpha1.ParseBounded(path, text, max)
 	if err != nil {
-		return v, err
+		return q, err
 	}
-	if v.Cmp(resource.MustParse(max)) > 0 {
-		return resource.Quantity{}, field.Invalid(path, text, "must be at most "+max)
-	}
-	return v, nil
+	return q, nil
 }

@@ -1,0 +1,471 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Versions are the Kubernetes minor versions a tenant may ask for, newest
+// first: the XRD's enum of spec.version (docs/spec.md §3). The functions'
+// version table has a row for each.
+var Versions = []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"}
+
+// MaxNodeGroupNameLength is the longest node-group name G, so that every
+// name derived from N-G stays a DNS label (docs/spec.md §2).
+const MaxNodeGroupNameLength = 16
+
+// MaxQuantityExponent bounds a quantity's decimal exponent: "1e10000000"
+// parses, but exact arithmetic on it takes minutes (10^scale as a big
+// integer). The XRD cannot express it; the functions check it.
+const MaxQuantityExponent = 30
+
+// Messages of Validate. The XRD's CEL rules (types.go) say the same, with
+// the field's name in front; test/validation_test.go holds both to one
+// table of cases.
+const (
+	msgNodeGroupName = "node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters"
+	msgResourcesBoth = "resources.cpu and resources.memory must be set together or not at all"
+	msgEvictionUnits = "evictionHardMemory and evictionSoftMemory must both be percentages or both absolute quantities"
+	msgEvictionOrder = "the hard eviction threshold must be strictly below the soft one"
+	msgHAMi          = "hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)"
+	msgOuroboros     = "ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)"
+	msgPositive      = "must be greater than zero"
+	msgWholeCPU      = "must be whole millicores such as 4000m or decimal cores such as 4"
+	msgWholeCores    = "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"
+)
+
+var (
+	// cpuPattern is a CPU value a user may write: whole millicores
+	// ("100m") or decimal cores ("0.5", "2"). docs/spec.md §5.2.
+	cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
+	// rolePattern is a node role: the name part of the label
+	// node-role.kubernetes.io/<role>.
+	rolePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+	// percentPattern is a percentage eviction threshold such as "7.5%".
+	percentPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`)
+	// hostPattern is an ingress host, optionally a wildcard.
+	hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// Validate returns every problem of a defaulted spec that shows without a
+// cluster and without the platform's function input, each naming the field
+// and the value. The XRD's schema and CEL rules enforce the same at
+// admission; the functions call Validate for what skipped admission
+// (render, objects created before a rule existed; docs/spec.md §6).
+// docs/validation.md lists each rule and its source.
+func (s *KubernetesClusterSpec) Validate() field.ErrorList {
+	p := field.NewPath("spec")
+	var errs field.ErrorList
+	errs = append(errs, validateSubdomain(p.Child("storageClass"), s.StorageClass)...)
+	if s.Namespace != "" {
+		errs = append(errs, validateLabel(p.Child("namespace"), s.Namespace, validation.DNS1123LabelMaxLength)...)
+	}
+	if !slices.Contains(Versions, s.Version) {
+		errs = append(errs, field.NotSupported(p.Child("version"), s.Version, Versions))
+	}
+	if s.Host != "" {
+		errs = append(errs, validateSubdomain(p.Child("host"), s.Host)...)
+	}
+	// The number of node groups is bounded by the workers input (default
+	// the XRD's 50; benchmarks raise it).
+	ngp := p.Child("nodeGroups")
+	names := make([]string, 0, len(s.NodeGroups))
+	for name := range s.NodeGroups {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if len(name) > MaxNodeGroupNameLength || len(validation.IsDNS1123Label(name)) > 0 {
+			errs = append(errs, field.Invalid(ngp, name, msgNodeGroupName))
+		}
+		errs = append(errs, s.NodeGroups[name].Validate(ngp.Key(name))...)
+	}
+	errs = append(errs, s.Addons.Validate(p.Child("addons"))...)
+	errs = append(errs, s.ControlPlane.Validate(p.Child("controlPlane"))...)
+	if img := s.Images.WaitForKubeconfig; len(img) > MaxImageLength {
+		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
+	}
+	return errs
+}
+
+// Validate returns every problem of one defaulted node group at path
+// (spec.nodeGroups[G]). The platform's ceiling of maxReplicas is the
+// workers function's (its input).
+func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if g.EphemeralStorage != nil {
+		errs = append(errs, field.Invalid(path.Child("ephemeralStorage"), string(*g.EphemeralStorage),
+			"ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead"))
+	}
+	minR, maxR := deref(g.MinReplicas), deref(g.MaxReplicas)
+	errs = append(errs, validateReplicas(path.Child("minReplicas"), minR)...)
+	errs = append(errs, validateReplicas(path.Child("maxReplicas"), maxR)...)
+	if minR > maxR {
+		errs = append(errs, field.Invalid(path.Child("minReplicas"), minR,
+			fmt.Sprintf("minReplicas must be less than or equal to maxReplicas (%d)", maxR)))
+	}
+	if it := g.InstanceTypeName(); len(it) > MaxNameLength {
+		errs = append(errs, tooLong(path.Child("instanceType"), it, MaxNameLength))
+	} else if it != "" && !g.explicit() {
+		errs = append(errs, validateSubdomain(path.Child("instanceType"), it)...)
+	}
+	errs = append(errs, validateQuantity(path.Child("diskSize"), string(g.DiskSize), MaxDiskSize)...)
+	if g.StorageClass != "" {
+		errs = append(errs, validateSubdomain(path.Child("storageClass"), g.StorageClass)...)
+	}
+	if len(g.Roles) > MaxRoles {
+		errs = append(errs, field.TooMany(path.Child("roles"), len(g.Roles), MaxRoles))
+	}
+	for i, role := range g.Roles {
+		rp := path.Child("roles").Index(i)
+		switch {
+		case len(role) > validation.LabelValueMaxLength:
+			errs = append(errs, tooLong(rp, role, validation.LabelValueMaxLength))
+		case !rolePattern.MatchString(role):
+			errs = append(errs, field.Invalid(rp, role, "must be a label name part: lower-case alphanumerics, '-' and '.', starting and ending alphanumeric"))
+		}
+	}
+	rp := path.Child("resources")
+	switch {
+	case g.Resources.CPU.IsSet() && !g.Resources.Memory.IsSet():
+		errs = append(errs, field.Required(rp.Child("memory"), fmt.Sprintf("%s (resources.cpu is %q)", msgResourcesBoth, g.Resources.CPU)))
+	case g.Resources.Memory.IsSet() && !g.Resources.CPU.IsSet():
+		errs = append(errs, field.Required(rp.Child("cpu"), fmt.Sprintf("%s (resources.memory is %q)", msgResourcesBoth, g.Resources.Memory)))
+	}
+	if cpu := string(g.Resources.CPU); cpu != "" {
+		ferrs := validateCPU(rp.Child("cpu"), cpu, MaxNodeCPU)
+		if len(ferrs) == 0 && g.explicit() {
+			if q := resource.MustParse(cpu); q.MilliValue()%1000 != 0 {
+				ferrs = append(ferrs, field.Invalid(rp.Child("cpu"), cpu, msgWholeCores))
+			}
+		}
+		errs = append(errs, ferrs...)
+	}
+	if mem := string(g.Resources.Memory); mem != "" {
+		errs = append(errs, validateQuantity(rp.Child("memory"), mem, MaxNodeMemory)...)
+	}
+	if len(g.GPUs) > MaxGPUs {
+		errs = append(errs, field.TooMany(path.Child("gpus"), len(g.GPUs), MaxGPUs))
+	}
+	for i, gpu := range g.GPUs {
+		np := path.Child("gpus").Index(i).Child("name")
+		switch {
+		case gpu.Name == "":
+			errs = append(errs, field.Required(np, "a GPU needs a device name such as nvidia.com/AD102GL_L40S"))
+		case len(gpu.Name) > MaxNameLength:
+			errs = append(errs, tooLong(np, gpu.Name, MaxNameLength))
+		}
+	}
+	return append(errs, g.Kubelet.Validate(path.Child("kubelet"))...)
+}
+
+// explicit reports whether a node group sets both resources.cpu and
+// resources.memory: its VM then has no instancetype.
+func (g NodeGroup) explicit() bool {
+	return g.Resources.CPU.IsSet() && g.Resources.Memory.IsSet()
+}
+
+// Validate returns every problem of a node group's kubelet settings at path
+// (spec.nodeGroups[G].kubelet) that shows without the node's size:
+// reservations positive and at most a node's maxima, CPU in cores or whole
+// millicores, eviction thresholds in the same units with hard below soft.
+// What needs the node's size (reservations below it) is the workers
+// function's.
+func (k Kubelet) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name, val, max string
+		cpu            bool
+	}{
+		{"systemReservedMemory", string(k.SystemReservedMemory), MaxNodeMemory, false},
+		{"kubeReservedMemory", string(k.KubeReservedMemory), MaxNodeMemory, false},
+		{"systemReservedCpu", string(k.SystemReservedCPU), MaxNodeCPU, true},
+		{"kubeReservedCpu", string(k.KubeReservedCPU), MaxNodeCPU, true},
+	} {
+		switch {
+		case f.val == "":
+		case f.cpu:
+			errs = append(errs, validateCPU(path.Child(f.name), f.val, f.max)...)
+		default:
+			errs = append(errs, validateQuantity(path.Child(f.name), f.val, f.max)...)
+		}
+	}
+	hp, sp := path.Child("evictionHardMemory"), path.Child("evictionSoftMemory")
+	hard, herr := k.EvictionHardMemory.Parse(hp)
+	soft, serr := k.EvictionSoftMemory.Parse(sp)
+	for _, e := range []*field.Error{herr, serr} {
+		if e != nil {
+			errs = append(errs, e)
+		}
+	}
+	if herr != nil || serr != nil {
+		return errs
+	}
+	if hard.Percent != soft.Percent {
+		return append(errs, field.Invalid(hp, string(k.EvictionHardMemory),
+			fmt.Sprintf("%s (evictionSoftMemory is %q)", msgEvictionUnits, k.EvictionSoftMemory)))
+	}
+	if !hard.below(soft) {
+		errs = append(errs, field.Invalid(hp, string(k.EvictionHardMemory),
+			fmt.Sprintf("%s (evictionSoftMemory is %q)", msgEvictionOrder, k.EvictionSoftMemory)))
+	}
+	return errs
+}
+
+// ParsedThreshold is an eviction threshold: a fraction of the node's
+// memory or an absolute quantity of bytes.
+//
+// +kubebuilder:object:generate=false
+type ParsedThreshold struct {
+	Percent bool
+	// Fraction is the share of the node's memory when Percent (7% is 7/100).
+	Fraction *big.Rat
+	// Bytes is the threshold when not Percent.
+	Bytes resource.Quantity
+}
+
+// Parse reads a threshold the user wrote at path: a percentage in (0, 100]
+// or a positive quantity. An empty threshold is the caller's to default.
+func (t Threshold) Parse(path *field.Path) (ParsedThreshold, *field.Error) {
+	s := string(t)
+	if strings.HasSuffix(s, "%") {
+		if !percentPattern.MatchString(s) {
+			return ParsedThreshold{}, field.Invalid(path, s, "must be a percentage such as 7% or an absolute quantity such as 500Mi")
+		}
+		v, _ := new(big.Rat).SetString(strings.TrimSuffix(s, "%"))
+		if v.Sign() <= 0 || v.Cmp(big.NewRat(100, 1)) > 0 {
+			return ParsedThreshold{}, field.Invalid(path, s, "a percentage must be in (0, 100]")
+		}
+		return ParsedThreshold{Percent: true, Fraction: v.Quo(v, big.NewRat(100, 1))}, nil
+	}
+	q, err := ParsePositive(path, s)
+	if err != nil {
+		return ParsedThreshold{}, err
+	}
+	return ParsedThreshold{Bytes: q}, nil
+}
+
+// below reports whether t is strictly below u (both in the same units).
+func (t ParsedThreshold) below(u ParsedThreshold) bool {
+	if t.Percent {
+		return t.Fraction.Cmp(u.Fraction) < 0
+	}
+	return t.Bytes.Cmp(u.Bytes) < 0
+}
+
+// Validate returns every problem of the add-ons at path (spec.addons): the
+// dependencies between add-ons, the ingress-nginx hosts' form and count,
+// and each valuesOverride an object of at most MaxValuesOverrideKeys keys.
+// Hosts held against the tenant's domain and the overrides' total bytes are
+// the addons function's (its input).
+func (a *Addons) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if a.HAMi.Enabled && !a.GPUOperator.Enabled {
+		errs = append(errs, field.Invalid(path.Child("hami", "enabled"), true, msgHAMi))
+	}
+	if a.Ouroboros.Enabled && !a.IngressNginx.Enabled {
+		errs = append(errs, field.Invalid(path.Child("ouroboros", "enabled"), true, msgOuroboros))
+	}
+	ing := path.Child("ingressNginx")
+	switch a.IngressNginx.ExposeMethod {
+	case ExposeProxied, ExposeLoadBalancer:
+	default:
+		errs = append(errs, field.NotSupported(ing.Child("exposeMethod"), a.IngressNginx.ExposeMethod,
+			[]string{string(ExposeProxied), string(ExposeLoadBalancer)}))
+	}
+	if n := len(a.IngressNginx.Hosts); n > MaxIngressHosts {
+		errs = append(errs, field.TooMany(ing.Child("hosts"), n, MaxIngressHosts))
+	}
+	for i, h := range a.IngressNginx.Hosts {
+		hp := ing.Child("hosts").Index(i)
+		switch {
+		case len(h) > MaxNameLength:
+			errs = append(errs, tooLong(hp, h, MaxNameLength))
+		case !hostPattern.MatchString(h):
+			errs = append(errs, field.Invalid(hp, h, "must be a lower-case DNS name, optionally starting with *."))
+		}
+	}
+	for _, o := range []struct {
+		name string
+		raw  []byte
+	}{
+		{"certManager", raw(a.CertManager.ValuesOverride)}, {"cilium", raw(a.Cilium.ValuesOverride)},
+		{"ingressNginx", raw(a.IngressNginx.ValuesOverride)}, {"gpuOperator", raw(a.GPUOperator.ValuesOverride)},
+		{"hami", raw(a.HAMi.ValuesOverride)}, {"fluxcd", raw(a.FluxCD.ValuesOverride)},
+		{"monitoringAgents", raw(a.MonitoringAgents.ValuesOverride)}, {"verticalPodAutoscaler", raw(a.VerticalPodAutoscaler.ValuesOverride)},
+		{"velero", raw(a.Velero.ValuesOverride)}, {"coredns", raw(a.CoreDNS.ValuesOverride)},
+		{"ouroboros", raw(a.Ouroboros.ValuesOverride)},
+	} {
+		if o.raw == nil {
+			continue
+		}
+		op := path.Child(o.name, "valuesOverride")
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(o.raw, &m); err != nil || (m == nil && string(o.raw) != "null") {
+			errs = append(errs, field.Invalid(op, shorten(string(o.raw)), "must be an object of Helm values"))
+			continue
+		}
+		if len(m) > MaxValuesOverrideKeys {
+			errs = append(errs, field.TooMany(op, len(m), MaxValuesOverrideKeys))
+		}
+	}
+	return errs
+}
+
+// Validate returns every problem of the control plane at path
+// (spec.controlPlane): replicas 1..7 and each component's explicit
+// resources positive and at most the largest preset's.
+func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.Replicas != nil && (*c.Replicas < 1 || *c.Replicas > 7) {
+		errs = append(errs, field.Invalid(path.Child("replicas"), *c.Replicas, "must be between 1 and 7"))
+	}
+	for _, comp := range []struct {
+		path *field.Path
+		c    Component
+	}{
+		{path.Child("apiServer"), c.APIServer},
+		{path.Child("controllerManager"), c.ControllerManager},
+		{path.Child("scheduler"), c.Scheduler},
+		{path.Child("konnectivity", "server"), c.Konnectivity.Server},
+	} {
+		if cpu := string(comp.c.Resources.CPU); cpu != "" {
+			errs = append(errs, validateQuantity(comp.path.Child("resources", "cpu"), cpu, MaxComponentCPU)...)
+		}
+		if mem := string(comp.c.Resources.Memory); mem != "" {
+			errs = append(errs, validateQuantity(comp.path.Child("resources", "memory"), mem, MaxComponentMemory)...)
+		}
+	}
+	return errs
+}
+
+// ParsePositive parses a quantity the user wrote at path ("500m", "2",
+// "1Gi", "1e9"). It returns an error naming path and the text when the
+// text is longer than MaxQuantityLength or its exponent beyond
+// ±MaxQuantityExponent, is not a Kubernetes quantity, or is not greater
+// than zero.
+func ParsePositive(path *field.Path, text string) (resource.Quantity, *field.Error) {
+	if !QuantityInRange(text) {
+		return resource.Quantity{}, field.Invalid(path, text, fmt.Sprintf("out of range: at most %d characters and a decimal exponent of at most %d", MaxQuantityLength, MaxQuantityExponent))
+	}
+	v, err := resource.ParseQuantity(text)
+	if err != nil {
+		return resource.Quantity{}, field.Invalid(path, text, "must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e9")
+	}
+	if v.Sign() <= 0 {
+		return resource.Quantity{}, field.Invalid(path, text, msgPositive)
+	}
+	return v, nil
+}
+
+// ParseBounded is ParsePositive, also refusing a value above max (a
+// quantity text of bounds.go such as "256" or "4Ti").
+func ParseBounded(path *field.Path, text, max string) (resource.Quantity, *field.Error) {
+	v, err := ParsePositive(path, text)
+	if err != nil {
+		return v, err
+	}
+	if v.Cmp(resource.MustParse(max)) > 0 {
+		return resource.Quantity{}, field.Invalid(path, text, "must be at most "+max)
+	}
+	return v, nil
+}
+
+// QuantityInRange reports whether a quantity's text is at most
+// MaxQuantityLength characters and its decimal exponent (after e or E, if
+// any) is within ±MaxQuantityExponent, so arithmetic on it stays cheap.
+func QuantityInRange(s string) bool {
+	if len(s) > MaxQuantityLength {
+		return false
+	}
+	i := strings.IndexAny(s, "eE")
+	if i < 0 || i == len(s)-1 {
+		return true // no exponent, or the SI suffix E (exa)
+	}
+	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	if err != nil {
+		return true // not an exponent: ParseQuantity decides
+	}
+	return exp >= -MaxQuantityExponent && exp <= MaxQuantityExponent
+}
+
+func validateQuantity(path *field.Path, text, max string) field.ErrorList {
+	if _, err := ParseBounded(path, text, max); err != nil {
+		return field.ErrorList{err}
+	}
+	return nil
+}
+
+// validateCPU is validateQuantity for a CPU value, which must be written in
+// cores or whole millicores.
+func validateCPU(path *field.Path, text, max string) field.ErrorList {
+	if !cpuPattern.MatchString(text) {
+		return field.ErrorList{field.Invalid(path, text, msgWholeCPU)}
+	}
+	return validateQuantity(path, text, max)
+}
+
+func validateReplicas(path *field.Path, v int32) field.ErrorList {
+	if v < 0 || v > MaxReplicasLimit {
+		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be between 0 and %d", MaxReplicasLimit))}
+	}
+	return nil
+}
+
+func validateSubdomain(path *field.Path, v string) field.ErrorList {
+	if len(v) > MaxNameLength {
+		return field.ErrorList{tooLong(path, v, MaxNameLength)}
+	}
+	if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(path, v, msgs[0])}
+	}
+	return nil
+}
+
+func validateLabel(path *field.Path, v string, max int) field.ErrorList {
+	if len(v) > max {
+		return field.ErrorList{tooLong(path, v, max)}
+	}
+	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(path, v, msgs[0])}
+	}
+	return nil
+}
+
+// tooLong is field.Invalid naming the value (cut to 64 characters) for a
+// value longer than max characters; field.TooLong omits the value.
+func tooLong(path *field.Path, value string, max int) *field.Error {
+	return field.Invalid(path, shorten(value), fmt.Sprintf("must be at most %d characters (is %d)", max, len(value)))
+}
+
+func shorten(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+func raw(j *apiextensionsv1.JSON) []byte {
+	if j == nil {
+		return nil
+	}
+	return j.Raw
+}
+
+func deref(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

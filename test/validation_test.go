@@ -1,0 +1,507 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+)
+
+// TestValidationAgrees holds the XRD's admission (OpenAPI schema and CEL
+// rules, as the API server runs them) and the functions' Go check
+// (KubernetesClusterSpec.Validate, on the spec defaulted by Go as for an XR
+// that skipped admission) to one table: both reject a case, naming the
+// same fields, or both accept it. Bounds are the numbers of
+// docs/validation.md, written here by hand; each is tried at its edge and
+// one past it.
+func TestValidationAgrees(t *testing.T) {
+	s := xrdSpecSchema(t)
+	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	schemaValidator := openAPIValidator(t)
+
+	rep := strings.Repeat
+	list := func(item string, n int) string { return strings.TrimSuffix(rep(item+", ", n), ", ") }
+	keys := func(n int) string {
+		kv := make([]string, n)
+		for i := range kv {
+			kv[i] = fmt.Sprintf("k%d: 1", i)
+		}
+		return strings.Join(kv, ", ")
+	}
+	groups := func(n int) string {
+		g := make([]string, n)
+		for i := range g {
+			g[i] = fmt.Sprintf("g%d: {}", i)
+		}
+		return "{nodeGroups: {" + strings.Join(g, ", ") + "}}"
+	}
+	ng := func(fields string) string { return "{nodeGroups: {md0: {" + fields + "}}}" }
+	kubelet := func(fields string) string { return ng("kubelet: {" + fields + "}") }
+	const md0 = "spec.nodeGroups[md0]"
+
+	type args struct {
+		spec string // YAML
+	}
+	type want struct {
+		paths []string // fields named by both, Go's notation; none: accepted
+		msg   string   // a substring of both messages
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Defaults": {
+			reason: "The seed's defaults are valid.",
+			args:   args{spec: `{}`},
+		},
+		"EveryProblemAtOnce": {
+			reason: "A negative diskSize and hami without the GPU operator are both named.",
+			args:   args{spec: `{nodeGroups: {md0: {diskSize: -1Gi}}, addons: {hami: {enabled: true}}}`},
+			want:   want{paths: []string{"spec.addons.hami.enabled", md0 + ".diskSize"}},
+		},
+		// spec.storageClass: a DNS subdomain (a StorageClass name).
+		"StorageClass253": {
+			reason: "253 characters is a DNS subdomain's most.",
+			args:   args{spec: `{storageClass: ` + rep("s", 253) + `}`},
+		},
+		"StorageClass254": {
+			reason: "254 characters is one too many.",
+			args:   args{spec: `{storageClass: ` + rep("s", 254) + `}`},
+			want:   want{paths: []string{"spec.storageClass"}},
+		},
+		"StorageClassNotDNS": {
+			reason: "Upper case and underscores are no DNS subdomain.",
+			args:   args{spec: `{storageClass: Fast_SSD}`},
+			want:   want{paths: []string{"spec.storageClass"}, msg: "Fast_SSD"},
+		},
+		// spec.version: v1.30..v1.35 (docs/spec.md §3).
+		"VersionOldest": {args: args{spec: `{version: v1.30}`}, reason: "v1.30 is the oldest supported minor."},
+		"VersionNewest": {args: args{spec: `{version: v1.35}`}, reason: "v1.35 is the newest supported minor."},
+		"VersionTooOld": {
+			reason: "v1.29 is below the table.",
+			args:   args{spec: `{version: v1.29}`},
+			want:   want{paths: []string{"spec.version"}, msg: "v1.29"},
+		},
+		"VersionTooNew": {
+			reason: "v1.36 is above the table.",
+			args:   args{spec: `{version: v1.36}`},
+			want:   want{paths: []string{"spec.version"}, msg: "v1.36"},
+		},
+		"VersionNotMinor": {
+			reason: "A patch version is not a minor.",
+			args:   args{spec: `{version: v1.35.1}`},
+			want:   want{paths: []string{"spec.version"}},
+		},
+		// spec.nodeGroups: names DNS labels of at most 16. Past 50 groups
+		// (the XRD's maxProperties) is the workers input's to refuse:
+		// benchmarks raise it.
+		"FiftyNodeGroups": {
+			reason: "50 node groups is the XRD's most.",
+			args:   args{spec: groups(50)},
+		},
+		"NodeGroupName16": {
+			reason: "A 16-character name keeps every derived name a DNS label.",
+			args:   args{spec: `{nodeGroups: {abcdefghijklmnop: {}}}`},
+		},
+		"NodeGroupName17": {
+			reason: "A 17-character name is refused, naming the group.",
+			args:   args{spec: `{nodeGroups: {abcdefghijklmnopq: {}}}`},
+			want:   want{paths: []string{"spec.nodeGroups"}, msg: "abcdefghijklmnopq"},
+		},
+		"NodeGroupNameNotDNS": {
+			reason: "A name with upper case and an underscore is refused, naming the group.",
+			args:   args{spec: `{nodeGroups: {ok: {}, MD_0: {}}}`},
+			want:   want{paths: []string{"spec.nodeGroups"}, msg: "MD_0"},
+		},
+		// Replicas: 0..5000, minReplicas <= maxReplicas.
+		"MaxReplicas5000": {
+			reason: "5000 nodes is Kubernetes' largest cluster.",
+			args:   args{spec: ng(`minReplicas: 5000, maxReplicas: 5000`)},
+		},
+		"MaxReplicas5001": {
+			reason: "5001 is past it.",
+			args:   args{spec: ng(`maxReplicas: 5001`)},
+			want:   want{paths: []string{md0 + ".maxReplicas"}, msg: "5000"},
+		},
+		"MinReplicasNegative": {
+			reason: "Replicas are never negative.",
+			args:   args{spec: ng(`minReplicas: -1`)},
+			want:   want{paths: []string{md0 + ".minReplicas"}},
+		},
+		"MinEqualsMax": {
+			reason: "minReplicas may equal maxReplicas.",
+			args:   args{spec: ng(`minReplicas: 3, maxReplicas: 3`)},
+		},
+		"MinAboveMax": {
+			reason: "minReplicas above maxReplicas is refused, saying maxReplicas.",
+			args:   args{spec: ng(`minReplicas: 4, maxReplicas: 3`)},
+			want:   want{paths: []string{md0 + ".minReplicas"}, msg: "minReplicas must be less than or equal to maxReplicas"},
+		},
+		"EphemeralStorage": {
+			reason: "The field's pre-v1.4 name points at diskSize.",
+			args:   args{spec: ng(`ephemeralStorage: 20Gi`)},
+			want:   want{paths: []string{md0 + ".ephemeralStorage"}, msg: "renamed to diskSize"},
+		},
+		// diskSize: positive, at most 64Ti.
+		"DiskSize64Ti":    {args: args{spec: ng(`diskSize: 64Ti`)}, reason: "64Ti is the most."},
+		"DiskSizeOneByte": {args: args{spec: ng(`diskSize: 1`)}, reason: "Any positive size is accepted."},
+		"DiskSize65537Gi": {
+			reason: "65537Gi is 64Ti and 1Gi.",
+			args:   args{spec: ng(`diskSize: 65537Gi`)},
+			want:   want{paths: []string{md0 + ".diskSize"}, msg: "at most 64Ti"},
+		},
+		"DiskSizeNegative": {
+			reason: "A negative disk passed kubectl apply before issue 17.",
+			args:   args{spec: ng(`diskSize: -20Gi`)},
+			want:   want{paths: []string{md0 + ".diskSize"}, msg: "must be greater than zero"},
+		},
+		"DiskSizeZero": {
+			reason: "Zero is not a disk.",
+			args:   args{spec: ng(`diskSize: "0"`)},
+			want:   want{paths: []string{md0 + ".diskSize"}, msg: "must be greater than zero"},
+		},
+		"DiskSizeNotQuantity": {
+			reason: "Words are no quantity.",
+			args:   args{spec: ng(`diskSize: lots`)},
+			want:   want{paths: []string{md0 + ".diskSize"}},
+		},
+		// resources: both or neither; cpu in cores, whole for a VM, at most
+		// 256; memory at most 4Ti; both positive.
+		"Resources256And4Ti":  {args: args{spec: ng(`resources: {cpu: 256, memory: 4Ti}`)}, reason: "256 cores and 4Ti are a node's most."},
+		"ResourcesMillicores": {args: args{spec: ng(`resources: {cpu: 4000m, memory: 1e9}`)}, reason: "4000m is 4 whole cores."},
+		"CPUAlone": {
+			reason: "cpu without memory.",
+			args:   args{spec: ng(`resources: {cpu: 2}`)},
+			want:   want{paths: []string{md0 + ".resources.memory"}, msg: "set together or not at all"},
+		},
+		"MemoryAlone": {
+			reason: "memory without cpu.",
+			args:   args{spec: ng(`resources: {memory: 4Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.cpu"}, msg: "set together or not at all"},
+		},
+		"CPU256001m": {
+			reason: "256001m is past 256 cores.",
+			args:   args{spec: ng(`resources: {cpu: 256001m, memory: 4Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.cpu"}, msg: "at most 256"},
+		},
+		"CPUFractional": {
+			reason: "A VM gets whole cores.",
+			args:   args{spec: ng(`resources: {cpu: 1500m, memory: 4Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.cpu"}, msg: "whole number of cores"},
+		},
+		"CPUExponent": {
+			reason: "CPU is written in cores or millicores.",
+			args:   args{spec: ng(`resources: {cpu: "4e0", memory: 4Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.cpu"}, msg: "decimal cores"},
+		},
+		"CPUZero": {
+			reason: "Zero cores is no VM.",
+			args:   args{spec: ng(`resources: {cpu: "0", memory: 4Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.cpu"}, msg: "must be greater than zero"},
+		},
+		"Memory4097Gi": {
+			reason: "4097Gi is past 4Ti.",
+			args:   args{spec: ng(`resources: {cpu: 4, memory: 4097Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.memory"}, msg: "at most 4Ti"},
+		},
+		"MemoryNegative": {
+			reason: "Negative memory.",
+			args:   args{spec: ng(`resources: {cpu: 2, memory: -4Gi}`)},
+			want:   want{paths: []string{md0 + ".resources.memory"}, msg: "must be greater than zero"},
+		},
+		// instanceType: a DNS subdomain when it sizes the VM.
+		"InstanceTypeNotDNS": {
+			reason: "An instance type is an object name.",
+			args:   args{spec: ng(`instanceType: U1 Large`)},
+			want:   want{paths: []string{md0 + ".instanceType"}},
+		},
+		"InstanceTypeUnused": {
+			reason: "With cpu and memory the instance type is not used.",
+			args:   args{spec: ng(`instanceType: U1 Large, resources: {cpu: 2, memory: 4Gi}`)},
+		},
+		"InstanceTypeNone": {args: args{spec: ng(`instanceType: ""`)}, reason: "An empty instance type means none."},
+		"NodeStorageClassNotDNS": {
+			reason: "A node group's storageClass is a StorageClass name.",
+			args:   args{spec: ng(`storageClass: Fast_SSD`)},
+			want:   want{paths: []string{md0 + ".storageClass"}},
+		},
+		// roles: at most 16, each a label name part of at most 63.
+		"Roles16": {args: args{spec: ng(`roles: [` + list("r", 16) + `]`)}, reason: "16 roles is the most."},
+		"Roles17": {
+			reason: "17 roles is one too many.",
+			args:   args{spec: ng(`roles: [` + list("r", 17) + `]`)},
+			want:   want{paths: []string{md0 + ".roles"}, msg: "17"},
+		},
+		"Role63": {args: args{spec: ng(`roles: [` + rep("r", 63) + `]`)}, reason: "A label name part has at most 63 characters."},
+		"Role64": {
+			reason: "64 is one too many.",
+			args:   args{spec: ng(`roles: [` + rep("r", 64) + `]`)},
+			want:   want{paths: []string{md0 + ".roles[0]"}},
+		},
+		"RoleUpperCase": {
+			reason: "Roles are lower case.",
+			args:   args{spec: ng(`roles: [ok, Ingress]`)},
+			want:   want{paths: []string{md0 + ".roles[1]"}},
+		},
+		// gpus: at most 16, names 1..253 characters.
+		"GPUs16": {args: args{spec: ng(`gpus: [` + list("{name: g}", 16) + `]`)}, reason: "16 GPUs is the most."},
+		"GPUs17": {
+			reason: "17 GPUs is one too many.",
+			args:   args{spec: ng(`gpus: [` + list("{name: g}", 17) + `]`)},
+			want:   want{paths: []string{md0 + ".gpus"}, msg: "17"},
+		},
+		"GPUName253": {args: args{spec: ng(`gpus: [{name: ` + rep("g", 253) + `}]`)}, reason: "253 characters is the most."},
+		"GPUName254": {
+			reason: "254 is one too many.",
+			args:   args{spec: ng(`gpus: [{name: ` + rep("g", 254) + `}]`)},
+			want:   want{paths: []string{md0 + ".gpus[0].name"}},
+		},
+		"GPUNameEmpty": {
+			reason: "A GPU needs a device name.",
+			args:   args{spec: ng(`gpus: [{name: ""}]`)},
+			want:   want{paths: []string{md0 + ".gpus[0].name"}},
+		},
+		// kubelet: reservations positive and at most a node's; eviction
+		// thresholds in the same units, hard below soft.
+		"KubeletMost": {args: args{spec: kubelet(`systemReservedCpu: 256, kubeReservedMemory: 4Ti`)}, reason: "256 cores and 4Ti are a node's most."},
+		"KubeletNumbers": {
+			reason: "Bare JSON numbers are quantities.",
+			args:   args{spec: kubelet(`systemReservedMemory: 500000000, kubeReservedCpu: 1, evictionHardMemory: 200000000, evictionSoftMemory: 1Gi`)},
+		},
+		"KubeletCPU257": {
+			reason: "257 cores is past a node's most.",
+			args:   args{spec: kubelet(`kubeReservedCpu: 257`)},
+			want:   want{paths: []string{md0 + ".kubelet.kubeReservedCpu"}, msg: "at most 256"},
+		},
+		"KubeletMemory4097Gi": {
+			reason: "4097Gi is past 4Ti.",
+			args:   args{spec: kubelet(`systemReservedMemory: 4097Gi`)},
+			want:   want{paths: []string{md0 + ".kubelet.systemReservedMemory"}, msg: "at most 4Ti"},
+		},
+		"KubeletCPUZero": {
+			reason: "A reservation of zero is no reservation.",
+			args:   args{spec: kubelet(`systemReservedCpu: "0"`)},
+			want:   want{paths: []string{md0 + ".kubelet.systemReservedCpu"}, msg: "must be greater than zero"},
+		},
+		"KubeletCPUMicro": {
+			reason: "CPU is written in cores or millicores.",
+			args:   args{spec: kubelet(`kubeReservedCpu: 100u`)},
+			want:   want{paths: []string{md0 + ".kubelet.kubeReservedCpu"}},
+		},
+		"EvictionPercentages": {args: args{spec: kubelet(`evictionHardMemory: 99.5%, evictionSoftMemory: 100%`)}, reason: "100% is the largest percentage; 99.5% is below it."},
+		"EvictionAbsolute":    {args: args{spec: kubelet(`evictionHardMemory: 200Mi, evictionSoftMemory: 1Gi`)}, reason: "Absolute thresholds, hard below soft."},
+		"EvictionMixedUnits": {
+			reason: "A percentage and an absolute quantity cannot be compared.",
+			args:   args{spec: kubelet(`evictionHardMemory: 7%, evictionSoftMemory: 1Gi`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionHardMemory"}, msg: "must both be percentages or both absolute quantities"},
+		},
+		"EvictionHardEqualsSoft": {
+			reason: "Hard must be strictly below soft.",
+			args:   args{spec: kubelet(`evictionHardMemory: 10%, evictionSoftMemory: 10%`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionHardMemory"}, msg: "strictly below the soft one"},
+		},
+		"EvictionHardAboveSoftDefault": {
+			reason: "The soft threshold defaults to 10%.",
+			args:   args{spec: kubelet(`evictionHardMemory: 10.5%`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionHardMemory"}, msg: "strictly below the soft one"},
+		},
+		"EvictionHardAboveSoftAbsolute": {
+			reason: "500Mi is above 200Mi.",
+			args:   args{spec: kubelet(`evictionHardMemory: 500Mi, evictionSoftMemory: 200Mi`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionHardMemory"}, msg: "strictly below the soft one"},
+		},
+		"EvictionPercent101": {
+			reason: "A percentage is at most 100.",
+			args:   args{spec: kubelet(`evictionHardMemory: 7%, evictionSoftMemory: 101%`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionSoftMemory"}, msg: "(0, 100]"},
+		},
+		"EvictionPercentZero": {
+			reason: "A percentage is above 0.",
+			args:   args{spec: kubelet(`evictionHardMemory: 0%`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionHardMemory"}, msg: "(0, 100]"},
+		},
+		"EvictionNegative": {
+			reason: "An absolute threshold is positive.",
+			args:   args{spec: kubelet(`evictionHardMemory: -1Gi, evictionSoftMemory: 1Gi`)},
+			want:   want{paths: []string{md0 + ".kubelet.evictionHardMemory"}, msg: "must be greater than zero"},
+		},
+		// addons: dependencies, hosts, valuesOverride.
+		"HAMiWithGPUOperator": {args: args{spec: `{addons: {hami: {enabled: true}, gpuOperator: {enabled: true}}}`}, reason: "HAMi on the GPU operator."},
+		"HAMiAlone": {
+			reason: "HAMi needs the GPU operator.",
+			args:   args{spec: `{addons: {hami: {enabled: true}}}`},
+			want:   want{paths: []string{"spec.addons.hami.enabled"}, msg: "hami requires addons.gpuOperator.enabled: true"},
+		},
+		"OuroborosWithIngress": {args: args{spec: `{addons: {ouroboros: {enabled: true}, ingressNginx: {enabled: true}}}`}, reason: "ouroboros beside ingress-nginx."},
+		"OuroborosAlone": {
+			reason: "ouroboros fixes the tenant's ingress-nginx, which must be on.",
+			args:   args{spec: `{addons: {ouroboros: {enabled: true}}}`},
+			want:   want{paths: []string{"spec.addons.ouroboros.enabled"}, msg: "ouroboros requires addons.ingressNginx.enabled: true"},
+		},
+		"ExposeMethodUnknown": {
+			reason: "Proxied or LoadBalancer.",
+			args:   args{spec: `{addons: {ingressNginx: {exposeMethod: NodePort}}}`},
+			want:   want{paths: []string{"spec.addons.ingressNginx.exposeMethod"}, msg: "NodePort"},
+		},
+		"Hosts32": {args: args{spec: `{addons: {ingressNginx: {hosts: [` + list("a.example.com", 32) + `]}}}`}, reason: "32 hosts is the most."},
+		"Hosts33": {
+			reason: "33 hosts is one too many.",
+			args:   args{spec: `{addons: {ingressNginx: {hosts: [` + list("a.example.com", 33) + `]}}}`},
+			want:   want{paths: []string{"spec.addons.ingressNginx.hosts"}, msg: "33"},
+		},
+		"HostNotDNS": {
+			reason: "A host is a lower-case DNS name.",
+			args:   args{spec: `{addons: {ingressNginx: {hosts: [a.example.com, A_B.example.com]}}}`},
+			want:   want{paths: []string{"spec.addons.ingressNginx.hosts[1]"}},
+		},
+		"ValuesOverride64Keys": {args: args{spec: `{addons: {cilium: {valuesOverride: {` + keys(64) + `}}}}`}, reason: "64 top-level keys is the most."},
+		"ValuesOverride65Keys": {
+			reason: "65 is one too many.",
+			args:   args{spec: `{addons: {velero: {valuesOverride: {` + keys(65) + `}}}}`},
+			want:   want{paths: []string{"spec.addons.velero.valuesOverride"}, msg: "65"},
+		},
+		"ValuesOverrideNotObject": {
+			reason: "Helm values are an object.",
+			args:   args{spec: `{addons: {coredns: {valuesOverride: [1]}}}`},
+			want:   want{paths: []string{"spec.addons.coredns.valuesOverride"}},
+		},
+		// controlPlane: replicas 1..7, components at most 32 cores, 256Gi.
+		"ControlPlaneReplicas1": {args: args{spec: `{controlPlane: {replicas: 1}}`}, reason: "One replica is the least."},
+		"ControlPlaneReplicas7": {args: args{spec: `{controlPlane: {replicas: 7}}`}, reason: "Seven replicas is the most."},
+		"ControlPlaneReplicas0": {
+			reason: "A control plane runs.",
+			args:   args{spec: `{controlPlane: {replicas: 0}}`},
+			want:   want{paths: []string{"spec.controlPlane.replicas"}},
+		},
+		"ControlPlaneReplicas8": {
+			reason: "Eight is past seven.",
+			args:   args{spec: `{controlPlane: {replicas: 8}}`},
+			want:   want{paths: []string{"spec.controlPlane.replicas"}},
+		},
+		"Component32And256Gi": {args: args{spec: `{controlPlane: {apiServer: {resources: {cpu: 32, memory: 256Gi}}}}`}, reason: "The largest preset's size."},
+		"ComponentCPU33": {
+			reason: "33 cores is past the largest preset.",
+			args:   args{spec: `{controlPlane: {scheduler: {resources: {cpu: 33}}}}`},
+			want:   want{paths: []string{"spec.controlPlane.scheduler.resources.cpu"}, msg: "at most 32"},
+		},
+		"ComponentMemory257Gi": {
+			reason: "257Gi is past the largest preset.",
+			args:   args{spec: `{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`},
+			want:   want{paths: []string{"spec.controlPlane.konnectivity.server.resources.memory"}, msg: "at most 256Gi"},
+		},
+		"ComponentMemoryZero": {
+			reason: "A component needs memory.",
+			args:   args{spec: `{controlPlane: {controllerManager: {resources: {memory: "0"}}}}`},
+			want:   want{paths: []string{"spec.controlPlane.controllerManager.resources.memory"}, msg: "must be greater than zero"},
+		},
+		// Names of the cluster.
+		"Namespace63": {args: args{spec: `{namespace: ` + rep("n", 63) + `}`}, reason: "A namespace is a DNS label."},
+		"Namespace64": {
+			reason: "64 characters is one too many.",
+			args:   args{spec: `{namespace: ` + rep("n", 64) + `}`},
+			want:   want{paths: []string{"spec.namespace"}},
+		},
+		"HostNotDNSName": {
+			reason: "The cluster's host is a DNS name.",
+			args:   args{spec: `{host: Api.Example.com}`},
+			want:   want{paths: []string{"spec.host"}},
+		},
+		"Image512": {args: args{spec: `{images: {waitForKubeconfig: ` + rep("i", 512) + `}}`}, reason: "512 characters is the most."},
+		"Image513": {
+			reason: "513 is one too many.",
+			args:   args{spec: `{images: {waitForKubeconfig: ` + rep("i", 513) + `}}`},
+			want:   want{paths: []string{"spec.images.waitForKubeconfig"}},
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			// Admission: the API server defaults, then validates.
+			obj := decodeSpec(t, c.args.spec)
+			structuraldefaulting.Default(obj, s)
+			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
+			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
+			admission = append(admission, celErrs...)
+
+			// The functions: Go defaults, then Validate.
+			spec := &v1alpha1.KubernetesClusterSpec{}
+			if err := yaml.Unmarshal([]byte(c.args.spec), spec); err != nil {
+				t.Fatal(err)
+			}
+			spec.Default()
+			functions := spec.Validate()
+
+			want := normalizedPaths(c.want.paths)
+			if d := cmp.Diff(want, fieldPaths(admission)); d != "" {
+				t.Errorf("%s\nXRD admission: fields (-want +got):\n%s\n%v", c.reason, d, admission.ToAggregate())
+			}
+			if d := cmp.Diff(want, fieldPaths(functions)); d != "" {
+				t.Errorf("%s\nspec.Validate(): fields (-want +got):\n%s\n%v", c.reason, d, functions.ToAggregate())
+			}
+			if c.want.msg == "" {
+				return
+			}
+			for who, errs := range map[string]field.ErrorList{"XRD admission": admission, "spec.Validate()": functions} {
+				if agg := errs.ToAggregate(); agg == nil || !strings.Contains(agg.Error(), c.want.msg) {
+					t.Errorf("%s\n%s: message %v does not contain %q", c.reason, who, agg, c.want.msg)
+				}
+			}
+		})
+	}
+}
+
+// mapKey is a map key in a field path: the API server's OpenAPI validator
+// writes spec.nodeGroups.md0, field.Path spec.nodeGroups[md0].
+var mapKey = regexp.MustCompile(`\[([^\]0-9][^\]]*)\]`)
+
+// normalizedPaths is the sorted set of paths, map keys written as fields.
+func normalizedPaths(paths []string) []string {
+	set := map[string]bool{}
+	for _, p := range paths {
+		set[mapKey.ReplaceAllString(p, ".$1")] = true
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fieldPaths is normalizedPaths of the fields errs name.
+func fieldPaths(errs field.ErrorList) []string {
+	paths := make([]string, len(errs))
+	for i, e := range errs {
+		paths[i] = e.Field
+	}
+	return normalizedPaths(paths)
+}
+
+// TestXRDVersionsMatchGo: the XRD's enum of spec.version is the list
+// spec.Validate accepts.
+func TestXRDVersionsMatchGo(t *testing.T) {
+	var enum []string
+	for _, v := range xrdRootSchema(t).Properties["spec"].Properties["version"].Enum {
+		var s string
+		if err := json.Unmarshal(v.Raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		enum = append(enum, s)
+	}
+	if d := cmp.Diff(v1alpha1.Versions, enum); d != "" {
+		t.Errorf("v1alpha1.Versions (-) vs the XRD's enum (+):\n%s", d)
+	}
+}
