@@ -7,11 +7,11 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// AutoscalerComponent is the component name of cluster-autoscaler: its
+// autoscalerComponent is the component name of cluster-autoscaler: its
 // Deployment is N-cluster-autoscaler.
-const AutoscalerComponent = "cluster-autoscaler"
+const autoscalerComponent = "cluster-autoscaler"
 
-// BuildClusterAutoscaler returns cluster-autoscaler for the tenant cluster
+// buildClusterAutoscaler returns cluster-autoscaler for the tenant cluster
 // (docs/spec.md §5.2): Cluster API provider, auto-discovering N's node groups in NS
 // through its in-cluster ServiceAccount (authoritative cloud config, so
 // --kubeconfig is only the tenant cluster), min size enforced, DaemonSet and
@@ -19,14 +19,14 @@ const AutoscalerComponent = "cluster-autoscaler"
 // unregistered nodes force-deleted. Its permissions in NS are the
 // ClusterRole tenantkube:cluster-autoscaler (deploy/crossplane-rbac.yaml);
 // only its container holds a token for them.
-func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
+func buildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) controller {
 	c := corev1.Container{
-		Name:    AutoscalerComponent,
+		Name:    autoscalerComponent,
 		Image:   in.Images.ClusterAutoscaler,
 		Command: []string{"/cluster-autoscaler"},
 		Args: []string{
 			"--cloud-provider=clusterapi",
-			"--kubeconfig=" + TenantKubeconfigPath,
+			"--kubeconfig=" + tenantKubeconfigPath,
 			"--clusterapi-cloud-config-authoritative",
 			"--node-group-auto-discovery=clusterapi:namespace=" + id.Namespace + ",clusterName=" + id.Name,
 			"--enforce-node-group-min-size=true",
@@ -39,7 +39,7 @@ func BuildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, wai
 		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
 	}
 	return newController(id, in, waitImage, controllerSpec{
-		component: AutoscalerComponent, containers: []corev1.Container{c},
-		managementAPI: []string{AutoscalerComponent}, tmp: []string{AutoscalerComponent},
+		component: autoscalerComponent, containers: []corev1.Container{c},
+		managementAPI: []string{autoscalerComponent}, tmp: []string{autoscalerComponent},
 	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,25 +12,25 @@ import (
 
 // Bootstrap constants (docs/spec.md §5.2).
 const (
-	// PersistentDevice is the VM's second disk (disk-kubelet, PCI 08:00.0).
-	PersistentDevice = "/dev/vdb"
-	// PersistentLabel is the xfs label of the persistent disk.
-	PersistentLabel = "persistent"
-	// PersistentMount is where the persistent disk is mounted.
-	PersistentMount = "/persistent"
-	// ContainerdCertsDir is containerd's registry host configuration dir.
-	ContainerdCertsDir = "/etc/containerd/certs.d"
-	// APIServerPort is the tenant API server Service's port.
-	APIServerPort = 6443
-	// BinaryArch is the architecture of the kubelet/kubeadm downloads.
-	BinaryArch = "amd64"
+	// persistentDevice is the VM's second disk (disk-kubelet, PCI 08:00.0).
+	persistentDevice = "/dev/vdb"
+	// persistentLabel is the xfs label of the persistent disk.
+	persistentLabel = "persistent"
+	// persistentMount is where the persistent disk is mounted.
+	persistentMount = "/persistent"
+	// containerdCertsDir is containerd's registry host configuration dir.
+	containerdCertsDir = "/etc/containerd/certs.d"
+	// apiServerPort is the tenant API server Service's port.
+	apiServerPort = 6443
+	// binaryArch is the architecture of the kubelet/kubeadm downloads.
+	binaryArch = "amd64"
 )
 
 // persistentDirs are the state directories bind-mounted from the persistent
 // disk, so kubelet and containerd state survive VM reboots.
 var persistentDirs = []string{"/var/lib/kubelet", "/var/lib/containerd"}
 
-// BuildKubeadmConfigTemplate returns the KubeadmConfigTemplate N-G of a
+// buildKubeadmConfigTemplate returns the KubeadmConfigTemplate N-G of a
 // node group (CAPI v1beta2, docs/spec.md §5.2): a join through a bootstrap token to
 // N.NS.svc:6443 with the group's kubelet flags, the conntrack preflight
 // check ignored, init skipping addon/kube-proxy (Cilium replaces it), the
@@ -39,7 +38,7 @@ var persistentDirs = []string{"/var/lib/kubelet", "/var/lib/containerd"}
 // /var/lib/containerd, kubelet/kubeadm of the plan's patch version from the
 // input's mirror, and optional registry-mirror files from the input's
 // Secret.
-func BuildKubeadmConfigTemplate(id function.Identity, p NodeGroupPlan, in *v1alpha1.WorkersInput) *bootstrapv1.KubeadmConfigTemplate {
+func buildKubeadmConfigTemplate(id function.Identity, p nodeGroupPlan, in *v1alpha1.WorkersInput) *bootstrapv1.KubeadmConfigTemplate {
 	var args []bootstrapv1.Arg
 	for _, a := range p.Kubelet.KubeletExtraArgs() {
 		args = append(args, bootstrapv1.Arg{Name: a[0], Value: ptr(a[1])})
@@ -52,24 +51,24 @@ func BuildKubeadmConfigTemplate(id function.Identity, p NodeGroupPlan, in *v1alp
 				IgnorePreflightErrors: []string{"FileExisting-conntrack"},
 			},
 			Discovery: bootstrapv1.Discovery{BootstrapToken: bootstrapv1.BootstrapTokenDiscovery{
-				APIServerEndpoint: fmt.Sprintf("%s:%d", id.APIServerServiceHost(), APIServerPort),
+				APIServerEndpoint: fmt.Sprintf("%s:%d", id.APIServerServiceHost(), apiServerPort),
 			}},
 		},
 		DiskSetup: bootstrapv1.DiskSetup{Filesystems: []bootstrapv1.Filesystem{{
-			Device:     PersistentDevice,
+			Device:     persistentDevice,
 			Filesystem: "xfs",
-			Label:      PersistentLabel,
+			Label:      persistentLabel,
 			// The whole disk, unpartitioned (the seed chart's).
 			Partition: "none",
 			Overwrite: ptr(false),
 		}}},
-		Mounts:             []bootstrapv1.MountPoints{{"LABEL=" + PersistentLabel, PersistentMount, "xfs", "defaults,nofail", "0", "2"}},
+		Mounts:             []bootstrapv1.MountPoints{{"LABEL=" + persistentLabel, persistentMount, "xfs", "defaults,nofail", "0", "2"}},
 		PreKubeadmCommands: preKubeadmCommands(p.Version, in.KubernetesBinaryMirror),
 	}
 	if rm := in.RegistryMirror; rm != nil {
 		for _, host := range rm.Hosts {
 			spec.Files = append(spec.Files, bootstrapv1.File{
-				Path:        ContainerdCertsDir + "/" + host + "/hosts.toml",
+				Path:        containerdCertsDir + "/" + host + "/hosts.toml",
 				Owner:       "root:root",
 				Permissions: "0644",
 				ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: rm.SecretName, Key: host}},
@@ -87,17 +86,6 @@ func BuildKubeadmConfigTemplate(id function.Identity, p NodeGroupPlan, in *v1alp
 	}
 }
 
-// convertKubeadmConfigTemplate encodes kct for the desired state and
-// returns, from the same marshal, CanonicalHash of its spec: the bootstrap
-// hash of the group's machine template.
-func convertKubeadmConfigTemplate(kct *bootstrapv1.KubeadmConfigTemplate) (function.EncodedObject, string, error) {
-	o, sum, err := function.EncodeObjectSpecSum(kct, nil)
-	if err != nil {
-		return function.EncodedObject{}, "", err
-	}
-	return o, hex.EncodeToString(sum[:]), nil
-}
-
 // preKubeadmCommands installs kubelet and kubeadm of version from mirror,
 // stops containerd, bind-mounts the persistent state directories (recorded
 // in /etc/fstab, so they come back after a reboot), points containerd's
@@ -107,20 +95,20 @@ func preKubeadmCommands(version, mirror string) []string {
 	for _, bin := range []string{"kubelet", "kubeadm"} {
 		cmds = append(cmds, fmt.Sprintf(
 			"curl -fsSL --retry 10 --retry-delay 3 -o /usr/bin/%[1]s.new %[2]s/%[3]s/bin/linux/%[4]s/%[1]s && chmod 0755 /usr/bin/%[1]s.new && mv -f /usr/bin/%[1]s.new /usr/bin/%[1]s",
-			bin, mirror, version, BinaryArch))
+			bin, mirror, version, binaryArch))
 	}
 	cmds = append(cmds, "systemctl stop containerd")
 	for _, dir := range persistentDirs {
-		src := PersistentMount + dir
+		src := persistentMount + dir
 		cmds = append(cmds,
 			fmt.Sprintf("mkdir -p %s %s", src, dir),
-			fmt.Sprintf("grep -q ' %[2]s none bind' /etc/fstab || echo '%[1]s %[2]s none bind,x-systemd.requires-mounts-for=%[3]s 0 0' >> /etc/fstab", src, dir, PersistentMount),
+			fmt.Sprintf("grep -q ' %[2]s none bind' /etc/fstab || echo '%[1]s %[2]s none bind,x-systemd.requires-mounts-for=%[3]s 0 0' >> /etc/fstab", src, dir, persistentMount),
 			fmt.Sprintf("mountpoint -q %[1]s || mount %[1]s", dir),
 		)
 	}
 	cmds = append(cmds,
-		"mkdir -p "+ContainerdCertsDir,
-		fmt.Sprintf(`if grep -q 'config_path' /etc/containerd/config.toml; then sed -i 's|config_path *=.*|config_path = "%[1]s"|' /etc/containerd/config.toml; else printf '\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "%[1]s"\n' >> /etc/containerd/config.toml; fi`, ContainerdCertsDir),
+		"mkdir -p "+containerdCertsDir,
+		fmt.Sprintf(`if grep -q 'config_path' /etc/containerd/config.toml; then sed -i 's|config_path *=.*|config_path = "%[1]s"|' /etc/containerd/config.toml; else printf '\n[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "%[1]s"\n' >> /etc/containerd/config.toml; fi`, containerdCertsDir),
 		"systemctl start containerd",
 	)
 	return cmds

@@ -27,9 +27,9 @@ func defaultInput() *inputv1alpha1.WorkersInput {
 	return in
 }
 
-// plan builds a NodeGroupPlan for group g sized by instance type
+// plan builds a nodeGroupPlan for group g sized by instance type
 // (u1.large: 2 cores, 8Gi) unless resources are explicit.
-func plan(t *testing.T, name string, g v1alpha1.NodeGroup) NodeGroupPlan {
+func groupPlan(t *testing.T, name string, g v1alpha1.NodeGroup) nodeGroupPlan {
 	t.Helper()
 	s := InstancetypeSizing(2, ptr(resource.MustParse("8Gi")))
 	if explicit(g) {
@@ -38,17 +38,17 @@ func plan(t *testing.T, name string, g v1alpha1.NodeGroup) NodeGroupPlan {
 			t.Fatal(err)
 		}
 	}
-	r, err := ComputeReservations(NodeGroupPath(name), g.Kubelet, s)
+	r, err := computeReservations(NodeGroupPath(name), g.Kubelet, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NodeGroupPlan{Name: name, Group: g, Sizing: s, Kubelet: r, Version: "v1.35.1", Minor: "v1.35"}
+	return nodeGroupPlan{Name: name, Group: g, Sizing: s, Kubelet: r, Version: "v1.35.1", Minor: "v1.35"}
 }
 
 func TestBuildKubeadmConfigTemplate(t *testing.T) {
 	in := defaultInput()
 	in.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io"}}
-	kct := BuildKubeadmConfigTemplate(testID, plan(t, "md0", group(nil)), in)
+	kct := buildKubeadmConfigTemplate(testID, groupPlan(t, "md0", group(nil)), in)
 	if kct.Name != "demo-md0" || kct.Namespace != "tenant-foo" {
 		t.Errorf("name %s/%s, want tenant-foo/demo-md0", kct.Namespace, kct.Name)
 	}
@@ -108,7 +108,7 @@ func TestBuildKubeadmConfigTemplate(t *testing.T) {
 		}
 		last = i
 	}
-	if noMirror := BuildKubeadmConfigTemplate(testID, plan(t, "md0", group(nil)), defaultInput()); len(noMirror.Spec.Template.Spec.Files) != 0 {
+	if noMirror := buildKubeadmConfigTemplate(testID, groupPlan(t, "md0", group(nil)), defaultInput()); len(noMirror.Spec.Template.Spec.Files) != 0 {
 		t.Errorf("files without a registry mirror: %v", noMirror.Spec.Template.Spec.Files)
 	}
 }
@@ -121,11 +121,11 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 		g.DiskSize = "30Gi"
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/A"}, {Name: "nvidia.com/B"}}
 	})
-	kmt, err := BuildKubevirtMachineTemplate(testID, plan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
+	kmt, err := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := CanonicalHash(kmt.Spec)
+	sum, _ := canonicalHash(kmt.Spec)
 	if kmt.Name != "demo-md0-"+sum[:6] {
 		t.Errorf("name %s, want demo-md0-%s", kmt.Name, sum[:6])
 	}
@@ -148,7 +148,7 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"node-role.kubernetes.io/ingress-nginx": "", "node-role.kubernetes.io/edge": ""}, tmpl.ObjectMeta.Labels); d != "" {
 		t.Errorf("VM labels (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(map[string]string{"kubevirt.io/allow-pod-bridge-network-live-migration": "true", AnnotationBootstrapHash: "0123456789abcdef"}, tmpl.ObjectMeta.Annotations); d != "" {
+	if d := cmp.Diff(map[string]string{"kubevirt.io/allow-pod-bridge-network-live-migration": "true", annotationBootstrapHash: "0123456789abcdef"}, tmpl.ObjectMeta.Annotations); d != "" {
 		t.Errorf("VM annotations (-want +got):\n%s", d)
 	}
 	spec := tmpl.Spec
@@ -186,14 +186,14 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 
 	// Without a storage class the DataVolume uses the cluster default.
 	g.StorageClass = ""
-	kmt2, _ := BuildKubevirtMachineTemplate(testID, plan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
+	kmt2, _ := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if kmt2.Spec.Template.Spec.VirtualMachineTemplate.Spec.DataVolumeTemplates[0].Spec.Storage.StorageClassName != nil {
 		t.Error("storageClassName set without a node-group storage class")
 	}
 	if kmt2.Name == kmt.Name {
 		t.Error("storage class change kept the template name")
 	}
-	again, _ := BuildKubevirtMachineTemplate(testID, plan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
+	again, _ := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if again.Name != kmt2.Name {
 		t.Error("the same input gave a different template name")
 	}
@@ -204,7 +204,7 @@ func TestBuildMachineDeployment(t *testing.T) {
 		g.MinReplicas, g.MaxReplicas = i32(1), i32(4)
 		g.Roles = []string{"ingress-nginx"}
 	})
-	md := BuildMachineDeployment(testID, plan(t, "md0", g), "demo-md0-abc123")
+	md := buildMachineDeployment(testID, groupPlan(t, "md0", g), "demo-md0-abc123")
 	want := clusterv1.MachineDeploymentSpec{
 		ClusterName: "demo",
 		Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
@@ -233,18 +233,18 @@ func TestBuildMachineDeployment(t *testing.T) {
 		t.Errorf("spec (-want +got):\n%s", d)
 	}
 	wantAnn := map[string]string{
-		AnnotationAutoscalerMin: "1", AnnotationAutoscalerMax: "4",
-		AnnotationCapacityMemory: "6800Mi", AnnotationCapacityCPU: "1800m",
-		AnnotationCapacityLabels: "node-role.kubernetes.io/ingress-nginx=",
+		annotationAutoscalerMin: "1", annotationAutoscalerMax: "4",
+		annotationCapacityMemory: "6800Mi", annotationCapacityCPU: "1800m",
+		annotationCapacityLabels: "node-role.kubernetes.io/ingress-nginx=",
 	}
 	if d := cmp.Diff(wantAnn, md.Annotations); d != "" {
 		t.Errorf("annotations (-want +got):\n%s", d)
 	}
 	// Unknown sizing: no capacity annotations.
-	p := plan(t, "md0", group(nil))
+	p := groupPlan(t, "md0", group(nil))
 	p.Kubelet.AllocatableMemory, p.Kubelet.AllocatableCPU = "", ""
-	for k := range BuildMachineDeployment(testID, p, "x").Annotations {
-		if strings.HasPrefix(k, AnnotationCapacityPrefix) {
+	for k := range buildMachineDeployment(testID, p, "x").Annotations {
+		if strings.HasPrefix(k, annotationCapacityPrefix) {
 			t.Errorf("capacity annotation %s without a known size", k)
 		}
 	}
@@ -261,7 +261,7 @@ func TestGPUCapacity(t *testing.T) {
 		{[]v1alpha1.GPU{{Name: "nvidia.com/A"}, {Name: "nvidia.com/A"}, {Name: "nvidia.com/A"}}, "nvidia.com/gpu", 3},
 		{[]v1alpha1.GPU{{Name: "amd.com/MI300"}}, "amd.com/gpu", 1},
 	} {
-		typ, n := GPUCapacity(NodeGroupPlan{Group: v1alpha1.NodeGroup{GPUs: c.gpus}})
+		typ, n := gpuCapacity(nodeGroupPlan{Group: v1alpha1.NodeGroup{GPUs: c.gpus}})
 		if typ != c.typ || n != c.n {
 			t.Errorf("%v: got %q×%d, want %q×%d", c.gpus, typ, n, c.typ, c.n)
 		}
@@ -269,7 +269,7 @@ func TestGPUCapacity(t *testing.T) {
 }
 
 func TestBuildMachineHealthCheck(t *testing.T) {
-	mhc := BuildMachineHealthCheck(testID, plan(t, "md0", group(nil)))
+	mhc := buildMachineHealthCheck(testID, groupPlan(t, "md0", group(nil)))
 	want := clusterv1.MachineHealthCheckSpec{
 		ClusterName: "demo",
 		Selector:    metav1.LabelSelector{MatchLabels: map[string]string{"cluster.x-k8s.io/cluster-name": "demo", "cluster.x-k8s.io/deployment-name": "demo-md0"}},
@@ -293,7 +293,7 @@ func TestBuildMachineHealthCheck(t *testing.T) {
 func TestControllers(t *testing.T) {
 	in := defaultInput()
 	for _, c := range []struct {
-		ctl         Controller
+		ctl         controller
 		name        string
 		image       string
 		args        []string
@@ -302,15 +302,15 @@ func TestControllers(t *testing.T) {
 		// cluster-scoped reads (nil: none).
 		clusterWide *rbacv1.ClusterRoleBinding
 	}{
-		{BuildClusterAutoscaler(testID, in, "busybox"), "demo-cluster-autoscaler", in.Images.ClusterAutoscaler,
+		{buildClusterAutoscaler(testID, in, "busybox"), "demo-cluster-autoscaler", in.Images.ClusterAutoscaler,
 			[]string{"--cloud-provider=clusterapi", "--node-group-auto-discovery=clusterapi:namespace=tenant-foo,clusterName=demo", "--enforce-node-group-min-size=true",
 				"--ignore-daemonsets-utilization=true", "--ignore-mirror-pods-utilization=true", "--scale-down-unneeded-time=30s", "--scan-interval=25s",
 				"--force-delete-unregistered-nodes=true", "--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
 			"tenantkube:cluster-autoscaler", nil},
-		{BuildCloudControllerManager(testID, in, "busybox"), "demo-kccm", in.Images.CloudControllerManager,
+		{buildCloudControllerManager(testID, in, "busybox"), "demo-kccm", in.Images.CloudControllerManager,
 			[]string{"--cloud-provider=kubevirt", "--cluster-name=demo", "--cloud-config=/etc/cloud/cloud-config", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
 			"tenantkube:kccm", nil},
-		{BuildCSIController(testID, in, "busybox"), "demo-kcsi-controller", in.Images.CSIDriver,
+		{buildCSIController(testID, in, "busybox"), "demo-kcsi-controller", in.Images.CSIDriver,
 			[]string{"--infra-cluster-namespace=tenant-foo", "--run-controller-service=true", "--run-node-service=false", "--tenant-cluster-kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
 			"tenantkube:kcsi-controller",
 			// kubevirt/csi-driver EnsureControllerResize gets the infra PV;
@@ -371,7 +371,7 @@ func TestBuildCloudConfig(t *testing.T) {
 		inputv1alpha1.LoadBalancerSelectorless: "  enableEPSController: true\n  enabled: true\n  selectorless: true\n",
 		inputv1alpha1.LoadBalancerSelector:     "  enableEPSController: false\n  enabled: true\n  selectorless: false\n",
 	} {
-		cm, err := BuildCloudConfig(testID, mode)
+		cm, err := buildCloudConfig(testID, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -396,12 +396,12 @@ loadBalancer:
 }
 
 func TestCanonicalHash(t *testing.T) {
-	a, _ := CanonicalHash(map[string]any{"b": 1, "a": []any{nil, "x"}, "c": nil})
-	b, _ := CanonicalHash(map[string]any{"a": []any{nil, "x"}, "b": 1})
+	a, _ := canonicalHash(map[string]any{"b": 1, "a": []any{nil, "x"}, "c": nil})
+	b, _ := canonicalHash(map[string]any{"a": []any{nil, "x"}, "b": 1})
 	if a != b {
 		t.Error("key order or nulls change the hash")
 	}
-	c, _ := CanonicalHash(map[string]any{"a": []any{"x"}, "b": 1})
+	c, _ := canonicalHash(map[string]any{"a": []any{"x"}, "b": 1})
 	if a == c || len(a) != 64 {
 		t.Errorf("hash %q vs %q", a, c)
 	}

@@ -8,6 +8,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // The DataVolumes of the KubeVirt CSI driver and the Services of the
@@ -15,13 +17,13 @@ import (
 // Crossplane deletes them with the cluster (docs/spec.md §7); the kinds come from
 // the input, DataVolume and Service by default.
 func TestTenantCreatedObjectsAreComposedForCleanup(t *testing.T) {
-	labelled := func(apiVersion, kind, name string) *fnv1.Resource {
-		return &fnv1.Resource{Resource: mustStruct(t, "apiVersion: "+apiVersion+"\nkind: "+kind+
-			"\nmetadata: {name: "+name+", namespace: "+testNS+", labels: {tenantkube.io/cluster: "+testN+"}}")}
+	labelled := func(apiVersion, kind, name string) *structpb.Struct {
+		return mustStruct(t, "apiVersion: "+apiVersion+"\nkind: "+kind+
+			"\nmetadata: {name: "+name+", namespace: "+testNS+", labels: {tenantkube.io/cluster: "+testN+"}}")
 	}
 	req := newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t))
-	setRequired(req, "cleanup-datavolume.cdi.kubevirt.io", labelled("cdi.kubevirt.io/v1beta1", "DataVolume", "pvc-0d1e"))
-	setRequired(req, "cleanup-service", labelled("v1", "Service", "a1b2c3"))
+	fntest.WithRequired("cleanup-datavolume.cdi.kubevirt.io", labelled("cdi.kubevirt.io/v1beta1", "DataVolume", "pvc-0d1e"))(req)
+	fntest.WithRequired("cleanup-service", labelled("v1", "Service", "a1b2c3"))(req)
 	rsp := run(t, req)
 	mustNoFatal(t, rsp)
 
@@ -51,9 +53,9 @@ func TestTenantCreatedObjectsAreComposedForCleanup(t *testing.T) {
 	// stays until its creator deletes it: dropping it would delete a
 	// tenant's volume.
 	req = newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t),
-		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: []")),
-		withObserved(map[string]*structpb.Struct{"cleanup-datavolume-pvc-0d1e": labelled("cdi.kubevirt.io/v1beta1", "DataVolume", "pvc-0d1e").GetResource()}))
-	setRequired(req, "cleanup-service", labelled("v1", "Service", "a1b2c3"))
+		fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: []")),
+		fntest.WithObserved(map[string]*structpb.Struct{"cleanup-datavolume-pvc-0d1e": labelled("cdi.kubevirt.io/v1beta1", "DataVolume", "pvc-0d1e")}))
+	fntest.WithRequired("cleanup-service", labelled("v1", "Service", "a1b2c3"))(req)
 	rsp = run(t, req)
 	mustNoFatal(t, rsp)
 	var composed []string
@@ -69,8 +71,8 @@ func TestTenantCreatedObjectsAreComposedForCleanup(t *testing.T) {
 	// Beyond maxCleanupObjects per kind, objects are not composed and a
 	// Warning says how many.
 	req = newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t),
-		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nmaxCleanupObjects: 1")))
-	setRequired(req, "cleanup-service", labelled("v1", "Service", "a"), labelled("v1", "Service", "b"), labelled("v1", "Service", "c"))
+		fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nmaxCleanupObjects: 1")))
+	fntest.WithRequired("cleanup-service", labelled("v1", "Service", "a"), labelled("v1", "Service", "b"), labelled("v1", "Service", "c"))(req)
 	rsp = run(t, req)
 	mustNoFatal(t, rsp)
 	if _, ok := rsp.GetDesired().GetResources()["cleanup-service-a"]; !ok {
@@ -87,7 +89,7 @@ func TestTenantCreatedObjectsAreComposedForCleanup(t *testing.T) {
 		t.Errorf("no Warning about the 2 Services left out: %v", rsp.GetResults())
 	}
 
-	rsp = run(t, newRequest(t, `{}`, withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: [{apiVersion: v1}]"))))
+	rsp = run(t, newRequest(t, `{}`, fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncleanupKinds: [{apiVersion: v1}]"))))
 	var msg string
 	for _, r := range rsp.GetResults() {
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {

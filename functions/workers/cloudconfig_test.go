@@ -20,21 +20,21 @@ func TestCloudConfigYAMLMatchesSigsYAML(t *testing.T) {
 		if s != "" {
 			id.Namespace = s
 		}
-		cm, err := BuildCloudConfig(id, v1alpha1.LoadBalancerSelectorless)
+		cm, err := buildCloudConfig(id, v1alpha1.LoadBalancerSelectorless)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := sigsyaml.Marshal(CloudConfig{
+		want, err := sigsyaml.Marshal(cloudConfigFile{
 			Namespace:    id.Namespace,
 			InfraLabels:  map[string]string{function.LabelCluster: id.Name, function.LabelCAPICluster: id.Name},
-			LoadBalancer: CloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60, Selectorless: true, EnableEPSController: true},
-			InstancesV2:  CloudConfigInstancesV2{Enabled: true},
+			LoadBalancer: cloudConfigLoadBalancer{Enabled: true, CreationPollInterval: 5, CreationPollTimeout: 60, Selectorless: true, EnableEPSController: true},
+			InstancesV2:  cloudConfigInstancesV2{Enabled: true},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(string(want), cm.Data[CloudConfigKey]); d != "" {
-			t.Errorf("%q: (-sigs.k8s.io/yaml +BuildCloudConfig):\n%s", s, d)
+		if d := cmp.Diff(string(want), cm.Data[cloudConfigKey]); d != "" {
+			t.Errorf("%q: (-sigs.k8s.io/yaml +buildCloudConfig):\n%s", s, d)
 		}
 	}
 }

@@ -11,40 +11,40 @@ import (
 // Labels and annotations of the workers function (CAPI v1beta2, Cluster API
 // provider of cluster-autoscaler, docs/spec.md §5.2).
 const (
-	// LabelNodeGroup marks every per-node-group object with G.
-	LabelNodeGroup = "tenantkube.io/node-group"
-	// LabelDeploymentName is CAPI's MachineDeployment name label.
-	LabelDeploymentName = "cluster.x-k8s.io/deployment-name"
-	// NodeRoleLabelPrefix prefixes a role to give its node label.
-	NodeRoleLabelPrefix = "node-role.kubernetes.io/"
+	// labelNodeGroup marks every per-node-group object with G.
+	labelNodeGroup = "tenantkube.io/node-group"
+	// labelDeploymentName is CAPI's MachineDeployment name label.
+	labelDeploymentName = "cluster.x-k8s.io/deployment-name"
+	// nodeRoleLabelPrefix prefixes a role to give its node label.
+	nodeRoleLabelPrefix = "node-role.kubernetes.io/"
 
-	// AnnotationAutoscalerMin is the Cluster API autoscaler annotation holding minReplicas.
-	AnnotationAutoscalerMin = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
-	// AnnotationAutoscalerMax is the Cluster API autoscaler annotation holding maxReplicas.
-	AnnotationAutoscalerMax = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
-	// AnnotationCapacityPrefix prefixes cluster-autoscaler's scale-from-zero
+	// annotationAutoscalerMin is the Cluster API autoscaler annotation holding minReplicas.
+	annotationAutoscalerMin = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+	// annotationAutoscalerMax is the Cluster API autoscaler annotation holding maxReplicas.
+	annotationAutoscalerMax = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+	// annotationCapacityPrefix prefixes cluster-autoscaler's scale-from-zero
 	// capacity annotations (memory, cpu, labels, gpu-type, gpu-count).
-	AnnotationCapacityPrefix = "capacity.cluster-autoscaler.kubernetes.io/"
-	// AnnotationCapacityMemory is one node's allocatable memory, whole MiB ("6800Mi").
-	AnnotationCapacityMemory = AnnotationCapacityPrefix + "memory"
-	// AnnotationCapacityCPU is one node's allocatable CPU, whole millicores ("1800m").
-	AnnotationCapacityCPU = AnnotationCapacityPrefix + "cpu"
-	// AnnotationCapacityLabels are the node labels (roles) of a node, "k=v,k=v".
-	AnnotationCapacityLabels = AnnotationCapacityPrefix + "labels"
-	// AnnotationCapacityGPU is the GPU resource a node offers ("nvidia.com/gpu").
-	AnnotationCapacityGPU = AnnotationCapacityPrefix + "gpu-type"
-	// AnnotationCapacityGPUs is how many GPUs a node offers ("1").
-	AnnotationCapacityGPUs = AnnotationCapacityPrefix + "gpu-count"
-	// AnnotationBootstrapHash carries the hash of the node group's bootstrap
+	annotationCapacityPrefix = "capacity.cluster-autoscaler.kubernetes.io/"
+	// annotationCapacityMemory is one node's allocatable memory, whole MiB ("6800Mi").
+	annotationCapacityMemory = annotationCapacityPrefix + "memory"
+	// annotationCapacityCPU is one node's allocatable CPU, whole millicores ("1800m").
+	annotationCapacityCPU = annotationCapacityPrefix + "cpu"
+	// annotationCapacityLabels are the node labels (roles) of a node, "k=v,k=v".
+	annotationCapacityLabels = annotationCapacityPrefix + "labels"
+	// annotationCapacityGPU is the GPU resource a node offers ("nvidia.com/gpu").
+	annotationCapacityGPU = annotationCapacityPrefix + "gpu-type"
+	// annotationCapacityGPUs is how many GPUs a node offers ("1").
+	annotationCapacityGPUs = annotationCapacityPrefix + "gpu-count"
+	// annotationBootstrapHash carries the hash of the node group's bootstrap
 	// spec into the VM template, so a kubelet or bootstrap change gives a
 	// new machine template name and CAPI rolls the group.
-	AnnotationBootstrapHash = "tenantkube.io/bootstrap-hash"
+	annotationBootstrapHash = "tenantkube.io/bootstrap-hash"
 )
 
-// NodeGroupPlan is everything computed once for one node group G: its
+// nodeGroupPlan is everything computed once for one node group G: its
 // defaulted spec, effective sizing, kubelet reservations and the Kubernetes
 // version its machines run.
-type NodeGroupPlan struct {
+type nodeGroupPlan struct {
 	// Name is G.
 	Name string
 	// Group is the defaulted node group spec.
@@ -52,7 +52,7 @@ type NodeGroupPlan struct {
 	// Sizing is the effective memory/CPU of one node.
 	Sizing Sizing
 	// Kubelet are the reservations and allocatable capacity.
-	Kubelet Reservations
+	Kubelet reservations
 	// Version is the patch version the machines run (e.g. v1.35.1).
 	Version string
 	// Minor is Version's minor version (v1.35), which picks the container disk.
@@ -60,14 +60,14 @@ type NodeGroupPlan struct {
 }
 
 // ObjectName is the Kubernetes name of the group's per-group objects: N-G.
-func (p NodeGroupPlan) ObjectName(id function.Identity) string { return id.Prefixed(p.Name) }
+func (p nodeGroupPlan) ObjectName(id function.Identity) string { return id.Prefixed(p.Name) }
 
 // RoleLabels returns the node-role.kubernetes.io/<role>: "" label of every
 // role of the group.
-func (p NodeGroupPlan) RoleLabels() map[string]string {
+func (p nodeGroupPlan) RoleLabels() map[string]string {
 	out := make(map[string]string, len(p.Group.Roles))
 	for _, r := range p.Group.Roles {
-		out[NodeRoleLabelPrefix+r] = ""
+		out[nodeRoleLabelPrefix+r] = ""
 	}
 	return out
 }
@@ -75,29 +75,29 @@ func (p NodeGroupPlan) RoleLabels() map[string]string {
 // groupLabels are the labels of every per-group object: the common ones,
 // CAPI's cluster-name and the node group.
 func groupLabels(id function.Identity, g string) map[string]string {
-	return id.Labels(function.LabelCAPICluster, id.Name, LabelNodeGroup, g)
+	return id.Labels(function.LabelCAPICluster, id.Name, labelNodeGroup, g)
 }
 
-// CanonicalHash returns the SHA-256 of v's canonical JSON (encoding/json of
+// canonicalHash returns the SHA-256 of v's canonical JSON (encoding/json of
 // a typed value, null values dropped, object keys sorted) as lower-case hex.
 // It returns an error when v does not marshal.
-func CanonicalHash(v any) (string, error) {
+func canonicalHash(v any) (string, error) {
 	var sum string
 	err := function.WithJSON(v, func(raw []byte) error {
 		var err error
-		sum, err = CanonicalHashJSON(raw)
+		sum, err = canonicalHashJSON(raw)
 		return err
 	})
 	return sum, err
 }
 
-// CanonicalHashJSON is CanonicalHash of the value whose encoding/json
+// canonicalHashJSON is canonicalHash of the value whose encoding/json
 // output is raw. The canonical form is computed from the bytes
 // (function.CanonicalSHA256), with the same result as decoding raw into an
 // any, dropping the null members of objects and encoding it again:
 // TestCanonicalHashPinned holds the hashes, which name machine templates,
 // to the values that round trip gave.
-func CanonicalHashJSON(raw []byte) (string, error) {
+func canonicalHashJSON(raw []byte) (string, error) {
 	sum, err := function.CanonicalSHA256(raw)
 	if err != nil {
 		return "", err

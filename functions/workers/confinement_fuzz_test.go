@@ -37,8 +37,8 @@ func FuzzTenantConfinement(f *testing.F) {
 		in.Images.CSIProvisioner: true, in.Images.CSIAttacher: true, in.Images.CSIResizer: true, in.Images.CSILivenessProbe: true, in.Images.WaitForKubeconfig: true,
 		in.Images.CSISnapshotter: true, in.Images.SnapshotController: true}
 	roles := map[string]bool{}
-	for _, c := range ControllerComponents {
-		roles[ClusterRoleName(c)] = true
+	for _, c := range controllerComponents {
+		roles[clusterRoleName(c)] = true
 	}
 	f.Fuzz(func(t *testing.T, ns, n, spec string) {
 		m := map[string]any{}
@@ -51,7 +51,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		}
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: x}}, Desired: &fnv1.State{}}
 		withInstancetypes(t, "u1.medium", "u1.large")(req)
-		setRequired(req, RequirementMachineSets)
+		fntest.WithRequired(requirementMachineSets)(req)
 		rsp, err := fntest.Run((&Function{}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)

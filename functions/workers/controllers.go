@@ -15,70 +15,70 @@ import (
 
 // Once-per-cluster controllers share these (docs/spec.md §5.2).
 const (
-	// KubeconfigMountPath is where the tenant kubeconfig Secret
+	// kubeconfigMountPath is where the tenant kubeconfig Secret
 	// (N-admin-kubeconfig) is mounted in each controller.
-	KubeconfigMountPath = "/etc/kubernetes/kubeconfig"
-	// KubeconfigVolume is the name of that optional Secret volume.
-	KubeconfigVolume = "kubeconfig"
-	// WaitForKubeconfigTimeoutSeconds is how long the init container waits
+	kubeconfigMountPath = "/etc/kubernetes/kubeconfig"
+	// kubeconfigVolume is the name of that optional Secret volume.
+	kubeconfigVolume = "kubeconfig"
+	// waitForKubeconfigTimeoutSeconds is how long the init container waits
 	// for the Secret before it fails (and the kubelet retries the pod).
-	WaitForKubeconfigTimeoutSeconds = 600
+	waitForKubeconfigTimeoutSeconds = 600
 	// waitPollSeconds is the init container's polling interval.
 	waitPollSeconds = 5
-	// LabelComponent names the controller a Deployment's pods run.
-	LabelComponent = "app.kubernetes.io/component"
+	// labelComponent names the controller a Deployment's pods run.
+	labelComponent = "app.kubernetes.io/component"
 )
 
-// TenantKubeconfigPath is the file the controllers read the tenant
+// tenantKubeconfigPath is the file the controllers read the tenant
 // kubeconfig from: super-admin.svc, which points at N.NS.svc.
-var TenantKubeconfigPath = KubeconfigMountPath + "/" + function.KubeconfigSecretKey
+var tenantKubeconfigPath = kubeconfigMountPath + "/" + function.KubeconfigSecretKey
 
-// Controller is one once-per-cluster controller Deployment with its
+// controller is one once-per-cluster controller Deployment with its
 // ServiceAccount and the RoleBinding granting it, in NS only, the
 // permissions of its ClusterRole; for a controller that reads cluster-scoped
 // objects, also a ClusterRoleBinding of a read-only ClusterRole (nil
 // otherwise).
-type Controller struct {
+type controller struct {
 	ServiceAccount     *corev1.ServiceAccount
 	RoleBinding        *rbacv1.RoleBinding
 	ClusterRoleBinding *rbacv1.ClusterRoleBinding
 	Deployment         *appsv1.Deployment
 }
 
-// ClusterRoleName is the ClusterRole holding the permissions of a
+// clusterRoleName is the ClusterRole holding the permissions of a
 // controller component, shipped in deploy/crossplane-rbac.yaml and bound
 // per tenant in NS by the composed RoleBinding; Crossplane may bind exactly
 // these (bind with resourceNames) and holds none of their permissions.
-func ClusterRoleName(component string) string { return "tenantkube:" + component }
+func clusterRoleName(component string) string { return "tenantkube:" + component }
 
-// ControllerComponents are the components whose ClusterRoles the function
+// controllerComponents are the components whose ClusterRoles the function
 // binds.
-var ControllerComponents = []string{AutoscalerComponent, CCMComponent, CSIComponent}
+var controllerComponents = []string{autoscalerComponent, ccmComponent, csiComponent}
 
-// CSIPersistentVolumesClusterRole is the read-only ClusterRole (get on
+// csiPersistentVolumesClusterRole is the read-only ClusterRole (get on
 // PersistentVolumes, deploy/crossplane-rbac.yaml) the CSI controller holds
 // cluster-wide through its ClusterRoleBinding: the driver reads the infra
 // PV of a claim it expands (kubevirt/csi-driver pkg/kubevirt/client.go,
 // EnsureControllerResize).
-const CSIPersistentVolumesClusterRole = "tenantkube:kcsi-persistentvolumes"
+const csiPersistentVolumesClusterRole = "tenantkube:kcsi-persistentvolumes"
 
 // Where a container that talks to the management API finds its
 // ServiceAccount token, CA and namespace (client-go's in-cluster
 // configuration).
 const (
-	ManagementTokenVolume    = "management-api-token"
-	ManagementTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	managementTokenVolumeName = "management-api-token"
+	managementTokenMountPath  = "/var/run/secrets/kubernetes.io/serviceaccount"
 	// managementTokenSeconds is the token's lifetime as the kubelet's own
 	// ServiceAccount volume asks for it.
 	managementTokenSeconds = 3607
-	// TmpVolume is the writable /tmp of a container whose root file system
+	// tmpVolume is the writable /tmp of a container whose root file system
 	// is read-only.
-	TmpVolume = "tmp"
+	tmpVolume = "tmp"
 )
 
-// ControllerTolerations let the controllers run on nodes reserved for
+// controllerTolerations let the controllers run on nodes reserved for
 // critical add-ons and on control-plane nodes (the seed chart's).
-var ControllerTolerations = []corev1.Toleration{
+var controllerTolerations = []corev1.Toleration{
 	{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists},
 	{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 }
@@ -100,7 +100,7 @@ type controllerSpec struct {
 	clusterRole string
 }
 
-// newController assembles a Controller named N-<component>: a
+// newController assembles a controller named N-<component>: a
 // ServiceAccount, a RoleBinding of the component's ClusterRole to it in NS
 // and a one-replica Deployment running the containers after the wait-for-kubeconfig init
 // container (image waitImage), with the kubeconfig Secret volume and the
@@ -109,17 +109,17 @@ type controllerSpec struct {
 // a read-only root file system, under the runtime's default seccomp
 // profile; only the containers that talk to the management API get a
 // ServiceAccount token.
-func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string, cs controllerSpec) Controller {
+func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string, cs controllerSpec) controller {
 	name := id.Prefixed(cs.component)
 	// One labels map for the four objects and the pod template: they are
 	// only read (marshalled), never changed.
-	labels := id.Labels(LabelComponent, cs.component)
+	labels := id.Labels(labelComponent, cs.component)
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: labels}
 	}
-	selector := map[string]string{function.LabelCluster: id.Name, LabelComponent: cs.component}
+	selector := map[string]string{function.LabelCluster: id.Name, labelComponent: cs.component}
 	volumes := append([]corev1.Volume{{
-		Name: KubeconfigVolume,
+		Name: kubeconfigVolume,
 		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: id.KubeconfigSecretName(),
 			Optional:   ptr(true),
@@ -129,7 +129,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 		volumes = append(volumes, managementTokenVolume())
 	}
 	if len(cs.tmp) > 0 {
-		volumes = append(volumes, corev1.Volume{Name: TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		volumes = append(volumes, corev1.Volume{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
 	ctl := &in.Controllers
 	harden := func(c corev1.Container) corev1.Container {
@@ -141,10 +141,10 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 			RunAsNonRoot:             ptr(true),
 		}
 		if slices.Contains(cs.managementAPI, c.Name) {
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: ManagementTokenVolume, MountPath: ManagementTokenMountPath, ReadOnly: true})
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: managementTokenVolumeName, MountPath: managementTokenMountPath, ReadOnly: true})
 		}
 		if slices.Contains(cs.tmp, c.Name) {
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: TmpVolume, MountPath: "/tmp"})
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: tmpVolume, MountPath: "/tmp"})
 		}
 		return c
 	}
@@ -156,12 +156,12 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 	if cs.clusterRole != "" {
 		crb = &rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRoleBindingName(cs.component), Labels: id.Labels(LabelComponent, cs.component, function.LabelNamespace, id.Namespace)},
+			ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRoleBindingName(cs.component), Labels: id.Labels(labelComponent, cs.component, function.LabelNamespace, id.Namespace)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cs.clusterRole},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
 		}
 	}
-	return Controller{
+	return controller{
 		ClusterRoleBinding: crb,
 		ServiceAccount: &corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
@@ -172,7 +172,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 		RoleBinding: &rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 			ObjectMeta: meta(),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(cs.component)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRoleName(cs.component)},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
 		},
 		Deployment: &appsv1.Deployment{
@@ -188,7 +188,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 						AutomountServiceAccountToken: ptr(false),
 						EnableServiceLinks:           ptr(false),
 						PriorityClassName:            cs.priorityClass,
-						Tolerations:                  ControllerTolerations,
+						Tolerations:                  controllerTolerations,
 						SecurityContext: &corev1.PodSecurityContext{
 							RunAsNonRoot:   ptr(true),
 							RunAsUser:      ptr(ctl.RunAsUser),
@@ -196,7 +196,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 							FSGroup:        ptr(ctl.RunAsUser),
 							SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 						},
-						InitContainers: []corev1.Container{harden(WaitForKubeconfigContainer(waitImage))},
+						InitContainers: []corev1.Container{harden(waitForKubeconfigContainer(waitImage))},
 						Containers:     containers,
 						Volumes:        volumes,
 					},
@@ -210,7 +210,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 // the pod's ServiceAccount: a bound token, the cluster CA and the
 // namespace.
 func managementTokenVolume() corev1.Volume {
-	return corev1.Volume{Name: ManagementTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+	return corev1.Volume{Name: managementTokenVolumeName, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		Sources: []corev1.VolumeProjection{
 			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr(int64(managementTokenSeconds))}},
 			{ConfigMap: &corev1.ConfigMapProjection{
@@ -224,13 +224,13 @@ func managementTokenVolume() corev1.Volume {
 	}}}
 }
 
-// WaitForKubeconfigContainer is the init container that waits until the
+// waitForKubeconfigContainer is the init container that waits until the
 // tenant kubeconfig Secret is mounted (the Secret volume is optional, so the
 // pod starts before Kamaji has written it) and gives up after 10 minutes.
-func WaitForKubeconfigContainer(image string) corev1.Container {
+func waitForKubeconfigContainer(image string) corev1.Container {
 	script := fmt.Sprintf(
 		`i=0; until [ -s %[1]s ]; do i=$((i+%[2]d)); if [ "$i" -ge %[3]d ]; then echo "%[1]s not mounted after %[3]ds" >&2; exit 1; fi; sleep %[2]d; done`,
-		TenantKubeconfigPath, waitPollSeconds, WaitForKubeconfigTimeoutSeconds)
+		tenantKubeconfigPath, waitPollSeconds, waitForKubeconfigTimeoutSeconds)
 	return corev1.Container{
 		Name:         "wait-for-kubeconfig",
 		Image:        image,
@@ -240,7 +240,7 @@ func WaitForKubeconfigContainer(image string) corev1.Container {
 }
 
 func kubeconfigMount() corev1.VolumeMount {
-	return corev1.VolumeMount{Name: KubeconfigVolume, MountPath: KubeconfigMountPath, ReadOnly: true}
+	return corev1.VolumeMount{Name: kubeconfigVolume, MountPath: kubeconfigMountPath, ReadOnly: true}
 }
 
 // rule is a PolicyRule shorthand.

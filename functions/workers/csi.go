@@ -7,9 +7,9 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// CSIComponent is the component name of the KubeVirt CSI controller:
+// csiComponent is the component name of the KubeVirt CSI controller:
 // Deployment N-kcsi-controller.
-const CSIComponent = "kcsi-controller"
+const csiComponent = "kcsi-controller"
 
 // CSI socket shared by the driver and its sidecars.
 const (
@@ -17,7 +17,7 @@ const (
 	csiSocketPath = csiSocketDir + "/csi.sock"
 )
 
-// BuildCSIController returns the KubeVirt CSI driver's controller for the
+// buildCSIController returns the KubeVirt CSI driver's controller for the
 // tenant cluster (docs/spec.md §5.2): the driver in controller mode, creating
 // DataVolumes and VolumeSnapshots in NS labelled with the cluster (labels
 // tenantkube.io/cluster and cluster.x-k8s.io/cluster-name, the seed
@@ -28,25 +28,25 @@ const (
 // management-cluster token). Its permissions in NS (VolumeSnapshots
 // included) are the ClusterRole tenantkube:kcsi-controller
 // (deploy/crossplane-rbac.yaml); outside NS it may only get PersistentVolumes
-// (CSIPersistentVolumesClusterRole). It runs at the input's priority class.
-func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) Controller {
+// (csiPersistentVolumesClusterRole). It runs at the input's priority class.
+func buildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) controller {
 	sock := corev1.VolumeMount{Name: "socket-dir", MountPath: csiSocketDir}
 	sidecar := func(name, image string, extra ...string) corev1.Container {
 		return corev1.Container{
 			Name:         name,
 			Image:        image,
-			Args:         append([]string{"--csi-address=" + csiSocketPath, "--kubeconfig=" + TenantKubeconfigPath, "--v=2"}, extra...),
+			Args:         append([]string{"--csi-address=" + csiSocketPath, "--kubeconfig=" + tenantKubeconfigPath, "--v=2"}, extra...),
 			VolumeMounts: []corev1.VolumeMount{sock, kubeconfigMount()},
 		}
 	}
 	driver := corev1.Container{
-		Name:  CSIDriverContainer,
+		Name:  csiDriverContainer,
 		Image: in.Images.CSIDriver,
 		Args: []string{
 			"--endpoint=unix://" + csiSocketPath,
 			"--infra-cluster-namespace=" + id.Namespace,
-			"--infra-cluster-labels=" + CSIInfraLabels(id),
-			"--tenant-cluster-kubeconfig=" + TenantKubeconfigPath,
+			"--infra-cluster-labels=" + csiInfraLabels(id),
+			"--tenant-cluster-kubeconfig=" + tenantKubeconfigPath,
 			"--run-node-service=false",
 			"--run-controller-service=true",
 			"--v=2",
@@ -63,7 +63,7 @@ func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 	snapshotController := corev1.Container{
 		Name:         "snapshot-controller",
 		Image:        in.Images.SnapshotController,
-		Args:         []string{"--kubeconfig=" + TenantKubeconfigPath, "--worker-threads=10", "--v=2"},
+		Args:         []string{"--kubeconfig=" + tenantKubeconfigPath, "--worker-threads=10", "--v=2"},
 		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
 	}
 	containers := []corev1.Container{
@@ -77,22 +77,22 @@ func BuildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 	}
 	vol := corev1.Volume{Name: "socket-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 	return newController(id, in, waitImage, controllerSpec{
-		component:  CSIComponent,
+		component:  csiComponent,
 		containers: containers, volumes: []corev1.Volume{vol},
-		managementAPI: []string{CSIDriverContainer}, priorityClass: in.Controllers.CSIPriorityClassName,
-		clusterRole: CSIPersistentVolumesClusterRole,
+		managementAPI: []string{csiDriverContainer}, priorityClass: in.Controllers.CSIPriorityClassName,
+		clusterRole: csiPersistentVolumesClusterRole,
 	})
 }
 
-// CSIDriverContainer is the CSI controller's driver container, the only
+// csiDriverContainer is the CSI controller's driver container, the only
 // one that talks to the management API.
-const CSIDriverContainer = "csi-driver"
+const csiDriverContainer = "csi-driver"
 
-// CSIInfraLabels is the driver's --infra-cluster-labels: the labels of
+// csiInfraLabels is the driver's --infra-cluster-labels: the labels of
 // every DataVolume and VolumeSnapshot it creates in NS, "k=v,k=v":
 // tenantkube.io/cluster=N (the workers function composes what carries it
 // for deletion with the cluster) and cluster.x-k8s.io/cluster-name=N (the
 // seed chart's).
-func CSIInfraLabels(id function.Identity) string {
+func csiInfraLabels(id function.Identity) string {
 	return function.LabelCluster + "=" + id.Name + "," + function.LabelCAPICluster + "=" + id.Name
 }

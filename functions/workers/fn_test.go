@@ -71,7 +71,7 @@ func observedFrom(rsp *fnv1.RunFunctionResponse, status map[string]string) map[s
 
 func kubeletArgs(t *testing.T, rsp *fnv1.RunFunctionResponse, g string) map[string]string {
 	t.Helper()
-	args := get(desired(t, rsp, BootstrapResourceName(g)), "spec", "template", "spec", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs").([]any)
+	args := get(desired(t, rsp, bootstrapResourceName(g)), "spec", "template", "spec", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs").([]any)
 	out := map[string]string{}
 	for _, a := range args {
 		m := a.(map[string]any)
@@ -97,13 +97,13 @@ func TestAcceptanceU1Large(t *testing.T) {
 	if got := args["kube-reserved"]; got != "memory=409Mi,cpu=100m" {
 		t.Errorf("kube-reserved = %q, want memory=409Mi,cpu=100m", got)
 	}
-	md := desired(t, rsp, MachineDeploymentResourceName("md0"))
+	md := desired(t, rsp, machineDeploymentResourceName("md0"))
 	ann := annotations(t, md)
 	want := map[string]any{
-		AnnotationCapacityMemory: "6800Mi",
-		AnnotationCapacityCPU:    "1800m",
-		AnnotationAutoscalerMin:  "0",
-		AnnotationAutoscalerMax:  "10",
+		annotationCapacityMemory: "6800Mi",
+		annotationCapacityCPU:    "1800m",
+		annotationAutoscalerMin:  "0",
+		annotationAutoscalerMax:  "10",
 	}
 	if d := cmp.Diff(want, ann); d != "" {
 		t.Errorf("MachineDeployment annotations (-want +got):\n%s", d)
@@ -142,13 +142,13 @@ func TestAcceptanceExplicitResources(t *testing.T) {
 	if got := get(domain, "memory", "guest"); got != "16Gi" {
 		t.Errorf("memory.guest = %v, want 16Gi", got)
 	}
-	if _, ok := rsp.GetRequirements().GetResources()[RequirementInstancetypeKey("u1.medium")]; ok {
+	if _, ok := rsp.GetRequirements().GetResources()[requirementInstancetypeKey("u1.medium")]; ok {
 		t.Error("an instance type is required although resources are explicit")
 	}
 	// 16Gi → 5% = 819Mi; 4 cores → 200m; 16384 − 1638 − 1146.88 = 13599.12.
-	ann := annotations(t, desired(t, rsp, MachineDeploymentResourceName("md0")))
-	if ann[AnnotationCapacityMemory] != "13599Mi" || ann[AnnotationCapacityCPU] != "3600m" {
-		t.Errorf("capacity = %v/%v, want 13599Mi/3600m", ann[AnnotationCapacityMemory], ann[AnnotationCapacityCPU])
+	ann := annotations(t, desired(t, rsp, machineDeploymentResourceName("md0")))
+	if ann[annotationCapacityMemory] != "13599Mi" || ann[annotationCapacityCPU] != "3600m" {
+		t.Errorf("capacity = %v/%v, want 13599Mi/3600m", ann[annotationCapacityMemory], ann[annotationCapacityCPU])
 	}
 }
 
@@ -193,16 +193,16 @@ func TestAcceptanceScaleFromZero(t *testing.T) {
 	rsp := run(t, newRequest(t, `nodeGroups: {gpu: {minReplicas: 0, instanceType: gn1.xlarge, roles: [ingress-nginx], gpus: [{name: nvidia.com/AD102GL_L40S}]}}`,
 		withInstancetypes(t, "gn1.xlarge"), withMachineSets(t)))
 	mustNoFatal(t, rsp)
-	md := desired(t, rsp, MachineDeploymentResourceName("gpu"))
+	md := desired(t, rsp, machineDeploymentResourceName("gpu"))
 	ann := annotations(t, md)
 	want := map[string]any{
-		AnnotationAutoscalerMin:  "0",
-		AnnotationAutoscalerMax:  "10",
-		AnnotationCapacityMemory: "13599Mi",
-		AnnotationCapacityCPU:    "3600m",
-		AnnotationCapacityLabels: "node-role.kubernetes.io/ingress-nginx=",
-		AnnotationCapacityGPU:    "nvidia.com/gpu",
-		AnnotationCapacityGPUs:   "1",
+		annotationAutoscalerMin:  "0",
+		annotationAutoscalerMax:  "10",
+		annotationCapacityMemory: "13599Mi",
+		annotationCapacityCPU:    "3600m",
+		annotationCapacityLabels: "node-role.kubernetes.io/ingress-nginx=",
+		annotationCapacityGPU:    "nvidia.com/gpu",
+		annotationCapacityGPUs:   "1",
 	}
 	if d := cmp.Diff(want, ann); d != "" {
 		t.Errorf("annotations (-want +got):\n%s", d)
@@ -226,14 +226,14 @@ func TestMinMaxChangeKeepsTemplate(t *testing.T) {
 		t.Fatalf("composed resources differ (-a +b):\n%s", d)
 	}
 	for _, n := range desiredNames(a) {
-		if n == MachineDeploymentResourceName("md0") {
+		if n == machineDeploymentResourceName("md0") {
 			continue
 		}
 		if d := cmp.Diff(desired(t, a, n), desired(t, b, n)); d != "" {
 			t.Errorf("%s changed with min/max (-a +b):\n%s", n, d)
 		}
 	}
-	mdA, mdB := desired(t, a, MachineDeploymentResourceName("md0")), desired(t, b, MachineDeploymentResourceName("md0"))
+	mdA, mdB := desired(t, a, machineDeploymentResourceName("md0")), desired(t, b, machineDeploymentResourceName("md0"))
 	for _, m := range []map[string]any{mdA, mdB} {
 		delete(m["metadata"].(map[string]any), "annotations")
 		// docs/spec.md §5.2: maxSurge = maxReplicas follows max.
@@ -291,7 +291,7 @@ func TestOldTemplates(t *testing.T) {
 	newSpec := `nodeGroups: {md0: {instanceType: u1.large, diskSize: 40Gi}}`
 
 	t.Run("referenced by a MachineSet", func(t *testing.T) {
-		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, oldName), withObserved(observed)))
+		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, oldName), fntest.WithObserved(observed)))
 		mustNoFatal(t, rsp)
 		names := templateNames(rsp, "md0")
 		if len(names) != 2 {
@@ -300,7 +300,7 @@ func TestOldTemplates(t *testing.T) {
 		if d := cmp.Diff(observed[oldKey].AsMap(), desired(t, rsp, oldKey)); d != "" {
 			t.Errorf("old template changed (-observed +desired):\n%s", d)
 		}
-		if got := get(desired(t, rsp, MachineDeploymentResourceName("md0")), "spec", "template", "spec", "infrastructureRef", "name"); got == oldName {
+		if got := get(desired(t, rsp, machineDeploymentResourceName("md0")), "spec", "template", "spec", "infrastructureRef", "name"); got == oldName {
 			t.Error("MachineDeployment still refers to the old template")
 		}
 	})
@@ -310,14 +310,14 @@ func TestOldTemplates(t *testing.T) {
 		obs := observedFrom(next, nil)
 		obs[oldKey] = observed[oldKey]
 		newName := get(oneTemplate(t, next, "md0"), "metadata", "name").(string)
-		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, newName), withObserved(obs)))
+		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withMachineSets(t, newName), fntest.WithObserved(obs)))
 		mustNoFatal(t, rsp)
 		if names := templateNames(rsp, "md0"); len(names) != 1 || names[0] == oldKey {
 			t.Errorf("templates %v, want only the new one", names)
 		}
 	})
 	t.Run("machine sets not fetched yet", func(t *testing.T) {
-		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), withObserved(observed)))
+		rsp := run(t, newRequest(t, newSpec, withInstancetypes(t, "u1.large"), fntest.WithObserved(observed)))
 		mustNoFatal(t, rsp)
 		if names := templateNames(rsp, "md0"); len(names) != 2 {
 			t.Errorf("templates %v, want the old one kept while MachineSets are unknown", names)
@@ -331,9 +331,9 @@ func TestInstancetypePendingKeepsObserved(t *testing.T) {
 	full := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t)))
 	mustNoFatal(t, full)
 	observed := observedFrom(full, map[string]string{
-		MachineDeploymentResourceName("md0"): "replicas: 3\nreadyReplicas: 3\nobservedGeneration: 1",
+		machineDeploymentResourceName("md0"): "replicas: 3\nreadyReplicas: 3\nobservedGeneration: 1",
 	})
-	rsp := run(t, newRequest(t, spec, withObserved(observed)))
+	rsp := run(t, newRequest(t, spec, fntest.WithObserved(observed)))
 	mustNoFatal(t, rsp)
 	for name, obs := range observed {
 		got, ok := rsp.GetDesired().GetResources()[name]
@@ -356,7 +356,7 @@ func TestInstancetypePendingKeepsObserved(t *testing.T) {
 	if !warned {
 		t.Errorf("no Warning naming md0 and u1.large in %v", rsp.GetResults())
 	}
-	if _, ok := rsp.GetRequirements().GetResources()[RequirementInstancetypeKey("u1.large")]; !ok {
+	if _, ok := rsp.GetRequirements().GetResources()[requirementInstancetypeKey("u1.large")]; !ok {
 		t.Error("the instance type requirement is not emitted")
 	}
 	st := rsp.GetDesired().GetComposite().GetResource().AsMap()
@@ -369,7 +369,7 @@ func TestInstancetypePendingKeepsObserved(t *testing.T) {
 // desired state is kept.
 func TestRemovedGroupAndEarlierSteps(t *testing.T) {
 	both := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}, md1: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t)))
-	req := newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withObserved(observedFrom(both, nil)))
+	req := newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(observedFrom(both, nil)))
 	req.Desired.Resources = map[string]*fnv1.Resource{"control-plane": {Resource: mustStruct(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}")}}
 	req.Desired.Composite = &fnv1.Resource{Resource: mustStruct(t, "status: {version: v1.35.1}")}
 	rsp := run(t, req)
@@ -400,9 +400,9 @@ nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), 
 		obs := observedFrom(old, nil)
 		obs["kamaji-control-plane"] = mustStruct(t, "apiVersion: controlplane.cluster.x-k8s.io/v1alpha2\nkind: KamajiControlPlane\nmetadata: {name: demo}\nstatus: {version: "+c.cp+"}")
 		rsp := run(t, newRequest(t, `version: v1.35
-nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withObserved(obs)))
+nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(obs)))
 		mustNoFatal(t, rsp)
-		if got := get(desired(t, rsp, MachineDeploymentResourceName("md0")), "spec", "template", "spec", "version"); got != c.wantVersion {
+		if got := get(desired(t, rsp, machineDeploymentResourceName("md0")), "spec", "template", "spec", "version"); got != c.wantVersion {
 			t.Errorf("control plane at %s: workers at %v, want %s", c.cp, got, c.wantVersion)
 		}
 		var disks []string
@@ -432,20 +432,20 @@ func TestReadinessFromObserved(t *testing.T) {
 		{"replicas: 2\nreadyReplicas: 2\nobservedGeneration: 1", fnv1.Ready_READY_TRUE},
 	} {
 		obs := observedFrom(first, map[string]string{
-			MachineDeploymentResourceName("md0"): c.status,
-			NameAutoscalerDeployment:             "conditions: [{type: Available, status: 'True'}]",
+			machineDeploymentResourceName("md0"): c.status,
+			nameAutoscalerDeployment:             "conditions: [{type: Available, status: 'True'}]",
 		})
-		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t), withObserved(obs)))
-		if got := rsp.GetDesired().GetResources()[MachineDeploymentResourceName("md0")].GetReady(); got != c.want {
+		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(obs)))
+		if got := rsp.GetDesired().GetResources()[machineDeploymentResourceName("md0")].GetReady(); got != c.want {
 			t.Errorf("status %q: MachineDeployment %v, want %v", c.status, got, c.want)
 		}
-		if got := rsp.GetDesired().GetResources()[BootstrapResourceName("md0")].GetReady(); got != fnv1.Ready_READY_TRUE {
+		if got := rsp.GetDesired().GetResources()[bootstrapResourceName("md0")].GetReady(); got != fnv1.Ready_READY_TRUE {
 			t.Errorf("observed bootstrap template is %v", got)
 		}
-		if got := rsp.GetDesired().GetResources()[NameAutoscalerDeployment].GetReady(); got != fnv1.Ready_READY_TRUE {
+		if got := rsp.GetDesired().GetResources()[nameAutoscalerDeployment].GetReady(); got != fnv1.Ready_READY_TRUE {
 			t.Errorf("Available autoscaler is %v", got)
 		}
-		if got := rsp.GetDesired().GetResources()[NameCSIDeployment].GetReady(); got != fnv1.Ready_READY_FALSE {
+		if got := rsp.GetDesired().GetResources()[nameCSIDeployment].GetReady(); got != fnv1.Ready_READY_FALSE {
 			t.Errorf("CSI controller without status is %v", got)
 		}
 	}
@@ -460,9 +460,9 @@ func TestWaitForKubeconfigImage(t *testing.T) {
 		{`images: {waitForKubeconfig: "busybox:1.36"}`, ``, "docker.io/library/busybox:1.36"},
 	} {
 		in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+c.input)
-		rsp := run(t, newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t), withInput(in)))
+		rsp := run(t, newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t), fntest.WithInput(in)))
 		mustNoFatal(t, rsp)
-		for _, n := range []string{NameAutoscalerDeployment, NameCCMDeployment, NameCSIDeployment} {
+		for _, n := range []string{nameAutoscalerDeployment, nameCCMDeployment, nameCSIDeployment} {
 			if got := get(desired(t, rsp, n), "spec", "template", "spec", "initContainers", 0, "image"); got != c.want {
 				t.Errorf("%s: %s init image = %v, want %s", c.spec+c.input, n, got, c.want)
 			}
@@ -483,13 +483,13 @@ func contains(l []string, s string) bool {
 // step's input object by object; a bad one is Fatal naming its field there.
 func TestPlatformSettings(t *testing.T) {
 	in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nimages: {waitForKubeconfig: mirror.example/busybox:1}")
-	req := newRequest(t, ``, withInstancetypes(t, "u1.medium"), withMachineSets(t), withInput(in))
+	req := newRequest(t, ``, withInstancetypes(t, "u1.medium"), withMachineSets(t), fntest.WithInput(in))
 	if err := fntest.WithPlatformSettings(req, "images: {clusterAutoscaler: mirror.example/cluster-autoscaler:v1.35.1}"); err != nil {
 		t.Fatal(err)
 	}
 	rsp := run(t, req)
 	mustNoFatal(t, rsp)
-	dep := desired(t, rsp, NameAutoscalerDeployment)
+	dep := desired(t, rsp, nameAutoscalerDeployment)
 	if got := get(dep, "spec", "template", "spec", "containers", 0, "image"); got != "mirror.example/cluster-autoscaler:v1.35.1" {
 		t.Errorf("cluster-autoscaler image = %v, want the EnvironmentConfig's", got)
 	}

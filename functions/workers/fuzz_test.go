@@ -56,7 +56,7 @@ func FuzzRunFunction(f *testing.F) {
 		if len(fatals(rsp)) > 0 {
 			return
 		}
-		if _, ok := rsp.GetRequirements().GetResources()[RequirementMachineSets]; !ok {
+		if _, ok := rsp.GetRequirements().GetResources()[requirementMachineSets]; !ok {
 			t.Error("no MachineSets requirement without a Fatal result")
 		}
 		for name, r := range rsp.GetDesired().GetResources() {

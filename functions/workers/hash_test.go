@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,10 +14,9 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
-	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// hashTyped is a typed value with the field kinds CanonicalHash meets in
+// hashTyped is a typed value with the field kinds canonicalHash meets in
 // CAPI and KubeVirt specs: omitempty, nil pointers and maps (null),
 // custom marshallers (Quantity, Time, IntOrString, RawMessage) and bytes.
 type hashTyped struct {
@@ -37,29 +36,29 @@ type hashTyped struct {
 	Nested   *hashTyped         `json:"nested,omitempty"`
 }
 
-// TestCanonicalHashPinned pins CanonicalHash to the values the first
+// TestCanonicalHashPinned pins canonicalHash to the values the first
 // implementation (encoding/json → map[string]any → drop nulls → encoding/json)
 // gave. The hashes name KubevirtMachineTemplates and annotate their VMs: a
 // different value for the same spec would roll every tenant's nodes.
 func TestCanonicalHashPinned(t *testing.T) {
 	kctIn := defaultInput()
 	kctIn.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
-	kctPlan := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
+	kctPlan := groupPlan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
 		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
-	explicitPlan := plan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
+	explicitPlan := groupPlan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
 		g.Resources = v1alpha1.Resources{CPU: "4", Memory: "12Gi"}
 		g.Roles = []string{"ingress", "edge"}
 		g.StorageClass = "fast"
 		g.DiskSize = "30Gi"
 	}))
-	gpuPlan := plan(t, "gpu", group(func(g *v1alpha1.NodeGroup) {
+	gpuPlan := groupPlan(t, "gpu", group(func(g *v1alpha1.NodeGroup) {
 		g.InstanceType = ptr("gn1.xlarge")
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
 	}))
-	kmt := func(p NodeGroupPlan, bootstrapHash string) any {
-		m, err := BuildKubevirtMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash)
+	kmt := func(p nodeGroupPlan, bootstrapHash string) any {
+		m, err := buildKubevirtMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,10 +86,10 @@ func TestCanonicalHashPinned(t *testing.T) {
 		want string
 	}{
 		"kubeadm config template spec, registry mirror": {
-			BuildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e",
+			buildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e",
 		},
 		"kubeadm config template spec, defaults": {
-			BuildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "c388887d9621542a27649c636a66a68b80ee12c51e981f5a056671b06ed08caf",
+			buildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "c388887d9621542a27649c636a66a68b80ee12c51e981f5a056671b06ed08caf",
 		},
 		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "67eabc90d92b0a665e4412d8b356e8732ccbfcb15defc79febc58a44125f24ea"},
 		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "4fefbbe26d58f0d70e6937d1bc54731197cc382e8ecc4740709daa74c98780b9"},
@@ -117,13 +116,13 @@ func TestCanonicalHashPinned(t *testing.T) {
 		"string":     {"a<b>&c", "e888ef29c42647a91aee9cb5c89124239ba2ef89861f19b741d90c0fbc2ff182"},
 		"list":       {[]any{nil, 1, "x", map[string]any{"y": nil}}, "56aaf2d1311851b51ac4f38caf2747dc18a4311e03cdb3128c9ad3a394cc058f"},
 	} {
-		got, err := CanonicalHash(tc.v)
+		got, err := canonicalHash(tc.v)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
 		if got != tc.want {
-			t.Errorf("%s: CanonicalHash = %s, want %s", name, got, tc.want)
+			t.Errorf("%s: canonicalHash = %s, want %s", name, got, tc.want)
 		}
 	}
 }
@@ -136,42 +135,73 @@ func TestCanonicalHashErrors(t *testing.T) {
 		"NaN":              math.NaN(),
 		"number too large": json.RawMessage(`{"a": [1e400]}`),
 	} {
-		if got, err := CanonicalHash(v); err == nil {
-			t.Errorf("%s: CanonicalHash = %s, want an error", name, got)
+		if got, err := canonicalHash(v); err == nil {
+			t.Errorf("%s: canonicalHash = %s, want an error", name, got)
 		}
 	}
 }
 
-// TestTemplatesConvertedOnce holds the templates composeGroup converts
-// with their spec hash from one marshal to ToStruct and CanonicalHash of
-// the typed objects, and to the pinned hashes of TestCanonicalHashPinned.
-func TestTemplatesConvertedOnce(t *testing.T) {
-	in := defaultInput()
-	in.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
-	p := plan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
+// TestTemplateHash holds the machine-template names (N-G-<templateHash>)
+// and the bootstrap hash composeGroup computes to the hashes
+// TestCanonicalHashPinned pins: the name is the first 6 hex characters of
+// the spec's, so a change here would roll every tenant's nodes.
+func TestTemplateHash(t *testing.T) {
+	mirrored := defaultInput()
+	mirrored.RegistryMirror = &inputv1alpha1.RegistryMirror{SecretName: "mirrors", Hosts: []string{"docker.io", "ghcr.io"}}
+	md0 := groupPlan(t, "md0", group(func(g *v1alpha1.NodeGroup) {
 		g.InstanceType = ptr("u1.large")
 		g.Kubelet.SystemReservedMemory = "700Mi"
 	}))
-	kct := BuildKubeadmConfigTemplate(testID, p, in)
-	s, bootstrapHash, err := convertKubeadmConfigTemplate(kct)
-	if err != nil {
-		t.Fatal(err)
+	md1 := groupPlan(t, "md1", group(func(g *v1alpha1.NodeGroup) {
+		g.Resources = v1alpha1.Resources{CPU: "4", Memory: "12Gi"}
+		g.Roles = []string{"ingress", "edge"}
+		g.StorageClass = "fast"
+		g.DiskSize = "30Gi"
+	}))
+	type args struct {
+		p             nodeGroupPlan
+		bootstrapHash string
 	}
-	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; bootstrapHash != want {
-		t.Errorf("bootstrap hash %s, want %s", bootstrapHash, want)
+	type want struct {
+		name       string
+		annotation string
 	}
-	if want, _ := function.ToStruct(kct); !proto.Equal(want, s.Struct()) {
-		t.Errorf("kubeadm config template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s.Struct())
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"InstanceType": {
+			reason: "The spec hashed to 67eabc90… (TestCanonicalHashPinned) names the template demo-md0-67eabc; the annotation is the bootstrap hash's first 16 characters.",
+			args:   args{p: md0, bootstrapHash: "0123456789abcdef0123"},
+			want:   want{name: "demo-md0-67eabc", annotation: "0123456789abcdef"},
+		},
+		"Explicit": {
+			reason: "The spec hashed to 4fefbbe2… names the template demo-md1-4fefbb.",
+			args:   args{p: md1, bootstrapHash: "fedcba9876543210"},
+			want:   want{name: "demo-md1-4fefbb", annotation: "fedcba9876543210"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kmt, err := buildKubevirtMachineTemplate(testID, tc.args.p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", tc.args.bootstrapHash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{name: kmt.Name, annotation: kmt.Spec.Template.Spec.VirtualMachineTemplate.Spec.Template.ObjectMeta.Annotations[annotationBootstrapHash]}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nbuildKubevirtMachineTemplate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 
-	kmt, s, err := buildMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", "0123456789abcdef0123")
+	// The bootstrap hash of md0's KubeadmConfigTemplate with a registry
+	// mirror is its spec's canonicalHash, pinned above.
+	got, err := canonicalHash(buildKubeadmConfigTemplate(testID, md0, mirrored).Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "demo-md0-67eabc"; kmt.Name != want {
-		t.Errorf("machine template name %s, want %s", kmt.Name, want)
-	}
-	if want, _ := function.ToStruct(kmt); !proto.Equal(want, s.Struct()) {
-		t.Errorf("machine template Struct differs from ToStruct:\nwant %v\ngot  %v", want, s.Struct())
+	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; got != want {
+		t.Errorf("bootstrap hash %s, want %s", got, want)
 	}
 }

@@ -18,19 +18,7 @@ const (
 	testNS = "tenant-foo"
 )
 
-// mustStruct parses YAML into a structpb.Struct.
-func mustStruct(t testing.TB, y string) *structpb.Struct {
-	t.Helper()
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
-		t.Fatalf("bad test YAML: %v", err)
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatalf("bad test object: %v", err)
-	}
-	return s
-}
+func mustStruct(t testing.TB, y string) *structpb.Struct { return fntest.MustYAML(t, y) }
 
 // xr returns the observed XR of claim demo/tenant-foo with the given spec
 // (YAML, indented by nothing).
@@ -51,120 +39,37 @@ spec:
 `+indented)
 }
 
-// seedInstancetypes are rows of the seed's instance-type table: vCPUs and
-// memory.
-var seedInstancetypes = map[string]struct {
-	cpu uint32
-	mem string
-}{
-	"u1.nano": {1, "512Mi"}, "u1.micro": {1, "1Gi"}, "u1.medium": {1, "4Gi"}, "u1.large": {2, "8Gi"},
-	"u1.xlarge": {4, "16Gi"}, "u1.2xlarge": {8, "32Gi"}, "u1.8xlarge": {32, "128Gi"}, "gn1.xlarge": {4, "16Gi"},
-	"cx1.medium": {1, "2Gi"},
-}
-
-// instancetype returns a VirtualMachineClusterInstancetype of the seed table.
-func instancetype(t testing.TB, name string) *structpb.Struct {
-	t.Helper()
-	row, ok := seedInstancetypes[name]
-	if !ok {
-		t.Fatalf("no test instance type %s", name)
-	}
-	return mustStruct(t, `apiVersion: instancetype.kubevirt.io/v1beta1
-kind: VirtualMachineClusterInstancetype
-metadata:
-  name: `+name+`
-spec:
-  cpu:
-    guest: `+itoa(int(row.cpu))+`
-  memory:
-    guest: `+row.mem)
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// reqOpt modifies a test request.
-type reqOpt func(*fnv1.RunFunctionRequest)
-
 // withInstancetypes answers the requirement of each named instance type
 // with the seed's object (or with no items for names not in the table).
-func withInstancetypes(t testing.TB, names ...string) reqOpt {
+func withInstancetypes(t testing.TB, names ...string) fntest.RequestOption {
 	return func(r *fnv1.RunFunctionRequest) {
 		for _, n := range names {
-			var items []*fnv1.Resource
-			if _, ok := seedInstancetypes[n]; ok {
-				items = append(items, &fnv1.Resource{Resource: instancetype(t, n)})
+			var items []*structpb.Struct
+			if _, ok := fntest.SeedInstancetypes[n]; ok {
+				items = append(items, fntest.Instancetype(t, n))
 			}
-			setRequired(r, RequirementInstancetypeKey(n), items...)
+			fntest.WithRequired(requirementInstancetypeKey(n), items...)(r)
 		}
 	}
 }
 
 // withMachineSets answers the MachineSets requirement with MachineSets
 // referring to the given machine template names.
-func withMachineSets(t testing.TB, templates ...string) reqOpt {
-	return func(r *fnv1.RunFunctionRequest) {
-		var items []*fnv1.Resource
-		for i, tmpl := range templates {
-			items = append(items, &fnv1.Resource{Resource: mustStruct(t, `apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachineSet
-metadata:
-  name: ms-`+itoa(i)+`
-  namespace: `+testNS+`
-  labels:
-    cluster.x-k8s.io/cluster-name: `+testN+`
-spec:
-  clusterName: `+testN+`
-  selector: {}
-  template:
-    spec:
-      clusterName: `+testN+`
-      bootstrap:
-        configRef: {apiGroup: bootstrap.cluster.x-k8s.io, kind: KubeadmConfigTemplate, name: demo-md0}
-      infrastructureRef:
-        apiGroup: infrastructure.cluster.x-k8s.io
-        kind: KubevirtMachineTemplate
-        name: `+tmpl)})
-		}
-		setRequired(r, RequirementMachineSets, items...)
+func withMachineSets(t testing.TB, templates ...string) fntest.RequestOption {
+	var items []*structpb.Struct
+	for i, tmpl := range templates {
+		items = append(items, fntest.MachineSet(t, testNS, testN, "ms-"+itoa(i), tmpl))
 	}
-}
-
-// withObserved adds observed composed resources.
-func withObserved(objs map[string]*structpb.Struct) reqOpt {
-	return func(r *fnv1.RunFunctionRequest) {
-		if r.Observed.Resources == nil {
-			r.Observed.Resources = map[string]*fnv1.Resource{}
-		}
-		for k, v := range objs {
-			r.Observed.Resources[k] = &fnv1.Resource{Resource: v}
-		}
-	}
-}
-
-// withInput sets the step's input.
-func withInput(in *structpb.Struct) reqOpt {
-	return func(r *fnv1.RunFunctionRequest) { r.Input = in }
-}
-
-func setRequired(r *fnv1.RunFunctionRequest, key string, items ...*fnv1.Resource) {
-	if r.RequiredResources == nil {
-		r.RequiredResources = map[string]*fnv1.Resources{}
-	}
-	r.RequiredResources[key] = &fnv1.Resources{Items: items}
+	return fntest.WithRequired(requirementMachineSets, items...)
 }
 
 // newRequest builds a RunFunctionRequest for the XR spec.
-func newRequest(t testing.TB, spec string, opts ...reqOpt) *fnv1.RunFunctionRequest {
+func newRequest(t testing.TB, spec string, opts ...fntest.RequestOption) *fnv1.RunFunctionRequest {
 	t.Helper()
-	r := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr(t, spec)}},
-		Desired:  &fnv1.State{},
-	}
-	for _, o := range opts {
-		o(r)
-	}
-	return r
+	return fntest.NewRequest(xr(t, spec), opts...)
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // run calls RunFunction in process.
 func run(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {

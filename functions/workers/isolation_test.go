@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // workersRun runs the function on spec with the seed's instance types
@@ -10,9 +12,9 @@ import (
 // messages joined, and the response's desired composed resource count.
 func workersRun(t *testing.T, spec, input string) (string, int) {
 	t.Helper()
-	opts := []reqOpt{withInstancetypes(t, "u1.medium"), withMachineSets(t)}
+	opts := []fntest.RequestOption{withInstancetypes(t, "u1.medium"), withMachineSets(t)}
 	if input != "" {
-		opts = append(opts, withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+input)))
+		opts = append(opts, fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+input)))
 	}
 	rsp := run(t, newRequest(t, spec, opts...))
 	return strings.Join(fatals(rsp), "\n"), len(rsp.GetDesired().GetResources())

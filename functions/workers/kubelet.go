@@ -15,16 +15,16 @@ import (
 // §5.2): 5% of the node's effective memory in MiB, clamped to [256, 1024]
 // MiB; 5% of its effective millicores, clamped to [50, 500] millicores.
 const (
-	// ReservationPercent is the share of the node reserved, in percent.
-	ReservationPercent = 5
-	// MinMemoryReservationMiB is the smallest automatic memory reservation, MiB.
-	MinMemoryReservationMiB = 256
-	// MaxMemoryReservationMiB is the largest automatic memory reservation, MiB.
-	MaxMemoryReservationMiB = 1024
-	// MinCPUReservationMilli is the smallest automatic CPU reservation, millicores.
-	MinCPUReservationMilli = 50
-	// MaxCPUReservationMilli is the largest automatic CPU reservation, millicores.
-	MaxCPUReservationMilli = 500
+	// reservationPercent is the share of the node reserved, in percent.
+	reservationPercent = 5
+	// minMemoryReservationMiB is the smallest automatic memory reservation, MiB.
+	minMemoryReservationMiB = 256
+	// maxMemoryReservationMiB is the largest automatic memory reservation, MiB.
+	maxMemoryReservationMiB = 1024
+	// minCPUReservationMilli is the smallest automatic CPU reservation, millicores.
+	minCPUReservationMilli = 50
+	// maxCPUReservationMilli is the largest automatic CPU reservation, millicores.
+	maxCPUReservationMilli = 500
 )
 
 // Sizing is the effective size of one node of a group (docs/spec.md §5.2): from
@@ -41,10 +41,10 @@ type Sizing struct {
 	Explicit bool
 }
 
-// Reservations are the kubelet reservations and eviction thresholds of a
+// reservations are the kubelet reservations and eviction thresholds of a
 // node group, ready for kubelet flags, plus the allocatable capacity they
 // leave (docs/spec.md §5.2, the seed's "Capacity Annotation").
-type Reservations struct {
+type reservations struct {
 	// SystemMemory and KubeMemory are the memory reservations as written in
 	// kubelet flags: the user's text, or whole MiB such as "409Mi".
 	SystemMemory, KubeMemory string
@@ -62,22 +62,22 @@ type Reservations struct {
 	AllocatableCPU string
 }
 
-// ComputeReservations checks a node group's kubelet settings against its
+// computeReservations checks a node group's kubelet settings against its
 // effective sizing and computes its reservations, by the seed's formula
 // (docs/spec.md §5.2). The rules that need no sizing (units, bounds, hard
 // below soft) are Kubelet.Validate's, run first. base is the node group's
 // field path (spec.nodeGroups[G]). It returns the first violation as a
 // *field.Error naming the field and the value.
-func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reservations, error) {
+func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reservations, error) {
 	kp := base.Child("kubelet")
 	hardText := orDefault(string(k.EvictionHardMemory), string(v1alpha1.DefaultEvictionHard))
 	softText := orDefault(string(k.EvictionSoftMemory), string(v1alpha1.DefaultEvictionSoft))
-	r := Reservations{EvictionHard: hardText, EvictionSoft: softText}
+	r := reservations{EvictionHard: hardText, EvictionSoft: softText}
 
 	// Memory reservations (bytes).
-	autoMem := int64(MinMemoryReservationMiB)
+	autoMem := int64(minMemoryReservationMiB)
 	if s.Memory != nil {
-		autoMem = clamp(function.FloorMiB(*s.Memory)*ReservationPercent/100, MinMemoryReservationMiB, MaxMemoryReservationMiB)
+		autoMem = clamp(function.FloorMiB(*s.Memory)*reservationPercent/100, minMemoryReservationMiB, maxMemoryReservationMiB)
 	}
 	var memRes [2]*big.Rat
 	for i, f := range []struct {
@@ -92,10 +92,10 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 		}
 		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeMemory)
 		if err != nil {
-			return Reservations{}, err
+			return reservations{}, err
 		}
 		if s.Memory == nil {
-			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
+			return reservations{}, field.Invalid(kp.Child(f.name), f.val,
 				"an explicit memory reservation needs the node's effective memory (resources.memory or the instance type's memory.guest), which is unknown")
 		}
 		*f.out = f.val
@@ -103,9 +103,9 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 	}
 
 	// CPU reservations (millicores).
-	autoCPU := int64(MinCPUReservationMilli)
+	autoCPU := int64(minCPUReservationMilli)
 	if s.CPU != nil {
-		autoCPU = clamp(function.Millicores(*s.CPU)*ReservationPercent/100, MinCPUReservationMilli, MaxCPUReservationMilli)
+		autoCPU = clamp(function.Millicores(*s.CPU)*reservationPercent/100, minCPUReservationMilli, maxCPUReservationMilli)
 	}
 	var cpuRes [2]*big.Rat // in cores
 	for i, f := range []struct {
@@ -120,10 +120,10 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 		}
 		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeCPU)
 		if err != nil {
-			return Reservations{}, err
+			return reservations{}, err
 		}
 		if s.CPU == nil {
-			return Reservations{}, field.Invalid(kp.Child(f.name), f.val,
+			return reservations{}, field.Invalid(kp.Child(f.name), f.val,
 				"an explicit CPU reservation needs the node's effective CPU (resources.cpu or the instance type's cpu.guest), which is unknown")
 		}
 		*f.out = f.val
@@ -133,7 +133,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 	// Eviction thresholds.
 	hard, herr := v1alpha1.Threshold(hardText).Parse(kp.Child("evictionHardMemory"))
 	if herr != nil {
-		return Reservations{}, herr
+		return reservations{}, herr
 	}
 	// Totals against the node's size.
 	if s.Memory != nil {
@@ -148,7 +148,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 		left.Sub(left, memRes[1])
 		left.Sub(left, hardBytes)
 		if left.Sign() <= 0 {
-			return Reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedMemory=%s kubeReservedMemory=%s evictionHardMemory=%s", r.SystemMemory, r.KubeMemory, hardText),
+			return reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedMemory=%s kubeReservedMemory=%s evictionHardMemory=%s", r.SystemMemory, r.KubeMemory, hardText),
 				fmt.Sprintf("system-reserved + kube-reserved + hard eviction must stay below the node's memory (%s)", s.Memory.String()))
 		}
 		r.AllocatableMemory = function.FormatMiB(function.FloorRat(left.Quo(left, big.NewRat(function.MiB, 1))))
@@ -158,7 +158,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 		left := new(big.Rat).Sub(cpu, cpuRes[0])
 		left.Sub(left, cpuRes[1])
 		if left.Sign() <= 0 {
-			return Reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedCpu=%s kubeReservedCpu=%s", r.SystemCPU, r.KubeCPU),
+			return reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedCpu=%s kubeReservedCpu=%s", r.SystemCPU, r.KubeCPU),
 				fmt.Sprintf("system-reserved + kube-reserved CPU must stay below the node's CPU (%s)", s.CPU.String()))
 		}
 		r.AllocatableCPU = function.FormatMillicores(function.CeilRat(left.Mul(left, big.NewRat(1000, 1))))
@@ -168,7 +168,7 @@ func ComputeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (Reserv
 
 // KubeletExtraArgs returns the kubelet flags of a node group in the seed
 // chart's order (docs/spec.md §5.2), as name → value pairs.
-func (r Reservations) KubeletExtraArgs() [][2]string {
+func (r reservations) KubeletExtraArgs() [][2]string {
 	return [][2]string{
 		{"system-reserved", "memory=" + r.SystemMemory + ",cpu=" + r.SystemCPU},
 		{"kube-reserved", "memory=" + r.KubeMemory + ",cpu=" + r.KubeCPU},

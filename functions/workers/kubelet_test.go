@@ -72,7 +72,7 @@ func TestComputeReservations(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			r, err := ComputeReservations(NodeGroupPath("md0"), c.k, c.s)
+			r, err := computeReservations(NodeGroupPath("md0"), c.k, c.s)
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
@@ -104,7 +104,7 @@ func TestComputeReservationsRejects(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := ComputeReservations(NodeGroupPath("md0"), c.k, c.s)
+			_, err := computeReservations(NodeGroupPath("md0"), c.k, c.s)
 			if err == nil {
 				t.Fatal("accepted, want an error")
 			}
@@ -118,7 +118,7 @@ func TestComputeReservationsRejects(t *testing.T) {
 }
 
 func TestKubeletExtraArgs(t *testing.T) {
-	r := Reservations{SystemMemory: "409Mi", KubeMemory: "409Mi", SystemCPU: "100m", KubeCPU: "100m", EvictionHard: "7%", EvictionSoft: "10%"}
+	r := reservations{SystemMemory: "409Mi", KubeMemory: "409Mi", SystemCPU: "100m", KubeCPU: "100m", EvictionHard: "7%", EvictionSoft: "10%"}
 	want := [][2]string{
 		{"system-reserved", "memory=409Mi,cpu=100m"},
 		{"kube-reserved", "memory=409Mi,cpu=100m"},

@@ -18,12 +18,12 @@ import (
 // never joined (docs/spec.md §7): drain and volume detach give up after 5 minutes,
 // deleting the Node object after 1 minute.
 const (
-	NodeDrainTimeoutSeconds        = 300
-	NodeVolumeDetachTimeoutSeconds = 300
-	NodeDeletionTimeoutSeconds     = 60
+	nodeDrainTimeoutSeconds        = 300
+	nodeVolumeDetachTimeoutSeconds = 300
+	nodeDeletionTimeoutSeconds     = 60
 )
 
-// BuildMachineDeployment returns the MachineDeployment N-G of a node group
+// buildMachineDeployment returns the MachineDeployment N-G of a node group
 // (CAPI v1beta2, docs/spec.md §5.2) referring to the bootstrap template N-G and the
 // machine template machineTemplate. spec.replicas is never written
 // (cluster-autoscaler owns it); the autoscaler's min/max annotations bound
@@ -32,26 +32,26 @@ const (
 // scale up from zero. Rolling updates surge up to maxReplicas with at most
 // one machine unavailable. Machine deletion is bounded by the timeouts
 // above.
-func BuildMachineDeployment(id function.Identity, p NodeGroupPlan, machineTemplate string) *clusterv1.MachineDeployment {
+func buildMachineDeployment(id function.Identity, p nodeGroupPlan, machineTemplate string) *clusterv1.MachineDeployment {
 	name := p.ObjectName(id)
 	ann := map[string]string{
-		AnnotationAutoscalerMin: strconv.Itoa(int(deref(p.Group.MinReplicas))),
-		AnnotationAutoscalerMax: strconv.Itoa(int(deref(p.Group.MaxReplicas))),
+		annotationAutoscalerMin: strconv.Itoa(int(deref(p.Group.MinReplicas))),
+		annotationAutoscalerMax: strconv.Itoa(int(deref(p.Group.MaxReplicas))),
 	}
 	if p.Kubelet.AllocatableMemory != "" {
-		ann[AnnotationCapacityMemory] = p.Kubelet.AllocatableMemory
+		ann[annotationCapacityMemory] = p.Kubelet.AllocatableMemory
 	}
 	if p.Kubelet.AllocatableCPU != "" {
-		ann[AnnotationCapacityCPU] = p.Kubelet.AllocatableCPU
+		ann[annotationCapacityCPU] = p.Kubelet.AllocatableCPU
 	}
-	if labels := ScaleFromZeroLabels(p); labels != "" {
-		ann[AnnotationCapacityLabels] = labels
+	if labels := scaleFromZeroLabels(p); labels != "" {
+		ann[annotationCapacityLabels] = labels
 	}
-	if gpuType, n := GPUCapacity(p); n > 0 {
-		ann[AnnotationCapacityGPU] = gpuType
-		ann[AnnotationCapacityGPUs] = strconv.Itoa(n)
+	if gpuType, n := gpuCapacity(p); n > 0 {
+		ann[annotationCapacityGPU] = gpuType
+		ann[annotationCapacityGPUs] = strconv.Itoa(n)
 	}
-	selector := map[string]string{function.LabelCAPICluster: id.Name, LabelDeploymentName: name}
+	selector := map[string]string{function.LabelCAPICluster: id.Name, labelDeploymentName: name}
 	tmplLabels := map[string]string{}
 	for k, v := range selector {
 		tmplLabels[k] = v
@@ -89,9 +89,9 @@ func BuildMachineDeployment(id function.Identity, p NodeGroupPlan, machineTempla
 					},
 					Version: p.Version,
 					Deletion: clusterv1.MachineDeletionSpec{
-						NodeDrainTimeoutSeconds:        ptr(int32(NodeDrainTimeoutSeconds)),
-						NodeVolumeDetachTimeoutSeconds: ptr(int32(NodeVolumeDetachTimeoutSeconds)),
-						NodeDeletionTimeoutSeconds:     ptr(int32(NodeDeletionTimeoutSeconds)),
+						NodeDrainTimeoutSeconds:        ptr(int32(nodeDrainTimeoutSeconds)),
+						NodeVolumeDetachTimeoutSeconds: ptr(int32(nodeVolumeDetachTimeoutSeconds)),
+						NodeDeletionTimeoutSeconds:     ptr(int32(nodeDeletionTimeoutSeconds)),
 					},
 				},
 			},
@@ -99,12 +99,12 @@ func BuildMachineDeployment(id function.Identity, p NodeGroupPlan, machineTempla
 	}
 }
 
-// GPUCapacity returns the extended resource a node of the group offers for
+// gpuCapacity returns the extended resource a node of the group offers for
 // its GPUs and how many: "<vendor domain>/gpu" of the first GPU's device
 // name (nvidia.com/AD102GL_L40S → nvidia.com/gpu, the resource the vendor's
 // device plugin advertises) and the number of GPUs. It returns ("", 0)
 // without GPUs.
-func GPUCapacity(p NodeGroupPlan) (string, int) {
+func gpuCapacity(p nodeGroupPlan) (string, int) {
 	if len(p.Group.GPUs) == 0 {
 		return "", 0
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,66 +17,58 @@ import (
 
 // VM constants (docs/spec.md §5.2).
 const (
-	// SystemDiskName is the container-disk system volume (PCI 07:00.0).
-	SystemDiskName = "system"
-	// SystemDiskPCI is the system disk's guest PCI address.
-	SystemDiskPCI = "0000:07:00.0"
-	// KubeletDiskName is the persistent kubelet/containerd volume and its
+	// systemDiskName is the container-disk system volume (PCI 07:00.0).
+	systemDiskName = "system"
+	// systemDiskPCI is the system disk's guest PCI address.
+	systemDiskPCI = "0000:07:00.0"
+	// kubeletDiskName is the persistent kubelet/containerd volume and its
 	// DataVolume template (PCI 08:00.0, /dev/vdb in the guest).
-	KubeletDiskName = "disk-kubelet"
-	// KubeletDiskPCI is the persistent disk's guest PCI address.
-	KubeletDiskPCI = "0000:08:00.0"
-	// PodNetworkName is the VM's single pod-network interface.
-	PodNetworkName = "default"
-	// InstancetypeKind is the kind of instance type a VM refers to.
-	InstancetypeKind = "VirtualMachineClusterInstancetype"
-	// TemplateHashLength is the number of hex characters of the spec's
+	kubeletDiskName = "disk-kubelet"
+	// kubeletDiskPCI is the persistent disk's guest PCI address.
+	kubeletDiskPCI = "0000:08:00.0"
+	// podNetworkName is the VM's single pod-network interface.
+	podNetworkName = "default"
+	// instancetypeKind is the kind of instance type a VM refers to.
+	instancetypeKind = "VirtualMachineClusterInstancetype"
+	// templateHashLength is the number of hex characters of the spec's
 	// SHA-256 in a KubevirtMachineTemplate name.
-	TemplateHashLength = 6
+	templateHashLength = 6
 
 	annotationUsePopulator       = "cdi.kubevirt.io/storage.usePopulator"
 	annotationBridgeLiveMigation = "kubevirt.io/allow-pod-bridge-network-live-migration"
 )
 
-// VMEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
+// vmEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
 // the preset value of docs/spec.md §4; its request is a fortieth of it in whole
 // bytes.
-var VMEphemeralStorage = function.PresetEphemeralStorage
+var vmEphemeralStorage = function.PresetEphemeralStorage
 
-// BuildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
+// buildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
 // node group (CAPI provider KubeVirt v1alpha1, docs/spec.md §5.2), named
-// N-G-<first 6 hex of the SHA-256 of its canonical spec>, so any change of
-// the VM gives a new name and CAPI rolls the group. image is the container
-// disk for the plan's minor version; bootstrapHash is CanonicalHash of the
-// group's KubeadmConfigTemplate spec (an annotation of the VM template, so
+// N-G-<templateHash of its spec>, so any change of the VM gives a new name
+// and CAPI rolls the group. image is the container disk for the plan's
+// minor version; bootstrapHash is canonicalHash of the group's
+// KubeadmConfigTemplate spec (an annotation of the VM template, so
 // bootstrap changes roll too). It returns an error when resources.cpu is
 // not a whole number of cores or the spec does not hash.
-func BuildKubevirtMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {
-	kmt, _, err := buildMachineTemplate(id, p, image, bootstrapHash)
-	return kmt, err
-}
-
-// buildMachineTemplate is BuildKubevirtMachineTemplate that also returns the
-// template encoded for the desired state, from the one marshal that
-// hashes its spec.
-func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, function.EncodedObject, error) {
+func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {
 	g := p.Group
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
-			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: VMEphemeralStorage.DeepCopy()},
-			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideWholeBytes(VMEphemeralStorage, 40)},
+			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: vmEphemeralStorage.DeepCopy()},
+			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40)},
 		},
 		Devices: kubevirtv1.Devices{
 			Disks: []kubevirtv1.Disk{
-				{Name: SystemDiskName, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: SystemDiskPCI}}},
+				{Name: systemDiskName, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: systemDiskPCI}}},
 				{
-					Name:       KubeletDiskName,
-					DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: KubeletDiskPCI}},
+					Name:       kubeletDiskName,
+					DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: kubeletDiskPCI}},
 					BlockSize:  &kubevirtv1.BlockSize{MatchVolume: &kubevirtv1.FeatureState{Enabled: ptr(true)}},
 				},
 			},
 			Interfaces: []kubevirtv1.Interface{{
-				Name:                   PodNetworkName,
+				Name:                   podNetworkName,
 				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}},
 			}},
 		},
@@ -90,13 +80,13 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 	if p.Sizing.Explicit {
 		cores, err := wholeCores(*p.Sizing.CPU)
 		if err != nil {
-			return nil, function.EncodedObject{}, err
+			return nil, err
 		}
 		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
 		mem := p.Sizing.Memory.DeepCopy()
 		domain.Memory = &kubevirtv1.Memory{Guest: &mem}
 	} else if usesInstancetype(g) {
-		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: InstancetypeKind, Name: g.InstanceTypeName()}
+		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: instancetypeKind, Name: g.InstanceTypeName()}
 	}
 
 	storage := &cdiv1.StorageSpec{
@@ -104,7 +94,7 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 	}
 	disk, err := g.DiskSize.Parse()
 	if err != nil {
-		return nil, function.EncodedObject{}, err
+		return nil, err
 	}
 	storage.Resources.Requests[corev1.ResourceStorage] = disk
 	if g.StorageClass != "" {
@@ -115,7 +105,7 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 		Annotations: map[string]string{annotationBridgeLiveMigation: "true"},
 	}
 	if bootstrapHash != "" {
-		tmplMeta.Annotations[AnnotationBootstrapHash] = bootstrapHash[:min(len(bootstrapHash), 16)]
+		tmplMeta.Annotations[annotationBootstrapHash] = bootstrapHash[:min(len(bootstrapHash), 16)]
 	}
 	if labels := p.RoleLabels(); len(labels) > 0 {
 		tmplMeta.Labels = labels
@@ -125,7 +115,7 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 		Instancetype: instancetype,
 		DataVolumeTemplates: []kubevirtv1.DataVolumeTemplateSpec{{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:        KubeletDiskName,
+				Name:        kubeletDiskName,
 				Annotations: map[string]string{annotationUsePopulator: "false"},
 			},
 			Spec: cdiv1.DataVolumeSpec{Source: &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}}, Storage: storage},
@@ -135,10 +125,10 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 			Spec: kubevirtv1.VirtualMachineInstanceSpec{
 				Domain:           domain,
 				EvictionStrategy: ptr(kubevirtv1.EvictionStrategyExternal),
-				Networks:         []kubevirtv1.Network{{Name: PodNetworkName, NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
+				Networks:         []kubevirtv1.Network{{Name: podNetworkName, NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
 				Volumes: []kubevirtv1.Volume{
-					{Name: SystemDiskName, VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: image}}},
-					{Name: KubeletDiskName, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: KubeletDiskName}}},
+					{Name: systemDiskName, VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: image}}},
+					{Name: kubeletDiskName, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: kubeletDiskName}}},
 				},
 			},
 		},
@@ -147,21 +137,25 @@ func buildMachineTemplate(id function.Identity, p NodeGroupPlan, image, bootstra
 		VirtualMachineTemplate: infrav1.VirtualMachineTemplateSpec{Spec: vm},
 		BootstrapCheckSpec:     infrav1.VirtualMachineBootstrapCheckSpec{CheckStrategy: "ssh"},
 	}}}
-	kmt := &infrav1.KubevirtMachineTemplate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
-		Spec:       spec,
-	}
-	// The name (empty in the marshal) follows from the spec's hash; it goes
-	// into the object and its encoding alike.
-	o, _, err := function.EncodeObjectSpecSum(kmt, func(sum [sha256.Size]byte) string {
-		kmt.Name = p.ObjectName(id) + "-" + hex.EncodeToString(sum[:TemplateHashLength/2])
-		return kmt.Name
-	})
+	hash, err := templateHash(spec)
 	if err != nil {
-		return nil, function.EncodedObject{}, err
+		return nil, err
 	}
-	return kmt, o, nil
+	return &infrav1.KubevirtMachineTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: infrav1.GroupVersion.String(), Kind: "KubevirtMachineTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: p.ObjectName(id) + "-" + hash, Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
+		Spec:       spec,
+	}, nil
+}
+
+// templateHash is the hash in a KubevirtMachineTemplate's name: the first
+// templateHashLength hex characters of canonicalHash of its spec.
+func templateHash(spec infrav1.KubevirtMachineTemplateSpec) (string, error) {
+	sum, err := canonicalHash(spec)
+	if err != nil {
+		return "", err
+	}
+	return sum[:templateHashLength], nil
 }
 
 // wholeCores returns a CPU quantity as a whole number of cores, or an error
@@ -174,10 +168,10 @@ func wholeCores(q resource.Quantity) (uint32, error) {
 	return uint32(m / 1000), nil
 }
 
-// ScaleFromZeroLabels returns the value of cluster-autoscaler's
+// scaleFromZeroLabels returns the value of cluster-autoscaler's
 // capacity.../labels annotation: the role labels as sorted "key=value"
 // pairs joined by commas, or "" without roles.
-func ScaleFromZeroLabels(p NodeGroupPlan) string {
+func scaleFromZeroLabels(p nodeGroupPlan) string {
 	labels := p.RoleLabels()
 	keys := sortedKeys(labels)
 	pairs := make([]string, 0, len(keys))

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/schema"
 )
 
@@ -30,7 +31,7 @@ kind: WorkersInput
 registryMirror: {secretName: registry-mirrors}`)
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), withInput(in)))
+			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), fntest.WithInput(in)))
 			mustNoFatal(t, rsp)
 			checked := 0
 			for _, rn := range desiredNames(rsp) {

@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // The seed chart's container resources of the three controllers:
@@ -40,14 +42,14 @@ func mounts(c corev1.Container) []string {
 func TestControllersHardened(t *testing.T) {
 	in := defaultInput()
 	for _, c := range []struct {
-		ctl      Controller
+		ctl      controller
 		token    []string // containers with the management-API token
 		tmp      []string // containers with a writable /tmp
 		priority string
 	}{
-		{BuildClusterAutoscaler(testID, in, "busybox"), []string{"cluster-autoscaler"}, []string{"cluster-autoscaler"}, ""},
-		{BuildCloudControllerManager(testID, in, "busybox"), []string{"kccm"}, []string{"kccm"}, ""},
-		{BuildCSIController(testID, in, "busybox"), []string{"csi-driver"}, nil, "system-cluster-critical"},
+		{buildClusterAutoscaler(testID, in, "busybox"), []string{"cluster-autoscaler"}, []string{"cluster-autoscaler"}, ""},
+		{buildCloudControllerManager(testID, in, "busybox"), []string{"kccm"}, []string{"kccm"}, ""},
+		{buildCSIController(testID, in, "busybox"), []string{"csi-driver"}, nil, "system-cluster-critical"},
 	} {
 		pod := c.ctl.Deployment.Spec.Template.Spec
 		name := c.ctl.Deployment.Name
@@ -126,9 +128,9 @@ controllers:
     csi-snapshotter: {requests: {cpu: 10m, memory: 32Mi}, limits: {memory: 64Mi}}
   runAsUser: 1000
   csiPriorityClassName: platform-critical`
-	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), withInput(mustStruct(t, in))))
+	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithInput(mustStruct(t, in))))
 	mustNoFatal(t, rsp)
-	d := desired(t, rsp, NameCSIDeployment)
+	d := desired(t, rsp, nameCSIDeployment)
 	byName := map[string]any{}
 	for _, c := range get(d, "spec", "template", "spec", "containers").([]any) {
 		byName[get(c, "name").(string)] = get(c, "resources")
@@ -154,7 +156,7 @@ controllers:
 		`controllers: {csiPriorityClassName: "Not Valid"}`:                                            `input.controllers.csiPriorityClassName`,
 		`controllers: {runAsUser: -1}`:                                                                `input.controllers.runAsUser: Invalid value: -1`,
 	} {
-		rsp := run(t, newRequest(t, ``, withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+bad))))
+		rsp := run(t, newRequest(t, ``, fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+bad))))
 		f := fatals(rsp)
 		if len(f) != 1 || !strings.Contains(f[0], want) {
 			t.Errorf("%s: Fatal %v, want one containing %q", bad, f, want)
@@ -170,7 +172,7 @@ controllers:
 // the chart's infra-cluster label and retry interval.
 func TestCSIControllerSnapshotsAndChartSettings(t *testing.T) {
 	in := defaultInput()
-	ctl := BuildCSIController(testID, in, "busybox")
+	ctl := buildCSIController(testID, in, "busybox")
 	pod := ctl.Deployment.Spec.Template.Spec
 	var names []string
 	byName := map[string]corev1.Container{}
@@ -225,9 +227,9 @@ func TestLoadBalancerMode(t *testing.T) {
 		t.Errorf("default mode %q, want Selectorless", in.Controllers.LoadBalancerMode)
 	}
 	rsp := run(t, newRequest(t, ``, withMachineSets(t), withInstancetypes(t, "u1.medium"),
-		withInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncontrollers: {loadBalancerMode: Selector}"))))
+		fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncontrollers: {loadBalancerMode: Selector}"))))
 	mustNoFatal(t, rsp)
-	cfg := get(desired(t, rsp, NameCCMCloudConfig), "data", "cloud-config").(string)
+	cfg := get(desired(t, rsp, nameCCMCloudConfig), "data", "cloud-config").(string)
 	if !strings.Contains(cfg, "  selectorless: false\n") || !strings.Contains(cfg, "  enableEPSController: false\n") {
 		t.Errorf("Selector cloud-config:\n%s", cfg)
 	}
@@ -242,7 +244,7 @@ func TestEmptyInstanceTypeMeansNone(t *testing.T) {
 	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: ""}}`, withMachineSets(t)))
 	mustNoFatal(t, rsp)
 	for _, r := range rsp.GetRequirements().GetResources() {
-		if r.GetKind() == InstancetypeKind {
+		if r.GetKind() == instancetypeKind {
 			t.Errorf("instance type required: %v", r)
 		}
 	}
@@ -254,8 +256,8 @@ func TestEmptyInstanceTypeMeansNone(t *testing.T) {
 	if got := args["system-reserved"]; got != "memory=256Mi,cpu=50m" {
 		t.Errorf("system-reserved %q, want memory=256Mi,cpu=50m", got)
 	}
-	ann := annotations(t, desired(t, rsp, MachineDeploymentResourceName("md0")))
-	for _, k := range []string{AnnotationCapacityMemory, AnnotationCapacityCPU} {
+	ann := annotations(t, desired(t, rsp, machineDeploymentResourceName("md0")))
+	for _, k := range []string{annotationCapacityMemory, annotationCapacityCPU} {
 		if v, ok := ann[k]; ok {
 			t.Errorf("%s = %v, want none", k, v)
 		}
@@ -291,18 +293,18 @@ func TestReferencedTemplateKeptWhateverItsComposedName(t *testing.T) {
 		"other-cluster-ms": mustStructOf(t, kmt("demo-md0-bbbbbb")),
 		"unreferenced":     mustStructOf(t, kmt("demo-md0-cccccc")),
 	}
-	ms := func(name, cluster string) *fnv1.Resource {
-		return &fnv1.Resource{Resource: mustStruct(t, `apiVersion: cluster.x-k8s.io/v1beta2
+	ms := func(name, cluster string) *structpb.Struct {
+		return mustStruct(t, `apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineSet
 metadata: {name: ms-`+name+`, namespace: `+testNS+`, labels: {cluster.x-k8s.io/cluster-name: `+testN+`}}
 spec:
   clusterName: `+cluster+`
-  template: {spec: {clusterName: `+cluster+`, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: KubevirtMachineTemplate, name: `+name+`}}}`)}
+  template: {spec: {clusterName: `+cluster+`, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: KubevirtMachineTemplate, name: `+name+`}}}`)
 	}
-	withSets := func(items ...*fnv1.Resource) reqOpt {
-		return func(r *fnv1.RunFunctionRequest) { setRequired(r, RequirementMachineSets, items...) }
+	withSets := func(items ...*structpb.Struct) fntest.RequestOption {
+		return fntest.WithRequired(requirementMachineSets, items...)
 	}
-	rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withObserved(observed),
+	rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), fntest.WithObserved(observed),
 		withSets(ms("demo-md0-aaaaaa", testN), ms("demo-md0-bbbbbb", "other"))))
 	mustNoFatal(t, rsp)
 	got := rsp.GetDesired().GetResources()
@@ -316,7 +318,7 @@ spec:
 			t.Errorf("%s kept", n)
 		}
 	}
-	pending := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withObserved(observed)))
+	pending := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), fntest.WithObserved(observed)))
 	mustNoFatal(t, pending)
 	for n := range observed {
 		if _, ok := pending.GetDesired().GetResources()[n]; !ok {
@@ -331,7 +333,7 @@ func TestGPUWithoutOperatorWarns(t *testing.T) {
 	warnings := func(rsp *fnv1.RunFunctionResponse) []string {
 		var out []string
 		for _, r := range rsp.GetResults() {
-			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && r.GetReason() == ReasonGPUOperatorOff {
+			if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING && r.GetReason() == v1alpha1.ReasonGPUOperatorDisabled {
 				out = append(out, r.GetMessage())
 			}
 		}

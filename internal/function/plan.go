@@ -2,9 +2,11 @@ package function
 
 import (
 	"errors"
+	"fmt"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -45,10 +47,12 @@ type Composed struct {
 }
 
 // Kept names an observed composed resource kept unchanged, less the dotted
-// field paths in Omit (e.g. "spec.replicas", owned by cluster-autoscaler).
+// field paths in Omit (e.g. "spec.replicas", owned by cluster-autoscaler),
+// with readiness Ready (READY_UNSPECIFIED leaves it to Crossplane).
 type Kept struct {
-	Name string
-	Omit []string
+	Name  string
+	Omit  []string
+	Ready fnv1.Ready
 }
 
 // Condition is a condition of the XR and its claim.
@@ -136,13 +140,27 @@ func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 		}
 	}
 	for _, k := range p.Kept {
-		KeepObserved(r.req, rsp, k.Name, k.Omit...)
+		if KeepObserved(r.req, rsp, k.Name, k.Omit...) && k.Ready != fnv1.Ready_READY_UNSPECIFIED {
+			rsp.Desired.Resources[k.Name].Ready = k.Ready
+		}
 	}
 	if err := KeepComposedForCleanup(r.req, rsp); err != nil {
 		return err
 	}
 	if len(p.Status) > 0 {
-		if err := SetCompositeStatus(rsp, p.Status); err != nil {
+		status := make(map[string]any, len(p.Status))
+		for k, v := range p.Status {
+			if pv, ok := v.(*structpb.Value); ok {
+				status[k] = pv
+				continue
+			}
+			pv, err := ToValue(v) // typed values as encoding/json writes them
+			if err != nil {
+				return fmt.Errorf("cannot set status.%s: %w", k, err)
+			}
+			status[k] = pv
+		}
+		if err := SetCompositeStatus(rsp, status); err != nil {
 			return err
 		}
 	}

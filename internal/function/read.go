@@ -97,3 +97,10 @@ func (r *Request) RequiredArrived(key string) (n int, arrived bool) {
 	items, arrived := RequiredResources(r.req, key)
 	return len(items), arrived
 }
+
+// DesiredExists reports whether an earlier step put a composed resource
+// called name into the desired state.
+func (r *Request) DesiredExists(name string) bool {
+	_, ok := r.req.GetDesired().GetResources()[name]
+	return ok
+}

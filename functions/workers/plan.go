@@ -1,0 +1,284 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// plan computes the worker node groups of tenant t (docs/spec.md §5.2)
+// from the input and the observed state r reads: per node group its
+// bootstrap and machine templates, MachineDeployment and health check;
+// the once-per-cluster controllers; status.nodeGroups, status.nodes and
+// WorkersReady. A node group whose instance type has not been fetched yet
+// keeps its observed objects unchanged, with a Warning. It returns every
+// problem of the spec at once.
+func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
+	id, spec := t.ID, t.Spec
+	if errs := checkSpec(spec, in); len(errs) > 0 {
+		return nil, errs
+	}
+	names := sortedKeys(spec.NodeGroups)
+	p := &function.Plan{}
+	requireInputs(p, id, spec, names)
+	referenced, msArrived, err := referencedMachineTemplates(r, id)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requirements", requirementMachineSets), err)}
+	}
+	groups, errs := planGroups(r, spec, names)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
+	keepReferencedTemplates(p, r, id, referenced, msArrived)
+	warnGPUsWithoutOperator(p, spec)
+	if err := composeControllers(p, id, in, spec.Images.WaitForKubeconfig); err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+	}
+	if errs := composeForCleanup(p, r, id, in); len(errs) > 0 {
+		return nil, errs
+	}
+	p.Status = map[string]any{"nodeGroups": status, "nodes": nodesStatus(status)}
+	setWorkersReady(p, pending, notReady)
+	return p, nil
+}
+
+// composeGroups adds to p the objects of each planned node group (groups)
+// and the observed machine templates still in use; a pending group (not in
+// groups) keeps its observed objects unchanged, with a Warning. It returns
+// status.nodeGroups, the pending groups and the groups below their minimum
+// of ready nodes, in the order of spec's groups.
+func composeGroups(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput,
+	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
+	templates := observedTemplatesByGroup(r)
+	status = map[string]v1alpha1.NodeGroupStatus{}
+	for _, g := range sortedKeys(spec.NodeGroups) {
+		ng, res := spec.NodeGroups[g], reservations{}
+		if gp, ok := groups[g]; ok {
+			current, err := composeGroup(p, id, gp, in)
+			if err != nil {
+				return nil, nil, nil, field.InternalError(NodeGroupPath(g), err)
+			}
+			keepOldTemplates(p, r, current, templates[g], referenced, msArrived, g)
+			ng, res = gp.Group, gp.Kubelet
+		} else { // pending: its instance type has not arrived
+			kept := keepObservedGroup(p, r, g, templates[g])
+			p.Warn(v1alpha1.ReasonInstanceTypePending, fmt.Sprintf("node group %s: instance type %q has not been fetched yet; keeping its %d observed objects unchanged",
+				g, ng.InstanceTypeName(), kept))
+			pending = append(pending, g)
+		}
+		st, ready := observedGroupStatus(r, g, ng, res)
+		status[g] = st
+		if !ready {
+			notReady = append(notReady, g)
+		}
+	}
+	return status, pending, notReady, nil
+}
+
+// checkSpec returns every violation of the spec (its Validate) and of the
+// platform's bounds on it (validatePlatform).
+func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput) field.ErrorList {
+	return append(spec.Validate(), validatePlatform(spec, sortedKeys(spec.NodeGroups), in)...)
+}
+
+// requireInputs asks, on every call (so Crossplane keeps them stable and
+// fetches them before the next), for the instance type of each node group
+// that names one and for the cluster's MachineSets.
+func requireInputs(p *function.Plan, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, names []string) {
+	for _, g := range names {
+		if ng := spec.NodeGroups[g]; usesInstancetype(ng) {
+			it := ng.InstanceTypeName()
+			p.Require(requirementInstancetypeKey(it), instancetypeSelector(it))
+		}
+	}
+	p.Require(requirementMachineSets, machineSetSelector(id))
+}
+
+// planGroups plans each node group of names: its sizing, kubelet
+// reservations and version. A group whose instance type has not been
+// fetched yet is left out (pending). It returns every violation.
+func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names []string) (map[string]nodeGroupPlan, field.ErrorList) {
+	row, err := function.LookupVersion(spec.Version) // checked by checkSpec
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "version"), err)}
+	}
+	cpVersion, cpObserved := observedControlPlaneVersion(r)
+	out := map[string]nodeGroupPlan{}
+	var errs field.ErrorList
+	for _, g := range names {
+		ng := spec.NodeGroups[g]
+		s, arrived, ferr := groupSizing(r, g, ng)
+		if ferr != nil {
+			errs = append(errs, ferr)
+			continue
+		}
+		if !arrived {
+			continue
+		}
+		res, err := computeReservations(NodeGroupPath(g), ng.Kubelet, s)
+		if err != nil {
+			errs = append(errs, asFieldError(err, NodeGroupPath(g)))
+			continue
+		}
+		version := workerVersion(r, g, row.Patch, cpVersion, cpObserved)
+		minor, err := minorString(version)
+		if err != nil {
+			version, minor = row.Patch, row.Minor
+		}
+		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor}
+	}
+	return out, errs
+}
+
+// groupSizing is the size of one node of group g: its explicit resources,
+// its instance type's (false while that has not been fetched), or unknown
+// (the zero Sizing) without either.
+func groupSizing(r *function.Request, g string, ng v1alpha1.NodeGroup) (Sizing, bool, *field.Error) {
+	p := NodeGroupPath(g)
+	switch {
+	case explicit(ng):
+		s, err := ExplicitSizing(ng)
+		if err != nil {
+			return Sizing{}, true, field.Invalid(p.Child("resources"), ng.Resources, err.Error())
+		}
+		return s, true, nil
+	case usesInstancetype(ng):
+		it := ng.InstanceTypeName()
+		items, arrived, err := function.Required[instancetypev1beta1.VirtualMachineClusterInstancetype](r, requirementInstancetypeKey(it))
+		switch {
+		case !arrived:
+			return Sizing{}, false, nil
+		case err != nil:
+			return Sizing{}, true, field.Invalid(p.Child("instanceType"), it, "cannot read the instance type: "+err.Error())
+		case len(items) == 0:
+			return Sizing{}, true, field.Invalid(p.Child("instanceType"), it,
+				"no VirtualMachineClusterInstancetype of this name exists ("+v1alpha1.ReasonInstanceTypeNotFound+")")
+		}
+		return InstancetypeSizing(items[0].Spec.CPU.Guest, &items[0].Spec.Memory.Guest), true, nil
+	}
+	return Sizing{}, true, nil // instanceType "": the size is unknown
+}
+
+// composeGroup adds the four objects of one node group to p. It returns
+// the composed-resource name of the current machine template.
+func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput) (string, error) {
+	image, err := in.ContainerDiskImage(gp.Minor)
+	if err != nil {
+		return "", err
+	}
+	kct := buildKubeadmConfigTemplate(id, gp, in)
+	bootstrapHash, err := canonicalHash(kct.Spec)
+	if err != nil {
+		return "", err
+	}
+	kmt, err := buildKubevirtMachineTemplate(id, gp, image, bootstrapHash)
+	if err != nil {
+		return "", err
+	}
+	tmplName := machineTemplateResourceName(gp.Name, strings.TrimPrefix(kmt.Name, gp.ObjectName(id)+"-"))
+	p.Add(bootstrapResourceName(gp.Name), kct, function.ReadyOnceObserved)
+	p.Add(tmplName, kmt, function.ReadyOnceObserved)
+	p.Add(machineDeploymentResourceName(gp.Name), buildMachineDeployment(id, gp, kmt.Name), machineDeploymentReady(gp.Name, deref(gp.Group.MinReplicas)))
+	p.Add(healthCheckResourceName(gp.Name), buildMachineHealthCheck(id, gp), function.ReadyOnceObserved)
+	return tmplName, nil
+}
+
+// composeControllers adds the once-per-cluster controllers to p:
+// cluster-autoscaler, KubeVirt CCM (with its cloud-config) and the KubeVirt
+// CSI controller, each with ServiceAccount and RoleBinding (of its
+// ClusterRole in deploy/crossplane-rbac.yaml); the CSI controller also with
+// its ClusterRoleBinding (PersistentVolumes, read only). waitOverride, when
+// set, is the wait-for-kubeconfig image instead of the input's.
+func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, waitOverride string) error {
+	wait := waitOverride
+	if wait == "" {
+		wait = in.Images.WaitForKubeconfig
+	}
+	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
+	if err != nil {
+		return err
+	}
+	p.Add(nameCCMCloudConfig, cfg, function.ReadyOnceObserved)
+	for _, c := range []struct {
+		ctl                 controller
+		sa, rb, crb, deploy string
+	}{
+		{buildClusterAutoscaler(id, in, wait), nameAutoscalerServiceAccount, nameAutoscalerRoleBinding, "", nameAutoscalerDeployment},
+		{buildCloudControllerManager(id, in, wait), nameCCMServiceAccount, nameCCMRoleBinding, "", nameCCMDeployment},
+		{buildCSIController(id, in, wait), nameCSIServiceAccount, nameCSIRoleBinding, nameCSIClusterRoleBinding, nameCSIDeployment},
+	} {
+		p.Add(c.sa, c.ctl.ServiceAccount, function.ReadyOnceObserved)
+		p.Add(c.rb, c.ctl.RoleBinding, function.ReadyOnceObserved)
+		p.Add(c.deploy, c.ctl.Deployment, deploymentReady)
+		if c.ctl.ClusterRoleBinding != nil {
+			p.Add(c.crb, c.ctl.ClusterRoleBinding, function.ReadyOnceObserved)
+		}
+	}
+	return nil
+}
+
+// warnGPUsWithoutOperator warns for each node group with GPUs while the
+// GPU operator add-on is off.
+func warnGPUsWithoutOperator(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec) {
+	if spec.Addons.GPUOperator.Enabled {
+		return
+	}
+	for _, g := range sortedKeys(spec.NodeGroups) {
+		if n := len(spec.NodeGroups[g].GPUs); n > 0 {
+			p.Warn(v1alpha1.ReasonGPUOperatorDisabled, fmt.Sprintf("node group %s attaches %d GPUs but addons.gpuOperator.enabled is false: without the NVIDIA GPU operator the tenant's nodes get no GPU driver or device plugin, so pods cannot use the GPUs", g, n))
+		}
+	}
+}
+
+// setWorkersReady sets WorkersReady: False while instance types are
+// pending or node groups are below their minimum of ready nodes, True
+// otherwise.
+func setWorkersReady(p *function.Plan, pending, notReady []string) {
+	switch {
+	case len(pending) > 0:
+		p.SetCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonInstanceTypePending,
+			"waiting for the instance types of node groups "+strings.Join(pending, ", "))
+	case len(notReady) > 0:
+		p.SetCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonWaitingForNodes,
+			"node groups below their minimum of ready nodes: "+strings.Join(notReady, ", "))
+	default:
+		p.SetCondition(v1alpha1.ConditionWorkersReady, true, v1alpha1.ReasonNodeGroupsReady, "")
+	}
+}
+
+// composeForCleanup adds to p the objects of in.CleanupKinds that tenant
+// controllers created for the cluster (function.Plan.ComposeForCleanup),
+// with a Warning for each kind with more than in.MaxCleanupObjects of them.
+func composeForCleanup(p *function.Plan, r *function.Request, id function.Identity, in *inputv1alpha1.WorkersInput) field.ErrorList {
+	for _, k := range in.CleanupKinds {
+		res, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: k.APIVersion, Kind: k.Kind},
+			function.CleanupOptions{Limit: in.MaxCleanupObjects})
+		if err != nil {
+			return field.ErrorList{field.InternalError(field.NewPath("input", "cleanupKinds"), err)}
+		}
+		if res.Skipped > 0 {
+			p.Warn(v1alpha1.ReasonTooManyObjectsToCleanUp, fmt.Sprintf("%d more %s objects labelled %s=%s in %s are not composed for deletion with the cluster: at most %d are (input.maxCleanupObjects, bounded by gRPC's message size)",
+				res.Skipped, k.Kind, function.LabelCluster, id.Name, id.Namespace, in.MaxCleanupObjects))
+		}
+	}
+	return nil
+}
+
+// minorString returns "v1.N" of a version "v1.N.P".
+func minorString(version string) (string, error) {
+	n, err := function.MinorOf(version)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("v1.%d", n), nil
+}

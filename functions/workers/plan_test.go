@@ -1,0 +1,381 @@
+package main
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// planOf runs plan on req with the default input.
+func planOf(t *testing.T, req *fnv1.RunFunctionRequest) (*function.Plan, field.ErrorList, *function.Request) {
+	t.Helper()
+	r := function.NewRequest(req)
+	tenant, err := r.Tenant()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, errs := plan(tenant, defaultInput(), r)
+	return p, errs, r
+}
+
+// composed is the composed resource called name of p.
+func composed(t *testing.T, p *function.Plan, name string) function.Composed {
+	t.Helper()
+	for _, c := range p.Composed {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("plan composes no %s", name)
+	return function.Composed{}
+}
+
+// TestPlanMachineDeployment checks the MachineDeployment a node group
+// gets: the autoscaler's bounds and the allocatable capacity (docs/spec.md
+// §5.2, the seed's formula worked by hand), its version and its machine
+// template.
+func TestPlanMachineDeployment(t *testing.T) {
+	type want struct {
+		Annotations map[string]string
+		Version     string
+	}
+	cases := map[string]struct {
+		reason string
+		spec   string
+		want   want
+	}{
+		"InstanceType": {
+			reason: "u1.large (2 cores, 8Gi): reserved 5% of 8192Mi = 409Mi twice, hard eviction 7% = 573.44Mi, so 8192 − 818 − 573.44 → 6800Mi; CPU 2000m − 2×100m = 1800m.",
+			spec:   `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 1, maxReplicas: 4}}`,
+			want: want{
+				Annotations: map[string]string{
+					annotationAutoscalerMin: "1", annotationAutoscalerMax: "4",
+					annotationCapacityMemory: "6800Mi", annotationCapacityCPU: "1800m",
+				},
+				Version: "v1.35.1",
+			},
+		},
+		"ExplicitResources": {
+			reason: "4 cores, 16Gi: reserved 5% of 16384Mi = 819Mi twice, hard eviction 1146.88Mi, so 13599Mi; CPU 4000m − 2×200m = 3600m; replicas default to 0..10.",
+			spec:   `nodeGroups: {md0: {resources: {cpu: "4", memory: 16Gi}}}`,
+			want: want{
+				Annotations: map[string]string{
+					annotationAutoscalerMin: "0", annotationAutoscalerMax: "10",
+					annotationCapacityMemory: "13599Mi", annotationCapacityCPU: "3600m",
+				},
+				Version: "v1.35.1",
+			},
+		},
+		"NoSize": {
+			reason: "instanceType \"\" and no resources: the size is unknown, so no capacity annotations (docs/spec.md §5.2).",
+			spec:   `nodeGroups: {md0: {instanceType: ""}}`,
+			want: want{
+				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10"},
+				Version:     "v1.35.1",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs, _ := planOf(t, newRequest(t, tc.spec, withInstancetypes(t, "u1.large"), withMachineSets(t)))
+			if len(errs) > 0 {
+				t.Fatalf("plan: %v", errs)
+			}
+			md, ok := composed(t, p, machineDeploymentResourceName("md0")).Object.(*clusterv1.MachineDeployment)
+			if !ok {
+				t.Fatalf("the MachineDeployment is a %T", composed(t, p, machineDeploymentResourceName("md0")).Object)
+			}
+			ref := md.Spec.Template.Spec.InfrastructureRef.Name
+			got := want{
+				Annotations: md.Annotations,
+				Version:     md.Spec.Template.Spec.Version,
+			}
+			// The MachineDeployment refers to the machine template the plan composes.
+			tmplName := machineTemplateResourceName("md0", ref[len(ref)-templateHashLength:])
+			composed(t, p, tmplName)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nplan(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// observedMD0 is node group md0's observed MachineDeployment with the
+// given metadata.generation and status.
+func observedMD0(t *testing.T, generation int, status string) *structpb.Struct {
+	return mustStruct(t, `apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: demo-md0
+  namespace: tenant-foo
+  generation: `+itoa(generation)+`
+  annotations: {capacity.cluster-autoscaler.kubernetes.io/cpu: 1800m, capacity.cluster-autoscaler.kubernetes.io/memory: 6800Mi}
+spec: {replicas: 2, template: {spec: {version: v1.35.1}}}
+status: `+status)
+}
+
+// TestPlanPendingInstanceType checks what a node group whose instance type
+// has not been fetched yet keeps: its observed objects unchanged (the
+// MachineDeployment without spec.replicas, which cluster-autoscaler owns),
+// with a Warning and WorkersReady=False.
+func TestPlanPendingInstanceType(t *testing.T) {
+	type want struct {
+		Kept       []function.Kept
+		Warnings   []function.Warning
+		Conditions []function.Condition
+		Status     map[string]any
+	}
+	tmpl := mustStruct(t, `{apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtMachineTemplate, metadata: {name: demo-md0-0a1b2c, namespace: tenant-foo}}`)
+	cases := map[string]struct {
+		reason   string
+		observed map[string]*structpb.Struct
+		want     want
+	}{
+		"FourObserved": {
+			reason: "The bootstrap template, health check, machine template and MachineDeployment are kept; status from the observed MachineDeployment (1 of 2 ready).",
+			observed: map[string]*structpb.Struct{
+				bootstrapResourceName("md0"):                   mustStruct(t, `{apiVersion: bootstrap.cluster.x-k8s.io/v1beta2, kind: KubeadmConfigTemplate, metadata: {name: demo-md0}}`),
+				healthCheckResourceName("md0"):                 mustStruct(t, `{apiVersion: cluster.x-k8s.io/v1beta2, kind: MachineHealthCheck, metadata: {name: demo-md0}}`),
+				"nodegroup-md0-machinetemplate-0a1b2c":         tmpl,
+				machineDeploymentResourceName("md0"):           observedMD0(t, 1, `{observedGeneration: 1, replicas: 2, readyReplicas: 1}`),
+				"nodegroup-other-machinedeployment-not-a-tmpl": mustStruct(t, `{apiVersion: v1, kind: ConfigMap}`),
+			},
+			want: want{
+				Kept: []function.Kept{
+					{Name: "nodegroup-md0-bootstrap"},
+					{Name: "nodegroup-md0-healthcheck"},
+					{Name: "nodegroup-md0-machinetemplate-0a1b2c"},
+					{Name: "nodegroup-md0-machinedeployment", Omit: []string{"spec.replicas"}},
+				},
+				Warnings: []function.Warning{{Reason: "InstanceTypePending",
+					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 4 observed objects unchanged`}},
+				Conditions: []function.Condition{{Type: "WorkersReady", Reason: "InstanceTypePending",
+					Message: "waiting for the instance types of node groups md0"}},
+				Status: map[string]any{
+					"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Replicas: 2, ReadyReplicas: 1,
+						Allocatable: v1alpha1.Allocatable{CPU: "1800m", Memory: "6800Mi"}}},
+					"nodes": "1/2",
+				},
+			},
+		},
+		"NothingObserved": {
+			reason: "A new group keeps nothing and reports no machines.",
+			want: want{
+				Warnings: []function.Warning{{Reason: "InstanceTypePending",
+					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}},
+				Conditions: []function.Condition{{Type: "WorkersReady", Reason: "InstanceTypePending",
+					Message: "waiting for the instance types of node groups md0"}},
+				Status: map[string]any{
+					"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {}},
+					"nodes":      "0/0",
+				},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs, _ := planOf(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 1}}`,
+				withMachineSets(t), fntest.WithObserved(tc.observed)))
+			if len(errs) > 0 {
+				t.Fatalf("plan: %v", errs)
+			}
+			got := want{Kept: p.Kept, Warnings: p.Warnings, Conditions: p.Conditions, Status: p.Status}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nplan(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			for _, c := range p.Composed {
+				if c.Name == machineDeploymentResourceName("md0") {
+					t.Errorf("%s\nplan composes the pending group's MachineDeployment", tc.reason)
+				}
+			}
+		})
+	}
+}
+
+// TestPlanStatus checks status.nodeGroups, status.nodes, WorkersReady and
+// the MachineDeployment's readiness: ready once observed at its current
+// generation with at least minReplicas (2) ready machines.
+func TestPlanStatus(t *testing.T) {
+	type want struct {
+		Status     map[string]any
+		Conditions []function.Condition
+		Ready      fnv1.Ready
+	}
+	allocatable := v1alpha1.Allocatable{CPU: "1800m", Memory: "6800Mi"} // u1.large, see TestPlanMachineDeployment
+	waiting := []function.Condition{{Type: "WorkersReady", Reason: "WaitingForNodes",
+		Message: "node groups below their minimum of ready nodes: md0"}}
+	cases := map[string]struct {
+		reason string
+		md     *structpb.Struct
+		want   want
+	}{
+		"NotObserved": {
+			reason: "Before the MachineDeployment exists: no machines, waiting.",
+			want: want{
+				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Allocatable: allocatable}}, "nodes": "0/0"},
+				Conditions: waiting,
+				Ready:      fnv1.Ready_READY_FALSE,
+			},
+		},
+		"BelowMinimum": {
+			reason: "1 of 2 ready is below minReplicas 2.",
+			md:     observedMD0(t, 1, `{observedGeneration: 1, replicas: 2, readyReplicas: 1}`),
+			want: want{
+				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Replicas: 2, ReadyReplicas: 1, Allocatable: allocatable}}, "nodes": "1/2"},
+				Conditions: waiting,
+				Ready:      fnv1.Ready_READY_FALSE,
+			},
+		},
+		"StaleGeneration": {
+			reason: "2 ready, but observedGeneration 1 < generation 2: CAPI has not seen the latest spec.",
+			md:     observedMD0(t, 2, `{observedGeneration: 1, replicas: 2, readyReplicas: 2}`),
+			want: want{
+				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Replicas: 2, ReadyReplicas: 2, Allocatable: allocatable}}, "nodes": "2/2"},
+				Conditions: waiting,
+				Ready:      fnv1.Ready_READY_FALSE,
+			},
+		},
+		"Ready": {
+			reason: "3 of 3 ready at the current generation.",
+			md:     observedMD0(t, 1, `{observedGeneration: 1, replicas: 3, readyReplicas: 3}`),
+			want: want{
+				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Replicas: 3, ReadyReplicas: 3, Allocatable: allocatable}}, "nodes": "3/3"},
+				Conditions: []function.Condition{{Type: "WorkersReady", True: true, Reason: "NodeGroupsReady"}},
+				Ready:      fnv1.Ready_READY_TRUE,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := map[string]*structpb.Struct{}
+			if tc.md != nil {
+				observed[machineDeploymentResourceName("md0")] = tc.md
+			}
+			p, errs, r := planOf(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 2}}`,
+				withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(observed)))
+			if len(errs) > 0 {
+				t.Fatalf("plan: %v", errs)
+			}
+			md := composed(t, p, machineDeploymentResourceName("md0"))
+			got := want{Status: p.Status, Conditions: p.Conditions, Ready: md.Ready(r, md.Name)}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nplan(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestPlanErrors checks that plan returns every violation at once, each
+// naming its field and value.
+func TestPlanErrors(t *testing.T) {
+	type fieldError struct {
+		Type     field.ErrorType
+		Field    string
+		BadValue any
+	}
+	cases := map[string]struct {
+		reason string
+		spec   string
+		want   []fieldError
+	}{
+		"VersionAndGroups": {
+			reason: "An unsupported version and two bad node groups: three errors in one list.",
+			spec:   `{version: v1.29, nodeGroups: {a: {minReplicas: 4, maxReplicas: 2}, b: {resources: {cpu: "2"}}}}`,
+			want: []fieldError{
+				{field.ErrorTypeNotSupported, "spec.version", "v1.29"},
+				{field.ErrorTypeInvalid, "spec.nodeGroups[a].minReplicas", int32(4)},
+				{field.ErrorTypeRequired, "spec.nodeGroups[b].resources.memory", ""},
+			},
+		},
+		"NoSuchInstanceType": {
+			reason: "Crossplane found no instance type of that name.",
+			spec:   `nodeGroups: {md0: {instanceType: no.such}}`,
+			want:   []fieldError{{field.ErrorTypeInvalid, "spec.nodeGroups[md0].instanceType", "no.such"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs, _ := planOf(t, newRequest(t, tc.spec, withInstancetypes(t, "no.such"), withMachineSets(t)))
+			if p != nil {
+				t.Errorf("%s\nplan returned a plan with its errors", tc.reason)
+			}
+			var got []fieldError
+			for _, e := range errs {
+				got = append(got, fieldError{e.Type, e.Field, e.BadValue})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nplan(...): -want, +got:\n%s\n%v", tc.reason, diff, errs)
+			}
+		})
+	}
+}
+
+// TestComposeControllers checks the once-per-cluster objects
+// composeControllers adds and their readiness rules: a Deployment is ready
+// when Available=True, every other object once it exists.
+func TestComposeControllers(t *testing.T) {
+	const (
+		f  = fnv1.Ready_READY_FALSE
+		tr = fnv1.Ready_READY_TRUE
+	)
+	deployment := func(available string) *structpb.Struct {
+		return mustStruct(t, `{apiVersion: apps/v1, kind: Deployment, status: {conditions: [{type: Available, status: "`+available+`"}]}}`)
+	}
+	exists := mustStruct(t, `{apiVersion: v1, kind: ServiceAccount}`)
+	cases := map[string]struct {
+		reason   string
+		observed map[string]*structpb.Struct
+		want     map[string]fnv1.Ready
+	}{
+		"NothingObserved": {
+			reason: "Nothing exists yet: nothing is ready.",
+			want: map[string]fnv1.Ready{
+				"kccm-cloud-config":                 f,
+				"cluster-autoscaler-serviceaccount": f, "cluster-autoscaler-rolebinding": f, "cluster-autoscaler-deployment": f,
+				"kccm-serviceaccount": f, "kccm-rolebinding": f, "kccm-deployment": f,
+				"kcsi-serviceaccount": f, "kcsi-rolebinding": f, "kcsi-controller-deployment": f, "kcsi-clusterrolebinding": f,
+			},
+		},
+		"Observed": {
+			reason: "Observed objects are ready; of the Deployments only the Available=True one.",
+			observed: map[string]*structpb.Struct{
+				"kccm-cloud-config":                 exists,
+				"cluster-autoscaler-serviceaccount": exists, "cluster-autoscaler-rolebinding": exists,
+				"cluster-autoscaler-deployment": deployment("True"),
+				"kccm-deployment":               deployment("False"),
+				"kcsi-controller-deployment":    mustStruct(t, `{apiVersion: apps/v1, kind: Deployment}`),
+				"kcsi-clusterrolebinding":       exists,
+			},
+			want: map[string]fnv1.Ready{
+				"kccm-cloud-config":                 tr,
+				"cluster-autoscaler-serviceaccount": tr, "cluster-autoscaler-rolebinding": tr, "cluster-autoscaler-deployment": tr,
+				"kccm-serviceaccount": f, "kccm-rolebinding": f, "kccm-deployment": f,
+				"kcsi-serviceaccount": f, "kcsi-rolebinding": f, "kcsi-controller-deployment": f, "kcsi-clusterrolebinding": tr,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := function.NewRequest(fntest.NewRequest(xr(t, ``), fntest.WithObserved(tc.observed)))
+			p := &function.Plan{}
+			if err := composeControllers(p, testID, defaultInput(), ""); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]fnv1.Ready{}
+			for _, c := range p.Composed {
+				got[c.Name] = c.Ready(r, c.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ncomposeControllers(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
