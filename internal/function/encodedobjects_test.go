@@ -444,7 +444,9 @@ func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest)
 // resource of a request directly, nor the object of a desired composed
 // resource (rsp.Desired.Resources[name].Resource, or ranging over them),
 // nor uses the SDK's request helpers for them: all would see an object
-// kept encoded as absent.
+// kept encoded as absent. The functions' plans read through
+// function.Request and never see the request; this holds RunFunction and
+// the shared code behind Request and Write to the same rule.
 func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 	root := filepath.Join("..", "..")
 	allowed := map[string]bool{
@@ -463,6 +465,9 @@ func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 				return err
 			}
 			rel, _ := filepath.Rel(root, path)
+			if strings.HasPrefix(rel, filepath.Join("internal", "fntest")+string(filepath.Separator)) {
+				return nil // tests' request builders: they write requests, never serve them
+			}
 			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 			if err != nil {
 				return err
