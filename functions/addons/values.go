@@ -141,11 +141,10 @@ func Truthy(v any) bool {
 }
 
 // MarshalValues encodes a values tree as JSON with sorted keys
-// (encoding/json's bytes, written without reflection by
-// function.MarshalJSON), so the same input always gives the same bytes
+// (encoding/json's bytes, function.JSON), so the same input always gives the same bytes
 // (docs/spec.md §5). It returns the encoding error.
 func MarshalValues(v Values) (*apiextensionsv1.JSON, error) {
-	raw, err := function.MarshalJSON(v)
+	raw, err := function.JSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode Helm values: %w", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"sort"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -79,31 +78,10 @@ func groupLabels(id function.Identity, g string) map[string]string {
 }
 
 // canonicalHash returns the SHA-256 of v's canonical JSON (encoding/json of
-// a typed value, null values dropped, object keys sorted) as lower-case hex.
-// It returns an error when v does not marshal.
-func canonicalHash(v any) (string, error) {
-	var sum string
-	err := function.WithJSON(v, func(raw []byte) error {
-		var err error
-		sum, err = canonicalHashJSON(raw)
-		return err
-	})
-	return sum, err
-}
-
-// canonicalHashJSON is canonicalHash of the value whose encoding/json
-// output is raw. The canonical form is computed from the bytes
-// (function.CanonicalSHA256), with the same result as decoding raw into an
-// any, dropping the null members of objects and encoding it again:
-// TestCanonicalHashPinned holds the hashes, which name machine templates,
-// to the values that round trip gave.
-func canonicalHashJSON(raw []byte) (string, error) {
-	sum, err := function.CanonicalSHA256(raw)
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(sum[:]), nil
-}
+// a typed value, null values dropped, object keys sorted) as lower-case hex
+// (function.CanonicalHash): TestCanonicalHashPinned holds the hashes, which
+// name machine templates. It returns an error when v does not marshal.
+func canonicalHash(v any) (string, error) { return function.CanonicalHash(v) }
 
 // sortedKeys returns m's keys in ascending order.
 func sortedKeys[V any](m map[string]V) []string {

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/function/wire"
 	"github.com/tenantkube/tenantkube/internal/platform"
 )
@@ -194,13 +193,12 @@ func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n 
 	if FatalMessage(rsp) != "" {
 		return nil
 	}
-	// Read as the next step would: through function.DesiredResource.
-	next := &fnv1.RunFunctionRequest{Desired: rsp.GetDesired()}
+	// Read as the next step would: each object decoded (wire.Decode).
 	for name := range rsp.GetDesired().GetResources() {
 		if before[name] {
 			continue
 		}
-		obj := function.DesiredResource(next, name)
+		obj := wire.Decode(rsp.GetDesired().GetResources()[name])
 		apiVersion := obj.GetFields()["apiVersion"].GetStringValue()
 		kind := obj.GetFields()["kind"].GetStringValue()
 		meta := obj.GetFields()["metadata"].GetStructValue().GetFields()

@@ -47,7 +47,7 @@ func (k CleanupKind) composedName(name string) string {
 	return CleanupPrefix + strings.ToLower(k.Kind) + "-" + name
 }
 
-// CleanupOptions narrow what ComposeForCleanup composes.
+// CleanupOptions narrow what Plan.ComposeForCleanup composes.
 type CleanupOptions struct {
 	// Keep, when not nil, limits the objects considered to the names it
 	// accepts.
@@ -59,7 +59,7 @@ type CleanupOptions struct {
 	Limit int
 }
 
-// CleanupResult is what ComposeForCleanup found and composed.
+// CleanupResult is what Plan.ComposeForCleanup found and composed.
 type CleanupResult struct {
 	// Present are the names of the labelled objects of the kind in NS that
 	// Keep accepts, whoever owns them (sorted): those Crossplane sent, and
@@ -87,7 +87,7 @@ type CleanupResult struct {
 //     could then not re-create it as something else) — Crossplane adds its
 //     labels and owner reference and takes no other field of the owner's;
 //   - the objects composed this way earlier are kept by Write
-//     (KeepComposedForCleanup).
+//     (keepComposedForCleanup).
 //
 // Such objects are always ready (ReadyAlways): they exist. The error is
 // always nil today; it is kept for objects that may not convert.
@@ -96,21 +96,6 @@ func (p *Plan) ComposeForCleanup(r *Request, id Identity, k CleanupKind, opts Cl
 	res, objs := cleanupObjects(r.req, id, k, opts)
 	for _, o := range objs {
 		p.Add(o.name, o.object, ReadyAlways)
-	}
-	return res, nil
-}
-
-// ComposeForCleanup is Plan.ComposeForCleanup writing straight into rsp.
-//
-// Deprecated: use Plan.ComposeForCleanup; this goes once the functions
-// write through a Plan.
-func ComposeForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, error) {
-	Require(rsp, k.requiredKey(), k.selector(id))
-	res, objs := cleanupObjects(req, id, k, opts)
-	for _, o := range objs {
-		if err := SetDesired(rsp, o.name, o.object, fnv1.Ready_READY_TRUE); err != nil {
-			return res, err
-		}
 	}
 	return res, nil
 }
@@ -139,28 +124,28 @@ type cleanupObject struct {
 // (see Plan.ComposeForCleanup), sorted by name.
 func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, []cleanupObject) {
 	accept := func(name string) bool { return name != "" && (opts.Keep == nil || opts.Keep(name)) }
-	xrUID := ObservedCompositeString(req, "metadata", "uid")
+	xrUID := observedCompositeString(req, "metadata", "uid")
 	prefix := k.composedName("")
 	present := map[string]bool{}
 	composed := map[string]bool{}
-	for name := range ObservedNames(req) {
+	for name := range observedNames(req) {
 		if !strings.HasPrefix(name, prefix) {
 			continue // most observed objects: not looked into
 		}
-		obj := ObservedResource(req, name)
-		if n := ValueAt(obj, "metadata", "name").GetStringValue(); sameKind(obj, k) && accept(n) {
+		obj := observedResource(req, name)
+		if n := valueAt(obj, "metadata", "name").GetStringValue(); sameKind(obj, k) && accept(n) {
 			present[n], composed[n] = true, true
 		}
 	}
 	var candidates []*structpb.Struct
 	for _, item := range req.GetRequiredResources()[k.requiredKey()].GetItems() {
 		obj := item.GetResource()
-		n := ValueAt(obj, "metadata", "name").GetStringValue()
-		if !sameKind(obj, k) || ValueAt(obj, "metadata", "namespace").GetStringValue() != id.Namespace || !accept(n) {
+		n := valueAt(obj, "metadata", "name").GetStringValue()
+		if !sameKind(obj, k) || valueAt(obj, "metadata", "namespace").GetStringValue() != id.Namespace || !accept(n) {
 			continue
 		}
 		present[n] = true
-		if c := ValueAt(obj, "metadata", "annotations", annotationComposedName).GetStringValue(); c != "" && !strings.HasPrefix(c, prefix) {
+		if c := valueAt(obj, "metadata", "annotations", annotationComposedName).GetStringValue(); c != "" && !strings.HasPrefix(c, prefix) {
 			continue // composed by a pipeline step under its own name
 		}
 		if controlledByOther(obj, xrUID) {
@@ -171,7 +156,7 @@ func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, op
 		}
 	}
 	sort.Slice(candidates, func(i, j int) bool {
-		return ValueAt(candidates[i], "metadata", "name").GetStringValue() < ValueAt(candidates[j], "metadata", "name").GetStringValue()
+		return valueAt(candidates[i], "metadata", "name").GetStringValue() < valueAt(candidates[j], "metadata", "name").GetStringValue()
 	})
 	var res CleanupResult
 	var out []cleanupObject
@@ -180,7 +165,7 @@ func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, op
 			res.Skipped++
 			continue
 		}
-		n := ValueAt(obj, "metadata", "name").GetStringValue()
+		n := valueAt(obj, "metadata", "name").GetStringValue()
 		composed[n] = true
 		out = append(out, cleanupObject{name: k.composedName(n), object: cleanupObjectOf(obj)})
 	}
@@ -188,17 +173,17 @@ func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, op
 	return res, out
 }
 
-// KeepComposedForCleanup keeps in rsp's desired state every observed
-// composed resource named cleanup-… (composed by ComposeForCleanup in any
+// keepComposedForCleanup keeps in rsp's desired state every observed
+// composed resource named cleanup-… (composed by Plan.ComposeForCleanup in any
 // step) that the desired state does not hold yet. Such an object leaves the
 // desired state only when its creator has deleted it (it is no longer
 // observed) or with the cluster — never because a kind left a function's
 // input, a required resource was not fetched yet, or another step ran
 // first: dropping it would make Crossplane delete a tenant's volume. It
 // returns an error when an object does not convert.
-func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
+func keepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
 	names := make([]string, 0)
-	for name := range ObservedNames(req) {
+	for name := range observedNames(req) {
 		if !strings.HasPrefix(name, CleanupPrefix) {
 			continue
 		}
@@ -208,7 +193,7 @@ func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := setCleanupObject(rsp, name, ObservedResource(req, name)); err != nil {
+		if err := setCleanupObject(rsp, name, observedResource(req, name)); err != nil {
 			return err
 		}
 	}
@@ -218,7 +203,7 @@ func KeepComposedForCleanup(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 // setCleanupObject puts the object obj names into rsp's desired state under
 // composed, ready (cleanupObjectOf).
 func setCleanupObject(rsp *fnv1.RunFunctionResponse, composed string, obj *structpb.Struct) error {
-	return SetDesired(rsp, composed, cleanupObjectOf(obj), fnv1.Ready_READY_TRUE)
+	return setDesired(rsp, composed, cleanupObjectOf(obj), fnv1.Ready_READY_TRUE)
 }
 
 // cleanupObjectOf is what is composed for cleanup of the object obj names:
@@ -230,8 +215,8 @@ func cleanupObjectOf(obj *structpb.Struct) map[string]any {
 		"apiVersion": f["apiVersion"].GetStringValue(),
 		"kind":       f["kind"].GetStringValue(),
 		"metadata": map[string]any{
-			"name":      ValueAt(obj, "metadata", "name").GetStringValue(),
-			"namespace": ValueAt(obj, "metadata", "namespace").GetStringValue(),
+			"name":      valueAt(obj, "metadata", "name").GetStringValue(),
+			"namespace": valueAt(obj, "metadata", "namespace").GetStringValue(),
 		},
 	}
 	if t := f["type"].GetStringValue(); t != "" {
@@ -258,7 +243,7 @@ func sameKind(obj *structpb.Struct, k CleanupKind) bool {
 // controlledByOther reports whether obj has a controller ownerReference
 // whose uid is not xrUID.
 func controlledByOther(obj *structpb.Struct, xrUID string) bool {
-	for _, ref := range ValueAt(obj, "metadata", "ownerReferences").GetListValue().GetValues() {
+	for _, ref := range valueAt(obj, "metadata", "ownerReferences").GetListValue().GetValues() {
 		f := ref.GetStructValue().GetFields()
 		if f["controller"].GetBoolValue() && (xrUID == "" || f["uid"].GetStringValue() != xrUID) {
 			return true

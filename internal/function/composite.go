@@ -22,13 +22,13 @@ func desiredComposite(rsp *fnv1.RunFunctionResponse) *fnv1.Resource {
 	return rsp.Desired.Composite
 }
 
-// SetCompositeStatus sets each key of fields under status of rsp's desired
+// setCompositeStatus sets each key of fields under status of rsp's desired
 // composite resource, replacing that key's earlier value and leaving every
 // other status key (set by earlier pipeline steps) untouched. Values are
 // JSON-like (maps, slices, strings, numbers, bools), typed (set as
-// encoding/json writes them, see ToValue), or a *structpb.Value, set as it
+// encoding/json writes them, see toValue), or a *structpb.Value, set as it
 // is. It returns an error when a value does not convert.
-func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) error {
+func setCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) error {
 	xr := desiredComposite(rsp).Resource
 	status := xr.Fields["status"].GetStructValue()
 	if status == nil {
@@ -42,7 +42,7 @@ func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) er
 		}
 		pv, err := structpb.NewValue(v)
 		if err != nil {
-			pv, err = ToValue(v) // a typed value (Plan.Status)
+			pv, err = toValue(v) // a typed value (Plan.Status)
 		}
 		if err != nil {
 			return fmt.Errorf("cannot set status.%s: %w", k, err)
@@ -52,10 +52,10 @@ func SetCompositeStatus(rsp *fnv1.RunFunctionResponse, fields map[string]any) er
 	return nil
 }
 
-// SetConnectionDetails adds details to the desired composite resource's
+// setConnectionDetails adds details to the desired composite resource's
 // connection details, which Crossplane writes to the claim's connection
 // secret.
-func SetConnectionDetails(rsp *fnv1.RunFunctionResponse, details map[string][]byte) {
+func setConnectionDetails(rsp *fnv1.RunFunctionResponse, details map[string][]byte) {
 	xr := desiredComposite(rsp)
 	if xr.ConnectionDetails == nil {
 		xr.ConnectionDetails = make(map[string][]byte, len(details))

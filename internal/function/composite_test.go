@@ -50,7 +50,7 @@ func TestSetCompositeStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Composite: &fnv1.Resource{Resource: earlier}}}
-			if err := SetCompositeStatus(rsp, tc.args.fields); err != nil {
+			if err := setCompositeStatus(rsp, tc.args.fields); err != nil {
 				t.Fatalf("%s\nSetCompositeStatus(...): %v", tc.reason, err)
 			}
 			want, err := structpb.NewStruct(tc.want.status)

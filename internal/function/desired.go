@@ -1,7 +1,6 @@
 package function
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"strings"
 
@@ -11,13 +10,12 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
-// SetDesired puts obj into rsp's desired composed resources under the
+// setDesired puts obj into rsp's desired composed resources under the
 // composed-resource name, with the given readiness, replacing any earlier
 // entry of that name and leaving every other entry untouched. obj is a
-// typed object (encoded at once, see wire.EncodeObject), an EncodedObject,
-// or a *structpb.Struct. It returns an error when obj does not convert
-// (see ToStruct).
-func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.Ready) error {
+// typed object (encoded at once, see wire.EncodeObject) or a
+// *structpb.Struct. It returns an error when obj does not convert.
+func setDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.Ready) error {
 	r, err := wire.NewResource(obj, ready)
 	if err != nil {
 		return fmt.Errorf("cannot convert composed resource %q: %w", name, err)
@@ -32,32 +30,9 @@ func SetDesired(rsp *fnv1.RunFunctionResponse, name string, obj any, ready fnv1.
 	return nil
 }
 
-// EncodedObject is a desired composed resource's object already in its
-// protobuf wire form (wire.EncodeObject).
-//
-// Deprecated: for workers' machine templates until TemplateHash lands; a
-// plan adds typed objects.
-type EncodedObject = wire.Object
-
-// EncodeObjectSpecSum is wire.EncodeObjectSpecSum.
-//
-// Deprecated: to be removed once workers name templates by TemplateHash.
-func EncodeObjectSpecSum(obj any, name func(specSum [sha256.Size]byte) string) (EncodedObject, [sha256.Size]byte, error) {
-	return wire.EncodeObjectSpecSum(obj, name)
-}
-
-// ToStruct converts a typed Kubernetes object into the structpb.Struct a
-// composed resource's object is (wire.ToStruct): status and null values
-// dropped. It returns an error when the object does not marshal.
-func ToStruct(obj any) (*structpb.Struct, error) { return wire.ToStruct(obj) }
-
-// ToValue converts a JSON-marshallable value into a structpb.Value through
+// toValue converts a JSON-marshallable value into a structpb.Value through
 // its encoding/json output, dropping nothing (wire.ToValue).
-func ToValue(obj any) (*structpb.Value, error) { return wire.ToValue(obj) }
-
-// WithJSON calls f with encoding/json's encoding of obj in a reused buffer
-// (wire.WithJSON): f must not keep the bytes.
-func WithJSON(obj any, f func(raw []byte) error) error { return wire.WithJSON(obj, f) }
+func toValue(obj any) (*structpb.Value, error) { return wire.ToValue(obj) }
 
 // omitPath removes the field at path from s, copying each struct on the way
 // so the observed object it came from is left intact.
@@ -78,15 +53,15 @@ func omitPath(s *structpb.Struct, path []string) {
 	s.Fields[path[0]] = structpb.NewStructValue(c)
 }
 
-// KeepObserved copies the observed composed resource called name into rsp's
+// keepObserved copies the observed composed resource called name into rsp's
 // desired state unchanged (apart from its status, server-set metadata, the
 // labels and annotations other controllers wrote (see keptMetadata), and
 // the dotted field paths in omit, e.g. "spec.replicas" of a
 // MachineDeployment that cluster-autoscaler owns), so that a part the
 // function cannot compute this time is not deleted by Crossplane. It
 // reports false when nothing of that name was observed.
-func KeepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string, omit ...string) bool {
-	obj := ObservedResource(req, name)
+func keepObserved(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string, omit ...string) bool {
+	obj := observedResource(req, name)
 	if obj == nil {
 		return false
 	}

@@ -14,26 +14,26 @@ import (
 	codec "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
-// TestSetDesiredEncodes holds an object SetDesired encodes to what the
+// TestSetDesiredEncodes holds an object setDesired encodes to what the
 // response carries to Crossplane (the served codec's bytes, decoded by
-// protobuf-go) and to what DesiredResource reads back: ToStruct of it.
+// protobuf-go) and to what desiredResource reads back: wire.ToStruct of it.
 func TestSetDesiredEncodes(t *testing.T) {
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
 		Data:       map[string]string{"k": strings.Repeat("v", 300)},
 	}
-	want, err := ToStruct(cm)
+	want, err := codec.ToStruct(cm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := &fnv1.RunFunctionRequest{}
 	rsp := &fnv1.RunFunctionResponse{}
-	if err := SetDesired(rsp, "cm", cm, fnv1.Ready_READY_TRUE); err != nil {
+	if err := setDesired(rsp, "cm", cm, fnv1.Ready_READY_TRUE); err != nil {
 		t.Fatal(err)
 	}
 	if rsp.Desired.Resources["cm"].Resource != nil {
-		t.Fatal("SetDesired decoded the object it encoded")
+		t.Fatal("setDesired decoded the object it encoded")
 	}
 	wire, err := codec.AppendMessage(nil, rsp.ProtoReflect())
 	if err != nil {
@@ -50,7 +50,7 @@ func TestSetDesiredEncodes(t *testing.T) {
 		t.Errorf("response as Crossplane receives it (-want +got):\n%s", diff)
 	}
 	req.Desired = rsp.Desired // a response shares the request's desired state
-	if diff := cmp.Diff(want, DesiredResource(req, "cm"), protocmp.Transform()); diff != "" {
-		t.Errorf("DesiredResource (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, desiredResource(req, "cm"), protocmp.Transform()); diff != "" {
+		t.Errorf("desiredResource (-want +got):\n%s", diff)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,74 +55,74 @@ func orEmpty(v *structpb.Value) *structpb.Value {
 
 // checkEncodedObservedReads compares, for every observed composed resource
 // of want (decoded by protobuf-go), what the Observed* accessors return on
-// a fresh UnmarshalRequest of wire with what ValueAt returns on want, at
-// every path of the object, and what DesiredResource returns for every
+// a fresh UnmarshalRequest of wire with what valueAt returns on want, at
+// every path of the object, and what desiredResource returns for every
 // desired one, then that the whole request, once DecodeKeptObjects
 // has run on both states, equals want.
 func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
 	got := &fnv1.RunFunctionRequest{}
-	if err := UnmarshalRequest(wire, got); err != nil {
+	if err := unmarshalRequest(wire, got); err != nil {
 		t.Fatalf("UnmarshalRequest: %v", err)
 	}
 	opts = append(opts, protocmp.Transform())
 	for name, r := range want.GetObserved().GetResources() {
-		if gotExists, wantExists := ObservedExists(got, name), r.GetResource() != nil; gotExists != wantExists {
-			t.Errorf("ObservedExists(%q) = %v, want %v", name, gotExists, wantExists)
+		if gotExists, wantExists := observedExists(got, name), r.GetResource() != nil; gotExists != wantExists {
+			t.Errorf("observedExists(%q) = %v, want %v", name, gotExists, wantExists)
 		}
 		types := []string{"", "no-such-type"}
-		for _, c := range ValueAt(r.GetResource(), "status", "conditions").GetListValue().GetValues() {
+		for _, c := range valueAt(r.GetResource(), "status", "conditions").GetListValue().GetValues() {
 			types = append(types, c.GetStructValue().GetFields()["type"].GetStringValue())
 		}
 		for _, typ := range types {
-			ws, wr, wm := ObservedConditionStatus(want, name, typ)
-			if gs, gr, gm := ObservedConditionStatus(got, name, typ); gs != ws || gr != wr || gm != wm {
-				t.Errorf("ObservedConditionStatus(%q, %q) = %q, %q, %q kept encoded, %q, %q, %q decoded", name, typ, gs, gr, gm, ws, wr, wm)
+			ws, wr, wm := observedConditionStatus(want, name, typ)
+			if gs, gr, gm := observedConditionStatus(got, name, typ); gs != ws || gr != wr || gm != wm {
+				t.Errorf("observedConditionStatus(%q, %q) = %q, %q, %q kept encoded, %q, %q, %q decoded", name, typ, gs, gr, gm, ws, wr, wm)
 			}
 		}
 		for _, p := range structPaths(r.GetResource(), nil) {
-			want := ValueAt(r.GetResource(), p...)
-			if diff := cmp.Diff(orEmpty(want), orEmpty(ObservedValue(got, name, p...)), opts...); diff != "" {
-				t.Errorf("ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
+			want := valueAt(r.GetResource(), p...)
+			if diff := cmp.Diff(orEmpty(want), orEmpty(observedValue(got, name, p...)), opts...); diff != "" {
+				t.Errorf("observedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
 			}
 		}
 	}
 	checkEncodedScalarReads(t, wire, want)
 	checkEncodedCompositeReads(t, got, want, opts...)
-	if ObservedExists(got, "no-such-resource") || ObservedValue(got, "no-such-resource", "kind") != nil || ObservedResource(got, "no-such-resource") != nil {
+	if observedExists(got, "no-such-resource") || observedValue(got, "no-such-resource", "kind") != nil || observedResource(got, "no-such-resource") != nil {
 		t.Errorf("an absent observed resource reads as present")
 	}
 	for name, r := range want.GetObserved().GetResources() {
-		if diff := cmp.Diff(r.GetResource(), ObservedResource(got, name), opts...); diff != "" {
-			t.Errorf("ObservedResource(%q) (-want +got):\n%s", name, diff)
+		if diff := cmp.Diff(r.GetResource(), observedResource(got, name), opts...); diff != "" {
+			t.Errorf("observedResource(%q) (-want +got):\n%s", name, diff)
 		}
 	}
 	for name, r := range want.GetDesired().GetResources() {
-		if diff := cmp.Diff(r.GetResource(), DesiredResource(got, name), opts...); diff != "" {
-			t.Errorf("DesiredResource(%q) (-want +got):\n%s", name, diff)
+		if diff := cmp.Diff(r.GetResource(), desiredResource(got, name), opts...); diff != "" {
+			t.Errorf("desiredResource(%q) (-want +got):\n%s", name, diff)
 		}
 	}
-	if DesiredResource(got, "no-such-resource") != nil {
+	if desiredResource(got, "no-such-resource") != nil {
 		t.Errorf("an absent desired resource reads as present")
 	}
-	DecodeKeptObjects(got.GetObserved())
-	DecodeKeptObjects(got.GetDesired())
+	decodeKeptObjects(got.GetObserved())
+	decodeKeptObjects(got.GetDesired())
 	if diff := cmp.Diff(want, got, opts...); diff != "" {
 		t.Errorf("UnmarshalRequest + DecodeKeptObjects (-proto.Unmarshal +got):\n%s", diff)
 	}
 }
 
-// checkEncodedScalarReads compares ObservedString, ObservedNumber and
-// ObservedCompositeString, at every path of every observed object and of
+// checkEncodedScalarReads compares observedString, observedNumber and
+// observedCompositeString, at every path of every observed object and of
 // the observed XR of want (decoded by protobuf-go), with the string and
-// number ValueAt finds there, on a fresh UnmarshalRequest of wire that no
+// number valueAt finds there, on a fresh UnmarshalRequest of wire that no
 // other accessor has read (one that decodes a whole object would leave
 // these only the decoded fallback to take). An object in the shape
 // protobuf-go writes stays encoded: they read it where it lies.
 func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest) {
 	t.Helper()
 	got := &fnv1.RunFunctionRequest{}
-	if err := UnmarshalRequest(wire, got); err != nil {
+	if err := unmarshalRequest(wire, got); err != nil {
 		t.Fatalf("UnmarshalRequest: %v", err)
 	}
 	wellFormed := func(r *fnv1.Resource) bool {
@@ -137,12 +138,12 @@ func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRe
 		res := got.GetObserved().GetResources()[name]
 		before := wellFormed(res)
 		for _, p := range structPaths(r.GetResource(), nil) {
-			v := ValueAt(r.GetResource(), p...)
-			if s := ObservedString(got, name, p...); s != v.GetStringValue() {
-				t.Errorf("ObservedString(%q, %q) = %q kept encoded, %q decoded", name, p, s, v.GetStringValue())
+			v := valueAt(r.GetResource(), p...)
+			if s := observedString(got, name, p...); s != v.GetStringValue() {
+				t.Errorf("observedString(%q, %q) = %q kept encoded, %q decoded", name, p, s, v.GetStringValue())
 			}
-			if n := ObservedNumber(got, name, p...); math.Float64bits(n) != math.Float64bits(v.GetNumberValue()) {
-				t.Errorf("ObservedNumber(%q, %q) = %v kept encoded, %v decoded", name, p, n, v.GetNumberValue())
+			if n := observedNumber(got, name, p...); math.Float64bits(n) != math.Float64bits(v.GetNumberValue()) {
+				t.Errorf("observedNumber(%q, %q) = %v kept encoded, %v decoded", name, p, n, v.GetNumberValue())
 			}
 		}
 		stillEncoded(name, before, res)
@@ -150,26 +151,26 @@ func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRe
 	xr := want.GetObserved().GetComposite().GetResource()
 	before := wellFormed(got.GetObserved().GetComposite())
 	for _, p := range structPaths(xr, nil) {
-		if s, v := ObservedCompositeString(got, p...), ValueAt(xr, p...).GetStringValue(); s != v {
-			t.Errorf("ObservedCompositeString(%q) = %q kept encoded, %q decoded", p, s, v)
+		if s, v := observedCompositeString(got, p...), valueAt(xr, p...).GetStringValue(); s != v {
+			t.Errorf("observedCompositeString(%q) = %q kept encoded, %q decoded", p, s, v)
 		}
 	}
 	stillEncoded("the observed XR", before, got.GetObserved().GetComposite())
-	if ObservedString(got, "no-such-resource", "kind") != "" || ObservedNumber(got, "no-such-resource", "metadata", "generation") != 0 {
+	if observedString(got, "no-such-resource", "kind") != "" || observedNumber(got, "no-such-resource", "metadata", "generation") != 0 {
 		t.Errorf("an absent observed resource reads as present")
 	}
 }
 
 // checkEncodedCompositeReads holds what a function reads of the observed
 // XR of got (decoded by UnmarshalRequest) to the same reads of want
-// (decoded by protobuf-go): every value by ObservedCompositeValue, the
-// spec's members ReadTenant decodes, ReadTenant itself, then the whole XR.
+// (decoded by protobuf-go): every value by observedCompositeValue, the
+// spec's members readTenant decodes, readTenant itself, then the whole XR.
 func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
 	xr := want.GetObserved().GetComposite().GetResource()
 	for _, p := range structPaths(xr, nil) {
-		if diff := cmp.Diff(orEmpty(ValueAt(xr, p...)), orEmpty(ObservedCompositeValue(got, p...)), opts...); diff != "" {
-			t.Errorf("ObservedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
+		if diff := cmp.Diff(orEmpty(valueAt(xr, p...)), orEmpty(observedCompositeValue(got, p...)), opts...); diff != "" {
+			t.Errorf("observedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
 		}
 	}
 	// The members a spec takes: all observedCompositeSpec promises.
@@ -186,19 +187,19 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 		}
 		return structpb.NewStructValue(kept)
 	}
-	if diff := cmp.Diff(orEmpty(specMembers(ValueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
+	if diff := cmp.Diff(orEmpty(specMembers(valueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
 		t.Errorf("observedCompositeSpec (-decoded, members a spec takes +kept encoded):\n%s", diff)
 	}
-	wantTenant, wantErr := ReadTenant(want)
-	gotTenant, gotErr := ReadTenant(got)
+	wantTenant, wantErr := readTenant(want)
+	gotTenant, gotErr := readTenant(got)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
-		t.Errorf("ReadTenant error %v kept encoded, %v decoded", gotErr, wantErr)
+		t.Errorf("readTenant error %v kept encoded, %v decoded", gotErr, wantErr)
 	}
 	if diff := cmp.Diff(wantTenant, gotTenant); diff != "" {
-		t.Errorf("ReadTenant (-decoded +kept encoded):\n%s", diff)
+		t.Errorf("readTenant (-decoded +kept encoded):\n%s", diff)
 	}
-	if diff := cmp.Diff(xr, ObservedComposite(got), opts...); diff != "" {
-		t.Errorf("ObservedComposite (-want +got):\n%s", diff)
+	if diff := cmp.Diff(xr, observedComposite(got), opts...); diff != "" {
+		t.Errorf("observedComposite (-want +got):\n%s", diff)
 	}
 }
 
@@ -229,17 +230,17 @@ func TestObservedReadsOfObjectsKeptEncoded(t *testing.T) {
 	checkEncodedObservedReads(t, wire, want)
 
 	got := &fnv1.RunFunctionRequest{}
-	if err := UnmarshalRequest(wire, got); err != nil {
+	if err := unmarshalRequest(wire, got); err != nil {
 		t.Fatal(err)
 	}
-	if s, _, _ := ObservedConditionStatus(got, "values", "Ready"); s != "True" {
-		t.Errorf("ObservedConditionStatus(values, Ready) = %q, want True", s)
+	if s, _, _ := observedConditionStatus(got, "values", "Ready"); s != "True" {
+		t.Errorf("observedConditionStatus(values, Ready) = %q, want True", s)
 	}
 	if _, encoded := codec.Encoded(got.GetObserved().GetResources()["values"]); !encoded {
 		t.Errorf("reading one condition decoded the whole object")
 	}
-	if !ObservedExists(got, "empty-object") || ObservedExists(got, "no-object") {
-		t.Errorf("ObservedExists: empty-object %v (want true), no-object %v (want false)", ObservedExists(got, "empty-object"), ObservedExists(got, "no-object"))
+	if !observedExists(got, "empty-object") || observedExists(got, "no-object") {
+		t.Errorf("observedExists: empty-object %v (want true), no-object %v (want false)", observedExists(got, "empty-object"), observedExists(got, "no-object"))
 	}
 }
 
@@ -253,13 +254,13 @@ func TestEncodedObjectsTravelUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &fnv1.RunFunctionRequest{}
-	if err := UnmarshalRequest(wire, got); err != nil {
+	if err := unmarshalRequest(wire, got); err != nil {
 		t.Fatal(err)
 	}
 	rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"a": got.GetObserved().GetResources()["a"]}}}
 	want := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{"a": req.GetObserved().GetResources()["a"]}}}
 	for encoder, encode := range map[string]func() ([]byte, error){
-		"AppendMessage": func() ([]byte, error) { return AppendMessage(nil, rsp.ProtoReflect()) },
+		"AppendMessage": func() ([]byte, error) { return appendMessage(nil, rsp.ProtoReflect()) },
 		"proto.Marshal": func() ([]byte, error) { return proto.Marshal(rsp) },
 	} {
 		enc, err := encode()
@@ -342,7 +343,7 @@ func TestUnmarshalRequestKeepsOddObjects(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := &fnv1.RunFunctionRequest{}
-			if err := UnmarshalRequest(wire, got); err != nil {
+			if err := unmarshalRequest(wire, got); err != nil {
 				t.Fatal(err)
 			}
 			r := got.GetObserved().GetResources()["r"]
@@ -362,7 +363,7 @@ func TestUnmarshalRequestKeepsOddObjects(t *testing.T) {
 // TestMalformedObjectFailsTheCall checks an observed object whose bytes are
 // no Struct (protobuf-go rejects the request): UnmarshalRequest keeps it
 // unchecked; a function that reads it fails the served call with
-// InvalidArgument (GuardMalformedObjects), one that does not passes it on
+// InvalidArgument (guardMalformedObjects), one that does not passes it on
 // byte for byte, for Crossplane's decoding to reject.
 func TestMalformedObjectFailsTheCall(t *testing.T) {
 	garbage := []byte{0x0a, 0x05, 0x0a, 0x01} // an entry longer than its Struct
@@ -376,19 +377,19 @@ func TestMalformedObjectFailsTheCall(t *testing.T) {
 		t.Fatal("protobuf-go decodes the malformed request: the case must be one it rejects")
 	}
 	reads := map[string]func(req *fnv1.RunFunctionRequest){
-		"ObservedResource":        func(req *fnv1.RunFunctionRequest) { ObservedResource(req, "r") },
-		"ObservedValue":           func(req *fnv1.RunFunctionRequest) { ObservedValue(req, "r", "kind") },
-		"ObservedString":          func(req *fnv1.RunFunctionRequest) { ObservedString(req, "r", "kind") },
-		"ObservedNumber":          func(req *fnv1.RunFunctionRequest) { ObservedNumber(req, "r", "metadata", "generation") },
-		"ObservedConditionStatus": func(req *fnv1.RunFunctionRequest) { ObservedConditionStatus(req, "r", "Ready") },
+		"observedResource":        func(req *fnv1.RunFunctionRequest) { observedResource(req, "r") },
+		"observedValue":           func(req *fnv1.RunFunctionRequest) { observedValue(req, "r", "kind") },
+		"observedString":          func(req *fnv1.RunFunctionRequest) { observedString(req, "r", "kind") },
+		"observedNumber":          func(req *fnv1.RunFunctionRequest) { observedNumber(req, "r", "metadata", "generation") },
+		"observedConditionStatus": func(req *fnv1.RunFunctionRequest) { observedConditionStatus(req, "r", "Ready") },
 	}
 	for name, read := range reads {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{}
-			if err := UnmarshalRequest(wire, req); err != nil {
+			if err := unmarshalRequest(wire, req); err != nil {
 				t.Fatalf("UnmarshalRequest: %v", err)
 			}
-			_, err := GuardMalformedObjects(readRunner{read: func(req *fnv1.RunFunctionRequest) {
+			_, err := guardMalformedObjects(readRunner{read: func(req *fnv1.RunFunctionRequest) {
 				read(req)
 				t.Error("the read returned")
 			}}).RunFunction(context.Background(), req)
@@ -398,13 +399,13 @@ func TestMalformedObjectFailsTheCall(t *testing.T) {
 		})
 	}
 	req := &fnv1.RunFunctionRequest{}
-	if err := UnmarshalRequest(wire, req); err != nil {
+	if err := unmarshalRequest(wire, req); err != nil {
 		t.Fatalf("UnmarshalRequest: %v", err)
 	}
-	if !ObservedExists(req, "r") {
+	if !observedExists(req, "r") {
 		t.Error("the malformed object reads as absent")
 	}
-	out, err := AppendMessage(nil, req.ProtoReflect())
+	out, err := appendMessage(nil, req.ProtoReflect())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +414,7 @@ func TestMalformedObjectFailsTheCall(t *testing.T) {
 	}
 }
 
-// TestGuardPassesOtherPanics checks that GuardMalformedObjects recovers
+// TestGuardPassesOtherPanics checks that guardMalformedObjects recovers
 // only a codec.MalformedObjectError: a function's own panic is not turned into an
 // answer.
 func TestGuardPassesOtherPanics(t *testing.T) {
@@ -422,7 +423,7 @@ func TestGuardPassesOtherPanics(t *testing.T) {
 			t.Errorf("recovered %v, want the function's own panic", p)
 		}
 	}()
-	_, _ = GuardMalformedObjects(readRunner{read: func(*fnv1.RunFunctionRequest) { panic("a bug") }}).RunFunction(context.Background(), &fnv1.RunFunctionRequest{})
+	_, _ = guardMalformedObjects(readRunner{read: func(*fnv1.RunFunctionRequest) { panic("a bug") }}).RunFunction(context.Background(), &fnv1.RunFunctionRequest{})
 	t.Error("the panic did not go on")
 }
 
@@ -480,20 +481,20 @@ func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 				switch n := n.(type) {
 				case *ast.SelectorExpr:
 					if sdkReaders[n.Sel.Name] {
-						t.Errorf("%s: calls %s; use the function.Observed* accessors and DesiredResource", rel, n.Sel.Name)
+						t.Errorf("%s: calls %s; use function.Request", rel, n.Sel.Name)
 					}
 					if composedResources(n, "Observed") {
-						t.Errorf("%s: reads the observed composed resources directly; use the function.Observed* accessors", rel)
+						t.Errorf("%s: reads the observed composed resources directly; use function.Request", rel)
 					}
 					if (n.Sel.Name == "Composite" || n.Sel.Name == "GetComposite") && ofState(n.X, "Observed") {
-						t.Errorf("%s: reads the observed composite resource directly; use function.ObservedCompositeValue", rel)
+						t.Errorf("%s: reads the observed composite resource directly; use Request.CompositeString", rel)
 					}
 					if ix, ok := n.X.(*ast.IndexExpr); ok && (n.Sel.Name == "Resource" || n.Sel.Name == "GetResource") && composedResources(ix.X, "Desired") {
-						t.Errorf("%s: reads a desired composed resource's object directly; use function.DesiredResource", rel)
+						t.Errorf("%s: reads a desired composed resource's object directly; use function.Request", rel)
 					}
 				case *ast.RangeStmt:
 					if n.Value != nil && composedResources(n.X, "Desired") {
-						t.Errorf("%s: ranges over the desired composed resources' objects; use function.DesiredResource", rel)
+						t.Errorf("%s: ranges over the desired composed resources' objects; use function.Request", rel)
 					}
 				}
 				return true
@@ -556,22 +557,22 @@ func TestObjectReplacedInPlaceWins(t *testing.T) {
 	replacement := codecStruct(t, map[string]any{"kind": "Replacement"})
 	for _, read := range []bool{false, true} {
 		got := &fnv1.RunFunctionRequest{}
-		if err := UnmarshalRequest(wire, got); err != nil {
+		if err := unmarshalRequest(wire, got); err != nil {
 			t.Fatal(err)
 		}
 		r := got.GetDesired().GetResources()["a"]
 		r.Resource = replacement
 		got.GetObserved().GetResources()["a"].Resource = replacement
-		if k := ObservedValue(got, "a", "kind").GetStringValue(); k != "Replacement" {
-			t.Errorf("ObservedValue(a, kind) after replacing the object = %q, want Replacement", k)
+		if k := observedValue(got, "a", "kind").GetStringValue(); k != "Replacement" {
+			t.Errorf("observedValue(a, kind) after replacing the object = %q, want Replacement", k)
 		}
 		if read {
-			if diff := cmp.Diff(replacement, DesiredResource(got, "a"), protocmp.Transform()); diff != "" {
-				t.Errorf("DesiredResource after replacing the object (-want +got):\n%s", diff)
+			if diff := cmp.Diff(replacement, desiredResource(got, "a"), protocmp.Transform()); diff != "" {
+				t.Errorf("desiredResource after replacing the object (-want +got):\n%s", diff)
 			}
 		}
 		rsp := &fnv1.RunFunctionResponse{Desired: got.GetDesired()}
-		enc, err := AppendMessage(nil, rsp.ProtoReflect())
+		enc, err := appendMessage(nil, rsp.ProtoReflect())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -585,8 +586,8 @@ func TestObjectReplacedInPlaceWins(t *testing.T) {
 	}
 }
 
-// FuzzObservedScalars holds ObservedString and ObservedNumber to
-// ObservedValue's GetStringValue and GetNumberValue on arbitrary bytes as
+// FuzzObservedScalars holds observedString and observedNumber to
+// observedValue's GetStringValue and GetNumberValue on arbitrary bytes as
 // an observed object's Struct, at a path of one or two keys, each on its
 // own fresh UnmarshalRequest: the same value, or both failing the read
 // with a codec.MalformedObjectError.
@@ -628,7 +629,7 @@ func FuzzObservedScalars(f *testing.F) {
 		// or whether it failed with a codec.MalformedObjectError.
 		read := func(f func(req *fnv1.RunFunctionRequest) any) (v any, malformed bool) {
 			req := &fnv1.RunFunctionRequest{}
-			if err := UnmarshalRequest(wire, req); err != nil {
+			if err := unmarshalRequest(wire, req); err != nil {
 				t.Fatalf("UnmarshalRequest: %v", err) // not reached: the object is kept unchecked
 			}
 			defer func() {
@@ -645,19 +646,19 @@ func FuzzObservedScalars(f *testing.F) {
 			name        string
 			scalar, ref func(req *fnv1.RunFunctionRequest) any
 		}{
-			{"ObservedString",
-				func(req *fnv1.RunFunctionRequest) any { return ObservedString(req, "r", path...) },
-				func(req *fnv1.RunFunctionRequest) any { return ObservedValue(req, "r", path...).GetStringValue() }},
-			{"ObservedNumber",
-				func(req *fnv1.RunFunctionRequest) any { return math.Float64bits(ObservedNumber(req, "r", path...)) },
+			{"observedString",
+				func(req *fnv1.RunFunctionRequest) any { return observedString(req, "r", path...) },
+				func(req *fnv1.RunFunctionRequest) any { return observedValue(req, "r", path...).GetStringValue() }},
+			{"observedNumber",
+				func(req *fnv1.RunFunctionRequest) any { return math.Float64bits(observedNumber(req, "r", path...)) },
 				func(req *fnv1.RunFunctionRequest) any {
-					return math.Float64bits(ObservedValue(req, "r", path...).GetNumberValue())
+					return math.Float64bits(observedValue(req, "r", path...).GetNumberValue())
 				}},
 		} {
 			got, gotMalformed := read(c.scalar)
 			want, wantMalformed := read(c.ref)
 			if got != want || gotMalformed != wantMalformed {
-				t.Errorf("%s(%q) = %v (malformed %v), ObservedValue gives %v (malformed %v)", c.name, path, got, gotMalformed, want, wantMalformed)
+				t.Errorf("%s(%q) = %v (malformed %v), observedValue gives %v (malformed %v)", c.name, path, got, gotMalformed, want, wantMalformed)
 			}
 		}
 	})
@@ -681,4 +682,37 @@ func FuzzObservedReads(f *testing.F) {
 		}
 		checkEncodedObservedReads(t, wire, want)
 	})
+}
+
+// TestFunctionsSeeNoWire holds the functions (non-test files under
+// functions/) to the typed API of Request and Plan: none imports the codec
+// or structpb.
+func TestFunctionsSeeNoWire(t *testing.T) {
+	banned := map[string]bool{
+		"github.com/tenantkube/tenantkube/internal/function/wire": true,
+		"google.golang.org/protobuf/types/known/structpb":         true,
+	}
+	checked := 0
+	err := filepath.WalkDir(filepath.Join("..", "..", "functions"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); banned[p] {
+				t.Errorf("%s imports %s; read through function.Request, write through function.Plan", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d files: wrong root?", checked)
+	}
 }

@@ -21,10 +21,10 @@ func TestKeepObservedOmitsOwnedByOthers(t *testing.T) {
 	}
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{"md": {Resource: md}}}}
 	rsp := &fnv1.RunFunctionResponse{}
-	if !KeepObserved(req, rsp, "md", "spec.replicas", "spec.absent.field") {
+	if !keepObserved(req, rsp, "md", "spec.replicas", "spec.absent.field") {
 		t.Fatal("not kept")
 	}
-	if KeepObserved(req, rsp, "not-observed") {
+	if keepObserved(req, rsp, "not-observed") {
 		t.Error("kept an object that was not observed")
 	}
 	want := map[string]any{
@@ -64,7 +64,7 @@ func TestKeepObservedLeavesOtherControllersMetadata(t *testing.T) {
 	}
 	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{"md": {Resource: md}}}}
 	rsp := &fnv1.RunFunctionResponse{}
-	if !KeepObserved(req, rsp, "md") {
+	if !keepObserved(req, rsp, "md") {
 		t.Fatal("not kept")
 	}
 	want := map[string]any{

@@ -12,7 +12,7 @@ import (
 // FieldOwnerComposedPrefix in its function composer).
 const composedFieldManagerPrefix = "apiextensions.crossplane.io/composed/"
 
-// keptMetadata is the metadata under which KeepObserved puts an observed
+// keptMetadata is the metadata under which keepObserved puts an observed
 // composed resource back into the desired state: its name and namespace,
 // and the labels and annotations Crossplane itself applied. The labels and
 // annotations other controllers wrote (CAPI's revision annotation, the
@@ -68,9 +68,9 @@ func appliedMetadataKeys(md *structpb.Struct) (owned map[string]map[string]bool,
 			continue
 		}
 		recorded = true
-		meta := ValueAt(f["fieldsV1"].GetStructValue(), "f:metadata").GetStructValue()
+		meta := valueAt(f["fieldsV1"].GetStructValue(), "f:metadata").GetStructValue()
 		for _, k := range []string{"labels", "annotations"} {
-			for key := range ValueAt(meta, "f:"+k).GetStructValue().GetFields() {
+			for key := range valueAt(meta, "f:"+k).GetStructValue().GetFields() {
 				if name, ok := strings.CutPrefix(key, "f:"); ok {
 					owned[k][name] = true
 				}

@@ -10,81 +10,65 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
-// ObservedResource returns the object of the observed composed resource
+// observedResource returns the object of the observed composed resource
 // called name, or nil when there is none. An object UnmarshalRequest kept
 // encoded is decoded now, once (see wire/encodedobjects.go): this and the other
 // Observed* functions are the only way a function reads observed composed
 // resources.
-func ObservedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
+func observedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
 	return wire.Decode(req.GetObserved().GetResources()[name])
 }
 
-// ObservedExists reports whether the composed resource called name is in
+// observedExists reports whether the composed resource called name is in
 // req's observed state (it has been created). Templates, ConfigMaps,
 // ServiceAccounts and RBAC objects are ready once they exist.
-func ObservedExists(req *fnv1.RunFunctionRequest, name string) bool {
+func observedExists(req *fnv1.RunFunctionRequest, name string) bool {
 	return wire.HasObject(req.GetObserved().GetResources()[name])
 }
 
-// DesiredResource returns the object of the desired composed resource
-// called name in req (an earlier step's, or this function's once it is
-// set: a response shares the request's desired state), or nil when there
-// is none. An object UnmarshalRequest kept encoded is decoded now, once.
-func DesiredResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
-	return wire.Decode(req.GetDesired().GetResources()[name])
-}
-
-// ObservedNames yields the names of the observed composed resources, in
+// observedNames yields the names of the observed composed resources, in
 // map order, without decoding any object.
-func ObservedNames(req *fnv1.RunFunctionRequest) iter.Seq[string] {
+func observedNames(req *fnv1.RunFunctionRequest) iter.Seq[string] {
 	return maps.Keys(req.GetObserved().GetResources())
 }
 
-// ObservedValue returns the value at path (map keys) of the observed
+// observedValue returns the value at path (map keys) of the observed
 // composed resource called name, or nil when the resource or the path is
 // absent. Of an object kept encoded (UnmarshalRequest) it decodes only the
 // value found; with no path it returns the whole object.
-func ObservedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
+func observedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
 	return wire.Value(req.GetObserved().GetResources()[name], path)
 }
 
-// ObservedString returns the string at path (map keys, at least one) of
+// observedString returns the string at path (map keys, at least one) of
 // the observed composed resource called name: "" when the resource or the
 // path is absent or the value is no string, as
-// ObservedValue(...).GetStringValue() gives, without decoding a Value of an
+// observedValue(...).GetStringValue() gives, without decoding a Value of an
 // object kept encoded.
-func ObservedString(req *fnv1.RunFunctionRequest, name string, path ...string) string {
+func observedString(req *fnv1.RunFunctionRequest, name string, path ...string) string {
 	return wire.String(req.GetObserved().GetResources()[name], path)
 }
 
-// ObservedNumber returns the number at path (map keys, at least one) of
+// observedNumber returns the number at path (map keys, at least one) of
 // the observed composed resource called name: 0 when the resource or the
 // path is absent or the value is no number, as
-// ObservedValue(...).GetNumberValue() gives, without decoding a Value of an
+// observedValue(...).GetNumberValue() gives, without decoding a Value of an
 // object kept encoded.
-func ObservedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) float64 {
+func observedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) float64 {
 	return wire.Number(req.GetObserved().GetResources()[name], path)
 }
 
-// ObservedComposite returns the observed composite resource's object (the
-// XR as Crossplane sent it), or nil when there is none. An object
-// UnmarshalRequest kept encoded is decoded now, once: a function that needs
-// a few fields reads them with ObservedCompositeValue instead.
-func ObservedComposite(req *fnv1.RunFunctionRequest) *structpb.Struct {
-	return wire.Decode(req.GetObserved().GetComposite())
-}
-
-// ObservedCompositeValue is ObservedValue of the observed composite
+// observedCompositeValue is observedValue of the observed composite
 // resource: the value at path, or nil when the XR or the path is absent,
 // decoding only the value found.
-func ObservedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *structpb.Value {
+func observedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *structpb.Value {
 	return wire.Value(req.GetObserved().GetComposite(), path)
 }
 
-// ObservedCompositeString is ObservedString of the observed composite
+// observedCompositeString is observedString of the observed composite
 // resource: the string at path, "" when the XR or the path is absent or
 // the value is no string.
-func ObservedCompositeString(req *fnv1.RunFunctionRequest, path ...string) string {
+func observedCompositeString(req *fnv1.RunFunctionRequest, path ...string) string {
 	return wire.String(req.GetObserved().GetComposite(), path)
 }
 
@@ -103,9 +87,9 @@ func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) b
 	return wire.Member(req.GetObserved().GetComposite(), "spec", keep)
 }
 
-// ValueAt returns the value at path (map keys) of s, or nil when s is nil
+// valueAt returns the value at path (map keys) of s, or nil when s is nil
 // or the path is absent.
-func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
+func valueAt(s *structpb.Struct, path ...string) *structpb.Value {
 	if s == nil {
 		return nil
 	}
@@ -122,12 +106,12 @@ func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
 	return v
 }
 
-// ObservedConditionStatus returns the status ("True", "False", "Unknown")
+// observedConditionStatus returns the status ("True", "False", "Unknown")
 // of the condition of type typ in status.conditions of the observed composed
 // resource called name, with its reason and message; status is "" when the
 // resource or the condition is absent. It works for metav1.Condition, CAPI
 // v1beta2 and cert-manager conditions alike.
-func ObservedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
+func observedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
 	return wire.Condition(req.GetObserved().GetResources()[name], typ)
 }
 
@@ -138,20 +122,6 @@ func ReadyIf(ok bool) fnv1.Ready {
 		return fnv1.Ready_READY_TRUE
 	}
 	return fnv1.Ready_READY_FALSE
-}
-
-// ReadyWhenConditionTrue is the readiness of the observed composed resource
-// called name: READY_TRUE when its condition typ is "True".
-func ReadyWhenConditionTrue(req *fnv1.RunFunctionRequest, name, typ string) fnv1.Ready {
-	s, _, _ := ObservedConditionStatus(req, name, typ)
-	return ReadyIf(s == "True")
-}
-
-// ReadyWhenStatusReady is the readiness of the observed composed resource
-// called name: READY_TRUE when its status.ready is true (Kamaji, KubeVirt
-// provider).
-func ReadyWhenStatusReady(req *fnv1.RunFunctionRequest, name string) fnv1.Ready {
-	return ReadyIf(ObservedValue(req, name, "status", "ready").GetBoolValue())
 }
 
 // Require adds a required resource to rsp under key (Crossplane v2

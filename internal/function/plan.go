@@ -122,7 +122,7 @@ func (p *Plan) SetCondition(typ string, isTrue bool, reason, message string) {
 // Write adds plan p to rsp, the response to the request r reads: its
 // composed resources with their readiness, the kept ones, then every
 // composed resource named cleanup-… any step composed earlier
-// (KeepComposedForCleanup), the XR's status and connection details,
+// (keepComposedForCleanup), the XR's status and connection details,
 // requirements, warnings and conditions. It never removes what earlier
 // steps put into the desired state. It returns an error when an object
 // does not convert.
@@ -135,16 +135,16 @@ func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 		if c.Ready != nil {
 			ready = c.Ready(r, c.Name)
 		}
-		if err := SetDesired(rsp, c.Name, c.Object, ready); err != nil {
+		if err := setDesired(rsp, c.Name, c.Object, ready); err != nil {
 			return err
 		}
 	}
 	for _, k := range p.Kept {
-		if KeepObserved(r.req, rsp, k.Name, k.Omit...) && k.Ready != fnv1.Ready_READY_UNSPECIFIED {
+		if keepObserved(r.req, rsp, k.Name, k.Omit...) && k.Ready != fnv1.Ready_READY_UNSPECIFIED {
 			rsp.Desired.Resources[k.Name].Ready = k.Ready
 		}
 	}
-	if err := KeepComposedForCleanup(r.req, rsp); err != nil {
+	if err := keepComposedForCleanup(r.req, rsp); err != nil {
 		return err
 	}
 	if len(p.Status) > 0 {
@@ -154,18 +154,18 @@ func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 				status[k] = pv
 				continue
 			}
-			pv, err := ToValue(v) // typed values as encoding/json writes them
+			pv, err := toValue(v) // typed values as encoding/json writes them
 			if err != nil {
 				return fmt.Errorf("cannot set status.%s: %w", k, err)
 			}
 			status[k] = pv
 		}
-		if err := SetCompositeStatus(rsp, status); err != nil {
+		if err := setCompositeStatus(rsp, status); err != nil {
 			return err
 		}
 	}
 	if len(p.ConnectionDetails) > 0 {
-		SetConnectionDetails(rsp, p.ConnectionDetails)
+		setConnectionDetails(rsp, p.ConnectionDetails)
 	}
 	for _, w := range p.Warnings {
 		response.Warning(rsp, errors.New(w.Message)).WithReason(w.Reason).TargetCompositeAndClaim()

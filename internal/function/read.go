@@ -19,8 +19,8 @@ type Request struct {
 // NewRequest is the read side of req.
 func NewRequest(req *fnv1.RunFunctionRequest) *Request { return &Request{req: req} }
 
-// Tenant decodes the observed XR (see ReadTenant).
-func (r *Request) Tenant() (*Tenant, error) { return ReadTenant(r.req) }
+// Tenant decodes the observed XR (see readTenant).
+func (r *Request) Tenant() (*Tenant, error) { return readTenant(r.req) }
 
 // Input decodes the step's input into in (a pointer to the input type);
 // an absent input leaves in as it is.
@@ -33,35 +33,41 @@ func (r *Request) Input(in runtime.Object) error {
 
 // ObservedExists reports whether the composed resource called name has
 // been observed (it exists).
-func (r *Request) ObservedExists(name string) bool { return ObservedExists(r.req, name) }
+func (r *Request) ObservedExists(name string) bool { return observedExists(r.req, name) }
 
 // ObservedNames yields the names of the observed composed resources, in no
 // particular order.
-func (r *Request) ObservedNames() iter.Seq[string] { return ObservedNames(r.req) }
+func (r *Request) ObservedNames() iter.Seq[string] { return observedNames(r.req) }
 
 // ObservedString is the string at path (map keys) of the observed composed
 // resource called name; "" when absent or not a string.
 func (r *Request) ObservedString(name string, path ...string) string {
-	return ObservedString(r.req, name, path...)
+	return observedString(r.req, name, path...)
 }
 
 // ObservedNumber is the number at path of the observed composed resource
 // called name; 0 when absent or not a number.
 func (r *Request) ObservedNumber(name string, path ...string) float64 {
-	return ObservedNumber(r.req, name, path...)
+	return observedNumber(r.req, name, path...)
 }
 
 // ObservedBool is the boolean at path of the observed composed resource
 // called name; false when absent or not a boolean.
 func (r *Request) ObservedBool(name string, path ...string) bool {
-	return ObservedValue(r.req, name, path...).GetBoolValue()
+	return observedValue(r.req, name, path...).GetBoolValue()
+}
+
+// CompositeString is the string at path (map keys) of the observed XR; ""
+// when absent or not a string.
+func (r *Request) CompositeString(path ...string) string {
+	return observedCompositeString(r.req, path...)
 }
 
 // ObservedCondition is the condition of type typ in status.conditions of
 // the observed composed resource called name: status ("True", "False",
 // "Unknown"; "" when absent), reason and message.
 func (r *Request) ObservedCondition(name, typ string) (status, reason, message string) {
-	return ObservedConditionStatus(r.req, name, typ)
+	return observedConditionStatus(r.req, name, typ)
 }
 
 // Observed decodes the observed composed resource called name into a T (a
@@ -69,7 +75,7 @@ func (r *Request) ObservedCondition(name, typ string) (status, reason, message s
 // decoding error.
 func Observed[T any](r *Request, name string) (*T, bool, error) {
 	out := new(T)
-	found, err := ObservedInto(r.req, name, out)
+	found, err := observedInto(r.req, name, out)
 	if !found || err != nil {
 		return nil, found, err
 	}
@@ -80,10 +86,10 @@ func Observed[T any](r *Request, name string) (*T, bool, error) {
 // of key into Ts. arrived is false until Crossplane has answered the
 // requirement (with objects or with none).
 func Required[T any](r *Request, key string) (items []*T, arrived bool, err error) {
-	structs, arrived := RequiredResources(r.req, key)
+	structs, arrived := requiredResources(r.req, key)
 	for _, s := range structs {
 		out := new(T)
-		if err := DecodeStruct(s, out); err != nil {
+		if err := decodeStruct(s, out); err != nil {
 			return nil, true, err
 		}
 		items = append(items, out)
@@ -94,7 +100,7 @@ func Required[T any](r *Request, key string) (items []*T, arrived bool, err erro
 // RequiredArrived reports whether Crossplane has answered the requirement
 // of key, and with how many objects.
 func (r *Request) RequiredArrived(key string) (n int, arrived bool) {
-	items, arrived := RequiredResources(r.req, key)
+	items, arrived := requiredResources(r.req, key)
 	return len(items), arrived
 }
 

@@ -26,7 +26,7 @@ type Tenant struct {
 	Spec *v1alpha1.KubernetesClusterSpec
 }
 
-// ReadTenant decodes the observed XR of req into a Tenant. It returns an
+// readTenant decodes the observed XR of req into a Tenant. It returns an
 // error suitable for a Fatal result when the XR is missing, its spec does not
 // decode into the API types (the error names the field), or its identity
 // breaks the rules of IdentityOf.
@@ -35,7 +35,7 @@ type Tenant struct {
 // XR (status, managedFields) is never decoded, and neither are the spec
 // members no field of the typed spec can take (Crossplane's resourceRefs,
 // claimRef, compositionRef, …: most of an observed spec).
-func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
+func readTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 	if !observedCompositeExists(req) {
 		return nil, fmt.Errorf("the request has no observed composite resource")
 	}
@@ -44,11 +44,11 @@ func ReadTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 		return nil, err
 	}
 	labels := map[string]string{}
-	for k, v := range ObservedCompositeValue(req, "metadata", "labels").GetStructValue().GetFields() {
+	for k, v := range observedCompositeValue(req, "metadata", "labels").GetStructValue().GetFields() {
 		labels[k] = v.GetStringValue()
 	}
-	id, err := identityOf(labels, ObservedCompositeString(req, "metadata", "name"),
-		ObservedCompositeString(req, "metadata", "namespace"), decoded.Namespace)
+	id, err := identityOf(labels, observedCompositeString(req, "metadata", "name"),
+		observedCompositeString(req, "metadata", "namespace"), decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +92,10 @@ func jsonFieldNames(t reflect.Type) []string {
 	return names
 }
 
-// decodeSpecValue is DecodeSpec of the XR's spec as it is in the request
+// decodeSpecValue is decodeSpec of the XR's spec as it is in the request
 // (nil when absent). It encodes the spec to JSON straight from the
 // structpb, leaving out the members no field of the typed spec takes,
-// which gives json.Unmarshal the same input as DecodeSpec less what it
+// which gives json.Unmarshal the same input as decodeSpec less what it
 // would skip: the same result, the same errors.
 func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, error) {
 	st := spec.GetStructValue()
@@ -104,7 +104,7 @@ func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, err
 		if spec != nil {
 			v = spec.AsInterface()
 		}
-		return DecodeSpec(v)
+		return decodeSpec(v)
 	}
 	out := &v1alpha1.KubernetesClusterSpec{}
 	if err := wire.DecodeStructWhere(st, specField, out); err != nil {
@@ -114,11 +114,11 @@ func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, err
 	return out, nil
 }
 
-// DecodeSpec decodes an XR's spec (the unstructured value under "spec") into
+// decodeSpec decodes an XR's spec (the unstructured value under "spec") into
 // the typed spec and applies the seed's defaults. A nil spec is the all-
 // defaults spec. It returns a *field.Error under "spec" when a value has the
 // wrong type.
-func DecodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
+func decodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 	out := &v1alpha1.KubernetesClusterSpec{}
 	if spec != nil {
 		// appendJSON encodes the unstructured spec without reflection
@@ -194,23 +194,23 @@ func jsonMember(obj any, name string) any {
 	return nil
 }
 
-// ObservedInto decodes the observed composed resource called name into out
-// (a pointer to a typed object), as DecodeStruct does. It reports false when
+// observedInto decodes the observed composed resource called name into out
+// (a pointer to a typed object), as decodeStruct does. It reports false when
 // the resource is not in the observed state, and an error when it does not
 // decode.
-func ObservedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, error) {
-	obj := ObservedResource(req, name)
+func observedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, error) {
+	obj := observedResource(req, name)
 	if obj == nil {
 		return false, nil
 	}
-	return true, DecodeStruct(obj, out)
+	return true, decodeStruct(obj, out)
 }
 
-// RequiredResources returns the objects Crossplane sent for the required
+// requiredResources returns the objects Crossplane sent for the required
 // resources of key (Crossplane v2 rsp.requirements.resources), and whether
 // it answered that requirement: what request.GetRequiredResource returns,
 // without converting every object to an unstructured map first.
-func RequiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.Struct, bool) {
+func requiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.Struct, bool) {
 	required, ok := req.GetRequiredResources()[key]
 	if !ok {
 		return nil, false
@@ -222,17 +222,17 @@ func RequiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.St
 	return out, true
 }
 
-// DecodeStruct decodes a Kubernetes object as the request carries it into
+// decodeStruct decodes a Kubernetes object as the request carries it into
 // out (a pointer to a typed object) through JSON written straight from the
 // structpb (wire/jsonencode.go), without its metadata.managedFields: often the
 // largest part of an object and never read by a function. It returns the
 // decoding error.
-func DecodeStruct(s *structpb.Struct, out any) error { return wire.DecodeStruct(s, out) }
+func decodeStruct(s *structpb.Struct, out any) error { return wire.DecodeStruct(s, out) }
 
-// StructInto decodes an unstructured object (a map as found in a structpb
+// structInto decodes an unstructured object (a map as found in a structpb
 // Struct or an unstructured.Unstructured) into out, a pointer to a typed
 // object, through JSON. It returns the decoding error.
-func StructInto(obj map[string]any, out any) error {
+func structInto(obj map[string]any, out any) error {
 	// appendJSON encodes JSON-like maps without reflection (wire/jsonencode.go);
 	// anything else goes through encoding/json as before.
 	raw, ok := wire.AppendJSON(make([]byte, 0, 4096), obj)

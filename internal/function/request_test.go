@@ -26,7 +26,7 @@ func TestDecodeSpecNamesTheField(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(in), &spec); err != nil {
 			t.Fatal(err)
 		}
-		_, err := DecodeSpec(spec)
+		_, err := decodeSpec(spec)
 		if err == nil {
 			t.Errorf("%s: decoded", in)
 			continue
@@ -44,7 +44,7 @@ func TestDecodeSpecAcceptsNumbersForQuantities(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(`{nodeGroups: {md0: {diskSize: 1e10, kubelet: {systemReservedMemory: 500e6, evictionHardMemory: 7%, kubeReservedCpu: 0.5}}}}`), &spec); err != nil {
 		t.Fatal(err)
 	}
-	s, err := DecodeSpec(spec)
+	s, err := decodeSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestDecodeSpecAcceptsNumbersForQuantities(t *testing.T) {
 }
 
 // TestDecodeSpecValueMatchesDecodeSpec holds the spec decoding of
-// ReadTenant (straight from the structpb, members no field takes left out)
-// to DecodeSpec of the whole spec: the same spec, or the same error.
+// readTenant (straight from the structpb, members no field takes left out)
+// to decodeSpec of the whole spec: the same spec, or the same error.
 func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
 	for _, in := range []string{
 		`{}`, `null`, `"text"`, `[1]`, `7`,
@@ -79,7 +79,7 @@ func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(in), &spec); err != nil {
 			t.Fatal(err)
 		}
-		want, werr := DecodeSpec(spec)
+		want, werr := decodeSpec(spec)
 		var v *structpb.Value
 		if spec != nil {
 			var err error
@@ -93,7 +93,7 @@ func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
 			continue
 		}
 		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%s: (-DecodeSpec +decodeSpecValue):\n%s", in, d)
+			t.Errorf("%s: (-decodeSpec +decodeSpecValue):\n%s", in, d)
 		}
 	}
 	var spec any
@@ -105,15 +105,15 @@ func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
 		t.Errorf("a key folding to storageClass gave %+v, %v", got, err)
 	}
 	// An absent spec is the all-defaults spec.
-	want, _ := DecodeSpec(nil)
+	want, _ := decodeSpec(nil)
 	if got, err := decodeSpecValue(nil); err != nil || !cmp.Equal(want, got) {
 		t.Errorf("absent spec: %+v, %v", got, err)
 	}
 }
 
-// TestDecodeStructMatchesStructInto holds DecodeStruct to StructInto of the
+// TestDecodeStructMatchesStructInto holds decodeStruct to structInto of the
 // object as an unstructured map, managedFields apart, and checks
-// RequiredResources against the request.
+// requiredResources against the request.
 func TestDecodeStructMatchesStructInto(t *testing.T) {
 	obj, err := structpb.NewStruct(map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
@@ -125,28 +125,28 @@ func TestDecodeStructMatchesStructInto(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got, want corev1.ConfigMap
-	if err := DecodeStruct(obj, &got); err != nil {
+	if err := decodeStruct(obj, &got); err != nil {
 		t.Fatal(err)
 	}
-	if err := StructInto(obj.AsMap(), &want); err != nil {
+	if err := structInto(obj.AsMap(), &want); err != nil {
 		t.Fatal(err)
 	}
 	if len(want.ManagedFields) != 1 || len(got.ManagedFields) != 0 {
-		t.Errorf("managedFields: StructInto %d, DecodeStruct %d; want 1 and 0", len(want.ManagedFields), len(got.ManagedFields))
+		t.Errorf("managedFields: structInto %d, decodeStruct %d; want 1 and 0", len(want.ManagedFields), len(got.ManagedFields))
 	}
 	want.ManagedFields = nil
 	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("(-StructInto +DecodeStruct):\n%s", d)
+		t.Errorf("(-structInto +decodeStruct):\n%s", d)
 	}
 
 	req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{"cms": {Items: []*fnv1.Resource{{Resource: obj}}}, "none": {}}}
-	if items, arrived := RequiredResources(req, "cms"); !arrived || len(items) != 1 || items[0] != obj {
+	if items, arrived := requiredResources(req, "cms"); !arrived || len(items) != 1 || items[0] != obj {
 		t.Errorf("cms: %v, %v", items, arrived)
 	}
-	if items, arrived := RequiredResources(req, "none"); !arrived || len(items) != 0 {
+	if items, arrived := requiredResources(req, "none"); !arrived || len(items) != 0 {
 		t.Errorf("none: %v, %v", items, arrived)
 	}
-	if _, arrived := RequiredResources(req, "absent"); arrived {
+	if _, arrived := requiredResources(req, "absent"); arrived {
 		t.Error("absent: arrived")
 	}
 }
@@ -160,10 +160,10 @@ func TestStructIntoTyped(t *testing.T) {
 		Name  string  `json:"name"`
 		Items []inner `json:"items"`
 	}
-	if err := StructInto(map[string]any{"name": "x", "items": []any{map[string]any{"n": 3.0, "f": 1e-7}}}, &out); err != nil {
+	if err := structInto(map[string]any{"name": "x", "items": []any{map[string]any{"n": 3.0, "f": 1e-7}}}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(out); got != "{x [{3 1e-07}]}" {
-		t.Errorf("StructInto decoded %s", got)
+		t.Errorf("structInto decoded %s", got)
 	}
 }

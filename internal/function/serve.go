@@ -71,13 +71,13 @@ func Main(name, description string, newRunner NewRunner) {
 	ctx.FatalIfErrorf(cli.serve(newRunner))
 }
 
-// GuardMalformedObjects wraps a function's runner as it is served: a call
+// guardMalformedObjects wraps a function's runner as it is served: a call
 // whose function reads an object of the request that is no
 // google.protobuf.Struct (UnmarshalRequest keeps objects unchecked until
 // read; wire.Decode then panics with a MalformedObjectError) fails with
 // gRPC code InvalidArgument and the decoding error, as a request protobuf-go
 // cannot decode does. Any other panic goes on.
-func GuardMalformedObjects(fn fnv1.FunctionRunnerServiceServer) fnv1.FunctionRunnerServiceServer {
+func guardMalformedObjects(fn fnv1.FunctionRunnerServiceServer) fnv1.FunctionRunnerServiceServer {
 	return malformedObjectsGuard{fn}
 }
 
@@ -86,7 +86,7 @@ type malformedObjectsGuard struct {
 }
 
 // RunFunction runs the wrapped function, answering InvalidArgument when it
-// reads an object that is no Struct (see GuardMalformedObjects).
+// reads an object that is no Struct (see guardMalformedObjects).
 func (g malformedObjectsGuard) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -158,7 +158,7 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 		return err
 	}
 	wire.RegisterStructCodec()
-	return function.Serve(GuardMalformedObjects(newRunner(log)),
+	return function.Serve(guardMalformedObjects(newRunner(log)),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

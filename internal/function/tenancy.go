@@ -114,30 +114,22 @@ func TooLong(path *field.Path, value string, max int) *field.Error {
 	return field.Invalid(path, shown, fmt.Sprintf("must be at most %d characters (is %d)", max, len(value)))
 }
 
-// TenantHostPolicy is Request.TenantHostPolicy of req.
-//
-// Deprecated: use Request.TenantHostPolicy; this goes once the functions
-// read through a Request.
-func TenantHostPolicy(req *fnv1.RunFunctionRequest, id Identity, s HostSettings) (HostPolicy, error) {
-	return NewRequest(req).TenantHostPolicy(id, s)
-}
-
 // TenantHostPolicy reads the tenant host of id's namespace from the
 // required Namespace (RequireNamespace). It returns a *field.Error naming
 // the annotation and its value when that is no DNS name or lies neither
 // under the base domain nor within a tenant-host suffix.
 func (r *Request) TenantHostPolicy(id Identity, s HostSettings) (HostPolicy, error) {
 	p := HostPolicy{TenantHost: id.Namespace + "." + s.BaseDomain, AllowedSuffixes: s.AllowedSuffixes, AllowWildcards: s.AllowWildcards}
-	items, arrived := RequiredResources(r.req, RequirementNamespace)
+	items, arrived := requiredResources(r.req, RequirementNamespace)
 	if !arrived {
 		return p, nil
 	}
 	p.Known = true
 	for _, ns := range items {
-		if ValueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
+		if valueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
 			continue
 		}
-		v, ok := ValueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
+		v, ok := valueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
 		if !ok {
 			continue
 		}

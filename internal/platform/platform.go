@@ -116,14 +116,6 @@ func Read(r *function.Request, rsp *fnv1.RunFunctionResponse, in any) (Settings,
 	return s, s.merge(data, in)
 }
 
-// Apply is Read of req.
-//
-// Deprecated: use Read; this goes once the functions read through a
-// function.Request.
-func Apply(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in any) (Settings, error) {
-	return Read(function.NewRequest(req), rsp, in)
-}
-
 // environmentConfig is the part of the EnvironmentConfig read: its data, a
 // JSON object (anything else sets nothing, as an empty object).
 type environmentConfig struct {

@@ -115,7 +115,7 @@ func request(items ...*structpb.Struct) *fnv1.RunFunctionRequest {
 	return &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{RequirementKey: rs}}
 }
 
-func TestApplyRequestsTheEnvironmentConfig(t *testing.T) {
+func TestReadRequestsTheEnvironmentConfig(t *testing.T) {
 	for name, req := range map[string]*fnv1.RunFunctionRequest{
 		"not fetched yet": {},
 		"fetched":         request(),
@@ -139,7 +139,7 @@ func TestApplyRequestsTheEnvironmentConfig(t *testing.T) {
 	}
 }
 
-func TestApplyMergesOverTheInput(t *testing.T) {
+func TestReadMergesOverTheInput(t *testing.T) {
 	req := request(envConfig(t, `
 baseDomain: k8s.example.net
 etcd: {storageSize: 8Gi}
@@ -179,7 +179,7 @@ charts: {cilium: {version: 1.19.0}}
 	}
 }
 
-func TestApplyRejectsBadSettings(t *testing.T) {
+func TestReadRejectsBadSettings(t *testing.T) {
 	for _, c := range []struct {
 		data, path, value string
 		in                any

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/tenantkube/tenantkube/internal/function"
 	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
@@ -69,7 +68,7 @@ const maxReadDepth = 4
 // (fnwire.UnmarshalRequest: composed resources' objects kept encoded)
 // and compares with want, protobuf-go's decoding: every observed object's
 // values at every path through its Structs, read with
-// function.ObservedValue, and the whole request once its objects are
+// fnwire.Value, and the whole request once its objects are
 // decoded.
 func checkAsServed(t *testing.T, name string, wire []byte, want *fnv1.RunFunctionRequest) {
 	t.Helper()
@@ -84,8 +83,8 @@ func checkAsServed(t *testing.T, name string, wire []byte, want *fnv1.RunFunctio
 			for k, v := range s.GetFields() {
 				p := append(append([]string{}, path...), k)
 				reads++
-				if read := function.ObservedValue(got, res, p...); !proto.Equal(v, read) {
-					t.Errorf("%s: ObservedValue(%q, %q) (-decoded +kept encoded):\n%s", name, res, p, cmp.Diff(v, read, protocmp.Transform()))
+				if read := fnwire.Value(got.GetObserved().GetResources()[res], p); !proto.Equal(v, read) {
+					t.Errorf("%s: Value(%q, %q) (-decoded +kept encoded):\n%s", name, res, p, cmp.Diff(v, read, protocmp.Transform()))
 				}
 				if len(p) < maxReadDepth {
 					walk(v.GetStructValue(), p)

@@ -130,7 +130,7 @@ func AsServed(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, error) {
 // FreshServed is Fresh for a request decoded AsServed: besides the
 // desired state and context, each observed composed resource is a new
 // Resource holding the same encoded object, so that the objects one call
-// decodes (function.ObservedResource) are decoded again by the next, as
+// decodes (wire.Decode) are decoded again by the next, as
 // in a served process, where every call decodes its own request.
 func FreshServed(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
 	out := Fresh(req)

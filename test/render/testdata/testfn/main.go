@@ -27,16 +27,17 @@ type fn struct {
 }
 
 func (fn) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	ann := function.ObservedCompositeValue(req, "metadata", "annotations").GetStructValue().GetFields()
+	r := function.NewRequest(req)
+	ann := func(key string) string { return r.CompositeString("metadata", "annotations", prefix+key) }
 	rsp := response.To(req, response.DefaultTTL)
-	if msg := ann[prefix+"fatal"].GetStringValue(); msg != "" {
+	if msg := ann("fatal"); msg != "" {
 		response.Fatal(rsp, errors.New(msg))
 		return rsp, nil
 	}
-	if msg := ann[prefix+"error"].GetStringValue(); msg != "" {
+	if msg := ann("error"); msg != "" {
 		return nil, errors.New(msg)
 	}
-	if ann[prefix+"hang"].GetStringValue() == "true" {
+	if ann("hang") == "true" {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
