@@ -204,9 +204,8 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // (observed.composite.resource) are left encoded: kept unchecked, as
 // protobuf keeps a field it does not know, in the Resource's unknown
 // fields (encodedobjects.go). An observed object is decoded when a function reads
-// it through ObservedResource, ObservedValue and the other Observed*
-// accessors (ObservedComposite and ObservedCompositeValue for the XR), an
-// earlier step's desired object through DesiredResource;
+// it through function.Request (Decode, Value and the other reads of this
+// package), an earlier step's desired object through Decode;
 // one the function does not read goes back into the response as it came
 // (proto.Marshal and AppendMessage write unknown fields unchanged). A
 // function reads a handful of the observed objects and few of their

@@ -16,13 +16,14 @@ import (
 
 // A composed resource (observed or desired) and the observed composite
 // resource decoded by UnmarshalRequest, and a desired composed resource
-// SetDesired encoded, keep their object encoded, as the Resource's unknown
+// NewResource encoded, keep their object encoded, as the Resource's unknown
 // fields hold a field protobuf does not know: one record with field number
 // 1 (Resource.resource), wire type bytes, whose payload is the
 // google.protobuf.Struct. protobuf-go treats it as it treats any unknown
 // field (proto.Marshal writes it back unchanged, so an earlier step's
 // desired Resource passed on in a response still carries its object), and
-// the Observed* accessors and DesiredResource decode it on first use.
+// function.Request's reads (Decode, Value, String, Number, Condition)
+// decode it on first use.
 // Nothing else in a function may read such an object:
 // TestComposedObjectsReadThroughAccessors enforces it. Decoding
 // writes into the request, so one request is read by one goroutine at a
@@ -528,11 +529,10 @@ func rawEntry(b []byte) (key, value, rest []byte, ok bool) {
 
 // DecodeKeptObjects decodes every object state keeps encoded (its composed
 // resources' and its composite resource's, see UnmarshalRequest, and those
-// SetDesired encoded), so that state equals what proto.Unmarshal gives for
+// NewResource encoded), so that state equals what proto.Unmarshal gives for
 // the same bytes (which must be valid UTF-8: see Decode). It panics
 // with a MalformedObjectError when an object is no Struct. For tests and tools that read a whole state; a function
-// reads objects through the Observed* accessors and DesiredResource
-// instead, which decode only what they return.
+// reads objects through function.Request instead, which decode only what they return.
 func DecodeKeptObjects(state *fnv1.State) {
 	Decode(state.GetComposite())
 	for _, r := range state.GetResources() {

@@ -31,12 +31,6 @@ type structWriter struct {
 	// not): a key repeating an earlier kept member of the same object is an
 	// error, as in jsonToStructMember.
 	keys []writtenKey
-
-	// deferKey names a top-level member (an object) that is left out of
-	// the output and recorded in deferred, to be written last by
-	// appendDeferred with an extra first member.
-	deferKey string
-	deferred []byte
 }
 
 type writtenKey struct {
@@ -173,24 +167,14 @@ func (w *structWriter) value(prune bool, depth int) (null bool, err error) {
 }
 
 // object writes the JSON object at w.pos as the map entries of a Struct;
-// prune drops its null members, as jsonParser.object does. first, when not
-// empty, is written as its first member, a string value.
-func (w *structWriter) object(prune bool, depth int, first ...string) error {
+// prune drops its null members, as jsonParser.object does.
+func (w *structWriter) object(prune bool, depth int) error {
 	if depth > maxJSONDepth {
 		return errJSONDepth
 	}
 	w.pos++ // '{'
 	base := len(w.keys)
 	defer func() { w.keys = w.keys[:base] }()
-	if len(first) == 2 {
-		entry := w.open(tagStructEntry)
-		w.appendStringField(tagEntryKey, first[0])
-		value := w.open(tagEntryValue)
-		w.appendStringField(tagStringValue, first[1])
-		w.close(value)
-		w.close(entry)
-		w.keys = append(w.keys, writtenKey{key: first[0], kept: true})
-	}
 	w.space()
 	if w.pos < len(w.buf) && w.buf[w.pos] == '}' {
 		w.pos++
@@ -201,7 +185,6 @@ func (w *structWriter) object(prune bool, depth int, first ...string) error {
 		if err != nil {
 			return err
 		}
-		start := w.pos
 		switch {
 		case depth == 0 && w.dropKey != "" && k == w.dropKey:
 			if w.dropped {
@@ -211,17 +194,6 @@ func (w *structWriter) object(prune bool, depth int, first ...string) error {
 			if err := w.skip(depth + 1); err != nil {
 				return err
 			}
-		case depth == 0 && w.deferKey != "" && k == w.deferKey:
-			if w.deferred != nil {
-				return w.errorf("duplicate field %q", k)
-			}
-			if w.pos >= len(w.buf) || w.buf[w.pos] != '{' {
-				return w.errorf("%s is not an object", k)
-			}
-			if err := w.skip(depth + 1); err != nil {
-				return err
-			}
-			w.deferred = w.buf[start:w.pos]
 		default:
 			entry := w.open(tagStructEntry)
 			w.appendStringField(tagEntryKey, k)
@@ -229,9 +201,6 @@ func (w *structWriter) object(prune bool, depth int, first ...string) error {
 			null, err := w.value(prune, depth+1)
 			if err != nil {
 				return err
-			}
-			if depth == 0 && w.memberKey != "" && k == w.memberKey {
-				w.member = w.buf[start:w.pos]
 			}
 			kept := !(null && prune)
 			if kept {
@@ -296,26 +265,6 @@ func (w *structWriter) list(prune bool, depth int) error {
 			return err
 		}
 	}
-	return nil
-}
-
-// appendDeferred writes the top-level member deferred by writeTop, an
-// object, as a last map entry, with the member (key, value) written first
-// in it.
-func (w *structWriter) appendDeferred(key, value string) error {
-	raw := w.deferred
-	w.buf, w.pos = raw, 0
-	w.text = unsafe.String(&raw[0], len(raw))
-	entry := w.open(tagStructEntry)
-	w.appendStringField(tagEntryKey, w.deferKey)
-	v := w.open(tagEntryValue)
-	s := w.open(tagStructValue)
-	if err := w.object(true, 1, key, value); err != nil {
-		return err
-	}
-	w.close(s)
-	w.close(v)
-	w.close(entry)
 	return nil
 }
 

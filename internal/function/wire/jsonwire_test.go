@@ -2,9 +2,7 @@ package wire
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -18,14 +16,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// writeStruct runs a structWriter over raw as encodeObject does, and
-// returns its output (a copy), the member key's JSON and its error.
-func writeStruct(raw []byte, key, drop string) ([]byte, []byte, error) {
+// writeStruct runs a structWriter over raw as EncodeObject does, and
+// returns its output (a copy) and its error.
+func writeStruct(raw []byte, drop string) ([]byte, error) {
 	w := structWriters.Get().(*structWriter)
 	defer w.release()
-	w.buf, w.memberKey, w.dropKey = raw, key, drop
+	w.buf, w.dropKey = raw, drop
 	err := w.writeTop()
-	return bytes.Clone(w.out), bytes.Clone(w.member), err
+	return bytes.Clone(w.out), err
 }
 
 // deterministic is s encoded by protobuf-go with sorted map entries: equal
@@ -46,8 +44,8 @@ func deterministic(t testing.TB, s *structpb.Struct) []byte {
 // spec.
 func checkStructWriter(t testing.TB, raw []byte) {
 	t.Helper()
-	want, wantSpec, werr := jsonToStructMember(raw, "spec", "status")
-	got, gotSpec, gerr := writeStruct(raw, "spec", "status")
+	want, _, werr := jsonToStructMember(raw, "", "status")
+	got, gerr := writeStruct(raw, "status")
 	if (werr != nil) != (gerr != nil) {
 		t.Fatalf("%q: error mismatch: jsonToStructMember %v, structWriter %v", raw, werr, gerr)
 	}
@@ -63,9 +61,6 @@ func checkStructWriter(t testing.TB, raw []byte) {
 	}
 	if !bytes.Equal(deterministic(t, want), deterministic(t, decoded)) {
 		t.Fatalf("%q: the structWriter's Struct differs:\nwant %v\ngot  %v", raw, want, decoded)
-	}
-	if !bytes.Equal(wantSpec, gotSpec) {
-		t.Fatalf("%q: spec %q, want %q", raw, gotSpec, wantSpec)
 	}
 }
 
@@ -127,10 +122,8 @@ func FuzzStructWriter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) { checkStructWriter(t, raw) })
 }
 
-// TestEncodeObject holds EncodeObject and EncodeObjectSpecSum to ToStruct
-// of the same typed object and CanonicalSHA256 of its spec marshalled on
-// its own, and a name given by the spec's sum to the object's
-// metadata.name.
+// TestEncodeObject holds EncodeObject to ToStruct of the same typed
+// object.
 func TestEncodeObject(t *testing.T) {
 	replicas := int32(2)
 	d := &appsv1.Deployment{
@@ -145,14 +138,6 @@ func TestEncodeObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := json.Marshal(d.Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantSum, err := CanonicalSHA256(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	o, err := EncodeObject(d)
 	if err != nil {
 		t.Fatal(err)
@@ -160,50 +145,15 @@ func TestEncodeObject(t *testing.T) {
 	if diff := cmp.Diff(want, o.Struct(), protocmp.Transform()); diff != "" {
 		t.Errorf("EncodeObject (-ToStruct +got):\n%s", diff)
 	}
-	o, sum, err := EncodeObjectSpecSum(d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum != wantSum {
-		t.Errorf("spec sum %x, want %x", sum, wantSum)
-	}
-	if diff := cmp.Diff(want, o.Struct(), protocmp.Transform()); diff != "" {
-		t.Errorf("EncodeObjectSpecSum (-ToStruct +got):\n%s", diff)
-	}
-
-	var named [sha256.Size]byte
-	o, sum, err = EncodeObjectSpecSum(d, func(s [sha256.Size]byte) string {
-		named = s
-		return fmt.Sprintf("d-%x", s[:3])
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum != wantSum || named != wantSum {
-		t.Errorf("named by %x, returned %x; want %x", named, sum, wantSum)
-	}
-	want.Fields["metadata"].GetStructValue().Fields["name"] = structpb.NewStringValue(fmt.Sprintf("d-%x", wantSum[:3]))
-	if diff := cmp.Diff(want, o.Struct(), protocmp.Transform()); diff != "" {
-		t.Errorf("EncodeObjectSpecSum named (-want +got):\n%s", diff)
-	}
 	// The same object gives the same bytes.
-	again, _, _ := EncodeObjectSpecSum(d, func(s [sha256.Size]byte) string { return fmt.Sprintf("d-%x", s[:3]) })
-	if !bytes.Equal(o.record, again.record) {
-		t.Error("EncodeObjectSpecSum gave different bytes for the same object")
+	again, err := EncodeObject(d)
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	for name, tc := range map[string]struct {
-		obj  any
-		name func([sha256.Size]byte) string
-	}{
-		"no spec":       {obj: map[string]any{"metadata": map[string]any{}}},
-		"no metadata":   {obj: map[string]any{"spec": map[string]any{}}, name: func([sha256.Size]byte) string { return "n" }},
-		"metadata list": {obj: map[string]any{"spec": 1, "metadata": []any{}}, name: func([sha256.Size]byte) string { return "n" }},
-		"named already": {obj: map[string]any{"spec": 1, "metadata": map[string]any{"name": "x"}}, name: func([sha256.Size]byte) string { return "n" }},
-		"not JSON":      {obj: map[string]any{"spec": make(chan int)}},
-	} {
-		if _, _, err := EncodeObjectSpecSum(tc.obj, tc.name); err == nil {
-			t.Errorf("%s: EncodeObjectSpecSum gave no error", name)
-		}
+	if !bytes.Equal(o.record, again.record) {
+		t.Error("EncodeObject gave different bytes for the same object")
+	}
+	if _, err := EncodeObject(map[string]any{"spec": make(chan int)}); err == nil {
+		t.Error("EncodeObject of a value encoding/json rejects gave no error")
 	}
 }

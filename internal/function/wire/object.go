@@ -2,9 +2,7 @@ package wire
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -16,7 +14,7 @@ import (
 // object is. It marshals once to JSON and drops what a composed resource
 // must not carry: top-level status, and null values anywhere (encoding/json
 // writes null for unset metav1.Time and nil maps in nested templates).
-// SetDesired does not build this Struct but writes its wire form straight
+// NewResource does not build this Struct but writes its wire form straight
 // from the JSON (EncodeObject); ToStruct is what tests hold that to. It
 // returns an error when the object does not marshal.
 func ToStruct(obj any) (*structpb.Struct, error) {
@@ -92,9 +90,9 @@ func (e *jsonEncoder) release() {
 
 // Object is a desired composed resource's object already in its
 // protobuf wire form, a google.protobuf.Struct, as EncodeObject makes it.
-// SetDesired puts it into a Resource as an object kept encoded (see
-// encodedobjects.go): the served codec writes it out as it is, and
-// DesiredResource decodes it when something reads it.
+// NewResource puts it into a Resource as an object kept encoded (see
+// encodedobjects.go): the served codec writes it out as it is, and Decode
+// decodes it when something reads it.
 type Object struct {
 	// record is the Resource's field 1: tag, length, Struct.
 	record []byte
@@ -122,56 +120,18 @@ func encodedResource(o Object) *fnv1.Resource {
 // the same object always gives the same bytes. It returns an error when
 // obj does not marshal.
 func EncodeObject(obj any) (Object, error) {
-	o, _, err := encodeObject(obj, "", nil)
-	return o, err
-}
-
-// EncodeObjectSpecSum is EncodeObject of obj with CanonicalSHA256 of obj's
-// spec (the value of its top-level "spec" member), from one marshal: the
-// sum is what CanonicalSHA256 gives for the spec marshalled on its own
-// (encoding/json writes a struct's field as it writes the field's value). When name is not nil, the
-// object's metadata.name is name(the spec's sum): obj must then have
-// metadata and no name of its own (an object named by a hash of its spec).
-// It returns an error when obj does not marshal, has no spec, or, with
-// name, has no metadata or a name already.
-func EncodeObjectSpecSum(obj any, name func(specSum [sha256.Size]byte) string) (Object, [sha256.Size]byte, error) {
-	return encodeObject(obj, "spec", name)
-}
-
-func encodeObject(obj any, sumKey string, name func([sha256.Size]byte) string) (Object, [sha256.Size]byte, error) {
 	var out Object
-	var sum [sha256.Size]byte
 	err := WithJSON(obj, func(raw []byte) error {
 		w := structWriters.Get().(*structWriter)
 		defer w.release()
-		w.buf, w.dropKey, w.memberKey = raw, "status", sumKey
-		if name != nil {
-			w.deferKey = "metadata"
-		}
+		w.buf, w.dropKey = raw, "status"
 		if err := w.writeTop(); err != nil {
 			return err
-		}
-		if sumKey != "" {
-			if w.member == nil {
-				return fmt.Errorf("%T has no %s", obj, sumKey)
-			}
-			var err error
-			if sum, err = CanonicalSHA256(w.member); err != nil {
-				return err
-			}
-		}
-		if name != nil {
-			if w.deferred == nil {
-				return fmt.Errorf("%T has no metadata", obj)
-			}
-			if err := w.appendDeferred("name", name(sum)); err != nil {
-				return err
-			}
 		}
 		out.record = structRecord(w.out)
 		return nil
 	})
-	return out, sum, err
+	return out, err
 }
 
 // NewResource is a desired composed resource holding obj with the given
@@ -207,8 +167,8 @@ func NewResource(obj any, ready fnv1.Ready) (*fnv1.Resource, error) {
 	return r, nil
 }
 
-// Value is the value at path of r's object (see ObservedValue).
-// It, String and Number read an object kept encoded with their
+// Value is the value at path of r's object (the whole object with no path),
+// nil when r, its object or the path is absent. It, String and Number read an object kept encoded with their
 // raw reader and fall back to the decoded object; they are three small
 // copies rather than one generic function taking the reader, since calling
 // it through a function value would move every caller's path to the heap.
@@ -221,7 +181,7 @@ func Value(r *fnv1.Resource, path []string) *structpb.Value {
 	return valueAt(Decode(r), path...)
 }
 
-// String is the string at path of r's object (see ObservedString).
+// String is the string at path of r's object (function.Request.ObservedString).
 func String(r *fnv1.Resource, path []string) string {
 	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
 		if s, ok := rawStringAt(encoded, path); ok {
@@ -231,7 +191,7 @@ func String(r *fnv1.Resource, path []string) string {
 	return valueAt(Decode(r), path...).GetStringValue()
 }
 
-// Number is the number at path of r's object (see ObservedNumber).
+// Number is the number at path of r's object (function.Request.ObservedNumber).
 func Number(r *fnv1.Resource, path []string) float64 {
 	if encoded, ok := encodedObject(r); ok && len(path) > 0 {
 		if n, ok := rawNumberAt(encoded, path); ok {
