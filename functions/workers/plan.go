@@ -41,7 +41,8 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	}
 	keepReferencedTemplates(p, r, id, referenced, msArrived)
 	warnGPUsWithoutOperator(p, spec)
-	if err := composeControllers(p, id, in, spec.Images.WaitForKubeconfig); err != nil {
+	wait, _ := waitForKubeconfigImage(spec, in) // checked by validatePlatform
+	if err := composeControllers(p, id, in, wait); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	if errs := composeForCleanup(p, r, id, in); len(errs) > 0 {
@@ -197,13 +198,9 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 // cluster-autoscaler, KubeVirt CCM (with its cloud-config) and the KubeVirt
 // CSI controller, each with ServiceAccount and RoleBinding (of its
 // ClusterRole in deploy/crossplane-rbac.yaml); the CSI controller also with
-// its ClusterRoleBinding (PersistentVolumes, read only). waitOverride, when
-// set, is the wait-for-kubeconfig image instead of the input's.
-func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, waitOverride string) error {
-	wait := waitOverride
-	if wait == "" {
-		wait = in.Images.WaitForKubeconfig
-	}
+// its ClusterRoleBinding (PersistentVolumes, read only). wait is the
+// wait-for-kubeconfig image (waitForKubeconfigImage).
+func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait string) error {
 	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
 	if err != nil {
 		return err

@@ -20,8 +20,7 @@ func NodeGroupPath(name string) *field.Path {
 // validatePlatform checks a spec against the platform's bounds (the workers
 // input): at most input.maxNodeGroups node groups, each group's
 // minReplicas and maxReplicas at most input.maxReplicas, and the
-// wait-for-kubeconfig image from an allowed registry (which it normalizes
-// in place). Every rule that needs no input is spec.Validate's
+// wait-for-kubeconfig image from an allowed registry. Every rule that needs no input is spec.Validate's
 // (apis/v1alpha1).
 func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	var errs field.ErrorList
@@ -40,15 +39,24 @@ func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *
 			}
 		}
 	}
-	if img := spec.Images.WaitForKubeconfig; img != "" && len(img) <= v1alpha1.MaxImageLength {
-		p := field.NewPath("spec", "images", "waitForKubeconfig")
-		if named, err := function.CheckImage(p, img, in.AllowedImageRegistries); err != nil {
-			errs = append(errs, err)
-		} else {
-			spec.Images.WaitForKubeconfig = named
-		}
+	if _, err := waitForKubeconfigImage(spec, in); err != nil {
+		errs = append(errs, err)
 	}
 	return errs
+}
+
+// waitForKubeconfigImage is the wait-for-kubeconfig image the controllers
+// run: the tenant's spec.images.waitForKubeconfig, fully qualified, when
+// set and from an allowed registry; else the input's.
+func waitForKubeconfigImage(spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput) (string, *field.Error) {
+	img := spec.Images.WaitForKubeconfig
+	if img == "" {
+		return in.Images.WaitForKubeconfig, nil
+	}
+	if len(img) > v1alpha1.MaxImageLength {
+		return "", nil // spec.Validate's Too long
+	}
+	return function.CheckImage(field.NewPath("spec", "images", "waitForKubeconfig"), img, in.AllowedImageRegistries)
 }
 
 // usesInstancetype reports whether a node group is sized by an instance

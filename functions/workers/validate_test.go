@@ -56,6 +56,11 @@ func TestValidatePlatform(t *testing.T) {
 				in: func(in *inputv1alpha1.WorkersInput) { in.MaxNodeGroups = 1 }},
 			want: want{errs: field.ErrorList{field.TooMany(field.NewPath("spec", "nodeGroups"), 2, 1)}},
 		},
+		"NoImage": {
+			reason: "Without spec.images.waitForKubeconfig the controllers run the input's image (its default: busybox 1.37.0).",
+			args:   args{in: func(in *inputv1alpha1.WorkersInput) {}},
+			want:   want{image: "docker.io/library/busybox:1.37.0"},
+		},
 		"ImageAllowed": {
 			reason: "docker.io/library is allowed by default; the name is normalized.",
 			args:   args{image: "busybox:1.37"},
@@ -64,7 +69,7 @@ func TestValidatePlatform(t *testing.T) {
 		"ImageRefused": {
 			reason: "quay.io is not allowed by default.",
 			args:   args{image: "quay.io/x/y:1"},
-			want:   want{image: "quay.io/x/y:1", errs: field.ErrorList{field.Forbidden(field.NewPath("spec", "images", "waitForKubeconfig"), "")}},
+			want:   want{errs: field.ErrorList{field.Forbidden(field.NewPath("spec", "images", "waitForKubeconfig"), "")}},
 		},
 	}
 	for name, c := range cases {
@@ -86,8 +91,11 @@ func TestValidatePlatform(t *testing.T) {
 			if d := cmp.Diff(c.want.errs, errs); d != "" {
 				t.Errorf("%s\nvalidatePlatform(...): -want, +got:\n%s", c.reason, d)
 			}
-			if d := cmp.Diff(c.want.image, spec.Images.WaitForKubeconfig); d != "" {
-				t.Errorf("%s\nimage: -want, +got:\n%s", c.reason, d)
+			if image, _ := waitForKubeconfigImage(spec, in); (c.want.image != "" || c.args.image != "") && image != c.want.image {
+				t.Errorf("%s\nwaitForKubeconfigImage(...) = %q, want %q", c.reason, image, c.want.image)
+			}
+			if spec.Images.WaitForKubeconfig != c.args.image {
+				t.Errorf("%s\nvalidatePlatform changed the spec's image to %q", c.reason, spec.Images.WaitForKubeconfig)
 			}
 		})
 	}
