@@ -36,16 +36,10 @@ type ServerCLI struct {
 
 // DefaultGCPercent is the served functions' default Go garbage collector
 // target percentage (GOGC; Go's own default is 100): -1, off, so that the
-// collector runs only as the heap nears DefaultMemoryLimit. A served call
-// allocates one to two MB over a live heap of a few MB, all of it garbage
-// once the response is sent; with a proportional target (100, 200) the
-// collector ran every few calls and took a quarter of the CPU of a call,
-// and a call it met took two to three times the median. Collecting at a
-// fixed ceiling runs it about once per fifty reference calls (issue 7:
-// addons' server CPU per call 4.8 to 2.9 ms, p99 11 to 6.5 ms; 400 instead
-// let the heap of a 200-group call grow five-fold into fresh memory, which
-// cost more than it saved). The in-process benchmarks run under the same
-// setting (bench.Loop).
+// collector runs only as the heap nears DefaultMemoryLimit. A served call's
+// garbage is large next to its live heap, so a proportional target
+// collects every few calls; why and the figures: README "Performance".
+// The in-process benchmarks run under the same setting (bench.Loop).
 const DefaultGCPercent = -1
 
 // DefaultMemoryLimit is the served functions' default soft memory limit
