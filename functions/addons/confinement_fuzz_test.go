@@ -57,7 +57,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		}
 		tenantHost := ns + ".tenants.example.com"
 		if ing := rsp.GetDesired().GetResources()[composedProxyIngress]; ing != nil {
-			rules, _ := get(ing.GetResource().AsMap(), "spec", "rules").([]any)
+			rules, _ := fntest.Get(ing.GetResource().AsMap(), "spec", "rules").([]any)
 			for _, r := range rules {
 				h := r.(map[string]any)["host"].(string)
 				if h != tenantHost && !strings.HasSuffix(h, "."+tenantHost) {

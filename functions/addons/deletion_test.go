@@ -41,7 +41,7 @@ func TestReleasesSuspendedWhileTenantAPIDoesNotAnswer(t *testing.T) {
 				t.Fatalf("releases %v", names(rels))
 			}
 			for r, hr := range rels {
-				if got := get(hr, "spec", "suspend"); got != tc.want {
+				if got := fntest.Get(hr, "spec", "suspend"); got != tc.want {
 					t.Errorf("%s: spec.suspend = %v, want %v", r, got, tc.want)
 				}
 			}
@@ -55,7 +55,7 @@ func TestReleasesSuspendedWhileTenantAPIDoesNotAnswer(t *testing.T) {
 // ever.
 func TestUninstallNeitherRunsHooksNorWaits(t *testing.T) {
 	for r, hr := range releases(fntest.Call{Spec: "addons: {ingressNginx: {enabled: true}, certManager: {enabled: true}}"}.Run(t, runFn)) {
-		if d := cmp.Diff(map[string]any{"disableHooks": true, "disableWait": true}, get(hr, "spec", "uninstall")); d != "" {
+		if d := cmp.Diff(map[string]any{"disableHooks": true, "disableWait": true}, fntest.Get(hr, "spec", "uninstall")); d != "" {
 			t.Errorf("%s: spec.uninstall (-want +got):\n%s", r, d)
 		}
 	}
@@ -83,7 +83,7 @@ func TestUsageKeepsControlPlaneUntilReleaseIsGone(t *testing.T) {
 		if d := cmp.Diff(want, m["spec"]); d != "" {
 			t.Errorf("%s spec (-want +got):\n%s", n, d)
 		}
-		if got := get(m, "metadata", "name"); got != "demo-control-plane-used-by-addon-"+rel {
+		if got := fntest.Get(m, "metadata", "name"); got != "demo-control-plane-used-by-addon-"+rel {
 			t.Errorf("%s name %v", n, got)
 		}
 		// A Usage is ready once Crossplane has put it in effect.
@@ -122,7 +122,7 @@ func TestHelmChartsComposedForCleanup(t *testing.T) {
 	rsp := fntest.Call{Spec: "{}"}.Run(t, runFn)
 	fntest.NoFatal(t, rsp)
 	want := map[string]any{"labels": map[string]any{"tenantkube.io/cluster": "demo", "app.kubernetes.io/managed-by": "tenantkube"}}
-	if d := cmp.Diff(want, get(releases(rsp)["cilium"], "spec", "chart", "metadata")); d != "" {
+	if d := cmp.Diff(want, fntest.Get(releases(rsp)["cilium"], "spec", "chart", "metadata")); d != "" {
 		t.Errorf("cilium chart template metadata (-want +got):\n%s", d)
 	}
 	sel := rsp.GetRequirements().GetResources()["cleanup-helmchart.source.toolkit.fluxcd.io"]

@@ -38,18 +38,6 @@ func names(m map[string]map[string]any) []string {
 	return out
 }
 
-func get(obj map[string]any, path ...string) any {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[p]
-	}
-	return cur
-}
-
 var baseReleases = []string{"cilium", "coredns", "csi", "metrics-server", "prometheus-operator-crds", "vsnap-crd"}
 
 const everything = `
@@ -80,22 +68,22 @@ func TestDefaultSpec(t *testing.T) {
 			"secretRef":       map[string]any{"name": "demo-admin-kubeconfig", "key": "super-admin.svc"},
 			"installStrategy": "RetryOnFailure", "upgradeStrategy": "RetryOnFailure",
 			"createNamespace": true, "force": true, "interval": "5m0s", "timeout": "10m0s",
-			"releaseName": rel, "storage": get(hr, "spec", "targetNamespace"),
+			"releaseName": rel, "storage": fntest.Get(hr, "spec", "targetNamespace"),
 		}
 		got := map[string]any{
-			"name": get(hr, "metadata", "name"), "namespace": get(hr, "metadata", "namespace"),
-			"secretRef":       get(hr, "spec", "kubeConfig", "secretRef"),
-			"installStrategy": get(hr, "spec", "install", "strategy", "name"),
-			"upgradeStrategy": get(hr, "spec", "upgrade", "strategy", "name"),
-			"createNamespace": get(hr, "spec", "install", "createNamespace"),
-			"force":           get(hr, "spec", "upgrade", "force"),
-			"interval":        get(hr, "spec", "interval"), "timeout": get(hr, "spec", "timeout"),
-			"releaseName": get(hr, "spec", "releaseName"), "storage": get(hr, "spec", "storageNamespace"),
+			"name": fntest.Get(hr, "metadata", "name"), "namespace": fntest.Get(hr, "metadata", "namespace"),
+			"secretRef":       fntest.Get(hr, "spec", "kubeConfig", "secretRef"),
+			"installStrategy": fntest.Get(hr, "spec", "install", "strategy", "name"),
+			"upgradeStrategy": fntest.Get(hr, "spec", "upgrade", "strategy", "name"),
+			"createNamespace": fntest.Get(hr, "spec", "install", "createNamespace"),
+			"force":           fntest.Get(hr, "spec", "upgrade", "force"),
+			"interval":        fntest.Get(hr, "spec", "interval"), "timeout": fntest.Get(hr, "spec", "timeout"),
+			"releaseName": fntest.Get(hr, "spec", "releaseName"), "storage": fntest.Get(hr, "spec", "storageNamespace"),
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%s (-want +got):\n%s", rel, d)
 		}
-		if get(hr, "spec", "install", "remediation") != nil || get(hr, "spec", "upgrade", "remediation") != nil {
+		if fntest.Get(hr, "spec", "install", "remediation") != nil || fntest.Get(hr, "spec", "upgrade", "remediation") != nil {
 			t.Errorf("%s: remediation set; RetryOnFailure only (docs/spec.md §5.3)", rel)
 		}
 	}
@@ -110,7 +98,7 @@ func TestRetryOnFailureEverywhere(t *testing.T) {
 	}
 	for rel, hr := range hrs {
 		for _, a := range []string{"install", "upgrade"} {
-			if got := get(hr, "spec", a, "strategy", "name"); got != "RetryOnFailure" {
+			if got := fntest.Get(hr, "spec", a, "strategy", "name"); got != "RetryOnFailure" {
 				t.Errorf("%s: %s strategy %v", rel, a, got)
 			}
 		}
@@ -202,7 +190,7 @@ func TestValues(t *testing.T) {
 			if hr == nil {
 				t.Fatalf("no release %s", c.release)
 			}
-			got := get(hr, append([]string{"spec", "values"}, c.path...)...)
+			got := fntest.Get(hr, append([]string{"spec", "values"}, c.path...)...)
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Errorf("values.%s (-want +got):\n%s", strings.Join(c.path, "."), d)
 			}
@@ -304,10 +292,10 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 			map[string]any{"name": "https", "appProtocol": "https", "port": 443.0, "protocol": "TCP", "targetPort": 30001.0},
 		},
 	}
-	if d := cmp.Diff(wantSvc, get(svc, "spec")); d != "" {
+	if d := cmp.Diff(wantSvc, fntest.Get(svc, "spec")); d != "" {
 		t.Errorf("Service spec (-want +got):\n%s", d)
 	}
-	if got := get(svc, "metadata", "name"); got != "demo-ingress-nginx" {
+	if got := fntest.Get(svc, "metadata", "name"); got != "demo-ingress-nginx" {
 		t.Errorf("Service name %v", got)
 	}
 	// The seed chart's annotations; the snippet names the upstream of the
@@ -320,25 +308,25 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 			"  set $proxy_upstream_name \"tenant-demo-demo-ingress-nginx-80\";\n" +
 			"  set $proxy_host $proxy_upstream_name;\n}\n",
 	}
-	if d := cmp.Diff(wantAnn, get(ing, "metadata", "annotations")); d != "" {
+	if d := cmp.Diff(wantAnn, fntest.Get(ing, "metadata", "annotations")); d != "" {
 		t.Errorf("Ingress annotations (-want +got):\n%s", d)
 	}
 	wantPaths := []any{
 		map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": "demo-ingress-nginx", "port": map[string]any{"number": 443.0}}}},
 		map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": "demo-ingress-nginx", "port": map[string]any{"number": 80.0}}}},
 	}
-	for _, r := range get(ing, "spec", "rules").([]any) {
-		if d := cmp.Diff(wantPaths, get(r.(map[string]any), "http", "paths")); d != "" {
+	for _, r := range fntest.Get(ing, "spec", "rules").([]any) {
+		if d := cmp.Diff(wantPaths, fntest.Get(r.(map[string]any), "http", "paths")); d != "" {
 			t.Errorf("paths of %v (-want +got):\n%s", r.(map[string]any)["host"], d)
 		}
 	}
-	if got := get(ing, "spec", "ingressClassName"); got != "nginx" {
+	if got := fntest.Get(ing, "spec", "ingressClassName"); got != "nginx" {
 		t.Errorf("ingress class %v", got)
 	}
 	var hosts []string
-	for _, r := range get(ing, "spec", "rules").([]any) {
+	for _, r := range fntest.Get(ing, "spec", "rules").([]any) {
 		hosts = append(hosts, r.(map[string]any)["host"].(string))
-		if b := get(r.(map[string]any), "http"); !strings.Contains(mustJSON(t, b), `"name":"demo-ingress-nginx"`) {
+		if b := fntest.Get(r.(map[string]any), "http"); !strings.Contains(mustJSON(t, b), `"name":"demo-ingress-nginx"`) {
 			t.Errorf("rule backend %s", mustJSON(t, b))
 		}
 	}
@@ -384,7 +372,7 @@ func TestDependencyGraph(t *testing.T) {
 			hrs := releases(rsp)
 			graph := map[string][]string{}
 			for rel, hr := range hrs {
-				deps, _ := get(hr, "spec", "dependsOn").([]any)
+				deps, _ := fntest.Get(hr, "spec", "dependsOn").([]any)
 				for _, d := range deps {
 					dn := strings.TrimPrefix(d.(map[string]any)["name"].(string), "demo-")
 					if _, ok := hrs[dn]; !ok {
@@ -496,11 +484,11 @@ func TestReadinessInTheResponse(t *testing.T) {
 	if got := rsp.GetDesired().GetResources()["addon-velero"].GetReady(); got != fnv1.Ready_READY_FALSE {
 		t.Errorf("velero ready %v", got)
 	}
-	st := get(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status", "addons")
-	if d := cmp.Diff(map[string]any{"ready": false, "message": "HelmRelease not created yet"}, get(st.(map[string]any), "velero")); d != "" {
+	st := fntest.Get(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status", "addons")
+	if d := cmp.Diff(map[string]any{"ready": false, "message": "HelmRelease not created yet"}, fntest.Get(st.(map[string]any), "velero")); d != "" {
 		t.Errorf("velero status (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(map[string]any{"ready": true}, get(st.(map[string]any), "cilium")); d != "" {
+	if d := cmp.Diff(map[string]any{"ready": true}, fntest.Get(st.(map[string]any), "cilium")); d != "" {
 		t.Errorf("cilium status (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(baseReleases, names(releases(fntest.Call{Spec: "{}"}.Run(t, runFn)))); d != "" {
@@ -521,8 +509,8 @@ func TestKeepsEarlierDesired(t *testing.T) {
 		t.Error("earlier composed resource dropped")
 	}
 	xr := rsp.GetDesired().GetComposite().GetResource().AsMap()
-	if get(xr, "status", "version") != "v1.35.1" || get(xr, "status", "addons", "cilium") == nil {
-		t.Errorf("desired XR status %v", get(xr, "status"))
+	if fntest.Get(xr, "status", "version") != "v1.35.1" || fntest.Get(xr, "status", "addons", "cilium") == nil {
+		t.Errorf("desired XR status %v", fntest.Get(xr, "status"))
 	}
 }
 
@@ -532,7 +520,7 @@ func TestManagedSources(t *testing.T) {
 	var got []string
 	for n, r := range rsp.GetDesired().GetResources() {
 		if strings.HasPrefix(n, "helmrepository-") || strings.HasPrefix(n, "ocirepository-") {
-			got = append(got, n+"="+get(r.GetResource().AsMap(), "metadata", "name").(string))
+			got = append(got, n+"="+fntest.Get(r.GetResource().AsMap(), "metadata", "name").(string))
 		}
 	}
 	sort.Strings(got)
@@ -552,15 +540,15 @@ func TestManagedSources(t *testing.T) {
 	emitted := map[string]bool{}
 	for _, r := range res {
 		m := r.GetResource().AsMap()
-		emitted[get(m, "kind").(string)+"/"+get(m, "metadata", "name").(string)] = true
+		emitted[fntest.Get(m, "kind").(string)+"/"+fntest.Get(m, "metadata", "name").(string)] = true
 	}
 	for rel, hr := range releases(rsp) {
 		var kind, name, ns string
-		if ref, ok := get(hr, "spec", "chartRef").(map[string]any); ok {
+		if ref, ok := fntest.Get(hr, "spec", "chartRef").(map[string]any); ok {
 			kind, name = ref["kind"].(string), ref["name"].(string)
 			ns, _ = ref["namespace"].(string)
 		} else {
-			ref := get(hr, "spec", "chart", "spec", "sourceRef").(map[string]any)
+			ref := fntest.Get(hr, "spec", "chart", "spec", "sourceRef").(map[string]any)
 			kind, name = ref["kind"].(string), ref["name"].(string)
 			ns, _ = ref["namespace"].(string)
 		}
@@ -615,13 +603,13 @@ func TestPlatformSettings(t *testing.T) {
 	}
 	fntest.NoFatal(t, rsp)
 	rs := releases(rsp)
-	if got := get(rs["coredns"], "spec", "values", "service", "clusterIP"); got != "10.200.0.10" {
+	if got := fntest.Get(rs["coredns"], "spec", "values", "service", "clusterIP"); got != "10.200.0.10" {
 		t.Errorf("coredns clusterIP = %v, want 10.200.0.10", got)
 	}
-	if got := get(rs["cilium"], "spec", "chart", "spec", "version"); got != "1.18.5" {
+	if got := fntest.Get(rs["cilium"], "spec", "chart", "spec", "version"); got != "1.18.5" {
 		t.Errorf("cilium chart version = %v, want 1.18.5", got)
 	}
-	if got := get(rs["cilium"], "spec", "chart", "spec", "chart"); got != "cilium" {
+	if got := fntest.Get(rs["cilium"], "spec", "chart", "spec", "chart"); got != "cilium" {
 		t.Errorf("cilium chart = %v, want cilium (the default source's)", got)
 	}
 

@@ -26,17 +26,17 @@ func releaseOf(t *testing.T, r fntest.Call, release string) map[string]any {
 // the chart's name cozy-monitoring-agents.
 func TestMonitoringAgentsShipToPlatform(t *testing.T) {
 	hr := releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "monitoring-agents")
-	if got := get(hr, "spec", "releaseName"); got != "cozy-monitoring-agents" {
+	if got := fntest.Get(hr, "spec", "releaseName"); got != "cozy-monitoring-agents" {
 		t.Errorf("releaseName %v, want cozy-monitoring-agents", got)
 	}
-	if got := get(hr, "metadata", "name"); got != "demo-monitoring-agents" {
+	if got := fntest.Get(hr, "metadata", "name"); got != "demo-monitoring-agents" {
 		t.Errorf("name %v", got)
 	}
-	v := get(hr, "spec", "values").(map[string]any)
+	v := fntest.Get(hr, "spec", "values").(map[string]any)
 	if d := cmp.Diff(map[string]any{
 		"externalLabels": map[string]any{"cluster": "demo", "tenant": "tenant-demo"},
 		"remoteWrite":    map[string]any{"url": "http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"},
-	}, get(v, "vmagent")); d != "" {
+	}, fntest.Get(v, "vmagent")); d != "" {
 		t.Errorf("vmagent (-want +got):\n%s", d)
 	}
 	wantOut := "[OUTPUT]\n    Name http\n    Match kube.*\n" +
@@ -44,10 +44,10 @@ func TestMonitoringAgentsShipToPlatform(t *testing.T) {
 		"    URI /insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date\n" +
 		"    Compress gzip\n    Format json_lines\n    Json_date_format iso8601\n" +
 		"    Header AccountID 0\n    Header ProjectID 0\n"
-	if d := cmp.Diff(wantOut, get(v, "fluent-bit", "config", "outputs")); d != "" {
+	if d := cmp.Diff(wantOut, fntest.Get(v, "fluent-bit", "config", "outputs")); d != "" {
 		t.Errorf("fluent-bit outputs (-want +got):\n%s", d)
 	}
-	filters := get(v, "fluent-bit", "config", "filters").(string)
+	filters := fntest.Get(v, "fluent-bit", "config", "filters").(string)
 	for _, want := range []string{"Name nest\n", "Operation lift\n", "Nested_under kubernetes\n", "Add_prefix kubernetes_\n", "Add tenant tenant-demo\n", "Add cluster demo\n"} {
 		if !strings.Contains(filters, want) {
 			t.Errorf("fluent-bit filters lack %q:\n%s", want, filters)
@@ -55,7 +55,7 @@ func TestMonitoringAgentsShipToPlatform(t *testing.T) {
 	}
 	// The tenant's override still wins.
 	hr = releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true, valuesOverride: {vmagent: {remoteWrite: {url: 'http://mine:8428/api/v1/write'}}}}}"}, "monitoring-agents")
-	if got := get(hr, "spec", "values", "vmagent", "remoteWrite", "url"); got != "http://mine:8428/api/v1/write" {
+	if got := fntest.Get(hr, "spec", "values", "vmagent", "remoteWrite", "url"); got != "http://mine:8428/api/v1/write" {
 		t.Errorf("overridden url %v", got)
 	}
 }
@@ -71,17 +71,17 @@ monitoring:
   logsURL: https://logs.example.net/insert/jsonline?tenant={namespace}
   logsHeaders: {X-Scope: "{namespace}", AccountID: "7"}`
 	r := fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}", Input: in}
-	v := get(releaseOf(t, r, "monitoring-agents"), "spec", "values").(map[string]any)
-	if got := get(v, "vmagent", "remoteWrite", "url"); got != "https://vminsert.tenant-demo.svc:8480/insert/demo/prometheus" {
+	v := fntest.Get(releaseOf(t, r, "monitoring-agents"), "spec", "values").(map[string]any)
+	if got := fntest.Get(v, "vmagent", "remoteWrite", "url"); got != "https://vminsert.tenant-demo.svc:8480/insert/demo/prometheus" {
 		t.Errorf("remoteWrite url %v", got)
 	}
-	out := get(v, "fluent-bit", "config", "outputs").(string)
+	out := fntest.Get(v, "fluent-bit", "config", "outputs").(string)
 	for _, want := range []string{"    Host logs.example.net\n    Port 443\n    URI /insert/jsonline?tenant=tenant-demo\n    tls On\n", "    Header AccountID 7\n    Header X-Scope {namespace}\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("outputs lack %q:\n%s", want, out)
 		}
 	}
-	vpa := get(releaseOf(t, r, "vertical-pod-autoscaler"), "spec", "values", "recommender", "extraArgs", "prometheus-address")
+	vpa := fntest.Get(releaseOf(t, r, "vertical-pod-autoscaler"), "spec", "values", "recommender", "extraArgs", "prometheus-address")
 	if vpa != "http://vmselect.tenant-demo.svc:8481/select/demo/prometheus/" {
 		t.Errorf("VPA prometheus-address %v", vpa)
 	}
@@ -102,7 +102,7 @@ monitoring:
 // Issue 16 item 3: the VPA recommender reads Prometheus, as the seed chart
 // configures it.
 func TestVPARecommenderReadsPrometheus(t *testing.T) {
-	v := get(releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
+	v := fntest.Get(releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
 	want := map[string]any{"recommender": map[string]any{
 		"extraArgs": map[string]any{
 			"container-name-label":         "container",
@@ -138,10 +138,10 @@ func TestCRDReleasesKeepCRDs(t *testing.T) {
 	seen := 0
 	for name, r := range rsp.GetDesired().GetResources() {
 		release, ok := strings.CutPrefix(name, "addon-")
-		if !ok || get(r.GetResource().AsMap(), "kind") != "HelmRelease" {
+		if !ok || fntest.Get(r.GetResource().AsMap(), "kind") != "HelmRelease" {
 			continue
 		}
-		pr := get(r.GetResource().AsMap(), "spec", "postRenderers")
+		pr := fntest.Get(r.GetResource().AsMap(), "spec", "postRenderers")
 		if slices.Contains(keep, release) {
 			seen++
 			if d := cmp.Diff(wantPR, pr); d != "" {

@@ -59,10 +59,10 @@ func orEmpty(v *structpb.Value) *structpb.Value {
 // every path of the object, and what desiredResource returns for every
 // desired one, then that the whole request, once DecodeKeptObjects
 // has run on both states, equals want.
-func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
+func checkEncodedObservedReads(t *testing.T, encoded []byte, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
 	got := &fnv1.RunFunctionRequest{}
-	if err := unmarshalRequest(wire, got); err != nil {
+	if err := unmarshalRequest(encoded, got); err != nil {
 		t.Fatalf("UnmarshalRequest: %v", err)
 	}
 	opts = append(opts, protocmp.Transform())
@@ -71,7 +71,7 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 			t.Errorf("observedExists(%q) = %v, want %v", name, gotExists, wantExists)
 		}
 		types := []string{"", "no-such-type"}
-		for _, c := range valueAt(r.GetResource(), "status", "conditions").GetListValue().GetValues() {
+		for _, c := range codec.ValueAt(r.GetResource(), "status", "conditions").GetListValue().GetValues() {
 			types = append(types, c.GetStructValue().GetFields()["type"].GetStringValue())
 		}
 		for _, typ := range types {
@@ -81,13 +81,13 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 			}
 		}
 		for _, p := range structPaths(r.GetResource(), nil) {
-			want := valueAt(r.GetResource(), p...)
+			want := codec.ValueAt(r.GetResource(), p...)
 			if diff := cmp.Diff(orEmpty(want), orEmpty(observedValue(got, name, p...)), opts...); diff != "" {
 				t.Errorf("observedValue(%q, %q) (-decoded +kept encoded):\n%s", name, p, diff)
 			}
 		}
 	}
-	checkEncodedScalarReads(t, wire, want)
+	checkEncodedScalarReads(t, encoded, want)
 	checkEncodedCompositeReads(t, got, want, opts...)
 	if observedExists(got, "no-such-resource") || observedValue(got, "no-such-resource", "kind") != nil || observedResource(got, "no-such-resource") != nil {
 		t.Errorf("an absent observed resource reads as present")
@@ -119,10 +119,10 @@ func checkEncodedObservedReads(t *testing.T, wire []byte, want *fnv1.RunFunction
 // other accessor has read (one that decodes a whole object would leave
 // these only the decoded fallback to take). An object in the shape
 // protobuf-go writes stays encoded: they read it where it lies.
-func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRequest) {
+func checkEncodedScalarReads(t *testing.T, encoded []byte, want *fnv1.RunFunctionRequest) {
 	t.Helper()
 	got := &fnv1.RunFunctionRequest{}
-	if err := unmarshalRequest(wire, got); err != nil {
+	if err := unmarshalRequest(encoded, got); err != nil {
 		t.Fatalf("UnmarshalRequest: %v", err)
 	}
 	wellFormed := func(r *fnv1.Resource) bool {
@@ -138,7 +138,7 @@ func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRe
 		res := got.GetObserved().GetResources()[name]
 		before := wellFormed(res)
 		for _, p := range structPaths(r.GetResource(), nil) {
-			v := valueAt(r.GetResource(), p...)
+			v := codec.ValueAt(r.GetResource(), p...)
 			if s := observedString(got, name, p...); s != v.GetStringValue() {
 				t.Errorf("observedString(%q, %q) = %q kept encoded, %q decoded", name, p, s, v.GetStringValue())
 			}
@@ -151,7 +151,7 @@ func checkEncodedScalarReads(t *testing.T, wire []byte, want *fnv1.RunFunctionRe
 	xr := want.GetObserved().GetComposite().GetResource()
 	before := wellFormed(got.GetObserved().GetComposite())
 	for _, p := range structPaths(xr, nil) {
-		if s, v := observedCompositeString(got, p...), valueAt(xr, p...).GetStringValue(); s != v {
+		if s, v := observedCompositeString(got, p...), codec.ValueAt(xr, p...).GetStringValue(); s != v {
 			t.Errorf("observedCompositeString(%q) = %q kept encoded, %q decoded", p, s, v)
 		}
 	}
@@ -169,7 +169,7 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 	t.Helper()
 	xr := want.GetObserved().GetComposite().GetResource()
 	for _, p := range structPaths(xr, nil) {
-		if diff := cmp.Diff(orEmpty(valueAt(xr, p...)), orEmpty(observedCompositeValue(got, p...)), opts...); diff != "" {
+		if diff := cmp.Diff(orEmpty(codec.ValueAt(xr, p...)), orEmpty(observedCompositeValue(got, p...)), opts...); diff != "" {
 			t.Errorf("observedCompositeValue(%q) (-decoded +kept encoded):\n%s", p, diff)
 		}
 	}
@@ -187,7 +187,7 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 		}
 		return structpb.NewStructValue(kept)
 	}
-	if diff := cmp.Diff(orEmpty(specMembers(valueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
+	if diff := cmp.Diff(orEmpty(specMembers(codec.ValueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
 		t.Errorf("observedCompositeSpec (-decoded, members a spec takes +kept encoded):\n%s", diff)
 	}
 	wantTenant, wantErr := readTenant(want)

@@ -87,25 +87,6 @@ func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) b
 	return wire.Member(req.GetObserved().GetComposite(), "spec", keep)
 }
 
-// valueAt returns the value at path (map keys) of s, or nil when s is nil
-// or the path is absent.
-func valueAt(s *structpb.Struct, path ...string) *structpb.Value {
-	if s == nil {
-		return nil
-	}
-	if len(path) == 0 {
-		return structpb.NewStructValue(s)
-	}
-	// Walked without wrapping s in a Value (an allocation per call).
-	v := s.GetFields()[path[0]]
-	for _, p := range path[1:] {
-		if v = v.GetStructValue().GetFields()[p]; v == nil {
-			return nil
-		}
-	}
-	return v
-}
-
 // observedConditionStatus returns the status ("True", "False", "Unknown")
 // of the condition of type typ in status.conditions of the observed composed
 // resource called name, with its reason and message; status is "" when the

@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // AnnotationTenantHost, on a tenant's Namespace object, sets the tenant
@@ -126,10 +128,10 @@ func (r *Request) TenantHostPolicy(id Identity, s HostSettings) (HostPolicy, err
 	}
 	p.Known = true
 	for _, ns := range items {
-		if valueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
+		if wire.ValueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
 			continue
 		}
-		v, ok := valueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
+		v, ok := wire.ValueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
 		if !ok {
 			continue
 		}

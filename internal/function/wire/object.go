@@ -178,7 +178,7 @@ func Value(r *fnv1.Resource, path []string) *structpb.Value {
 			return v
 		}
 	}
-	return valueAt(Decode(r), path...)
+	return ValueAt(Decode(r), path...)
 }
 
 // String is the string at path of r's object (function.Request.ObservedString).
@@ -188,7 +188,7 @@ func String(r *fnv1.Resource, path []string) string {
 			return s
 		}
 	}
-	return valueAt(Decode(r), path...).GetStringValue()
+	return ValueAt(Decode(r), path...).GetStringValue()
 }
 
 // Number is the number at path of r's object (function.Request.ObservedNumber).
@@ -198,12 +198,12 @@ func Number(r *fnv1.Resource, path []string) float64 {
 			return n
 		}
 	}
-	return valueAt(Decode(r), path...).GetNumberValue()
+	return ValueAt(Decode(r), path...).GetNumberValue()
 }
 
-// valueAt returns the value at path (map keys) of s, or nil when s is nil
+// ValueAt returns the value at path (map keys) of s, or nil when s is nil
 // or the path is absent; the whole object as a Value for no path.
-func valueAt(s *structpb.Struct, path ...string) *structpb.Value {
+func ValueAt(s *structpb.Struct, path ...string) *structpb.Value {
 	if s == nil {
 		return nil
 	}
