@@ -426,6 +426,62 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{images: {waitForKubeconfig: ` + rep("i", 513) + `}}`},
 			want:   want{paths: []string{"spec.images.waitForKubeconfig"}},
 		},
+		// issue 19: VM
+		// logSerialConsole, podCpuLimit/podCpuRequest (the seed chart's rules),
+		// antiAffinity.
+		"LogSerialConsole": {args: args{spec: ng("logSerialConsole: true")}, reason: "A bool."},
+		"PodCPULimitWithInstanceType": {
+			reason: "KubeVirt refuses domain.resources.limits.cpu beside an instancetype (u1.medium by default).",
+			args:   args{spec: ng("podCpuLimit: 2")},
+			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "cannot be combined with instanceType sizing (instanceType is u1.medium)"},
+		},
+		"PodCPURequestWithInstanceType": {
+			reason: "The same for domain.resources.requests.cpu.",
+			args:   args{spec: ng("instanceType: u1.large, podCpuRequest: 500m")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "cannot be combined with instanceType sizing (instanceType is u1.large)"},
+		},
+		"PodCPUWithResources":       {args: args{spec: ng("resources: {cpu: 2, memory: 4Gi}, podCpuLimit: 3")}, reason: "resources drop the instancetype: the chart's own test values."},
+		"PodCPUWithoutInstanceType": {args: args{spec: ng("instanceType: '', podCpuRequest: 500m")}, reason: "No instancetype at all."},
+		"PodCPULimit256":            {args: args{spec: ng("instanceType: '', podCpuLimit: 256")}, reason: "A node's most cores."},
+		"PodCPULimit257": {
+			reason: "One core past it.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: 257")},
+			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be at most 256"},
+		},
+		"PodCPURequestNegative": {
+			reason: "A negative CPU is refused (it is no CPU form).",
+			args:   args{spec: ng("instanceType: '', podCpuRequest: -1")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be whole millicores"},
+		},
+		"PodCPULimitFractionalMillicores": {
+			reason: "1.5m is not whole millicores.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: 1.5m")},
+			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be whole millicores"},
+		},
+		"PodCPULimitZeroAlone": {
+			reason: "A zero limit alone leaves KubeVirt's derived request above it: the pod is refused.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: 0")},
+			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit 0 (no ceiling) needs podCpuRequest 0"},
+		},
+		"PodCPUZeroPair":         {args: args{spec: ng("instanceType: '', podCpuLimit: 0, podCpuRequest: 0")}, reason: "No ceiling, nothing reserved."},
+		"PodCPURequestZeroAlone": {args: args{spec: ng("instanceType: '', podCpuRequest: '0'")}, reason: "Without a limit a zero request stays zero."},
+		"PodCPURequestZeroWithLimit": {
+			reason: "KubeVirt replaces a zero request with the limit.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: 2, podCpuRequest: 0")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest 0 beside podCpuLimit 2"},
+		},
+		"PodCPURequestEqualsLimit": {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
+		"PodCPURequestAboveLimit": {
+			reason: "1501m is past 1.5.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1501m")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be at most podCpuLimit (1.5)"},
+		},
+		"AntiAffinityHard": {args: args{spec: ng("antiAffinity: Hard")}, reason: "One of Soft, Hard, None."},
+		"AntiAffinityOther": {
+			reason: "Not one of them.",
+			args:   args{spec: ng("antiAffinity: Preferred")},
+			want:   want{paths: []string{md0 + ".antiAffinity"}, msg: "Soft"},
+		},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

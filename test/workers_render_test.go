@@ -88,6 +88,19 @@ func TestWorkersRender(t *testing.T) {
 		})
 	}
 
+	// Issue 19: node-group VM settings and the platform's CSI rate limits,
+	// each away from its default.
+	t.Run("vm-settings", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := render.Render(ctx, render.Options{
+			Root: root, XR: data("xr-vm-settings.yaml"), Required: paths(instancetypes, data("platform-vm-settings.yaml")), BinDir: binDir,
+			Composition: data("composition.yaml"), Functions: data("functions.yaml"),
+			Stderr: &bytes.Buffer{},
+		})
+		ok(t, "vm-settings", out, err)
+	})
+
 	t.Run("fatal-instancetype", func(t *testing.T) {
 		_, err := renderWorkers(t, data("xr-fatal-instancetype.yaml"), instancetypes, "")
 		var ce *render.CrossplaneError
@@ -151,6 +164,39 @@ func TestWorkersRender(t *testing.T) {
 		ok(t, "template-change-rolled", after, err)
 		if got := workersTemplateNames(after); len(got) != 1 || got[0] != newName {
 			t.Errorf("templates after the roll: %v, want only %s", got, newName)
+		}
+	})
+
+	// Issue 19: upgrading tenantkube rolls no running node group. md0 of
+	// xr-instancetype.yaml ran on demo-md0-cab0db before issue 19 (its
+	// golden file then); antiAffinity None renders that template, and with
+	// it observed, the same XR without antiAffinity keeps it.
+	t.Run("upgrade-keeps-template", func(t *testing.T) {
+		tmp := t.TempDir()
+		raw, err := os.ReadFile(data("xr-instancetype.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unplacedXR := filepath.Join(tmp, "xr-none.yaml")
+		if err := os.WriteFile(unplacedXR, append(raw, []byte("      antiAffinity: None\n")...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before, err := renderWorkers(t, unplacedXR, instancetypes, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := workersTemplateNames(before); len(got) != 1 || got[0] != "demo-md0-cab0db" {
+			t.Fatalf("antiAffinity None: templates %v, want the one of before issue 19, demo-md0-cab0db", got)
+		}
+		observed := filepath.Join(tmp, "observed.yaml")
+		writeComposed(t, observed, before)
+		after, err := renderWorkers(t, data("xr-instancetype.yaml"), instancetypes, observed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := workersTemplateNames(after); len(got) != 1 || got[0] != "demo-md0-cab0db" || bytes.Contains(after, []byte("podAntiAffinity")) {
+			t.Errorf("running group after the upgrade: templates %v (anti-affinity %t), want only demo-md0-cab0db without placement",
+				got, bytes.Contains(after, []byte("podAntiAffinity")))
 		}
 	})
 

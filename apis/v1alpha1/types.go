@@ -96,6 +96,15 @@ type KubernetesClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('64Ti')) <= 0",message="diskSize must be at most 64Ti",fieldPath=".diskSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('0')) > 0",message="diskSize must be greater than zero",fieldPath=".diskSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || size(self.instanceType) == 0 || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots)",fieldPath=".instanceType"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuLimit cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype'",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || string(self.podCpuLimit).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="podCpuLimit must be whole millicores such as 1500m or decimal cores such as 1.5",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('256')) <= 0",message="podCpuLimit must be at most 256 (cores)",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuRequest cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype'",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || string(self.podCpuRequest).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="podCpuRequest must be whole millicores such as 1500m or decimal cores such as 1.5",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('256')) <= 0",message="podCpuRequest must be at most 256 (cores)",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) != 0 || (has(self.podCpuRequest) && isQuantity(string(self.podCpuRequest)) && quantity(string(self.podCpuRequest)).compareTo(quantity('0')) == 0)",message="podCpuLimit 0 (no ceiling) needs podCpuRequest 0 beside it: KubeVirt derives a request from the vCPU count, and a request above a zero limit is refused when the pod is created",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity('0')) != 0 || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) == 0",messageExpression="'podCpuRequest 0 beside podCpuLimit ' + string(self.podCpuLimit) + ' reserves the whole limit (KubeVirt replaces a zero request with the limit): give a non-zero request'",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity(string(self.podCpuLimit))) <= 0",messageExpression="'podCpuRequest must be at most podCpuLimit (' + string(self.podCpuLimit) + ')'",fieldPath=".podCpuRequest"
 type NodeGroup struct {
 	// Minimum number of replicas.
 	// +kubebuilder:default=0
@@ -168,7 +177,59 @@ type NodeGroup struct {
 	// +kubebuilder:validation:XIntOrString
 	// +optional
 	EphemeralStorage *Quantity `json:"ephemeralStorage,omitempty"`
+
+	// Stream each worker VM's guest serial console into a guest-console-log
+	// container beside virt-launcher, readable with kubectl logs (KubeVirt
+	// devices.logSerialConsole). Part of the VM template: changing it rolls
+	// the node group. Only true is written; false leaves the platform's
+	// cluster-wide KubeVirt setting in force.
+	// +optional
+	LogSerialConsole bool `json:"logSerialConsole,omitempty"`
+
+	// CPU limit of the worker VM's virt-launcher compute container (KubeVirt
+	// domain.resources.limits.cpu), the ceiling the guest vCPUs, the QEMU
+	// emulator thread and the IO threads share; not the guest's size. Only
+	// with a VM without instancetype (resources.cpu and resources.memory
+	// set, or instanceType ""): KubeVirt refuses an instancetype beside it.
+	// KubeVirt copies a limit into the request when no request is set; pair
+	// it with podCpuRequest to keep the request. 0 means no ceiling and
+	// needs podCpuRequest 0. Changing it rolls the node group.
+	// +optional
+	PodCPULimit Quantity `json:"podCpuLimit,omitempty"`
+
+	// CPU request of the worker VM's virt-launcher compute container
+	// (KubeVirt domain.resources.requests.cpu): what the scheduler reserves
+	// for a worker on its host. At most podCpuLimit; 0 only without a
+	// non-zero podCpuLimit (KubeVirt replaces a zero request with the
+	// limit). Same instancetype restriction as podCpuLimit. Unset: KubeVirt
+	// derives it from the vCPU count and its CPU allocation ratio. Changing
+	// it rolls the node group.
+	// +optional
+	PodCPURequest Quantity `json:"podCpuRequest,omitempty"`
+
+	// How the node group's VMs spread over the management cluster's hosts
+	// (pod anti-affinity of the virt-launcher pods, topology key
+	// kubernetes.io/hostname, against the VMs of this group only): Soft
+	// prefers a host without another VM of the group, Hard requires one (a
+	// VM stays Pending when every host has one), None places freely. Unset
+	// is Soft, except that a group already running without placement keeps
+	// it until its VM template changes for another reason. Setting it rolls
+	// the node group.
+	// +kubebuilder:validation:Enum=Soft;Hard;None
+	// +optional
+	AntiAffinity AntiAffinity `json:"antiAffinity,omitempty"`
 }
+
+// AntiAffinity is how a node group's VMs spread over the management
+// cluster's hosts.
+type AntiAffinity string
+
+// Anti-affinity of a node group's VMs.
+const (
+	AntiAffinitySoft AntiAffinity = "Soft"
+	AntiAffinityHard AntiAffinity = "Hard"
+	AntiAffinityNone AntiAffinity = "None"
+)
 
 // Resources is an explicit CPU and memory configuration for a node or a
 // control-plane component.

@@ -167,7 +167,79 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, tooLong(np, gpu.Name, MaxNameLength))
 		}
 	}
+	errs = append(errs, g.validateVM(path)...)
 	return append(errs, g.Kubelet.Validate(path.Child("kubelet"))...)
+}
+
+// validateVM returns every problem of a node group's VM settings of issue
+// 19 at path: podCpuLimit and podCpuRequest in cores or whole millicores,
+// 0..MaxNodeCPU, only on a VM without instancetype (KubeVirt refuses
+// domain.resources.cpu beside one), a zero limit only with a zero request,
+// a zero request only without a non-zero limit, request at most limit
+// (the seed chart's rules, docs/validation.md); antiAffinity one of its
+// values.
+func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	pod := map[string]*resource.Quantity{}
+	for _, f := range []struct {
+		name string
+		val  Quantity
+	}{{"podCpuLimit", g.PodCPULimit}, {"podCpuRequest", g.PodCPURequest}} {
+		if !f.val.IsSet() {
+			continue
+		}
+		fp := path.Child(f.name)
+		if g.InstanceTypeName() != "" && !g.explicit() {
+			errs = append(errs, field.Invalid(fp, string(f.val), fmt.Sprintf(
+				"%s cannot be combined with instanceType sizing (instanceType is %s): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype",
+				f.name, g.InstanceTypeName())))
+		}
+		q, err := parsePodCPU(fp, f.name, string(f.val))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pod[f.name] = &q
+	}
+	lim, req := pod["podCpuLimit"], pod["podCpuRequest"]
+	if lim != nil && lim.IsZero() && (req == nil || !req.IsZero()) {
+		errs = append(errs, field.Invalid(path.Child("podCpuLimit"), string(g.PodCPULimit),
+			"podCpuLimit 0 (no ceiling) needs podCpuRequest 0 beside it: KubeVirt derives a request from the vCPU count, and a request above a zero limit is refused when the pod is created"))
+	}
+	if lim != nil && req != nil {
+		switch {
+		case req.IsZero() && !lim.IsZero():
+			errs = append(errs, field.Invalid(path.Child("podCpuRequest"), string(g.PodCPURequest), fmt.Sprintf(
+				"podCpuRequest 0 beside podCpuLimit %s reserves the whole limit (KubeVirt replaces a zero request with the limit): give a non-zero request", g.PodCPULimit)))
+		case req.Cmp(*lim) > 0:
+			errs = append(errs, field.Invalid(path.Child("podCpuRequest"), string(g.PodCPURequest),
+				fmt.Sprintf("podCpuRequest must be at most podCpuLimit (%s)", g.PodCPULimit)))
+		}
+	}
+	switch g.AntiAffinity {
+	case "", AntiAffinitySoft, AntiAffinityHard, AntiAffinityNone:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("antiAffinity"), g.AntiAffinity,
+			[]string{string(AntiAffinitySoft), string(AntiAffinityHard), string(AntiAffinityNone)}))
+	}
+	return errs
+}
+
+// parsePodCPU parses a virt-launcher CPU value the user wrote at path
+// (field name): cores or whole millicores, 0..MaxNodeCPU (zero is
+// meaningful there).
+func parsePodCPU(path *field.Path, name, text string) (resource.Quantity, *field.Error) {
+	if !cpuPattern.MatchString(text) || !QuantityInRange(text) {
+		return resource.Quantity{}, field.Invalid(path, shorten(text), name+" must be whole millicores such as 1500m or decimal cores such as 1.5")
+	}
+	q, err := resource.ParseQuantity(text)
+	if err != nil {
+		return resource.Quantity{}, field.Invalid(path, text, name+" must be whole millicores such as 1500m or decimal cores such as 1.5")
+	}
+	if q.Cmp(resource.MustParse(MaxNodeCPU)) > 0 {
+		return resource.Quantity{}, field.Invalid(path, text, name+" must be at most "+MaxNodeCPU+" (cores)")
+	}
+	return q, nil
 }
 
 // explicit reports whether a node group sets both resources.cpu and

@@ -145,7 +145,9 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 		t.Errorf("data volume template %+v", dv)
 	}
 	tmpl := vm.Template
-	if d := cmp.Diff(map[string]string{"node-role.kubernetes.io/ingress-nginx": "", "node-role.kubernetes.io/edge": ""}, tmpl.ObjectMeta.Labels); d != "" {
+	// The roles, and the cluster and group the default placement selects.
+	if d := cmp.Diff(map[string]string{"node-role.kubernetes.io/ingress-nginx": "", "node-role.kubernetes.io/edge": "",
+		"tenantkube.io/cluster": "demo", "tenantkube.io/node-group": "md0"}, tmpl.ObjectMeta.Labels); d != "" {
 		t.Errorf("VM labels (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(map[string]string{"kubevirt.io/allow-pod-bridge-network-live-migration": "true", annotationBootstrapHash: "0123456789abcdef"}, tmpl.ObjectMeta.Annotations); d != "" {

@@ -56,6 +56,9 @@ type nodeGroupPlan struct {
 	Version string
 	// Minor is Version's minor version (v1.35), which picks the container disk.
 	Minor string
+	// ObservedTemplate is the KubevirtMachineTemplate the observed
+	// MachineDeployment refers to ("" when none is observed).
+	ObservedTemplate string
 }
 
 // ObjectName is the Kubernetes name of the group's per-group objects: N-G.

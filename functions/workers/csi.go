@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
@@ -31,11 +33,12 @@ const (
 // (csiPersistentVolumesClusterRole). It runs at the input's priority class.
 func buildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) controller {
 	sock := corev1.VolumeMount{Name: "socket-dir", MountPath: csiSocketDir}
+	rate := csiRateLimitArgs(in.Controllers)
 	sidecar := func(name, image string, extra ...string) corev1.Container {
 		return corev1.Container{
 			Name:         name,
 			Image:        image,
-			Args:         append([]string{"--csi-address=" + csiSocketPath, "--kubeconfig=" + tenantKubeconfigPath, "--v=2"}, extra...),
+			Args:         append(append([]string{"--csi-address=" + csiSocketPath, "--kubeconfig=" + tenantKubeconfigPath, "--v=2"}, extra...), rate...),
 			VolumeMounts: []corev1.VolumeMount{sock, kubeconfigMount()},
 		}
 	}
@@ -63,8 +66,11 @@ func buildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 	snapshotController := corev1.Container{
 		Name:         "snapshot-controller",
 		Image:        in.Images.SnapshotController,
-		Args:         []string{"--kubeconfig=" + tenantKubeconfigPath, "--worker-threads=10", "--v=2"},
+		Args:         append([]string{"--kubeconfig=" + tenantKubeconfigPath, "--worker-threads=10", "--v=2"}, rate...),
 		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
+	}
+	if in.Controllers.CSIDriverKubeAPIFlags {
+		driver.Args = append(driver.Args, rate...)
 	}
 	containers := []corev1.Container{
 		driver,
@@ -95,4 +101,12 @@ const csiDriverContainer = "csi-driver"
 // seed chart's).
 func csiInfraLabels(id function.Identity) string {
 	return function.LabelCluster + "=" + id.Name + "," + function.LabelCAPICluster + "=" + id.Name
+}
+
+// csiRateLimitArgs are the Kubernetes API client rate limits of the CSI
+// controller's containers: --kube-api-qps and --kube-api-burst, the flags
+// of the kubernetes-csi sidecars and snapshot controller (default 5 and
+// 10, client-go's) and of Cozystack's driver build.
+func csiRateLimitArgs(c v1alpha1.Controllers) []string {
+	return []string{fmt.Sprintf("--kube-api-qps=%d", c.CSIKubeAPIQPS), fmt.Sprintf("--kube-api-burst=%d", c.CSIKubeAPIBurst)}
 }

@@ -57,7 +57,12 @@ func TestCanonicalHashPinned(t *testing.T) {
 		g.InstanceType = ptr("gn1.xlarge")
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
 	}))
+	// antiAffinity None is the template of before issue 19: its hashes
+	// have not changed since. Unset is Soft for a group not running yet.
 	kmt := func(p nodeGroupPlan, bootstrapHash string) any {
+		if p.Group.AntiAffinity == "" {
+			p.Group.AntiAffinity = v1alpha1.AntiAffinityNone
+		}
 		m, err := buildKubevirtMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash)
 		if err != nil {
 			t.Fatal(err)
@@ -94,6 +99,8 @@ func TestCanonicalHashPinned(t *testing.T) {
 		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "67eabc90d92b0a665e4412d8b356e8732ccbfcb15defc79febc58a44125f24ea"},
 		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "4fefbbe26d58f0d70e6937d1bc54731197cc382e8ecc4740709daa74c98780b9"},
 		"machine template spec, GPUs":          {kmt(gpuPlan, ""), "372b2bb39e7ab016418f6bfae269aaad1b0300ccfc0df37def050af6a4082fea"},
+		"machine template spec, instance type, Soft": {kmt(withAntiAffinity(kctPlan, v1alpha1.AntiAffinitySoft), "0123456789abcdef0123"),
+			"8f8012fbc1b18b13b9e3a75fd78d08c4bc349ed0b03b285ec586592a255d52c2"},
 		"container with probes and ports": {corev1.Container{
 			Name:  "c",
 			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
@@ -173,13 +180,38 @@ func TestTemplateHash(t *testing.T) {
 	}{
 		"InstanceType": {
 			reason: "The spec hashed to 67eabc90… (TestCanonicalHashPinned) names the template demo-md0-67eabc; the annotation is the bootstrap hash's first 16 characters.",
-			args:   args{p: md0, bootstrapHash: "0123456789abcdef0123"},
+			args:   args{p: withAntiAffinity(md0, v1alpha1.AntiAffinityNone), bootstrapHash: "0123456789abcdef0123"},
 			want:   want{name: "demo-md0-67eabc", annotation: "0123456789abcdef"},
 		},
 		"Explicit": {
 			reason: "The spec hashed to 4fefbbe2… names the template demo-md1-4fefbb.",
-			args:   args{p: md1, bootstrapHash: "fedcba9876543210"},
+			args:   args{p: withAntiAffinity(md1, v1alpha1.AntiAffinityNone), bootstrapHash: "fedcba9876543210"},
 			want:   want{name: "demo-md1-4fefbb", annotation: "fedcba9876543210"},
+		},
+		"NewGroupSoft": {
+			reason: "A group with no observed MachineDeployment gets the default placement, Soft: the spec hashed to 8f8012fb….",
+			args:   args{p: md0, bootstrapHash: "0123456789abcdef0123"},
+			want:   want{name: "demo-md0-8f8012", annotation: "0123456789abcdef"},
+		},
+		"RunningGroupKeepsItsTemplate": {
+			reason: "A group whose MachineDeployment runs the template without placement (before issue 19) keeps it: upgrading rolls nothing.",
+			args:   args{p: observing(md0, "demo-md0-67eabc"), bootstrapHash: "0123456789abcdef0123"},
+			want:   want{name: "demo-md0-67eabc", annotation: "0123456789abcdef"},
+		},
+		"RunningGroupChangedTakesSoft": {
+			reason: "Once the group's template changes for another reason (here the bootstrap), the new one carries the default placement.",
+			args:   args{p: observing(md0, "demo-md0-67eabc"), bootstrapHash: "1123456789abcdef0123"},
+			want:   want{name: "demo-md0-" + hash6(t, withAntiAffinity(md0, v1alpha1.AntiAffinitySoft), "1123456789abcdef0123"), annotation: "1123456789abcdef"},
+		},
+		"RunningGroupOnSoftStays": {
+			reason: "A group already on the Soft template stays there.",
+			args:   args{p: observing(md0, "demo-md0-8f8012"), bootstrapHash: "0123456789abcdef0123"},
+			want:   want{name: "demo-md0-8f8012", annotation: "0123456789abcdef"},
+		},
+		"ExplicitSoftRolls": {
+			reason: "antiAffinity: Soft set by the user is the user's change: it rolls a group on the template without placement.",
+			args:   args{p: withAntiAffinity(observing(md0, "demo-md0-67eabc"), v1alpha1.AntiAffinitySoft), bootstrapHash: "0123456789abcdef0123"},
+			want:   want{name: "demo-md0-8f8012", annotation: "0123456789abcdef"},
 		},
 	}
 	for name, tc := range cases {
@@ -204,4 +236,31 @@ func TestTemplateHash(t *testing.T) {
 	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; got != want {
 		t.Errorf("bootstrap hash %s, want %s", got, want)
 	}
+}
+
+// withAntiAffinity is p with antiAffinity a.
+func withAntiAffinity(p nodeGroupPlan, a v1alpha1.AntiAffinity) nodeGroupPlan {
+	p.Group.AntiAffinity = a
+	return p
+}
+
+// observing is p with its MachineDeployment observed on template name.
+func observing(p nodeGroupPlan, name string) nodeGroupPlan {
+	p.ObservedTemplate = name
+	return p
+}
+
+// hash6 is the template hash of p's machine template built with the
+// placement p names.
+func hash6(t *testing.T, p nodeGroupPlan, bootstrapHash string) string {
+	t.Helper()
+	kmt, err := buildMachineTemplate(testID, p, "quay.io/capk/ubuntu-2404-container-disk:v1.35", bootstrapHash, p.Group.AntiAffinity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := templateHash(kmt.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

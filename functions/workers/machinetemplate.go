@@ -12,6 +12,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	infrav1 "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1"
 
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -51,7 +52,27 @@ var vmEphemeralStorage = function.PresetEphemeralStorage
 // KubeadmConfigTemplate spec (an annotation of the VM template, so
 // bootstrap changes roll too). It returns an error when resources.cpu is
 // not a whole number of cores or the spec does not hash.
+//
+// Placement (antiAffinity): unset is Soft, except for a group whose observed
+// MachineDeployment still refers to the template without placement (the one
+// tenantkube made before issue 19): that template stays, so upgrading
+// tenantkube rolls no running group; the group takes the default placement
+// with its next template change.
 func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {
+	placement := p.Group.AntiAffinity
+	if placement == "" {
+		unplaced, err := buildMachineTemplate(id, p, image, bootstrapHash, v1alpha1.AntiAffinityNone)
+		if err != nil || (p.ObservedTemplate != "" && unplaced.Name == p.ObservedTemplate) {
+			return unplaced, err
+		}
+		placement = v1alpha1.AntiAffinitySoft
+	}
+	return buildMachineTemplate(id, p, image, bootstrapHash, placement)
+}
+
+// buildMachineTemplate is buildKubevirtMachineTemplate with the placement
+// given: None gives exactly the template of a group without placement.
+func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string, placement v1alpha1.AntiAffinity) (*infrav1.KubevirtMachineTemplate, error) {
 	g := p.Group
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
@@ -72,6 +93,14 @@ func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, 
 				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}},
 			}},
 		},
+	}
+	if g.LogSerialConsole {
+		// Only true is written: false would change the hash of every
+		// group that never set it.
+		domain.Devices.LogSerialConsole = ptr(true)
+	}
+	if err := setPodCPU(&domain.Resources, g); err != nil {
+		return nil, err
 	}
 	for i, gpu := range g.GPUs {
 		domain.Devices.GPUs = append(domain.Devices.GPUs, kubevirtv1.GPU{Name: fmt.Sprintf("gpu%d", i+1), DeviceName: gpu.Name})
@@ -107,7 +136,12 @@ func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, 
 	if bootstrapHash != "" {
 		tmplMeta.Annotations[annotationBootstrapHash] = bootstrapHash[:min(len(bootstrapHash), 16)]
 	}
-	if labels := p.RoleLabels(); len(labels) > 0 {
+	labels := p.RoleLabels()
+	affinity := vmAntiAffinity(id, p.Name, placement)
+	if affinity != nil {
+		labels[function.LabelCluster], labels[labelNodeGroup] = id.Name, p.Name
+	}
+	if len(labels) > 0 {
 		tmplMeta.Labels = labels
 	}
 	vm := kubevirtv1.VirtualMachineSpec{
@@ -124,6 +158,7 @@ func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, 
 			ObjectMeta: tmplMeta,
 			Spec: kubevirtv1.VirtualMachineInstanceSpec{
 				Domain:           domain,
+				Affinity:         affinity,
 				EvictionStrategy: ptr(kubevirtv1.EvictionStrategyExternal),
 				Networks:         []kubevirtv1.Network{{Name: podNetworkName, NetworkSource: kubevirtv1.NetworkSource{Pod: &kubevirtv1.PodNetwork{}}}},
 				Volumes: []kubevirtv1.Volume{
@@ -146,6 +181,55 @@ func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, 
 		ObjectMeta: metav1.ObjectMeta{Name: p.ObjectName(id) + "-" + hash, Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
 		Spec:       spec,
 	}, nil
+}
+
+// antiAffinityWeight is the weight of the Soft placement's preference, the
+// most Kubernetes allows (1..100): it is the VM's only preference.
+const antiAffinityWeight = 100
+
+// vmAntiAffinity is the affinity of node group g's VMs for placement: a
+// pod anti-affinity on kubernetes.io/hostname against the virt-launcher
+// pods labelled tenantkube.io/cluster=N and tenantkube.io/node-group=G in
+// NS (a term without namespaces means the pod's own), so the VMs of one
+// group of one cluster repel each other and nothing else; preferred with
+// Soft, required with Hard, nil with None.
+func vmAntiAffinity(id function.Identity, g string, placement v1alpha1.AntiAffinity) *corev1.Affinity {
+	term := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{function.LabelCluster: id.Name, labelNodeGroup: g}},
+		TopologyKey:   corev1.LabelHostname,
+	}
+	switch placement {
+	case v1alpha1.AntiAffinitySoft:
+		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: antiAffinityWeight, PodAffinityTerm: term}},
+		}}
+	case v1alpha1.AntiAffinityHard:
+		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term},
+		}}
+	}
+	return nil
+}
+
+// setPodCPU sets the virt-launcher compute container's CPU limit and
+// request from podCpuLimit and podCpuRequest, each only when given (an
+// absent key leaves KubeVirt's derivation, and the hash, as before). It
+// returns an error when one is not a quantity (checked by Validate).
+func setPodCPU(r *kubevirtv1.ResourceRequirements, g v1alpha1.NodeGroup) error {
+	for _, f := range []struct {
+		val  v1alpha1.Quantity
+		list corev1.ResourceList
+	}{{g.PodCPULimit, r.Limits}, {g.PodCPURequest, r.Requests}} {
+		if !f.val.IsSet() {
+			continue
+		}
+		q, err := f.val.Parse()
+		if err != nil {
+			return err
+		}
+		f.list[corev1.ResourceCPU] = q
+	}
+	return nil
 }
 
 // templateHash is the hash in a KubevirtMachineTemplate's name: the first

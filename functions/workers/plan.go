@@ -136,7 +136,8 @@ func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names
 		if err != nil {
 			version, minor = row.Patch, row.Minor
 		}
-		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor}
+		md, _ := observedMachineDeployment(r, g)
+		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor, ObservedTemplate: md.InfrastructureRef}
 	}
 	return out, errs
 }

@@ -190,10 +190,10 @@ func TestCSIControllerSnapshotsAndChartSettings(t *testing.T) {
 		mounts []string
 	}{
 		"csi-snapshotter": {"registry.k8s.io/sig-storage/csi-snapshotter:v8.3.0",
-			[]string{"--csi-address=/csi/csi.sock", kubeconfig, "--v=2", "--timeout=1m", "--worker-threads=10"},
+			[]string{"--csi-address=/csi/csi.sock", kubeconfig, "--v=2", "--timeout=1m", "--worker-threads=10", "--kube-api-qps=100", "--kube-api-burst=200"},
 			[]string{"socket-dir:/csi", "kubeconfig:/etc/kubernetes/kubeconfig"}},
 		"snapshot-controller": {"registry.k8s.io/sig-storage/snapshot-controller:v8.3.0",
-			[]string{kubeconfig, "--worker-threads=10", "--v=2"},
+			[]string{kubeconfig, "--worker-threads=10", "--v=2", "--kube-api-qps=100", "--kube-api-burst=200"},
 			[]string{"kubeconfig:/etc/kubernetes/kubeconfig"}},
 	} {
 		c := byName[name]

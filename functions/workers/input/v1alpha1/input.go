@@ -78,6 +78,16 @@ const (
 	DefaultMaxNodeGroups = 50
 	// DefaultMaxCleanupObjects is the default of MaxCleanupObjects.
 	DefaultMaxCleanupObjects = 100
+	// DefaultCSIKubeAPIQPS and DefaultCSIKubeAPIBurst are the CSI
+	// controller's client rate limits: Cozystack's KubeVirt CSI driver
+	// build's defaults, 20 times client-go's 5 QPS and 10 burst.
+	DefaultCSIKubeAPIQPS   = 100
+	DefaultCSIKubeAPIBurst = 200
+	// MaxCSIKubeAPIQPS and MaxCSIKubeAPIBurst bound them: ten times the
+	// defaults, so one tenant's controller cannot be set to flood the
+	// API servers it talks to (the management one is shared).
+	MaxCSIKubeAPIQPS   = 1000
+	MaxCSIKubeAPIBurst = 2000
 	// DefaultMaxReplicas is the default ceiling of a node group's
 	// maxReplicas: 50 node groups (the XRD's most) of 100 reach
 	// Kubernetes' largest supported cluster, 5000 nodes, and one tenant's
@@ -249,6 +259,28 @@ type Controllers struct {
 	// +kubebuilder:default=Selectorless
 	// +optional
 	LoadBalancerMode LoadBalancerMode `json:"loadBalancerMode,omitempty"`
+	// CSIKubeAPIQPS is the Kubernetes API client rate (queries per second)
+	// of the CSI controller, its --kube-api-qps: every sidecar and the
+	// snapshot controller (client-go's default is 5, which starves a burst
+	// of volume attaches), and the driver when CSIDriverKubeAPIFlags is set.
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	CSIKubeAPIQPS int32 `json:"csiKubeAPIQPS,omitempty"`
+	// CSIKubeAPIBurst is the CSI controller's client burst, its
+	// --kube-api-burst (client-go's default is 10).
+	// +kubebuilder:default=200
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2000
+	// +optional
+	CSIKubeAPIBurst int32 `json:"csiKubeAPIBurst,omitempty"`
+	// CSIDriverKubeAPIFlags passes --kube-api-qps and --kube-api-burst to
+	// the CSI driver container too. Only for a driver image that defines
+	// them (Cozystack's build does): kubevirt/csi-driver, which the default
+	// image is built from, has no such flags and exits on an unknown flag.
+	// +optional
+	CSIDriverKubeAPIFlags bool `json:"csiDriverKubeAPIFlags,omitempty"`
 }
 
 // LoadBalancerMode is the KubeVirt cloud controller's load-balancer mode.
@@ -397,6 +429,12 @@ func (in *WorkersInput) Default() {
 	if c.LoadBalancerMode == "" {
 		c.LoadBalancerMode = LoadBalancerSelectorless
 	}
+	if c.CSIKubeAPIQPS == 0 {
+		c.CSIKubeAPIQPS = DefaultCSIKubeAPIQPS
+	}
+	if c.CSIKubeAPIBurst == 0 {
+		c.CSIKubeAPIBurst = DefaultCSIKubeAPIBurst
+	}
 	if in.CPUAllocationRatio == 0 {
 		in.CPUAllocationRatio = DefaultCPUAllocationRatio
 	}
@@ -483,7 +521,8 @@ func setDefault(s *string, v string) {
 
 // validate checks defaulted controller settings: each container's requests
 // at most its limits, ContainerResources keys among ContainerNames, a
-// positive user, a known load-balancer mode and a priority class name.
+// positive user, a known load-balancer mode, a priority class name and the
+// CSI controller's client rate limits within their bounds.
 func (c *Controllers) validate(p *field.Path) error {
 	if err := validateResources(p.Child("resources"), *c.Resources); err != nil {
 		return err
@@ -512,6 +551,12 @@ func (c *Controllers) validate(p *field.Path) error {
 	case LoadBalancerSelectorless, LoadBalancerSelector:
 	default:
 		return field.NotSupported(p.Child("loadBalancerMode"), c.LoadBalancerMode, []string{string(LoadBalancerSelectorless), string(LoadBalancerSelector)})
+	}
+	if c.CSIKubeAPIQPS < 1 || c.CSIKubeAPIQPS > MaxCSIKubeAPIQPS {
+		return field.Invalid(p.Child("csiKubeAPIQPS"), c.CSIKubeAPIQPS, fmt.Sprintf("must be between 1 and %d", MaxCSIKubeAPIQPS))
+	}
+	if c.CSIKubeAPIBurst < 1 || c.CSIKubeAPIBurst > MaxCSIKubeAPIBurst {
+		return field.Invalid(p.Child("csiKubeAPIBurst"), c.CSIKubeAPIBurst, fmt.Sprintf("must be between 1 and %d", MaxCSIKubeAPIBurst))
 	}
 	return nil
 }

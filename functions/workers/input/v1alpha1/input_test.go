@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -99,7 +100,53 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 	want["controllers.runAsUser"] = float64(in.Controllers.RunAsUser)
 	want["controllers.csiPriorityClassName"] = in.Controllers.CSIPriorityClassName
 	want["controllers.loadBalancerMode"] = string(in.Controllers.LoadBalancerMode)
+	want["controllers.csiKubeAPIQPS"] = float64(in.Controllers.CSIKubeAPIQPS)
+	want["controllers.csiKubeAPIBurst"] = float64(in.Controllers.CSIKubeAPIBurst)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("CRD defaults vs Default() (-go +crd):\n%s", d)
+	}
+}
+
+// TestValidateCSIRateLimits: the CSI controller's client rate limits
+// default to Cozystack's driver build's 100 QPS and 200 burst and stay in
+// 1..1000 and 1..2000, each tried at its edge and one past it.
+func TestValidateCSIRateLimits(t *testing.T) {
+	type args struct {
+		qps, burst int32
+	}
+	type want struct {
+		qps, burst int32
+		err        string // the field named; "" accepted
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Defaults":  {reason: "Unset is 100 and 200.", want: want{qps: 100, burst: 200}},
+		"Least":     {reason: "1 and 1 are the least.", args: args{1, 1}, want: want{qps: 1, burst: 1}},
+		"Most":      {reason: "1000 and 2000 are the most.", args: args{1000, 2000}, want: want{qps: 1000, burst: 2000}},
+		"QPSPast":   {reason: "1001 is past the most.", args: args{1001, 2000}, want: want{qps: 1001, burst: 2000, err: "input.controllers.csiKubeAPIQPS"}},
+		"BurstPast": {reason: "2001 is past the most.", args: args{1000, 2001}, want: want{qps: 1000, burst: 2001, err: "input.controllers.csiKubeAPIBurst"}},
+		"Negative":  {reason: "A negative rate is no rate (client-go: unlimited).", args: args{-1, 10}, want: want{qps: -1, burst: 10, err: "input.controllers.csiKubeAPIQPS"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := &WorkersInput{Controllers: Controllers{CSIKubeAPIQPS: tc.args.qps, CSIKubeAPIBurst: tc.args.burst}}
+			in.Default()
+			if d := cmp.Diff(want{qps: tc.want.qps, burst: tc.want.burst}, want{qps: in.Controllers.CSIKubeAPIQPS, burst: in.Controllers.CSIKubeAPIBurst}, cmp.AllowUnexported(want{})); d != "" {
+				t.Errorf("%s\nDefault() (-want +got):\n%s", tc.reason, d)
+			}
+			err := in.Validate()
+			got := ""
+			if fe, ok := err.(*field.Error); ok {
+				got = fe.Field
+			} else if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want.err {
+				t.Errorf("%s\nValidate() = %v, want an error naming %q", tc.reason, err, tc.want.err)
+			}
+		})
 	}
 }
