@@ -448,6 +448,11 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 257")},
 			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be at most 256"},
 		},
+		"PodCPURequest257": {
+			reason: "The request's bound too.",
+			args:   args{spec: ng("instanceType: '', podCpuRequest: 257")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be at most 256"},
+		},
 		"PodCPURequestNegative": {
 			reason: "A negative CPU is refused (it is no CPU form).",
 			args:   args{spec: ng("instanceType: '', podCpuRequest: -1")},
