@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/internal/preview"
 	"github.com/tenantkube/tenantkube/test/render"
 )
 
@@ -148,5 +150,33 @@ func writeKubectlList(t *testing.T, path, file string) {
 	}
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPreviewComposedResources holds preview.ComposedResources, what the
+// README's `kubectl get` reads, to the kinds of every golden render: each
+// composed kind is listed (its plural from its CRD in ../shared/crds or
+// builtinPlurals), and nothing else is.
+func TestPreviewComposedResources(t *testing.T) {
+	root := repoRoot(t)
+	plurals := crdPlurals(t, filepath.Join(root, "..", "shared", "crds"))
+	for gk, p := range builtinPlurals {
+		plurals[gk] = p
+	}
+	composite := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
+	want := map[string]bool{}
+	for _, o := range goldenObjects(t, filepath.Join(root, "test", "testdata"), composite) {
+		gk := o.obj.GroupVersionKind().GroupKind()
+		p, ok := plurals[gk]
+		if !ok {
+			t.Fatalf("%s: no resource plural known for %s", o.file, gk)
+		}
+		if gk.Group != "" {
+			p += "." + gk.Group
+		}
+		want[p] = true
+	}
+	if diff := cmp.Diff(sortedKeys(want), preview.ComposedResources); diff != "" {
+		t.Errorf("preview.ComposedResources: -want (kinds of the golden renders), +got:\n%s", diff)
 	}
 }

@@ -14,19 +14,22 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/tenantkube/tenantkube/internal/preview"
 	"github.com/tenantkube/tenantkube/test/render"
 )
 
 type cli struct {
 	Root     string   `default:"." help:"Repository root (holds bin/, package/ and examples/)." type:"existingdir"`
-	XR       string   `help:"The changed composite resource (XR)."                                 required:""`
-	Observed string   `help:"File or directory of the composed resources running now (YAML, kubectl List output accepted)." required:""`
+	XR       string   `help:"The changed composite resource (XR)."`
+	Observed string   `help:"File or directory of the composed resources running now (YAML, kubectl List output accepted)."`
 	Required []string `help:"File or directory of required resources (instance types, platform settings, MachineSets); repeatable."`
 	Verbose  bool     `help:"On failure, print crossplane's whole stderr and the functions' logs before the message."`
+	Kinds    bool     `help:"Print the composed resources' kinds for kubectl get (plural.group, comma-separated) and exit."`
 }
 
 func main() {
@@ -34,6 +37,14 @@ func main() {
 	kong.Parse(&c, kong.Name("preview"),
 		kong.Description("Preview what applying a changed tenantkube XR does to the running cluster, from renders through the real Crossplane engine."),
 		kong.UsageOnError())
+	if c.Kinds {
+		fmt.Println(strings.Join(preview.ComposedResources, ","))
+		return
+	}
+	if c.XR == "" || c.Observed == "" {
+		fmt.Fprintln(os.Stderr, "preview: --xr and --observed are required") //nolint:errcheck // exiting
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var stderr bytes.Buffer
