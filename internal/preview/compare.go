@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
@@ -154,7 +155,7 @@ func AfterControlPlaneUpgrade(observed, first Objects) (Objects, bool) {
 		c := u.DeepCopy()
 		if o, ok := observed[k]; ok {
 			if st, ok := o.Object["status"]; ok {
-				c.Object["status"] = deepCopyValue(st)
+				c.Object["status"] = runtime.DeepCopyJSONValue(st)
 			}
 		}
 		if k.Kind == kindControlPlane {
@@ -163,10 +164,6 @@ func AfterControlPlaneUpgrade(observed, first Objects) (Objects, bool) {
 		next[k] = c
 	}
 	return next, true
-}
-
-func deepCopyValue(v any) any {
-	return (&unstructured.Unstructured{Object: map[string]any{"v": v}}).DeepCopy().Object["v"]
 }
 
 // controlPlaneVersion is the spec.version of the KamajiControlPlane of
