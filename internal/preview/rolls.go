@@ -56,7 +56,14 @@ var reasons = []reason{
 	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.cpu", field: "resources"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.memory", field: "resources"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.devices.gpus", field: "gpus"},
+	// Issue 19: the labels the placement selects, before the role labels.
+	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels[tenantkube.io/cluster]", field: "antiAffinity"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels[tenantkube.io/node-group]", field: "antiAffinity"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels", field: "roles"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.affinity", field: "antiAffinity"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.devices.logSerialConsole", field: "logSerialConsole"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.resources.limits.cpu", field: "podCpuLimit"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.resources.requests.cpu", field: "podCpuRequest"},
 	// The hash of the KubeadmConfigTemplate's spec: its own paths say why.
 	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.annotations[tenantkube.io/bootstrap-hash]"},
 	// The container disk of the version's minor (platform: containerDiskImages).

@@ -81,6 +81,14 @@ func TestCauses(t *testing.T) {
 		}}, want: []string{"instanceType", "resources"}},
 		{reason: "GPUs", args: args{kind: "KubevirtMachineTemplate", changes: []change{{Path: vm + "template.spec.domain.devices.gpus[*].deviceName"}}}, want: []string{"gpus"}},
 		{reason: "role labels", args: args{kind: "KubevirtMachineTemplate", changes: []change{{Path: vm + "template.metadata.labels[node-role.kubernetes.io/ingress-nginx]"}}}, want: []string{"roles"}},
+		{reason: "placement", args: args{kind: "KubevirtMachineTemplate", changes: []change{
+			{Path: vm + "template.metadata.labels[tenantkube.io/cluster]"}, {Path: vm + "template.metadata.labels[tenantkube.io/node-group]"},
+			{Path: vm + "template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[*].weight"},
+		}}, want: []string{"antiAffinity"}},
+		{reason: "serial console and virt-launcher CPU", args: args{kind: "KubevirtMachineTemplate", changes: []change{
+			{Path: vm + "template.spec.domain.devices.logSerialConsole"},
+			{Path: vm + "template.spec.domain.resources.limits.cpu"}, {Path: vm + "template.spec.domain.resources.requests.cpu"},
+		}}, want: []string{"logSerialConsole", "podCpuLimit", "podCpuRequest"}},
 		{reason: "the bootstrap hash names nothing itself", args: args{kind: "KubevirtMachineTemplate", changes: []change{{Path: vm + "template.metadata.annotations[tenantkube.io/bootstrap-hash]"}}}, want: []string{}},
 		{reason: "container disk with the version", args: args{kind: "KubevirtMachineTemplate", changes: []change{{Path: vm + "template.spec.volumes[*].containerDisk.image"}}, versionChanged: true}, want: []string{"version"}},
 		{reason: "container disk without the version", args: args{kind: "KubevirtMachineTemplate", changes: []change{{Path: vm + "template.spec.volumes[*].containerDisk.image"}}}, want: []string{"platform setting containerDiskImages"}},
