@@ -57,7 +57,12 @@ var (
 //     KamajiControlPlane exists, the test writes what Kamaji writes: Secrets
 //     N-admin-kubeconfig, N-ca and N-kubeconfig pointing at the tenant API
 //     server, the KamajiControlPlane's controlPlaneEndpoint and status, and
-//     the KubevirtCluster's endpoint and ready status (playKamaji).
+//     the KubevirtCluster's endpoint and ready status (playKamaji). For
+//     the claim deleted with its tenant API server down, also what Kamaji
+//     does then: the KamajiControlPlane's status.ready false, and the
+//     KamajiControlPlane as owner of those Secrets (Kamaji's
+//     TenantControlPlane owns them), so they go with it
+//     (deleteWithTenantDown).
 //   - KubeVirt's virt-controller (no kubelet, no VMs here): VirtualMachine
 //     and VirtualMachineInstance are open CRDs; VirtualMachines the provider
 //     creates are stored as written and never boot, so no Machine ever gets
