@@ -152,9 +152,12 @@ type capacityCheck struct {
 // MachineDeployment × one VM's demand), which used includes. Resources a
 // quota does not list, and resources no group demands, are not compared.
 func checkCapacity(r *function.Request, quotas []*corev1.ResourceQuota, names []string, groups map[string]nodeGroupPlan, cpuAllocationRatio int64) capacityCheck {
-	perVM := map[string]vmDemand{}
+	perVM, observed := map[string]vmDemand{}, map[string]int32{}
 	for _, g := range names {
 		perVM[g] = perVMDemand(groups[g], cpuAllocationRatio)
+		if md, ok := observedMachineDeployment(r, g); ok && md.Replicas > 0 {
+			observed[g] = md.Replicas
+		}
 	}
 	var out capacityCheck
 	for _, q := range quotas {
@@ -177,9 +180,7 @@ func checkCapacity(r *function.Request, quotas []*corev1.ResourceQuota, names []
 				ng := groups[g].Group
 				atMin = append(atMin, groupDemand{g, deref(ng.MinReplicas), one})
 				atMax = append(atMax, groupDemand{g, deref(ng.MaxReplicas), one})
-				if md, ok := observedMachineDeployment(r, g); ok && md.Replicas > 0 {
-					v.Own.Add(times(one, md.Replicas))
-				}
+				v.Own.Add(times(one, observed[g]))
 			}
 			if len(atMax) == 0 {
 				continue

@@ -169,7 +169,7 @@ func TestCapacityPreflight(t *testing.T) {
 			reason: "No MachineDeployment observed; limits.cpu at minReplicas 2 × 2 + 1 × 4 = 8 > 6 − 1 = 5 left: Fatal naming both groups and the quota.",
 			spec:   twoGroups, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "6"}}`, `{limits.cpu: "1"}`)},
-			want: want{Fatal: "spec.nodeGroups: Forbidden: node groups at minReplicas need limits.cpu 8 (md0 (2 × 2), md1 (1 × 4)), but ResourceQuota tenant-foo/compute leaves this cluster 5 (hard 6, used 1, of which this cluster's machines 0): the cluster is not created (MinimumExceedsQuota)"},
+			want:   want{Fatal: "spec.nodeGroups: Forbidden: node groups at minReplicas need limits.cpu 8 (md0 (2 × 2), md1 (1 × 4)), but ResourceQuota tenant-foo/compute leaves this cluster 5 (hard 6, used 1, of which this cluster's machines 0): the cluster is not created (MinimumExceedsQuota)"},
 		},
 		"MinExceedsExisting": {
 			reason: "The quota was lowered below what is used: 12Gi hard, 16Gi used, of which md0's 2 observed machines hold 2 × 8Gi = 16Gi, so 12Gi is left and minReplicas needs 16Gi: a Warning, no Fatal.",
