@@ -56,6 +56,9 @@ const ConditionCapacityFits = "CapacityFits"
 const (
 	// ReasonQuotaFits: every node group fits the quotas at maxReplicas.
 	ReasonQuotaFits = "QuotaFits"
+	// ReasonNoResourceQuota: no quota of the namespace applies any more
+	// (set only to replace a CapacityFits condition an earlier quota left).
+	ReasonNoResourceQuota = "NoResourceQuota"
 	// ReasonMaximumExceedsQuota (warning): the node groups at maxReplicas
 	// need more than a quota leaves the cluster; the autoscaler stops at
 	// that limit.

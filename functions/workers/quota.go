@@ -236,7 +236,8 @@ func computeResource(rn corev1.ResourceName) bool {
 
 // preflight runs the capacity pre-flight on the planned groups and reports
 // it on p: no condition while the quotas have not arrived, while an
-// instance type is pending, or when no quota applies; CapacityFits True
+// instance type is pending, or when no quota applies (CapacityFits True,
+// reason NoResourceQuota, when the XR has one from an earlier quota); CapacityFits True
 // when everything fits; a Warning and CapacityFits False when maxReplicas
 // does not fit, or when minReplicas does not fit on a cluster that already
 // has a MachineDeployment. When minReplicas does not fit and none exists
@@ -252,6 +253,11 @@ func preflight(p *function.Plan, r *function.Request, id function.Identity, name
 	}
 	c := checkCapacity(r, quotas, names, groups, in.CPUAllocationRatio)
 	if c.Quotas == 0 {
+		// Crossplane keeps a condition until it is set again: replace one
+		// an earlier quota left.
+		if status, _, _ := r.CompositeCondition(v1alpha1.ConditionCapacityFits); status != "" {
+			p.SetCondition(v1alpha1.ConditionCapacityFits, true, v1alpha1.ReasonNoResourceQuota, "no ResourceQuota of the namespace applies to the node groups")
+		}
 		return nil
 	}
 	if len(c.Min) > 0 && !anyMachineDeploymentObserved(r) {

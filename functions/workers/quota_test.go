@@ -34,6 +34,20 @@ func withQuotas(quotas ...*structpb.Struct) fntest.RequestOption {
 	return fntest.WithRequired(requirementResourceQuotas, quotas...)
 }
 
+// withXRCondition gives the observed XR the condition typ with status and
+// reason in status.conditions.
+func withXRCondition(t testing.TB, typ, status, reason string) fntest.RequestOption {
+	return func(r *fnv1.RunFunctionRequest) {
+		c, err := structpb.NewStruct(map[string]any{"type": typ, "status": status, "reason": reason})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Observed.Composite.Resource.Fields["status"] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"conditions": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{structpb.NewStructValue(c)}}),
+		}})
+	}
+}
+
 // TestPerVMDemand checks what one VM counts against a quota, worked by
 // hand from KubeVirt's sizing of the virt-launcher pod (user-guide
 // "Resources requests and limits": CPU request vCPUs/cpuAllocationRatio,
@@ -128,7 +142,10 @@ func TestCapacityPreflight(t *testing.T) {
 		instances []string
 		quotas    []*structpb.Struct // nil: not arrived
 		observed  map[string]*structpb.Struct
-		want      want
+		// xrCondition is the reason of a CapacityFits=False condition
+		// the observed XR carries ("" for none).
+		xrCondition string
+		want        want
 	}{
 		"Fits": {
 			reason: "At maxReplicas 4 × 200m = 800m of the 2 − 500m = 1500m left, 4 × 8Gi = 32Gi of 64Gi, 4 pods of 10: CapacityFits True, no warning.",
@@ -220,6 +237,16 @@ func TestCapacityPreflight(t *testing.T) {
 				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
 			}},
 		},
+		"QuotaRemoved": {
+			reason: "The last quota is gone but the XR still has the CapacityFits condition it left (Crossplane keeps it): replaced by True, NoResourceQuota.",
+			spec:   md0, instances: []string{"u1.large"},
+			quotas:      []*structpb.Struct{},
+			xrCondition: "MaximumExceedsQuota",
+			want: want{Conditions: []function.Condition{
+				{Type: "CapacityFits", True: true, Reason: "NoResourceQuota", Message: "no ResourceQuota of the namespace applies to the node groups"},
+				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+			}},
+		},
 		"Scopes": {
 			reason: "A Terminating quota counts no VM (ignored); a NotTerminating one counts CPU (800m of 1 fits) but not claims (its 1 PVC is not compared).",
 			spec:   md0, instances: []string{"u1.large"},
@@ -238,6 +265,9 @@ func TestCapacityPreflight(t *testing.T) {
 			opts := []fntest.RequestOption{withInstancetypes(t, tc.instances...), withMachineSets(t), fntest.WithObserved(tc.observed)}
 			if tc.quotas != nil {
 				opts = append(opts, withQuotas(tc.quotas...))
+			}
+			if tc.xrCondition != "" {
+				opts = append(opts, withXRCondition(t, "CapacityFits", "False", tc.xrCondition))
 			}
 			p, errs, _ := planOf(t, newRequest(t, tc.spec, opts...))
 			got := want{}
