@@ -529,6 +529,44 @@ type NodeGroupStatus struct {
 	// reservations and hard eviction (the autoscaler capacity annotations).
 	// +optional
 	Allocatable Allocatable `json:"allocatable,omitempty"`
+	// Rollout is the roll of the group's machines in progress: absent when
+	// none is (no MachineSet of another machine template has machines).
+	// +optional
+	Rollout *NodeGroupRollout `json:"rollout,omitempty"`
+	// KubeletVersions counts the group's machines by the kubelet version
+	// their node reports (Machine status.nodeInfo.kubeletVersion), sorted
+	// by version; machines without a node yet are not counted. Absent when
+	// the cluster may have more machines than the function reads (README,
+	// "Node group status").
+	// +optional
+	KubeletVersions []KubeletVersionCount `json:"kubeletVersions,omitempty"`
+}
+
+// NodeGroupRollout is a roll of a node group's machines from one machine
+// template to another (Cluster API replaces the machines one by one).
+type NodeGroupRollout struct {
+	// From are the KubevirtMachineTemplates of the older MachineSets that
+	// still have machines, sorted.
+	From []string `json:"from"`
+	// To is the KubevirtMachineTemplate the MachineDeployment rolls to
+	// (its spec.template.spec.infrastructureRef.name).
+	To string `json:"to"`
+	// UpToDateReplicas is the number of machines already on To (the
+	// MachineDeployment's status.upToDateReplicas).
+	UpToDateReplicas int32 `json:"upToDateReplicas"`
+	// Replicas is the MachineDeployment's current number of machines, old
+	// and new.
+	Replicas int32 `json:"replicas"`
+}
+
+// KubeletVersionCount is how many machines of a node group run one
+// kubelet version.
+type KubeletVersionCount struct {
+	// Version is the kubelet version, e.g. v1.35.1 ("unknown" for a value
+	// that is not a version).
+	Version string `json:"version"`
+	// Machines is the number of machines whose node reports Version.
+	Machines int32 `json:"machines"`
 }
 
 // Allocatable is a node's allocatable CPU and memory.

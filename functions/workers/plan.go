@@ -27,6 +27,7 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	names := sortedKeys(spec.NodeGroups)
 	p := &function.Plan{}
 	requireInputs(p, id, spec, names)
+	requireStatusInputs(p, id, spec)
 	referenced, msArrived, err := referencedMachineTemplates(r, id)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("requirements", requirementMachineSets), err)}
@@ -35,8 +36,14 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if errs := preflight(p, r, id, names, groups, in); len(errs) > 0 {
+		return nil, errs
+	}
 	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived)
 	if ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
+	if ferr := addRolloutStatus(r, id, status); ferr != nil {
 		return nil, field.ErrorList{ferr}
 	}
 	keepReferencedTemplates(p, r, id, referenced, msArrived)
