@@ -73,6 +73,7 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = req, req
 		d[corev1.ResourceLimitsCPU] = *resource.NewQuantity(vcpus, resource.DecimalSI)
 	}
+	setPodCPUDemand(d, gp.Group)
 	if s := gp.Sizing; s.Memory != nil {
 		d[corev1.ResourceMemory], d[corev1.ResourceRequestsMemory] = s.Memory.DeepCopy(), s.Memory.DeepCopy()
 		lim := s.Memory.DeepCopy()
@@ -93,6 +94,20 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 		d[name] = q
 	}
 	return d
+}
+
+// setPodCPUDemand replaces the derived CPU of d with a node group's
+// podCpuLimit and podCpuRequest (issue 19), as KubeVirt sizes the
+// virt-launcher pod with them: a limit is the limit and, without a request,
+// also the request (KubeVirt copies it); a request is the request.
+func setPodCPUDemand(d vmDemand, g v1alpha1.NodeGroup) {
+	if lim, err := g.PodCPULimit.Parse(); g.PodCPULimit.IsSet() && err == nil { // checked by checkSpec
+		d[corev1.ResourceLimitsCPU] = lim
+		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = lim.DeepCopy(), lim.DeepCopy()
+	}
+	if req, err := g.PodCPURequest.Parse(); g.PodCPURequest.IsSet() && err == nil {
+		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = req, req.DeepCopy()
+	}
 }
 
 // groupDemand is one node group's VMs counted against one quota resource.

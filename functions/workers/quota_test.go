@@ -96,6 +96,32 @@ func TestPerVMDemand(t *testing.T) {
 				"memory": "1Gi", "requests.memory": "1Gi", "limits.memory": "2Gi", "requests.storage": "10Gi",
 			}),
 		},
+		"PodCPULimit": {
+			reason: "Issue 19: podCpuLimit 6 on 4 cores is the limit, and KubeVirt copies it into the unset request (the chart's nodegroup_pod_cpu_limit test).",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "6"},
+			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
+			ratio:  10,
+			want: with(map[corev1.ResourceName]string{
+				"cpu": "6", "requests.cpu": "6", "limits.cpu": "6",
+				"memory": "1Gi", "requests.memory": "1Gi", "limits.memory": "2Gi", "requests.storage": "10Gi",
+			}),
+		},
+		"PodCPUPair": {
+			reason: "Issue 19: podCpuLimit 6 and podCpuRequest 1500m replace 4 cores' 400m and 4.",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "6", PodCPURequest: "1500m"},
+			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
+			ratio:  10,
+			want: with(map[corev1.ResourceName]string{
+				"cpu": "1500m", "requests.cpu": "1500m", "limits.cpu": "6",
+				"memory": "1Gi", "requests.memory": "1Gi", "limits.memory": "2Gi", "requests.storage": "10Gi",
+			}),
+		},
+		"PodCPURequestUnknownSize": {
+			reason: "Issue 19: podCpuRequest 500m on a VM without a known size (instanceType \"\") is its request; no limit is known.",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPURequest: "500m"},
+			ratio:  10,
+			want:   with(map[corev1.ResourceName]string{"cpu": "500m", "requests.cpu": "500m", "requests.storage": "10Gi"}),
+		},
 		"StorageClassAndGPUs": {
 			reason: "Unknown size (no CPU or memory counted); a storage class adds its per-class storage and claim; two GPUs of one device count 2.",
 			group: v1alpha1.NodeGroup{DiskSize: "50Gi", StorageClass: "fast",
