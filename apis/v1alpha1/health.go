@@ -93,11 +93,8 @@ var (
 // [lo, hi]. It returns an error naming path and the text otherwise.
 func (d Duration) Parse(path *field.Path, lo, hi Duration) (time.Duration, *field.Error) {
 	s := string(d)
-	if s == "" || !durationPattern.MatchString(s) {
-		return 0, field.Invalid(path, s, msgDurationForm)
-	}
 	v, err := time.ParseDuration(s)
-	if err != nil { // unreachable for durationPattern; kept for safety
+	if err != nil || !durationPattern.MatchString(s) {
 		return 0, field.Invalid(path, s, msgDurationForm)
 	}
 	if v < lo.mustParse() || v > hi.mustParse() {
