@@ -44,6 +44,10 @@ const (
 	// ReasonGPUOperatorDisabled (warning): a node group attaches GPUs
 	// while the GPU operator add-on is off.
 	ReasonGPUOperatorDisabled = "GPUOperatorDisabled"
+	// ReasonRemediationNeverAllowed (warning): a node group's
+	// maxUnhealthy percentage rounds down to no machine even at its
+	// maxReplicas, so its MachineHealthCheck never remediates.
+	ReasonRemediationNeverAllowed = "RemediationNeverAllowed"
 )
 
 // ConditionCapacityFits reports the capacity pre-flight of the node

@@ -50,6 +50,23 @@ type KubernetesClusterSpec struct {
 	// +optional
 	NodeGroups map[string]NodeGroup `json:"nodeGroups,omitempty"`
 
+	// MachineHealthCheck tuning for worker node groups: when a machine is
+	// unhealthy and how many of a group may be remediated (deleted and
+	// replaced). Changing it never rolls a node group.
+	// +kubebuilder:default={}
+	// +optional
+	NodeHealthCheck NodeHealthCheck `json:"nodeHealthCheck,omitempty"`
+
+	// How long cluster-autoscaler waits for a new worker to register as a
+	// node before it treats the machine as failed to provision (written
+	// on every MachineDeployment; changing it never rolls a node group).
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:MaxLength=24
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 1s and at most 24h, not ' + self"
+	// +optional
+	MaxNodeProvisionTime Duration `json:"maxNodeProvisionTime,omitempty"`
+
 	// Kubernetes major.minor version to deploy
 	// +kubebuilder:default=v1.35
 	// +kubebuilder:validation:MaxLength=5
@@ -166,6 +183,22 @@ type NodeGroup struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	GPUs []GPU `json:"gpus,omitempty"`
+
+	// Per-group override of nodeHealthCheck.maxUnhealthy; empty keeps the
+	// cluster-wide value. A whole number of machines such as 1 or a whole
+	// percentage such as 50%.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || (self.matches('^(0|[1-9][0-9]{0,3})$') && int(self) <= 5000) || self.matches('^(0|[1-9][0-9]?|100)%$')",messageExpression="'must be a whole number of machines from 0 to 5000 such as 1, or a whole percentage from 0% to 100% such as 50%, not ' + self"
+	// +optional
+	MaxUnhealthy IntOrPercent `json:"maxUnhealthy,omitempty"`
+
+	// Per-group override of nodeHealthCheck.nodeStartupTimeout; empty
+	// keeps the cluster-wide value.
+	// +kubebuilder:validation:MaxLength=24
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('30s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 30s and at most 24h, not ' + self"
+	// +optional
+	NodeStartupTimeout Duration `json:"nodeStartupTimeout,omitempty"`
 
 	// Kubelet resource reservations for this node group.
 	// +kubebuilder:default={}

@@ -48,6 +48,7 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	}
 	keepReferencedTemplates(p, r, id, referenced, msArrived)
 	warnGPUsWithoutOperator(p, spec)
+	warnNeverRemediated(p, spec)
 	wait, _ := waitForKubeconfigImage(spec, in) // checked by validatePlatform
 	if err := composeControllers(p, id, in, wait); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
@@ -143,8 +144,14 @@ func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names
 		if err != nil {
 			version, minor = row.Patch, row.Minor
 		}
+		health, herrs := groupHealthCheck(spec, NodeGroupPath(g), ng)
+		if len(herrs) > 0 {
+			errs = append(errs, herrs...)
+			continue
+		}
 		md, _ := observedMachineDeployment(r, g)
-		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor, ObservedTemplate: md.InfrastructureRef}
+		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor,
+			Health: health, MaxNodeProvisionTime: string(spec.MaxNodeProvisionTime), ObservedTemplate: md.InfrastructureRef}
 	}
 	return out, errs
 }
