@@ -19,6 +19,11 @@ func (in *AddonsInput) DeepCopyInto(out *AddonsInput) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.ReleaseRetryInterval != nil {
+		in, out := &in.ReleaseRetryInterval, &out.ReleaseRetryInterval
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.AllowedHostSuffixes != nil {
 		in, out := &in.AllowedHostSuffixes, &out.AllowedHostSuffixes
 		*out = make([]string, len(*in))
