@@ -25,7 +25,7 @@ type Tenant struct {
 	// Spec is the XR's spec, decoded and defaulted (v1alpha1 Default).
 	Spec *v1alpha1.KubernetesClusterSpec
 	// Namespaced says the XR is a namespaced XR (the v2 TenantCluster):
-	// it has a namespace and no claim. Crossplane composes nothing
+	// it has a namespace (and no claim). Crossplane composes nothing
 	// cluster-scoped for it and it has no connection details.
 	Namespaced bool
 }
@@ -56,8 +56,7 @@ func readTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	namespaced := namespace != "" && labels[LabelClaimName] == "" && labels[LabelClaimNamespace] == ""
-	return &Tenant{ID: id, Spec: decoded, Namespaced: namespaced}, nil
+	return &Tenant{ID: id, Spec: decoded, Namespaced: namespace != ""}, nil
 }
 
 // specFieldNames are the names of the typed spec's fields, read once: each

@@ -46,6 +46,15 @@ func TestTenantScope(t *testing.T) {
 			xr:     fntest.NamespacedXR("tenant-a", "demo", map[string]any{"namespace": "tenant-b"}),
 			want:   want{err: `spec.namespace: Forbidden: "tenant-b": must be empty or the claim's namespace "tenant-a"; a cluster's objects always live in its claim's namespace`},
 		},
+		"NamespacedForgedClaimLabels": {
+			reason: "Claim labels a tenant writes on its namespaced XR are ignored: its objects stay in its own namespace.",
+			xr: func() map[string]any {
+				xr := fntest.NamespacedXR("tenant-a", "demo", map[string]any{})
+				xr["metadata"].(map[string]any)["labels"] = map[string]any{"crossplane.io/claim-name": "victim", "crossplane.io/claim-namespace": "tenant-b"}
+				return xr
+			}(),
+			want: want{id: function.Identity{Name: "demo", Namespace: "tenant-a"}, namespaced: true},
+		},
 		"NamespacedNameTooLong": {
 			reason: "A namespaced XR's name is N: at most 32 characters.",
 			xr:     fntest.NamespacedXR("tenant-a", "a23456789012345678901234567890123", map[string]any{}),
