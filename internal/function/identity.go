@@ -62,8 +62,12 @@ func identityOf(labels map[string]string, name, namespace, specNS string) (Ident
 		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("spec", "namespace")
 	}
 	if specNS != "" && specNS != id.Namespace {
+		owner := "claim's"
+		if namespace != "" {
+			owner = "XR's"
+		}
 		return Identity{}, field.Forbidden(field.NewPath("spec", "namespace"),
-			fmt.Sprintf("%q: must be empty or the claim's namespace %q; a cluster's objects always live in its claim's namespace", specNS, id.Namespace))
+			fmt.Sprintf("%q: must be empty or the %s namespace %q; a cluster's objects always live in its %s namespace", specNS, owner, id.Namespace, owner))
 	}
 	if err := ValidateDNSLabel(nameField, id.Name, MaxClusterNameLength); err != nil {
 		return Identity{}, err

@@ -44,7 +44,7 @@ func TestTenantScope(t *testing.T) {
 		"NamespacedSpecNamespaceOther": {
 			reason: "spec.namespace naming another namespace is rejected, naming the field and the value.",
 			xr:     fntest.NamespacedXR("tenant-a", "demo", map[string]any{"namespace": "tenant-b"}),
-			want:   want{err: `spec.namespace: Forbidden: "tenant-b": must be empty or the claim's namespace "tenant-a"; a cluster's objects always live in its claim's namespace`},
+			want:   want{err: `spec.namespace: Forbidden: "tenant-b": must be empty or the XR's namespace "tenant-a"; a cluster's objects always live in its XR's namespace`},
 		},
 		"NamespacedForgedClaimLabels": {
 			reason: "Claim labels a tenant writes on its namespaced XR are ignored: its objects stay in its own namespace.",
