@@ -675,7 +675,7 @@ func TestPlanNamespaced(t *testing.T) {
 		},
 		"Found": {
 			reason: "With the tenant DataStore the control plane uses it; the kubeconfig Secret is never required nor copied.",
-			args: fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": {ds}, "kubeconfig-secret": {sec}}},
+			args:   fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": {ds}, "kubeconfig-secret": {sec}}},
 			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane"},
 				dataStore:    "tenantkube.tenant.tenant-demo",
 				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
