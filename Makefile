@@ -124,6 +124,9 @@ bin/function-%: FORCE
 bin/render: FORCE
 	@$(GO) build -o $@ ./test/render/cmd/render >&2
 
+bin/preview: FORCE
+	@$(GO) build -o $@ ./test/render/cmd/preview >&2
+
 bin/runtime-image: FORCE
 	$(GO) build -o $@ ./package/cmd/runtime-image >&2
 
@@ -164,6 +167,22 @@ render: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/render ## Render
 		$(foreach r,$(RENDER_REQUIRED),--required='$(r)') \
 		$(if $(strip $(OBSERVED)),--observed='$(strip $(OBSERVED))') \
 		$(foreach a,$(RENDER_ARGS),--render-arg='$(a)')
+
+# ---------------------------------------------------------------------------
+# Preview: make -s preview XR=new.yaml OBSERVED=f|dir [REQUIRED="f|dir ..."]
+#
+# Renders the changed XR over the observed composed resources (files or
+# `kubectl get -o yaml` output) as `make render` does, and prints what
+# applying it does: per node group whether its machines are replaced and
+# why, the control plane's upgrade, add-on values, and the composed
+# resources created, updated and deleted (README, "Preview a change").
+
+.PHONY: preview
+preview: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/preview ## Preview what applying a changed XR does to a running cluster (XR=, OBSERVED=, REQUIRED=).
+	@if [ -z '$(strip $(XR))' ] || [ -z '$(strip $(OBSERVED))' ]; then \
+		echo 'usage: make -s preview XR=new.yaml OBSERVED=file-or-dir [REQUIRED="file-or-dir ..."]' >&2; exit 2; fi
+	@bin/preview --root=. --xr='$(strip $(XR))' --observed='$(strip $(OBSERVED))' \
+		$(foreach r,$(REQUIRED),--required='$(r)')
 
 # ---------------------------------------------------------------------------
 # Generate: deepcopy functions, the XRD (package/xrd.yaml) from apis/, each

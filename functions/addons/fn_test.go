@@ -101,7 +101,30 @@ func TestRetryOnFailureEverywhere(t *testing.T) {
 			if got := fntest.Get(hr, "spec", a, "strategy", "name"); got != "RetryOnFailure" {
 				t.Errorf("%s: %s strategy %v", rel, a, got)
 			}
+			// Unset releaseRetryInterval leaves helm-controller's default.
+			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != nil {
+				t.Errorf("%s: %s retryInterval %v without releaseRetryInterval, want unset", rel, a, got)
+			}
 		}
+	}
+}
+
+// TestReleaseRetryInterval: the platform's releaseRetryInterval is every
+// release's install and upgrade retryInterval, in helm-controller's
+// duration form.
+func TestReleaseRetryInterval(t *testing.T) {
+	rsp := fntest.Call{Spec: everything, Input: "releaseRetryInterval: 15s"}.Run(t, runFn)
+	fntest.NoFatal(t, rsp)
+	for rel, hr := range releases(rsp) {
+		for _, a := range []string{"install", "upgrade"} {
+			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != "15s" {
+				t.Errorf("%s: %s retryInterval %v, want 15s", rel, a, got)
+			}
+		}
+	}
+	msg := fntest.FatalMessage(fntest.Call{Spec: everything, Input: "releaseRetryInterval: 5s"}.Run(t, runFn))
+	if !strings.Contains(msg, "input.releaseRetryInterval") || !strings.Contains(msg, `"5s"`) {
+		t.Errorf("releaseRetryInterval 5s: Fatal %q, want one naming input.releaseRetryInterval and \"5s\"", msg)
 	}
 }
 

@@ -100,6 +100,10 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 			return nil, err
 		}
 		hr.Spec.Suspend = suspend
+		if r := in.ReleaseRetryInterval; r != nil {
+			hr.Spec.Install.Strategy.RetryInterval = &metav1.Duration{Duration: r.Duration}
+			hr.Spec.Upgrade.Strategy.RetryInterval = &metav1.Duration{Duration: r.Duration}
+		}
 		objs = append(objs, Object{Name: ComposedReleaseName(row.Release), Obj: hr, Release: row.Release, Base: row.Base})
 		if in.DeletionOrder == input.DeletionOrderUsages {
 			usages = append(usages, Object{Name: ComposedUsageName(row.Release), Obj: id.Usage(

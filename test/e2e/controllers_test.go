@@ -33,7 +33,10 @@ type controller struct {
 	// webhooks is the controller's own webhook manifest (config/webhook),
 	// served on webhookPort.
 	webhooks string
-	p        *proc
+	// kubeconfig is a token of the controller's own ServiceAccount
+	// (setupIdentities).
+	kubeconfig string
+	p          *proc
 }
 
 // controllers are the Cluster API managers of one test run.
@@ -248,8 +251,8 @@ func (e *env) installWebhooks(cs *controllers) error {
 }
 
 // startControllers starts the Cluster API managers (core, kubeadm bootstrap,
-// KubeVirt provider) as admin of the management cluster and waits for their
-// readiness probes.
+// KubeVirt provider), each under its own ServiceAccount (c.kubeconfig), and
+// waits for their readiness probes.
 func (e *env) startControllers(cs *controllers) error {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
@@ -274,7 +277,7 @@ func (e *env) startControllers(cs *controllers) error {
 			fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", c.diagPort), "--insecure-diagnostics=true",
 		}, c.flags...)
 		c.p = newProc(e.logs, c.name, c.bin, args,
-			"KUBECONFIG="+e.kubeconfig, "POD_NAMESPACE="+nsOf[c.name], "POD_NAME="+c.name, "POD_UID=e2e-"+c.name)
+			"KUBECONFIG="+c.kubeconfig, "POD_NAMESPACE="+nsOf[c.name], "POD_NAME="+c.name, "POD_UID=e2e-"+c.name)
 		if err := c.p.start(); err != nil {
 			return err
 		}
@@ -289,8 +292,8 @@ func (e *env) startControllers(cs *controllers) error {
 
 func (cs *controllers) versions() []string {
 	return []string{
-		"Cluster API core manager " + cs.capiVersion + " (bin/capi-manager; webhooks on 127.0.0.1, runs as admin)",
-		"Cluster API kubeadm bootstrap manager " + cs.capiVersion + " (bin/capi-kubeadm-bootstrap; webhooks on 127.0.0.1, runs as admin)",
-		"Cluster API provider KubeVirt " + cs.capkVersion + " (bin/capk-manager; webhooks on 127.0.0.1, runs as admin)",
+		"Cluster API core manager " + cs.capiVersion + " (bin/capi-manager; webhooks on 127.0.0.1, runs under its upstream ClusterRole)",
+		"Cluster API kubeadm bootstrap manager " + cs.capiVersion + " (bin/capi-kubeadm-bootstrap; webhooks on 127.0.0.1, runs under its upstream ClusterRole)",
+		"Cluster API provider KubeVirt " + cs.capkVersion + " (bin/capk-manager; webhooks on 127.0.0.1, runs under its upstream ClusterRole)",
 	}
 }

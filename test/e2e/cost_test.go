@@ -234,7 +234,7 @@ func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
 	defer repo.srv.Close()
 	ctx, cancel := ctxT(5 * time.Minute)
 	defer cancel()
-	ns := "helm-reference"
+	ns := helmReferenceNS
 	e.must(t, e.ensureNamespace(ctx, ns), "namespace")
 	for _, o := range []*unstructured.Unstructured{
 		{Object: map[string]any{

@@ -21,7 +21,9 @@
 // (crossplane:composite:<xrd>:aggregate-to-crossplane, the composite and
 // claim kinds), because `crossplane rbac start` binds its metrics on :8080
 // with no flag to move it. The test's own client is an administrator: it
-// plays the platform team.
+// plays the platform team. In TestControllers the upstream controllers run
+// the same way, each under a ServiceAccount bound to its own module's
+// ClusterRole (controller_rbac_test.go).
 //
 // The test files carry the build tag e2e; `make e2e` builds the components
 // into ./bin and runs them. Every process runs in its own process group and

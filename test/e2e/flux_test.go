@@ -96,11 +96,12 @@ type helmRepo struct {
 	srv   *http.Server
 }
 
-// startHelmRepo serves index.yaml and one chart per add-on release.
+// startHelmRepo serves index.yaml and one chart per add-on release; each
+// fails at apply when its values set rejectValue (flux_retry_test.go).
 func startHelmRepo() (*helmRepo, error) {
 	charts := map[string][]byte{}
 	for _, rel := range addonsinput.Releases() {
-		tgz, err := buildChart(chartName(rel), valuesTemplate, "{}\n")
+		tgz, err := buildChart(chartName(rel), valuesTemplate+rejectedTemplate, "{}\n")
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +151,7 @@ func serveCharts(charts map[string][]byte) (*helmRepo, error) {
 
 // installLoopbackComposition applies package/composition.yaml renamed
 // e2eComposition, with every add-on's chart source set to the loopback
-// repository.
+// repository and releaseRetryInterval loopbackRetryInterval.
 func (e *env) installLoopbackComposition(repo *helmRepo) error {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
@@ -178,6 +179,7 @@ func (e *env) installLoopbackComposition(repo *helmRepo) error {
 		m := s.(map[string]any)
 		if m["step"] == "addons" {
 			_ = unstructured.SetNestedField(m, charts, "input", "charts")
+			_ = unstructured.SetNestedField(m, loopbackRetryInterval, "input", "releaseRetryInterval")
 			found = true
 		}
 	}
@@ -243,8 +245,9 @@ func (e *env) installFluxCRDs() (sourceVersion, helmVersion string, err error) {
 
 // startFlux starts source-controller and helm-controller with the flags of
 // their own Deployments (config/manager), leader election off, watching all
-// namespaces, as admin of the management cluster.
-func (e *env) startFlux() (*fluxControllers, error) {
+// namespaces, each with the kubeconfig of its own ServiceAccount
+// (kubeconfigs, by controller name).
+func (e *env) startFlux(kubeconfigs map[string]string) (*fluxControllers, error) {
 	fc := &fluxControllers{}
 	ports := make([]int, 5)
 	for i := range ports {
@@ -264,11 +267,11 @@ func (e *env) startFlux() (*fluxControllers, error) {
 		"--storage-path=" + filepath.Join(e.work, "source-controller"),
 		"--storage-addr=" + storage, "--storage-adv-addr=" + storage,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[1]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[2]),
-	}, "KUBECONFIG="+e.kubeconfig, "RUNTIME_NAMESPACE=flux-system")
+	}, "KUBECONFIG="+kubeconfigs["source-controller"], "RUNTIME_NAMESPACE=flux-system")
 	fc.helm = newProc(e.logs, "helm-controller", e.binary("helm-controller"), []string{
 		"--watch-all-namespaces", "--log-level=info", "--log-encoding=json",
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[3]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[4]),
-	}, "KUBECONFIG="+e.kubeconfig, "RUNTIME_NAMESPACE=flux-system")
+	}, "KUBECONFIG="+kubeconfigs["helm-controller"], "RUNTIME_NAMESPACE=flux-system")
 	for _, p := range []*proc{fc.source, fc.helm} {
 		if err := p.start(); err != nil {
 			return nil, err
@@ -358,6 +361,12 @@ func (e *env) fluxInstallsAddons(t *testing.T, ta *tenantAPI) {
 		// No values at all reach the chart as an empty map.
 		if !(len(rs.installed) == 0 && len(rs.values) == 0) && !reflect.DeepEqual(rs.installed, rs.values) {
 			t.Errorf("release %s: values in the tenant cluster %v, composed %v", r, rs.installed, rs.values)
+		}
+		// CoreDNS's Service address, worked by hand: the 10th address of
+		// the platform's serviceCIDR 10.95.0.0/16, the tenant API server's
+		// --service-cluster-ip-range (docs/spec.md §5.3).
+		if ip, _, _ := unstructured.NestedString(rs.installed, "service", "clusterIP"); r == "coredns" && ip != "10.95.0.10" {
+			t.Errorf("release coredns: service.clusterIP %q in the tenant cluster, want 10.95.0.10", ip)
 		}
 		if _, err := get(ctx, ta.c, gvkNamespace, "", rs.target); err != nil {
 			t.Errorf("release %s: target namespace %s in the tenant cluster: %v", r, rs.target, err)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -168,27 +167,12 @@ func (e *env) crossplaneIdentity() error {
 	if err != nil {
 		return fmt.Errorf("token of ServiceAccount %s/%s: %w", xpNamespace, xpServiceAccount, err)
 	}
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: https://127.0.0.1:%d
-    certificate-authority-data: %s
-users:
-- name: crossplane
-  user:
-    token: %s
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: crossplane}
-current-context: e2e
-`, e.apiPort, base64.StdEncoding.EncodeToString(e.testCA.certPEM), tok.Status.Token)
+	kc := tokenKubeconfig(e.apiPort, e.testCA.certPEM, "crossplane", tok.Status.Token)
 	e.xpKubeconfig = filepath.Join(e.work, "crossplane", "kubeconfig")
 	if err := os.MkdirAll(filepath.Dir(e.xpKubeconfig), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(e.xpKubeconfig, []byte(kc), 0o600)
+	return os.WriteFile(e.xpKubeconfig, kc, 0o600)
 }
 
 // crossplaneCannot asks the API server (SubjectAccessReview) whether

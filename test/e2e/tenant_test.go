@@ -43,7 +43,10 @@ var (
 //   - Flux source-controller v1.9 and helm-controller v1.4 (v1.6 needs a
 //     Helm fork the module proxy does not serve), with the flags of their
 //     Deployments, leader election off; CRDs from their own modules.
-//     All controllers run as admin of the management cluster (system:masters).
+//     Each controller runs under a ServiceAccount of its own, bound to the
+//     ClusterRole of its module's config/rbac/role.yaml, through a token
+//     (setupIdentities; helm-controller's additions are listed in
+//     controllerIdentities), never as system:masters.
 //   - A second etcd + kube-apiserver is the tenant cluster's API server.
 //
 // cert-manager's controller does not build (its main module does not
@@ -54,7 +57,12 @@ var (
 //     KamajiControlPlane exists, the test writes what Kamaji writes: Secrets
 //     N-admin-kubeconfig, N-ca and N-kubeconfig pointing at the tenant API
 //     server, the KamajiControlPlane's controlPlaneEndpoint and status, and
-//     the KubevirtCluster's endpoint and ready status (playKamaji).
+//     the KubevirtCluster's endpoint and ready status (playKamaji). For
+//     the claim deleted with its tenant API server down, also what Kamaji
+//     does then: the KamajiControlPlane's status.ready false, and the
+//     KamajiControlPlane as owner of those Secrets (Kamaji's
+//     TenantControlPlane owns them), so they go with it
+//     (deleteWithTenantDown).
 //   - KubeVirt's virt-controller (no kubelet, no VMs here): VirtualMachine
 //     and VirtualMachineInstance are open CRDs; VirtualMachines the provider
 //     creates are stored as written and never boot, so no Machine ever gets
@@ -90,10 +98,24 @@ func TestControllers(t *testing.T) {
 		step(t, "controller modules", func() (err error) { cs, err = e.newControllers(); return err })
 		step(t, "Cluster API and KubeVirt provider CRDs", func() error { return e.installControllerCRDs(cs) })
 		step(t, "controller webhooks on loopback", func() error { return e.installWebhooks(cs) })
+		var kubeconfigs map[string]string
+		step(t, "controllers' ServiceAccounts under their upstream ClusterRoles", func() error {
+			ids, err := e.controllerIdentities(cs)
+			if err != nil {
+				return err
+			}
+			if kubeconfigs, err = e.setupIdentities(ids); err != nil {
+				return err
+			}
+			for _, c := range cs.all() {
+				c.kubeconfig = kubeconfigs[c.name]
+			}
+			return nil
+		})
 		step(t, "Cluster API managers", func() error { return e.startControllers(cs) })
 		var srcV, helmV string
 		step(t, "Flux CRDs", func() (err error) { srcV, helmV, err = e.installFluxCRDs(); return err })
-		step(t, "Flux source-controller and helm-controller", func() (err error) { fc, err = e.startFlux(); return err })
+		step(t, "Flux source-controller and helm-controller", func() (err error) { fc, err = e.startFlux(kubeconfigs); return err })
 		step(t, "loopback Helm repository + Composition charting from it", func() error {
 			var err error
 			if repo, err = startHelmRepo(); err != nil {
@@ -103,8 +125,8 @@ func TestControllers(t *testing.T) {
 		})
 		versions = append(versions, cs.versions()...)
 		versions = append(versions,
-			"Flux source-controller "+srcV+" (bin/source-controller, runs as admin)",
-			"Flux helm-controller "+helmV+" (bin/helm-controller, runs as admin; charts from a loopback Helm repository the test serves)")
+			"Flux source-controller "+srcV+" (bin/source-controller, runs under its upstream ClusterRole)",
+			"Flux helm-controller "+helmV+" (bin/helm-controller, runs under its upstream manager-role + the grants README lists; charts from a loopback Helm repository the test serves)")
 		versions = append(versions, "tenant API server: second etcd + kube-apiserver; Kamaji and virt-controller played (TestControllers doc)")
 	}) {
 		t.FailNow()
@@ -118,9 +140,11 @@ func TestControllers(t *testing.T) {
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
 	scenario(t, "controllers: MachineHealthCheck status", e.healthCheckStatus)
 	scenario(t, "controllers: diskSize rolls through Cluster API", e.diskSizeRoll)
+	scenario(t, "flux: a failing chart retried, never uninstalled", func(t *testing.T) { e.failingChartRetried(t, ta) })
 	scenario(t, "flux: a disabled add-on uninstalled from the tenant cluster", func(t *testing.T) { e.disabledAddonUninstalled(t, ta) })
 	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)
 	scenario(t, "flux: reference cost of one HelmRelease per tenant", func(t *testing.T) { e.helmReference(t, fc) })
+	scenario(t, "flux: delete a claim with its tenant API server down", e.deleteWithTenantDown)
 	scenario(t, "controllers: delete the claim", func(t *testing.T) { e.deleteAndWait(t, demoNS, demo) })
 }
 

@@ -21,6 +21,9 @@ const (
 	DefaultIngressClassName = "nginx"
 	DefaultServiceCIDR      = "10.95.0.0/16"
 	DefaultSourceInterval   = time.Hour
+	// Bounds of ReleaseRetryInterval.
+	MinReleaseRetryInterval = 10 * time.Second
+	MaxReleaseRetryInterval = time.Hour
 	// Default monitoring destinations: the seed chart's endpoints of the
 	// monitoring stack of tenant-root (cluster domain cozy.local).
 	DefaultMetricsWriteURL = "http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"
@@ -225,7 +228,8 @@ var urlPattern = regexp.MustCompile(`^(https?|oci)://.+$`)
 
 // Validate checks a defaulted Input. It returns a *field.Error under the
 // path "input" naming the offending field: a service CIDR that is not an
-// IPv4/IPv6 prefix with at least 10 addresses; a chart source whose kind is
+// IPv4/IPv6 prefix with at least 10 addresses; a releaseRetryInterval
+// outside [10s, 1h]; a chart source whose kind is
 // unknown, whose managed url is malformed or of the wrong scheme for its
 // kind, a referenced source without a name, an ExternalArtifact with a url,
 // a HelmRepository without chart, an unknown values layout, a Wrapped layout
@@ -247,6 +251,10 @@ func (in *AddonsInput) Validate() error {
 	}
 	if in.MaxCleanupObjects < 1 {
 		return field.Invalid(root.Child("maxCleanupObjects"), in.MaxCleanupObjects, "must be at least 1")
+	}
+	if r := in.ReleaseRetryInterval; r != nil && (r.Duration < MinReleaseRetryInterval || r.Duration > MaxReleaseRetryInterval) {
+		return field.Invalid(root.Child("releaseRetryInterval"), r.Duration.String(),
+			fmt.Sprintf("must be between %s and %s", MinReleaseRetryInterval, MaxReleaseRetryInterval))
 	}
 	switch in.DeletionOrder {
 	case DeletionOrderUsages, DeletionOrderNone:

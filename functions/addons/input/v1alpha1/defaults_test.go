@@ -5,9 +5,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -111,6 +113,14 @@ func TestValidate(t *testing.T) {
 			in.Charts.HAMi.Repository = "cilium"
 		}, "input.charts.hami.url"},
 		"bad repository name": {func(in *AddonsInput) { in.Charts.Velero.Repository = "Bad_Name" }, "input.charts.velero.repository"},
+		"retry at 10s":        {func(in *AddonsInput) { in.ReleaseRetryInterval = &metav1.Duration{Duration: 10 * time.Second} }, ""},
+		"retry under 10s": {func(in *AddonsInput) {
+			in.ReleaseRetryInterval = &metav1.Duration{Duration: 10*time.Second - time.Millisecond}
+		}, "input.releaseRetryInterval"},
+		"retry at 1h": {func(in *AddonsInput) { in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour} }, ""},
+		"retry over 1h": {func(in *AddonsInput) {
+			in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour + time.Second}
+		}, "input.releaseRetryInterval"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -39,6 +39,16 @@ type AddonsInput struct {
 	// +optional
 	SourceInterval *metav1.Duration `json:"sourceInterval,omitempty"`
 
+	// ReleaseRetryInterval is how long helm-controller waits before it
+	// retries a failed install or upgrade of an add-on (the RetryOnFailure
+	// strategy's retryInterval). Unset, it is left to helm-controller, whose
+	// default is 5m. Between 10s and 1h: each retry runs Helm against the
+	// tenant API server.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	ReleaseRetryInterval *metav1.Duration `json:"releaseRetryInterval,omitempty"`
+
 	// BaseDomain is the tenant base domain, as in the control-plane input:
 	// the tenant host of namespace NS is <NS>.<baseDomain> unless the
 	// Namespace's tenantkube.io/tenant-host annotation sets it.

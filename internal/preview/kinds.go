@@ -1,0 +1,31 @@
+package preview
+
+// ComposedResources are the resources (plural.group) of every kind the
+// functions compose for a running cluster, for `kubectl get` to read the
+// observed composed resources of a live cluster (README, "Preview a
+// change"). The kinds composed only to delete what tenant controllers
+// created are left out.
+var ComposedResources = []string{
+	"certificates.cert-manager.io",
+	"clusterrolebindings.rbac.authorization.k8s.io",
+	"clusters.cluster.x-k8s.io",
+	"configmaps",
+	"datastores.kamaji.clastix.io",
+	"deployments.apps",
+	"etcdclusters.etcd.aenix.io",
+	"helmreleases.helm.toolkit.fluxcd.io",
+	"helmrepositories.source.toolkit.fluxcd.io",
+	"ingresses.networking.k8s.io",
+	"issuers.cert-manager.io",
+	"kamajicontrolplanes.controlplane.cluster.x-k8s.io",
+	"kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io",
+	"kubevirtclusters.infrastructure.cluster.x-k8s.io",
+	"kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io",
+	"machinedeployments.cluster.x-k8s.io",
+	"machinehealthchecks.cluster.x-k8s.io",
+	"ocirepositories.source.toolkit.fluxcd.io",
+	"rolebindings.rbac.authorization.k8s.io",
+	"serviceaccounts",
+	"services",
+	"usages.protection.crossplane.io",
+}

@@ -1,0 +1,181 @@
+package preview
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+// Kinds of a node group's objects.
+const (
+	kindMachineDeployment = "MachineDeployment"
+	kindMachineTemplate   = "KubevirtMachineTemplate"
+	kindBootstrapTemplate = "KubeadmConfigTemplate"
+)
+
+// Rolls reports whether Cluster API replaces the machines of a
+// MachineDeployment whose spec.template changes from old to new: when
+// spec.version, spec.bootstrap, spec.infrastructureRef or
+// spec.failureDomain differ. Labels, annotations, the deletion timeouts,
+// minReadySeconds, readinessGates and taints are updated in place, and a
+// template object's contents are not compared, only the reference (Cluster
+// API v1.13.6, internal/controllers/machinedeployment/mdutil
+// MachineTemplateUpToDate).
+func Rolls(old, new *clusterv1.MachineTemplateSpec) bool {
+	o, n := old.Spec, new.Spec
+	return o.Version != n.Version ||
+		!reflect.DeepEqual(o.Bootstrap, n.Bootstrap) ||
+		!reflect.DeepEqual(o.InfrastructureRef, n.InfrastructureRef) ||
+		o.FailureDomain != n.FailureDomain
+}
+
+// vmSpec is the path of the VirtualMachine spec in a KubevirtMachineTemplate.
+const vmSpec = "spec.template.spec.virtualMachineTemplate.spec"
+
+// reason maps the changed paths of one kind of a node group's objects,
+// under path, to the field of the claim whose change causes them
+// (docs/spec.md §5.2 says how the workers function builds each path).
+// field "" marks a path that only mirrors another object's change. A path
+// the Kubernetes version and a platform setting both determine names the
+// version when the group's version changes too, else the platform setting.
+type reason struct {
+	kind, path, field, platform string
+}
+
+// reasons is the one table from changed template paths to the fields that
+// cause them.
+var reasons = []reason{
+	{kind: kindMachineDeployment, path: "spec.template.spec.version", field: "version"},
+	{kind: kindMachineTemplate, path: vmSpec + ".dataVolumeTemplates[*].spec.storage.resources.requests.storage", field: "diskSize"},
+	{kind: kindMachineTemplate, path: vmSpec + ".dataVolumeTemplates[*].spec.storage.storageClassName", field: "storageClass"},
+	{kind: kindMachineTemplate, path: vmSpec + ".instancetype", field: "instanceType"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.cpu", field: "resources"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.memory", field: "resources"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.devices.gpus", field: "gpus"},
+	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels", field: "roles"},
+	// The hash of the KubeadmConfigTemplate's spec: its own paths say why.
+	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.annotations[tenantkube.io/bootstrap-hash]"},
+	// The container disk of the version's minor (platform: containerDiskImages).
+	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.volumes[*].containerDisk.image", field: "version", platform: "containerDiskImages"},
+	// Reservations sized from the node's memory and CPU and the group's kubelet overrides.
+	{kind: kindBootstrapTemplate, path: "spec.template.spec.joinConfiguration.nodeRegistration.kubeletExtraArgs", field: "kubelet reservations"},
+	// The kubelet and kubeadm downloads of the version (platform: kubernetesBinaryMirror).
+	{kind: kindBootstrapTemplate, path: "spec.template.spec.preKubeadmCommands", field: "version", platform: "kubernetesBinaryMirror"},
+	{kind: kindBootstrapTemplate, path: "spec.template.spec.files", platform: "registryMirror"},
+}
+
+// causes names what causes the changes of an object of kind: the fields of
+// the reasons table, "platform setting <name>" for the platform's, and
+// "<kind> <path>" for a path the table does not know. A removed path the
+// table does not know is left out (an API server's defaults are on the
+// observed object only). versionChanged says whether the group's version
+// changes too.
+func causes(kind string, changes []change, versionChanged bool) []string {
+	set := map[string]bool{}
+	for _, c := range changes {
+		r, ok := lookup(kind, c.Path)
+		switch {
+		case !ok && c.Removed:
+		case !ok:
+			set[kind+" "+c.Path] = true
+		case r.platform != "" && (r.field == "" || !versionChanged):
+			set["platform setting "+r.platform] = true
+		case r.field != "":
+			set[r.field] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lookup returns the row of reasons for path of an object of kind: the
+// one whose path is path or a prefix of it.
+func lookup(kind, path string) (reason, bool) {
+	for _, r := range reasons {
+		if r.kind != kind {
+			continue
+		}
+		if path == r.path || strings.HasPrefix(path, r.path+".") || strings.HasPrefix(path, r.path+"[") {
+			return r, true
+		}
+	}
+	return reason{}, false
+}
+
+// rollCauses returns why a node group's machines are replaced when its
+// MachineDeployment moves from oldMD (in old) to newMD (in new): the causes
+// of the changes of its version and of the templates it refers to, each
+// template found by its reference's name. A template missing from old or
+// new is named as such.
+func rollCauses(old Objects, oldMD *clusterv1.MachineDeployment, new Objects, newMD *clusterv1.MachineDeployment) []string {
+	ov, nv := oldMD.Spec.Template.Spec.Version, newMD.Spec.Template.Spec.Version
+	versionChanged := ov != nv
+	var out []string
+	if versionChanged {
+		out = append(out, causes(kindMachineDeployment, []change{{Path: "spec.template.spec.version"}}, true)...)
+	}
+	if oldMD.Spec.Template.Spec.FailureDomain != newMD.Spec.Template.Spec.FailureDomain {
+		out = append(out, kindMachineDeployment+" spec.template.spec.failureDomain")
+	}
+	refs := []struct {
+		kind, oldName, newName string
+	}{
+		{kindMachineTemplate, oldMD.Spec.Template.Spec.InfrastructureRef.Name, newMD.Spec.Template.Spec.InfrastructureRef.Name},
+		{kindBootstrapTemplate, oldMD.Spec.Template.Spec.Bootstrap.ConfigRef.Name, newMD.Spec.Template.Spec.Bootstrap.ConfigRef.Name},
+	}
+	for _, ref := range refs {
+		o := find(old, ref.kind, oldMD.Namespace, ref.oldName)
+		n := find(new, ref.kind, newMD.Namespace, ref.newName)
+		switch {
+		case o == nil:
+			out = append(out, ref.kind+" "+ref.oldName+" not observed")
+		case n == nil:
+			out = append(out, ref.kind+" "+ref.newName+" not rendered")
+		default:
+			out = append(out, causes(ref.kind, diff(specOf(o), specOf(n)), versionChanged)...)
+		}
+	}
+	return uniqueSorted(out)
+}
+
+// specOf is u with its spec only, so diff's paths start at "spec".
+func specOf(u *unstructured.Unstructured) map[string]any {
+	return map[string]any{"spec": u.Object["spec"]}
+}
+
+func find(objs Objects, kind, namespace, name string) *unstructured.Unstructured {
+	for k, u := range objs {
+		if k.Kind == kind && k.Namespace == namespace && k.Name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+func uniqueSorted(l []string) []string {
+	set := map[string]bool{}
+	out := []string{}
+	for _, s := range l {
+		if !set[s] {
+			set[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// machineDeployment decodes u.
+func machineDeployment(u *unstructured.Unstructured) (*clusterv1.MachineDeployment, error) {
+	md := &clusterv1.MachineDeployment{}
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, md)
+	return md, err
+}

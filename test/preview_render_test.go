@@ -1,0 +1,197 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/preview"
+	"github.com/tenantkube/tenantkube/test/render"
+)
+
+const previewTestdata = "testdata/preview"
+
+// TestPreview previews changes of the example XR through the real
+// Crossplane engine and the whole Composition (issue 21): the observed
+// composed resources are the first render of the XR before the change
+// (writeComposed, as Crossplane would name them), and the report is
+// compared with golden files. A diskSize change rolls md0 for diskSize; a
+// minReplicas change rolls nothing; a version bump upgrades the control
+// plane first and rolls md0 for the version only after it (the workers
+// function holds the group's version until the control plane reports the
+// new one). The same diskSize change read from `kubectl get -o yaml`
+// output (one List, with the API server's metadata and status) previews
+// the same. README shows the diskSize and version previews as they are.
+func TestPreview(t *testing.T) {
+	root := repoRoot(t)
+	requireTools(t, root)
+	binDir := t.TempDir()
+	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	example := func(p string) string { return filepath.Join(root, "examples", p) }
+	data := func(p string) string { return filepath.Join(root, "test", previewTestdata, p) }
+	required := []string{example("instancetypes.yaml")}
+	opts := func(xr, observed string) render.Options {
+		return render.Options{Root: root, XR: xr, Observed: observed, Required: required, BinDir: binDir, Stderr: &bytes.Buffer{}}
+	}
+	// observedFrom renders xr and writes its composed resources as the
+	// observed state.
+	observedFrom := func(t *testing.T, xr string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := render.Render(ctx, opts(xr, ""))
+		if err != nil {
+			t.Fatalf("render %s: %v", xr, err)
+		}
+		path := filepath.Join(t.TempDir(), "observed.yaml")
+		writeComposed(t, path, out)
+		return path
+	}
+	preview := func(t *testing.T, xr, observed string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		rep, err := render.Preview(ctx, opts(xr, observed))
+		if err != nil {
+			t.Fatalf("preview: %v", err)
+		}
+		return rep.String()
+	}
+	lines := func(out string) []string { return strings.Split(strings.TrimSuffix(out, "\n"), "\n") }
+	// index is the line number of want in out, failing when absent.
+	index := func(t *testing.T, out, want string) int {
+		t.Helper()
+		for i, l := range lines(out) {
+			if l == want {
+				return i
+			}
+		}
+		t.Errorf("the preview has no line %q:\n%s", want, out)
+		return -1
+	}
+
+	// inReadme fails when README's "Preview a change" does not show out
+	// as it is.
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inReadme := func(t *testing.T, out string) {
+		t.Helper()
+		if !bytes.Contains(readme, []byte("```\n"+out+"```\n")) {
+			t.Errorf("README does not show this preview as it is:\n%s", out)
+		}
+	}
+
+	current := observedFrom(t, example("xr.yaml"))
+
+	t.Run("disksize", func(t *testing.T) {
+		out := preview(t, data("xr-disksize.yaml"), current)
+		index(t, out, "control plane: no upgrade")
+		index(t, out, "md0: rolls (diskSize)")
+		compareGolden(t, data("disksize.golden.txt"), []byte(out))
+		inReadme(t, out)
+	})
+
+	t.Run("minreplicas", func(t *testing.T) {
+		out := preview(t, data("xr-minreplicas.yaml"), current)
+		index(t, out, "control plane: no upgrade")
+		index(t, out, "md0: no roll")
+		// The autoscaler's bounds are annotations of the MachineDeployment.
+		index(t, out, "updated: MachineDeployment demo-md0")
+		compareGolden(t, data("minreplicas.golden.txt"), []byte(out))
+	})
+
+	t.Run("version", func(t *testing.T) {
+		out := preview(t, example("xr.yaml"), observedFrom(t, data("xr-v1.34.yaml")))
+		// v1.34 and v1.35 are v1.34.4 and v1.35.1 in the version table
+		// (docs/spec.md §3).
+		cp := index(t, out, "control plane: upgrades v1.34.4 -> v1.35.1")
+		md0 := index(t, out, "md0: rolls (version) after the control plane upgrade")
+		if cp != 0 || md0 <= cp {
+			t.Errorf("the control plane upgrade is not first, before md0 (lines %d, %d):\n%s", cp, md0, out)
+		}
+		compareGolden(t, data("version.golden.txt"), []byte(out))
+		inReadme(t, out)
+	})
+
+	t.Run("kubectl-list", func(t *testing.T) {
+		live := filepath.Join(t.TempDir(), "live.yaml")
+		writeKubectlList(t, live, current)
+		out := preview(t, data("xr-disksize.yaml"), live)
+		compareGolden(t, data("disksize.golden.txt"), []byte(out))
+	})
+}
+
+// writeKubectlList writes the observed objects of file as `kubectl get -o
+// yaml` prints them: one List, each item with the metadata and status the
+// API server adds.
+func writeKubectlList(t *testing.T, path, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []any
+	for i, doc := range strings.Split(string(b), "\n---\n") {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		meta["resourceVersion"] = strconv.Itoa(1000 + i)
+		meta["uid"] = fmt.Sprintf("00000000-0000-0000-0000-%012d", i)
+		meta["generation"] = 1
+		meta["creationTimestamp"] = "2026-01-01T00:00:00Z"
+		ann, _ := meta["annotations"].(map[string]any)
+		ann["crossplane.io/external-name"] = meta["name"]
+		obj["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		items = append(items, obj)
+	}
+	out, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPreviewComposedResources holds preview.ComposedResources, what the
+// README's `kubectl get` reads, to the kinds of every golden render: each
+// composed kind is listed (its plural from its CRD in ../shared/crds or
+// builtinPlurals), and nothing else is.
+func TestPreviewComposedResources(t *testing.T) {
+	root := repoRoot(t)
+	plurals := crdPlurals(t, filepath.Join(root, "..", "shared", "crds"))
+	for gk, p := range builtinPlurals {
+		plurals[gk] = p
+	}
+	composite := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
+	want := map[string]bool{}
+	for _, o := range goldenObjects(t, filepath.Join(root, "test", "testdata"), composite) {
+		gk := o.obj.GroupVersionKind().GroupKind()
+		p, ok := plurals[gk]
+		if !ok {
+			t.Fatalf("%s: no resource plural known for %s", o.file, gk)
+		}
+		if gk.Group != "" {
+			p += "." + gk.Group
+		}
+		want[p] = true
+	}
+	if diff := cmp.Diff(sortedKeys(want), preview.ComposedResources); diff != "" {
+		t.Errorf("preview.ComposedResources: -want (kinds of the golden renders), +got:\n%s", diff)
+	}
+}
