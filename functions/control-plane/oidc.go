@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,13 +123,17 @@ func systemAuthenticationConfig(id function.Identity, in cpinput.OIDCIssuer) *ap
 	}
 }
 
-// authenticationScheme decodes AuthenticationConfiguration as kube-apiserver
-// does: strictly, into the internal type.
-var authenticationScheme = func() *runtime.Scheme {
+// authenticationDecoder decodes AuthenticationConfiguration as
+// kube-apiserver does: strictly, into the internal type.
+var authenticationDecoder = sync.OnceValue(func() runtime.Decoder {
 	s := runtime.NewScheme()
 	apiserverinstall.Install(s)
-	return s
-}()
+	return serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDecoder()
+})
+
+// authenticationCompiler compiles the configuration's CEL expressions,
+// built once.
+var authenticationCompiler = sync.OnceValue(authenticationcel.NewDefaultCompiler)
 
 // CheckAuthenticationConfig parses an AuthenticationConfiguration as the
 // tenant's kube-apiserver would (strict decoding, then upstream's
@@ -145,8 +150,7 @@ func CheckAuthenticationConfig(path *field.Path, data []byte) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, tm.APIVersion+", "+tm.Kind,
 			"must be apiVersion "+want.APIVersion+", kind "+want.Kind)}
 	}
-	codecs := serializer.NewCodecFactory(authenticationScheme, serializer.EnableStrict)
-	obj, _, err := codecs.UniversalDecoder().Decode(data, nil, nil)
+	obj, _, err := authenticationDecoder().Decode(data, nil, nil)
 	if err != nil {
 		return field.ErrorList{field.Invalid(path, shorten(string(data)), "not an AuthenticationConfiguration: "+err.Error())}
 	}
@@ -158,7 +162,7 @@ func CheckAuthenticationConfig(path *field.Path, data []byte) field.ErrorList {
 		return field.ErrorList{field.Required(path, "an AuthenticationConfiguration needs at least one jwt issuer")}
 	}
 	var errs field.ErrorList
-	for _, e := range apiservervalidation.ValidateAuthenticationConfiguration(authenticationcel.NewDefaultCompiler(), cfg, nil) {
+	for _, e := range apiservervalidation.ValidateAuthenticationConfiguration(authenticationCompiler(), cfg, nil) {
 		errs = append(errs, field.Invalid(path, shorten(fmt.Sprint(e.BadValue)), e.Field+": "+e.ErrorBody()))
 	}
 	return errs
