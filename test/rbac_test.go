@@ -48,6 +48,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "", Kind: "Service"}:                                                   "services",
 	{Group: "", Kind: "ServiceAccount"}:                                            "serviceaccounts",
 	{Group: "", Kind: "Namespace"}:                                                 "namespaces",
+	{Group: "", Kind: "ResourceQuota"}:                                             "resourcequotas",
 	{Group: "apps", Kind: "Deployment"}:                                            "deployments",
 	{Group: "networking.k8s.io", Kind: "Ingress"}:                                  "ingresses",
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                             "roles",
@@ -269,6 +270,8 @@ func TestRBACClusterRole(t *testing.T) {
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
+		{"cluster.x-k8s.io/v1beta2", "Machine", "workers: kubelet versions of the node groups (requirementMachines)"},
+		{"v1", "ResourceQuota", "workers: capacity pre-flight (requirementResourceQuotas)"},
 		{"v1", "Secret", "control-plane: the admin kubeconfig Secret"},
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
 	}

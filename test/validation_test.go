@@ -644,6 +644,70 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`},
 			want:   want{paths: []string{"spec.oidc.users"}, msg: "each email at most once"},
 		},
+		// issue 19: node health. Durations: whole h, m, s in that order
+		// (a subset of time.ParseDuration and CEL's duration()); node
+		// startup 30s (CAPI's least) .. 24h, the others 1s .. 24h.
+		// maxUnhealthy: 0..5000 machines or 0%..100%.
+		"HealthCheckChart": {
+			reason: "The chart's values written out, in Go's canonical form for one.",
+			args:   args{spec: `{nodeHealthCheck: {maxUnhealthy: 50%, nodeStartupTimeout: 20m0s, readyUnknownTimeout: 5m, readyFalseTimeout: 10m}, maxNodeProvisionTime: 30m}`},
+		},
+		"HealthCheckEdges": {
+			reason: "30s and 24h are the node startup timeout's edges, 1s and 24h the others', 0% and 100% a percentage's, 5000 an integer's.",
+			args:   args{spec: `{nodeHealthCheck: {maxUnhealthy: "5000", nodeStartupTimeout: 30s, readyUnknownTimeout: 1s, readyFalseTimeout: 24h}, maxNodeProvisionTime: 23h59m60s, nodeGroups: {a: {maxUnhealthy: 0%, nodeStartupTimeout: 24h}, b: {maxUnhealthy: 100%}, c: {maxUnhealthy: "0"}}}`},
+		},
+		"HealthCheckEmptyMeansDefault": {
+			reason: "An empty value is the default (the cluster's, in a group): Go cannot tell it from an absent one.",
+			args:   args{spec: `{nodeHealthCheck: {maxUnhealthy: "", nodeStartupTimeout: ""}, maxNodeProvisionTime: "", nodeGroups: {md0: {maxUnhealthy: "", nodeStartupTimeout: ""}}}`},
+		},
+		"NodeStartupTimeout29s": {
+			reason: "CAPI's webhook refuses a node startup timeout below 30s.",
+			args:   args{spec: `{nodeHealthCheck: {nodeStartupTimeout: 29s}, nodeGroups: {md0: {nodeStartupTimeout: 29s}}}`},
+			want:   want{paths: []string{md0 + ".nodeStartupTimeout", "spec.nodeHealthCheck.nodeStartupTimeout"}, msg: "must be at least 30s and at most 24h"},
+		},
+		"GroupNodeStartupTimeout24h1s": {
+			reason: "One second past 24h.",
+			args:   args{spec: ng(`nodeStartupTimeout: 24h1s`)},
+			want:   want{paths: []string{md0 + ".nodeStartupTimeout"}, msg: "must be at least 30s and at most 24h"},
+		},
+		"TimeoutsZero": {
+			reason: "A zero Ready timeout remediates the moment the condition flips (0h0m0s is zero too); a zero provision time gives up on every new machine.",
+			args:   args{spec: `{nodeHealthCheck: {readyUnknownTimeout: 0s, readyFalseTimeout: 0h0m0s}, maxNodeProvisionTime: 0m}`},
+			want:   want{paths: []string{"spec.maxNodeProvisionTime", "spec.nodeHealthCheck.readyFalseTimeout", "spec.nodeHealthCheck.readyUnknownTimeout"}, msg: "must be at least 1s and at most 24h"},
+		},
+		"DurationForms": {
+			reason: "A negative, a fraction, milliseconds, a bare number, units out of order, upper case: cluster-autoscaler or CAPI would read them otherwise or not at all.",
+			args:   args{spec: `{nodeHealthCheck: {nodeStartupTimeout: -20m, readyUnknownTimeout: 1.5m, readyFalseTimeout: 300000ms}, maxNodeProvisionTime: "1800", nodeGroups: {a: {nodeStartupTimeout: 30s20m}, b: {nodeStartupTimeout: 20M}}}`},
+			want: want{paths: []string{"spec.maxNodeProvisionTime", "spec.nodeGroups[a].nodeStartupTimeout", "spec.nodeGroups[b].nodeStartupTimeout",
+				"spec.nodeHealthCheck.nodeStartupTimeout", "spec.nodeHealthCheck.readyFalseTimeout", "spec.nodeHealthCheck.readyUnknownTimeout"},
+				msg: "must be whole hours, minutes and seconds in that order"},
+		},
+		"MaxNodeProvisionTime24h1s": {
+			reason: "One second past 24h.",
+			args:   args{spec: `{maxNodeProvisionTime: 24h0m1s}`},
+			want:   want{paths: []string{"spec.maxNodeProvisionTime"}, msg: "24h0m1s"},
+		},
+		"MaxNodeProvisionTimeDigits": {
+			reason: "At most five digits a unit, so nothing overflows time.ParseDuration.",
+			args:   args{spec: `{maxNodeProvisionTime: 000001h}`},
+			want:   want{paths: []string{"spec.maxNodeProvisionTime"}},
+		},
+		"MaxUnhealthy101Percent": {
+			reason: "Past 100% (CAPI's webhook accepts it).",
+			args:   args{spec: `{nodeHealthCheck: {maxUnhealthy: 101%}}`},
+			want:   want{paths: []string{"spec.nodeHealthCheck.maxUnhealthy"}, msg: "101%"},
+		},
+		"MaxUnhealthy5001": {
+			reason: "One past the most machines of a group.",
+			args:   args{spec: ng(`maxUnhealthy: "5001"`)},
+			want:   want{paths: []string{md0 + ".maxUnhealthy"}, msg: "must be a whole number of machines from 0 to 5000"},
+		},
+		"MaxUnhealthyForms": {
+			reason: "A negative (CAPI's webhook accepts it), a fraction, a leading zero, a sign, a space.",
+			args:   args{spec: `{nodeHealthCheck: {maxUnhealthy: "-1"}, nodeGroups: {a: {maxUnhealthy: 12.5%}, b: {maxUnhealthy: 050%}, c: {maxUnhealthy: +5%}, d: {maxUnhealthy: "50 %"}}}`},
+			want: want{paths: []string{"spec.nodeGroups[a].maxUnhealthy", "spec.nodeGroups[b].maxUnhealthy", "spec.nodeGroups[c].maxUnhealthy",
+				"spec.nodeGroups[d].maxUnhealthy", "spec.nodeHealthCheck.maxUnhealthy"}, msg: "such as 50%"},
+		},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

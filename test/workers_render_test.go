@@ -28,8 +28,10 @@ var workersTemplateName = regexp.MustCompile(`(?m)^  name: (demo-md0-[0-9a-f]{6}
 // workers step alone (testdata/workers/composition.yaml) and compares the
 // output with golden files (issue 3 §5): the default node group; three
 // groups (explicit resources, an instance type, GPUs with a storage class);
-// every kubelet override; the instance-type path; a template change while a
-// MachineSet still uses the old template (both kept) and after (old gone);
+// every kubelet override; the instance-type path; health-check and
+// provisioning-time settings cluster-wide and per group; a template
+// change while a MachineSet still uses the old template (both kept) and
+// after (old gone);
 // an instance type that does not exist (Fatal, nothing applied). Every
 // rendered custom resource is validated against the upstream CRDs, and the
 // same input renders byte-identically twice.
@@ -81,6 +83,7 @@ func TestWorkersRender(t *testing.T) {
 		{"instancetype", "xr-instancetype.yaml"},
 		{"three-groups", "xr-three-groups.yaml"},
 		{"kubelet-overrides", "xr-kubelet-overrides.yaml"},
+		{"health", "xr-health.yaml"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := renderWorkers(t, data(c.xr), instancetypes, "")

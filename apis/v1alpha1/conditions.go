@@ -44,6 +44,34 @@ const (
 	// ReasonGPUOperatorDisabled (warning): a node group attaches GPUs
 	// while the GPU operator add-on is off.
 	ReasonGPUOperatorDisabled = "GPUOperatorDisabled"
+	// ReasonRemediationNeverAllowed (warning): a node group's
+	// maxUnhealthy percentage rounds down to no machine even at its
+	// maxReplicas, so its MachineHealthCheck never remediates.
+	ReasonRemediationNeverAllowed = "RemediationNeverAllowed"
+)
+
+// ConditionCapacityFits reports the capacity pre-flight of the node
+// groups against the ResourceQuotas of the claim's namespace (function
+// workers, README "Capacity pre-flight"). It is set only when a quota of
+// the namespace applies to the node groups' VMs.
+const ConditionCapacityFits = "CapacityFits"
+
+// Reasons of CapacityFits, and of its warnings and Fatal results.
+const (
+	// ReasonQuotaFits: every node group fits the quotas at maxReplicas.
+	ReasonQuotaFits = "QuotaFits"
+	// ReasonNoResourceQuota: no quota of the namespace applies any more
+	// (set only to replace a CapacityFits condition an earlier quota left).
+	ReasonNoResourceQuota = "NoResourceQuota"
+	// ReasonMaximumExceedsQuota (warning): the node groups at maxReplicas
+	// need more than a quota leaves the cluster; the autoscaler stops at
+	// that limit.
+	ReasonMaximumExceedsQuota = "MaximumExceedsQuota"
+	// ReasonMinimumExceedsQuota: the node groups at minReplicas need more
+	// than a quota leaves the cluster: Fatal while no MachineDeployment of
+	// the cluster exists (it is not created), a warning afterwards
+	// (nothing running is touched).
+	ReasonMinimumExceedsQuota = "MinimumExceedsQuota"
 )
 
 // Reasons of AddonsReady.

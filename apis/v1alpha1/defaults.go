@@ -21,6 +21,16 @@ const (
 	DefaultOIDCMode            = OIDCModeNone
 )
 
+// Defaults of the health check and of cluster-autoscaler's provisioning
+// time: the Cozystack chart's (nodeHealthCheck, maxNodeProvisionTime).
+const (
+	DefaultMaxUnhealthy         = IntOrPercent("50%")
+	DefaultNodeStartupTimeout   = Duration("20m")
+	DefaultReadyUnknownTimeout  = Duration("5m")
+	DefaultReadyFalseTimeout    = Duration("10m")
+	DefaultMaxNodeProvisionTime = Duration("30m")
+)
+
 // DefaultNodeGroups is the node-group map used when spec.nodeGroups is absent
 // or empty: one group md0 of u1.medium VMs with the ingress-nginx role,
 // scaling 0..10.
@@ -50,6 +60,10 @@ func (s *KubernetesClusterSpec) Default() {
 	for name, g := range s.NodeGroups {
 		g.Default()
 		s.NodeGroups[name] = g
+	}
+	s.NodeHealthCheck.Default()
+	if s.MaxNodeProvisionTime == "" {
+		s.MaxNodeProvisionTime = DefaultMaxNodeProvisionTime
 	}
 	if s.Addons.IngressNginx.ExposeMethod == "" {
 		s.Addons.IngressNginx.ExposeMethod = DefaultIngressExposeMethod
@@ -89,6 +103,22 @@ func (g *NodeGroup) Default() {
 	}
 	if g.Kubelet.EvictionSoftMemory == "" {
 		g.Kubelet.EvictionSoftMemory = DefaultEvictionSoft
+	}
+}
+
+// Default fills the unset health-check settings with the chart's defaults.
+func (h *NodeHealthCheck) Default() {
+	if h.MaxUnhealthy == "" {
+		h.MaxUnhealthy = DefaultMaxUnhealthy
+	}
+	if h.NodeStartupTimeout == "" {
+		h.NodeStartupTimeout = DefaultNodeStartupTimeout
+	}
+	if h.ReadyUnknownTimeout == "" {
+		h.ReadyUnknownTimeout = DefaultReadyUnknownTimeout
+	}
+	if h.ReadyFalseTimeout == "" {
+		h.ReadyFalseTimeout = DefaultReadyFalseTimeout
 	}
 }
 

@@ -51,6 +51,23 @@ type KubernetesClusterSpec struct {
 	// +optional
 	NodeGroups map[string]NodeGroup `json:"nodeGroups,omitempty"`
 
+	// MachineHealthCheck tuning for worker node groups: when a machine is
+	// unhealthy and how many of a group may be remediated (deleted and
+	// replaced). Changing it never rolls a node group.
+	// +kubebuilder:default={}
+	// +optional
+	NodeHealthCheck NodeHealthCheck `json:"nodeHealthCheck,omitempty"`
+
+	// How long cluster-autoscaler waits for a new worker to register as a
+	// node before it treats the machine as failed to provision (written
+	// on every MachineDeployment; changing it never rolls a node group).
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:MaxLength=24
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 1s and at most 24h, not ' + self"
+	// +optional
+	MaxNodeProvisionTime Duration `json:"maxNodeProvisionTime,omitempty"`
+
 	// Kubernetes major.minor version to deploy
 	// +kubebuilder:default=v1.35
 	// +kubebuilder:validation:MaxLength=5
@@ -163,6 +180,22 @@ type NodeGroup struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	GPUs []GPU `json:"gpus,omitempty"`
+
+	// Per-group override of nodeHealthCheck.maxUnhealthy; empty keeps the
+	// cluster-wide value. A whole number of machines such as 1 or a whole
+	// percentage such as 50%.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || (self.matches('^(0|[1-9][0-9]{0,3})$') && int(self) <= 5000) || self.matches('^(0|[1-9][0-9]?|100)%$')",messageExpression="'must be a whole number of machines from 0 to 5000 such as 1, or a whole percentage from 0% to 100% such as 50%, not ' + self"
+	// +optional
+	MaxUnhealthy IntOrPercent `json:"maxUnhealthy,omitempty"`
+
+	// Per-group override of nodeHealthCheck.nodeStartupTimeout; empty
+	// keeps the cluster-wide value.
+	// +kubebuilder:validation:MaxLength=24
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('30s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 30s and at most 24h, not ' + self"
+	// +optional
+	NodeStartupTimeout Duration `json:"nodeStartupTimeout,omitempty"`
 
 	// Kubelet resource reservations for this node group.
 	// +kubebuilder:default={}
@@ -689,6 +722,44 @@ type NodeGroupStatus struct {
 	// reservations and hard eviction (the autoscaler capacity annotations).
 	// +optional
 	Allocatable Allocatable `json:"allocatable,omitempty"`
+	// Rollout is the roll of the group's machines in progress: absent when
+	// none is (no MachineSet of another machine template has machines).
+	// +optional
+	Rollout *NodeGroupRollout `json:"rollout,omitempty"`
+	// KubeletVersions counts the group's machines by the kubelet version
+	// their node reports (Machine status.nodeInfo.kubeletVersion), sorted
+	// by version; machines without a node yet are not counted. Absent when
+	// the cluster may have more machines than the function reads (README,
+	// "Node group status").
+	// +optional
+	KubeletVersions []KubeletVersionCount `json:"kubeletVersions,omitempty"`
+}
+
+// NodeGroupRollout is a roll of a node group's machines from one machine
+// template to another (Cluster API replaces the machines one by one).
+type NodeGroupRollout struct {
+	// From are the KubevirtMachineTemplates of the older MachineSets that
+	// still have machines, sorted.
+	From []string `json:"from"`
+	// To is the KubevirtMachineTemplate the MachineDeployment rolls to
+	// (its spec.template.spec.infrastructureRef.name).
+	To string `json:"to"`
+	// UpToDateReplicas is the number of machines already on To (the
+	// MachineDeployment's status.upToDateReplicas).
+	UpToDateReplicas int32 `json:"upToDateReplicas"`
+	// Replicas is the MachineDeployment's current number of machines, old
+	// and new.
+	Replicas int32 `json:"replicas"`
+}
+
+// KubeletVersionCount is how many machines of a node group run one
+// kubelet version.
+type KubeletVersionCount struct {
+	// Version is the kubelet version, e.g. v1.35.1 ("unknown" for a value
+	// that is not a version).
+	Version string `json:"version"`
+	// Machines is the number of machines whose node reports Version.
+	Machines int32 `json:"machines"`
 }
 
 // Allocatable is a node's allocatable CPU and memory.

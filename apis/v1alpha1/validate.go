@@ -133,6 +133,10 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 		}
 		errs = append(errs, s.NodeGroups[name].Validate(ngp.Key(name))...)
 	}
+	errs = append(errs, s.NodeHealthCheck.Validate(p.Child("nodeHealthCheck"))...)
+	if _, err := s.MaxNodeProvisionTime.Parse(p.Child("maxNodeProvisionTime"), MinTimeout, MaxTimeout); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, s.Addons.Validate(p.Child("addons"))...)
 	errs = append(errs, s.ControlPlane.Validate(p.Child("controlPlane"))...)
 	if img := s.Images.WaitForKubeconfig; len(img) > MaxImageLength {
@@ -211,6 +215,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, tooLong(np, gpu.Name, MaxNameLength))
 		}
 	}
+	errs = append(errs, g.validateHealthOverrides(path)...)
 	return append(errs, g.Kubelet.Validate(path.Child("kubelet"))...)
 }
 

@@ -42,8 +42,14 @@ func groupPlan(t *testing.T, name string, g v1alpha1.NodeGroup) nodeGroupPlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nodeGroupPlan{Name: name, Group: g, Sizing: s, Kubelet: r, Version: "v1.35.1", Minor: "v1.35"}
+	return nodeGroupPlan{Name: name, Group: g, Sizing: s, Kubelet: r, Version: "v1.35.1", Minor: "v1.35",
+		Health: chartHealthCheck, MaxNodeProvisionTime: "30m"}
 }
+
+// chartHealthCheck is the Cozystack chart's default nodeHealthCheck
+// (maxUnhealthy 50%, nodeStartupTimeout 20m, readyUnknownTimeout 5m,
+// readyFalseTimeout 10m) in seconds.
+var chartHealthCheck = healthCheck{MaxUnhealthy: intstr.FromString("50%"), NodeStartupTimeout: 1200, ReadyUnknownTimeout: 300, ReadyFalseTimeout: 600}
 
 func TestBuildKubeadmConfigTemplate(t *testing.T) {
 	in := defaultInput()
@@ -235,7 +241,8 @@ func TestBuildMachineDeployment(t *testing.T) {
 	wantAnn := map[string]string{
 		annotationAutoscalerMin: "1", annotationAutoscalerMax: "4",
 		annotationCapacityMemory: "6800Mi", annotationCapacityCPU: "1800m",
-		annotationCapacityLabels: "node-role.kubernetes.io/ingress-nginx=",
+		annotationCapacityLabels:       "node-role.kubernetes.io/ingress-nginx=",
+		annotationMaxNodeProvisionTime: "30m",
 	}
 	if d := cmp.Diff(wantAnn, md.Annotations); d != "" {
 		t.Errorf("annotations (-want +got):\n%s", d)
@@ -274,13 +281,13 @@ func TestBuildMachineHealthCheck(t *testing.T) {
 		ClusterName: "demo",
 		Selector:    metav1.LabelSelector{MatchLabels: map[string]string{"cluster.x-k8s.io/cluster-name": "demo", "cluster.x-k8s.io/deployment-name": "demo-md0"}},
 		Checks: clusterv1.MachineHealthCheckChecks{
-			NodeStartupTimeoutSeconds: ptr(int32(600)),
+			NodeStartupTimeoutSeconds: ptr(int32(1200)),
 			UnhealthyNodeConditions: []clusterv1.UnhealthyNodeCondition{
-				{Type: "Ready", Status: "Unknown", TimeoutSeconds: ptr(int32(30))},
-				{Type: "Ready", Status: "False", TimeoutSeconds: ptr(int32(300))},
+				{Type: "Ready", Status: "Unknown", TimeoutSeconds: ptr(int32(300))},
+				{Type: "Ready", Status: "False", TimeoutSeconds: ptr(int32(600))},
 			},
 		},
-		Remediation: clusterv1.MachineHealthCheckRemediation{TriggerIf: clusterv1.MachineHealthCheckRemediationTriggerIf{UnhealthyLessThanOrEqualTo: ptr(intstr.FromString("100%"))}},
+		Remediation: clusterv1.MachineHealthCheckRemediation{TriggerIf: clusterv1.MachineHealthCheckRemediationTriggerIf{UnhealthyLessThanOrEqualTo: ptr(intstr.FromString("50%"))}},
 	}
 	if d := cmp.Diff(want, mhc.Spec); d != "" {
 		t.Errorf("(-want +got):\n%s", d)

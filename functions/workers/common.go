@@ -21,6 +21,10 @@ const (
 	annotationAutoscalerMin = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
 	// annotationAutoscalerMax is the Cluster API autoscaler annotation holding maxReplicas.
 	annotationAutoscalerMax = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+	// annotationMaxNodeProvisionTime is cluster-autoscaler's per node group
+	// max-node-provision-time (its Cluster API provider reads
+	// autoscaling-options-* annotations with time.ParseDuration).
+	annotationMaxNodeProvisionTime = "cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime"
 	// annotationCapacityPrefix prefixes cluster-autoscaler's scale-from-zero
 	// capacity annotations (memory, cpu, labels, gpu-type, gpu-count).
 	annotationCapacityPrefix = "capacity.cluster-autoscaler.kubernetes.io/"
@@ -56,6 +60,10 @@ type nodeGroupPlan struct {
 	Version string
 	// Minor is Version's minor version (v1.35), which picks the container disk.
 	Minor string
+	// Health is the group's effective health check.
+	Health healthCheck
+	// MaxNodeProvisionTime is spec.maxNodeProvisionTime, as written.
+	MaxNodeProvisionTime string
 }
 
 // ObjectName is the Kubernetes name of the group's per-group objects: N-G.

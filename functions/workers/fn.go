@@ -52,11 +52,15 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 // fatalReason is the WorkersReady reason of a Fatal response:
 // InstanceTypeNotFound when a node group's instance type does not exist,
+// MinimumExceedsQuota when the capacity pre-flight rejects the cluster,
 // InvalidSpec otherwise.
 func fatalReason(errs field.ErrorList) string {
 	for _, e := range errs {
 		if strings.Contains(e.Detail, v1alpha1.ReasonInstanceTypeNotFound) {
 			return v1alpha1.ReasonInstanceTypeNotFound
+		}
+		if strings.Contains(e.Detail, v1alpha1.ReasonMinimumExceedsQuota) {
+			return v1alpha1.ReasonMinimumExceedsQuota
 		}
 	}
 	return v1alpha1.ReasonInvalidSpec

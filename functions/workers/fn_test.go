@@ -100,10 +100,11 @@ func TestAcceptanceU1Large(t *testing.T) {
 	md := desired(t, rsp, machineDeploymentResourceName("md0"))
 	ann := annotations(t, md)
 	want := map[string]any{
-		annotationCapacityMemory: "6800Mi",
-		annotationCapacityCPU:    "1800m",
-		annotationAutoscalerMin:  "0",
-		annotationAutoscalerMax:  "10",
+		annotationCapacityMemory:       "6800Mi",
+		annotationCapacityCPU:          "1800m",
+		annotationAutoscalerMin:        "0",
+		annotationAutoscalerMax:        "10",
+		annotationMaxNodeProvisionTime: "30m",
 	}
 	if d := cmp.Diff(want, ann); d != "" {
 		t.Errorf("MachineDeployment annotations (-want +got):\n%s", d)
@@ -196,13 +197,14 @@ func TestAcceptanceScaleFromZero(t *testing.T) {
 	md := desired(t, rsp, machineDeploymentResourceName("gpu"))
 	ann := annotations(t, md)
 	want := map[string]any{
-		annotationAutoscalerMin:  "0",
-		annotationAutoscalerMax:  "10",
-		annotationCapacityMemory: "13599Mi",
-		annotationCapacityCPU:    "3600m",
-		annotationCapacityLabels: "node-role.kubernetes.io/ingress-nginx=",
-		annotationCapacityGPU:    "nvidia.com/gpu",
-		annotationCapacityGPUs:   "1",
+		annotationAutoscalerMin:        "0",
+		annotationAutoscalerMax:        "10",
+		annotationCapacityMemory:       "13599Mi",
+		annotationCapacityCPU:          "3600m",
+		annotationCapacityLabels:       "node-role.kubernetes.io/ingress-nginx=",
+		annotationCapacityGPU:          "nvidia.com/gpu",
+		annotationCapacityGPUs:         "1",
+		annotationMaxNodeProvisionTime: "30m",
 	}
 	if d := cmp.Diff(want, ann); d != "" {
 		t.Errorf("annotations (-want +got):\n%s", d)

@@ -27,7 +27,9 @@ const (
 // (CAPI v1beta2, docs/spec.md §5.2) referring to the bootstrap template N-G and the
 // machine template machineTemplate. spec.replicas is never written
 // (cluster-autoscaler owns it); the autoscaler's min/max annotations bound
-// it. Capacity annotations report allocatable memory and CPU when the
+// it, and spec.maxNodeProvisionTime is its max-node-provision-time for the
+// group (annotations of a MachineDeployment never roll it). Capacity
+// annotations report allocatable memory and CPU when the
 // effective values are known, and the role labels and GPUs so the group can
 // scale up from zero. Rolling updates surge up to maxReplicas with at most
 // one machine unavailable. Machine deletion is bounded by the timeouts
@@ -35,8 +37,9 @@ const (
 func buildMachineDeployment(id function.Identity, p nodeGroupPlan, machineTemplate string) *clusterv1.MachineDeployment {
 	name := p.ObjectName(id)
 	ann := map[string]string{
-		annotationAutoscalerMin: strconv.Itoa(int(deref(p.Group.MinReplicas))),
-		annotationAutoscalerMax: strconv.Itoa(int(deref(p.Group.MaxReplicas))),
+		annotationAutoscalerMin:        strconv.Itoa(int(deref(p.Group.MinReplicas))),
+		annotationAutoscalerMax:        strconv.Itoa(int(deref(p.Group.MaxReplicas))),
+		annotationMaxNodeProvisionTime: p.MaxNodeProvisionTime,
 	}
 	if p.Kubelet.AllocatableMemory != "" {
 		ann[annotationCapacityMemory] = p.Kubelet.AllocatableMemory

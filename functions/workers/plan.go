@@ -27,6 +27,7 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	names := sortedKeys(spec.NodeGroups)
 	p := &function.Plan{}
 	requireInputs(p, id, spec, names)
+	requireStatusInputs(p, id, spec)
 	referenced, msArrived, err := referencedMachineTemplates(r, id)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("requirements", requirementMachineSets), err)}
@@ -35,12 +36,19 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if errs := preflight(p, r, id, names, groups, in); len(errs) > 0 {
+		return nil, errs
+	}
 	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived)
 	if ferr != nil {
 		return nil, field.ErrorList{ferr}
 	}
+	if ferr := addRolloutStatus(r, id, status); ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
 	keepReferencedTemplates(p, r, id, referenced, msArrived)
 	warnGPUsWithoutOperator(p, spec)
+	warnNeverRemediated(p, spec)
 	wait, _ := waitForKubeconfigImage(spec, in) // checked by validatePlatform
 	if err := composeControllers(p, id, in, wait); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
@@ -136,7 +144,13 @@ func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names
 		if err != nil {
 			version, minor = row.Patch, row.Minor
 		}
-		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor}
+		health, herrs := groupHealthCheck(spec, NodeGroupPath(g), ng)
+		if len(herrs) > 0 {
+			errs = append(errs, herrs...)
+			continue
+		}
+		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor,
+			Health: health, MaxNodeProvisionTime: string(spec.MaxNodeProvisionTime)}
 	}
 	return out, errs
 }

@@ -59,6 +59,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 				Annotations: map[string]string{
 					annotationAutoscalerMin: "1", annotationAutoscalerMax: "4",
 					annotationCapacityMemory: "6800Mi", annotationCapacityCPU: "1800m",
+					annotationMaxNodeProvisionTime: "30m",
 				},
 				Version: "v1.35.1",
 			},
@@ -70,6 +71,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 				Annotations: map[string]string{
 					annotationAutoscalerMin: "0", annotationAutoscalerMax: "10",
 					annotationCapacityMemory: "13599Mi", annotationCapacityCPU: "3600m",
+					annotationMaxNodeProvisionTime: "30m",
 				},
 				Version: "v1.35.1",
 			},
@@ -78,7 +80,15 @@ func TestPlanMachineDeployment(t *testing.T) {
 			reason: "instanceType \"\" and no resources: the size is unknown, so no capacity annotations (docs/spec.md §5.2).",
 			spec:   `nodeGroups: {md0: {instanceType: ""}}`,
 			want: want{
-				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10"},
+				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10", annotationMaxNodeProvisionTime: "30m"},
+				Version:     "v1.35.1",
+			},
+		},
+		"MaxNodeProvisionTime": {
+			reason: "spec.maxNodeProvisionTime is written as given on the MachineDeployment, for cluster-autoscaler's time.ParseDuration (1h30m = 90 minutes).",
+			spec:   `{maxNodeProvisionTime: 1h30m, nodeGroups: {md0: {instanceType: ""}}}`,
+			want: want{
+				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10", annotationMaxNodeProvisionTime: "1h30m"},
 				Version:     "v1.35.1",
 			},
 		},

@@ -96,6 +96,12 @@ func observedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (st
 	return wire.Condition(req.GetObserved().GetResources()[name], typ)
 }
 
+// observedCompositeCondition is observedConditionStatus of the observed
+// composite resource.
+func observedCompositeCondition(req *fnv1.RunFunctionRequest, typ string) (status, reason, message string) {
+	return wire.Condition(req.GetObserved().GetComposite(), typ)
+}
+
 // ReadyIf returns READY_TRUE when ok, else READY_FALSE: readiness is only
 // ever derived from observed status, never assumed (docs/spec.md §7).
 func ReadyIf(ok bool) fnv1.Ready {

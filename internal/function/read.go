@@ -70,6 +70,15 @@ func (r *Request) ObservedCondition(name, typ string) (status, reason, message s
 	return observedConditionStatus(r.req, name, typ)
 }
 
+// CompositeCondition is the condition of type typ in status.conditions of
+// the observed XR: status ("True", "False", "Unknown"; "" when absent),
+// reason and message. Crossplane keeps a condition a function set until a
+// function sets it again, so a function reads it to replace one it no
+// longer computes.
+func (r *Request) CompositeCondition(typ string) (status, reason, message string) {
+	return observedCompositeCondition(r.req, typ)
+}
+
 // Observed decodes the observed composed resource called name into a T (a
 // typed Kubernetes object). It reports false when there is none, and the
 // decoding error.

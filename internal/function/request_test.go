@@ -167,3 +167,44 @@ func TestStructIntoTyped(t *testing.T) {
 		t.Errorf("structInto decoded %s", got)
 	}
 }
+
+// TestCompositeCondition reads a condition of the observed XR's
+// status.conditions: the one of the type asked, "" when absent.
+func TestCompositeCondition(t *testing.T) {
+	xr := `apiVersion: tenantkube.io/v1alpha1
+kind: XKubernetesCluster
+metadata: {name: demo-x7k2p}
+status:
+  conditions:
+  - {type: Synced, status: "True", reason: ReconcileSuccess}
+  - {type: CapacityFits, status: "False", reason: MaximumExceedsQuota, message: too small}`
+	type want struct{ Status, Reason, Message string }
+	cases := map[string]struct {
+		reason string
+		xr     string
+		typ    string
+		want   want
+	}{
+		"Present":  {"The second condition, by type.", xr, "CapacityFits", want{"False", "MaximumExceedsQuota", "too small"}},
+		"Absent":   {"No condition of that type.", xr, "WorkersReady", want{}},
+		"NoStatus": {"An XR without status.", "apiVersion: tenantkube.io/v1alpha1\nkind: XKubernetesCluster\nmetadata: {name: demo-x7k2p}", "Synced", want{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(tc.xr), &m); err != nil {
+				t.Fatal(err)
+			}
+			s, err := structpb.NewStruct(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := NewRequest(&fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: s}}})
+			var got want
+			got.Status, got.Reason, got.Message = r.CompositeCondition(tc.typ)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nCompositeCondition(%q): -want, +got:\n%s", tc.reason, tc.typ, diff)
+			}
+		})
+	}
+}

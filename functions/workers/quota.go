@@ -1,0 +1,325 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// Capacity pre-flight (issue 21, README "Capacity pre-flight"): the node
+// groups' VMs and disks at minReplicas and at maxReplicas against the
+// ResourceQuotas of NS.
+
+// requirementResourceQuotas is the required-resource key of every
+// ResourceQuota in NS.
+const requirementResourceQuotas = "resourcequotas"
+
+// autoMemoryLimitsRatio is KubeVirt's memory limit of a virt-launcher pod
+// as a multiple of its memory request, set when a quota of the namespace
+// has limits.memory (AutoResourceLimits, GA in KubeVirt v1.5; a namespace
+// label alpha.kubevirt.io/auto-memory-limits-ratio changes it and is not
+// read here).
+const autoMemoryLimitsRatio = 2
+
+// resourceQuotaSelector selects every ResourceQuota in NS (empty labels
+// match all).
+func resourceQuotaSelector(id function.Identity) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "ResourceQuota",
+		Namespace:  ptr(id.Namespace),
+		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
+	}
+}
+
+// vmDemand is what one VM of a node group counts against a quota, by
+// quota resource name (requests.cpu, pods, <class>.storageclass.storage.k8s.io/requests.storage, …).
+type vmDemand map[corev1.ResourceName]resource.Quantity
+
+// perVMDemand is what one VM of gp counts against a quota, as KubeVirt
+// sizes its virt-launcher pod (user-guide "Resources requests and
+// limits"): CPU request vCPUs / cpuAllocationRatio (the platform's ratio,
+// which must equal the KubeVirt CR's), CPU limit one per vCPU, memory
+// request the guest memory, memory limit autoMemoryLimitsRatio times it,
+// the ephemeral storage the VM template sets; one pod; one claim of
+// diskSize (the disk-kubelet DataVolume), also per storage class when the
+// group names one; each GPU device. KubeVirt's own overhead (virt-launcher
+// memory, support containers, CDI's filesystem overhead) is left out, so
+// the demand is a lower bound. A size the group does not know (no
+// instance type, no resources) counts no CPU or memory.
+func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
+	d := vmDemand{
+		corev1.ResourcePods:                     *resource.NewQuantity(1, resource.DecimalSI),
+		"count/pods":                            *resource.NewQuantity(1, resource.DecimalSI),
+		corev1.ResourcePersistentVolumeClaims:   *resource.NewQuantity(1, resource.DecimalSI),
+		"count/persistentvolumeclaims":          *resource.NewQuantity(1, resource.DecimalSI),
+		corev1.ResourceEphemeralStorage:         function.DivideWholeBytes(vmEphemeralStorage, 40),
+		corev1.ResourceRequestsEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40),
+		corev1.ResourceLimitsEphemeralStorage:   vmEphemeralStorage.DeepCopy(),
+	}
+	if s := gp.Sizing; s.CPU != nil {
+		vcpus := s.CPU.Value()
+		req := *resource.NewMilliQuantity((vcpus*1000+cpuAllocationRatio-1)/cpuAllocationRatio, resource.DecimalSI)
+		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = req, req
+		d[corev1.ResourceLimitsCPU] = *resource.NewQuantity(vcpus, resource.DecimalSI)
+	}
+	if s := gp.Sizing; s.Memory != nil {
+		d[corev1.ResourceMemory], d[corev1.ResourceRequestsMemory] = s.Memory.DeepCopy(), s.Memory.DeepCopy()
+		lim := s.Memory.DeepCopy()
+		lim.Mul(autoMemoryLimitsRatio)
+		d[corev1.ResourceLimitsMemory] = lim
+	}
+	if disk, err := gp.Group.DiskSize.Parse(); err == nil { // checked by checkSpec
+		d[corev1.ResourceRequestsStorage] = disk
+		if sc := gp.Group.StorageClass; sc != "" {
+			d[corev1.ResourceName(sc+".storageclass.storage.k8s.io/requests.storage")] = disk.DeepCopy()
+			d[corev1.ResourceName(sc+".storageclass.storage.k8s.io/persistentvolumeclaims")] = *resource.NewQuantity(1, resource.DecimalSI)
+		}
+	}
+	for _, gpu := range gp.Group.GPUs {
+		name := corev1.ResourceName(corev1.DefaultResourceRequestsPrefix + gpu.Name)
+		q := d[name]
+		q.Add(*resource.NewQuantity(1, resource.DecimalSI))
+		d[name] = q
+	}
+	return d
+}
+
+// groupDemand is one node group's VMs counted against one quota resource.
+type groupDemand struct {
+	Group    string
+	Replicas int32
+	PerVM    resource.Quantity
+}
+
+// total is Replicas × PerVM.
+func (g groupDemand) total() resource.Quantity { return times(g.PerVM, g.Replicas) }
+
+func (g groupDemand) String() string {
+	return fmt.Sprintf("%s (%d × %s)", g.Group, g.Replicas, g.PerVM.String())
+}
+
+// quotaViolation is one quota resource the node groups exceed.
+type quotaViolation struct {
+	Quota    string
+	Resource corev1.ResourceName
+	Hard     resource.Quantity
+	Used     resource.Quantity
+	// Own is what this cluster's observed machines hold of Used
+	// (estimated: observed replicas × one VM's demand).
+	Own resource.Quantity
+	// Left is Hard − Used + Own: what the quota leaves this cluster.
+	Left resource.Quantity
+	// Demand is the node groups' total; Groups its parts.
+	Demand resource.Quantity
+	Groups []groupDemand
+}
+
+// message names the quota, the resource, hard, used, what is left to this
+// cluster, the demand and the groups that make it up; bound is
+// "minReplicas" or "maxReplicas".
+func (v quotaViolation) message(ns, bound string) string {
+	parts := make([]string, 0, len(v.Groups))
+	for _, g := range v.Groups {
+		parts = append(parts, g.String())
+	}
+	return fmt.Sprintf("node groups at %s need %s %s (%s), but ResourceQuota %s/%s leaves this cluster %s (hard %s, used %s, of which this cluster's machines %s)",
+		bound, v.Resource, v.Demand.String(), strings.Join(parts, ", "), ns, v.Quota, v.Left.String(), v.Hard.String(), v.Used.String(), v.Own.String())
+}
+
+// capacityCheck is the outcome of the pre-flight: the quotas that apply,
+// and the violations at minReplicas and at maxReplicas (a resource
+// exceeded at minReplicas is not repeated at maxReplicas).
+type capacityCheck struct {
+	Quotas   int
+	Min, Max []quotaViolation
+}
+
+// checkCapacity compares the node groups of groups (every group of names
+// planned) at minReplicas and at maxReplicas with each applicable quota of
+// quotas, resource by resource, against hard − used + own: own is what
+// this cluster's machines already hold (status.replicas of each observed
+// MachineDeployment × one VM's demand), which used includes. Resources a
+// quota does not list, and resources no group demands, are not compared.
+func checkCapacity(r *function.Request, quotas []*corev1.ResourceQuota, names []string, groups map[string]nodeGroupPlan, cpuAllocationRatio int64) capacityCheck {
+	perVM, observed := map[string]vmDemand{}, map[string]int32{}
+	for _, g := range names {
+		perVM[g] = perVMDemand(groups[g], cpuAllocationRatio)
+		if md, ok := observedMachineDeployment(r, g); ok && md.Replicas > 0 {
+			observed[g] = md.Replicas
+		}
+	}
+	var out capacityCheck
+	for _, q := range quotas {
+		compute, storage := quotaApplies(q)
+		if !compute && !storage {
+			continue
+		}
+		out.Quotas++
+		for _, rn := range slices.Sorted(maps.Keys(q.Spec.Hard)) {
+			if !compute && computeResource(rn) || !storage && !computeResource(rn) {
+				continue
+			}
+			v := quotaViolation{Quota: q.Name, Resource: rn, Hard: q.Spec.Hard[rn], Used: q.Status.Used[rn]}
+			var atMin, atMax []groupDemand
+			for _, g := range names {
+				one, ok := perVM[g][rn]
+				if !ok || one.IsZero() {
+					continue
+				}
+				ng := groups[g].Group
+				atMin = append(atMin, groupDemand{g, deref(ng.MinReplicas), one})
+				atMax = append(atMax, groupDemand{g, deref(ng.MaxReplicas), one})
+				v.Own.Add(times(one, observed[g]))
+			}
+			if len(atMax) == 0 {
+				continue
+			}
+			v.Left = v.Hard.DeepCopy()
+			v.Left.Sub(v.Used)
+			v.Left.Add(v.Own)
+			if d := sumDemand(atMin); d.Sign() > 0 && d.Cmp(v.Left) > 0 {
+				v.Demand, v.Groups = d, nonZero(atMin)
+				out.Min = append(out.Min, v)
+			} else if d := sumDemand(atMax); d.Sign() > 0 && d.Cmp(v.Left) > 0 {
+				v.Demand, v.Groups = d, nonZero(atMax)
+				out.Max = append(out.Max, v)
+			}
+		}
+	}
+	return out
+}
+
+// quotaApplies reports which of a quota's resources count the node
+// groups' VMs (Kubernetes "Resource Quotas", quota scopes): an unscoped
+// quota counts all; one scoped only by NotTerminating and NotBestEffort
+// (virt-launcher pods have no deadline and request CPU and memory) counts
+// the pods' compute resources, not claims; any other scope or a scope
+// selector is not compared.
+func quotaApplies(q *corev1.ResourceQuota) (compute, storage bool) {
+	if q.Spec.ScopeSelector != nil && len(q.Spec.ScopeSelector.MatchExpressions) > 0 {
+		return false, false
+	}
+	if len(q.Spec.Scopes) == 0 {
+		return true, true
+	}
+	for _, s := range q.Spec.Scopes {
+		if s != corev1.ResourceQuotaScopeNotTerminating && s != corev1.ResourceQuotaScopeNotBestEffort {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// computeResource reports whether a quota resource is counted on pods
+// (CPU, memory, ephemeral storage, extended resources, the pod count)
+// rather than on claims.
+func computeResource(rn corev1.ResourceName) bool {
+	s := string(rn)
+	switch {
+	case s == string(corev1.ResourcePersistentVolumeClaims), s == "count/persistentvolumeclaims",
+		s == string(corev1.ResourceRequestsStorage), strings.Contains(s, ".storageclass.storage.k8s.io/"):
+		return false
+	}
+	return true
+}
+
+// preflight runs the capacity pre-flight on the planned groups and reports
+// it on p: no condition while the quotas have not arrived, while an
+// instance type is pending, or when no quota applies (CapacityFits True,
+// reason NoResourceQuota, when the XR has one from an earlier quota); CapacityFits True
+// when everything fits; a Warning and CapacityFits False when maxReplicas
+// does not fit, or when minReplicas does not fit on a cluster that already
+// has a MachineDeployment. When minReplicas does not fit and none exists
+// yet, it returns the violations (Fatal: the cluster is not created). It
+// never changes the composed resources.
+func preflight(p *function.Plan, r *function.Request, id function.Identity, names []string, groups map[string]nodeGroupPlan, in *inputv1alpha1.WorkersInput) field.ErrorList {
+	quotas, arrived, err := function.Required[corev1.ResourceQuota](r, requirementResourceQuotas)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("requirements", requirementResourceQuotas), err)}
+	}
+	if !arrived || len(groups) < len(names) {
+		return nil
+	}
+	c := checkCapacity(r, quotas, names, groups, in.CPUAllocationRatio)
+	if c.Quotas == 0 {
+		// Crossplane keeps a condition until it is set again: replace one
+		// an earlier quota left.
+		if status, _, _ := r.CompositeCondition(v1alpha1.ConditionCapacityFits); status != "" {
+			p.SetCondition(v1alpha1.ConditionCapacityFits, true, v1alpha1.ReasonNoResourceQuota, "no ResourceQuota of the namespace applies to the node groups")
+		}
+		return nil
+	}
+	if len(c.Min) > 0 && !anyMachineDeploymentObserved(r) {
+		var errs field.ErrorList
+		for _, v := range c.Min {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeGroups"),
+				v.message(id.Namespace, "minReplicas")+": the cluster is not created ("+v1alpha1.ReasonMinimumExceedsQuota+")"))
+		}
+		return errs
+	}
+	var msgs []string
+	for _, v := range c.Min {
+		m := v.message(id.Namespace, "minReplicas") + ": a machine that is replaced may not come back; nothing running is changed"
+		p.Warn(v1alpha1.ReasonMinimumExceedsQuota, m)
+		msgs = append(msgs, m)
+	}
+	for _, v := range c.Max {
+		m := v.message(id.Namespace, "maxReplicas") + ": cluster-autoscaler cannot scale past this limit"
+		p.Warn(v1alpha1.ReasonMaximumExceedsQuota, m)
+		msgs = append(msgs, m)
+	}
+	switch {
+	case len(c.Min) > 0:
+		p.SetCondition(v1alpha1.ConditionCapacityFits, false, v1alpha1.ReasonMinimumExceedsQuota, strings.Join(msgs, "; "))
+	case len(c.Max) > 0:
+		p.SetCondition(v1alpha1.ConditionCapacityFits, false, v1alpha1.ReasonMaximumExceedsQuota, strings.Join(msgs, "; "))
+	default:
+		p.SetCondition(v1alpha1.ConditionCapacityFits, true, v1alpha1.ReasonQuotaFits, "")
+	}
+	return nil
+}
+
+// anyMachineDeploymentObserved reports whether a MachineDeployment composed
+// by this function (nodegroup-<G>-machinedeployment) has been observed: the
+// cluster's workers exist.
+func anyMachineDeploymentObserved(r *function.Request) bool {
+	for name := range r.ObservedNames() {
+		if strings.HasPrefix(name, "nodegroup-") && strings.HasSuffix(name, "-machinedeployment") &&
+			r.ObservedString(name, "kind") == "MachineDeployment" {
+			return true
+		}
+	}
+	return false
+}
+
+// times is q × n.
+func times(q resource.Quantity, n int32) resource.Quantity {
+	out := q.DeepCopy()
+	out.Mul(int64(n))
+	return out
+}
+
+// sumDemand is the total of ds.
+func sumDemand(ds []groupDemand) resource.Quantity {
+	var sum resource.Quantity
+	for _, d := range ds {
+		sum.Add(d.total())
+	}
+	return sum
+}
+
+// nonZero are the groups of ds with replicas.
+func nonZero(ds []groupDemand) []groupDemand {
+	return slices.DeleteFunc(slices.Clone(ds), func(d groupDemand) bool { return d.Replicas == 0 })
+}
