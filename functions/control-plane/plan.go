@@ -91,6 +91,13 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		secret, err = kubeconfigSecret(r, t.ID)
 		errs = appendError(errs, err)
 	}
+	var auth authentication
+	if len(spec.OIDC.Validate(field.NewPath("spec", "oidc"))) == 0 {
+		// Only a valid spec.oidc is resolved: Validate named the rest.
+		var aerrs field.ErrorList
+		auth, aerrs = planAuthentication(t.ID, spec.OIDC, in.OIDC)
+		errs = append(errs, aerrs...)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -151,7 +158,10 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	}
 	p.Add(nameCluster, buildCluster(t.ID, in), readyOnAvailable)
 	p.Add(nameKubevirtCluster, buildKubevirtCluster(t.ID), function.ReadyOnStatusReady)
-	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName)
+	if auth.ConfigMap != nil {
+		p.Add(nameAuthenticationConfig, auth.ConfigMap, function.ReadyOnceObserved)
+	}
+	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName, auth)
 	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
 	if waiting {
 		keepObserved(p, r, nameKamajiControlPlane)
