@@ -13,7 +13,7 @@ import (
 // names its node groups like the add-ons and the per-cluster objects.
 func TestComposedObjectNamesAreUnique(t *testing.T) {
 	root := repoRoot(t)
-	objs := goldenObjects(t, filepath.Join(root, "test", "testdata"), compositeKinds(t, filepath.Join(root, "package", "xrd.yaml")))
+	objs := goldenObjects(t, filepath.Join(root, "test", "testdata"), packageCompositeKinds(t, root))
 	type key struct{ file, group, kind, namespace, name string }
 	seen := map[key]bool{}
 	for _, o := range objs {

@@ -77,6 +77,18 @@ func TestPipelineRender(t *testing.T) {
 		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
 		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
 		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"step workers", "spec.nodeGroups[md0].maxReplicas", "101", "at most 100"}},
+		// issue 19: control plane. Flags sorted by name with the platform's
+		// --authentication-config among them; volumes sorted by name, mounts
+		// by path; the audience is <NS>.<N>.
+		{name: "api-server-oidc", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc.yaml")}, contains: []string{
+			"- --audit-log-path=-\n", "- --authentication-config=/etc/kubernetes/authentication-config/config.yaml\n", "- --v=2\n",
+			"url: https://id.corp.test/realms/platform\n", "- tenant-oidc.oidc\n", "claim: email\n",
+			"mountPath: /etc/kubernetes/authentication-config\n", "name: oidc-oidc-authn-config\n",
+		}},
+		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},
+		{name: "oidc-secret", xr: data("xr-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"secretName: my-authn-config\n"}},
+		{name: "fatal-oidc-system", xr: data("xr-fatal-oidc-system.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.mode", `"System"`, "oidc.issuerURL"}},
+		{name: "fatal-oidc-config", xr: data("xr-fatal-oidc-config.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.customConfig.config", "jwt[0].issuer.url", "https"}},
 	}
 	renderOnce := func(t *testing.T, xr string, required []string, observed string, admitted bool) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -178,7 +178,7 @@ func TestPreviewComposedResources(t *testing.T) {
 	for gk, p := range builtinPlurals {
 		plurals[gk] = p
 	}
-	composite := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
+	composite := packageCompositeKinds(t, root)
 	want := map[string]bool{}
 	for _, o := range goldenObjects(t, filepath.Join(root, "test", "testdata"), composite) {
 		gk := o.obj.GroupVersionKind().GroupKind()

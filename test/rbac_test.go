@@ -188,7 +188,7 @@ func TestRBACClusterRole(t *testing.T) {
 		}
 		plurals[gk] = p
 	}
-	composite := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
+	composite := packageCompositeKinds(t, root)
 	objects := goldenObjects(t, filepath.Join(root, "test", "testdata"), composite)
 
 	fromObjects := needs{}
@@ -548,6 +548,17 @@ func compositeKinds(t *testing.T, path string) map[schema.GroupKind]bool {
 	out := map[schema.GroupKind]bool{{Group: xrd.Spec.Group, Kind: xrd.Spec.Names.Kind}: true}
 	if xrd.Spec.ClaimNames != nil {
 		out[schema.GroupKind{Group: xrd.Spec.Group, Kind: xrd.Spec.ClaimNames.Kind}] = true
+	}
+	return out
+}
+
+// packageCompositeKinds are the composite and claim kinds of both XRDs of
+// the package: package/xrd.yaml and the namespaced package/xrd-namespaced.yaml.
+func packageCompositeKinds(t *testing.T, root string) map[schema.GroupKind]bool {
+	t.Helper()
+	out := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
+	for gk := range compositeKinds(t, filepath.Join(root, "package", "xrd-namespaced.yaml")) {
+		out[gk] = true
 	}
 	return out
 }

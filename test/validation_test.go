@@ -49,6 +49,27 @@ func TestValidationAgrees(t *testing.T) {
 		return "{nodeGroups: {" + strings.Join(g, ", ") + "}}"
 	}
 	ng := func(fields string) string { return "{nodeGroups: {md0: {" + fields + "}}}" }
+	flags := func(n int) []string {
+		f := make([]string, n)
+		for i := range f {
+			f[i] = fmt.Sprintf("--flag-%d=x", i)
+		}
+		return f
+	}
+	volumes := func(n int) []string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = fmt.Sprintf("{name: v%d, secret: {secretName: s%d}}", i, i)
+		}
+		return v
+	}
+	users := func(n int) []string {
+		u := make([]string, n)
+		for i := range u {
+			u[i] = fmt.Sprintf("{email: u%d@example.com, role: view}", i)
+		}
+		return u
+	}
 	kubelet := func(fields string) string { return ng("kubelet: {" + fields + "}") }
 	const md0 = "spec.nodeGroups[md0]"
 
@@ -425,6 +446,203 @@ func TestValidationAgrees(t *testing.T) {
 			reason: "513 is one too many.",
 			args:   args{spec: `{images: {waitForKubeconfig: ` + rep("i", 513) + `}}`},
 			want:   want{paths: []string{"spec.images.waitForKubeconfig"}},
+		},
+		// issue 19: control plane
+		"ExtraArgs64": {
+			reason: "64 flags is the most; --requestheader-uid-headers is upstream's example of a flag a tenant sets.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--requestheader-uid-headers=X-Remote-Uid, ` + list("--v=2", 1) + `, ` + strings.Join(flags(62), ", ") + `]}}}`},
+		},
+		"ExtraArgs65": {
+			reason: "65 flags is one too many.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [` + strings.Join(flags(65), ", ") + `]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}},
+		},
+		"ExtraArg1024": {
+			reason: "A flag of 1024 characters is the most.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--feature-gates=` + rep("a", 1024-len("--feature-gates=")) + `]}}}`},
+		},
+		"ExtraArg1025": {
+			reason: "1025 characters is one too many.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--feature-gates=` + rep("a", 1025-len("--feature-gates=")) + `]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]"}},
+		},
+		"ExtraArgNotAFlag": {
+			reason: "A flag starts with -- and a lower-case name.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: ["-v=2"]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]"}},
+		},
+		"ExtraArgBareFlag": {
+			reason: "A flag without a value is a flag.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--profiling]}}}`},
+		},
+		"ExtraArgEtcdPrefix": {
+			reason: "--etcd-prefix would read another tenant's keys in a shared DataStore.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--v=2, --etcd-prefix=/other]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs[1]"}, msg: "--etcd-prefix is set by the platform"},
+		},
+		"ExtraArgsReserved": {
+			reason: "Each flag Kamaji sets is refused, named by its index.",
+			args: args{spec: `{controlPlane: {apiServer: {extraArgs: [--service-cluster-ip-range=10.0.0.0/8, --secure-port=1, --tls-cert-file=/x, ` +
+				`--anonymous-auth=false, --authorization-mode=AlwaysAllow, --authentication-token-webhook-config-file=/w]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]", "spec.controlPlane.apiServer.extraArgs[1]", "spec.controlPlane.apiServer.extraArgs[2]",
+				"spec.controlPlane.apiServer.extraArgs[3]", "spec.controlPlane.apiServer.extraArgs[4]", "spec.controlPlane.apiServer.extraArgs[5]"}},
+		},
+		"ExtraArgRepeated": {
+			reason: "Kamaji keys flags by name: a second --v would silently win.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--v=2, --v=4]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--v"},
+		},
+		"LegacyOIDCFlagsWithoutMode": {
+			reason: "With oidc.mode None the tenant may keep its own --oidc-* flags (upstream keeps that path).",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--oidc-issuer-url=https://id.example.com, --oidc-client-id=k]}}}`},
+		},
+		"LegacyOIDCFlagsWithMode": {
+			reason: "kube-apiserver refuses --authentication-config together with --oidc-*.",
+			args:   args{spec: `{oidc: {mode: System}, controlPlane: {apiServer: {extraArgs: [--oidc-issuer-url=https://id.example.com]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--oidc-issuer-url cannot be set while oidc.mode is System"},
+		},
+		"AuthenticationConfigFlagWithMode": {
+			reason: "The platform sets --authentication-config when oidc.mode is not None.",
+			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {secretRef: {name: authn}}}, controlPlane: {apiServer: {extraArgs: [--authentication-config=/x]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--authentication-config cannot be set"},
+		},
+		"ExtraVolumesAndMounts": {
+			reason: "A ConfigMap and a Secret volume, each mounted off the control plane's paths.",
+			args: args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: audit, configMap: {name: audit-policy}}, {name: tokens, secret: {secretName: tokens, optional: true}}], ` +
+				`extraVolumeMounts: [{name: audit, mountPath: /etc/tenant/audit, readOnly: true}, {name: tokens, mountPath: /srv/tokens}]}}}`},
+		},
+		"ExtraVolumes16": {
+			reason: "16 volumes is the most.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [` + strings.Join(volumes(16), ", ") + `]}}}`},
+		},
+		"ExtraVolumes17": {
+			reason: "17 volumes is one too many.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [` + strings.Join(volumes(17), ", ") + `]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes"}},
+		},
+		"ExtraVolumeNoSource": {
+			reason: "A hostPath is pruned by the schema; what is left has no source.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: host}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes[0]"}, msg: "exactly one source"},
+		},
+		"ExtraVolumeTwoSources": {
+			reason: "A volume has one source.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, configMap: {name: a}, secret: {secretName: b}}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes[0]"}, msg: "exactly one source"},
+		},
+		"ExtraVolumeReservedName": {
+			reason: "Kamaji's own volume names would clash in the pod.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: etc-kubernetes-pki, secret: {secretName: mine}}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes[0].name"}, msg: "a volume of the control plane itself"},
+		},
+		"ExtraVolumeBadSecretName": {
+			reason: "A Secret name is a DNS subdomain.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: Bad_Name}}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes[0].secret.secretName"}},
+		},
+		"ExtraVolumeRepeated": {
+			reason: "Volume names are unique.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}, {name: v, configMap: {name: b}}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes"}, msg: "unique"},
+		},
+		"ExtraVolumeMountUndeclared": {
+			reason: "A mount names a declared volume.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumeMounts: [{name: nowhere, mountPath: /srv/x}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumeMounts"}, msg: "must be a volume of extraVolumes"},
+		},
+		"ExtraVolumeMountRelative": {
+			reason: "A mount path is absolute.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}], extraVolumeMounts: [{name: v, mountPath: srv/x}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumeMounts[0].mountPath"}},
+		},
+		"ExtraVolumeMountDotDot": {
+			reason: "A mount path does not climb.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}], extraVolumeMounts: [{name: v, mountPath: /srv/../etc/kubernetes}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumeMounts[0].mountPath"}, msg: ".. segments"},
+		},
+		"ExtraVolumeMountReserved": {
+			reason: "Under, on and above Kamaji's paths are refused; a sibling is not.",
+			args: args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}], extraVolumeMounts: [` +
+				`{name: v, mountPath: /etc/kubernetes/pki/x}, {name: v, mountPath: /etc/ssl/certs}, {name: v, mountPath: /etc}, {name: v, mountPath: /etc/kubernetes-extra}]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraVolumeMounts[0].mountPath", "spec.controlPlane.apiServer.extraVolumeMounts[1].mountPath",
+				"spec.controlPlane.apiServer.extraVolumeMounts[2].mountPath"}, msg: "on or above a path the control plane uses"},
+		},
+		"ExtraVolumeMountPathRepeated": {
+			reason: "Two mounts on one path.",
+			args: args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}, {name: w, secret: {secretName: b}}], ` +
+				`extraVolumeMounts: [{name: v, mountPath: /srv/x}, {name: w, mountPath: /srv/x}]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraVolumeMounts"}, msg: "unique"},
+		},
+		"ExtraVolumeMountPath256": {
+			reason: "A mount path of 256 characters is the most.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}], extraVolumeMounts: [{name: v, mountPath: /` + rep("p", 255) + `}]}}}`},
+		},
+		"ExtraVolumeMountPath257": {
+			reason: "257 characters is one too many.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: a}}], extraVolumeMounts: [{name: v, mountPath: /` + rep("p", 256) + `}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumeMounts[0].mountPath"}},
+		},
+		"OIDCModeUnknown": {
+			reason: "Three modes.",
+			args:   args{spec: `{oidc: {mode: Keycloak}}`},
+			want:   want{paths: []string{"spec.oidc.mode"}},
+		},
+		"OIDCSystem": {args: args{spec: `{oidc: {mode: System}}`}, reason: "System needs nothing from the tenant."},
+		"OIDCCustomConfigInline": {
+			reason: "An inline configuration alone.",
+			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {config: "apiVersion: apiserver.config.k8s.io/v1beta1"}}}`},
+		},
+		"OIDCCustomConfigNeither": {
+			reason: "CustomConfig needs a configuration.",
+			args:   args{spec: `{oidc: {mode: CustomConfig}}`},
+			want:   want{paths: []string{"spec.oidc.customConfig"}, msg: "exactly one of customConfig.config"},
+		},
+		"OIDCCustomConfigBoth": {
+			reason: "config and secretRef.name are mutually exclusive.",
+			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {config: x, secretRef: {name: authn}}}}`},
+			want:   want{paths: []string{"spec.oidc.customConfig"}, msg: "exactly one of customConfig.config"},
+		},
+		"OIDCCustomConfigIgnoredWithNone": {
+			reason: "With mode None the custom configuration is not used (upstream's default values hold both empty).",
+			args:   args{spec: `{oidc: {mode: None, customConfig: {config: x, secretRef: {name: authn}}}}`},
+		},
+		"OIDCConfig32KiB": {
+			reason: "32 KiB is the most.",
+			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {config: ` + rep("c", 32768) + `}}}`},
+		},
+		"OIDCConfigPast32KiB": {
+			reason: "One byte more is refused.",
+			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {config: ` + rep("c", 32769) + `}}}`},
+			want:   want{paths: []string{"spec.oidc.customConfig.config"}},
+		},
+		"OIDCSecretRefNotDNS": {
+			reason: "A Secret name is a DNS subdomain.",
+			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {secretRef: {name: Authn_Config}}}}`},
+			want:   want{paths: []string{"spec.oidc.customConfig.secretRef.name"}},
+		},
+		"OIDCUsers64": {
+			reason: "64 users is the most.",
+			args:   args{spec: `{oidc: {mode: System, users: [` + strings.Join(users(64), ", ") + `]}}`},
+		},
+		"OIDCUsers65": {
+			reason: "65 users is one too many.",
+			args:   args{spec: `{oidc: {mode: System, users: [` + strings.Join(users(65), ", ") + `]}}`},
+			want:   want{paths: []string{"spec.oidc.users"}},
+		},
+		"OIDCUserBadEmail": {
+			reason: "An email has a local part, an @ and a DNS domain; no colon (system: names).",
+			args:   args{spec: `{oidc: {users: [{email: "system:admin", role: admin}, {email: jane@example.com, role: view}]}}`},
+			want:   want{paths: []string{"spec.oidc.users[0].email"}},
+		},
+		"OIDCUserBadRole": {
+			reason: "Two roles.",
+			args:   args{spec: `{oidc: {users: [{email: jane@example.com, role: edit}]}}`},
+			want:   want{paths: []string{"spec.oidc.users[0].role"}},
+		},
+		"OIDCUserRepeated": {
+			reason: "One binding per email.",
+			args:   args{spec: `{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`},
+			want:   want{paths: []string{"spec.oidc.users"}, msg: "each email at most once"},
 		},
 		// issue 19: node health. Durations: whole h, m, s in that order
 		// (a subset of time.ParseDuration and CEL's duration()); node

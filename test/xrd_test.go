@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
+	xpv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -42,7 +44,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, filepath.Join(out, "package", "xrd.yaml"))
+	files = append(files, filepath.Join(out, "package", "xrd.yaml"), filepath.Join(out, "package", "xrd-namespaced.yaml"))
 	if len(files) < 2 {
 		t.Fatalf("generated only %v", files)
 	}
@@ -375,6 +377,93 @@ func TestXRDBoundsMatchGo(t *testing.T) {
 	for _, q := range []string{v1alpha1.MaxNodeCPU, v1alpha1.MaxNodeMemory, v1alpha1.MaxDiskSize, v1alpha1.MaxComponentCPU, v1alpha1.MaxComponentMemory} {
 		if !strings.Contains(rules, "quantity('"+q+"')") {
 			t.Errorf("no XRD rule compares with quantity('%s') (apis/v1alpha1/bounds.go)", q)
+		}
+	}
+}
+
+// TestNamespacedXRD (issue 20): package/xrd-namespaced.yaml is a Crossplane
+// v2 XRD of scope Namespaced with exactly the version (spec and status
+// schema, printer columns) of package/xrd.yaml: one Go type, two XRDs. It
+// offers no claim and no connection secret (Crossplane's XRD CRD rejects
+// both outside LegacyCluster), leaves spec.crossplane to Crossplane, and
+// the CRD Crossplane derives from it (crossplane-runtime's xcrd, as
+// Crossplane core does) is accepted by the API server's CRD validation
+// and does not share a name, kind or short name with the claim's CRDs, so
+// both install together.
+func TestNamespacedXRD(t *testing.T) {
+	root := repoRoot(t)
+	read := func(name string) map[string]any {
+		raw, err := os.ReadFile(filepath.Join(root, "package", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		if err := yaml.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	legacy, ns := read("xrd.yaml"), read("xrd-namespaced.yaml")
+	lspec, nspec := legacy["spec"].(map[string]any), ns["spec"].(map[string]any)
+	if got := ns["apiVersion"]; got != "apiextensions.crossplane.io/v2" {
+		t.Errorf("apiVersion %v, want apiextensions.crossplane.io/v2", got)
+	}
+	if got := nspec["scope"]; got != "Namespaced" {
+		t.Errorf("scope %v, want Namespaced", got)
+	}
+	for _, k := range []string{"claimNames", "connectionSecretKeys"} {
+		if _, ok := nspec[k]; ok {
+			t.Errorf("the namespaced XRD sets %s", k)
+		}
+	}
+	if diff := cmp.Diff(lspec["versions"], nspec["versions"]); diff != "" {
+		t.Errorf("the two XRDs' versions differ (the spec must never fork): -xrd.yaml, +xrd-namespaced.yaml:\n%s", diff)
+	}
+	if _, ok := xrdRootSchema(t).Properties["spec"].Properties["crossplane"]; ok {
+		t.Error("the XRD schema defines spec.crossplane, which is Crossplane's")
+	}
+
+	raw, err := os.ReadFile(filepath.Join(root, "package", "xrd-namespaced.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xrd := &xpv1.CompositeResourceDefinition{}
+	if err := yaml.UnmarshalStrict(raw, xrd); err != nil {
+		t.Fatal(err)
+	}
+	crd, err := xcrd.ForCompositeResource(xrd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		t.Errorf("derived CRD scope %s, want Namespaced", crd.Spec.Scope)
+	}
+	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["crossplane"]; !ok {
+		t.Error("the derived CRD has no spec.crossplane: Crossplane's machinery would have nowhere to go")
+	}
+	crd.OwnerReferences = nil // Crossplane sets the XRD's uid
+	crd.Spec.Versions[0].Storage = true
+	crd.Status.StoredVersions = []string{crd.Spec.Versions[0].Name}
+	internal := &apiextensions.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	if errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), internal); len(errs) > 0 {
+		t.Errorf("the CRD of the namespaced XRD is refused: %v", errs.ToAggregate())
+	}
+	// Names the claim's XRD takes (composite and claim): none may be the
+	// TenantCluster's.
+	taken := map[string]bool{}
+	for _, n := range []map[string]any{lspec["names"].(map[string]any), lspec["claimNames"].(map[string]any)} {
+		taken[n["kind"].(string)], taken[n["plural"].(string)], taken[n["singular"].(string)] = true, true, true
+		for _, s := range n["shortNames"].([]any) {
+			taken[s.(string)] = true
+		}
+	}
+	names := nspec["names"].(map[string]any)
+	for _, v := range []any{names["kind"], names["plural"], names["singular"], names["shortNames"].([]any)[0]} {
+		if taken[v.(string)] {
+			t.Errorf("the namespaced XRD's name %q is taken by the claim's XRD", v)
 		}
 	}
 }

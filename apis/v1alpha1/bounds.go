@@ -30,6 +30,23 @@ const (
 	MaxValuesOverrideKeys = 64
 	// MaxQuantityLength is the longest quantity string.
 	MaxQuantityLength = 64
+	// MaxExtraArgs is the most kube-apiserver flags of
+	// controlPlane.apiServer.extraArgs, each at most MaxExtraArgLength
+	// characters.
+	MaxExtraArgs      = 64
+	MaxExtraArgLength = 1024
+	// MaxExtraVolumes is the most extraVolumes, and the most
+	// extraVolumeMounts, of the API server.
+	MaxExtraVolumes = 16
+	// MaxMountPathLength is the longest extraVolumeMounts mountPath.
+	MaxMountPathLength = 256
+	// MaxAuthenticationConfigBytes is the most bytes of an inline
+	// oidc.customConfig.config (several issuers with their CA bundles fit).
+	MaxAuthenticationConfigBytes = 32768
+	// MaxOIDCUsers is the most oidc.users (one ClusterRoleBinding each).
+	MaxOIDCUsers = 64
+	// MaxEmailLength is the longest email address (RFC 5321's 254).
+	MaxEmailLength = 254
 )
 
 // Quantity maxima (resource.Quantity text). Node values bound one KubeVirt

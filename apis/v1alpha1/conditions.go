@@ -23,6 +23,11 @@ const (
 	ReasonWaitingForEtcd = "WaitingForEtcd"
 	// ReasonWaitingForDataStore: the Kamaji DataStore is not ready yet.
 	ReasonWaitingForDataStore = "WaitingForDataStore"
+	// ReasonWaitingForTenantDataStore: a namespaced cluster (TenantCluster)
+	// waits for its tenant's DataStore, which it does not compose (a
+	// namespaced XR composes nothing cluster-scoped); no control plane is
+	// composed until it exists.
+	ReasonWaitingForTenantDataStore = "WaitingForTenantDataStore"
 )
 
 // Reasons of WorkersReady, and of the workers function's warnings.

@@ -18,6 +18,7 @@ const (
 	DefaultAPIServerPreset     = ResourcesPreset("c1.medium")
 	DefaultComponentPreset     = ResourcesPreset("t1.micro")
 	DefaultIngressExposeMethod = ExposeProxied
+	DefaultOIDCMode            = OIDCModeNone
 )
 
 // Defaults of the health check and of cluster-autoscaler's provisioning
@@ -71,10 +72,13 @@ func (s *KubernetesClusterSpec) Default() {
 	if cp.Replicas == nil {
 		cp.Replicas = ptr(int32(DefaultControlPlaneCount))
 	}
-	defaultPreset(&cp.APIServer, DefaultAPIServerPreset)
-	defaultPreset(&cp.ControllerManager, DefaultComponentPreset)
-	defaultPreset(&cp.Scheduler, DefaultComponentPreset)
-	defaultPreset(&cp.Konnectivity.Server, DefaultComponentPreset)
+	defaultPreset(&cp.APIServer.ResourcesPreset, DefaultAPIServerPreset)
+	defaultPreset(&cp.ControllerManager.ResourcesPreset, DefaultComponentPreset)
+	defaultPreset(&cp.Scheduler.ResourcesPreset, DefaultComponentPreset)
+	defaultPreset(&cp.Konnectivity.Server.ResourcesPreset, DefaultComponentPreset)
+	if s.OIDC.Mode == "" {
+		s.OIDC.Mode = DefaultOIDCMode
+	}
 }
 
 // Default fills the unset fields of one node group with the seed's per-field
@@ -118,9 +122,9 @@ func (h *NodeHealthCheck) Default() {
 	}
 }
 
-func defaultPreset(c *Component, preset ResourcesPreset) {
-	if c.ResourcesPreset == "" {
-		c.ResourcesPreset = preset
+func defaultPreset(p *ResourcesPreset, preset ResourcesPreset) {
+	if *p == "" {
+		*p = preset
 	}
 }
 

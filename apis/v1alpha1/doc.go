@@ -25,6 +25,12 @@ const (
 	CompositeKind = "XKubernetesCluster"
 	// ClaimKind is the namespaced claim kind a tenant applies.
 	ClaimKind = "KubernetesCluster"
+	// NamespacedKind is the namespaced composite resource kind of the
+	// Crossplane v2 API (apiextensions.crossplane.io/v2 XRD, scope
+	// Namespaced), which a tenant creates directly in its namespace. A kind
+	// of its own, so that both XRDs install together (docs/spec.md,
+	// amendment 20).
+	NamespacedKind = "TenantCluster"
 )
 
 // GroupVersion is tenantkube.io/v1alpha1.

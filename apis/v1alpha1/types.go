@@ -25,6 +25,7 @@ type XKubernetesCluster struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)",message="storageClass is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + (oldSelf.version == 'v1.30' ? 'v1.30 and v1.31' : oldSelf.version == 'v1.31' ? 'v1.31 and v1.32' : oldSelf.version == 'v1.32' ? 'v1.32 and v1.33' : oldSelf.version == 'v1.33' ? 'v1.33 and v1.34' : oldSelf.version == 'v1.34' ? 'v1.34 and v1.35' : oldSelf.version) + ', not ' + self.version"
+// +kubebuilder:validation:XValidation:rule="!has(self.oidc) || !has(self.oidc.mode) || self.oidc.mode == 'None' || !has(self.controlPlane) || !has(self.controlPlane.apiServer) || !has(self.controlPlane.apiServer.extraArgs) || self.controlPlane.apiServer.extraArgs.all(a, !a.matches('^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$'))",messageExpression="'extraArgs: ' + self.controlPlane.apiServer.extraArgs.filter(a, a.matches('^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$'))[0].split('=')[0] + ' cannot be set while oidc.mode is ' + self.oidc.mode + ': the platform sets --authentication-config, and the API server refuses to start with both it and --oidc-* flags'",fieldPath=".controlPlane.apiServer.extraArgs"
 type KubernetesClusterSpec struct {
 	// StorageClass used to store the data.
 	// +kubebuilder:default=replicated
@@ -97,6 +98,11 @@ type KubernetesClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Images Images `json:"images,omitempty"`
+
+	// OIDC authentication and per-user RBAC for the tenant kube-apiserver.
+	// +kubebuilder:default={}
+	// +optional
+	OIDC OIDC `json:"oidc,omitempty"`
 }
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
@@ -460,7 +466,7 @@ type ControlPlane struct {
 	// API Server configuration.
 	// +kubebuilder:default={"resourcesPreset":"c1.medium"}
 	// +optional
-	APIServer Component `json:"apiServer,omitempty"`
+	APIServer APIServer `json:"apiServer,omitempty"`
 	// Controller Manager configuration.
 	// +kubebuilder:default={"resourcesPreset":"t1.micro"}
 	// +optional
@@ -494,6 +500,129 @@ type Component struct {
 	ResourcesPreset ResourcesPreset `json:"resourcesPreset,omitempty"`
 }
 
+// APIServer is the tenant API server's sizing (as Component) and its extra
+// flags, volumes and mounts, passed to the KamajiControlPlane
+// (spec.apiServer.extraArgs, spec.apiServer.extraVolumeMounts,
+// spec.deployment.extraVolumes). The pod runs in the management cluster:
+// volumes come only from ConfigMaps and Secrets of the cluster's namespace.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('32')) <= 0",message="resources.cpu must be at most 32 (cores)",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('0')) > 0",message="resources.cpu must be greater than zero",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('256Gi')) <= 0",message="resources.memory must be at most 256Gi",fieldPath=".resources.memory"
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",message="resources.memory must be greater than zero",fieldPath=".resources.memory"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraArgs) || self.extraArgs.all(a, self.extraArgs.exists_one(b, b.split('=')[0] == a.split('=')[0]))",messageExpression="'extraArgs: each flag at most once (Kamaji keys them by name): ' + self.extraArgs.filter(a, !self.extraArgs.exists_one(b, b.split('=')[0] == a.split('=')[0]))[0].split('=')[0] + ' is repeated'",fieldPath=".extraArgs"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumes) || self.extraVolumes.all(v, self.extraVolumes.exists_one(w, w.name == v.name))",message="extraVolumes: names must be unique",fieldPath=".extraVolumes"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, has(self.extraVolumes) && self.extraVolumes.exists(v, v.name == m.name))",message="extraVolumeMounts: each name must be a volume of extraVolumes",fieldPath=".extraVolumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, self.extraVolumeMounts.exists_one(n, n.mountPath == m.mountPath))",message="extraVolumeMounts: mount paths must be unique",fieldPath=".extraVolumeMounts"
+type APIServer struct {
+	// CPU and memory resources for API Server; each key set overrides the
+	// preset's value for that key.
+	// +optional
+	Resources Resources `json:"resources,omitempty"`
+	// Preset if resources omitted.
+	// +optional
+	ResourcesPreset ResourcesPreset `json:"resourcesPreset,omitempty"`
+	// Extra command-line flags of the tenant kube-apiserver, each
+	// "--name=value" (or "--name"), passed to the KamajiControlPlane's
+	// spec.apiServer.extraArgs sorted by flag name, so reordering the list
+	// changes nothing. Each flag at most once. Flags the platform sets
+	// (storage, certificates, ports, service network, service accounts,
+	// authorization, the probes' anonymous access) and flags that make the
+	// API server call out from the management network (webhook, tracing
+	// and admission configuration files) are refused; --oidc-* and
+	// --authentication-config are refused while oidc.mode is not None. Use
+	// oidc.mode for OIDC. Empty by default.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	ExtraArgs []APIServerArg `json:"extraArgs,omitempty"`
+	// Extra volumes of the control-plane pod (KamajiControlPlane
+	// spec.deployment.extraVolumes), to hold files extraArgs name. Only
+	// configMap and secret sources, from the cluster's namespace: the pod
+	// runs in the management cluster. Names are unique, and not one the
+	// control plane uses itself. Empty by default.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ExtraVolumes []APIServerVolume `json:"extraVolumes,omitempty"`
+	// Extra mounts of the kube-apiserver container (KamajiControlPlane
+	// spec.apiServer.extraVolumeMounts). Each names a volume of
+	// extraVolumes; mount paths are absolute, unique, and neither on nor
+	// above a path the control plane uses (/etc/kubernetes, the CA
+	// certificate directories, /run/konnectivity). Empty by default.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ExtraVolumeMounts []APIServerVolumeMount `json:"extraVolumeMounts,omitempty"`
+}
+
+// APIServerArg is one kube-apiserver flag, "--name=value" or "--name".
+//
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:Pattern=`^--[a-z0-9][-a-z0-9]*(=.*)?$`
+// +kubebuilder:validation:XValidation:rule="!self.matches('^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file)(=.*)?$')",messageExpression="self.split('=')[0] + ' is set by the platform or calls out from the management network; it cannot be set in extraArgs'"
+type APIServerArg string
+
+// APIServerVolume is a volume of the control-plane pod from a ConfigMap or
+// a Secret of the cluster's namespace (a subset of core/v1 Volume).
+//
+// +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.secret)",message="set exactly one source: configMap or secret (the only sources allowed: the pod runs in the management cluster)"
+// +kubebuilder:validation:XValidation:rule="!(self.name in ['authentication-config', 'etc-kubernetes-pki', 'etc-ca-certificates', 'etc-ssl-certs', 'usr-share-ca-certificates', 'usr-local-share-ca-certificates', 'scheduler-kubeconfig', 'controller-manager-kubeconfig', 'konnectivity-uds', 'egress-selector-configuration', 'konnectivity-server-kubeconfig', 'kine-config', 'kine-certs'])",messageExpression="'name ' + self.name + ' is a volume of the control plane itself'",fieldPath=".name"
+type APIServerVolume struct {
+	// Volume name, a DNS label, unique among extraVolumes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// ConfigMap of the cluster's namespace to populate the volume.
+	// +optional
+	ConfigMap *ConfigMapVolume `json:"configMap,omitempty"`
+	// Secret of the cluster's namespace to populate the volume.
+	// +optional
+	Secret *SecretVolume `json:"secret,omitempty"`
+}
+
+// ConfigMapVolume names a ConfigMap in the cluster's namespace.
+type ConfigMapVolume struct {
+	// Name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+	// Optional: the pod starts without the ConfigMap.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// SecretVolume names a Secret in the cluster's namespace.
+type SecretVolume struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	SecretName string `json:"secretName"`
+	// Optional: the pod starts without the Secret.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// APIServerVolumeMount mounts one of extraVolumes into the kube-apiserver
+// container (a subset of core/v1 VolumeMount).
+//
+// +kubebuilder:validation:XValidation:rule="!self.mountPath.matches('(^|/)[.][.]?(/|$)')",message="mountPath may not hold . or .. segments",fieldPath=".mountPath"
+// +kubebuilder:validation:XValidation:rule="['/etc/kubernetes', '/etc/ca-certificates', '/etc/ssl/certs', '/usr/share/ca-certificates', '/usr/local/share/ca-certificates', '/run/konnectivity', '/var/run/secrets/kubernetes.io', '/dev', '/proc', '/sys'].all(r, self.mountPath != r && !self.mountPath.startsWith(r + '/') && !r.startsWith(self.mountPath + '/'))",messageExpression="'mountPath ' + self.mountPath + ' is on or above a path the control plane uses (/etc/kubernetes, /etc/ca-certificates, /etc/ssl/certs, /usr/share/ca-certificates, /usr/local/share/ca-certificates, /run/konnectivity, /var/run/secrets/kubernetes.io, /dev, /proc, /sys)'",fieldPath=".mountPath"
+type APIServerVolumeMount struct {
+	// Name of a volume of extraVolumes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Absolute path in the container, without a trailing slash.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^(/[^/:]+)+$`
+	MountPath string `json:"mountPath"`
+	// Mounted read-only if true (ConfigMap and Secret volumes are
+	// read-only anyway).
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+}
+
 // ResourcesPreset names a <series>.<size> sizing preset (docs/spec.md §4), or one of
 // the deprecated flat aliases.
 // +kubebuilder:validation:Enum="t1.nano";"t1.micro";"t1.small";"t1.medium";"t1.large";"t1.xlarge";"t1.2xlarge";"t1.4xlarge";"c1.nano";"c1.micro";"c1.small";"c1.medium";"c1.large";"c1.xlarge";"c1.2xlarge";"c1.4xlarge";"s1.nano";"s1.micro";"s1.small";"s1.medium";"s1.large";"s1.xlarge";"s1.2xlarge";"s1.4xlarge";"u1.nano";"u1.micro";"u1.small";"u1.medium";"u1.large";"u1.xlarge";"u1.2xlarge";"u1.4xlarge";"m1.nano";"m1.micro";"m1.small";"m1.medium";"m1.large";"m1.xlarge";"m1.2xlarge";"m1.4xlarge";"nano";"micro";"small";"medium";"large";"xlarge";"2xlarge"
@@ -505,6 +634,98 @@ type Konnectivity struct {
 	// +kubebuilder:default={"resourcesPreset":"t1.micro"}
 	// +optional
 	Server Component `json:"server,omitempty"`
+}
+
+// OIDCMode is the identity mode of the tenant kube-apiserver.
+// +kubebuilder:validation:Enum=None;System;CustomConfig
+type OIDCMode string
+
+// OIDC modes.
+const (
+	// OIDCModeNone: no OIDC; only the admin kubeconfig works.
+	OIDCModeNone OIDCMode = "None"
+	// OIDCModeSystem trusts the platform's issuer with an audience unique to
+	// this cluster.
+	OIDCModeSystem OIDCMode = "System"
+	// OIDCModeCustomConfig trusts the tenant's own AuthenticationConfiguration.
+	OIDCModeCustomConfig OIDCMode = "CustomConfig"
+)
+
+// OIDC is the OIDC authentication of the tenant kube-apiserver, wired as a
+// structured AuthenticationConfiguration file (--authentication-config),
+// and the users bound to a role inside the tenant cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'CustomConfig' || (has(self.customConfig) && ((has(self.customConfig.config) && size(self.customConfig.config) > 0) != (has(self.customConfig.secretRef) && has(self.customConfig.secretRef.name) && size(self.customConfig.secretRef.name) > 0)))",message="mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)",fieldPath=".customConfig"
+// +kubebuilder:validation:XValidation:rule="!has(self.users) || self.users.all(u, self.users.exists_one(v, v.email == u.email))",message="users: each email at most once",fieldPath=".users"
+type OIDC struct {
+	// Identity mode. None: no OIDC, only the admin kubeconfig works.
+	// System: trust the platform's issuer with an audience unique to this
+	// cluster. CustomConfig: trust the tenant's own
+	// AuthenticationConfiguration. Changing it restarts the API server
+	// pods.
+	// +kubebuilder:default=None
+	// +optional
+	Mode OIDCMode `json:"mode,omitempty"`
+	// Tenant-supplied AuthenticationConfiguration, used only with mode
+	// CustomConfig: exactly one of config and secretRef.name.
+	// +kubebuilder:default={}
+	// +optional
+	CustomConfig OIDCCustomConfig `json:"customConfig,omitempty"`
+	// Users granted a role inside the tenant cluster: one
+	// ClusterRoleBinding each, for the User named by the email claim.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Users []OIDCUser `json:"users,omitempty"`
+}
+
+// OIDCCustomConfig is the tenant's AuthenticationConfiguration, inline or
+// in a Secret of the cluster's namespace.
+type OIDCCustomConfig struct {
+	// Inline AuthenticationConfiguration YAML
+	// (apiserver.config.k8s.io/v1beta1), at most 32 KiB, with at least one
+	// jwt issuer. Mutually exclusive with secretRef.name.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Config string `json:"config,omitempty"`
+	// Secret in the cluster's namespace whose key config.yaml holds the
+	// AuthenticationConfiguration. Mutually exclusive with config.
+	// +kubebuilder:default={}
+	// +optional
+	SecretRef OIDCSecretRef `json:"secretRef,omitempty"`
+}
+
+// OIDCSecretRef names a Secret in the cluster's namespace.
+type OIDCSecretRef struct {
+	// Name of the Secret (key config.yaml).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// OIDCRole is the role bound to a user inside the tenant cluster.
+// +kubebuilder:validation:Enum=admin;view
+type OIDCRole string
+
+// OIDC roles and the ClusterRoles they bind.
+const (
+	// OIDCRoleAdmin binds ClusterRole cluster-admin.
+	OIDCRoleAdmin OIDCRole = "admin"
+	// OIDCRoleView binds ClusterRole view.
+	OIDCRoleView OIDCRole = "view"
+)
+
+// OIDCUser is one user bound to a role inside the tenant cluster.
+type OIDCUser struct {
+	// Email address, matched against the token's email claim (the User
+	// subject of the ClusterRoleBinding).
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=254
+	// +kubebuilder:validation:Pattern=`^[^@\s:]+@[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)+$`
+	Email string `json:"email"`
+	// Role to bind: admin binds ClusterRole cluster-admin, view binds
+	// ClusterRole view.
+	Role OIDCRole `json:"role"`
 }
 
 // Images holds optional image overrides for air-gapped or rate-limited

@@ -43,7 +43,39 @@ const (
 	msgPositive      = "must be greater than zero"
 	msgWholeCPU      = "must be whole millicores such as 4000m or decimal cores such as 4"
 	msgWholeCores    = "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"
+
+	msgReservedFlag      = "is set by the platform or calls out from the management network; it cannot be set in extraArgs"
+	msgRepeatedFlag      = "each flag at most once (Kamaji keys them by name)"
+	msgReservedVolume    = "is a volume of the control plane itself"
+	msgOneSource         = "set exactly one source: configMap or secret (the only sources allowed: the pod runs in the management cluster)"
+	msgReservedMountPath = "is on or above a path the control plane uses"
+	msgCustomConfig      = "mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)"
+	msgOIDCFlags         = "the platform sets --authentication-config, and the API server refuses to start with both it and --oidc-* flags"
 )
+
+// ReservedFlags matches the kube-apiserver flags extraArgs may not set, with
+// or without a value: what Kamaji and tenantkube set (etcd and storage,
+// service network and accounts, serving address, port and certificates,
+// kubelet and front-proxy client certificates, konnectivity's egress
+// selector, bootstrap tokens for joining nodes, authorization, and
+// anonymous access, which the pod's probes need), and the configuration
+// files whose webhooks and exporters the API server would call from the
+// management cluster's network. The XRD's rule on APIServerArg holds the
+// same expression.
+const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file)(=.*)?$`
+
+// ReservedVolumeNames are the control-plane pod's own volumes (Kamaji's,
+// and authentication-config for oidc): an extra volume may not take one.
+var ReservedVolumeNames = []string{"authentication-config", "etc-kubernetes-pki", "etc-ca-certificates", "etc-ssl-certs",
+	"usr-share-ca-certificates", "usr-local-share-ca-certificates", "scheduler-kubeconfig", "controller-manager-kubeconfig",
+	"konnectivity-uds", "egress-selector-configuration", "konnectivity-server-kubeconfig", "kine-config", "kine-certs"}
+
+// ReservedMountPaths are directories the kube-apiserver container uses
+// (Kamaji's configuration, certificates and konnectivity socket, the
+// service account token, the kernel's file systems): an extra mount may be
+// neither on, under nor above one.
+var ReservedMountPaths = []string{"/etc/kubernetes", "/etc/ca-certificates", "/etc/ssl/certs", "/usr/share/ca-certificates",
+	"/usr/local/share/ca-certificates", "/run/konnectivity", "/var/run/secrets/kubernetes.io", "/dev", "/proc", "/sys"}
 
 var (
 	// cpuPattern is a CPU value a user may write: whole millicores
@@ -56,6 +88,16 @@ var (
 	percentPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`)
 	// hostPattern is an ingress host, optionally a wildcard.
 	hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// argPattern is a kube-apiserver flag as extraArgs takes it.
+	argPattern          = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
+	reservedFlagPattern = regexp.MustCompile(ReservedFlags)
+	// oidcFlagPattern is a flag refused while spec.oidc.mode is not None.
+	oidcFlagPattern = regexp.MustCompile(`^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$`)
+	// mountPathPattern is an absolute path without a trailing slash or ':'.
+	mountPathPattern = regexp.MustCompile(`^(/[^/:]+)+$`)
+	dotSegment       = regexp.MustCompile(`(^|/)[.][.]?(/|$)`)
+	// emailPattern is an email address whose domain is a DNS name.
+	emailPattern = regexp.MustCompile(`^[^@\s:]+@[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)+$`)
 )
 
 // Validate returns every problem of a defaulted spec that shows without a
@@ -100,6 +142,8 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	if img := s.Images.WaitForKubeconfig; len(img) > MaxImageLength {
 		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
 	}
+	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
+	errs = append(errs, s.validateOIDCFlags(p.Child("controlPlane", "apiServer", "extraArgs"))...)
 	return errs
 }
 
@@ -401,8 +445,9 @@ func (a *Addons) Validate(path *field.Path) field.ErrorList {
 }
 
 // Validate returns every problem of the control plane at path
-// (spec.controlPlane): replicas 1..7 and each component's explicit
-// resources positive and at most the largest preset's.
+// (spec.controlPlane): replicas 1..7, each component's explicit resources
+// positive and at most the largest preset's, and the API server's extra
+// flags, volumes and mounts (APIServer.Validate).
 func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if c.Replicas != nil && (*c.Replicas < 1 || *c.Replicas > 7) {
@@ -410,21 +455,206 @@ func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
 	}
 	for _, comp := range []struct {
 		path *field.Path
-		c    Component
+		r    Resources
 	}{
-		{path.Child("apiServer"), c.APIServer},
-		{path.Child("controllerManager"), c.ControllerManager},
-		{path.Child("scheduler"), c.Scheduler},
-		{path.Child("konnectivity", "server"), c.Konnectivity.Server},
+		{path.Child("apiServer"), c.APIServer.Resources},
+		{path.Child("controllerManager"), c.ControllerManager.Resources},
+		{path.Child("scheduler"), c.Scheduler.Resources},
+		{path.Child("konnectivity", "server"), c.Konnectivity.Server.Resources},
 	} {
-		if cpu := string(comp.c.Resources.CPU); cpu != "" {
+		if cpu := string(comp.r.CPU); cpu != "" {
 			errs = append(errs, validateQuantity(comp.path.Child("resources", "cpu"), cpu, MaxComponentCPU)...)
 		}
-		if mem := string(comp.c.Resources.Memory); mem != "" {
+		if mem := string(comp.r.Memory); mem != "" {
 			errs = append(errs, validateQuantity(comp.path.Child("resources", "memory"), mem, MaxComponentMemory)...)
 		}
 	}
+	return append(errs, c.APIServer.Validate(path.Child("apiServer"))...)
+}
+
+// Validate returns every problem of the API server's extra flags, volumes
+// and mounts at path (spec.controlPlane.apiServer): flags well formed, each
+// at most once and none the platform owns (ReservedFlags); volumes named
+// uniquely, not as the control plane's own, each from exactly one
+// ConfigMap or Secret; mounts naming a declared volume at a unique absolute
+// path off the control plane's paths (ReservedMountPaths). The rules that
+// read oidc.mode are KubernetesClusterSpec.Validate's.
+func (a *APIServer) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	ap := path.Child("extraArgs")
+	if n := len(a.ExtraArgs); n > MaxExtraArgs {
+		errs = append(errs, field.TooMany(ap, n, MaxExtraArgs))
+	}
+	seen := map[string]int{}
+	for i, arg := range a.ExtraArgs {
+		s := string(arg)
+		switch {
+		case len(s) > MaxExtraArgLength:
+			errs = append(errs, tooLong(ap.Index(i), s, MaxExtraArgLength))
+		case !argPattern.MatchString(s):
+			errs = append(errs, field.Invalid(ap.Index(i), s, "must be a flag --name=value or --name (name in lower case)"))
+		case reservedFlagPattern.MatchString(s):
+			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgReservedFlag))
+		}
+		seen[arg.Flag()]++
+	}
+	for _, arg := range a.ExtraArgs {
+		if seen[arg.Flag()] > 1 {
+			errs = append(errs, field.Invalid(ap, arg.Flag(), msgRepeatedFlag))
+			break
+		}
+	}
+	vp := path.Child("extraVolumes")
+	if n := len(a.ExtraVolumes); n > MaxExtraVolumes {
+		errs = append(errs, field.TooMany(vp, n, MaxExtraVolumes))
+	}
+	volumes := map[string]int{}
+	for i, v := range a.ExtraVolumes {
+		ip := vp.Index(i)
+		volumes[v.Name]++
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(ip.Child("name"), "a volume needs a name"))
+		case len(v.Name) > validation.DNS1123LabelMaxLength || len(validation.IsDNS1123Label(v.Name)) > 0:
+			errs = append(errs, validateLabel(ip.Child("name"), v.Name, validation.DNS1123LabelMaxLength)...)
+		case slices.Contains(ReservedVolumeNames, v.Name):
+			errs = append(errs, field.Invalid(ip.Child("name"), v.Name, msgReservedVolume))
+		}
+		if (v.ConfigMap != nil) == (v.Secret != nil) {
+			errs = append(errs, field.Invalid(ip, v.Name, msgOneSource))
+		}
+		if v.ConfigMap != nil {
+			errs = append(errs, validateSubdomain(ip.Child("configMap", "name"), v.ConfigMap.Name)...)
+		}
+		if v.Secret != nil {
+			errs = append(errs, validateSubdomain(ip.Child("secret", "secretName"), v.Secret.SecretName)...)
+		}
+	}
+	for _, v := range a.ExtraVolumes {
+		if volumes[v.Name] > 1 {
+			errs = append(errs, field.Invalid(vp, v.Name, "names must be unique"))
+			break
+		}
+	}
+	mp := path.Child("extraVolumeMounts")
+	if n := len(a.ExtraVolumeMounts); n > MaxExtraVolumes {
+		errs = append(errs, field.TooMany(mp, n, MaxExtraVolumes))
+	}
+	paths := map[string]int{}
+	for _, m := range a.ExtraVolumeMounts {
+		paths[m.MountPath]++
+	}
+	undeclared, repeated := "", ""
+	for i, m := range a.ExtraVolumeMounts {
+		ip := mp.Index(i)
+		switch {
+		case m.Name == "":
+			errs = append(errs, field.Required(ip.Child("name"), "a mount names a volume of extraVolumes"))
+		case len(m.Name) > validation.DNS1123LabelMaxLength:
+			errs = append(errs, tooLong(ip.Child("name"), m.Name, validation.DNS1123LabelMaxLength))
+		}
+		if volumes[m.Name] == 0 && undeclared == "" {
+			undeclared = m.Name
+		}
+		if paths[m.MountPath] > 1 && repeated == "" {
+			repeated = m.MountPath
+		}
+		pp := ip.Child("mountPath")
+		switch {
+		case len(m.MountPath) > MaxMountPathLength:
+			errs = append(errs, tooLong(pp, m.MountPath, MaxMountPathLength))
+			continue
+		case !mountPathPattern.MatchString(m.MountPath):
+			errs = append(errs, field.Invalid(pp, m.MountPath, "must be an absolute path without a trailing slash or ':'"))
+		}
+		if dotSegment.MatchString(m.MountPath) {
+			errs = append(errs, field.Invalid(pp, m.MountPath, "mountPath may not hold . or .. segments"))
+		}
+		for _, r := range ReservedMountPaths {
+			if m.MountPath == r || strings.HasPrefix(m.MountPath, r+"/") || strings.HasPrefix(r, m.MountPath+"/") {
+				errs = append(errs, field.Invalid(pp, m.MountPath, msgReservedMountPath))
+				break
+			}
+		}
+	}
+	if undeclared != "" {
+		errs = append(errs, field.Invalid(mp, undeclared, "each name must be a volume of extraVolumes"))
+	}
+	if repeated != "" {
+		errs = append(errs, field.Invalid(mp, repeated, "mount paths must be unique"))
+	}
 	return errs
+}
+
+// Flag is the flag's name, "--name" of "--name=value".
+func (a APIServerArg) Flag() string {
+	name, _, _ := strings.Cut(string(a), "=")
+	return name
+}
+
+// Validate returns every problem of the OIDC settings at path (spec.oidc)
+// that shows without the platform's input: the mode, exactly one custom
+// configuration source with CustomConfig, bounds, and the users' emails
+// (unique) and roles. Parsing the AuthenticationConfiguration and the
+// platform's issuer are the control-plane function's.
+func (o *OIDC) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	modes := []string{string(OIDCModeNone), string(OIDCModeSystem), string(OIDCModeCustomConfig)}
+	if !slices.Contains(modes, string(o.Mode)) {
+		errs = append(errs, field.NotSupported(path.Child("mode"), o.Mode, modes))
+	}
+	cp := path.Child("customConfig")
+	inline, ref := o.CustomConfig.Config != "", o.CustomConfig.SecretRef.Name != ""
+	if o.Mode == OIDCModeCustomConfig && inline == ref {
+		errs = append(errs, field.Invalid(cp, fmt.Sprintf("config set: %t, secretRef.name set: %t", inline, ref), msgCustomConfig))
+	}
+	if n := len(o.CustomConfig.Config); n > MaxAuthenticationConfigBytes {
+		errs = append(errs, field.TooLong(cp.Child("config"), "", MaxAuthenticationConfigBytes))
+	}
+	if ref {
+		errs = append(errs, validateSubdomain(cp.Child("secretRef", "name"), o.CustomConfig.SecretRef.Name)...)
+	}
+	up := path.Child("users")
+	if n := len(o.Users); n > MaxOIDCUsers {
+		errs = append(errs, field.TooMany(up, n, MaxOIDCUsers))
+	}
+	emails := map[string]int{}
+	for i, u := range o.Users {
+		emails[u.Email]++
+		ep := up.Index(i).Child("email")
+		switch {
+		case len(u.Email) > MaxEmailLength:
+			errs = append(errs, tooLong(ep, u.Email, MaxEmailLength))
+		case len(u.Email) < 3 || !emailPattern.MatchString(u.Email):
+			errs = append(errs, field.Invalid(ep, u.Email, "must be an email address such as jane@example.com"))
+		}
+		if u.Role != OIDCRoleAdmin && u.Role != OIDCRoleView {
+			errs = append(errs, field.NotSupported(up.Index(i).Child("role"), u.Role, []string{string(OIDCRoleAdmin), string(OIDCRoleView)}))
+		}
+	}
+	for _, u := range o.Users {
+		if emails[u.Email] > 1 {
+			errs = append(errs, field.Invalid(up, u.Email, "each email at most once"))
+			break
+		}
+	}
+	return errs
+}
+
+// validateOIDCFlags refuses --oidc-* and --authentication-config in
+// spec.controlPlane.apiServer.extraArgs while spec.oidc.mode is not None:
+// the platform sets --authentication-config then, and kube-apiserver
+// refuses to start with both it and --oidc-* flags.
+func (s *KubernetesClusterSpec) validateOIDCFlags(path *field.Path) field.ErrorList {
+	if s.OIDC.Mode == OIDCModeNone || s.OIDC.Mode == "" {
+		return nil
+	}
+	for _, a := range s.ControlPlane.APIServer.ExtraArgs {
+		if oidcFlagPattern.MatchString(string(a)) {
+			return field.ErrorList{field.Invalid(path, a.Flag(), fmt.Sprintf("%s cannot be set while oidc.mode is %s: %s", a.Flag(), s.OIDC.Mode, msgOIDCFlags))}
+		}
+	}
+	return nil
 }
 
 // ParsePositive parses a quantity the user wrote at path ("500m", "2",

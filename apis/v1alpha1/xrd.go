@@ -13,6 +13,11 @@ const (
 	// XRDName is the CompositeResourceDefinition's (and the default
 	// Composition's) name.
 	XRDName = CompositePlural + "." + Group
+
+	NamespacedPlural = "tenantclusters"
+	// NamespacedXRDName is the name of the v2 XRD of NamespacedKind (and
+	// of its default Composition).
+	NamespacedXRDName = NamespacedPlural + "." + Group
 )
 
 // ConnectionSecretKeys are the keys of Kamaji's admin kubeconfig Secret that
@@ -26,26 +31,9 @@ var ConnectionSecretKeys = []string{"admin.conf", "admin.svc", "super-admin.conf
 // plain map so it marshals with sorted keys (deterministic YAML). It returns
 // an error when the CRD has no v1alpha1 schema.
 func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	var schema *apiextensionsv1.JSONSchemaProps
-	for _, v := range crd.Spec.Versions {
-		if v.Name == Version && v.Schema != nil {
-			schema = v.Schema.OpenAPIV3Schema
-		}
-	}
-	if schema == nil {
-		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
-	}
-	root := apiextensionsv1.JSONSchemaProps{
-		Type: "object",
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"spec":   schema.Properties["spec"],
-			"status": schema.Properties["status"],
-		},
-	}
-	columns := []map[string]any{
-		{"name": "VERSION", "type": "string", "jsonPath": ".status.version", "description": "Patch version the control plane runs."},
-		{"name": "NODES", "type": "string", "jsonPath": ".status.nodes", "description": "Ready worker nodes / worker nodes, over all node groups."},
-		{"name": "ENDPOINT", "type": "string", "jsonPath": ".status.controlPlane.endpoint", "description": "Tenant API server URL."},
+	version, err := xrdVersion(crd)
+	if err != nil {
+		return nil, err
 	}
 	return map[string]any{
 		"apiVersion": "apiextensions.crossplane.io/v1",
@@ -68,13 +56,75 @@ func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) 
 			},
 			"connectionSecretKeys":  ConnectionSecretKeys,
 			"defaultCompositionRef": map[string]any{"name": XRDName},
-			"versions": []map[string]any{{
-				"name":                     Version,
-				"served":                   true,
-				"referenceable":            true,
-				"additionalPrinterColumns": columns,
-				"schema":                   map[string]any{"openAPIV3Schema": root},
-			}},
+			"versions":              []map[string]any{version},
 		},
+	}, nil
+}
+
+// NamespacedCompositeResourceDefinition builds the Crossplane v2 XRD
+// (apiextensions.crossplane.io/v2, scope Namespaced) of TenantCluster from
+// the same CRD and the same spec and status schema as
+// CompositeResourceDefinition: one Go type, two XRDs. A v2 XRD offers no
+// claim and no connection secret (Crossplane's XRD CRD rejects
+// claimNames and connectionSecretKeys outside scope LegacyCluster), and
+// Crossplane adds its own machinery under spec.crossplane, which the
+// schema leaves to it.
+func NamespacedCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	version, err := xrdVersion(crd)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v2",
+		"kind":       "CompositeResourceDefinition",
+		"metadata": map[string]any{
+			"name":   NamespacedXRDName,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "tenantkube"},
+		},
+		"spec": map[string]any{
+			"scope": "Namespaced",
+			"group": Group,
+			"names": map[string]any{
+				"kind": NamespacedKind, "listKind": NamespacedKind + "List", "plural": NamespacedPlural,
+				"singular": "tenantcluster", "shortNames": []string{"tc"},
+				"categories": []string{"crossplane", "composite", "tenantkube"},
+			},
+			"defaultCompositionRef": map[string]any{"name": NamespacedXRDName},
+			"versions":              []map[string]any{version},
+		},
+	}, nil
+}
+
+// xrdVersion is the XRD's one version: the spec and status schema of the
+// CRD's v1alpha1 version, unchanged, with the printer columns. It returns
+// an error when the CRD has no v1alpha1 schema.
+func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	var schema *apiextensionsv1.JSONSchemaProps
+	for _, v := range crd.Spec.Versions {
+		if v.Name == Version && v.Schema != nil {
+			schema = v.Schema.OpenAPIV3Schema
+		}
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
+	}
+	root := apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"spec":   schema.Properties["spec"],
+			"status": schema.Properties["status"],
+		},
+	}
+	columns := []map[string]any{
+		{"name": "VERSION", "type": "string", "jsonPath": ".status.version", "description": "Patch version the control plane runs."},
+		{"name": "NODES", "type": "string", "jsonPath": ".status.nodes", "description": "Ready worker nodes / worker nodes, over all node groups."},
+		{"name": "ENDPOINT", "type": "string", "jsonPath": ".status.controlPlane.endpoint", "description": "Tenant API server URL."},
+	}
+	return map[string]any{
+		"name":                     Version,
+		"served":                   true,
+		"referenceable":            true,
+		"additionalPrinterColumns": columns,
+		"schema":                   map[string]any{"openAPIV3Schema": root},
 	}, nil
 }

@@ -87,7 +87,7 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	seenRepo := map[string]bool{}
 	for i := range Table {
 		row := &Table[i]
-		if !row.On(a) {
+		if !row.On(spec) {
 			continue
 		}
 		src, _ := in.Charts.Source(row.Release)

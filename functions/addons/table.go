@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/url"
 	"sort"
 	"strings"
@@ -34,6 +36,9 @@ type Addon struct {
 	// Enabled says whether an optional add-on is installed (nil for base
 	// add-ons).
 	Enabled func(a *v1alpha1.Addons) bool
+	// EnabledBySpec says whether an optional add-on that spec.addons does
+	// not switch is installed (nil for the others).
+	EnabledBySpec func(s *v1alpha1.KubernetesClusterSpec) bool
 	// Override returns the user's valuesOverride of the add-on and its field
 	// path (nil when the add-on has none in the API).
 	Override func(a *v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path)
@@ -219,6 +224,45 @@ var Table = []Addon{
 			}}
 		},
 	},
+	{
+		// One ClusterRoleBinding per spec.oidc.users entry, installed while
+		// the list is not empty (docs/architecture.md, "OIDC users").
+		Release: OIDCUsersRelease, Namespace: "kube-system",
+		EnabledBySpec: func(s *v1alpha1.KubernetesClusterSpec) bool { return len(s.OIDC.Users) > 0 },
+		DependsOn:     deps(),
+		Defaults:      oidcUsersDefaults,
+	},
+}
+
+// OIDCUsersRelease is the release of the ClusterRoleBindings of
+// spec.oidc.users inside the tenant cluster.
+const OIDCUsersRelease = "oidc-users"
+
+// ClusterRoles bound to spec.oidc.users roles (the seed chart's mapping).
+var oidcClusterRoles = map[v1alpha1.OIDCRole]string{v1alpha1.OIDCRoleAdmin: "cluster-admin", v1alpha1.OIDCRoleView: "view"}
+
+// oidcUsersDefaults is the chart's values: bindings, sorted by email, each
+// {name, user, clusterRole}. The name is tenantkube-oidc- and the first 16
+// hex digits of the email's SHA-256, a valid object name whatever the email
+// holds; the user is the email as the API server's username claim gives it.
+func oidcUsersDefaults(c *Context) Values {
+	users := append([]v1alpha1.OIDCUser(nil), c.Spec.OIDC.Users...)
+	sort.Slice(users, func(i, j int) bool { return users[i].Email < users[j].Email })
+	bindings := make([]any, 0, len(users))
+	for _, u := range users {
+		bindings = append(bindings, Values{
+			"name":        OIDCBindingName(u.Email),
+			"user":        u.Email,
+			"clusterRole": oidcClusterRoles[u.Role],
+		})
+	}
+	return Values{"bindings": bindings}
+}
+
+// OIDCBindingName is the ClusterRoleBinding of the user with this email.
+func OIDCBindingName(email string) string {
+	sum := sha256.Sum256([]byte(email))
+	return "tenantkube-oidc-" + hex.EncodeToString(sum[:8])
 }
 
 // HelmReleaseName is the Helm release name: ReleaseName, or Release.
@@ -229,8 +273,10 @@ func (a *Addon) HelmReleaseName() string {
 	return a.Release
 }
 
-// On reports whether the add-on is installed for these add-on settings.
-func (a *Addon) On(s *v1alpha1.Addons) bool { return a.Base || (a.Enabled != nil && a.Enabled(s)) }
+// On reports whether the add-on is installed for this spec.
+func (a *Addon) On(s *v1alpha1.KubernetesClusterSpec) bool {
+	return a.Base || (a.Enabled != nil && a.Enabled(&s.Addons)) || (a.EnabledBySpec != nil && a.EnabledBySpec(s))
+}
 
 // ciliumDefaults: the tenant API server through its Service, port 6443;
 // tunnel routing, MTU 1350, IPv4 masquerade; kube-proxy replacement (the

@@ -158,6 +158,9 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if err := hostSettings(in).Validate(p); err != nil {
 		return err
 	}
+	if err := validateIssuer(p.Child("oidc"), in.OIDC); err != nil {
+		return err
+	}
 	if in.DataStoreName != "" {
 		// A DNS label: dotted names are the dedicated DataStores'.
 		if msgs := validation.IsDNS1123Label(in.DataStoreName); len(msgs) > 0 {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,7 +43,7 @@ func resolveSizing(cp tkv1alpha1.ControlPlane, cpuAllocationRatio int64) (contro
 		spec tkv1alpha1.Component
 		into *corev1.ResourceRequirements
 	}{
-		{base.Child("apiServer"), cp.APIServer, &out.APIServer},
+		{base.Child("apiServer"), tkv1alpha1.Component{Resources: cp.APIServer.Resources, ResourcesPreset: cp.APIServer.ResourcesPreset}, &out.APIServer},
 		{base.Child("controllerManager"), cp.ControllerManager, &out.ControllerManager},
 		{base.Child("scheduler"), cp.Scheduler, &out.Scheduler},
 		{base.Child("konnectivity", "server"), cp.Konnectivity.Server, &out.Konnectivity},
@@ -83,10 +86,12 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 // with the version override of §3, kubelet cgroupfs systemd with
 // InternalIP then ExternalIP, a ClusterIP Service exposed by an SSL
 // passthrough Ingress on <host>:443 of the management ingress class, and the
-// DataStore dataStoreName.
+// DataStore dataStoreName; the API server's extra flags, volumes and mounts
+// with those of spec.oidc (apiServerComponent).
 func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput,
-	version function.KubernetesVersion, sizing controlPlaneSizing, host, dataStoreName string,
+	version function.KubernetesVersion, sizing controlPlaneSizing, host, dataStoreName string, auth authentication,
 ) *kamajiv1alpha2.KamajiControlPlane {
+	apiServer, volumes := apiServerComponent(spec.ControlPlane.APIServer, sizing.APIServer, auth)
 	konnectivity := &kamajiv1alpha2.KonnectivitySpec{
 		Server: &kamajiv1alpha2.KonnectivityServerSpec{
 			Port:      KonnectivityPort,
@@ -111,7 +116,8 @@ func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesCl
 			Replicas:          spec.ControlPlane.Replicas,
 			Version:           version.Patch,
 			DataStoreName:     dataStoreName,
-			APIServer:         &kamajiv1alpha2.ControlPlaneComponent{Resources: &sizing.APIServer},
+			APIServer:         apiServer,
+			Deployment:        volumes,
 			ControllerManager: &kamajiv1alpha2.ControlPlaneComponent{Resources: &sizing.ControllerManager},
 			Scheduler:         &kamajiv1alpha2.ControlPlaneComponent{Resources: &sizing.Scheduler},
 			Addons:            &kamajiv1alpha2.AddonsSpec{Konnectivity: konnectivity},
@@ -142,4 +148,49 @@ func clusterHost(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, h
 		return "", err
 	}
 	return spec.Host, nil
+}
+
+// apiServerComponent is the KamajiControlPlane's spec.apiServer and
+// spec.deployment (nil without extra volumes): spec.controlPlane.apiServer's
+// extraArgs, extraVolumes and extraVolumeMounts with auth's flag, volume and
+// mount. Kamaji keys flags by name and a pod's volumes and mounts by name
+// and path, so order carries no meaning there; each list is sorted (flags
+// by name, volumes by name, mounts by path) so that reordering the spec
+// changes no byte and rolls no control-plane pod (kamaji #1154 is a
+// reconcile loop on reordered flags).
+func apiServerComponent(a tkv1alpha1.APIServer, resources corev1.ResourceRequirements, auth authentication) (*kamajiv1alpha2.ControlPlaneComponent, *kamajiv1alpha2.DeploymentSpec) {
+	c := &kamajiv1alpha2.ControlPlaneComponent{Resources: &resources}
+	args := make([]tkv1alpha1.APIServerArg, 0, len(a.ExtraArgs)+1)
+	args = append(args, a.ExtraArgs...)
+	if auth.Arg != "" {
+		args = append(args, tkv1alpha1.APIServerArg(auth.Arg))
+	}
+	slices.SortStableFunc(args, func(x, y tkv1alpha1.APIServerArg) int { return strings.Compare(x.Flag(), y.Flag()) })
+	for _, arg := range args {
+		c.ExtraArgs = append(c.ExtraArgs, string(arg))
+	}
+	var volumes []corev1.Volume
+	for _, v := range a.ExtraVolumes {
+		vol := corev1.Volume{Name: v.Name}
+		switch {
+		case v.ConfigMap != nil:
+			vol.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMap.Name}, Optional: v.ConfigMap.Optional}
+		case v.Secret != nil:
+			vol.Secret = &corev1.SecretVolumeSource{SecretName: v.Secret.SecretName, Optional: v.Secret.Optional}
+		}
+		volumes = append(volumes, vol)
+	}
+	for _, m := range a.ExtraVolumeMounts {
+		c.ExtraVolumeMounts = append(c.ExtraVolumeMounts, corev1.VolumeMount{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly})
+	}
+	if auth.Volume != nil {
+		volumes = append(volumes, *auth.Volume)
+		c.ExtraVolumeMounts = append(c.ExtraVolumeMounts, *auth.Mount)
+	}
+	slices.SortStableFunc(volumes, func(x, y corev1.Volume) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortStableFunc(c.ExtraVolumeMounts, func(x, y corev1.VolumeMount) int { return strings.Compare(x.MountPath, y.MountPath) })
+	if len(volumes) == 0 {
+		return c, nil
+	}
+	return c, &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: volumes}
 }

@@ -15,6 +15,7 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
+	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 )
 
 // Composed-resource names of this function's objects in the desired state.
@@ -39,6 +40,11 @@ const (
 // kubeconfig Secret, copied into the claim's connection secret once it
 // exists.
 const requiredKubeconfig = "kubeconfig-secret"
+
+// requiredTenantDataStore is the required-resources key of the tenant's
+// DataStore (Identity.TenantDataStoreName), which a namespaced cluster
+// uses when the input names no shared DataStore.
+const requiredTenantDataStore = "tenant-datastore"
 
 // Readiness of the composed resources: Kamaji and the KubeVirt provider
 // report status.ready, etcd-operator, cert-manager and Crossplane's Usage a
@@ -70,13 +76,28 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	errs = appendError(errs, err)
 	host, err := clusterHost(t.ID, spec, hosts)
 	errs = appendError(errs, err)
-	external := in.DataStoreName != ""
+	// A namespaced XR composes nothing cluster-scoped (docs/spec.md,
+	// amendment 20): unless the input names a shared DataStore, it uses its
+	// tenant's, which it requires and waits for. It has no connection
+	// details: status.kubeconfigSecret names the Secret in NS.
+	tenantDS := t.Namespaced && in.DataStoreName == ""
+	external := in.DataStoreName != "" || tenantDS
 	storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
 	if !external {
 		errs = appendError(errs, err)
 	}
-	secret, err := kubeconfigSecret(r, t.ID)
-	errs = appendError(errs, err)
+	var secret *corev1.Secret
+	if !t.Namespaced {
+		secret, err = kubeconfigSecret(r, t.ID)
+		errs = appendError(errs, err)
+	}
+	var auth authentication
+	if len(spec.OIDC.Validate(field.NewPath("spec", "oidc"))) == 0 {
+		// Only a valid spec.oidc is resolved: Validate named the rest.
+		var aerrs field.ErrorList
+		auth, aerrs = planAuthentication(t.ID, spec.OIDC, in.OIDC)
+		errs = append(errs, aerrs...)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -84,6 +105,19 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	p := &function.Plan{}
 	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
 	dsName := in.DataStoreName
+	// waiting: the tenant's DataStore does not exist (or has not arrived):
+	// nothing that needs it is composed anew, what was composed is kept.
+	waiting := false
+	if tenantDS {
+		dsName = t.ID.TenantDataStoreName()
+		n, arrived := r.RequiredArrived(requiredTenantDataStore)
+		waiting = !arrived || n != 1
+		p.Require(requiredTenantDataStore, &fnv1.ResourceSelector{
+			ApiVersion: kamajiv1alpha1.GroupVersion.String(),
+			Kind:       kamajiv1alpha1.DataStoreKind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: dsName},
+		})
+	}
 	if !external {
 		ds := buildDataStore(t.ID)
 		dsName = ds.Name
@@ -113,6 +147,10 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		// their nodes (docs/spec.md §7); CAPI bounds each drain.
 		kcp := t.ID.KamajiControlPlaneRef()
 		for _, g := range sortedKeys(spec.NodeGroups) {
+			if waiting {
+				keepObserved(p, r, nameNodeGroupUsagePrefix+g)
+				continue
+			}
 			p.Add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-nodegroup-"+g),
 				kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: t.ID.Prefixed(g)},
 				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyOnReady)
@@ -120,9 +158,16 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	}
 	p.Add(nameCluster, buildCluster(t.ID, in), readyOnAvailable)
 	p.Add(nameKubevirtCluster, buildKubevirtCluster(t.ID), function.ReadyOnStatusReady)
-	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName)
+	if auth.ConfigMap != nil {
+		p.Add(nameAuthenticationConfig, auth.ConfigMap, function.ReadyOnceObserved)
+	}
+	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName, auth)
 	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
-	p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
+	if waiting {
+		keepObserved(p, r, nameKamajiControlPlane)
+	} else {
+		p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
+	}
 
 	p.Status = map[string]any{
 		"controlPlane":     map[string]any{"endpoint": "https://" + host + ":443"},
@@ -131,7 +176,14 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	if observed.Running != "" {
 		p.Status["version"] = observed.Running
 	}
-	setControlPlaneCondition(p, r, host, external)
+	waitingFor := ""
+	if waiting {
+		waitingFor = dsName
+	}
+	setControlPlaneCondition(p, r, host, external, waitingFor)
+	if t.Namespaced {
+		return p, nil
+	}
 	p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
 		ApiVersion: "v1",
 		Kind:       "Secret",
@@ -149,16 +201,28 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	return p, nil
 }
 
+// keepObserved keeps the observed composed resource called name unchanged,
+// when there is one.
+func keepObserved(p *function.Plan, r *function.Request, name string) {
+	if r.ObservedExists(name) {
+		p.Kept = append(p.Kept, function.Kept{Name: name})
+	}
+}
+
 // setControlPlaneCondition sets ControlPlaneReady, with a reason saying
-// what the control plane waits for.
-func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, external bool) {
+// what the control plane waits for; tenantDataStore names the tenant's
+// DataStore a namespaced cluster waits for ("" when it does not wait).
+func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, external bool, tenantDataStore string) {
 	if r.ObservedBool(nameKamajiControlPlane, "status", "ready") {
 		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, true, tkv1alpha1.ReasonControlPlaneAvailable,
 			"the tenant API server answers at https://"+host+":443")
 		return
 	}
 	reason, msg := tkv1alpha1.ReasonWaitingForControlPlane, "the KamajiControlPlane is not ready yet"
-	if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, "Ready"); !external && etcd != "True" {
+	if tenantDataStore != "" {
+		reason, msg = tkv1alpha1.ReasonWaitingForTenantDataStore,
+			"the tenant's DataStore "+tenantDataStore+" does not exist yet: no control plane is composed until it does"
+	} else if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, "Ready"); !external && etcd != "True" {
 		reason, msg = tkv1alpha1.ReasonWaitingForEtcd, "the dedicated etcd cluster is not ready yet"
 	} else if !external && !r.ObservedBool(nameDataStore, "status", "ready") {
 		reason, msg = tkv1alpha1.ReasonWaitingForDataStore, "the Kamaji DataStore is not ready yet"

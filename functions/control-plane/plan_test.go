@@ -619,3 +619,101 @@ func TestPlanReadiness(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanNamespaced (issue 20): a namespaced XR (TenantCluster) composes
+// nothing cluster-scoped and has no connection details. Without a shared
+// DataStore in the input it requires its tenant's DataStore
+// tenantkube.tenant.<NS>; until that exists it composes no control plane
+// (keeping one already composed) and waits with
+// WaitingForTenantDataStore.
+func TestPlanNamespaced(t *testing.T) {
+	const (
+		ds  = `{apiVersion: kamaji.clastix.io/v1alpha1, kind: DataStore, metadata: {name: tenantkube.tenant.tenant-demo}, status: {ready: true}}`
+		kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: false}}`
+		use = `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage}`
+		sec = `{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}, data: {admin.conf: YQ==}}`
+	)
+	dsSelector := &fnv1.ResourceSelector{ApiVersion: "kamaji.clastix.io/v1alpha1", Kind: "DataStore",
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: "tenantkube.tenant.tenant-demo"}}
+	waitMsg := "the tenant's DataStore tenantkube.tenant.tenant-demo does not exist yet: no control plane is composed until it does"
+	type want struct {
+		composed     []string
+		kept         []function.Kept
+		dataStore    string
+		requirements map[string]*fnv1.ResourceSelector
+		reason       string
+		message      string
+	}
+	cases := map[string]struct {
+		reason string
+		args   fntest.Call
+		input  string
+		want   want
+	}{
+		"NotArrived": {
+			reason: "The tenant DataStore has not arrived: no KamajiControlPlane and no Usage of it; no etcd, no DataStore, no kubeconfig requirement.",
+			args:   fntest.Call{Namespaced: true, Spec: `{}`},
+			want: want{composed: []string{"cluster", "kubevirtcluster"},
+				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
+				reason:       "WaitingForTenantDataStore", message: waitMsg},
+		},
+		"NotFound": {
+			reason: "Crossplane answered: no such DataStore. Still waiting, not Fatal.",
+			args:   fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": nil}},
+			want: want{composed: []string{"cluster", "kubevirtcluster"},
+				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
+				reason:       "WaitingForTenantDataStore", message: waitMsg},
+		},
+		"NotFoundKeepsComposed": {
+			reason: "A control plane and Usage composed before are kept unchanged while the DataStore is missing: never a smaller desired state.",
+			args: fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": nil},
+				Observed: map[string]string{"kamajicontrolplane": kcp, "usage-kamajicontrolplane-by-nodegroup-md0": use}},
+			want: want{composed: []string{"cluster", "kubevirtcluster"},
+				kept:         []function.Kept{{Name: "usage-kamajicontrolplane-by-nodegroup-md0"}, {Name: "kamajicontrolplane"}},
+				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
+				reason:       "WaitingForTenantDataStore", message: waitMsg},
+		},
+		"Found": {
+			reason: "With the tenant DataStore the control plane uses it; the kubeconfig Secret is never required nor copied.",
+			args:   fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": {ds}, "kubeconfig-secret": {sec}}},
+			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane"},
+				dataStore:    "tenantkube.tenant.tenant-demo",
+				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
+				reason:       "WaitingForControlPlane", message: "the KamajiControlPlane is not ready yet"},
+		},
+		"SharedDataStore": {
+			reason: "A shared DataStore of the input is used as for a claim; nothing is required.",
+			args:   fntest.Call{Namespaced: true, Spec: `{}`},
+			input:  `{dataStoreName: shared}`,
+			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane"},
+				dataStore: "shared", reason: "WaitingForControlPlane", message: "the KamajiControlPlane is not ready yet"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs := planOf(t, tc.args, tc.input)
+			if len(errs) > 0 {
+				t.Fatalf("\n%s\nplan(...): %v", tc.reason, errs)
+			}
+			got := want{composed: composedNames(p), kept: p.Kept, requirements: p.Requirements}
+			for _, c := range p.Composed {
+				if c.Name == "kamajicontrolplane" {
+					got.dataStore = c.Object.(*kamajiv1alpha2.KamajiControlPlane).Spec.DataStoreName
+				}
+			}
+			if len(p.Conditions) == 1 {
+				got.reason, got.message = p.Conditions[0].Reason, p.Conditions[0].Message
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("\n%s\nplan(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if p.ConnectionDetails != nil {
+				t.Errorf("\n%s\nplan(...): a namespaced XR got connection details %v", tc.reason, p.ConnectionDetails)
+			}
+			if diff := cmp.Diff(map[string]any{"controlPlane": map[string]any{"endpoint": "https://demo." + tenantHost + ":443"},
+				"kubeconfigSecret": "demo-admin-kubeconfig"}, p.Status); diff != "" {
+				t.Errorf("\n%s\nplan(...): -want status, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

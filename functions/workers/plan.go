@@ -50,7 +50,7 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 	warnGPUsWithoutOperator(p, spec)
 	warnNeverRemediated(p, spec)
 	wait, _ := waitForKubeconfigImage(spec, in) // checked by validatePlatform
-	if err := composeControllers(p, id, in, wait); err != nil {
+	if err := composeControllers(p, id, in, wait, !t.Namespaced); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	if errs := composeForCleanup(p, r, id, in); len(errs) > 0 {
@@ -213,9 +213,11 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 // cluster-autoscaler, KubeVirt CCM (with its cloud-config) and the KubeVirt
 // CSI controller, each with ServiceAccount and RoleBinding (of its
 // ClusterRole in deploy/crossplane-rbac.yaml); the CSI controller also with
-// its ClusterRoleBinding (PersistentVolumes, read only). wait is the
-// wait-for-kubeconfig image (waitForKubeconfigImage).
-func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait string) error {
+// its ClusterRoleBinding (PersistentVolumes, read only) when clusterScoped
+// (a namespaced XR composes nothing cluster-scoped; docs/spec.md,
+// amendment 20). wait is the wait-for-kubeconfig image
+// (waitForKubeconfigImage).
+func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait string, clusterScoped bool) error {
 	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
 	if err != nil {
 		return err
@@ -232,7 +234,7 @@ func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha
 		p.Add(c.sa, c.ctl.ServiceAccount, function.ReadyOnceObserved)
 		p.Add(c.rb, c.ctl.RoleBinding, function.ReadyOnceObserved)
 		p.Add(c.deploy, c.ctl.Deployment, deploymentReady)
-		if c.ctl.ClusterRoleBinding != nil {
+		if c.ctl.ClusterRoleBinding != nil && clusterScoped {
 			p.Add(c.crb, c.ctl.ClusterRoleBinding, function.ReadyOnceObserved)
 		}
 	}

@@ -343,8 +343,20 @@ func TestComposeControllers(t *testing.T) {
 	cases := map[string]struct {
 		reason   string
 		observed map[string]*structpb.Struct
-		want     map[string]fnv1.Ready
+		// namespaced: the XR is a namespaced TenantCluster.
+		namespaced bool
+		want       map[string]fnv1.Ready
 	}{
+		"Namespaced": {
+			reason:     "A namespaced XR composes nothing cluster-scoped: no CSI ClusterRoleBinding (issue 20).",
+			namespaced: true,
+			want: map[string]fnv1.Ready{
+				"kccm-cloud-config":                 f,
+				"cluster-autoscaler-serviceaccount": f, "cluster-autoscaler-rolebinding": f, "cluster-autoscaler-deployment": f,
+				"kccm-serviceaccount": f, "kccm-rolebinding": f, "kccm-deployment": f,
+				"kcsi-serviceaccount": f, "kcsi-rolebinding": f, "kcsi-controller-deployment": f,
+			},
+		},
 		"NothingObserved": {
 			reason: "Nothing exists yet: nothing is ready.",
 			want: map[string]fnv1.Ready{
@@ -376,7 +388,7 @@ func TestComposeControllers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := function.NewRequest(fntest.NewRequest(xr(t, ``), fntest.WithObserved(tc.observed)))
 			p := &function.Plan{}
-			if err := composeControllers(p, testID, defaultInput(), ""); err != nil {
+			if err := composeControllers(p, testID, defaultInput(), "", !tc.namespaced); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]fnv1.Ready{}

@@ -15,6 +15,9 @@ import (
 type Call struct {
 	// Namespace and Name are the claim's (default tenant-demo and demo).
 	Namespace, Name string
+	// Namespaced makes the XR a namespaced TenantCluster named Name in
+	// Namespace, without a claim (NamespacedXR).
+	Namespaced bool
 	// Spec is the XR's spec ("" for none).
 	Spec string
 	// Input is the step's input ("" for none).
@@ -61,7 +64,11 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 	if c.Spec != "" {
 		spec = YAMLStruct(t, c.Spec).AsMap()
 	}
-	xr, err := Struct(TenantXR(ns, n, spec))
+	xrMap := TenantXR(ns, n, spec)
+	if c.Namespaced {
+		xrMap = NamespacedXR(ns, n, spec)
+	}
+	xr, err := Struct(xrMap)
 	if err != nil {
 		t.Fatalf("bad test spec: %v", err)
 	}

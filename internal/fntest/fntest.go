@@ -178,6 +178,16 @@ func TenantXR(ns, n string, spec any) map[string]any {
 	return xr
 }
 
+// NamespacedXR returns the observed namespaced composite resource
+// (TenantCluster) n in namespace ns with the given spec (nil for none).
+func NamespacedXR(ns, n string, spec any) map[string]any {
+	xr := XR(spec)
+	xr["apiVersion"] = "tenantkube.io/v1alpha1"
+	xr["kind"] = "TenantCluster"
+	xr["metadata"] = map[string]any{"name": n, "namespace": ns}
+	return xr
+}
+
 // ClusterScoped names the cluster-scoped kinds a function may compose, by
 // "<apiVersion group>/<kind>", with the name each must have for tenant
 // (ns, n).

@@ -17,3 +17,10 @@ func (id Identity) ClusterScopedName() string { return id.Namespace + "." + id.N
 func (id Identity) ClusterRoleBindingName(component string) string {
 	return "tenantkube:" + component + ":" + id.ClusterScopedName()
 }
+
+// TenantDataStoreName is "tenantkube.tenant.<NS>", the cluster-scoped
+// Kamaji DataStore of the tenant NS, shared by the tenant's namespaced
+// clusters (TenantCluster), which require it by this name. Two dots: no
+// cluster's ClusterScopedName (one dot) and no shared DataStore of the
+// platform input (a DNS label) shares it; at most 17+63 characters.
+func (id Identity) TenantDataStoreName() string { return "tenantkube.tenant." + id.Namespace }

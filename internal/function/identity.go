@@ -32,8 +32,9 @@ type Identity struct {
 
 // identityOf derives the tenant cluster's identity from the observed XR's
 // labels, name and namespace and its spec.namespace, by the rules of docs/spec.md
-// §2: the claim labels win; a namespaced XR uses its own name and
-// namespace; a cluster-scoped XR without a claim takes N from its name and
+// §2: a namespaced XR uses its own name and namespace (claim labels on it
+// are ignored: it has no claim, and a tenant writes its labels); otherwise
+// the claim labels win; a cluster-scoped XR without a claim takes N from its name and
 // NS from spec.namespace (required then). When a claim (or a namespaced XR)
 // fixes NS, spec.namespace must be empty or equal to it: a tenant can never
 // make objects appear in another namespace. N must be a DNS-1123 label of at
@@ -43,13 +44,15 @@ func identityOf(labels map[string]string, name, namespace, specNS string) (Ident
 	var id Identity
 	var nameField, nsField *field.Path
 	switch {
+	case namespace != "":
+		// A namespaced XR has no claim: claim labels on it are the
+		// tenant's own writing and are never read (issue 20).
+		id = Identity{Name: name, Namespace: namespace}
+		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("metadata", "namespace")
 	case labels[LabelClaimName] != "" || labels[LabelClaimNamespace] != "":
 		id = Identity{Name: labels[LabelClaimName], Namespace: labels[LabelClaimNamespace]}
 		nameField = field.NewPath("metadata", "labels").Key(LabelClaimName)
 		nsField = field.NewPath("metadata", "labels").Key(LabelClaimNamespace)
-	case namespace != "":
-		id = Identity{Name: name, Namespace: namespace}
-		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("metadata", "namespace")
 	default:
 		if specNS == "" {
 			return Identity{}, field.Required(field.NewPath("spec", "namespace"),
@@ -59,8 +62,12 @@ func identityOf(labels map[string]string, name, namespace, specNS string) (Ident
 		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("spec", "namespace")
 	}
 	if specNS != "" && specNS != id.Namespace {
+		owner := "claim's"
+		if namespace != "" {
+			owner = "XR's"
+		}
 		return Identity{}, field.Forbidden(field.NewPath("spec", "namespace"),
-			fmt.Sprintf("%q: must be empty or the claim's namespace %q; a cluster's objects always live in its claim's namespace", specNS, id.Namespace))
+			fmt.Sprintf("%q: must be empty or the %s namespace %q; a cluster's objects always live in its %s namespace", specNS, owner, id.Namespace, owner))
 	}
 	if err := ValidateDNSLabel(nameField, id.Name, MaxClusterNameLength); err != nil {
 		return Identity{}, err

@@ -24,6 +24,10 @@ type Tenant struct {
 	ID Identity
 	// Spec is the XR's spec, decoded and defaulted (v1alpha1 Default).
 	Spec *v1alpha1.KubernetesClusterSpec
+	// Namespaced says the XR is a namespaced XR (the v2 TenantCluster):
+	// it has a namespace (and no claim). Crossplane composes nothing
+	// cluster-scoped for it and it has no connection details.
+	Namespaced bool
 }
 
 // readTenant decodes the observed XR of req into a Tenant. It returns an
@@ -47,12 +51,12 @@ func readTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 	for k, v := range observedCompositeValue(req, "metadata", "labels").GetStructValue().GetFields() {
 		labels[k] = v.GetStringValue()
 	}
-	id, err := identityOf(labels, observedCompositeString(req, "metadata", "name"),
-		observedCompositeString(req, "metadata", "namespace"), decoded.Namespace)
+	namespace := observedCompositeString(req, "metadata", "namespace")
+	id, err := identityOf(labels, observedCompositeString(req, "metadata", "name"), namespace, decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return &Tenant{ID: id, Spec: decoded}, nil
+	return &Tenant{ID: id, Spec: decoded, Namespaced: namespace != ""}, nil
 }
 
 // specFieldNames are the names of the typed spec's fields, read once: each

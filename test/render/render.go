@@ -28,6 +28,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // Annotations of a Function read by `crossplane composition render`.
@@ -63,12 +65,15 @@ type Options struct {
 	// line (for example "--include-function-results").
 	ExtraArgs []string
 
-	// Composition defaults to <Root>/package/composition.yaml.
+	// Composition defaults to <Root>/package/composition.yaml, or
+	// <Root>/package/composition-namespaced.yaml for a namespaced
+	// TenantCluster XR.
 	Composition string
 	// Functions defaults to <Root>/examples/functions.yaml.
 	Functions string
-	// XRD defaults to <Root>/package/xrd.yaml; it is passed as --xrd only if
-	// the file exists.
+	// XRD defaults to <Root>/package/xrd.yaml (package/xrd-namespaced.yaml
+	// for a TenantCluster XR); it is passed as --xrd only if the file
+	// exists.
 	XRD string
 	// Crossplane is the CLI binary; defaults to <Root>/bin/crossplane.
 	Crossplane string
@@ -219,6 +224,21 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	return runCrossplane(ctx, o.Root, o.Crossplane, args, o.Stderr)
 }
 
+// kindOf is the kind of the object in the YAML file path.
+func kindOf(path string) (string, error) {
+	raw, err := os.ReadFile(path) //nolint:gosec // the caller's file
+	if err != nil {
+		return "", err
+	}
+	var obj struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(raw, &obj); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return obj.Kind, nil
+}
+
 // BuildFunctions builds ./functions/<name> into <binDir>/function-<name>
 // for each name, with the go command found on PATH.
 func BuildFunctions(ctx context.Context, root, binDir string, names []string, stderr io.Writer) error {
@@ -270,13 +290,23 @@ func (opts Options) resolve() (Options, error) {
 		return err
 	}
 	xrdDefault := opts.XRD == ""
+	composition, xrd := "package/composition.yaml", "package/xrd.yaml"
+	if o.XR != "" && (o.Composition == "" || o.XRD == "") {
+		kind, err := kindOf(o.XR)
+		if err != nil {
+			return o, err
+		}
+		if kind == v1alpha1.NamespacedKind {
+			composition, xrd = "package/composition-namespaced.yaml", "package/xrd-namespaced.yaml"
+		}
+	}
 	for _, d := range []struct {
 		p   *string
 		def string
 	}{
-		{&o.Composition, "package/composition.yaml"},
+		{&o.Composition, composition},
 		{&o.Functions, "examples/functions.yaml"},
-		{&o.XRD, "package/xrd.yaml"},
+		{&o.XRD, xrd},
 		{&o.Crossplane, "bin/crossplane"},
 		{&o.CrossplaneCore, "bin/crossplane-core"},
 		{&o.BinDir, "bin"},

@@ -90,6 +90,7 @@ func DefaultCharts() map[string]ChartSource {
 		"vertical-pod-autoscaler":        helm("cowboysysop", "https://cowboysysop.github.io/charts/", "vertical-pod-autoscaler", "11.1.1", "vertical-pod-autoscaler"),
 		"velero":                         helm("vmware-tanzu", "https://vmware-tanzu.github.io/helm-charts", "velero", "12.2.1", "velero"),
 		"ouroboros":                      artifact("ouroboros"),
+		"oidc-users":                     artifact("oidc-users"),
 	}
 }
 
@@ -138,6 +139,8 @@ func (c *Charts) Source(release string) (*ChartSource, string) {
 		return &c.Velero, "velero"
 	case "ouroboros":
 		return &c.Ouroboros, "ouroboros"
+	case "oidc-users":
+		return &c.OIDCUsers, "oidcUsers"
 	}
 	return nil, ""
 }

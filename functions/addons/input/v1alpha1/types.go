@@ -350,4 +350,10 @@ type Charts struct {
 	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-ouroboros","namespace":"flux-system","valuesLayout":"Upstream"}
 	// +optional
 	Ouroboros ChartSource `json:"ouroboros,omitempty"`
+	// Chart source of the oidc-users release (one ClusterRoleBinding per
+	// spec.oidc.users entry; the chart is charts/oidc-users of the
+	// tenantkube repository); default: ExternalArtifact flux-system/tenantkube-addon-oidc-users.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-oidc-users","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	OIDCUsers ChartSource `json:"oidcUsers,omitempty"`
 }

@@ -108,6 +108,39 @@ type ControlPlaneInput struct {
 	// DataStoreName).
 	// +optional
 	Etcd Etcd `json:"etcd,omitempty"`
+
+	// OIDC is the platform's OpenID Connect issuer, trusted by the tenant
+	// clusters whose spec.oidc.mode is System. Unset: mode System is
+	// refused.
+	// +optional
+	OIDC OIDCIssuer `json:"oidc,omitempty"`
+}
+
+// DefaultOIDCUsernameClaim is the token claim a System-mode cluster takes
+// the user name from: the email address, which spec.oidc.users name.
+const DefaultOIDCUsernameClaim = "email"
+
+// OIDCIssuer is the platform's OpenID Connect issuer. Each cluster trusts
+// it with an audience of its own, "<namespace>.<name>" (the client ID the
+// issuer must mint that cluster's tokens for), so a token for one cluster
+// is rejected by every other.
+type OIDCIssuer struct {
+	// IssuerURL is the issuer's URL, https, without query or fragment; it
+	// must equal the tokens' iss claim. The tenant API servers fetch its
+	// discovery document from the management cluster's network.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	IssuerURL string `json:"issuerURL,omitempty"`
+	// CertificateAuthority is the PEM bundle that verifies the issuer's
+	// serving certificate; empty uses the API server's system roots.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	CertificateAuthority string `json:"certificateAuthority,omitempty"`
+	// UsernameClaim is the token claim used as the user name, unprefixed.
+	// +kubebuilder:default=email
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	UsernameClaim string `json:"usernameClaim,omitempty"`
 }
 
 // DeletionOrder names how a function declares the deletion order of the
@@ -167,5 +200,8 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if !in.Etcd.StorageSize.IsSet() {
 		in.Etcd.StorageSize = DefaultEtcdStorageSize
+	}
+	if in.OIDC.UsernameClaim == "" {
+		in.OIDC.UsernameClaim = DefaultOIDCUsernameClaim
 	}
 }

@@ -75,6 +75,15 @@ type KamajiControlPlaneSpec struct {
 	// Network configures how the tenant API server is exposed; the CRD
 	// defaults serviceType to LoadBalancer.
 	Network *NetworkSpec `json:"network,omitempty"`
+	// Deployment configures the control-plane Deployment.
+	Deployment *DeploymentSpec `json:"deployment,omitempty"`
+}
+
+// DeploymentSpec is field spec.deployment of the Kamaji control-plane
+// provider v0.20.0 CRD; only extraVolumes is used.
+type DeploymentSpec struct {
+	// ExtraVolumes are added to the control-plane pod (core/v1 Volume).
+	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
 }
 
 // APIEndpoint is a host and port (field spec.controlPlaneEndpoint of the
@@ -92,6 +101,9 @@ type APIEndpoint struct {
 type ControlPlaneComponent struct {
 	// ExtraArgs are extra command-line flags, each "--flag=value".
 	ExtraArgs []string `json:"extraArgs,omitempty"`
+	// ExtraVolumeMounts are added to the container (core/v1 VolumeMount),
+	// each naming a volume of spec.deployment.extraVolumes.
+	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
 	// Resources are the container's requests and limits (CPU in cores,
 	// memory and ephemeral-storage in bytes, as quantities).
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
+)
+
+// docsConfig is the shape of the AuthenticationConfiguration example of the
+// Kubernetes documentation ("Authenticating", structured authentication
+// configuration): one issuer, one audience, the username from a claim.
+const docsConfig = `apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: https://example.com
+    audiences:
+    - my-app
+  claimMappings:
+    username:
+      claim: sub
+      prefix: ""
+`
+
+// testCA is the self-signed certificate of the render test's platform
+// settings (test/testdata/control-plane/platform-oidc.yaml).
+func testCA(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../test/testdata/control-plane/platform-oidc.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ec struct {
+		Data struct {
+			OIDC cpinput.OIDCIssuer `json:"oidc"`
+		} `json:"data"`
+	}
+	if err := yaml.Unmarshal(b, &ec); err != nil {
+		t.Fatal(err)
+	}
+	return ec.Data.OIDC.CertificateAuthority
+}
+
+func TestOIDCAudienceIsInjective(t *testing.T) {
+	// The pair a "<NS>-<N>" audience confuses: both are prod-team-a.
+	a := OIDCAudience(function.Identity{Namespace: "prod", Name: "team-a"})
+	b := OIDCAudience(function.Identity{Namespace: "prod-team", Name: "a"})
+	if a != "prod.team-a" || b != "prod-team.a" {
+		t.Errorf("OIDCAudience: got %q and %q, want prod.team-a and prod-team.a", a, b)
+	}
+}
+
+func TestPlanAuthentication(t *testing.T) {
+	id := function.Identity{Namespace: "tenant-demo", Name: "demo"}
+	issuer := cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/realms/platform", UsernameClaim: "email"}
+	mount := &corev1.VolumeMount{Name: "authentication-config", MountPath: "/etc/kubernetes/authentication-config", ReadOnly: true}
+	configMapVolume := &corev1.Volume{Name: "authentication-config", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "demo-oidc-authn-config"}}}}
+	const flag = "--authentication-config=/etc/kubernetes/authentication-config/config.yaml"
+	cfgPath := field.NewPath("spec", "oidc", "customConfig", "config")
+
+	type args struct {
+		oidc   tkv1alpha1.OIDC
+		issuer cpinput.OIDCIssuer
+	}
+	type want struct {
+		arg    string
+		volume *corev1.Volume
+		mount  *corev1.VolumeMount
+		config string // the ConfigMap's config.yaml; "" for none
+		errs   []string
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"None": {
+			reason: "Mode None adds nothing, even with an issuer configured.",
+			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeNone}, issuer: issuer},
+		},
+		"SystemWithoutIssuer": {
+			reason: "Mode System on a platform with no issuer is Fatal naming spec.oidc.mode.",
+			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeSystem}, issuer: cpinput.OIDCIssuer{UsernameClaim: "email"}},
+			want:   want{errs: []string{`spec.oidc.mode: Invalid value: "System": the platform trusts no OIDC issuer: its control-plane input oidc.issuerURL is empty`}},
+		},
+		"System": {
+			reason: "The platform's issuer with the audience <NS>.<N>, the user name from the email claim unprefixed.",
+			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeSystem}, issuer: issuer},
+			want: want{arg: flag, volume: configMapVolume, mount: mount, config: `apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: https://id.corp.test/realms/platform
+    audiences: [tenant-demo.demo]
+  claimMappings:
+    username: {claim: email, prefix: ""}
+`},
+		},
+		"CustomInline": {
+			reason: "An inline configuration goes verbatim into the ConfigMap.",
+			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: docsConfig}}},
+			want:   want{arg: flag, volume: configMapVolume, mount: mount, config: docsConfig},
+		},
+		"CustomSecret": {
+			reason: "The tenant's Secret is mounted as it is, key config.yaml; no ConfigMap.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig,
+				CustomConfig: tkv1alpha1.OIDCCustomConfig{SecretRef: tkv1alpha1.OIDCSecretRef{Name: "my-authn"}}}},
+			want: want{arg: flag, mount: mount, volume: &corev1.Volume{Name: "authentication-config", VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: "my-authn", Items: []corev1.KeyToPath{{Key: "config.yaml", Path: "config.yaml"}}}}}},
+		},
+		"CustomWrongKind": {
+			reason: "Only apiserver.config.k8s.io/v1beta1 AuthenticationConfiguration.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: strings.Replace(docsConfig, "AuthenticationConfiguration", "AuthorizationConfiguration", 1)}}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "apiserver.config.k8s.io/v1beta1, AuthorizationConfiguration": must be apiVersion apiserver.config.k8s.io/v1beta1, kind AuthenticationConfiguration`}},
+		},
+		"CustomNoIssuer": {
+			reason: "At least one jwt issuer.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: "apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\n"}}},
+			want: want{errs: []string{cfgPath.String() + ": Required value: an AuthenticationConfiguration needs at least one jwt issuer"}},
+		},
+		"CustomUnknownField": {
+			reason: "Decoded strictly, as kube-apiserver decodes it: a misspelt field is an error, not ignored.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: strings.Replace(docsConfig, "audiences:", "audience:", 1)}}},
+			want: want{errs: []string{`unknown field "jwt[0].issuer.audience"`}},
+		},
+		"CustomInvalid": {
+			reason: "Upstream validation: an http issuer and an empty audience list are both named.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: strings.Replace(strings.Replace(docsConfig, "https://", "http://", 1), "    audiences:\n    - my-app\n", "", 1)}}},
+			want: want{errs: []string{"jwt[0].issuer.url: Invalid value: \"http://example.com\": URL scheme must be https", "jwt[0].issuer.audiences: Required value"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, errs := planAuthentication(id, tc.args.oidc, tc.args.issuer)
+			if len(tc.want.errs) != len(errs) {
+				t.Fatalf("%s\nplanAuthentication(...): want %d errors, got %v", tc.reason, len(tc.want.errs), errs)
+			}
+			for i, w := range tc.want.errs {
+				if !strings.Contains(errs[i].Error(), w) {
+					t.Errorf("%s\nplanAuthentication(...): error %q does not contain %q", tc.reason, errs[i].Error(), w)
+				}
+			}
+			if len(errs) > 0 {
+				return
+			}
+			if diff := cmp.Diff(tc.want.arg, got.Arg); diff != "" {
+				t.Errorf("%s\nflag: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.volume, got.Volume); diff != "" {
+				t.Errorf("%s\nvolume: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.mount, got.Mount); diff != "" {
+				t.Errorf("%s\nmount: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want.config == "" {
+				if got.ConfigMap != nil {
+					t.Errorf("%s\nwant no ConfigMap, got %v", tc.reason, got.ConfigMap)
+				}
+				return
+			}
+			if got.ConfigMap == nil || got.ConfigMap.Name != "demo-oidc-authn-config" || got.ConfigMap.Namespace != "tenant-demo" {
+				t.Fatalf("%s\nwant ConfigMap tenant-demo/demo-oidc-authn-config, got %v", tc.reason, got.ConfigMap)
+			}
+			// Compared as data: the YAML above is written by hand.
+			var want, gotData any
+			if err := yaml.Unmarshal([]byte(tc.want.config), &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal([]byte(got.ConfigMap.Data["config.yaml"]), &gotData); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, gotData, cmpopts.IgnoreMapEntries(func(k string, v any) bool {
+				m, ok := v.(map[string]any)
+				return (k == "groups" || k == "uid") && ok && len(m) == 0 // empty mappings of the v1beta1 structs
+			})); diff != "" {
+				t.Errorf("%s\nconfig.yaml: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestValidateIssuer(t *testing.T) {
+	p := field.NewPath("input", "oidc")
+	cases := map[string]struct {
+		reason string
+		args   cpinput.OIDCIssuer
+		want   string // substring of the error; "" for none
+	}{
+		"Unset":   {reason: "No issuer is valid: mode System is then refused per cluster.", args: cpinput.OIDCIssuer{UsernameClaim: "email"}},
+		"Https":   {reason: "An https issuer with a path (Keycloak's realm URL shape).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/realms/platform", UsernameClaim: "email"}},
+		"WithCA":  {reason: "A PEM CA bundle.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "<ca>", UsernameClaim: "email"}},
+		"Http":    {reason: "kube-apiserver needs https.", args: cpinput.OIDCIssuer{IssuerURL: "http://id.corp.test", UsernameClaim: "email"}, want: `input.oidc.issuerURL: Invalid value: "http://id.corp.test"`},
+		"Query":   {reason: "No query.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/?x=1", UsernameClaim: "email"}, want: "input.oidc.issuerURL"},
+		"BadPEM":  {reason: "A CA that is no PEM.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "not a certificate", UsernameClaim: "email"}, want: "input.oidc.certificateAuthority"},
+		"NoClaim": {reason: "A username claim is needed (upstream validation).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test"}, want: "claimMappings.username"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := tc.args
+			if in.CertificateAuthority == "<ca>" {
+				in.CertificateAuthority = testCA(t)
+			}
+			err := validateIssuer(p, in)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s\nvalidateIssuer: unexpected error %v", tc.reason, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s\nvalidateIssuer: error %v does not contain %q", tc.reason, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAPIServerComponent(t *testing.T) {
+	res := resources("2", "200m", "2Gi")
+	auth := authentication{
+		Arg:    "--authentication-config=/etc/kubernetes/authentication-config/config.yaml",
+		Volume: &corev1.Volume{Name: "authentication-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "demo-oidc-authn-config"}}}},
+		Mount:  &corev1.VolumeMount{Name: "authentication-config", MountPath: "/etc/kubernetes/authentication-config", ReadOnly: true},
+	}
+	spec := func(args ...tkv1alpha1.APIServerArg) tkv1alpha1.APIServer {
+		return tkv1alpha1.APIServer{
+			ExtraArgs: args,
+			ExtraVolumes: []tkv1alpha1.APIServerVolume{
+				{Name: "tokens", Secret: &tkv1alpha1.SecretVolume{SecretName: "static-tokens", Optional: ptr.To(true)}},
+				{Name: "audit", ConfigMap: &tkv1alpha1.ConfigMapVolume{Name: "audit-policy"}},
+			},
+			ExtraVolumeMounts: []tkv1alpha1.APIServerVolumeMount{{Name: "tokens", MountPath: "/srv/tokens"}, {Name: "audit", MountPath: "/etc/tenant/audit", ReadOnly: true}},
+		}
+	}
+	sorted := &kamajiv1alpha2.ControlPlaneComponent{
+		Resources: &res,
+		// Sorted by flag name: audit-log-path < audit-policy-file < profiling < v.
+		ExtraArgs: []string{"--audit-log-path=-", "--audit-policy-file=/etc/tenant/audit/policy.yaml", "--profiling", "--v=2"},
+		ExtraVolumeMounts: []corev1.VolumeMount{
+			{Name: "audit", MountPath: "/etc/tenant/audit", ReadOnly: true},
+			{Name: "tokens", MountPath: "/srv/tokens"},
+		},
+	}
+	volumes := &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{
+		{Name: "audit", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "audit-policy"}}}},
+		{Name: "tokens", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "static-tokens", Optional: ptr.To(true)}}},
+	}}
+	withAuth := sorted.DeepCopy()
+	withAuth.ExtraArgs = []string{"--audit-log-path=-", "--audit-policy-file=/etc/tenant/audit/policy.yaml",
+		"--authentication-config=/etc/kubernetes/authentication-config/config.yaml", "--profiling", "--v=2"}
+	withAuth.ExtraVolumeMounts = append([]corev1.VolumeMount{*auth.Mount}, withAuth.ExtraVolumeMounts...)
+	authVolumes := &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{volumes.ExtraVolumes[0], *auth.Volume, volumes.ExtraVolumes[1]}}
+
+	type args struct {
+		spec tkv1alpha1.APIServer
+		auth authentication
+	}
+	type want struct {
+		component  *kamajiv1alpha2.ControlPlaneComponent
+		deployment *kamajiv1alpha2.DeploymentSpec
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Defaults": {
+			reason: "No extras: resources only and no deployment, as before issue 19.",
+			args:   args{spec: tkv1alpha1.APIServer{}},
+			want:   want{component: &kamajiv1alpha2.ControlPlaneComponent{Resources: &res}},
+		},
+		"Sorted": {
+			reason: "Flags by name, volumes by name, mounts by path.",
+			args:   args{spec: spec("--v=2", "--profiling", "--audit-policy-file=/etc/tenant/audit/policy.yaml", "--audit-log-path=-")},
+			want:   want{component: sorted, deployment: volumes},
+		},
+		"Reordered": {
+			reason: "Another order of the same flags renders the same bytes (kamaji #1154).",
+			args:   args{spec: spec("--audit-log-path=-", "--profiling", "--v=2", "--audit-policy-file=/etc/tenant/audit/policy.yaml")},
+			want:   want{component: sorted, deployment: volumes},
+		},
+		"WithOIDC": {
+			reason: "The platform's flag, volume and mount join the tenant's, sorted in.",
+			args:   args{spec: spec("--v=2", "--profiling", "--audit-policy-file=/etc/tenant/audit/policy.yaml", "--audit-log-path=-"), auth: auth},
+			want:   want{component: withAuth, deployment: authVolumes},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, d := apiServerComponent(tc.args.spec, res, tc.args.auth)
+			if diff := cmp.Diff(tc.want.component, c, quantities); diff != "" {
+				t.Errorf("%s\napiServer: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.deployment, d); diff != "" {
+				t.Errorf("%s\ndeployment: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestPlanOIDCErrors: plan answers a bad spec.oidc with every problem at
+// once, beside the others.
+func TestPlanOIDCErrors(t *testing.T) {
+	_, errs := planOf(t, fntest.Call{Spec: `{oidc: {mode: System}, controlPlane: {replicas: 0}}`}, `{}`)
+	want := field.ErrorList{
+		field.Invalid(field.NewPath("spec", "controlPlane", "replicas"), int32(0), "must be between 1 and 7"),
+		field.Invalid(field.NewPath("spec", "oidc", "mode"), tkv1alpha1.OIDCModeSystem,
+			"the platform trusts no OIDC issuer: its control-plane input oidc.issuerURL is empty; use mode CustomConfig or None"),
+	}
+	if diff := cmp.Diff(want, errs); diff != "" {
+		t.Errorf("plan(...): -want errors, +got:\n%s", diff)
+	}
+}
