@@ -9,7 +9,8 @@ import (
 
 // TestXRDHoldsGoLists: the XRD's CEL rules on the API server's extra
 // flags, volumes and mounts carry the lists Validate uses
-// (v1alpha1.ReservedFlags, ReservedVolumeNames, ReservedMountPaths), so
+// (v1alpha1.ReservedFlags, OIDCFlags, ReservedVolumeNames,
+// ReservedMountPaths), so
 // the two cannot drift apart (issue 19).
 func TestXRDHoldsGoLists(t *testing.T) {
 	api := xrdRootSchema(t).Properties["spec"].Properties["controlPlane"].Properties["apiServer"]
@@ -26,6 +27,9 @@ func TestXRDHoldsGoLists(t *testing.T) {
 	}
 	if !strings.Contains(rules(argRules), "'"+v1alpha1.ReservedFlags+"'") {
 		t.Errorf("no CEL rule of extraArgs items matches v1alpha1.ReservedFlags %s:\n%s", v1alpha1.ReservedFlags, rules(argRules))
+	}
+	if !strings.Contains(rules(argRules), "!self.matches('"+v1alpha1.OIDCFlags+"')") {
+		t.Errorf("no CEL rule of extraArgs items refuses v1alpha1.OIDCFlags %s:\n%s", v1alpha1.OIDCFlags, rules(argRules))
 	}
 	quoted := func(v []string) string { return "['" + strings.Join(v, "', '") + "']" }
 	if !strings.Contains(rules(volumeRules), quoted(v1alpha1.ReservedVolumeNames)) {

@@ -79,11 +79,12 @@ func TestPipelineRender(t *testing.T) {
 		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"step workers", "spec.nodeGroups[md0].maxReplicas", "101", "at most 100"}},
 		// issue 19: control plane. Flags sorted by name with the platform's
 		// --authentication-config among them; volumes sorted by name, mounts
-		// by path; the audience is <NS>.<N>.
+		// by path; the audience is <NS>.<N>; system: user names refused.
 		{name: "api-server-oidc", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc.yaml")}, contains: []string{
-			"- --audit-log-path=-\n", "- --authentication-config=/etc/kubernetes/authentication-config/config.yaml\n", "- --v=2\n",
+			"- --authentication-config=/etc/kubernetes/authentication-config/config.yaml\n", "- --goaway-chance=0.001\n", "- --v=2\n",
 			"url: https://id.corp.test/realms/platform\n", "- tenant-oidc.oidc\n", "claim: email\n",
 			"mountPath: /etc/kubernetes/authentication-config\n", "name: oidc-oidc-authn-config\n",
+			"- expression: '!user.username.startsWith(''system:'')'\n",
 		}},
 		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},
 		{name: "oidc-secret", xr: data("xr-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"secretName: my-authn-config\n"}},

@@ -492,19 +492,38 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--v=2, --v=4]}}}`},
 			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--v"},
 		},
-		"LegacyOIDCFlagsWithoutMode": {
-			reason: "With oidc.mode None the tenant may keep its own --oidc-* flags (upstream keeps that path).",
-			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--oidc-issuer-url=https://id.example.com, --oidc-client-id=k]}}}`},
+		"ExtraArgsSharedResources": {
+			reason: "The audit log and policy, --event-ttl, the watch cache and the logs handler spend what tenants share; their neighbours --audit-webhook-* (already refused) aside, --enable-aggregator-routing and --default-not-ready-toleration-seconds pass.",
+			args: args{spec: `{controlPlane: {apiServer: {extraArgs: [--audit-log-path=/var/log/audit.log, --audit-policy-file=/p, --event-ttl=720h, --watch-cache=false, ` +
+				`--watch-cache-sizes=pods#0, --default-watch-cache-size=0, --enable-logs-handler, --enable-aggregator-routing=true, --default-not-ready-toleration-seconds=60]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]", "spec.controlPlane.apiServer.extraArgs[1]", "spec.controlPlane.apiServer.extraArgs[2]",
+				"spec.controlPlane.apiServer.extraArgs[3]", "spec.controlPlane.apiServer.extraArgs[4]", "spec.controlPlane.apiServer.extraArgs[5]",
+				"spec.controlPlane.apiServer.extraArgs[6]"}, msg: "--event-ttl is set by the platform, calls out from the management network or spends what tenants share"},
 		},
-		"LegacyOIDCFlagsWithMode": {
-			reason: "kube-apiserver refuses --authentication-config together with --oidc-*.",
+		"ExtraArgNonASCII1024": {
+			reason: "The bound counts characters as the schema's maxLength does: 1024 characters of 2 bytes each pass.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: ["--feature-gates=` + rep("é", 1024-len("--feature-gates=")) + `"]}}}`},
+		},
+		"OIDCFlagsWithoutMode": {
+			reason: "--oidc-* is refused with oidc.mode None too: the issuer would be fetched from the management network, unchecked; OIDC goes only through spec.oidc.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--oidc-issuer-url=https://id.example.com, --oidc-client-id=k, --requestheader-uid-headers=X-Remote-Uid]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]", "spec.controlPlane.apiServer.extraArgs[1]"},
+				msg: "--oidc-issuer-url cannot be set in extraArgs: configure OIDC with spec.oidc"},
+		},
+		"AuthenticationConfigFlagWithoutMode": {
+			reason: "A tenant's own --authentication-config (a file from extraVolumes) is refused with oidc.mode None; --authentication-token-webhook-* stays refused as reserved.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--authentication-config=/srv/authn/config.yaml]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]"}, msg: "--authentication-config cannot be set in extraArgs"},
+		},
+		"OIDCFlagsWithMode": {
+			reason: "With a mode the platform sets --authentication-config, which kube-apiserver refuses beside --oidc-*.",
 			args:   args{spec: `{oidc: {mode: System}, controlPlane: {apiServer: {extraArgs: [--oidc-issuer-url=https://id.example.com]}}}`},
-			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--oidc-issuer-url cannot be set while oidc.mode is System"},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]"}, msg: "--oidc-issuer-url cannot be set in extraArgs"},
 		},
 		"AuthenticationConfigFlagWithMode": {
 			reason: "The platform sets --authentication-config when oidc.mode is not None.",
 			args:   args{spec: `{oidc: {mode: CustomConfig, customConfig: {secretRef: {name: authn}}}, controlPlane: {apiServer: {extraArgs: [--authentication-config=/x]}}}`},
-			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--authentication-config cannot be set"},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]"}, msg: "--authentication-config cannot be set"},
 		},
 		"ExtraVolumesAndMounts": {
 			reason: "A ConfigMap and a Secret volume, each mounted off the control plane's paths.",

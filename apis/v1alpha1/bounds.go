@@ -40,9 +40,9 @@ const (
 	MaxExtraVolumes = 16
 	// MaxMountPathLength is the longest extraVolumeMounts mountPath.
 	MaxMountPathLength = 256
-	// MaxAuthenticationConfigBytes is the most bytes of an inline
+	// MaxAuthenticationConfigLength is the most characters of an inline
 	// oidc.customConfig.config (several issuers with their CA bundles fit).
-	MaxAuthenticationConfigBytes = 32768
+	MaxAuthenticationConfigLength = 32768
 	// MaxOIDCUsers is the most oidc.users (one ClusterRoleBinding each).
 	MaxOIDCUsers = 64
 	// MaxEmailLength is the longest email address (RFC 5321's 254).

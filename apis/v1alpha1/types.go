@@ -25,7 +25,6 @@ type XKubernetesCluster struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)",message="storageClass is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + (oldSelf.version == 'v1.30' ? 'v1.30 and v1.31' : oldSelf.version == 'v1.31' ? 'v1.31 and v1.32' : oldSelf.version == 'v1.32' ? 'v1.32 and v1.33' : oldSelf.version == 'v1.33' ? 'v1.33 and v1.34' : oldSelf.version == 'v1.34' ? 'v1.34 and v1.35' : oldSelf.version) + ', not ' + self.version"
-// +kubebuilder:validation:XValidation:rule="!has(self.oidc) || !has(self.oidc.mode) || self.oidc.mode == 'None' || !has(self.controlPlane) || !has(self.controlPlane.apiServer) || !has(self.controlPlane.apiServer.extraArgs) || self.controlPlane.apiServer.extraArgs.all(a, !a.matches('^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$'))",messageExpression="'extraArgs: ' + self.controlPlane.apiServer.extraArgs.filter(a, a.matches('^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$'))[0].split('=')[0] + ' cannot be set while oidc.mode is ' + self.oidc.mode + ': the platform sets --authentication-config, and the API server refuses to start with both it and --oidc-* flags'",fieldPath=".controlPlane.apiServer.extraArgs"
 type KubernetesClusterSpec struct {
 	// StorageClass used to store the data.
 	// +kubebuilder:default=replicated
@@ -529,9 +528,10 @@ type APIServer struct {
 	// (storage, certificates, ports, service network, service accounts,
 	// authorization, the probes' anonymous access) and flags that make the
 	// API server call out from the management network (webhook, tracing
-	// and admission configuration files) are refused; --oidc-* and
-	// --authentication-config are refused while oidc.mode is not None. Use
-	// oidc.mode for OIDC. Empty by default.
+	// and admission configuration files) or spend what other tenants share
+	// (audit log, event TTL, watch cache, logs handler) are refused, and so
+	// are --oidc-* and --authentication-config whatever oidc.mode: OIDC is
+	// configured only with oidc. Empty by default.
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	ExtraArgs []APIServerArg `json:"extraArgs,omitempty"`
@@ -557,7 +557,8 @@ type APIServer struct {
 //
 // +kubebuilder:validation:MaxLength=1024
 // +kubebuilder:validation:Pattern=`^--[a-z0-9][-a-z0-9]*(=.*)?$`
-// +kubebuilder:validation:XValidation:rule="!self.matches('^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file)(=.*)?$')",messageExpression="self.split('=')[0] + ' is set by the platform or calls out from the management network; it cannot be set in extraArgs'"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler)(=.*)?$')",messageExpression="self.split('=')[0] + ' is set by the platform, calls out from the management network or spends what tenants share; it cannot be set in extraArgs'"
+// +kubebuilder:validation:XValidation:rule="!self.matches('^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$')",messageExpression="self.split('=')[0] + ' cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config'"
 type APIServerArg string
 
 // APIServerVolume is a volume of the control-plane pod from a ConfigMap or
@@ -682,8 +683,8 @@ type OIDC struct {
 // in a Secret of the cluster's namespace.
 type OIDCCustomConfig struct {
 	// Inline AuthenticationConfiguration YAML
-	// (apiserver.config.k8s.io/v1beta1), at most 32 KiB, with at least one
-	// jwt issuer. Mutually exclusive with secretRef.name.
+	// (apiserver.config.k8s.io/v1beta1), at most 32768 characters, with at
+	// least one jwt issuer. Mutually exclusive with secretRef.name.
 	// +kubebuilder:validation:MaxLength=32768
 	// +optional
 	Config string `json:"config,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -44,13 +45,13 @@ const (
 	msgWholeCPU      = "must be whole millicores such as 4000m or decimal cores such as 4"
 	msgWholeCores    = "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"
 
-	msgReservedFlag      = "is set by the platform or calls out from the management network; it cannot be set in extraArgs"
+	msgReservedFlag      = "is set by the platform, calls out from the management network or spends what tenants share; it cannot be set in extraArgs"
 	msgRepeatedFlag      = "each flag at most once (Kamaji keys them by name)"
 	msgReservedVolume    = "is a volume of the control plane itself"
 	msgOneSource         = "set exactly one source: configMap or secret (the only sources allowed: the pod runs in the management cluster)"
 	msgReservedMountPath = "is on or above a path the control plane uses"
 	msgCustomConfig      = "mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)"
-	msgOIDCFlags         = "the platform sets --authentication-config, and the API server refuses to start with both it and --oidc-* flags"
+	msgOIDCFlag          = "cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"
 )
 
 // ReservedFlags matches the kube-apiserver flags extraArgs may not set, with
@@ -58,11 +59,23 @@ const (
 // service network and accounts, serving address, port and certificates,
 // kubelet and front-proxy client certificates, konnectivity's egress
 // selector, bootstrap tokens for joining nodes, authorization, and
-// anonymous access, which the pod's probes need), and the configuration
-// files whose webhooks and exporters the API server would call from the
-// management cluster's network. The XRD's rule on APIServerArg holds the
+// anonymous access, which the pod's probes need), the configuration files
+// whose webhooks and exporters the API server would call from the
+// management cluster's network, and what would spend resources shared
+// with other tenants: the audit log and policy (files written on the
+// management node's ephemeral storage), --event-ttl and the watch cache
+// (the load and size of a shared DataStore), and --enable-logs-handler
+// (serves the container's files). The XRD's rule on APIServerArg holds the
 // same expression.
-const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file)(=.*)?$`
+const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler)(=.*)?$`
+
+// OIDCFlags matches the kube-apiserver flags of OIDC authentication,
+// refused in extraArgs whatever oidc.mode: OIDC goes only through
+// spec.oidc. With mode None they would make the API server fetch issuers
+// from the management cluster's network with nothing checking them; with
+// a mode, kube-apiserver refuses --authentication-config beside --oidc-*.
+// The XRD's rule on APIServerArg holds the same expression.
+const OIDCFlags = `^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$`
 
 // ReservedVolumeNames are the control-plane pod's own volumes (Kamaji's,
 // and authentication-config for oidc): an extra volume may not take one.
@@ -91,8 +104,7 @@ var (
 	// argPattern is a kube-apiserver flag as extraArgs takes it.
 	argPattern          = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
 	reservedFlagPattern = regexp.MustCompile(ReservedFlags)
-	// oidcFlagPattern is a flag refused while spec.oidc.mode is not None.
-	oidcFlagPattern = regexp.MustCompile(`^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$`)
+	oidcFlagPattern     = regexp.MustCompile(OIDCFlags)
 	// mountPathPattern is an absolute path without a trailing slash or ':'.
 	mountPathPattern = regexp.MustCompile(`^(/[^/:]+)+$`)
 	dotSegment       = regexp.MustCompile(`(^|/)[.][.]?(/|$)`)
@@ -139,12 +151,10 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	}
 	errs = append(errs, s.Addons.Validate(p.Child("addons"))...)
 	errs = append(errs, s.ControlPlane.Validate(p.Child("controlPlane"))...)
-	if img := s.Images.WaitForKubeconfig; len(img) > MaxImageLength {
+	if img := s.Images.WaitForKubeconfig; longerThan(img, MaxImageLength) {
 		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
 	}
-	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
-	errs = append(errs, s.validateOIDCFlags(p.Child("controlPlane", "apiServer", "extraArgs"))...)
-	return errs
+	return append(errs, s.OIDC.Validate(p.Child("oidc"))...)
 }
 
 // Validate returns every problem of one defaulted node group at path
@@ -163,7 +173,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("minReplicas"), minR,
 			fmt.Sprintf("minReplicas must be less than or equal to maxReplicas (%d)", maxR)))
 	}
-	if it := g.InstanceTypeName(); len(it) > MaxNameLength {
+	if it := g.InstanceTypeName(); longerThan(it, MaxNameLength) {
 		errs = append(errs, tooLong(path.Child("instanceType"), it, MaxNameLength))
 	} else if it != "" && !g.explicit() {
 		errs = append(errs, validateSubdomain(path.Child("instanceType"), it)...)
@@ -178,7 +188,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 	for i, role := range g.Roles {
 		rp := path.Child("roles").Index(i)
 		switch {
-		case len(role) > validation.LabelValueMaxLength:
+		case longerThan(role, validation.LabelValueMaxLength):
 			errs = append(errs, tooLong(rp, role, validation.LabelValueMaxLength))
 		case !rolePattern.MatchString(role):
 			errs = append(errs, field.Invalid(rp, role, "must be a label name part: lower-case alphanumerics, '-' and '.', starting and ending alphanumeric"))
@@ -211,7 +221,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		switch {
 		case gpu.Name == "":
 			errs = append(errs, field.Required(np, "a GPU needs a device name such as nvidia.com/AD102GL_L40S"))
-		case len(gpu.Name) > MaxNameLength:
+		case longerThan(gpu.Name, MaxNameLength):
 			errs = append(errs, tooLong(np, gpu.Name, MaxNameLength))
 		}
 	}
@@ -411,7 +421,7 @@ func (a *Addons) Validate(path *field.Path) field.ErrorList {
 	for i, h := range a.IngressNginx.Hosts {
 		hp := ing.Child("hosts").Index(i)
 		switch {
-		case len(h) > MaxNameLength:
+		case longerThan(h, MaxNameLength):
 			errs = append(errs, tooLong(hp, h, MaxNameLength))
 		case !hostPattern.MatchString(h):
 			errs = append(errs, field.Invalid(hp, h, "must be a lower-case DNS name, optionally starting with *."))
@@ -474,44 +484,46 @@ func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
 
 // Validate returns every problem of the API server's extra flags, volumes
 // and mounts at path (spec.controlPlane.apiServer): flags well formed, each
-// at most once and none the platform owns (ReservedFlags); volumes named
-// uniquely, not as the control plane's own, each from exactly one
-// ConfigMap or Secret; mounts naming a declared volume at a unique absolute
-// path off the control plane's paths (ReservedMountPaths). The rules that
-// read oidc.mode are KubernetesClusterSpec.Validate's.
+// at most once and none the platform owns (ReservedFlags) or OIDC's
+// (OIDCFlags); volumes named uniquely, not as the control plane's own, each
+// from exactly one ConfigMap or Secret; mounts naming a declared volume at
+// a unique absolute path off the control plane's paths
+// (ReservedMountPaths). A repeated flag, volume name or mount path, and an
+// undeclared volume, is named once each.
 func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	ap := path.Child("extraArgs")
 	if n := len(a.ExtraArgs); n > MaxExtraArgs {
 		errs = append(errs, field.TooMany(ap, n, MaxExtraArgs))
 	}
-	seen := map[string]int{}
+	flags := make([]string, 0, len(a.ExtraArgs))
 	for i, arg := range a.ExtraArgs {
 		s := string(arg)
 		switch {
-		case len(s) > MaxExtraArgLength:
+		case longerThan(s, MaxExtraArgLength):
 			errs = append(errs, tooLong(ap.Index(i), s, MaxExtraArgLength))
 		case !argPattern.MatchString(s):
 			errs = append(errs, field.Invalid(ap.Index(i), s, "must be a flag --name=value or --name (name in lower case)"))
 		case reservedFlagPattern.MatchString(s):
 			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgReservedFlag))
+		case oidcFlagPattern.MatchString(s):
+			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgOIDCFlag))
 		}
-		seen[arg.Flag()]++
+		flags = append(flags, arg.Flag())
 	}
-	for _, arg := range a.ExtraArgs {
-		if seen[arg.Flag()] > 1 {
-			errs = append(errs, field.Invalid(ap, arg.Flag(), msgRepeatedFlag))
-			break
-		}
+	for _, f := range repeated(flags) {
+		errs = append(errs, field.Invalid(ap, f, msgRepeatedFlag))
 	}
 	vp := path.Child("extraVolumes")
 	if n := len(a.ExtraVolumes); n > MaxExtraVolumes {
 		errs = append(errs, field.TooMany(vp, n, MaxExtraVolumes))
 	}
-	volumes := map[string]int{}
+	volumes := map[string]bool{}
+	names := make([]string, 0, len(a.ExtraVolumes))
 	for i, v := range a.ExtraVolumes {
 		ip := vp.Index(i)
-		volumes[v.Name]++
+		volumes[v.Name] = true
+		names = append(names, v.Name)
 		switch {
 		case v.Name == "":
 			errs = append(errs, field.Required(ip.Child("name"), "a volume needs a name"))
@@ -530,38 +542,29 @@ func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, validateSubdomain(ip.Child("secret", "secretName"), v.Secret.SecretName)...)
 		}
 	}
-	for _, v := range a.ExtraVolumes {
-		if volumes[v.Name] > 1 {
-			errs = append(errs, field.Invalid(vp, v.Name, "names must be unique"))
-			break
-		}
+	for _, name := range repeated(names) {
+		errs = append(errs, field.Invalid(vp, name, "names must be unique"))
 	}
 	mp := path.Child("extraVolumeMounts")
 	if n := len(a.ExtraVolumeMounts); n > MaxExtraVolumes {
 		errs = append(errs, field.TooMany(mp, n, MaxExtraVolumes))
 	}
-	paths := map[string]int{}
-	for _, m := range a.ExtraVolumeMounts {
-		paths[m.MountPath]++
-	}
-	undeclared, repeated := "", ""
+	var undeclared, paths []string
 	for i, m := range a.ExtraVolumeMounts {
 		ip := mp.Index(i)
 		switch {
 		case m.Name == "":
 			errs = append(errs, field.Required(ip.Child("name"), "a mount names a volume of extraVolumes"))
-		case len(m.Name) > validation.DNS1123LabelMaxLength:
+		case longerThan(m.Name, validation.DNS1123LabelMaxLength):
 			errs = append(errs, tooLong(ip.Child("name"), m.Name, validation.DNS1123LabelMaxLength))
 		}
-		if volumes[m.Name] == 0 && undeclared == "" {
-			undeclared = m.Name
+		if !volumes[m.Name] && !slices.Contains(undeclared, m.Name) {
+			undeclared = append(undeclared, m.Name)
 		}
-		if paths[m.MountPath] > 1 && repeated == "" {
-			repeated = m.MountPath
-		}
+		paths = append(paths, m.MountPath)
 		pp := ip.Child("mountPath")
 		switch {
-		case len(m.MountPath) > MaxMountPathLength:
+		case longerThan(m.MountPath, MaxMountPathLength):
 			errs = append(errs, tooLong(pp, m.MountPath, MaxMountPathLength))
 			continue
 		case !mountPathPattern.MatchString(m.MountPath):
@@ -577,13 +580,30 @@ func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 			}
 		}
 	}
-	if undeclared != "" {
-		errs = append(errs, field.Invalid(mp, undeclared, "each name must be a volume of extraVolumes"))
+	for _, name := range undeclared {
+		errs = append(errs, field.Invalid(mp, name, "each name must be a volume of extraVolumes"))
 	}
-	if repeated != "" {
-		errs = append(errs, field.Invalid(mp, repeated, "mount paths must be unique"))
+	for _, p := range repeated(paths) {
+		errs = append(errs, field.Invalid(mp, p, "mount paths must be unique"))
 	}
 	return errs
+}
+
+// repeated returns the values that occur more than once in v, each once,
+// in the order of their first occurrence.
+func repeated(v []string) []string {
+	count := map[string]int{}
+	for _, s := range v {
+		count[s]++
+	}
+	var out []string
+	for _, s := range v {
+		if count[s] > 1 {
+			out = append(out, s)
+			count[s] = 0
+		}
+	}
+	return out
 }
 
 // Flag is the flag's name, "--name" of "--name=value".
@@ -608,8 +628,8 @@ func (o *OIDC) Validate(path *field.Path) field.ErrorList {
 	if o.Mode == OIDCModeCustomConfig && inline == ref {
 		errs = append(errs, field.Invalid(cp, fmt.Sprintf("config set: %t, secretRef.name set: %t", inline, ref), msgCustomConfig))
 	}
-	if n := len(o.CustomConfig.Config); n > MaxAuthenticationConfigBytes {
-		errs = append(errs, field.TooLong(cp.Child("config"), "", MaxAuthenticationConfigBytes))
+	if longerThan(o.CustomConfig.Config, MaxAuthenticationConfigLength) {
+		errs = append(errs, field.TooLongCharacters(cp.Child("config"), o.CustomConfig.Config, MaxAuthenticationConfigLength))
 	}
 	if ref {
 		errs = append(errs, validateSubdomain(cp.Child("secretRef", "name"), o.CustomConfig.SecretRef.Name)...)
@@ -618,12 +638,12 @@ func (o *OIDC) Validate(path *field.Path) field.ErrorList {
 	if n := len(o.Users); n > MaxOIDCUsers {
 		errs = append(errs, field.TooMany(up, n, MaxOIDCUsers))
 	}
-	emails := map[string]int{}
+	emails := make([]string, 0, len(o.Users))
 	for i, u := range o.Users {
-		emails[u.Email]++
+		emails = append(emails, u.Email)
 		ep := up.Index(i).Child("email")
 		switch {
-		case len(u.Email) > MaxEmailLength:
+		case longerThan(u.Email, MaxEmailLength):
 			errs = append(errs, tooLong(ep, u.Email, MaxEmailLength))
 		case len(u.Email) < 3 || !emailPattern.MatchString(u.Email):
 			errs = append(errs, field.Invalid(ep, u.Email, "must be an email address such as jane@example.com"))
@@ -632,29 +652,10 @@ func (o *OIDC) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, field.NotSupported(up.Index(i).Child("role"), u.Role, []string{string(OIDCRoleAdmin), string(OIDCRoleView)}))
 		}
 	}
-	for _, u := range o.Users {
-		if emails[u.Email] > 1 {
-			errs = append(errs, field.Invalid(up, u.Email, "each email at most once"))
-			break
-		}
+	for _, e := range repeated(emails) {
+		errs = append(errs, field.Invalid(up, e, "each email at most once"))
 	}
 	return errs
-}
-
-// validateOIDCFlags refuses --oidc-* and --authentication-config in
-// spec.controlPlane.apiServer.extraArgs while spec.oidc.mode is not None:
-// the platform sets --authentication-config then, and kube-apiserver
-// refuses to start with both it and --oidc-* flags.
-func (s *KubernetesClusterSpec) validateOIDCFlags(path *field.Path) field.ErrorList {
-	if s.OIDC.Mode == OIDCModeNone || s.OIDC.Mode == "" {
-		return nil
-	}
-	for _, a := range s.ControlPlane.APIServer.ExtraArgs {
-		if oidcFlagPattern.MatchString(string(a)) {
-			return field.ErrorList{field.Invalid(path, a.Flag(), fmt.Sprintf("%s cannot be set while oidc.mode is %s: %s", a.Flag(), s.OIDC.Mode, msgOIDCFlags))}
-		}
-	}
-	return nil
 }
 
 // ParsePositive parses a quantity the user wrote at path ("500m", "2",
@@ -731,7 +732,7 @@ func validateReplicas(path *field.Path, v int32) field.ErrorList {
 }
 
 func validateSubdomain(path *field.Path, v string) field.ErrorList {
-	if len(v) > MaxNameLength {
+	if longerThan(v, MaxNameLength) {
 		return field.ErrorList{tooLong(path, v, MaxNameLength)}
 	}
 	if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
@@ -741,7 +742,7 @@ func validateSubdomain(path *field.Path, v string) field.ErrorList {
 }
 
 func validateLabel(path *field.Path, v string, max int) field.ErrorList {
-	if len(v) > max {
+	if longerThan(v, max) {
 		return field.ErrorList{tooLong(path, v, max)}
 	}
 	if msgs := validation.IsDNS1123Label(v); len(msgs) > 0 {
@@ -750,17 +751,24 @@ func validateLabel(path *field.Path, v string, max int) field.ErrorList {
 	return nil
 }
 
+// longerThan reports whether s has more than max characters (Unicode code
+// points), the unit of the schema's maxLength.
+func longerThan(s string, max int) bool {
+	return len(s) > max && utf8.RuneCountInString(s) > max
+}
+
 // tooLong is field.Invalid naming the value (cut to 64 characters) for a
 // value longer than max characters; field.TooLong omits the value.
 func tooLong(path *field.Path, value string, max int) *field.Error {
-	return field.Invalid(path, shorten(value), fmt.Sprintf("must be at most %d characters (is %d)", max, len(value)))
+	return field.Invalid(path, shorten(value), fmt.Sprintf("must be at most %d characters (is %d)", max, utf8.RuneCountInString(value)))
 }
 
+// shorten cuts s to its first 64 characters.
 func shorten(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
+	if utf8.RuneCountInString(s) <= 64 {
+		return s
 	}
-	return s
+	return string([]rune(s)[:64]) + "..."
 }
 
 func raw(j *apiextensionsv1.JSON) []byte {

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,6 +77,64 @@ func TestSpecValidate(t *testing.T) {
 				s.Addons.Cilium.ValuesOverride = &apiextensionsv1.JSON{Raw: append(raw, '}')}
 			}},
 			want: field.ErrorList{field.TooMany(field.NewPath("spec", "addons", "cilium", "valuesOverride"), 65, 64)},
+		},
+		"EachRepeatOnce": {
+			reason: "Every repeated flag, volume name, mount path, undeclared volume and email is named, each once.",
+			args: args{change: func(s *KubernetesClusterSpec) {
+				s.ControlPlane.APIServer.ExtraArgs = []APIServerArg{"--v=2", "--profiling", "--v=4", "--profiling=false", "--v=6"}
+				s.ControlPlane.APIServer.ExtraVolumes = []APIServerVolume{
+					{Name: "a", Secret: &SecretVolume{SecretName: "s"}}, {Name: "b", Secret: &SecretVolume{SecretName: "s"}},
+					{Name: "a", Secret: &SecretVolume{SecretName: "s"}}, {Name: "b", Secret: &SecretVolume{SecretName: "s"}},
+				}
+				s.ControlPlane.APIServer.ExtraVolumeMounts = []APIServerVolumeMount{
+					{Name: "a", MountPath: "/srv/x"}, {Name: "x", MountPath: "/srv/y"}, {Name: "y", MountPath: "/srv/x"},
+					{Name: "x", MountPath: "/srv/y"},
+				}
+				s.OIDC.Users = []OIDCUser{{Email: "a@example.com", Role: OIDCRoleView}, {Email: "b@example.com", Role: OIDCRoleView},
+					{Email: "b@example.com", Role: OIDCRoleAdmin}, {Email: "a@example.com", Role: OIDCRoleAdmin}}
+			}},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraArgs"), "--v", "each flag at most once (Kamaji keys them by name)"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraArgs"), "--profiling", "each flag at most once (Kamaji keys them by name)"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraVolumes"), "a", "names must be unique"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraVolumes"), "b", "names must be unique"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraVolumeMounts"), "x", "each name must be a volume of extraVolumes"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraVolumeMounts"), "y", "each name must be a volume of extraVolumes"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraVolumeMounts"), "/srv/x", "mount paths must be unique"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraVolumeMounts"), "/srv/y", "mount paths must be unique"),
+				field.Invalid(field.NewPath("spec", "oidc", "users"), "a@example.com", "each email at most once"),
+				field.Invalid(field.NewPath("spec", "oidc", "users"), "b@example.com", "each email at most once"),
+			},
+		},
+		"OIDCFlags": {
+			reason: "Each OIDC flag is refused at its index whatever oidc.mode (None here), with the way to configure OIDC.",
+			args: args{change: func(s *KubernetesClusterSpec) {
+				s.ControlPlane.APIServer.ExtraArgs = []APIServerArg{"--oidc-issuer-url=https://id.example.com", "--authentication-config=/a", "--oidc-client-id=k"}
+			}},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraArgs").Index(0), "--oidc-issuer-url=https://id.example.com",
+					"--oidc-issuer-url cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraArgs").Index(1), "--authentication-config=/a",
+					"--authentication-config cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"),
+				field.Invalid(field.NewPath("spec", "controlPlane", "apiServer", "extraArgs").Index(2), "--oidc-client-id=k",
+					"--oidc-client-id cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"),
+			},
+		},
+		"LengthInCharacters": {
+			reason: "Lengths count characters, as the schema's maxLength: 254 two-byte characters pass the email bound of 254; 255 fail, the message counting 255 and the value cut to 64 characters.",
+			args: args{change: func(s *KubernetesClusterSpec) {
+				local := strings.Repeat("é", 254-len("@example.com"))
+				s.OIDC.Users = []OIDCUser{{Email: local + "@example.com", Role: OIDCRoleView}, {Email: "é" + local + "@example.com", Role: OIDCRoleView}}
+			}},
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "oidc", "users").Index(1).Child("email"), strings.Repeat("é", 64)+"...", "must be at most 254 characters (is 255)")},
+		},
+		"ConfigTooLong": {
+			reason: "32769 characters is one past the inline configuration's bound; the error holds the value.",
+			args: args{change: func(s *KubernetesClusterSpec) {
+				s.OIDC.Mode = OIDCModeCustomConfig
+				s.OIDC.CustomConfig.Config = strings.Repeat("#", 32769)
+			}},
+			want: field.ErrorList{field.TooLongCharacters(field.NewPath("spec", "oidc", "customConfig", "config"), strings.Repeat("#", 32769), 32768)},
 		},
 	}
 	for name, c := range cases {

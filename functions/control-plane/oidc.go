@@ -106,7 +106,10 @@ func planAuthentication(id function.Identity, o tkv1alpha1.OIDC, in cpinput.OIDC
 
 // systemAuthenticationConfig trusts the platform's issuer for this
 // cluster's audience, the user named by the issuer's username claim
-// without a prefix (spec.oidc.users name emails).
+// without a prefix (spec.oidc.users name emails), refusing user names with
+// the system: prefix of Kubernetes' own identities (the rule of the
+// upstream documentation's example), so a claim the IdP lets a user set
+// cannot name a component.
 func systemAuthenticationConfig(id function.Identity, in cpinput.OIDCIssuer) *apiserverv1beta1.AuthenticationConfiguration {
 	return &apiserverv1beta1.AuthenticationConfiguration{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiserverv1beta1.ConfigSchemeGroupVersion.String(), Kind: "AuthenticationConfiguration"},
@@ -119,6 +122,10 @@ func systemAuthenticationConfig(id function.Identity, in cpinput.OIDCIssuer) *ap
 			ClaimMappings: apiserverv1beta1.ClaimMappings{
 				Username: apiserverv1beta1.PrefixedClaimOrExpression{Claim: in.UsernameClaim, Prefix: ptr.To("")},
 			},
+			UserValidationRules: []apiserverv1beta1.UserValidationRule{{
+				Expression: "!user.username.startsWith('system:')",
+				Message:    "user names with the system: prefix are reserved for Kubernetes components",
+			}},
 		}},
 	}
 }

@@ -98,7 +98,7 @@ func TestPlanAuthentication(t *testing.T) {
 			want:   want{errs: []string{`spec.oidc.mode: Invalid value: "System": the platform trusts no OIDC issuer: its control-plane input oidc.issuerURL is empty`}},
 		},
 		"System": {
-			reason: "The platform's issuer with the audience <NS>.<N>, the user name from the email claim unprefixed.",
+			reason: "The platform's issuer with the audience <NS>.<N>, the user name from the email claim unprefixed, system: user names refused (the upstream documentation's rule).",
 			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeSystem}, issuer: issuer},
 			want: want{arg: flag, volume: configMapVolume, mount: mount, config: `apiVersion: apiserver.config.k8s.io/v1beta1
 kind: AuthenticationConfiguration
@@ -108,6 +108,9 @@ jwt:
     audiences: [tenant-demo.demo]
   claimMappings:
     username: {claim: email, prefix: ""}
+  userValidationRules:
+  - expression: "!user.username.startsWith('system:')"
+    message: "user names with the system: prefix are reserved for Kubernetes components"
 `},
 		},
 		"CustomInline": {
@@ -248,8 +251,8 @@ func TestAPIServerComponent(t *testing.T) {
 	}
 	sorted := &kamajiv1alpha2.ControlPlaneComponent{
 		Resources: &res,
-		// Sorted by flag name: audit-log-path < audit-policy-file < profiling < v.
-		ExtraArgs: []string{"--audit-log-path=-", "--audit-policy-file=/etc/tenant/audit/policy.yaml", "--profiling", "--v=2"},
+		// Sorted by flag name: cors-allowed-origins < goaway-chance < profiling < v.
+		ExtraArgs: []string{"--cors-allowed-origins=https://console.corp.test", "--goaway-chance=0.001", "--profiling", "--v=2"},
 		ExtraVolumeMounts: []corev1.VolumeMount{
 			{Name: "audit", MountPath: "/etc/tenant/audit", ReadOnly: true},
 			{Name: "tokens", MountPath: "/srv/tokens"},
@@ -260,8 +263,8 @@ func TestAPIServerComponent(t *testing.T) {
 		{Name: "tokens", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "static-tokens", Optional: ptr.To(true)}}},
 	}}
 	withAuth := sorted.DeepCopy()
-	withAuth.ExtraArgs = []string{"--audit-log-path=-", "--audit-policy-file=/etc/tenant/audit/policy.yaml",
-		"--authentication-config=/etc/kubernetes/authentication-config/config.yaml", "--profiling", "--v=2"}
+	withAuth.ExtraArgs = []string{"--authentication-config=/etc/kubernetes/authentication-config/config.yaml",
+		"--cors-allowed-origins=https://console.corp.test", "--goaway-chance=0.001", "--profiling", "--v=2"}
 	withAuth.ExtraVolumeMounts = append([]corev1.VolumeMount{*auth.Mount}, withAuth.ExtraVolumeMounts...)
 	authVolumes := &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{volumes.ExtraVolumes[0], *auth.Volume, volumes.ExtraVolumes[1]}}
 
@@ -285,17 +288,17 @@ func TestAPIServerComponent(t *testing.T) {
 		},
 		"Sorted": {
 			reason: "Flags by name, volumes by name, mounts by path.",
-			args:   args{spec: spec("--v=2", "--profiling", "--audit-policy-file=/etc/tenant/audit/policy.yaml", "--audit-log-path=-")},
+			args:   args{spec: spec("--v=2", "--profiling", "--cors-allowed-origins=https://console.corp.test", "--goaway-chance=0.001")},
 			want:   want{component: sorted, deployment: volumes},
 		},
 		"Reordered": {
 			reason: "Another order of the same flags renders the same bytes (kamaji #1154).",
-			args:   args{spec: spec("--audit-log-path=-", "--profiling", "--v=2", "--audit-policy-file=/etc/tenant/audit/policy.yaml")},
+			args:   args{spec: spec("--goaway-chance=0.001", "--profiling", "--v=2", "--cors-allowed-origins=https://console.corp.test")},
 			want:   want{component: sorted, deployment: volumes},
 		},
 		"WithOIDC": {
 			reason: "The platform's flag, volume and mount join the tenant's, sorted in.",
-			args:   args{spec: spec("--v=2", "--profiling", "--audit-policy-file=/etc/tenant/audit/policy.yaml", "--audit-log-path=-"), auth: auth},
+			args:   args{spec: spec("--v=2", "--profiling", "--cors-allowed-origins=https://console.corp.test", "--goaway-chance=0.001"), auth: auth},
 			want:   want{component: withAuth, deployment: authVolumes},
 		},
 	}
