@@ -56,7 +56,7 @@ func demo() *kamajiv1alpha2.KamajiControlPlane {
 			DataStoreUsername:    "t5e3740528f0aca546516b5d8c022c2a",
 			ControlPlaneEndpoint: &kamajiv1alpha2.APIEndpoint{Host: "demo.example.org", Port: 443},
 			APIServer: &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("2", "2Gi"),
-				ExtraVolumeMounts: []corev1.VolumeMount{{Name: "authentication-config", MountPath: "/etc/tenantkube/authentication-config", ReadOnly: true}}},
+				ExtraVolumeMounts: []corev1.VolumeMount{{Name: "authentication-config", MountPath: "/etc/kubernetes/authentication-config", ReadOnly: true}}},
 			Deployment: &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{{Name: "authentication-config",
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "demo-oidc-authn-config"}}}}}},
 			ControllerManager: &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("1", "1Gi")},
