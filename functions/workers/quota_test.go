@@ -205,7 +205,7 @@ func TestCapacityPreflight(t *testing.T) {
 			quotas: []*structpb.Struct{quotaObject(t, "storage", `{hard: {fast.storageclass.storage.k8s.io/requests.storage: 30Gi}}`, "")},
 			want: want{
 				Warnings: []function.Warning{{Reason: "MaximumExceedsQuota",
-					Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}},
+					Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}, neverRemediatedAtOne("md1")},
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
 					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0, md1"},
@@ -288,7 +288,7 @@ func TestCapacityPreflight(t *testing.T) {
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "2"}}`, "")},
 			want: want{
 				Warnings: []function.Warning{{Reason: "InstanceTypePending",
-					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}},
+					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}, neverRemediatedAtOne("md1")},
 				Conditions: []function.Condition{{Type: "WorkersReady", Reason: "InstanceTypePending", Message: "waiting for the instance types of node groups md0"}},
 			},
 		},
