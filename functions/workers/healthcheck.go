@@ -90,17 +90,24 @@ func neverRemediates(limit intstr.IntOrString, maxReplicas int32) bool {
 	return limit.Type == intstr.String && limit.StrVal != "0%"
 }
 
-// warnNeverRemediated warns for each node group whose maxUnhealthy
-// rounds down to no machine at every size the group may have.
+// warnNeverRemediated warns for each node group whose maxUnhealthy rounds
+// down to no machine at the size it runs by design: CAPI takes the
+// percentage of the machines that exist at the time (cluster-api #12904),
+// so that is its minReplicas when at least 1, else its maxReplicas (a
+// group scaled from zero).
 func warnNeverRemediated(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec) {
 	for _, g := range sortedKeys(spec.NodeGroups) {
 		ng := spec.NodeGroups[g]
 		h, errs := groupHealthCheck(spec, NodeGroupPath(g), ng)
-		if len(errs) > 0 || !neverRemediates(h.MaxUnhealthy, deref(ng.MaxReplicas)) {
+		size, field := deref(ng.MaxReplicas), "maxReplicas"
+		if m := deref(ng.MinReplicas); m >= 1 {
+			size, field = m, "minReplicas"
+		}
+		if len(errs) > 0 || !neverRemediates(h.MaxUnhealthy, size) {
 			continue
 		}
-		p.Warn(v1alpha1.ReasonRemediationNeverAllowed, fmt.Sprintf("node group %s: maxUnhealthy %s rounds down to 0 machines even at its maxReplicas %d, so no unhealthy machine of it is ever replaced; set nodeGroups.%s.maxUnhealthy to a number of machines such as \"1\" to allow it (a storage or host outage then replaces that many)",
-			g, h.MaxUnhealthy.String(), deref(ng.MaxReplicas), g))
+		p.Warn(v1alpha1.ReasonRemediationNeverAllowed, fmt.Sprintf("node group %s: maxUnhealthy %s rounds down to 0 machines at its %s %d, so no unhealthy machine of it is replaced at that size; set nodeGroups.%s.maxUnhealthy to a number of machines such as \"1\" to allow it (a storage or host outage then replaces that many)",
+			g, h.MaxUnhealthy.String(), field, size, g))
 	}
 }
 

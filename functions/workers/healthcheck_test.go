@@ -68,7 +68,7 @@ func TestDefaultNeverRemediatesWholeGroup(t *testing.T) {
 }
 
 // TestNeverRemediates: the Warning's rule, a non-zero percentage that
-// rounds down to 0 even at the group's maxReplicas.
+// rounds down to 0 at a group size.
 func TestNeverRemediates(t *testing.T) {
 	pct, num := intstr.FromString, intstr.FromInt32
 	for _, c := range []struct {
@@ -135,8 +135,29 @@ func TestPlanHealthCheck(t *testing.T) {
 			spec:   `nodeGroups: {md0: {instanceType: "", minReplicas: 1, maxReplicas: 1}}`,
 			want: want{Checks: checks(1200, 300, 600), MaxUnhealthy: intstr.FromString("50%"), Warnings: []function.Warning{{
 				Reason:  v1alpha1.ReasonRemediationNeverAllowed,
-				Message: `node group md0: maxUnhealthy 50% rounds down to 0 machines even at its maxReplicas 1, so no unhealthy machine of it is ever replaced; set nodeGroups.md0.maxUnhealthy to a number of machines such as "1" to allow it (a storage or host outage then replaces that many)`,
+				Message: `node group md0: maxUnhealthy 50% rounds down to 0 machines at its minReplicas 1, so no unhealthy machine of it is replaced at that size; set nodeGroups.md0.maxUnhealthy to a number of machines such as "1" to allow it (a storage or host outage then replaces that many)`,
 			}}},
+		},
+		"SmallAtMinimum": {
+			reason: "min 1, max 4 at 50%: CAPI counts the machines that exist, and at 1 machine 50% is 0 (at 4 it would be 2): warned at minReplicas.",
+			spec:   `nodeGroups: {md0: {instanceType: "", minReplicas: 1, maxReplicas: 4}}`,
+			want: want{Checks: checks(1200, 300, 600), MaxUnhealthy: intstr.FromString("50%"), Warnings: []function.Warning{{
+				Reason:  v1alpha1.ReasonRemediationNeverAllowed,
+				Message: `node group md0: maxUnhealthy 50% rounds down to 0 machines at its minReplicas 1, so no unhealthy machine of it is replaced at that size; set nodeGroups.md0.maxUnhealthy to a number of machines such as "1" to allow it (a storage or host outage then replaces that many)`,
+			}}},
+		},
+		"ScaledFromZero": {
+			reason: "min 0, max 1 at 50%: a group scaled from zero is judged at maxReplicas 1 → 0.",
+			spec:   `nodeGroups: {md0: {instanceType: "", minReplicas: 0, maxReplicas: 1}}`,
+			want: want{Checks: checks(1200, 300, 600), MaxUnhealthy: intstr.FromString("50%"), Warnings: []function.Warning{{
+				Reason:  v1alpha1.ReasonRemediationNeverAllowed,
+				Message: `node group md0: maxUnhealthy 50% rounds down to 0 machines at its maxReplicas 1, so no unhealthy machine of it is replaced at that size; set nodeGroups.md0.maxUnhealthy to a number of machines such as "1" to allow it (a storage or host outage then replaces that many)`,
+			}}},
+		},
+		"TwoAtMinimum": {
+			reason: "min 2 at 50% is 1 machine: no Warning.",
+			spec:   `nodeGroups: {md0: {instanceType: "", minReplicas: 2, maxReplicas: 4}}`,
+			want:   want{Checks: checks(1200, 300, 600), MaxUnhealthy: intstr.FromString("50%")},
 		},
 		"OneMachineGroupOptedIn": {
 			reason: "An integer 1 remediates the group's only machine: no Warning.",
@@ -181,4 +202,11 @@ func TestPlanHealthCheckInvalid(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("errors (-want +got):\n%s", d)
 	}
+}
+
+// neverRemediatedAtOne is the Warning a group of minReplicas 1 gets at the
+// default maxUnhealthy 50% (50% of 1 machine rounds down to 0).
+func neverRemediatedAtOne(g string) function.Warning {
+	return function.Warning{Reason: v1alpha1.ReasonRemediationNeverAllowed,
+		Message: "node group " + g + ": maxUnhealthy 50% rounds down to 0 machines at its minReplicas 1, so no unhealthy machine of it is replaced at that size; set nodeGroups." + g + ".maxUnhealthy to a number of machines such as \"1\" to allow it (a storage or host outage then replaces that many)"}
 }

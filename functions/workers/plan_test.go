@@ -166,7 +166,7 @@ func TestPlanPendingInstanceType(t *testing.T) {
 					{Name: "nodegroup-md0-machinedeployment", Omit: []string{"spec.replicas"}},
 				},
 				Warnings: []function.Warning{{Reason: "InstanceTypePending",
-					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 4 observed objects unchanged`}},
+					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 4 observed objects unchanged`}, neverRemediatedAtOne("md0")},
 				Conditions: []function.Condition{{Type: "WorkersReady", Reason: "InstanceTypePending",
 					Message: "waiting for the instance types of node groups md0"}},
 				Status: map[string]any{
@@ -180,7 +180,7 @@ func TestPlanPendingInstanceType(t *testing.T) {
 			reason: "A new group keeps nothing and reports no machines.",
 			want: want{
 				Warnings: []function.Warning{{Reason: "InstanceTypePending",
-					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}},
+					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}, neverRemediatedAtOne("md0")},
 				Conditions: []function.Condition{{Type: "WorkersReady", Reason: "InstanceTypePending",
 					Message: "waiting for the instance types of node groups md0"}},
 				Status: map[string]any{

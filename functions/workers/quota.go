@@ -46,6 +46,14 @@ func resourceQuotaSelector(id function.Identity) *fnv1.ResourceSelector {
 // quota resource name (requests.cpu, pods, <class>.storageclass.storage.k8s.io/requests.storage, …).
 type vmDemand map[corev1.ResourceName]resource.Quantity
 
+// perVMObjects are the objects (<plural>.<group>) each machine of a node
+// group adds to NS, for object-count quotas (count/<plural>.<group>).
+var perVMObjects = []string{
+	"machines.cluster.x-k8s.io", "kubevirtmachines.infrastructure.cluster.x-k8s.io",
+	"kubeadmconfigs.bootstrap.cluster.x-k8s.io", "virtualmachines.kubevirt.io",
+	"virtualmachineinstances.kubevirt.io", "datavolumes.cdi.kubevirt.io",
+}
+
 // perVMDemand is what one VM of gp counts against a quota, as KubeVirt
 // sizes its virt-launcher pod (user-guide "Resources requests and
 // limits"): CPU request vCPUs / cpuAllocationRatio (the platform's ratio,
@@ -66,6 +74,9 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 		corev1.ResourceEphemeralStorage:         function.DivideWholeBytes(vmEphemeralStorage, 40),
 		corev1.ResourceRequestsEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40),
 		corev1.ResourceLimitsEphemeralStorage:   vmEphemeralStorage.DeepCopy(),
+	}
+	for _, kind := range perVMObjects {
+		d[corev1.ResourceName("count/"+kind)] = *resource.NewQuantity(1, resource.DecimalSI)
 	}
 	if s := gp.Sizing; s.CPU != nil {
 		vcpus := s.CPU.Value()
@@ -255,8 +266,8 @@ func computeResource(rn corev1.ResourceName) bool {
 // reason NoResourceQuota, when the XR has one from an earlier quota); CapacityFits True
 // when everything fits; a Warning and CapacityFits False when maxReplicas
 // does not fit, or when minReplicas does not fit on a cluster that already
-// has a MachineDeployment. When minReplicas does not fit and none exists
-// yet, it returns the violations (Fatal: the cluster is not created). It
+// exists (any composed resource observed). When minReplicas does not fit
+// and nothing exists yet, it returns the violations (Fatal: the cluster is not created). It
 // never changes the composed resources.
 func preflight(p *function.Plan, r *function.Request, id function.Identity, names []string, groups map[string]nodeGroupPlan, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	quotas, arrived, err := function.Required[corev1.ResourceQuota](r, requirementResourceQuotas)
@@ -266,6 +277,8 @@ func preflight(p *function.Plan, r *function.Request, id function.Identity, name
 	if !arrived || len(groups) < len(names) {
 		return nil
 	}
+	// The message text follows the quotas' order: by name, not as listed.
+	quotas = slices.SortedFunc(slices.Values(quotas), func(a, b *corev1.ResourceQuota) int { return strings.Compare(a.Name, b.Name) })
 	c := checkCapacity(r, quotas, names, groups, in.CPUAllocationRatio)
 	if c.Quotas == 0 {
 		// Crossplane keeps a condition until it is set again: replace one
@@ -275,7 +288,7 @@ func preflight(p *function.Plan, r *function.Request, id function.Identity, name
 		}
 		return nil
 	}
-	if len(c.Min) > 0 && !anyMachineDeploymentObserved(r) {
+	if len(c.Min) > 0 && !anyComposedObserved(r) {
 		var errs field.ErrorList
 		for _, v := range c.Min {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeGroups"),
@@ -305,15 +318,12 @@ func preflight(p *function.Plan, r *function.Request, id function.Identity, name
 	return nil
 }
 
-// anyMachineDeploymentObserved reports whether a MachineDeployment composed
-// by this function (nodegroup-<G>-machinedeployment) has been observed: the
-// cluster's workers exist.
-func anyMachineDeploymentObserved(r *function.Request) bool {
-	for name := range r.ObservedNames() {
-		if strings.HasPrefix(name, "nodegroup-") && strings.HasSuffix(name, "-machinedeployment") &&
-			r.ObservedString(name, "kind") == "MachineDeployment" {
-			return true
-		}
+// anyComposedObserved reports whether any composed resource of the XR has
+// been observed: the cluster exists (a Fatal would stop its whole
+// pipeline, control plane included), even one without node groups yet.
+func anyComposedObserved(r *function.Request) bool {
+	for range r.ObservedNames() {
+		return true
 	}
 	return false
 }

@@ -58,6 +58,10 @@ func TestPerVMDemand(t *testing.T) {
 	eph := map[corev1.ResourceName]string{
 		"ephemeral-storage": "53687091", "requests.ephemeral-storage": "53687091", "limits.ephemeral-storage": "2Gi",
 		"pods": "1", "count/pods": "1", "persistentvolumeclaims": "1", "count/persistentvolumeclaims": "1",
+		// One of each object a machine adds (Cluster API, CAPK, KubeVirt, CDI).
+		"count/machines.cluster.x-k8s.io": "1", "count/kubevirtmachines.infrastructure.cluster.x-k8s.io": "1",
+		"count/kubeadmconfigs.bootstrap.cluster.x-k8s.io": "1", "count/virtualmachines.kubevirt.io": "1",
+		"count/virtualmachineinstances.kubevirt.io": "1", "count/datavolumes.cdi.kubevirt.io": "1",
 	}
 	with := func(extra map[corev1.ResourceName]string) map[corev1.ResourceName]string {
 		out := map[corev1.ResourceName]string{}
@@ -201,7 +205,7 @@ func TestCapacityPreflight(t *testing.T) {
 			quotas: []*structpb.Struct{quotaObject(t, "storage", `{hard: {fast.storageclass.storage.k8s.io/requests.storage: 30Gi}}`, "")},
 			want: want{
 				Warnings: []function.Warning{{Reason: "MaximumExceedsQuota",
-					Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}},
+					Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}, neverRemediatedAtOne("md1")},
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
 					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0, md1"},
@@ -209,7 +213,7 @@ func TestCapacityPreflight(t *testing.T) {
 			},
 		},
 		"MinExceedsOnCreation": {
-			reason: "No MachineDeployment observed; limits.cpu at minReplicas 2 × 2 + 1 × 4 = 8 > 6 − 1 = 5 left: Fatal naming both groups and the quota.",
+			reason: "Nothing of the cluster observed (creation); limits.cpu at minReplicas 2 × 2 + 1 × 4 = 8 > 6 − 1 = 5 left: Fatal naming both groups and the quota.",
 			spec:   twoGroups, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "6"}}`, `{limits.cpu: "1"}`)},
 			want:   want{Fatal: "spec.nodeGroups: Forbidden: node groups at minReplicas need limits.cpu 8 (md0 (2 × 2), md1 (1 × 4)), but ResourceQuota tenant-foo/compute leaves this cluster 5 (hard 6, used 1, of which this cluster's machines 0): the cluster is not created (MinimumExceedsQuota)"},
@@ -225,6 +229,39 @@ func TestCapacityPreflight(t *testing.T) {
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need requests.memory 16Gi (md0 (2 × 8Gi)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 16Gi, of which this cluster's machines 16Gi): a machine that is replaced may not come back; nothing running is changed"},
 					{Type: "WorkersReady", True: true, Reason: "NodeGroupsReady"},
+				},
+			},
+		},
+		"MinExceedsGroupAddedToRunningCluster": {
+			reason: "A running cluster (its KamajiControlPlane observed) without node groups adds md0: limits.cpu at minReplicas 2 × 2 = 4 > 3 left is a Warning, not a Fatal that would stop its whole pipeline.",
+			spec:   md0, instances: []string{"u1.large"},
+			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "3"}}`, "")},
+			observed: map[string]*structpb.Struct{"kamajicontrolplane": mustStruct(t,
+				"apiVersion: controlplane.cluster.x-k8s.io/v1alpha1\nkind: KamajiControlPlane\nmetadata: {name: foo, namespace: "+testNS+"}")},
+			want: want{
+				Warnings: []function.Warning{{Reason: "MinimumExceedsQuota",
+					Message: "node groups at minReplicas need limits.cpu 4 (md0 (2 × 2)), but ResourceQuota tenant-foo/compute leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): a machine that is replaced may not come back; nothing running is changed"}},
+				Conditions: []function.Condition{
+					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need limits.cpu 4 (md0 (2 × 2)), but ResourceQuota tenant-foo/compute leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): a machine that is replaced may not come back; nothing running is changed"},
+					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+				},
+			},
+		},
+		"QuotasByName": {
+			reason: "Two quotas exceeded at maxReplicas, listed z before a: the messages follow the names (a, then z), not the list.",
+			spec:   md0, instances: []string{"u1.large"},
+			quotas: []*structpb.Struct{
+				quotaObject(t, "z", `{hard: {requests.memory: 24Gi}}`, ""),
+				quotaObject(t, "a", `{hard: {pods: "3"}}`, ""),
+			},
+			want: want{
+				Warnings: []function.Warning{
+					{Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need pods 4 (md0 (4 × 1)), but ResourceQuota tenant-foo/a leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
+					{Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need requests.memory 32Gi (md0 (4 × 8Gi)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
+				},
+				Conditions: []function.Condition{
+					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need pods 4 (md0 (4 × 1)), but ResourceQuota tenant-foo/a leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit; node groups at maxReplicas need requests.memory 32Gi (md0 (4 × 8Gi)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
+					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
 				},
 			},
 		},
@@ -251,7 +288,7 @@ func TestCapacityPreflight(t *testing.T) {
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "2"}}`, "")},
 			want: want{
 				Warnings: []function.Warning{{Reason: "InstanceTypePending",
-					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}},
+					Message: `node group md0: instance type "u1.large" has not been fetched yet; keeping its 0 observed objects unchanged`}, neverRemediatedAtOne("md1")},
 				Conditions: []function.Condition{{Type: "WorkersReady", Reason: "InstanceTypePending", Message: "waiting for the instance types of node groups md0"}},
 			},
 		},

@@ -179,16 +179,19 @@ func kubeletVersions(id function.Identity, g string, machines []*capiObject) []v
 	return out
 }
 
-// kubeletVersionOf is v when it is a version of at most
-// maxKubeletVersionLength characters, unknownKubeletVersion otherwise.
+// kubeletVersionOf is v re-printed from its parse ("v" + semantic
+// version) when it is a semantic version of at most
+// maxKubeletVersionLength characters, unknownKubeletVersion otherwise: the
+// tenant writes the Node's status, so no text of its own reaches the XR.
 func kubeletVersionOf(v string) string {
 	if len(v) > maxKubeletVersionLength {
 		return unknownKubeletVersion
 	}
-	if _, err := utilversion.ParseGeneric(v); err != nil {
+	parsed, err := utilversion.ParseSemantic(v)
+	if err != nil {
 		return unknownKubeletVersion
 	}
-	return v
+	return "v" + parsed.String()
 }
 
 // compareVersions orders parseable versions semantically (v1.34.10 after

@@ -88,7 +88,7 @@ func TestNodeGroupRolloutStatus(t *testing.T) {
 			},
 		},
 		"Rolled": {
-			reason: "Only the MachineDeployment's template has machines: no rollout. Versions sort semantically (v1.35.10 after v1.35.9); a value that is not a version is \"unknown\", last.",
+			reason: "Only the MachineDeployment's template has machines: no rollout. Versions sort semantically (v1.35.10 after v1.35.9); a value that is not a semantic version (the tenant writes it, text after the version included) is \"unknown\", last; one without \"v\" is printed with it.",
 			sets: []*structpb.Struct{
 				capiMachineSet(t, "demo-md0-old", "demo", "demo-md0", "demo-md0-aaaaaa", 0),
 				capiMachineSet(t, "demo-md0-new", "demo", "demo-md0", "demo-md0-bbbbbb", 3),
@@ -97,9 +97,11 @@ func TestNodeGroupRolloutStatus(t *testing.T) {
 				capiMachine(t, "m1", "demo-md0", "v1.35.10"),
 				capiMachine(t, "m2", "demo-md0", "v1.35.9"),
 				capiMachine(t, "m3", "demo-md0", "<script>"),
+				capiMachine(t, "m4", "demo-md0", "v1.35.1 see https://evil.example"),
+				capiMachine(t, "m5", "demo-md0", "1.35.9"),
 			},
 			want: want{KubeletVersions: []v1alpha1.KubeletVersionCount{
-				{Version: "v1.35.9", Machines: 1}, {Version: "v1.35.10", Machines: 1}, {Version: "unknown", Machines: 1},
+				{Version: "v1.35.9", Machines: 2}, {Version: "v1.35.10", Machines: 1}, {Version: "unknown", Machines: 2},
 			}},
 		},
 		"MachinesNotArrived": {
