@@ -90,25 +90,6 @@ func workerVersion(r *function.Request, g, target, cpVersion string, cpObserved 
 
 func normalizeVersion(v string) string { return "v" + strings.TrimPrefix(v, "v") }
 
-// machineSetRef is what the function reads of a MachineSet.
-type machineSetRef struct {
-	Metadata struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-	Spec struct {
-		ClusterName string `json:"clusterName"`
-		Template    struct {
-			Spec struct {
-				InfrastructureRef struct {
-					Kind string `json:"kind"`
-					Name string `json:"name"`
-				} `json:"infrastructureRef"`
-			} `json:"spec"`
-		} `json:"template"`
-	} `json:"spec"`
-}
-
 // referencedMachineTemplates returns the names of the machine templates the
 // MachineSets of cluster N in NS refer to (spec.template.spec
 // .infrastructureRef.name of kind KubevirtMachineTemplate), and whether the
@@ -116,7 +97,7 @@ type machineSetRef struct {
 // namespace or cluster (spec.clusterName) is ignored. It returns an error
 // when a MachineSet does not decode.
 func referencedMachineTemplates(r *function.Request, id function.Identity) (map[string]bool, bool, error) {
-	sets, arrived, err := function.Required[machineSetRef](r, requirementMachineSets)
+	sets, arrived, err := function.Required[capiObject](r, requirementMachineSets)
 	if !arrived || err != nil {
 		return nil, arrived, err
 	}
