@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -54,19 +53,7 @@ func main() {
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
-		var ce *render.CrossplaneError
-		if errors.As(err, &ce) {
-			if c.Verbose {
-				_, _ = os.Stderr.Write(stderr.Bytes())
-			}
-			fmt.Fprintf(os.Stderr, "preview: %s\n", render.Message(ce.Stderr)) //nolint:errcheck // exiting
-			os.Exit(max(ce.ExitCode, 1))
-		}
-		fmt.Fprintf(os.Stderr, "preview: %v\n", err) //nolint:errcheck // exiting
-		if interrupted {
-			os.Exit(130)
-		}
-		os.Exit(1)
+		render.Exit("preview", err, stderr.Bytes(), c.Verbose, interrupted)
 	}
 	if _, err := fmt.Print(rep.String()); err != nil {
 		fmt.Fprintf(os.Stderr, "preview: %v\n", err) //nolint:errcheck // exiting

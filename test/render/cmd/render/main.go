@@ -6,7 +6,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -58,21 +57,7 @@ func main() {
 	interrupted := ctx.Err() != nil
 	stop()
 	if err != nil {
-		var ce *render.CrossplaneError
-		if errors.As(err, &ce) {
-			// The function's message, without the prefixes each layer of
-			// crossplane adds.
-			if c.Verbose {
-				_, _ = os.Stderr.Write(stderr.Bytes())
-			}
-			fmt.Fprintf(os.Stderr, "render: %s\n", render.Message(ce.Stderr)) //nolint:errcheck // exiting
-			os.Exit(max(ce.ExitCode, 1))
-		}
-		fmt.Fprintf(os.Stderr, "render: %v\n", err) //nolint:errcheck // exiting
-		if interrupted {
-			os.Exit(130)
-		}
-		os.Exit(1)
+		render.Exit("render", err, stderr.Bytes(), c.Verbose, interrupted)
 	}
 	// What crossplane reported besides the output (warnings).
 	_, _ = os.Stderr.Write(stderr.Bytes())
