@@ -33,10 +33,7 @@ func TestAddonsRender(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./functions/addons: %v\n%s", err, out)
 	}
-	validator, err := schema.LoadShared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	validator := sharedValidator(t)
 
 	cases := []struct {
 		name, xr, observed string

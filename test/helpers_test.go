@@ -2,12 +2,16 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/test/schema"
 )
 
 // update rewrites the golden files of the render tests instead of comparing
@@ -89,4 +93,26 @@ func paths(p ...string) []string {
 		}
 	}
 	return out
+}
+
+// buildFunctions builds the named function binaries into a temporary
+// directory for a render test and returns it.
+func buildFunctions(t *testing.T, root string, fns ...string) string {
+	t.Helper()
+	binDir := t.TempDir()
+	if err := render.BuildFunctions(context.Background(), root, binDir, fns, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	return binDir
+}
+
+// sharedValidator loads the upstream CRD schemas rendered objects are
+// validated against.
+func sharedValidator(t *testing.T) *schema.Validator {
+	t.Helper()
+	v, err := schema.LoadShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

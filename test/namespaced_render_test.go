@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/test/render"
-	"github.com/tenantkube/tenantkube/test/schema"
 )
 
 const namespacedTestdata = "testdata/namespaced"
@@ -33,14 +32,8 @@ const namespacedTestdata = "testdata/namespaced"
 func TestNamespacedRender(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
-	binDir := t.TempDir()
-	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	validator, err := schema.LoadShared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
+	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
 	renderXR := func(xr string, required []string) ([]byte, error) {

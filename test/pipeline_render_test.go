@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tenantkube/tenantkube/test/render"
-	"github.com/tenantkube/tenantkube/test/schema"
 )
 
 const pipelineTestdata = "testdata/control-plane"
@@ -27,14 +25,8 @@ const pipelineTestdata = "testdata/control-plane"
 func TestPipelineRender(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
-	binDir := t.TempDir()
-	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	validator, err := schema.LoadShared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
+	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
 

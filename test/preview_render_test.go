@@ -34,10 +34,7 @@ const previewTestdata = "testdata/preview"
 func TestPreview(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
-	binDir := t.TempDir()
-	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
+	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", previewTestdata, p) }
 	required := []string{example("instancetypes.yaml")}

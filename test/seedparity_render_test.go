@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,10 +24,7 @@ import (
 func TestSeedParityRender(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
-	binDir := t.TempDir()
-	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
+	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := render.Render(ctx, render.Options{

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/test/render"
-	"github.com/tenantkube/tenantkube/test/schema"
 )
 
 // TestWorkersQuotaRender renders the capacity pre-flight (issue 21, README
@@ -30,14 +29,8 @@ import (
 func TestWorkersQuotaRender(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
-	binDir := t.TempDir()
-	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"workers"}, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	validator, err := schema.LoadShared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	binDir := buildFunctions(t, root, "workers")
+	validator := sharedValidator(t)
 	data := func(p string) string { return filepath.Join(root, "test", workersTestdata, p) }
 	instancetypes := filepath.Join(root, "examples", "instancetypes.yaml")
 	renderXR := func(t *testing.T, quota, observed string) ([]byte, error) {

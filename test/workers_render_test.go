@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/test/render"
-	"github.com/tenantkube/tenantkube/test/schema"
 )
 
 const workersTestdata = "testdata/workers"
@@ -40,14 +39,8 @@ var workersTemplateName = regexp.MustCompile(`(?m)^  name: (demo-md0-[0-9a-f]{6}
 func TestWorkersRender(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
-	binDir := t.TempDir()
-	if err := render.BuildFunctions(context.Background(), root, binDir, []string{"workers"}, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	validator, err := schema.LoadShared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	binDir := buildFunctions(t, root, "workers")
+	validator := sharedValidator(t)
 	data := func(p string) string { return filepath.Join(root, "test", workersTestdata, p) }
 	instancetypes := filepath.Join(root, "examples", "instancetypes.yaml")
 	renderWorkers := func(t *testing.T, xr, required, observed string) ([]byte, error) {
