@@ -5,9 +5,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +67,7 @@ func (e *env) pushPackages() error {
 
 // installConfiguration applies the ImageConfig and the Configuration,
 // plays the runtime of each Function Crossplane installs for a dependency,
-// and waits until the Configuration is healthy and its XRD offered.
+// and waits until the Configuration is healthy and its XRDs established.
 func (e *env) installConfiguration() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -116,10 +118,16 @@ func (e *env) installConfiguration() error {
 }
 
 // waitConfiguration waits for the Configuration to be installed and
-// healthy and for its XRD to be established and offered. The API server
-// rejecting the CRDs Crossplane renders from the XRD is final: it fails at
-// once with its message.
+// healthy and for every XRD of the package (package/xrd*.yaml) to be
+// established, and a claim XRD (spec.claimNames) also offered: a v2 XRD
+// offers no claim and has no Offered condition. The API server rejecting
+// the CRDs Crossplane renders from an XRD is final: it fails at once with
+// its message.
 func (e *env) waitConfiguration() error {
+	want, err := e.packageXRDs()
+	if err != nil {
+		return err
+	}
 	if err := poll(3*time.Minute, func(ctx context.Context) (bool, string, error) {
 		u, err := get(ctx, e.c, gvkConfiguration, "", configuration)
 		if err != nil {
@@ -135,30 +143,61 @@ func (e *env) waitConfiguration() error {
 		return err
 	}
 	var rejected error
-	err := poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		xrds, err := list(ctx, e.c, gvkXRD)
-		if err != nil {
-			return false, "", err
-		}
-		for i := range xrds {
-			for _, c := range []string{"Established", "Offered"} {
-				if s, r, m := condition(&xrds[i], c); s != "True" {
-					evs := e.events(ctx, xrds[i].GetName())
-					why := fmt.Sprintf("XRD %s %s=%s %s %s; latest events: %s", xrds[i].GetName(), c, s, r, m, evs)
+	err = poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
+		for name, claim := range want {
+			xrd, err := get(ctx, e.c, gvkXRD, "", name)
+			if kerrors.IsNotFound(err) {
+				return false, "no XRD " + name, nil
+			}
+			if err != nil {
+				return false, "", err
+			}
+			conds := []string{"Established"}
+			if claim {
+				conds = append(conds, "Offered")
+			}
+			for _, c := range conds {
+				if s, r, m := condition(xrd, c); s != "True" {
+					evs := e.events(ctx, name)
+					why := fmt.Sprintf("XRD %s %s=%s %s %s; latest events: %s", name, c, s, r, m, evs)
 					if strings.Contains(evs, "is invalid") {
-						rejected = fmt.Errorf("the API server rejects the CRDs rendered from package/xrd.yaml: %s", why)
+						rejected = fmt.Errorf("the API server rejects the CRDs rendered from the package's XRD %s: %s", name, why)
 						return true, "", nil
 					}
 					return false, why, nil
 				}
 			}
 		}
-		return len(xrds) > 0, "no XRD", nil
+		return true, "", nil
 	})
 	if rejected != nil {
 		return rejected
 	}
 	return err
+}
+
+// packageXRDs are the names of the package's XRDs (package/xrd*.yaml), each
+// with whether it offers a claim.
+func (e *env) packageXRDs() (map[string]bool, error) {
+	files, err := filepath.Glob(e.path("package", "xrd*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, f := range files {
+		objs, err := decodeFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			_, claim, _ := unstructured.NestedMap(o.Object, "spec", "claimNames")
+			out[o.GetName()] = claim
+		}
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("package/xrd*.yaml: %d XRDs, want the claim's and the TenantCluster's at least", len(out))
+	}
+	return out, nil
 }
 
 // registerRevision waits for the active FunctionRevision of fnName(f), which

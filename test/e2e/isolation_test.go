@@ -56,26 +56,46 @@ func crossplaneChartRules() []rbacv1.PolicyRule {
 	}
 }
 
-// xrdSystemRole plays Crossplane's RBAC manager (`crossplane rbac start`,
+// xrdSystemRoles plays Crossplane's RBAC manager (`crossplane rbac start`,
 // which binds a metrics listener on :8080 that the test cannot move): the
-// ClusterRole it renders for the XRD so that core may reconcile the
-// composite and claim kinds (internal/controller/rbac/definition of
-// crossplane/crossplane v2.4).
-func xrdSystemRole() *rbacv1.ClusterRole {
-	const group = "tenantkube.io"
-	return &rbacv1.ClusterRole{
-		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   "crossplane:composite:xkubernetesclusters.tenantkube.io:aggregate-to-crossplane",
-			Labels: map[string]string{aggregateLabel: "true"},
-		},
-		Rules: []rbacv1.PolicyRule{
-			chartRule([]string{group}, []string{"xkubernetesclusters", "xkubernetesclusters/status"}, []string{"*"}),
-			chartRule([]string{group}, []string{"xkubernetesclusters/finalizers"}, []string{"update"}),
-			chartRule([]string{group}, []string{"kubernetesclusters", "kubernetesclusters/status"}, []string{"*"}),
-			chartRule([]string{group}, []string{"kubernetesclusters/finalizers"}, []string{"update"}),
-		},
+// ClusterRole it renders for each XRD of the package so that core may
+// reconcile the composite kind and, for a claim XRD, the claim kind
+// (RenderClusterRoles, internal/controller/rbac/definition of
+// crossplane/crossplane v2.4: <plural> and <plural>/status every verb,
+// <plural>/finalizers update).
+func (e *env) xrdSystemRoles() ([]*rbacv1.ClusterRole, error) {
+	files, err := filepath.Glob(e.path("package", "xrd*.yaml"))
+	if err != nil {
+		return nil, err
 	}
+	var out []*rbacv1.ClusterRole
+	for _, f := range files {
+		objs, err := decodeFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range objs {
+			group, _, _ := unstructured.NestedString(x.Object, "spec", "group")
+			cr := &rbacv1.ClusterRole{
+				TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+				ObjectMeta: metav1.ObjectMeta{
+					Name:   "crossplane:composite:" + x.GetName() + ":aggregate-to-crossplane",
+					Labels: map[string]string{aggregateLabel: "true"},
+				},
+			}
+			for _, names := range []string{"names", "claimNames"} {
+				plural, _, _ := unstructured.NestedString(x.Object, "spec", names, "plural")
+				if plural == "" {
+					continue
+				}
+				cr.Rules = append(cr.Rules,
+					chartRule([]string{group}, []string{plural, plural + "/status"}, []string{"*"}),
+					chartRule([]string{group}, []string{plural + "/finalizers"}, []string{"update"}))
+			}
+			out = append(out, cr)
+		}
+	}
+	return out, nil
 }
 
 // crossplaneIdentity creates Crossplane's ServiceAccount and RBAC as a real
@@ -117,8 +137,12 @@ func (e *env) crossplaneIdentity() error {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: xpClusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: xpServiceAccount, Namespace: xpNamespace}},
 	}
+	xrdRoles, err := e.xrdSystemRoles()
+	if err != nil {
+		return err
+	}
 	apply1 := []*unstructured.Unstructured{sa}
-	for _, o := range []any{aggregated, system, binding, xrdSystemRole()} {
+	for _, o := range append([]any{aggregated, system, binding}, toAny(xrdRoles)...) {
 		u, err := toU(o)
 		if err != nil {
 			return err
@@ -153,7 +177,7 @@ func (e *env) crossplaneIdentity() error {
 				}
 			}
 		}
-		ok := have["kamaji.clastix.io/datastores"] && have["tenantkube.io/xkubernetesclusters"] && have["apiextensions.k8s.io/customresourcedefinitions"]
+		ok := have["kamaji.clastix.io/datastores"] && have["tenantkube.io/xkubernetesclusters"] && have["tenantkube.io/tenantclusters"] && have["apiextensions.k8s.io/customresourcedefinitions"]
 		return ok, fmt.Sprintf("ClusterRole %s aggregated %d rules so far", xpClusterRole, len(cr.Rules)), nil
 	}); err != nil {
 		return err
@@ -236,6 +260,14 @@ func (e *env) crossplaneCannot(ctx context.Context, cs kubernetes.Interface) err
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func toAny[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
 
 // ---------------------------------------------------------------------------
 // Scenarios.

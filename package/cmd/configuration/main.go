@@ -1,9 +1,10 @@
 // Command configuration writes the root of the tenantkube Configuration
 // package for the registry the packages are pushed to: package/crossplane.yaml
-// with each Function dependency under that registry, and
-// package/composition.yaml with each pipeline step's functionRef named as
-// Crossplane names the Function it installs for that dependency, plus the
-// XRD. `make xpkg XPKG_REGISTRY=...` builds the package from it.
+// with each Function dependency under that registry, and every
+// package/composition*.yaml (the claim's, the namespaced TenantCluster's, the
+// Tenant's) with each pipeline step's functionRef named as Crossplane names
+// the Function it installs for that dependency, plus every package/xrd*.yaml
+// as it is. `make xpkg XPKG_REGISTRY=...` builds the package from it.
 //
 // Crossplane's package manager names a dependency's Function after the
 // dependency's repository path without the registry host, made a DNS label
@@ -32,7 +33,7 @@ import (
 const CanonicalRegistry = "xpkg.tenantkube.io"
 
 type cli struct {
-	PackageRoot string `default:"package" help:"Directory with crossplane.yaml, composition.yaml and xrd.yaml." type:"existingdir"`
+	PackageRoot string `default:"package" help:"Directory with crossplane.yaml, composition*.yaml and xrd*.yaml." type:"existingdir"`
 	Registry    string `default:"xpkg.tenantkube.io" help:"Registry (host, optionally with a path) the packages are pushed to, without /tenantkube."`
 	Output      string `help:"Directory to write the package root to." required:"" type:"path"`
 }
@@ -45,24 +46,44 @@ func main() {
 }
 
 func (c *cli) run() error {
-	meta, comp, err := Render(c.PackageRoot, c.Registry)
+	meta, comps, err := Render(c.PackageRoot, c.Registry)
 	if err != nil {
 		return err
 	}
-	xrd, err := os.ReadFile(filepath.Join(c.PackageRoot, "xrd.yaml"))
+	xrds, err := filepath.Glob(filepath.Join(c.PackageRoot, xrdGlob))
 	if err != nil {
-		return fmt.Errorf("%w (run make generate)", err)
+		return err
+	}
+	if len(xrds) == 0 {
+		return fmt.Errorf("%s: no %s (run make generate)", c.PackageRoot, xrdGlob)
+	}
+	out := map[string][]byte{"crossplane.yaml": meta}
+	for f, b := range comps {
+		out[f] = b
+	}
+	for _, p := range xrds {
+		b, err := os.ReadFile(p) //nolint:gosec // the caller's package root
+		if err != nil {
+			return err
+		}
+		out[filepath.Base(p)] = b
 	}
 	if err := os.MkdirAll(c.Output, 0o755); err != nil {
 		return err
 	}
-	for f, b := range map[string][]byte{"crossplane.yaml": meta, "composition.yaml": comp, "xrd.yaml": xrd} {
+	for f, b := range out {
 		if err := os.WriteFile(filepath.Join(c.Output, f), b, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// The package's Compositions and XRDs, by file name in the package root.
+const (
+	compositionGlob = "composition*.yaml"
+	xrdGlob         = "xrd*.yaml"
+)
 
 // FunctionName is the name Crossplane gives the Function it installs for a
 // dependency on the package at source (a reference without tag).
@@ -94,17 +115,14 @@ func dnsLabel(s string) string {
 	return strings.Trim(b.String(), "-")
 }
 
-// Render returns crossplane.yaml and composition.yaml of root with every
-// Function dependency under CanonicalRegistry moved to registry, and every
-// functionRef that names such a dependency's Function renamed to match.
-func Render(root, registry string) (meta, composition []byte, err error) {
+// Render returns crossplane.yaml of root with every Function dependency
+// under CanonicalRegistry moved to registry, and each composition*.yaml of
+// root, by file name, with every functionRef that names such a
+// dependency's Function renamed to match.
+func Render(root, registry string) (meta []byte, compositions map[string][]byte, err error) {
 	registry = strings.TrimSuffix(registry, "/")
 	var pkg map[string]any
 	if err := readYAML(filepath.Join(root, "crossplane.yaml"), &pkg); err != nil {
-		return nil, nil, err
-	}
-	var comp map[string]any
-	if err := readYAML(filepath.Join(root, "composition.yaml"), &comp); err != nil {
 		return nil, nil, err
 	}
 	renamed := map[string]string{} // Function name for the canonical registry → for registry
@@ -132,25 +150,51 @@ func Render(root, registry string) (meta, composition []byte, err error) {
 	if len(renamed) == 0 {
 		return nil, nil, fmt.Errorf("%s: no Function dependency under %s", filepath.Join(root, "crossplane.yaml"), CanonicalRegistry)
 	}
+	files, err := filepath.Glob(filepath.Join(root, compositionGlob))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("%s: no %s", root, compositionGlob)
+	}
+	compositions = map[string][]byte{}
+	for _, f := range files {
+		b, err := renameFunctionRefs(f, renamed)
+		if err != nil {
+			return nil, nil, err
+		}
+		compositions[filepath.Base(f)] = b
+	}
+	if meta, err = yaml.Marshal(pkg); err != nil {
+		return nil, nil, err
+	}
+	return meta, compositions, nil
+}
+
+// renameFunctionRefs returns the Composition at path with each pipeline
+// step's functionRef renamed by renamed; a step naming a Function that no
+// dependency installs is an error.
+func renameFunctionRefs(path string, renamed map[string]string) ([]byte, error) {
+	var comp map[string]any
+	if err := readYAML(path, &comp); err != nil {
+		return nil, err
+	}
 	cspec, _ := comp["spec"].(map[string]any)
 	steps, _ := cspec["pipeline"].([]any)
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("%s: no pipeline steps", filepath.Base(path))
+	}
 	for _, s := range steps {
 		step, _ := s.(map[string]any)
 		ref, _ := step["functionRef"].(map[string]any)
 		n, _ := ref["name"].(string)
 		to, ok := renamed[n]
 		if !ok {
-			return nil, nil, fmt.Errorf("composition.yaml: step %v refers to Function %q, which no dependency of crossplane.yaml under %s installs", step["step"], n, CanonicalRegistry)
+			return nil, fmt.Errorf("%s: step %v refers to Function %q, which no dependency of crossplane.yaml under %s installs", filepath.Base(path), step["step"], n, CanonicalRegistry)
 		}
 		ref["name"] = to
 	}
-	if meta, err = yaml.Marshal(pkg); err != nil {
-		return nil, nil, err
-	}
-	if composition, err = yaml.Marshal(comp); err != nil {
-		return nil, nil, err
-	}
-	return meta, composition, nil
+	return yaml.Marshal(comp)
 }
 
 func readYAML(path string, out any) error {
