@@ -178,7 +178,7 @@ const aggregatedName = "tenantkube:aggregate-to-crossplane"
 //     and each controller ClusterRole exactly controllerGrants.
 func TestRBACClusterRole(t *testing.T) {
 	root := repoRoot(t)
-	aggregated, controllers := loadRBAC(t, filepath.Join(root, rbacFile))
+	aggregated, controllers, _ := loadRBAC(t, filepath.Join(root, rbacFile))
 	granted, bindable := grantsOf(t, aggregated)
 
 	plurals := crdPlurals(t, filepath.Join(root, "..", "shared", "crds"))
@@ -187,6 +187,12 @@ func TestRBACClusterRole(t *testing.T) {
 			t.Fatalf("%s: builtinPlurals says %q, its CRD %q", gk, p, crd)
 		}
 		plurals[gk] = p
+	}
+	for _, x := range packageXRDs(t, root) {
+		plurals[schema.GroupKind{Group: x.group, Kind: x.kind}] = x.plural
+		if x.claimKind != "" {
+			plurals[schema.GroupKind{Group: x.group, Kind: x.claimKind}] = x.claimPlural
+		}
 	}
 	composite := packageCompositeKinds(t, root)
 	objects := goldenObjects(t, filepath.Join(root, "test", "testdata"), composite)
@@ -274,6 +280,8 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "ResourceQuota", "workers: capacity pre-flight (requirementResourceQuotas)"},
 		{"v1", "Secret", "control-plane: the admin kubeconfig Secret"},
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
+		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: a Tenant's TenantClusters (requirement tenant-clusters); a claim's XR: the TenantCluster of its name"},
+		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: a TenantCluster's claim of the same name and namespace"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {
@@ -371,12 +379,12 @@ func sortedGrants(set map[grant]bool) []string {
 	return out
 }
 
-// loadRBAC reads path (unknown fields rejected): the aggregated ClusterRole
-// and the controllers' ClusterRoles by name. It fails on any other object.
-func loadRBAC(t *testing.T, path string) (*rbacv1.ClusterRole, map[string]*rbacv1.ClusterRole) {
+// loadRBAC reads path (unknown fields rejected): the aggregated ClusterRole,
+// the controllers' ClusterRoles by name, and the tenant-facing ClusterRoles
+// (tenantRoles) by name. It fails on any other object.
+func loadRBAC(t *testing.T, path string) (aggregated *rbacv1.ClusterRole, controllers, tenant map[string]*rbacv1.ClusterRole) {
 	t.Helper()
-	var aggregated *rbacv1.ClusterRole
-	controllers := map[string]*rbacv1.ClusterRole{}
+	controllers, tenant = map[string]*rbacv1.ClusterRole{}, map[string]*rbacv1.ClusterRole{}
 	for i, doc := range yamlDocs(t, path) {
 		var cr rbacv1.ClusterRole
 		if err := yaml.UnmarshalStrict(doc, &cr); err != nil {
@@ -396,8 +404,15 @@ func loadRBAC(t *testing.T, path string) (*rbacv1.ClusterRole, map[string]*rbacv
 			aggregated = &cr
 			continue
 		}
+		if tr, ok := tenantRoles[cr.Name]; ok {
+			if diff := cmp.Diff(tr.labels, cr.Labels); diff != "" {
+				t.Errorf("%s %s labels (-want +got):\n%s", path, cr.Name, diff)
+			}
+			tenant[cr.Name] = &cr
+			continue
+		}
 		if diff := cmp.Diff(map[string]string{"app.kubernetes.io/managed-by": "tenantkube"}, cr.Labels); diff != "" {
-			t.Errorf("%s %s labels (-want +got): a controller's ClusterRole never aggregates into Crossplane's:\n%s", path, cr.Name, diff)
+			t.Errorf("%s %s labels (-want +got): a controller's ClusterRole never aggregates into Crossplane's nor Kubernetes' roles:\n%s", path, cr.Name, diff)
 		}
 		if !strings.HasPrefix(cr.Name, "tenantkube:") {
 			t.Errorf("%s: ClusterRole %s: names start with tenantkube:", path, cr.Name)
@@ -407,7 +422,72 @@ func loadRBAC(t *testing.T, path string) (*rbacv1.ClusterRole, map[string]*rbacv
 	if aggregated == nil {
 		t.Fatalf("%s has no ClusterRole %s", path, aggregatedName)
 	}
-	return aggregated, controllers
+	return aggregated, controllers, tenant
+}
+
+// editVerbs are the verbs Kubernetes' built-in edit ClusterRole grants on
+// the namespaced kinds a namespace's editors manage (its bootstrap policy,
+// e.g. on Deployments and ConfigMaps).
+var editVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+
+// tenantRoles are the tenant-facing ClusterRoles of rbacFile: the labels
+// that aggregate each into Kubernetes' built-in admin, edit or view
+// ClusterRole, and the verbs each grants on the namespaced kinds of the
+// package's XRDs.
+var tenantRoles = map[string]struct {
+	labels map[string]string
+	verbs  []string
+}{
+	"tenantkube:aggregate-to-edit": {
+		labels: map[string]string{
+			"rbac.authorization.k8s.io/aggregate-to-admin": "true",
+			"rbac.authorization.k8s.io/aggregate-to-edit":  "true",
+			"app.kubernetes.io/managed-by":                 "tenantkube",
+		},
+		verbs: editVerbs,
+	},
+	"tenantkube:aggregate-to-view": {
+		labels: map[string]string{
+			"rbac.authorization.k8s.io/aggregate-to-view": "true",
+			"app.kubernetes.io/managed-by":                "tenantkube",
+		},
+		verbs: readVerbs,
+	},
+}
+
+// TestRBACTenantRoles: the tenant-facing ClusterRoles of rbacFile grant
+// exactly their verbs on the namespaced kinds of the package's XRDs — the
+// claim KubernetesCluster and the TenantCluster (issue 20: a tenant with
+// only namespace-scoped RBAC creates, reads and deletes its clusters) —
+// and nothing on a cluster-scoped kind (XKubernetesCluster, Tenant), on a
+// status or finalizers subresource, or by wildcard.
+func TestRBACTenantRoles(t *testing.T) {
+	root := repoRoot(t)
+	_, _, tenant := loadRBAC(t, filepath.Join(root, rbacFile))
+	var namespaced []string
+	for _, x := range packageXRDs(t, root) {
+		if x.claimPlural != "" {
+			namespaced = append(namespaced, x.claimPlural)
+		}
+		if x.namespaced {
+			namespaced = append(namespaced, x.plural)
+		}
+	}
+	sort.Strings(namespaced)
+	if diff := cmp.Diff([]string{"kubernetesclusters", "tenantclusters"}, namespaced); diff != "" {
+		t.Fatalf("namespaced kinds of the package's XRDs (-want +got):\n%s", diff)
+	}
+	for name, tr := range tenantRoles {
+		cr, ok := tenant[name]
+		if !ok {
+			t.Errorf("%s has no ClusterRole %s", rbacFile, name)
+			continue
+		}
+		want := expand([]string{"tenantkube.io"}, namespaced, tr.verbs...).list()
+		if diff := cmp.Diff(want, controllerRoleGrants(t, cr)); diff != "" {
+			t.Errorf("%s %s grants (-want +got):\n%s", rbacFile, name, diff)
+		}
+	}
 }
 
 // grantsOf returns every permission cr's rules grant but bind, and the
@@ -524,41 +604,71 @@ func crdPlurals(t *testing.T, dir string) map[schema.GroupKind]string {
 	return out
 }
 
-// compositeKinds returns the group and kinds of the composite resource and
-// its claim, from the XRD at path.
-func compositeKinds(t *testing.T, path string) map[schema.GroupKind]bool {
+// packageXRD is what the RBAC checks read of one XRD of the package.
+type packageXRD struct {
+	file string
+	// Namespaced: a v2 XRD's scope (default Namespaced); a v1 XRD's
+	// composite is cluster-scoped.
+	namespaced          bool
+	group, kind, plural string
+	// claimKind and claimPlural are empty without claimNames.
+	claimKind, claimPlural string
+}
+
+// packageXRDs reads every XRD of the package (package/xrd*.yaml: the
+// claim's, the namespaced TenantCluster's, the Tenant's).
+func packageXRDs(t *testing.T, root string) []packageXRD {
 	t.Helper()
-	docs := yamlDocs(t, path)
-	if len(docs) != 1 {
-		t.Fatalf("%s: want one YAML document, got %d", path, len(docs))
+	files, err := filepath.Glob(filepath.Join(root, "package", "xrd*.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	var xrd struct {
-		Spec struct {
-			Group      string                 `json:"group"`
-			Names      struct{ Kind string }  `json:"names"`
-			ClaimNames *struct{ Kind string } `json:"claimNames"`
-		} `json:"spec"`
+	if len(files) < 2 {
+		t.Fatalf("package/xrd*.yaml: %d files, want the claim's and the TenantCluster's at least", len(files))
 	}
-	if err := yaml.Unmarshal(docs[0], &xrd); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if xrd.Spec.Group == "" || xrd.Spec.Names.Kind == "" {
-		t.Fatalf("%s: no spec.group or spec.names.kind", path)
-	}
-	out := map[schema.GroupKind]bool{{Group: xrd.Spec.Group, Kind: xrd.Spec.Names.Kind}: true}
-	if xrd.Spec.ClaimNames != nil {
-		out[schema.GroupKind{Group: xrd.Spec.Group, Kind: xrd.Spec.ClaimNames.Kind}] = true
+	var out []packageXRD
+	for _, path := range files {
+		docs := yamlDocs(t, path)
+		if len(docs) != 1 {
+			t.Fatalf("%s: want one YAML document, got %d", path, len(docs))
+		}
+		var xrd struct {
+			APIVersion string `json:"apiVersion"`
+			Spec       struct {
+				Group      string `json:"group"`
+				Scope      string `json:"scope"`
+				Names      struct{ Kind, Plural string }
+				ClaimNames *struct{ Kind, Plural string } `json:"claimNames"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(docs[0], &xrd); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if xrd.Spec.Group == "" || xrd.Spec.Names.Kind == "" || xrd.Spec.Names.Plural == "" {
+			t.Fatalf("%s: no spec.group or spec.names", path)
+		}
+		x := packageXRD{
+			file: filepath.Base(path), group: xrd.Spec.Group, kind: xrd.Spec.Names.Kind, plural: xrd.Spec.Names.Plural,
+			namespaced: xrd.APIVersion == "apiextensions.crossplane.io/v2" && (xrd.Spec.Scope == "" || xrd.Spec.Scope == "Namespaced"),
+		}
+		if xrd.Spec.ClaimNames != nil {
+			x.claimKind, x.claimPlural = xrd.Spec.ClaimNames.Kind, xrd.Spec.ClaimNames.Plural
+		}
+		out = append(out, x)
 	}
 	return out
 }
 
-// packageCompositeKinds are the composite and claim kinds of both XRDs of
-// the package: package/xrd.yaml and the namespaced package/xrd-namespaced.yaml.
+// packageCompositeKinds are the composite and claim kinds of every XRD of
+// the package.
 func packageCompositeKinds(t *testing.T, root string) map[schema.GroupKind]bool {
 	t.Helper()
-	out := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
-	for gk := range compositeKinds(t, filepath.Join(root, "package", "xrd-namespaced.yaml")) {
-		out[gk] = true
+	out := map[schema.GroupKind]bool{}
+	for _, x := range packageXRDs(t, root) {
+		out[schema.GroupKind{Group: x.group, Kind: x.kind}] = true
+		if x.claimKind != "" {
+			out[schema.GroupKind{Group: x.group, Kind: x.claimKind}] = true
+		}
 	}
 	return out
 }
