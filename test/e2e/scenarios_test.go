@@ -87,6 +87,14 @@ func TestE2E(t *testing.T) {
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)
 	scenario(t, "platform settings changed: every tenant follows", e.platformSettingChange)
+	// The Crossplane v2 API (issue 20): each scenario needs the one before.
+	v2 := &namespacedAPI{e: e}
+	_ = scenario(t, "namespaced: a tenant with namespace-scoped RBAC only", v2.tenantRBAC) &&
+		scenario(t, "namespaced: waits for its Tenant, then composes", v2.waitsForTenant) &&
+		scenario(t, "namespaced: a Tenant's two clusters share its etcd", v2.twoClustersOneTenant) &&
+		scenario(t, "namespaced: a change reaches the MachineDeployment", v2.changeReachesMachineDeployment) &&
+		scenario(t, "namespaced: delete a TenantCluster in order", v2.deleteOneCluster) &&
+		scenario(t, "namespaced: a Tenant held until its last cluster is gone", v2.deleteTenantHeld)
 	scenario(t, "delete with kubeconfig Secret gone", e.deleteDeadTenant)
 	scenario(t, "delete a never-Ready cluster", e.deleteDemo)
 }
@@ -143,8 +151,24 @@ func (e *env) nudge(ctx context.Context, ns, name string) error {
 }
 
 // reconciles waits until function f has answered n more RunFunction calls
-// than it had at the start, nudging the XR when Crossplane is idle.
+// than it had at the start, nudging the demo claim's XR when Crossplane is
+// idle.
 func (e *env) reconciles(t *testing.T, f string, n int, timeout time.Duration) {
+	t.Helper()
+	e.reconcilesNudging(t, f, n, timeout, func(ctx context.Context) error { return e.nudge(ctx, demoNS, demo) })
+}
+
+// reconcilesOf is reconciles nudging the XR gvk ns/name (a TenantCluster,
+// a Tenant) itself.
+func (e *env) reconcilesOf(t *testing.T, gvk schema.GroupVersionKind, ns, name, f string, n int, timeout time.Duration) {
+	t.Helper()
+	e.reconcilesNudging(t, f, n, timeout, func(ctx context.Context) error {
+		return mergePatch(ctx, e.c, gvk, ns, name,
+			fmt.Sprintf(`{"metadata":{"annotations":{"e2e.tenantkube.io/nudge":%q}}}`, time.Now().Format(time.RFC3339Nano)))
+	})
+}
+
+func (e *env) reconcilesNudging(t *testing.T, f string, n int, timeout time.Duration, nudge func(context.Context) error) {
 	t.Helper()
 	start, err := e.runFunctionCalls(f)
 	e.must(t, err, "read function metrics")
@@ -160,7 +184,7 @@ func (e *env) reconciles(t *testing.T, f string, n int, timeout time.Duration) {
 		if cur != last {
 			last, lastChange = cur, time.Now()
 		} else if time.Since(lastChange) > 1500*time.Millisecond {
-			_ = e.nudge(ctx, demoNS, demo)
+			_ = nudge(ctx)
 			lastChange = time.Now()
 		}
 		return false, fmt.Sprintf("%d of %d calls", cur-start, n), nil
@@ -307,6 +331,14 @@ func (e *env) usageWebhook(t *testing.T) {
 // expectedObjects checks the claim's composed objects as docs/spec.md §5 and the
 // issue's acceptance list them; it returns "" when all are there.
 func (e *env) expectedObjects(ctx context.Context, ns, n string, releases []string) (string, error) {
+	return e.expectedClusterObjects(ctx, ns, n, releases, "")
+}
+
+// expectedClusterObjects is expectedObjects for a claim (tenantDataStore
+// "": a dedicated etcd and DataStore labelled with the cluster) or a
+// TenantCluster, whose KamajiControlPlane uses the DataStore
+// tenantDataStore of its tenant and which composes no etcd of its own.
+func (e *env) expectedClusterObjects(ctx context.Context, ns, n string, releases []string, tenantDataStore string) (string, error) {
 	var missing []string
 	need := func(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
 		u, err := get(ctx, e.c, gvk, namespace, name)
@@ -346,10 +378,14 @@ func (e *env) expectedObjects(ctx context.Context, ns, n string, releases []stri
 	need(gvkKVCluster, ns, n)
 	kcp := need(gvkKCP, ns, n)
 	str(kcp, patchVersion, "spec", "version")
-	byLabel(gvkEtcd, ns)
-	ds := byLabel(gvkDataStore, "")
-	if len(ds) == 1 {
-		str(kcp, ds[0].GetName(), "spec", "dataStoreName")
+	if tenantDataStore != "" {
+		str(kcp, tenantDataStore, "spec", "dataStoreName")
+	} else {
+		byLabel(gvkEtcd, ns)
+		ds := byLabel(gvkDataStore, "")
+		if len(ds) == 1 {
+			str(kcp, ds[0].GetName(), "spec", "dataStoreName")
+		}
 	}
 	md := need(gvkMD, ns, n+"-md0")
 	str(md, patchVersion, "spec", "template", "spec", "version")
@@ -937,10 +973,21 @@ func (e *env) faultCore(t *testing.T) {
 // deleteAndWait deletes a claim and waits, within deleteBound, until the
 // claim, its XR and every object labelled with the cluster are gone.
 func (e *env) deleteAndWait(t *testing.T, ns, name string) {
+	e.deleteClusterAndWait(t, e.c, gvkClaim, ns, name)
+}
+
+// deleteClusterAndWait deletes the claim or TenantCluster (gvk) ns/name
+// through c (foreground), and waits, within deleteBound, until it and
+// every object labelled with the cluster are gone, in the Usages' order
+// (trackDeletion). A Tenant's objects labelled with the cluster (the CSI
+// controller's ClusterRoleBinding) follow the Tenant's reconciles and are
+// left to the caller.
+func (e *env) deleteClusterAndWait(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) {
+	t.Helper()
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
-	cl, err := get(ctx, e.c, gvkClaim, ns, name)
-	e.must(t, err, "claim")
+	cl, err := get(ctx, e.c, gvk, ns, name)
+	e.must(t, err, gvk.Kind)
 	// The deletion order holds once Crossplane's Usage controller has put
 	// each Usage in effect (labelled the used object crossplane.io/in-use,
 	// which the Usage webhook looks for); a claim deleted before that has
@@ -964,23 +1011,26 @@ func (e *env) deleteAndWait(t *testing.T, ns, name string) {
 	})
 	order := e.trackDeletion(ns, name)
 	start := time.Now()
-	e.must(t, e.c.Delete(ctx, cl, client.PropagationPolicy(metav1.DeletePropagationForeground)), "delete claim")
-	waitFor(t, deleteBound, fmt.Sprintf("claim %s/%s and everything labelled %s=%s gone", ns, name, labelCluster, name), func(ctx context.Context) (bool, string, error) {
+	e.must(t, c.Delete(ctx, cl, client.PropagationPolicy(metav1.DeletePropagationForeground)), "delete "+gvk.Kind)
+	waitFor(t, deleteBound, fmt.Sprintf("%s %s/%s and everything labelled %s=%s gone", gvk.Kind, ns, name, labelCluster, name), func(ctx context.Context) (bool, string, error) {
 		left, err := labelled(ctx, e.cfg, e.c, labelCluster+"="+name)
 		if err != nil {
 			return false, "", err
 		}
-		_, cerr := get(ctx, e.c, gvkClaim, ns, name)
+		_, cerr := get(ctx, e.c, gvk, ns, name)
 		var names []string
 		for i := range left {
+			if ref := metav1.GetControllerOf(&left[i]); ref != nil && ref.Kind == gvkTenant.Kind {
+				continue
+			}
 			names = append(names, describe(&left[i]))
 		}
 		if !kerrors.IsNotFound(cerr) {
-			names = append(names, "the claim")
+			names = append(names, "the "+gvk.Kind)
 		}
 		return len(names) == 0, fmt.Sprintf("%d left: %s", len(names), strings.Join(names, ", ")), nil
 	})
-	t.Logf("claim %s/%s and all its objects gone %.1fs after the delete", ns, name, time.Since(start).Seconds())
+	t.Logf("%s %s/%s and all its objects gone %.1fs after the delete", gvk.Kind, ns, name, time.Since(start).Seconds())
 	order.check(t, start)
 }
 
@@ -993,26 +1043,34 @@ type deletionOrder struct {
 }
 
 func (e *env) trackDeletion(ns, n string) *deletionOrder {
-	type obj struct {
-		key  string
-		gvk  schema.GroupVersionKind
-		name string
-	}
-	objs := []obj{
-		{"MachineDeployment", gvkMD, n + "-md0"},
-		{"KamajiControlPlane", gvkKCP, n},
-		{"EtcdCluster", gvkEtcd, n + "-etcd"},
+	objs := []tracked{
+		{"MachineDeployment", gvkMD, ns, n + "-md0"},
+		{"KamajiControlPlane", gvkKCP, ns, n},
+		{"EtcdCluster", gvkEtcd, ns, n + "-etcd"},
 	}
 	for _, r := range baseReleases {
-		objs = append(objs, obj{"HelmRelease " + r, gvkHR, n + "-" + r})
+		objs = append(objs, tracked{"HelmRelease " + r, gvkHR, ns, n + "-" + r})
 	}
-	objs = append(objs, obj{"etcd CA Secret", gvkSecret, n + "-etcd-ca"})
+	objs = append(objs, tracked{"etcd CA Secret", gvkSecret, ns, n + "-etcd-ca"})
+	return e.trackGone(objs)
+}
+
+// tracked is an object whose deletion a deletionOrder times, under key.
+type tracked struct {
+	key      string
+	gvk      schema.GroupVersionKind
+	ns, name string
+}
+
+// trackGone records when each of objs that exists now is first seen gone,
+// polling every 100ms until check or gone stops it.
+func (e *env) trackGone(objs []tracked) *deletionOrder {
 	d := &deletionOrder{stop: make(chan struct{}), done: make(chan struct{}), gone: map[string]time.Time{}}
 	// Track only what exists before the delete.
-	var present []obj
+	var present []tracked
 	for _, o := range objs {
 		ctx, cancel := ctxT(5 * time.Second)
-		if _, err := get(ctx, e.c, o.gvk, ns, o.name); err == nil {
+		if _, err := get(ctx, e.c, o.gvk, o.ns, o.name); err == nil {
 			present = append(present, o)
 		}
 		cancel()
@@ -1026,7 +1084,7 @@ func (e *env) trackDeletion(ns, n string) *deletionOrder {
 					continue
 				}
 				ctx, cancel := ctxT(5 * time.Second)
-				_, err := get(ctx, e.c, o.gvk, ns, o.name)
+				_, err := get(ctx, e.c, o.gvk, o.ns, o.name)
 				cancel()
 				if kerrors.IsNotFound(err) {
 					d.gone[o.key] = time.Now()
@@ -1042,13 +1100,20 @@ func (e *env) trackDeletion(ns, n string) *deletionOrder {
 	return d
 }
 
+// stopped stops the tracking and returns when each tracked object was
+// first seen gone.
+func (d *deletionOrder) stopped() map[string]time.Time {
+	close(d.stop)
+	<-d.done
+	return d.gone
+}
+
 // check stops the tracking and asserts the order the Composition declares
 // with Usages (docs/spec.md §7): add-on HelmReleases and node groups go before the
 // control plane, etcd and its PKI after it.
 func (d *deletionOrder) check(t *testing.T, start time.Time) {
 	t.Helper()
-	close(d.stop)
-	<-d.done
+	d.stopped()
 	at := func(k string) string {
 		g, ok := d.gone[k]
 		if !ok {
