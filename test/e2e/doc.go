@@ -8,7 +8,9 @@
 // Function dependencies Crossplane's package manager resolves, and the
 // platform settings EnvironmentConfig), plays only the package runtime by
 // pointing each FunctionRevision at the function process serving mTLS, and
-// drives KubernetesCluster claims through their lifecycle.
+// drives KubernetesCluster claims through their lifecycle, and
+// TenantClusters of a tenant holding only namespace-scoped RBAC (an
+// impersonated user) with the Tenant of their namespace.
 //
 // Crossplane core runs as a real installation runs it (issue 14): under
 // the ServiceAccount crossplane-system/crossplane with the ClusterRoles its
@@ -17,10 +19,10 @@
 // rbac.crossplane.io/aggregate-to-crossplane, filled by
 // kube-controller-manager's clusterrole-aggregation controller) plus
 // deploy/crossplane-rbac.yaml, through a token of that ServiceAccount —
-// never system:masters. Played: the RBAC manager's ClusterRole for the XRD
-// (crossplane:composite:<xrd>:aggregate-to-crossplane, the composite and
-// claim kinds), because `crossplane rbac start` binds its metrics on :8080
-// with no flag to move it. The test's own client is an administrator: it
+// never system:masters. Played: the RBAC manager's ClusterRole for each XRD
+// of the package (crossplane:composite:<xrd>:aggregate-to-crossplane, the
+// composite and claim kinds), because `crossplane rbac start` binds its
+// metrics on :8080 with no flag to move it. The test's own client is an administrator: it
 // plays the platform team. In TestControllers the upstream controllers run
 // the same way, each under a ServiceAccount bound to its own module's
 // ClusterRole (controller_rbac_test.go).
