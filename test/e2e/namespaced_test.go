@@ -293,8 +293,10 @@ func (a *namespacedAPI) twoClustersOneTenant(t *testing.T) {
 		},
 	}
 	spec, _, _ := unstructured.NestedMap(ds.Object, "spec")
-	if fmt.Sprint(spec) != fmt.Sprint(want) {
-		t.Errorf("DataStore %s spec:\n  got  %v\n  want %v", ds.GetName(), spec, want)
+	for k, w := range want {
+		if fmt.Sprint(spec[k]) != fmt.Sprint(w) {
+			t.Errorf("DataStore %s spec.%s:\n  got  %v\n  want %v", ds.GetName(), k, spec[k], w)
+		}
 	}
 	// Each Secret the DataStore and etcd name is written by a Certificate
 	// the Tenant composed in v2NS.
@@ -356,12 +358,17 @@ func (a *namespacedAPI) waitCSIBinding(t *testing.T, n, tenantUID string, presen
 		}
 		role, _, _ := unstructured.NestedString(crb.Object, "roleRef", "name")
 		subjects, _, _ := unstructured.NestedSlice(crb.Object, "subjects")
-		want := []any{map[string]any{"kind": "ServiceAccount", "name": n + "-kcsi-controller", "namespace": v2NS}}
+		var got []string
+		for _, s := range subjects {
+			m, _ := s.(map[string]any)
+			got = append(got, fmt.Sprintf("%v %v/%v", m["kind"], m["namespace"], m["name"]))
+		}
+		want := []string{"ServiceAccount " + v2NS + "/" + n + "-kcsi-controller"}
 		switch {
 		case role != "tenantkube:kcsi-persistentvolumes":
 			return false, "", fmt.Errorf("%s binds %q, want tenantkube:kcsi-persistentvolumes", name, role)
-		case fmt.Sprint(subjects) != fmt.Sprint(want):
-			return false, "", fmt.Errorf("%s subjects %v, want %v", name, subjects, want)
+		case fmt.Sprint(got) != fmt.Sprint(want):
+			return false, "", fmt.Errorf("%s subjects %v, want %v", name, got, want)
 		case crb.GetLabels()[labelNamespace] != v2NS || crb.GetLabels()[labelCluster] != n:
 			return false, "", fmt.Errorf("%s labels %v", name, crb.GetLabels())
 		case controllerUID(crb) != tenantUID:
@@ -413,7 +420,15 @@ func (a *namespacedAPI) deleteOneCluster(t *testing.T) {
 	start := time.Now()
 	e.deleteClusterAndWait(t, a.user, gvkTenantCluster, v2NS, "one")
 	a.waitCSIBinding(t, "one", string(tenant.GetUID()), false)
-	t.Logf("the Tenant dropped cluster one's ClusterRoleBinding %.1fs after its deletion began", time.Since(start).Seconds())
+	waitFor(t, time.Minute, "no Usage of cluster one left in "+v2NS, func(ctx context.Context) (bool, string, error) {
+		us, err := list(ctx, e.c, gvkUsage, client.InNamespace(v2NS), client.MatchingLabels{labelCluster: "one"})
+		var names []string
+		for i := range us {
+			names = append(names, us[i].GetName())
+		}
+		return len(us) == 0 && err == nil, fmt.Sprintf("left: %v", names), err
+	})
+	t.Logf("the Tenant dropped cluster one's ClusterRoleBinding and Usages %.1fs after its deletion began", time.Since(start).Seconds())
 	e.compare(t, "cluster two while cluster one was deleted", before, e.tenantObjects(t, v2NS, "two"), false)
 	if now := a.tenantShared(t); fmt.Sprint(now) != fmt.Sprint(shared) {
 		t.Errorf("the Tenant's etcd and DataStore changed while cluster one was deleted: %v -> %v", shared, now)
