@@ -473,6 +473,19 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	kcp, err := get(ctx, e.c, gvkKCP, v2NS, "two")
 	e.must(t, err, "KamajiControlPlane two")
 
+	composedBy := func() []string {
+		objs, err := labelled(ctx, e.cfg, e.c, labelNamespace+"="+v2NS)
+		e.must(t, err, "objects labelled "+labelNamespace+"="+v2NS)
+		var out []string
+		for i := range objs {
+			if controllerUID(&objs[i]) == string(tenant.GetUID()) {
+				out = append(out, describe(&objs[i]))
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	before := composedBy()
 	start := time.Now()
 	e.must(t, e.c.Delete(ctx, tenant, client.PropagationPolicy(metav1.DeletePropagationForeground)), "delete Tenant "+v2NS)
 	waitFor(t, deleteBound, "the deletion of the Tenant's EtcdCluster denied by the Usage webhook", func(ctx context.Context) (bool, string, error) {
@@ -504,6 +517,17 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	if now, err := get(ctx, e.c, gvkKCP, v2NS, "two"); err != nil || now.GetUID() != kcp.GetUID() {
 		t.Fatalf("KamajiControlPlane two changed while the Tenant was held: %v", err)
 	}
+	held := map[string]bool{}
+	for _, o := range composedBy() {
+		held[o] = true
+	}
+	var went []string
+	for _, o := range before {
+		if !held[o] {
+			went = append(went, o)
+		}
+	}
+	t.Logf("while held, %d of the Tenant's %d objects stayed; gone: %v", len(held), len(before), went)
 
 	// The tenant deletes its last cluster; the Tenant follows.
 	order := e.trackGone([]tracked{
