@@ -206,7 +206,8 @@ generate-deepcopy:
 generate-crds:
 	@rm -rf $(GEN_TMP) && mkdir -p $(GEN_TMP) $(GEN_OUT)/package
 	$(GO) tool controller-gen crd paths=./apis/... output:crd:dir=$(GEN_TMP) >&2
-	$(GO) run ./apis/cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml --namespaced-out=$(GEN_OUT)/package/xrd-namespaced.yaml >&2
+	$(GO) run ./apis/cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml --namespaced-out=$(GEN_OUT)/package/xrd-namespaced.yaml \
+		--tenant-crd=$(GEN_TMP)/tenantkube.io_tenants.yaml --tenant-out=$(GEN_OUT)/package/xrd-tenant.yaml >&2
 	$(foreach f,$(FUNCTIONS),mkdir -p $(GEN_OUT)/package/functions/$(f)/input && \
 		$(GO) tool controller-gen crd paths=./functions/$(f)/input/... output:crd:dir=$(GEN_OUT)/package/functions/$(f)/input >&2 &&) true
 
