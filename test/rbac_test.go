@@ -57,6 +57,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "cdi.kubevirt.io", Kind: "DataVolume"}:                                 "datavolumes",
 	{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}:                     "volumesnapshots",
 	{Group: "instancetype.kubevirt.io", Kind: "VirtualMachineClusterInstancetype"}: "virtualmachineclusterinstancetypes",
+	{Group: "tenantkube.io", Kind: "TenantCluster"}:                                "tenantclusters",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -274,6 +275,7 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "ResourceQuota", "workers: capacity pre-flight (requirementResourceQuotas)"},
 		{"v1", "Secret", "control-plane: the admin kubeconfig Secret"},
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
+		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {
@@ -557,8 +559,10 @@ func compositeKinds(t *testing.T, path string) map[schema.GroupKind]bool {
 func packageCompositeKinds(t *testing.T, root string) map[schema.GroupKind]bool {
 	t.Helper()
 	out := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
-	for gk := range compositeKinds(t, filepath.Join(root, "package", "xrd-namespaced.yaml")) {
-		out[gk] = true
+	for _, f := range []string{"xrd-namespaced.yaml", "xrd-tenant.yaml"} {
+		for gk := range compositeKinds(t, filepath.Join(root, "package", f)) {
+			out[gk] = true
+		}
 	}
 	return out
 }
