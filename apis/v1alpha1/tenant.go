@@ -68,7 +68,7 @@ type TenantEtcd struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=7
 	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
+	Replicas *int32 `json:"replicas,omitempty"`
 
 	// StorageSize is each member's volume; quota-backend-bytes is 95% of it.
 	// +kubebuilder:default="4Gi"
@@ -99,8 +99,9 @@ type TenantStatus struct {
 
 // Default fills every unset field with its default (the XRD's), in place.
 func (s *TenantSpec) Default() {
-	if s.Etcd.Replicas == 0 {
-		s.Etcd.Replicas = DefaultTenantEtcdReplicas
+	if s.Etcd.Replicas == nil {
+		r := int32(DefaultTenantEtcdReplicas)
+		s.Etcd.Replicas = &r
 	}
 	if !s.Etcd.StorageSize.IsSet() {
 		s.Etcd.StorageSize = DefaultTenantEtcdStorageSize
@@ -112,7 +113,7 @@ func (s *TenantSpec) Default() {
 func (s *TenantSpec) Validate() field.ErrorList {
 	p := field.NewPath("spec", "etcd")
 	var errs field.ErrorList
-	if r := s.Etcd.Replicas; r < 1 || r > MaxTenantEtcdReplicas {
+	if r := deref(s.Etcd.Replicas); r < 1 || r > MaxTenantEtcdReplicas {
 		errs = append(errs, field.Invalid(p.Child("replicas"), r, fmt.Sprintf("must be between 1 and %d", MaxTenantEtcdReplicas)))
 	}
 	errs = append(errs, validateQuantity(p.Child("storageSize"), string(s.Etcd.StorageSize), MaxTenantEtcdStorageSize)...)

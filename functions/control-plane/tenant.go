@@ -106,9 +106,9 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	site := tenantEtcdSite(ns)
 	dsName := function.Identity{Namespace: ns}.TenantDataStoreName()
 	p := &function.Plan{}
-	p.Add(nameEtcdCluster, buildEtcd(site, spec.Etcd.Replicas, storage, storageClass), readyOnReady)
+	p.Add(nameEtcdCluster, buildEtcd(site, *spec.Etcd.Replicas, storage, storageClass), readyOnReady)
 	p.Add(nameDataStore, buildDataStoreOf(site, dsName, function.TenantLabels(ns)), function.ReadyOnStatusReady)
-	pki := buildEtcdPKIOf(site, spec.Etcd.Replicas)
+	pki := buildEtcdPKIOf(site, *spec.Etcd.Replicas)
 	for _, name := range sortedKeys(pki.Issuers) {
 		p.Add(name, pki.Issuers[name], readyOnReady)
 	}
