@@ -186,7 +186,8 @@ preview: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/preview ## Prev
 
 # ---------------------------------------------------------------------------
 # Generate: deepcopy functions, the XRDs (package/xrd.yaml, the v2
-# namespaced package/xrd-namespaced.yaml) from apis/, each
+# namespaced package/xrd-namespaced.yaml, the v2 cluster-scoped
+# package/xrd-tenant.yaml) from apis/, each
 # function's input CRD (package/functions/<name>/input/) from its Go types,
 # and the API reference (docs/api-reference.md, make docs). GEN_OUT
 # redirects the CRDs, the XRD and the reference (the staleness tests render

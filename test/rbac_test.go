@@ -554,8 +554,9 @@ func compositeKinds(t *testing.T, path string) map[schema.GroupKind]bool {
 	return out
 }
 
-// packageCompositeKinds are the composite and claim kinds of both XRDs of
-// the package: package/xrd.yaml and the namespaced package/xrd-namespaced.yaml.
+// packageCompositeKinds are the composite and claim kinds of the XRDs of
+// the package: package/xrd.yaml, the namespaced package/xrd-namespaced.yaml
+// and the Tenant's package/xrd-tenant.yaml.
 func packageCompositeKinds(t *testing.T, root string) map[schema.GroupKind]bool {
 	t.Helper()
 	out := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
