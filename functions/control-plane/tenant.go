@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,11 +40,16 @@ const (
 	// nameTenantDataStoreUsagePrefix: the Usage keeping the DataStore
 	// until N's KamajiControlPlane is gone.
 	nameTenantDataStoreUsagePrefix = "usage-datastore-by-kamajicontrolplane-"
+	// nameTenantClientCAUsagePrefix and nameTenantClientUsagePrefix: the
+	// Usages keeping the client CA and client certificate Secrets the
+	// DataStore reads until N's KamajiControlPlane is gone.
+	nameTenantClientCAUsagePrefix = "usage-etcd-ca-secret-by-kamajicontrolplane-"
+	nameTenantClientUsagePrefix   = "usage-etcd-client-secret-by-kamajicontrolplane-"
 )
 
 // tenantPerClusterPrefixes are the prefixes above, for keeping what was
 // observed while the list of TenantClusters has not arrived.
-var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix}
+var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix}
 
 // requiredTenantClusters is the required-resources key of the
 // TenantClusters of the Tenant's namespace.
@@ -115,6 +121,10 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	for _, name := range sortedKeys(pki.Certificates) {
 		p.Add(name, pki.Certificates[name], readyOnReady)
 	}
+	present, err := composeTenantEtcdLeftovers(p, r, site)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
+	}
 
 	p.Require(requiredTenantClusters, &fnv1.ResourceSelector{
 		ApiVersion: tkv1alpha1.GroupVersion.String(),
@@ -146,6 +156,12 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 				etcdUsage, dsUsage := tenantUsages(site, dsName, id)
 				p.Add(nameTenantEtcdUsagePrefix+n, etcdUsage, readyOnReady)
 				p.Add(nameTenantDataStoreUsagePrefix+n, dsUsage, readyOnReady)
+				for _, u := range []struct{ prefix, secret string }{{nameTenantClientCAUsagePrefix, site.Names.ClientCA}, {nameTenantClientUsagePrefix, site.Names.Client}} {
+					if present[u.secret] {
+						p.Add(u.prefix+n, tenantUsage(id, u.secret+"-used-by-"+n, function.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: u.secret},
+							fmt.Sprintf("the DataStore reaches the tenant etcd of cluster %s with this certificate until its control plane is deleted", n)), readyOnReady)
+					}
+				}
 			}
 		}
 		p.Status["clusters"] = len(clusters)
@@ -163,19 +179,50 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 // object's deletion never looks up, so the DataStore's Usage names the
 // empty namespace explicitly.
 func tenantUsages(site etcdSite, dsName string, id function.Identity) (etcdUsage, dsUsage any) {
-	labels := function.TenantLabels(id.Namespace)
-	labels[function.LabelCluster] = id.Name
-	kcp := id.KamajiControlPlaneRef()
-	e := id.Usage(site.Names.Cluster+"-used-by-"+id.Name,
-		function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: site.Names.Cluster}, kcp,
+	e := tenantUsage(id, site.Names.Cluster+"-used-by-"+id.Name,
+		function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: site.Names.Cluster},
 		fmt.Sprintf("Kamaji deletes cluster %s's keys from the tenant etcd when its control plane is deleted", id.Name))
-	e.Labels = labels
-	d := id.Usage(site.Names.Cluster+"-datastore-used-by-"+id.Name,
-		function.ObjectRef{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind, Name: dsName}, kcp,
+	d := tenantUsage(id, site.Names.Cluster+"-datastore-used-by-"+id.Name,
+		function.ObjectRef{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind, Name: dsName},
 		fmt.Sprintf("Kamaji reaches the tenant etcd of cluster %s through this DataStore until its control plane is deleted", id.Name))
-	d.Labels = labels
 	d.Spec.Of.ResourceRef.Namespace = proto.String("")
 	return e, d
+}
+
+// tenantUsage is the Usage name in NS keeping `of` until the
+// KamajiControlPlane of cluster id is gone, labelled with the namespace
+// and the cluster.
+func tenantUsage(id function.Identity, name string, of function.ObjectRef, reason string) *protectionv1beta1.Usage {
+	u := id.Usage(name, of, id.KamajiControlPlaneRef(), reason)
+	u.Labels = function.TenantLabels(id.Namespace)
+	u.Labels[function.LabelCluster] = id.Name
+	return u
+}
+
+// composeTenantEtcdLeftovers composes, as composeEtcdLeftovers does for a
+// claim's etcd, what the Tenant's etcd leaves in NS so that it goes with
+// the Tenant: the PKI Secrets cert-manager wrote and the members'
+// PersistentVolumeClaims, found by the Tenant's labels. It returns the
+// PKI Secrets present.
+func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcdSite) (map[string]bool, error) {
+	n := site.Names
+	pki := map[string]bool{n.PeerCA: true, n.ClientCA: true, n.Server: true, n.Peer: true, n.Client: true}
+	id := function.Identity{Namespace: site.Namespace}
+	secrets, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: "v1", Kind: "Secret"},
+		function.CleanupOptions{Labels: site.Labels, Keep: func(name string) bool { return pki[name] }})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		// A StatefulSet names its claims <template>-<StatefulSet>-<ordinal>.
+		function.CleanupOptions{Labels: site.Labels, Keep: func(name string) bool { return strings.Contains(name, "-"+n.Cluster+"-") }}); err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, s := range secrets.Present {
+		present[s] = true
+	}
+	return present, nil
 }
 
 // tenantClusters are the sorted names of the TenantClusters of namespace

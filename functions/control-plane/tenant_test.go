@@ -240,6 +240,31 @@ func TestPlanTenant(t *testing.T) {
 				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 2.0, Requirement: req,
 			},
 		},
+		"LeftoversAndSecretUsages": {
+			reason: "The PKI Secrets and the members' claims in NS are composed for cleanup; the client CA and client certificate Secrets present get a Usage per cluster; other Secrets are left alone.",
+			args: tenantCall{name: "tenant-demo", required: map[string][]string{
+				requiredTenantClusters: {tenantCluster("tenant-demo", "demo")},
+				"cleanup-secret": {
+					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-ca, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-client-tls, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-server-tls, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}}`,
+				},
+				"cleanup-persistentvolumeclaim": {`{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-` + base + `-0, namespace: tenant-demo}}`},
+			}},
+			want: want{
+				Composed: with("cleanup-persistentvolumeclaim-data-"+base+"-0", "cleanup-secret-"+base+"-ca", "cleanup-secret-"+base+"-client-tls", "cleanup-secret-"+base+"-server-tls",
+					"kcsi-clusterrolebinding-demo", "usage-datastore-by-kamajicontrolplane-demo", "usage-etcd-ca-secret-by-kamajicontrolplane-demo",
+					"usage-etcd-client-secret-by-kamajicontrolplane-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"),
+				Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings: []string{binding("demo")},
+				UsageOf: []string{usage("demo")[0],
+					"tenant-demo/" + base + "-ca-used-by-demo: Secret/" + base + "-ca by KamajiControlPlane/demo",
+					"tenant-demo/" + base + "-client-tls-used-by-demo: Secret/" + base + "-client-tls by KamajiControlPlane/demo",
+					usage("demo")[1]},
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
+			},
+		},
 		"ListNotArrived": {
 			reason: "Before the TenantClusters arrive, the per-cluster objects observed are kept (never shrink), nothing new is composed for them.",
 			args: tenantCall{name: "tenant-demo", observed: map[string]string{
@@ -379,4 +404,24 @@ func titleStatus(s string) string {
 		return s
 	}
 	return st[:1] + strings.ToLower(st[1:]) + " " + reason
+}
+
+// TestTenantCleanupSelectsTheTenantsObjects: the leftovers of a Tenant's
+// etcd are looked for by the Tenant's labels in NS, not by a cluster's.
+func TestTenantCleanupSelectsTheTenantsObjects(t *testing.T) {
+	rsp, err := fntest.Run(fn, tenantCall{name: "tenant-demo"}.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"app.kubernetes.io/managed-by": "tenantkube", "tenantkube.io/namespace": "tenant-demo"}
+	for _, key := range []string{"cleanup-secret", "cleanup-persistentvolumeclaim"} {
+		sel := rsp.GetRequirements().GetResources()[key]
+		if sel == nil {
+			t.Errorf("no requirement %s", key)
+			continue
+		}
+		if d := cmp.Diff(want, sel.GetMatchLabels().GetLabels()); d != "" || sel.GetNamespace() != "tenant-demo" {
+			t.Errorf("%s: namespace %q, labels -want, +got:\n%s", key, sel.GetNamespace(), d)
+		}
+	}
 }
