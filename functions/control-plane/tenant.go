@@ -52,8 +52,13 @@ const (
 var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix}
 
 // requiredTenantClusters is the required-resources key of the
-// TenantClusters of the Tenant's namespace.
-const requiredTenantClusters = "tenant-clusters"
+// TenantClusters of the Tenant's namespace; requiredTenantClaims that of
+// its claims (KubernetesCluster), whose clusters compose their own
+// ClusterRoleBinding.
+const (
+	requiredTenantClusters = "tenant-clusters"
+	requiredTenantClaims   = "tenant-claims"
+)
 
 // tenantEtcdSite is the etcd of the tenant namespace ns, shared by its
 // TenantClusters: tenantEtcdBase in ns, labelled with the namespace.
@@ -126,12 +131,14 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
 	}
 
-	p.Require(requiredTenantClusters, &fnv1.ResourceSelector{
-		ApiVersion: tkv1alpha1.GroupVersion.String(),
-		Kind:       tkv1alpha1.NamespacedKind,
-		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
-		Namespace:  proto.String(ns),
-	})
+	for key, kind := range map[string]string{requiredTenantClusters: tkv1alpha1.NamespacedKind, requiredTenantClaims: tkv1alpha1.ClaimKind} {
+		p.Require(key, &fnv1.ResourceSelector{
+			ApiVersion: tkv1alpha1.GroupVersion.String(),
+			Kind:       kind,
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
+			Namespace:  proto.String(ns),
+		})
+	}
 	p.Status = map[string]any{"dataStoreName": dsName}
 	if !arrived {
 		// Never shrink: what was composed for the clusters stays.
@@ -226,13 +233,28 @@ func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcd
 }
 
 // tenantClusters are the sorted names of the TenantClusters of namespace
-// ns Crossplane sent (requiredTenantClusters), and whether it answered.
-// Names that are no cluster name (a TenantCluster's own function refuses
-// them) and objects of other namespaces are left out.
+// ns Crossplane sent (requiredTenantClusters) that compose no
+// ClusterRoleBinding of their own, and whether it answered both
+// requirements. Left out: names that are no cluster name (a TenantCluster's
+// own function refuses them), objects of other namespaces, and a
+// TenantCluster N beside a claim N (requiredTenantClaims) that is not
+// strictly older: the older of the two composes, a tie goes to the claim
+// (docs/spec.md, amendment 20), and the claim's XR composes the same
+// ClusterRoleBinding.
 func tenantClusters(r *function.Request, ns string) ([]string, bool, error) {
 	items, arrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredTenantClusters)
 	if err != nil {
 		return nil, arrived, field.InternalError(field.NewPath("requiredResources", requiredTenantClusters), fmt.Errorf("cannot decode the TenantClusters of %s: %w", ns, err))
+	}
+	claims, claimsArrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredTenantClaims)
+	if err != nil {
+		return nil, arrived, field.InternalError(field.NewPath("requiredResources", requiredTenantClaims), fmt.Errorf("cannot decode the claims of %s: %w", ns, err))
+	}
+	claimed := map[string]metav1.Time{}
+	for _, c := range claims {
+		if c.Namespace == ns {
+			claimed[c.Name] = c.CreationTimestamp
+		}
 	}
 	seen := map[string]bool{}
 	var out []string
@@ -241,11 +263,14 @@ func tenantClusters(r *function.Request, ns string) ([]string, bool, error) {
 		if it.Namespace != ns || seen[n] || function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
 			continue
 		}
+		if c, ok := claimed[n]; ok && !it.CreationTimestamp.Before(&c) {
+			continue
+		}
 		seen[n] = true
 		out = append(out, n)
 	}
 	sort.Strings(out)
-	return out, arrived, nil
+	return out, arrived && claimsArrived, nil
 }
 
 // setDataStoreCondition sets DataStoreReady from the observed EtcdCluster

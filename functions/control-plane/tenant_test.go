@@ -57,6 +57,11 @@ func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
 	return req
 }
 
+// stamped is an object of kind in tenant-demo created at ts.
+func stamped(kind, n, ts string) string {
+	return "{apiVersion: tenantkube.io/v1alpha1, kind: " + kind + ", metadata: {name: " + n + ", namespace: tenant-demo, creationTimestamp: \"" + ts + "\"}}"
+}
+
 func tenantCluster(ns, n string) string {
 	return "{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: " + n + ", namespace: " + ns + "}}"
 }
@@ -162,8 +167,10 @@ func summarize(t *testing.T, rsp *fnv1.RunFunctionResponse) tenantSummary {
 		s.DataStore = fntest.Get(xr, "status", "dataStoreName")
 		s.Clusters = fntest.Get(xr, "status", "clusters")
 	}
-	if sel := rsp.GetRequirements().GetResources()[requiredTenantClusters]; sel != nil {
-		s.Requirement = sel.GetApiVersion() + " " + sel.GetKind() + " in " + sel.GetNamespace()
+	for _, key := range []string{requiredTenantClusters, requiredTenantClaims} {
+		if sel := rsp.GetRequirements().GetResources()[key]; sel != nil {
+			s.Requirement += sel.GetApiVersion() + " " + sel.GetKind() + " in " + sel.GetNamespace() + "; "
+		}
 	}
 	return s
 }
@@ -194,7 +201,7 @@ func TestPlanTenant(t *testing.T) {
 	binding := func(n string) string {
 		return "tenantkube:kcsi-controller:tenant-demo." + n + " -> tenant-demo/" + n + "-kcsi-controller tenantkube:kcsi-persistentvolumes"
 	}
-	const req = "tenantkube.io/v1alpha1 TenantCluster in tenant-demo"
+	const req = "tenantkube.io/v1alpha1 TenantCluster in tenant-demo; tenantkube.io/v1alpha1 KubernetesCluster in tenant-demo; "
 	type want = tenantSummary
 	cases := map[string]struct {
 		reason string
@@ -203,7 +210,7 @@ func TestPlanTenant(t *testing.T) {
 	}{
 		"Defaults": {
 			reason: "An empty spec gets 3 members of 4Gi on the default storage class; one TenantCluster gets its binding and Usages.",
-			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}}},
+			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {}}},
 			want: want{
 				Composed: with("kcsi-clusterrolebinding-demo", "usage-datastore-by-kamajicontrolplane-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"),
 				Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
@@ -213,7 +220,7 @@ func TestPlanTenant(t *testing.T) {
 		},
 		"Sized": {
 			reason: "The spec's replicas, size and class are used as given.",
-			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}}},
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}}},
 			want: want{
 				Composed: with(), Replicas: 5.0, Quota: "1020054732", Storage: "1Gi", Class: "fast", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
 				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 0.0, Requirement: req,
@@ -221,7 +228,7 @@ func TestPlanTenant(t *testing.T) {
 		},
 		"InputStorageClass": {
 			reason: "Without spec.etcd.storageClassName the input's etcd class is used.",
-			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}}},
+			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}}},
 			want: want{
 				Composed: with(), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Class: "slow", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
 				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 0.0, Requirement: req,
@@ -232,7 +239,7 @@ func TestPlanTenant(t *testing.T) {
 			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{requiredTenantClusters: {
 				tenantCluster("tenant-demo", "b"), tenantCluster("tenant-demo", "a"), tenantCluster("tenant-other", "c"),
 				tenantCluster("tenant-demo", "a23456789012345678901234567890123"),
-			}}},
+			}, requiredTenantClaims: {}}},
 			want: want{
 				Composed: with("kcsi-clusterrolebinding-a", "kcsi-clusterrolebinding-b"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
 				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
@@ -243,7 +250,7 @@ func TestPlanTenant(t *testing.T) {
 		"LeftoversAndSecretUsages": {
 			reason: "The PKI Secrets and the members' claims in NS are composed for cleanup; the client CA and client certificate Secrets present get a Usage per cluster; other Secrets are left alone.",
 			args: tenantCall{name: "tenant-demo", required: map[string][]string{
-				requiredTenantClusters: {tenantCluster("tenant-demo", "demo")},
+				requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {},
 				"cleanup-secret": {
 					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-ca, namespace: tenant-demo}}`,
 					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-client-tls, namespace: tenant-demo}}`,
@@ -263,6 +270,27 @@ func TestPlanTenant(t *testing.T) {
 					"tenant-demo/" + base + "-client-tls-used-by-demo: Secret/" + base + "-client-tls by KamajiControlPlane/demo",
 					usage("demo")[1]},
 				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
+			},
+		},
+		"NameClash": {
+			reason: "A TenantCluster beside a claim of its name gets objects only when strictly older (the claim's XR composes the same binding otherwise; a tie goes to the claim).",
+			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{
+				requiredTenantClusters: {stamped("TenantCluster", "older", "2026-01-01T00:00:00Z"), stamped("TenantCluster", "newer", "2026-01-02T00:00:00Z"), stamped("TenantCluster", "tie", "2026-01-01T00:00:00Z")},
+				requiredTenantClaims:   {stamped("KubernetesCluster", "older", "2026-01-01T00:00:01Z"), stamped("KubernetesCluster", "newer", "2026-01-01T00:00:00Z"), stamped("KubernetesCluster", "tie", "2026-01-01T00:00:00Z")},
+			}},
+			want: want{
+				Composed: with("kcsi-clusterrolebinding-older"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
+				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings:  []string{binding("older")},
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
+			},
+		},
+		"ClaimsNotArrived": {
+			reason: "Without the claims, which TenantClusters compose is not known: nothing is composed for them, nothing observed dropped.",
+			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}}},
+			want: want{
+				Composed: with(), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				DataStore: "tenantkube.tenant.tenant-demo", Requirement: req,
 			},
 		},
 		"ListNotArrived": {
