@@ -89,10 +89,11 @@ func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.C
 // tenantEtcdBase) and the DataStore tenantkube.tenant.<ns>; for each
 // TenantCluster N of the namespace (a required list) the CSI controller's
 // ClusterRoleBinding N's namespaced XR cannot compose and, with deletion
-// order Usages, Usages keeping the etcd and the DataStore until N's
-// KamajiControlPlane is gone. Until the list arrives the per-cluster
-// objects observed are kept. It returns every bad spec value and a bad
-// name at once.
+// order Usages, Usages keeping the etcd, the DataStore and the client
+// Secrets it reads until N's KamajiControlPlane is gone; the etcd's
+// leftovers for cleanup. Until the lists arrive the per-cluster objects
+// observed are kept. It returns every bad spec value and a bad name at
+// once.
 func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlaneInput, r *function.Request) (*function.Plan, field.ErrorList) {
 	var errs field.ErrorList
 	errs = appendError(errs, function.ValidateDNSLabel(field.NewPath("metadata", "name"), ns, validation.DNS1123LabelMaxLength))
@@ -147,6 +148,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 			for _, prefix := range tenantPerClusterPrefixes {
 				if strings.HasPrefix(name, prefix) {
 					kept = append(kept, name)
+					break
 				}
 			}
 		}
