@@ -57,6 +57,8 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "cdi.kubevirt.io", Kind: "DataVolume"}:                                 "datavolumes",
 	{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}:                     "volumesnapshots",
 	{Group: "instancetype.kubevirt.io", Kind: "VirtualMachineClusterInstancetype"}: "virtualmachineclusterinstancetypes",
+	{Group: "tenantkube.io", Kind: "TenantCluster"}:                                "tenantclusters",
+	{Group: "tenantkube.io", Kind: "KubernetesCluster"}:                            "kubernetesclusters",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -280,8 +282,8 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "ResourceQuota", "workers: capacity pre-flight (requirementResourceQuotas)"},
 		{"v1", "Secret", "control-plane: the admin kubeconfig Secret"},
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
-		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: a Tenant's TenantClusters (requirement tenant-clusters); a claim's XR: the TenantCluster of its name"},
-		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: a TenantCluster's claim of the same name and namespace"},
+		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
+		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claims of a Tenant's namespace (requiredTenantClaims)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {

@@ -74,8 +74,8 @@ func deps(t *testing.T, meta []byte) []string {
 }
 
 // The Compositions the package ships, one per XRD: the claim's
-// (XKubernetesCluster), the namespaced TenantCluster's.
-var packageCompositions = []string{"composition-namespaced.yaml", "composition.yaml"}
+// (XKubernetesCluster), the namespaced TenantCluster's, the Tenant's.
+var packageCompositions = []string{"composition-namespaced.yaml", "composition-tenant.yaml", "composition.yaml"}
 
 func TestRender(t *testing.T) {
 	root := "../../.."
@@ -181,7 +181,8 @@ type xrdOrComposition struct {
 // XRD and every Composition; each XRD's default Composition is in it and
 // composes that XRD's kind, and each Composition composes a kind an XRD of
 // the package defines. Both APIs are shipped: the claim (v1 XRD with
-// claimNames) and the namespaced TenantCluster (v2 XRD, no claim).
+// claimNames) and the namespaced TenantCluster (v2 XRD, no claim), with
+// the platform's cluster-scoped Tenant (v2 XRD).
 func TestRun(t *testing.T) {
 	out := t.TempDir()
 	c := &cli{PackageRoot: "../..", Registry: CanonicalRegistry, Output: out}
@@ -197,7 +198,7 @@ func TestRun(t *testing.T) {
 		files = append(files, e.Name())
 	}
 	want := append([]string{"crossplane.yaml"}, packageCompositions...)
-	want = append(want, "xrd-namespaced.yaml", "xrd.yaml")
+	want = append(want, "xrd-namespaced.yaml", "xrd-tenant.yaml", "xrd.yaml")
 	sort.Strings(want)
 	if diff := cmp.Diff(want, files); diff != "" {
 		t.Fatalf("package root (-want +got):\n%s", diff)
@@ -247,7 +248,9 @@ func TestRun(t *testing.T) {
 	if x := xrds["xrd.yaml"]; x.Spec.ClaimNames == nil || x.Spec.ClaimNames.Kind != "KubernetesCluster" {
 		t.Errorf("xrd.yaml: claim kind %+v, want KubernetesCluster", x.Spec.ClaimNames)
 	}
-	if x := xrds["xrd-namespaced.yaml"]; x.Spec.Names.Kind != "TenantCluster" || x.Spec.Scope != "Namespaced" || x.Spec.ClaimNames != nil {
-		t.Errorf("xrd-namespaced.yaml: kind %s scope %s claimNames %+v, want TenantCluster, Namespaced, none", x.Spec.Names.Kind, x.Spec.Scope, x.Spec.ClaimNames)
+	for f, want := range map[string][2]string{"xrd-namespaced.yaml": {"TenantCluster", "Namespaced"}, "xrd-tenant.yaml": {"Tenant", "Cluster"}} {
+		if x := xrds[f]; x.Spec.Names.Kind != want[0] || x.Spec.Scope != want[1] || x.Spec.ClaimNames != nil {
+			t.Errorf("%s: kind %s scope %s claimNames %+v, want %s, %s, none", f, x.Spec.Names.Kind, x.Spec.Scope, x.Spec.ClaimNames, want[0], want[1])
+		}
 	}
 }
