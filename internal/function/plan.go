@@ -197,3 +197,27 @@ func Fatal(rsp *fnv1.RunFunctionResponse, err error) *fnv1.RunFunctionResponse {
 func FatalList(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) *fnv1.RunFunctionResponse {
 	return Fatal(rsp, errs.ToAggregate())
 }
+
+// KeepOnlyObserved makes p compose nothing new: each composed resource of
+// p that is observed becomes a Kept (the observed object unchanged, less
+// the dotted paths omit returns for it; omit may be nil) with the
+// readiness p computed for it, and the others leave p. What was composed
+// stays in the desired state; Kept, status, conditions and requirements
+// are left as they are.
+func (p *Plan) KeepOnlyObserved(r *Request, omit func(Composed) []string) {
+	composed := p.Composed
+	p.Composed = nil
+	for _, c := range composed {
+		if !r.ObservedExists(c.Name) {
+			continue
+		}
+		k := Kept{Name: c.Name}
+		if c.Ready != nil {
+			k.Ready = c.Ready(r, c.Name)
+		}
+		if omit != nil {
+			k.Omit = omit(c)
+		}
+		p.Kept = append(p.Kept, k)
+	}
+}

@@ -119,3 +119,11 @@ func (r *Request) DesiredExists(name string) bool {
 	_, ok := r.req.GetDesired().GetResources()[name]
 	return ok
 }
+
+// ControlPlaneComposed reports whether a KamajiControlPlane is in the
+// desired state an earlier step (control-plane, first in the pipeline)
+// left, or observed. A namespaced cluster waiting for its tenant's
+// DataStore has neither (docs/spec.md, amendment 20).
+func (r *Request) ControlPlaneComposed() bool {
+	return r.DesiredExists(KamajiControlPlaneResourceName) || r.ObservedExists(KamajiControlPlaneResourceName)
+}
