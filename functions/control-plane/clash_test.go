@@ -99,6 +99,8 @@ func TestNameClash(t *testing.T) {
 	}
 	type args struct {
 		namespaced bool
+		// claimless makes the XR one created without a claim (claimless).
+		claimless bool
 		// created is the observed XR's creationTimestamp ("" for none).
 		created  string
 		required map[string][]string
@@ -173,6 +175,17 @@ func TestNameClash(t *testing.T) {
 				required: map[string][]string{"same-name-claim": nil, "same-name-tenantcluster": {tc(t0)}}},
 			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this claim KubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this claim KubernetesCluster`,
 		},
+		"ClaimlessXRAfterTenantCluster": {
+			reason: "An XR created without a claim compares its own creationTimestamp and asks for no claim.",
+			args: args{claimless: true, created: t5,
+				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
+			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this XR XKubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this XR XKubernetesCluster`,
+		},
+		"ClaimlessXRTie": {
+			reason: "The same second: an XR of the claim API wins.",
+			args: args{claimless: true, created: t0,
+				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
+		},
 		"NoTenantCluster": {
 			reason: "No TenantCluster of that name: the claim composes.",
 			args: args{created: t5,
@@ -183,6 +196,9 @@ func TestNameClash(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			call := fntest.Call{Namespaced: tc.args.namespaced, Spec: `{}`, Required: tc.args.required}
 			req := call.Request(t)
+			if tc.args.claimless {
+				claimless(t, req)
+			}
 			if tc.args.created != "" {
 				md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
 				md.Fields["creationTimestamp"] = structpb.NewStringValue(tc.args.created)
@@ -229,6 +245,11 @@ func TestRequireSameName(t *testing.T) {
 				"same-name-claim": sel("KubernetesCluster", "tenant-demo"), "same-name-xr": sel("XKubernetesCluster", ""),
 			},
 		},
+		"ClaimlessXR": {
+			reason: "An XR created without a claim asks only for the TenantCluster of its name in spec.namespace.",
+			call:   fntest.Call{},
+			want:   map[string]*fnv1.ResourceSelector{"same-name-tenantcluster": sel("TenantCluster", "tenant-demo")},
+		},
 		"ClaimXR": {
 			reason: "A claim's XR asks for the TenantCluster of the claim's name and namespace, and for the claim.",
 			call:   fntest.Call{},
@@ -239,7 +260,15 @@ func TestRequireSameName(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r, tenant := tc.call.Read(t)
+			req := tc.call.Request(t)
+			if name == "ClaimlessXR" {
+				claimless(t, req)
+			}
+			r := function.NewRequest(req)
+			tenant, err := r.Tenant()
+			if err != nil {
+				t.Fatal(err)
+			}
 			p := &function.Plan{}
 			requireSameName(p, tenant, r)
 			if diff := cmp.Diff(tc.want, p.Requirements, protocmp.Transform()); diff != "" {
@@ -247,4 +276,20 @@ func TestRequireSameName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// claimless makes the observed XR of req the XR demo created without a
+// claim, for namespace tenant-demo (spec.namespace).
+func claimless(t *testing.T, req *fnv1.RunFunctionRequest) {
+	t.Helper()
+	xr := req.GetObserved().GetComposite().GetResource()
+	md := xr.GetFields()["metadata"].GetStructValue()
+	md.Fields["name"] = structpb.NewStringValue("demo")
+	delete(md.Fields, "labels")
+	spec := xr.GetFields()["spec"].GetStructValue()
+	if spec == nil {
+		spec = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		xr.Fields["spec"] = structpb.NewStructValue(spec)
+	}
+	spec.Fields["namespace"] = structpb.NewStringValue("tenant-demo")
 }
