@@ -26,8 +26,9 @@ const namespacedTestdata = "testdata/namespaced"
 // by the XR's kind as `make render` does), and compares with golden files:
 // the example with its tenant's DataStore, the example before the DataStore
 // exists (waiting conditions; only the CAPI Cluster and KubevirtCluster),
-// and a spec.namespace
-// naming another namespace (Fatal, as for a claim). Then "scopes" renders
+// a spec.namespace naming another namespace (Fatal, as for a claim), and a
+// TenantCluster created after the claim of its name (Fatal naming
+// metadata.name and the claim). Then "scopes" renders
 // the main golden cases of TestPipelineRender through both APIs from one
 // set of cases and holds the differences to the list the scope must change.
 func TestNamespacedRender(t *testing.T) {
@@ -55,6 +56,9 @@ func TestNamespacedRender(t *testing.T) {
 			contains: []string{"reason: WaitingForTenantDataStore\n"}},
 		{name: "fatal-namespace", xr: filepath.Join(root, "test", namespacedTestdata, "xr-fatal-namespace.yaml"),
 			fatal: []string{"step control-plane", "spec.namespace", `"tenant-other"`}},
+		{name: "name-clash", xr: filepath.Join(root, "test", namespacedTestdata, "xr-name-clash.yaml"),
+			required: []string{example("instancetypes.yaml"), example("tenant-datastore.yaml"), filepath.Join(root, "test", namespacedTestdata, "claim-name-clash.yaml")},
+			fatal:    []string{"step control-plane", "metadata.name", `"demo"`, "claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
