@@ -110,7 +110,10 @@ func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
 		}
 		this = "claim " + tkv1alpha1.ClaimKind
 		if len(claims) == 1 { // none: the claim is gone, its XR with it
-			ownStamp = claims[0].CreationTimestamp.UTC().Format(time.RFC3339)
+			ownStamp = ""
+			if c := claims[0].CreationTimestamp; !c.IsZero() {
+				ownStamp = c.UTC().Format(time.RFC3339)
+			}
 		}
 	}
 	own, err := time.Parse(time.RFC3339, ownStamp)
@@ -130,10 +133,10 @@ func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
 				continue
 			}
 			other := fmt.Sprintf("the %s %s/%s", o.Kind, t.ID.Namespace, o.Name)
-			switch o.Kind {
-			case tkv1alpha1.ClaimKind:
-				other = "the claim " + other[len("the "):]
-			case tkv1alpha1.CompositeKind:
+			switch key {
+			case requiredSameNameClaim:
+				other = fmt.Sprintf("the claim %s %s/%s", o.Kind, t.ID.Namespace, o.Name)
+			case requiredSameNameXR:
 				other = fmt.Sprintf("the %s %s (an XR without a claim, spec.namespace %s)", o.Kind, o.Name, t.ID.Namespace)
 			}
 			when := "was created first"
