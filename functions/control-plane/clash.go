@@ -59,12 +59,36 @@ func ofClaim(t *function.Tenant, r *function.Request) bool {
 	return !t.Namespaced && r.CompositeString("metadata", "labels", function.LabelClaimName) != ""
 }
 
+// otherAPI is a kind of the other API whose object named N may share t's
+// N and NS, under its required-resources key; its schema is required
+// first under key + schemaSuffix.
+type otherAPI struct {
+	key, kind, namespace string
+}
+
+// schemaSuffix ends the key of the schema requirement of an otherAPI.
+const schemaSuffix = "-schema"
+
+// otherAPIs are the kinds of the other API t asks for: a TenantCluster the
+// claim KubernetesCluster N in NS and the XKubernetesCluster N; a
+// cluster-scoped XR the TenantCluster N in NS.
+func otherAPIs(t *function.Tenant) []otherAPI {
+	if t.Namespaced {
+		return []otherAPI{
+			{requiredSameNameClaim, tkv1alpha1.ClaimKind, t.ID.Namespace},
+			{requiredSameNameXR, tkv1alpha1.CompositeKind, ""},
+		}
+	}
+	return []otherAPI{{requiredSameNameTenantCluster, tkv1alpha1.NamespacedKind, t.ID.Namespace}}
+}
+
 // requireSameName asks for the objects of the other API that may share
-// t's N and NS: a TenantCluster for the claim KubernetesCluster N in NS
-// and the XKubernetesCluster N; a cluster-scoped XR for the TenantCluster
-// N in NS, and a claim's XR for its claim too: the claim is what the
-// tenant created, its XR comes after it (possibly a second later), so the
-// claim's creationTimestamp is the one compared.
+// t's N and NS (otherAPIs), each once the schema of its kind says the API
+// server serves it: a platform may install one API only, and Crossplane
+// fails the composition of a function requiring a kind with no CRD. A
+// claim's XR asks for its claim too: the claim is what the tenant created,
+// its XR comes after it (possibly a second later), so the claim's
+// creationTimestamp is the one compared.
 func requireSameName(p *function.Plan, t *function.Tenant, r *function.Request) {
 	byName := func(kind, ns string) *fnv1.ResourceSelector {
 		s := &fnv1.ResourceSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: kind,
@@ -74,12 +98,12 @@ func requireSameName(p *function.Plan, t *function.Tenant, r *function.Request) 
 		}
 		return s
 	}
-	if t.Namespaced {
-		p.Require(requiredSameNameClaim, byName(tkv1alpha1.ClaimKind, t.ID.Namespace))
-		p.Require(requiredSameNameXR, byName(tkv1alpha1.CompositeKind, ""))
-		return
+	for _, o := range otherAPIs(t) {
+		p.RequireSchema(o.key+schemaSuffix, &fnv1.SchemaSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: o.kind})
+		if served, _ := r.RequiredSchema(o.key + schemaSuffix); served {
+			p.Require(o.key, byName(o.kind, o.namespace))
+		}
 	}
-	p.Require(requiredSameNameTenantCluster, byName(tkv1alpha1.NamespacedKind, t.ID.Namespace))
 	if ofClaim(t, r) {
 		p.Require(requiredSameNameClaim, byName(tkv1alpha1.ClaimKind, t.ID.Namespace))
 	}
@@ -99,9 +123,8 @@ func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
 		return items, arrived, nil
 	}
 	this, ownStamp := tkv1alpha1.NamespacedKind, r.CompositeString("metadata", "creationTimestamp")
-	keys := []string{requiredSameNameClaim, requiredSameNameXR}
 	if !t.Namespaced {
-		this, keys = "XR "+tkv1alpha1.CompositeKind, []string{requiredSameNameTenantCluster}
+		this = "XR " + tkv1alpha1.CompositeKind
 	}
 	if ofClaim(t, r) {
 		claims, arrived, err := read(requiredSameNameClaim)
@@ -120,7 +143,15 @@ func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
 	if err != nil {
 		return nil, nil
 	}
-	for _, key := range keys {
+	for _, api := range otherAPIs(t) {
+		key := api.key
+		served, arrived := r.RequiredSchema(key + schemaSuffix)
+		if !arrived {
+			return nil, nil
+		}
+		if !served {
+			continue // that API is not installed: nothing of it can clash
+		}
 		items, arrived, err := read(key)
 		if err != nil || !arrived {
 			return nil, err
