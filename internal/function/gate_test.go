@@ -83,11 +83,11 @@ func TestKeepOnlyObserved(t *testing.T) {
 			want:   want{},
 		},
 		"ObservedKeptWithReadinessAndOmit": {
-			reason: "Observed objects are kept with the computed readiness and the paths omit names; the others leave; earlier Kept stay.",
+			reason: "Observed objects are kept with the computed readiness and the paths omit names; the others leave, and so does one composed for cleanup (Write keeps it as composed); earlier Kept stay.",
 			args: args{
-				r: observed("md", "b", "k"),
+				r: observed("md", "b", "k", "cleanup-service-x"),
 				plan: Plan{
-					Composed: []Composed{{Name: "md", Ready: ReadyAlways}, {Name: "a", Ready: ReadyAlways}, {Name: "b"}},
+					Composed: []Composed{{Name: "md", Ready: ReadyAlways}, {Name: "a", Ready: ReadyAlways}, {Name: "b"}, {Name: "cleanup-service-x"}},
 					Kept:     []Kept{{Name: "k"}},
 				},
 				omit: replicas,

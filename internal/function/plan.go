@@ -3,6 +3,7 @@ package function
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
@@ -224,14 +225,16 @@ func FatalList(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) *fnv1.RunFun
 // KeepOnlyObserved makes p compose nothing new: each composed resource of
 // p that is observed becomes a Kept (the observed object unchanged, less
 // the dotted paths omit returns for it; omit may be nil) with the
-// readiness p computed for it, and the others leave p. What was composed
-// stays in the desired state; Kept, status, conditions and requirements
-// are left as they are.
+// readiness p computed for it, and the others leave p. An object composed
+// for cleanup (cleanup-…) leaves p too: Write keeps the observed ones as
+// they were composed (name and namespace only). What was composed stays in
+// the desired state; Kept, status, conditions and requirements are left
+// as they are.
 func (p *Plan) KeepOnlyObserved(r *Request, omit func(Composed) []string) {
 	composed := p.Composed
 	p.Composed = nil
 	for _, c := range composed {
-		if !r.ObservedExists(c.Name) {
+		if !r.ObservedExists(c.Name) || strings.HasPrefix(c.Name, CleanupPrefix) {
 			continue
 		}
 		k := Kept{Name: c.Name}
