@@ -186,7 +186,8 @@ preview: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/preview ## Prev
 
 # ---------------------------------------------------------------------------
 # Generate: deepcopy functions, the XRDs (package/xrd.yaml, the v2
-# namespaced package/xrd-namespaced.yaml) from apis/, each
+# namespaced package/xrd-namespaced.yaml, the v2 cluster-scoped
+# package/xrd-tenant.yaml) from apis/, each
 # function's input CRD (package/functions/<name>/input/) from its Go types,
 # and the API reference (docs/api-reference.md, make docs). GEN_OUT
 # redirects the CRDs, the XRD and the reference (the staleness tests render
@@ -206,7 +207,8 @@ generate-deepcopy:
 generate-crds:
 	@rm -rf $(GEN_TMP) && mkdir -p $(GEN_TMP) $(GEN_OUT)/package
 	$(GO) tool controller-gen crd paths=./apis/... output:crd:dir=$(GEN_TMP) >&2
-	$(GO) run ./apis/cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml --namespaced-out=$(GEN_OUT)/package/xrd-namespaced.yaml >&2
+	$(GO) run ./apis/cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml --namespaced-out=$(GEN_OUT)/package/xrd-namespaced.yaml \
+		--tenant-crd=$(GEN_TMP)/tenantkube.io_tenants.yaml --tenant-out=$(GEN_OUT)/package/xrd-tenant.yaml >&2
 	$(foreach f,$(FUNCTIONS),mkdir -p $(GEN_OUT)/package/functions/$(f)/input && \
 		$(GO) tool controller-gen crd paths=./functions/$(f)/input/... output:crd:dir=$(GEN_OUT)/package/functions/$(f)/input >&2 &&) true
 

@@ -57,6 +57,8 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "cdi.kubevirt.io", Kind: "DataVolume"}:                                 "datavolumes",
 	{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}:                     "volumesnapshots",
 	{Group: "instancetype.kubevirt.io", Kind: "VirtualMachineClusterInstancetype"}: "virtualmachineclusterinstancetypes",
+	{Group: "tenantkube.io", Kind: "TenantCluster"}:                                "tenantclusters",
+	{Group: "tenantkube.io", Kind: "KubernetesCluster"}:                            "kubernetesclusters",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -278,6 +280,8 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "ResourceQuota", "workers: capacity pre-flight (requirementResourceQuotas)"},
 		{"v1", "Secret", "control-plane: the admin kubeconfig Secret"},
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
+		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
+		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claims of a Tenant's namespace (requiredTenantClaims)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {
@@ -556,13 +560,16 @@ func compositeKinds(t *testing.T, path string) map[schema.GroupKind]bool {
 	return out
 }
 
-// packageCompositeKinds are the composite and claim kinds of both XRDs of
-// the package: package/xrd.yaml and the namespaced package/xrd-namespaced.yaml.
+// packageCompositeKinds are the composite and claim kinds of the XRDs of
+// the package: package/xrd.yaml, the namespaced package/xrd-namespaced.yaml
+// and the Tenant's package/xrd-tenant.yaml.
 func packageCompositeKinds(t *testing.T, root string) map[schema.GroupKind]bool {
 	t.Helper()
 	out := compositeKinds(t, filepath.Join(root, "package", "xrd.yaml"))
-	for gk := range compositeKinds(t, filepath.Join(root, "package", "xrd-namespaced.yaml")) {
-		out[gk] = true
+	for _, f := range []string{"xrd-namespaced.yaml", "xrd-tenant.yaml"} {
+		for gk := range compositeKinds(t, filepath.Join(root, "package", f)) {
+			out[gk] = true
+		}
 	}
 	return out
 }

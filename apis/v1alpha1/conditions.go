@@ -98,3 +98,12 @@ const (
 // objects carry the cluster's label than one response may compose for
 // deletion.
 const ReasonTooManyObjectsToCleanUp = "TooManyObjectsToCleanUp"
+
+// ConditionDataStoreReady reports a Tenant's etcd and DataStore (function
+// control-plane); its reasons are ReasonDataStoreAvailable,
+// ReasonWaitingForEtcd and ReasonWaitingForDataStore.
+const ConditionDataStoreReady = "DataStoreReady"
+
+// ReasonDataStoreAvailable: the Tenant's EtcdCluster and DataStore report
+// ready.
+const ReasonDataStoreAvailable = "Available"

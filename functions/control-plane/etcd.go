@@ -47,8 +47,11 @@ type etcdNames struct {
 
 // namesOfEtcd returns the etcd object names of cluster id: N-etcd and
 // N-etcd-<role> for the PKI.
-func namesOfEtcd(id function.Identity) etcdNames {
-	c := id.Prefixed("etcd")
+func namesOfEtcd(id function.Identity) etcdNames { return etcdNamesOf(id.Prefixed("etcd")) }
+
+// etcdNamesOf returns the names of an etcd cluster c: c and c-<role> for
+// the PKI.
+func etcdNamesOf(c string) etcdNames {
 	return etcdNames{
 		Cluster: c, Headless: c + "-headless",
 		SelfSignedIssuer: c + "-selfsigned",
@@ -56,6 +59,21 @@ func namesOfEtcd(id function.Identity) etcdNames {
 		ClientCA: c + "-ca", ClientCAIssuer: c + "-ca-issuer",
 		Server: c + "-server-tls", Peer: c + "-peer-tls", Client: c + "-client-tls",
 	}
+}
+
+// etcdSite is where a dedicated etcd lives: its namespace, its objects'
+// names and the labels of every object it composes (and of the members'
+// claims and the PKI Secrets, by which they are found again).
+type etcdSite struct {
+	Namespace string
+	Names     etcdNames
+	Labels    map[string]string
+}
+
+// clusterEtcdSite is the dedicated etcd of a claim's cluster id: N-etcd in
+// NS, labelled with the cluster.
+func clusterEtcdSite(id function.Identity) etcdSite {
+	return etcdSite{Namespace: id.Namespace, Names: namesOfEtcd(id), Labels: id.Labels()}
 }
 
 // quotaBackendBytes is 95% of the member volume size in bytes, rounded down
@@ -71,18 +89,24 @@ func quotaBackendBytes(storage resource.Quantity) int64 {
 // 95% of the volume, periodic auto-compaction every 5m, snapshot-count
 // 10000, TLS for peers and clients from the cert-manager Secrets.
 func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput, storage resource.Quantity) *etcdv1alpha1.EtcdCluster {
-	n := namesOfEtcd(id)
 	storageClass := in.Etcd.StorageClassName
 	if storageClass == "" {
 		storageClass = spec.StorageClass
 	}
-	replicas := in.Etcd.Replicas
+	return buildEtcd(clusterEtcdSite(id), in.Etcd.Replicas, storage, &storageClass)
+}
+
+// buildEtcd returns the EtcdCluster of site with replicas members, each
+// with a volume of size storage of storageClass (nil: the management
+// cluster's default class), and the settings of buildEtcdCluster.
+func buildEtcd(site etcdSite, replicas int32, storage resource.Quantity, storageClass *string) *etcdv1alpha1.EtcdCluster {
+	n := site.Names
 	return &etcdv1alpha1.EtcdCluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      n.Cluster,
-			Namespace: id.Namespace,
-			Labels:    id.Labels(),
+			Namespace: site.Namespace,
+			Labels:    site.Labels,
 		},
 		Spec: etcdv1alpha1.EtcdClusterSpec{
 			Replicas: &replicas,
@@ -97,10 +121,10 @@ func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSp
 					// The members' claims carry the cluster's labels, so the
 					// function finds them and composes them for deletion
 					// with the cluster (a StatefulSet keeps its claims).
-					Metadata: etcdv1alpha1.EmbeddedObjectMetadata{Labels: id.Labels()},
+					Metadata: etcdv1alpha1.EmbeddedObjectMetadata{Labels: site.Labels},
 					Spec: corev1.PersistentVolumeClaimSpec{
 						AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-						StorageClassName: &storageClass,
+						StorageClassName: storageClass,
 						Resources: corev1.VolumeResourceRequirements{
 							Requests: corev1.ResourceList{corev1.ResourceStorage: storage},
 						},
@@ -141,20 +165,26 @@ func DataStoreSchema(id function.Identity) string {
 // port 2379, TLS with the client CA and the client certificate Secrets in NS
 // (docs/spec.md §5.1).
 func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
-	n := namesOfEtcd(id)
+	return buildDataStoreOf(clusterEtcdSite(id), DataStoreName(id), id.Labels(function.LabelNamespace, id.Namespace))
+}
+
+// buildDataStoreOf returns the DataStore name (labels) of the etcd of
+// site, as buildDataStore.
+func buildDataStoreOf(site etcdSite, name string, labels map[string]string) *kamajiv1alpha1.DataStore {
+	n := site.Names
 	ref := func(secret, key string) kamajiv1alpha1.ContentRef {
-		return kamajiv1alpha1.ContentRef{SecretReference: &kamajiv1alpha1.SecretReference{Name: secret, Namespace: id.Namespace, KeyPath: key}}
+		return kamajiv1alpha1.ContentRef{SecretReference: &kamajiv1alpha1.SecretReference{Name: secret, Namespace: site.Namespace, KeyPath: key}}
 	}
 	caKey := ref(n.ClientCA, corev1.TLSPrivateKeyKey)
 	return &kamajiv1alpha1.DataStore{
 		TypeMeta: metav1.TypeMeta{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   DataStoreName(id),
-			Labels: id.Labels(function.LabelNamespace, id.Namespace),
+			Name:   name,
+			Labels: labels,
 		},
 		Spec: kamajiv1alpha1.DataStoreSpec{
 			Driver:    kamajiv1alpha1.DriverEtcd,
-			Endpoints: []string{fmt.Sprintf("%s.%s.svc:%d", n.Cluster, id.Namespace, EtcdClientPort)},
+			Endpoints: []string{fmt.Sprintf("%s.%s.svc:%d", n.Cluster, site.Namespace, EtcdClientPort)},
 			TLSConfig: &kamajiv1alpha1.TLSConfig{
 				CertificateAuthority: kamajiv1alpha1.CertificateAuthority{
 					Certificate: ref(n.ClientCA, corev1.TLSCertKey),

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
@@ -24,7 +25,8 @@ type Function struct {
 }
 
 // RunFunction adds the tenant cluster's control plane (plan) to the desired
-// state. Bad input is a Fatal result naming the field; nothing earlier steps
+// state, or for a Tenant XR its namespace's etcd and DataStore
+// (planTenant). Bad input is a Fatal result naming the field; nothing earlier steps
 // put in the desired state is dropped.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
@@ -32,6 +34,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	in, settings, err := readInput(r, rsp)
 	if err != nil {
 		return function.Fatal(rsp, err), nil
+	}
+	if r.CompositeString("kind") == tkv1alpha1.TenantKind {
+		return runTenant(r, rsp, in, settings), nil
 	}
 	t, err := r.Tenant()
 	if err != nil {

@@ -23,12 +23,17 @@ type etcdPKI struct {
 // The server and peer certificates cover the client Service, every member's
 // headless name and localhost/127.0.0.1.
 func buildEtcdPKI(id function.Identity, replicas int32) etcdPKI {
-	n := namesOfEtcd(id)
+	return buildEtcdPKIOf(clusterEtcdSite(id), replicas)
+}
+
+// buildEtcdPKIOf returns the PKI of the etcd of site, as buildEtcdPKI.
+func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
+	n, ns := site.Names, site.Namespace
 	// One apiVersion string and one labels map for every object: they are
 	// only read (marshalled), never changed.
-	apiVersion, labels := certmanagerv1.GroupVersion.String(), id.Labels()
+	apiVersion, labels := certmanagerv1.GroupVersion.String(), site.Labels
 	meta := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: labels}
+		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 	}
 	issuer := func(name string, spec certmanagerv1.IssuerSpec) *certmanagerv1.Issuer {
 		return &certmanagerv1.Issuer{
@@ -56,9 +61,9 @@ func buildEtcdPKI(id function.Identity, replicas int32) etcdPKI {
 		return certmanagerv1.IssuerReference{Name: issuer, Kind: certmanagerv1.IssuerKind, Group: certmanagerv1.GroupVersion.Group}
 	}
 	caDuration := &metav1.Duration{Duration: 10 * 365 * 24 * 60 * 60 * 1e9}
-	members := etcdMemberNames(n, id.Namespace, replicas)
+	members := etcdMemberNames(n, ns, replicas)
 	serverNames := append([]string{
-		n.Cluster, n.Cluster + "." + id.Namespace, n.Cluster + "." + id.Namespace + ".svc",
+		n.Cluster, n.Cluster + "." + ns, n.Cluster + "." + ns + ".svc",
 	}, members...)
 	serverNames = append(serverNames, "localhost")
 	loopback := []string{"127.0.0.1"}

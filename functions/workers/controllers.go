@@ -26,7 +26,7 @@ const (
 	// waitPollSeconds is the init container's polling interval.
 	waitPollSeconds = 5
 	// labelComponent names the controller a Deployment's pods run.
-	labelComponent = "app.kubernetes.io/component"
+	labelComponent = function.LabelComponent
 )
 
 // tenantKubeconfigPath is the file the controllers read the tenant
@@ -60,7 +60,7 @@ var controllerComponents = []string{autoscalerComponent, ccmComponent, csiCompon
 // cluster-wide through its ClusterRoleBinding: the driver reads the infra
 // PV of a claim it expands (kubevirt/csi-driver pkg/kubevirt/client.go,
 // EnsureControllerResize).
-const csiPersistentVolumesClusterRole = "tenantkube:kcsi-persistentvolumes"
+const csiPersistentVolumesClusterRole = function.CSIPersistentVolumesClusterRole
 
 // Where a container that talks to the management API finds its
 // ServiceAccount token, CA and namespace (client-go's in-cluster
@@ -154,12 +154,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 	}
 	var crb *rbacv1.ClusterRoleBinding
 	if cs.clusterRole != "" {
-		crb = &rbacv1.ClusterRoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: id.ClusterRoleBindingName(cs.component), Labels: id.Labels(labelComponent, cs.component, function.LabelNamespace, id.Namespace)},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cs.clusterRole},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: id.Namespace}},
-		}
+		crb = id.ControllerClusterRoleBinding(cs.component, cs.clusterRole)
 	}
 	return controller{
 		ClusterRoleBinding: crb,

@@ -11,7 +11,7 @@ import (
 
 // csiComponent is the component name of the KubeVirt CSI controller:
 // Deployment N-kcsi-controller.
-const csiComponent = "kcsi-controller"
+const csiComponent = function.CSIControllerComponent
 
 // CSI socket shared by the driver and its sidecars.
 const (

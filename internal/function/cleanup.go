@@ -54,6 +54,9 @@ type CleanupOptions struct {
 	// Keep, when not nil, limits the objects considered to the names it
 	// accepts.
 	Keep func(name string) bool
+	// Labels, when set, select the objects instead of
+	// tenantkube.io/cluster=N (a Tenant's objects belong to no cluster).
+	Labels map[string]string
 	// Limit, when positive, is the most objects of the kind composed for
 	// cleanup: every composed object of the kind adds its size to each
 	// later function request (gRPC caps a message at 4 MiB), so objects
@@ -80,7 +83,7 @@ type CleanupResult struct {
 // composed up front:
 //
 //   - it asks Crossplane (required resources) for every object of k in NS
-//     labelled tenantkube.io/cluster=N;
+//     labelled tenantkube.io/cluster=N (or opts.Labels);
 //   - each one that no other controller owns (no controller
 //     ownerReference but the XR's) and that is not composed under another
 //     name goes into p as apiVersion, kind, name, namespace and, when the
@@ -94,7 +97,11 @@ type CleanupResult struct {
 // Such objects are always ready (ReadyAlways): they exist. The error is
 // always nil today; it is kept for objects that may not convert.
 func (p *Plan) ComposeForCleanup(r *Request, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, error) {
-	p.Require(k.requiredKey(), k.selector(id))
+	labels := opts.Labels
+	if labels == nil {
+		labels = map[string]string{LabelCluster: id.Name}
+	}
+	p.Require(k.requiredKey(), k.selector(id.Namespace, labels))
 	res, objs := cleanupObjects(r.req, id, k, opts)
 	for _, o := range objs {
 		p.Add(o.name, o.object, ReadyAlways)
@@ -102,16 +109,13 @@ func (p *Plan) ComposeForCleanup(r *Request, id Identity, k CleanupKind, opts Cl
 	return res, nil
 }
 
-// selector selects the objects of k in id's namespace labelled
-// tenantkube.io/cluster=N.
-func (k CleanupKind) selector(id Identity) *fnv1.ResourceSelector {
+// selector selects the objects of k in namespace ns carrying labels.
+func (k CleanupKind) selector(ns string, labels map[string]string) *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{
 		ApiVersion: k.APIVersion,
 		Kind:       k.Kind,
-		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
-			Labels: map[string]string{LabelCluster: id.Name},
-		}},
-		Namespace: proto.String(id.Namespace),
+		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
+		Namespace:  proto.String(ns),
 	}
 }
 

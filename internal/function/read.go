@@ -6,6 +6,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // Request is what a function reads from a RunFunctionRequest: the observed
@@ -134,4 +137,23 @@ func (r *Request) ControlPlaneComposed() bool {
 func (r *Request) RequiredSchema(key string) (served, arrived bool) {
 	s, arrived := r.req.GetRequiredSchemas()[key]
 	return arrived && len(s.GetOpenapiV3().GetFields()) > 0, arrived
+}
+
+// CompositeSpec decodes the observed XR's spec into out (a pointer to a
+// typed spec); an absent spec leaves out as it is. It returns a
+// *field.Error under "spec" naming the field whose value has the wrong
+// type.
+func (r *Request) CompositeSpec(out any) error {
+	spec := observedCompositeSpec(r.req, func(string) bool { return true })
+	st := spec.GetStructValue()
+	if st == nil {
+		if spec == nil {
+			return nil
+		}
+		return field.Invalid(field.NewPath("spec"), spec.AsInterface(), "must be an object")
+	}
+	if err := wire.DecodeStructWhere(st, func(string) bool { return true }, out); err != nil {
+		return decodeError(spec.AsInterface(), err)
+	}
+	return nil
 }

@@ -67,13 +67,14 @@ type Options struct {
 
 	// Composition defaults to <Root>/package/composition.yaml, or
 	// <Root>/package/composition-namespaced.yaml for a namespaced
-	// TenantCluster XR.
+	// TenantCluster XR and <Root>/package/composition-tenant.yaml for a
+	// Tenant.
 	Composition string
 	// Functions defaults to <Root>/examples/functions.yaml.
 	Functions string
 	// XRD defaults to <Root>/package/xrd.yaml (package/xrd-namespaced.yaml
-	// for a TenantCluster XR); it is passed as --xrd only if the file
-	// exists.
+	// for a TenantCluster XR, package/xrd-tenant.yaml for a Tenant); it is
+	// passed as --xrd only if the file exists.
 	XRD string
 	// Crossplane is the CLI binary; defaults to <Root>/bin/crossplane.
 	Crossplane string
@@ -296,8 +297,11 @@ func (opts Options) resolve() (Options, error) {
 		if err != nil {
 			return o, err
 		}
-		if kind == v1alpha1.NamespacedKind {
+		switch kind {
+		case v1alpha1.NamespacedKind:
 			composition, xrd = "package/composition-namespaced.yaml", "package/xrd-namespaced.yaml"
+		case v1alpha1.TenantKind:
+			composition, xrd = "package/composition-tenant.yaml", "package/xrd-tenant.yaml"
 		}
 	}
 	for _, d := range []struct {

@@ -1,0 +1,177 @@
+package v1alpha1
+
+import (
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The Tenant composite (docs/spec.md, amendment 20): cluster-scoped,
+// platform-facing, one per tenant namespace.
+const (
+	// TenantKind is the cluster-scoped composite of a tenant namespace
+	// (apiextensions.crossplane.io/v2 XRD, scope Cluster). Its name is the
+	// namespace.
+	TenantKind   = "Tenant"
+	TenantPlural = "tenants"
+	// TenantXRDName is the name of the Tenant's XRD and of its default
+	// Composition.
+	TenantXRDName = TenantPlural + "." + Group
+)
+
+// Defaults and bounds of spec.etcd. The defaults equal the control-plane
+// function input's etcd defaults (a claim's dedicated etcd).
+const (
+	DefaultTenantEtcdReplicas    = 3
+	DefaultTenantEtcdStorageSize = Quantity("4Gi")
+	// MaxTenantEtcdReplicas: the etcd FAQ ("What is maximum cluster
+	// size?") advises against more than seven members.
+	MaxTenantEtcdReplicas = 7
+	// MaxTenantEtcdStorageSize: quota-backend-bytes is 95% of it, within
+	// etcd's suggested maximum quota of 8 GiB (etcd's MaxQuotaBytes).
+	MaxTenantEtcdStorageSize = "8Gi"
+)
+
+// Tenant provisions a tenant namespace's shared etcd, its cert-manager PKI
+// and the Kamaji DataStore tenantkube.tenant.<name> its TenantClusters use.
+// Its metadata.name is the namespace.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:subresource:status
+type Tenant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TenantSpec   `json:"spec,omitempty"`
+	Status TenantStatus `json:"status,omitempty"`
+}
+
+// TenantSpec is the desired tenant namespace.
+type TenantSpec struct {
+	// Etcd sizes the namespace's etcd cluster.
+	// +kubebuilder:default={}
+	// +optional
+	Etcd TenantEtcd `json:"etcd,omitempty"`
+}
+
+// TenantEtcd sizes the etcd cluster shared by a namespace's clusters.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('8Gi')) <= 0",message="storageSize must be at most 8Gi",fieldPath=".storageSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('0')) > 0",message="storageSize must be greater than zero",fieldPath=".storageSize"
+type TenantEtcd struct {
+	// Replicas is the number of etcd members. Changing it scales the
+	// StatefulSet (members join or leave; the data stays).
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=7
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// StorageSize is each member's volume; quota-backend-bytes is 95% of it.
+	// +kubebuilder:default="4Gi"
+	// +optional
+	StorageSize Quantity `json:"storageSize,omitempty"`
+
+	// StorageClassName of the members' volumes. Empty uses the control-plane
+	// function input's etcd.storageClassName, else the management cluster's
+	// default StorageClass.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+}
+
+// TenantStatus is what the function reports on a Tenant.
+type TenantStatus struct {
+	// DataStoreName is the Kamaji DataStore the namespace's TenantClusters
+	// use: tenantkube.tenant.<namespace>.
+	// +optional
+	DataStoreName string `json:"dataStoreName,omitempty"`
+
+	// Clusters is the number of TenantClusters in the namespace, each of
+	// which holds the etcd and the DataStore against deletion.
+	// +optional
+	Clusters int32 `json:"clusters,omitempty"`
+}
+
+// Default fills every unset field with its default (the XRD's), in place.
+func (s *TenantSpec) Default() {
+	if s.Etcd.Replicas == nil {
+		r := int32(DefaultTenantEtcdReplicas)
+		s.Etcd.Replicas = &r
+	}
+	if !s.Etcd.StorageSize.IsSet() {
+		s.Etcd.StorageSize = DefaultTenantEtcdStorageSize
+	}
+}
+
+// Validate returns every problem of the (defaulted) spec, with the field
+// paths of the XRD's rules.
+func (s *TenantSpec) Validate() field.ErrorList {
+	p := field.NewPath("spec", "etcd")
+	var errs field.ErrorList
+	if r := deref(s.Etcd.Replicas); r < 1 || r > MaxTenantEtcdReplicas {
+		errs = append(errs, field.Invalid(p.Child("replicas"), r, fmt.Sprintf("must be between 1 and %d", MaxTenantEtcdReplicas)))
+	}
+	errs = append(errs, validateQuantity(p.Child("storageSize"), string(s.Etcd.StorageSize), MaxTenantEtcdStorageSize)...)
+	if s.Etcd.StorageClassName != "" {
+		errs = append(errs, validateSubdomain(p.Child("storageClassName"), s.Etcd.StorageClassName)...)
+	}
+	return errs
+}
+
+// TenantCompositeResourceDefinition builds the Tenant's Crossplane v2 XRD
+// (apiextensions.crossplane.io/v2, scope Cluster) from the CRD
+// controller-gen generates for Tenant: its spec and status schema
+// unchanged, with printer columns. It returns an error when the CRD has no
+// v1alpha1 schema.
+func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	var schema *apiextensionsv1.JSONSchemaProps
+	for _, v := range crd.Spec.Versions {
+		if v.Name == Version && v.Schema != nil {
+			schema = v.Schema.OpenAPIV3Schema
+		}
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
+	}
+	root := apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"spec":   schema.Properties["spec"],
+			"status": schema.Properties["status"],
+		},
+	}
+	columns := []map[string]any{
+		{"name": "DATASTORE", "type": "string", "jsonPath": ".status.dataStoreName", "description": "Kamaji DataStore of the namespace's TenantClusters."},
+		{"name": "CLUSTERS", "type": "integer", "jsonPath": ".status.clusters", "description": "TenantClusters in the namespace."},
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v2",
+		"kind":       "CompositeResourceDefinition",
+		"metadata": map[string]any{
+			"name":   TenantXRDName,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "tenantkube"},
+		},
+		"spec": map[string]any{
+			"scope": "Cluster",
+			"group": Group,
+			"names": map[string]any{
+				"kind": TenantKind, "listKind": TenantKind + "List", "plural": TenantPlural,
+				"singular":   "tenant",
+				"categories": []string{"crossplane", "composite", "tenantkube"},
+			},
+			"defaultCompositionRef": map[string]any{"name": TenantXRDName},
+			"versions": []map[string]any{{
+				"name":                     Version,
+				"served":                   true,
+				"referenceable":            true,
+				"additionalPrinterColumns": columns,
+				"schema":                   map[string]any{"openAPIV3Schema": root},
+			}},
+		},
+	}, nil
+}

@@ -1,0 +1,455 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// tenantCall is one request for a Tenant XR named name (the namespace)
+// with spec and input (YAML, "" for none), observed composed resources and
+// required resources by key (a key with no objects: answered with none).
+type tenantCall struct {
+	name, spec, input string
+	observed          map[string]string
+	required          map[string][]string
+}
+
+func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
+	t.Helper()
+	xr := map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "Tenant", "metadata": map[string]any{"name": c.name}}
+	if c.spec != "" {
+		xr["spec"] = fntest.YAMLStruct(t, c.spec).AsMap()
+	}
+	s, err := structpb.NewStruct(xr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: s}}, Desired: &fnv1.State{}}
+	if c.input != "" {
+		req.Input = fntest.YAMLStruct(t, c.input)
+	}
+	for name, y := range c.observed {
+		if req.Observed.Resources == nil {
+			req.Observed.Resources = map[string]*fnv1.Resource{}
+		}
+		req.Observed.Resources[name] = &fnv1.Resource{Resource: fntest.YAMLStruct(t, y)}
+	}
+	for key, objs := range c.required {
+		if req.RequiredResources == nil {
+			req.RequiredResources = map[string]*fnv1.Resources{}
+		}
+		items := &fnv1.Resources{}
+		for _, y := range objs {
+			items.Items = append(items.Items, &fnv1.Resource{Resource: fntest.YAMLStruct(t, y)})
+		}
+		req.RequiredResources[key] = items
+	}
+	return req
+}
+
+// stamped is an object of kind in tenant-demo created at ts.
+func stamped(kind, n, ts string) string {
+	return "{apiVersion: tenantkube.io/v1alpha1, kind: " + kind + ", metadata: {name: " + n + ", namespace: tenant-demo, creationTimestamp: \"" + ts + "\"}}"
+}
+
+func tenantCluster(ns, n string) string {
+	return "{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: " + n + ", namespace: " + ns + "}}"
+}
+
+// TestTenantEtcdBaseIsInjective pins the naming rule of docs/spec.md
+// amendment 20: no name a cluster derives in NS (N, or N-<suffix> with N
+// at most 32 characters) equals the tenant etcd's base or a name derived
+// from it, because the base starts with more than 32 characters without
+// '-'. The etcd-operator names the StatefulSet after the EtcdCluster: a
+// StatefulSet name must leave room for the controller-revision-hash label
+// (at most 52 characters); every other derived name is a DNS label.
+func TestTenantEtcdBaseIsInjective(t *testing.T) {
+	run, _, _ := strings.Cut(tenantEtcdBase, "-")
+	if len(run) <= function.MaxClusterNameLength {
+		t.Fatalf("the base %q starts with %d characters without '-', want more than %d", tenantEtcdBase, len(run), function.MaxClusterNameLength)
+	}
+	if len(tenantEtcdBase) > 52 {
+		t.Errorf("the StatefulSet %q has %d characters, want at most 52", tenantEtcdBase, len(tenantEtcdBase))
+	}
+	n := etcdNamesOf(tenantEtcdBase)
+	names := []string{n.Cluster, n.Headless, n.SelfSignedIssuer, n.PeerCA, n.PeerCAIssuer, n.ClientCA, n.ClientCAIssuer, n.Server, n.Peer, n.Client}
+	for i := range tkv1alpha1.MaxTenantEtcdReplicas {
+		names = append(names, n.Cluster+"-"+string(rune('0'+i)))
+	}
+	for _, name := range names {
+		if err := function.ValidateDNSLabel(nil, name, 63); err != nil {
+			t.Errorf("derived name %q: %v", name, err)
+		}
+		if !strings.HasPrefix(name, run) {
+			t.Errorf("derived name %q does not start with the base's first run", name)
+		}
+	}
+	// The longest cluster names that could come closest: the base's own
+	// first 32 characters, as N and as the start of N-<suffix>.
+	for _, clusterName := range []string{run[:function.MaxClusterNameLength], run[:function.MaxClusterNameLength] + "-etcd"} {
+		for _, name := range names {
+			if clusterName == name || strings.HasPrefix(name, strings.SplitN(clusterName, "-", 2)[0]+"-") {
+				t.Errorf("cluster name %q meets the tenant etcd's name %q", clusterName, name)
+			}
+		}
+	}
+}
+
+// TestTenantDefaultsAreTheInputs: a Tenant's etcd defaults are the
+// control-plane input's (a claim's dedicated etcd).
+func TestTenantDefaultsAreTheInputs(t *testing.T) {
+	if tkv1alpha1.DefaultTenantEtcdReplicas != cpinput.DefaultEtcdReplicas || string(tkv1alpha1.DefaultTenantEtcdStorageSize) != string(cpinput.DefaultEtcdStorageSize) {
+		t.Errorf("Tenant defaults %d/%s, input defaults %d/%s", tkv1alpha1.DefaultTenantEtcdReplicas, tkv1alpha1.DefaultTenantEtcdStorageSize, cpinput.DefaultEtcdReplicas, cpinput.DefaultEtcdStorageSize)
+	}
+}
+
+// tenantSummary is what a test reads from a Tenant's desired state.
+type tenantSummary struct {
+	Composed    []string // composed-resource names, sorted
+	Replicas    any
+	Quota       any
+	Storage     any
+	Class       any
+	Endpoint    any
+	CASecret    any
+	ClientCert  any
+	Bindings    []string // ClusterRoleBinding name -> subject
+	UsageOf     []string // Usage name: of kind/name(/namespace) by kind/name
+	DataStore   any
+	Clusters    any
+	Requirement string
+}
+
+func summarize(t *testing.T, rsp *fnv1.RunFunctionResponse) tenantSummary {
+	t.Helper()
+	var s tenantSummary
+	s.Composed = fntest.DesiredNames(rsp)
+	sort.Strings(s.Composed)
+	if e := fntest.DesiredObject(t, rsp, nameEtcdCluster); e != nil {
+		s.Replicas = fntest.Get(e, "spec", "replicas")
+		s.Quota = fntest.Get(e, "spec", "options", "quota-backend-bytes")
+		s.Storage = fntest.Get(e, "spec", "storage", "volumeClaimTemplate", "spec", "resources", "requests", "storage")
+		s.Class = fntest.Get(e, "spec", "storage", "volumeClaimTemplate", "spec", "storageClassName")
+	}
+	if d := fntest.DesiredObject(t, rsp, nameDataStore); d != nil {
+		s.Endpoint = fntest.Get(d, "spec", "endpoints")
+		s.CASecret = fntest.Get(d, "spec", "tlsConfig", "certificateAuthority", "certificate", "secretReference", "name")
+		s.ClientCert = fntest.Get(d, "spec", "tlsConfig", "clientCertificate", "certificate", "secretReference", "name")
+	}
+	for _, name := range s.Composed {
+		o := fntest.DesiredObject(t, rsp, name)
+		switch o["kind"] {
+		case "ClusterRoleBinding":
+			sub := fntest.Get(o, "subjects").([]any)[0].(map[string]any)
+			s.Bindings = append(s.Bindings, fntest.Get(o, "metadata", "name").(string)+" -> "+sub["namespace"].(string)+"/"+sub["name"].(string)+" "+fntest.Get(o, "roleRef", "name").(string))
+		case "Usage":
+			of := fntest.Get(o, "spec", "of").(map[string]any)
+			ref := of["resourceRef"].(map[string]any)
+			ofs := of["kind"].(string) + "/" + ref["name"].(string)
+			if ns, ok := ref["namespace"]; ok {
+				ofs += " namespace=" + ns.(string) + ""
+			}
+			s.UsageOf = append(s.UsageOf, fntest.Get(o, "metadata", "namespace").(string)+"/"+fntest.Get(o, "metadata", "name").(string)+": "+ofs+" by "+
+				fntest.Get(o, "spec", "by", "kind").(string)+"/"+fntest.Get(o, "spec", "by", "resourceRef", "name").(string))
+		}
+	}
+	if xr := rsp.GetDesired().GetComposite().GetResource().AsMap(); xr != nil {
+		s.DataStore = fntest.Get(xr, "status", "dataStoreName")
+		s.Clusters = fntest.Get(xr, "status", "clusters")
+	}
+	for _, key := range []string{requiredTenantClusters, requiredTenantClaims} {
+		if sel := rsp.GetRequirements().GetResources()[key]; sel != nil {
+			s.Requirement += sel.GetApiVersion() + " " + sel.GetKind() + " in " + sel.GetNamespace() + "; "
+		}
+	}
+	return s
+}
+
+// TestPlanTenant checks what a Tenant composes against values worked out
+// by hand: quota-backend-bytes is 95% of the volume, rounded down (4Gi =
+// 4294967296 bytes -> 4080218931.2 -> 4080218931; 1Gi = 1073741824 ->
+// 1020054732.8 -> 1020054732); the DataStore dials the client Service
+// <base>.<NS>.svc on etcd's client port 2379 with the client CA and client
+// certificate Secrets; each TenantCluster N gets the CSI binding a claim's
+// workers step composes (tenantkube:kcsi-controller:<NS>.<N>, subject
+// N-kcsi-controller) and the two Usages.
+func TestPlanTenant(t *testing.T) {
+	const base = "tenantkubenamespaceetcdofthetenant"
+	etcdObjects := []string{"datastore", "etcd-ca", "etcd-ca-issuer", "etcd-client-cert", "etcd-peer-ca", "etcd-peer-ca-issuer", "etcd-peer-cert", "etcd-selfsigned-issuer", "etcd-server-cert", "etcdcluster"}
+	with := func(extra ...string) []string {
+		out := append(append([]string{}, etcdObjects...), extra...)
+		sort.Strings(out)
+		return out
+	}
+	endpoint := []any{base + ".tenant-demo.svc:2379"}
+	usage := func(n string) []string {
+		return []string{
+			"tenant-demo/" + base + "-datastore-used-by-" + n + ": DataStore/tenantkube.tenant.tenant-demo namespace= by KamajiControlPlane/" + n,
+			"tenant-demo/" + base + "-used-by-" + n + ": EtcdCluster/" + base + " by KamajiControlPlane/" + n,
+		}
+	}
+	binding := func(n string) string {
+		return "tenantkube:kcsi-controller:tenant-demo." + n + " -> tenant-demo/" + n + "-kcsi-controller tenantkube:kcsi-persistentvolumes"
+	}
+	const req = "tenantkube.io/v1alpha1 TenantCluster in tenant-demo; tenantkube.io/v1alpha1 KubernetesCluster in tenant-demo; "
+	type want = tenantSummary
+	cases := map[string]struct {
+		reason string
+		args   tenantCall
+		want   want
+	}{
+		"Defaults": {
+			reason: "An empty spec gets 3 members of 4Gi on the default storage class; one TenantCluster gets its binding and Usages.",
+			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {}}},
+			want: want{
+				Composed: with("kcsi-clusterrolebinding-demo", "usage-datastore-by-kamajicontrolplane-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"),
+				Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings: []string{binding("demo")}, UsageOf: usage("demo"),
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
+			},
+		},
+		"Sized": {
+			reason: "The spec's replicas, size and class are used as given.",
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}}},
+			want: want{
+				Composed: with(), Replicas: 5.0, Quota: "1020054732", Storage: "1Gi", Class: "fast", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 0.0, Requirement: req,
+			},
+		},
+		"InputStorageClass": {
+			reason: "Without spec.etcd.storageClassName the input's etcd class is used.",
+			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}}},
+			want: want{
+				Composed: with(), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Class: "slow", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 0.0, Requirement: req,
+			},
+		},
+		"TwoClustersAndStrangers": {
+			reason: "Each TenantCluster of NS gets its objects, in name order; one of another namespace or with no cluster name gets none.",
+			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{requiredTenantClusters: {
+				tenantCluster("tenant-demo", "b"), tenantCluster("tenant-demo", "a"), tenantCluster("tenant-other", "c"),
+				tenantCluster("tenant-demo", "a23456789012345678901234567890123"),
+			}, requiredTenantClaims: {}}},
+			want: want{
+				Composed: with("kcsi-clusterrolebinding-a", "kcsi-clusterrolebinding-b"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
+				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings:  []string{binding("a"), binding("b")},
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 2.0, Requirement: req,
+			},
+		},
+		"LeftoversAndSecretUsages": {
+			reason: "The PKI Secrets and the members' claims in NS are composed for cleanup; the client CA and client certificate Secrets present get a Usage per cluster; other Secrets are left alone.",
+			args: tenantCall{name: "tenant-demo", required: map[string][]string{
+				requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {},
+				"cleanup-secret": {
+					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-ca, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-client-tls, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-server-tls, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}}`,
+				},
+				"cleanup-persistentvolumeclaim": {`{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-` + base + `-0, namespace: tenant-demo}}`},
+			}},
+			want: want{
+				Composed: with("cleanup-persistentvolumeclaim-data-"+base+"-0", "cleanup-secret-"+base+"-ca", "cleanup-secret-"+base+"-client-tls", "cleanup-secret-"+base+"-server-tls",
+					"kcsi-clusterrolebinding-demo", "usage-datastore-by-kamajicontrolplane-demo", "usage-etcd-ca-secret-by-kamajicontrolplane-demo",
+					"usage-etcd-client-secret-by-kamajicontrolplane-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"),
+				Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings: []string{binding("demo")},
+				UsageOf: []string{usage("demo")[0],
+					"tenant-demo/" + base + "-ca-used-by-demo: Secret/" + base + "-ca by KamajiControlPlane/demo",
+					"tenant-demo/" + base + "-client-tls-used-by-demo: Secret/" + base + "-client-tls by KamajiControlPlane/demo",
+					usage("demo")[1]},
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
+			},
+		},
+		"NameClash": {
+			reason: "A TenantCluster beside a claim of its name gets objects only when strictly older (the claim's XR composes the same binding otherwise; a tie goes to the claim).",
+			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{
+				requiredTenantClusters: {stamped("TenantCluster", "older", "2026-01-01T00:00:00Z"), stamped("TenantCluster", "newer", "2026-01-02T00:00:00Z"), stamped("TenantCluster", "tie", "2026-01-01T00:00:00Z")},
+				requiredTenantClaims:   {stamped("KubernetesCluster", "older", "2026-01-01T00:00:01Z"), stamped("KubernetesCluster", "newer", "2026-01-01T00:00:00Z"), stamped("KubernetesCluster", "tie", "2026-01-01T00:00:00Z")},
+			}},
+			want: want{
+				Composed: with("kcsi-clusterrolebinding-older"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
+				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings:  []string{binding("older")},
+				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
+			},
+		},
+		"ClaimsNotArrived": {
+			reason: "Without the claims, which TenantClusters compose is not known: nothing is composed for them, nothing observed dropped.",
+			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}}},
+			want: want{
+				Composed: with(), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				DataStore: "tenantkube.tenant.tenant-demo", Requirement: req,
+			},
+		},
+		"ListNotArrived": {
+			reason: "Before the TenantClusters arrive, the per-cluster objects observed are kept (never shrink), nothing new is composed for them.",
+			args: tenantCall{name: "tenant-demo", observed: map[string]string{
+				"kcsi-clusterrolebinding-demo":                 `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "tenantkube:kcsi-controller:tenant-demo.demo"}, subjects: [{kind: ServiceAccount, name: demo-kcsi-controller, namespace: tenant-demo}], roleRef: {name: tenantkube:kcsi-persistentvolumes}}`,
+				"usage-etcdcluster-by-kamajicontrolplane-demo": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-demo, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: demo}}}}`,
+			}},
+			want: want{
+				Composed: with("kcsi-clusterrolebinding-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
+				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
+				Bindings: []string{binding("demo")}, UsageOf: usage("demo")[1:],
+				DataStore: "tenantkube.tenant.tenant-demo", Requirement: req,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp, err := fntest.Run(fn, tc.args.request(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fntest.NoFatal(t, rsp)
+			if d := cmp.Diff(tc.want, summarize(t, rsp)); d != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+// TestTenantBadInputIsFatal: a name that is no namespace and a bad spec
+// are one Fatal result naming every field path and value at once.
+func TestTenantBadInputIsFatal(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		args   tenantCall
+		want   []string
+	}{
+		"BadName": {
+			reason: "The Tenant's name is its namespace: a DNS label.",
+			args:   tenantCall{name: "Tenant_Demo"},
+			want:   []string{"metadata.name", `"Tenant_Demo"`},
+		},
+		"NameTooLong": {
+			reason: "A namespace has at most 63 characters.",
+			args:   tenantCall{name: strings.Repeat("a", 64)},
+			want:   []string{"metadata.name", "must be at most 63 characters (is 64)"},
+		},
+		"EverySpecProblem": {
+			reason: "Every bad field is named at once, with the name.",
+			args:   tenantCall{name: "Bad_Name", spec: `{etcd: {replicas: 8, storageSize: 9Gi, storageClassName: Bad_Class}}`},
+			want: []string{"metadata.name", "spec.etcd.replicas", "Invalid value: 8", "between 1 and 7", "spec.etcd.storageSize", `"9Gi"`, "at most 8Gi",
+				"spec.etcd.storageClassName", `"Bad_Class"`},
+		},
+		"ZeroSize": {
+			reason: "A member needs a volume.",
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {storageSize: "0"}}`},
+			want:   []string{"spec.etcd.storageSize", `"0"`, "greater than zero"},
+		},
+		"WrongType": {
+			reason: "replicas is a number.",
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: three}}`},
+			want:   []string{"spec.etcd.replicas", `"three"`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp, err := fntest.Run(fn, tc.args.request(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := fntest.FatalMessage(rsp)
+			if msg == "" {
+				t.Fatalf("%s\nno Fatal result", tc.reason)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%s\nFatal %q does not mention %q", tc.reason, msg, w)
+				}
+			}
+		})
+	}
+}
+
+// TestTenantClusterFindsTheTenantsDataStore: the DataStore a TenantCluster
+// requires is the one the Tenant of its namespace composes.
+func TestTenantClusterFindsTheTenantsDataStore(t *testing.T) {
+	cluster := fntest.Call{Namespaced: true, Namespace: "tenant-demo", Name: "demo"}.Run(t, fn)
+	required := cluster.GetRequirements().GetResources()[requiredTenantDataStore].GetMatchName()
+	tenant, err := fntest.Run(fn, tenantCall{name: "tenant-demo"}.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	composed := fntest.Get(fntest.DesiredObject(t, tenant, nameDataStore), "metadata", "name")
+	if required == "" || composed != required {
+		t.Errorf("the TenantCluster requires DataStore %q, the Tenant composes %v", required, composed)
+	}
+}
+
+// TestTenantDataStoreCondition: DataStoreReady follows the observed etcd,
+// then the DataStore.
+func TestTenantDataStoreCondition(t *testing.T) {
+	etcd := func(s string) string {
+		return `{apiVersion: etcd.aenix.io/v1alpha1, kind: EtcdCluster, metadata: {name: x}, status: {conditions: [{type: Ready, status: "` + s + `"}]}}`
+	}
+	cases := map[string]struct {
+		reason   string
+		observed map[string]string
+		want     string
+	}{
+		"Nothing":      {reason: "Nothing observed: etcd first.", want: "False " + tkv1alpha1.ReasonWaitingForEtcd},
+		"EtcdReady":    {reason: "etcd ready, the DataStore not.", observed: map[string]string{nameEtcdCluster: etcd("True")}, want: "False " + tkv1alpha1.ReasonWaitingForDataStore},
+		"BothReady":    {reason: "Both ready.", observed: map[string]string{nameEtcdCluster: etcd("True"), nameDataStore: `{apiVersion: kamaji.clastix.io/v1alpha1, kind: DataStore, metadata: {name: x}, status: {ready: true}}`}, want: "True " + tkv1alpha1.ReasonDataStoreAvailable},
+		"EtcdNotReady": {reason: "etcd reports not ready.", observed: map[string]string{nameEtcdCluster: etcd("False")}, want: "False " + tkv1alpha1.ReasonWaitingForEtcd},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp, err := fntest.Run(fn, tenantCall{name: "tenant-demo", observed: tc.observed}.request(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == tkv1alpha1.ConditionDataStoreReady {
+					got = strings.TrimPrefix(c.GetStatus().String(), "STATUS_CONDITION_") + " " + c.GetReason()
+				}
+			}
+			if d := cmp.Diff(strings.ToUpper(tc.want[:1])+tc.want[1:], titleStatus(got)); d != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+// titleStatus turns "TRUE Reason" into "True Reason".
+func titleStatus(s string) string {
+	st, reason, _ := strings.Cut(s, " ")
+	if st == "" {
+		return s
+	}
+	return st[:1] + strings.ToLower(st[1:]) + " " + reason
+}
+
+// TestTenantCleanupSelectsTheTenantsObjects: the leftovers of a Tenant's
+// etcd are looked for by the Tenant's labels in NS, not by a cluster's.
+func TestTenantCleanupSelectsTheTenantsObjects(t *testing.T) {
+	rsp, err := fntest.Run(fn, tenantCall{name: "tenant-demo"}.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"app.kubernetes.io/managed-by": "tenantkube", "tenantkube.io/namespace": "tenant-demo"}
+	for _, key := range []string{"cleanup-secret", "cleanup-persistentvolumeclaim"} {
+		sel := rsp.GetRequirements().GetResources()[key]
+		if sel == nil {
+			t.Errorf("no requirement %s", key)
+			continue
+		}
+		if d := cmp.Diff(want, sel.GetMatchLabels().GetLabels()); d != "" || sel.GetNamespace() != "tenant-demo" {
+			t.Errorf("%s: namespace %q, labels -want, +got:\n%s", key, sel.GetNamespace(), d)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/test/render"
+)
+
+const tenantTestdata = "testdata/tenant"
+
+// tenantEtcd is the base name of a Tenant's etcd (docs/spec.md, amendment
+// 20), written here by hand.
+const tenantEtcd = "tenantkubenamespaceetcdofthetenant"
+
+// TestTenantRender (issue 20) renders the Tenant through the real
+// Crossplane engine and its own Composition and XRD
+// (package/composition-tenant.yaml, package/xrd-tenant.yaml, picked by the
+// XR's kind as `make render` does) and compares with golden files: the
+// example with the TenantCluster of examples/xr-namespaced.yaml, the
+// example with a second TenantCluster, and a name that is no namespace
+// (Fatal). It checks values worked out by hand, that
+// examples/tenant-datastore.yaml is the DataStore the Tenant composes, and
+// that the CSI ClusterRoleBinding is the one the claim of the same cluster
+// composes (test/testdata/workers/default.golden.yaml).
+func TestTenantRender(t *testing.T) {
+	root := repoRoot(t)
+	requireTools(t, root)
+	// examples/functions.yaml names all three functions.
+	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
+	validator := sharedValidator(t)
+	example := func(p string) string { return filepath.Join(root, "examples", p) }
+	data := func(p string) string { return filepath.Join(root, "test", tenantTestdata, p) }
+	renderXR := func(xr string, required []string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, Stderr: &bytes.Buffer{}})
+	}
+
+	// 4Gi = 4294967296 bytes; 95% is 4080218931.2, rounded down.
+	exampleLines := []string{
+		"  - " + tenantEtcd + ".tenant-demo.svc:2379\n",
+		"          name: " + tenantEtcd + "-ca\n",
+		"          name: " + tenantEtcd + "-client-tls\n",
+		"    quota-backend-bytes: \"4080218931\"\n",
+		"  replicas: 3\n",
+		"  name: tenantkube:kcsi-controller:tenant-demo.demo\n",
+		"  dataStoreName: tenantkube.tenant.tenant-demo\n",
+		"  clusters: 1\n",
+	}
+	cases := []struct {
+		name, xr string
+		required []string
+		fatal    []string
+		contains []string
+	}{
+		{name: "example", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml")}, contains: exampleLines},
+		{name: "two-clusters", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("tenantcluster-second.yaml")}, contains: []string{
+			"  name: tenantkube:kcsi-controller:tenant-demo.demo\n", "  name: tenantkube:kcsi-controller:tenant-demo.second\n",
+			"  name: " + tenantEtcd + "-used-by-second\n", "  name: " + tenantEtcd + "-datastore-used-by-second\n", "  clusters: 2\n",
+		}},
+		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
+	}
+	outputs := map[string][]byte{}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := renderXR(c.xr, c.required)
+			var got []byte
+			if c.fatal != nil {
+				var ce *render.CrossplaneError
+				if !errors.As(err, &ce) {
+					t.Fatalf("want a Fatal render error, got err=%v", err)
+				}
+				msg := render.Message(ce.Stderr)
+				for _, w := range c.fatal {
+					if !strings.Contains(msg, w) {
+						t.Errorf("Fatal message does not name %s:\n%s", w, msg)
+					}
+				}
+				got = []byte(msg + "\n")
+			} else {
+				if err != nil {
+					t.Fatalf("render: %v", err)
+				}
+				if err := validator.ValidateYAMLStream(out); err != nil {
+					t.Errorf("rendered objects fail the upstream CRD schemas: %v", err)
+				}
+				for _, w := range c.contains {
+					if !bytes.Contains(out, []byte(w)) {
+						t.Errorf("output does not hold %q", w)
+					}
+				}
+				got = out
+				outputs[c.name] = out
+			}
+			compareGolden(t, filepath.Join(tenantTestdata, c.name+".golden.yaml"), got)
+		})
+	}
+
+	t.Run("example-datastore", func(t *testing.T) {
+		out := outputs["example"]
+		if out == nil {
+			t.Skip("the example did not render")
+		}
+		composed := renderedObjects(t, out)["DataStore/tenantkube.tenant.tenant-demo"]
+		raw, err := os.ReadFile(example("tenant-datastore.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := map[string]any{}
+		if err := yaml.Unmarshal(raw, &ex); err != nil {
+			t.Fatal(err)
+		}
+		if composed == nil {
+			t.Fatal("the Tenant composes no DataStore tenantkube.tenant.tenant-demo")
+		}
+		if d := cmp.Diff(ex["spec"], composed["spec"]); d != "" {
+			t.Errorf("examples/tenant-datastore.yaml is not the DataStore the Tenant composes (-example +composed):\n%s", d)
+		}
+	})
+
+	t.Run("binding-as-the-claims", func(t *testing.T) {
+		out := outputs["example"]
+		if out == nil {
+			t.Skip("the example did not render")
+		}
+		raw, err := os.ReadFile(filepath.Join(root, "test", "testdata", "workers", "default.golden.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const key = "ClusterRoleBinding/tenantkube:kcsi-controller:tenant-demo.demo"
+		claim, tenant := renderedObjects(t, raw)[key], renderedObjects(t, out)[key]
+		if claim == nil || tenant == nil {
+			t.Fatalf("%s: composed by the claim %v, by the Tenant %v", key, claim != nil, tenant != nil)
+		}
+		for _, o := range []map[string]any{claim, tenant} {
+			delete(o["metadata"].(map[string]any), "annotations") // the composed-resource names differ
+		}
+		if d := cmp.Diff(claim, tenant); d != "" {
+			t.Errorf("the Tenant's CSI binding differs from the claim's (-claim +Tenant):\n%s", d)
+		}
+	})
+}
