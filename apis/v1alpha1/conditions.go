@@ -26,7 +26,9 @@ const (
 	// ReasonWaitingForTenantDataStore: a namespaced cluster (TenantCluster)
 	// waits for its tenant's DataStore, which it does not compose (a
 	// namespaced XR composes nothing cluster-scoped); no control plane is
-	// composed until it exists.
+	// composed until it exists. Also a reason of WorkersReady and
+	// AddonsReady then: without a KamajiControlPlane the workers and
+	// addons steps compose nothing new and keep what they composed.
 	ReasonWaitingForTenantDataStore = "WaitingForTenantDataStore"
 )
 

@@ -78,7 +78,8 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 // the hosts it may claim and the observed state r reads: every object
 // Render makes with its readiness rule, the HelmCharts to delete with the
 // cluster, status.addons, the AddonsReady condition and the tenant's
-// Namespace as a required resource. For bad input it returns every
+// Namespace as a required resource; while a namespaced cluster has no
+// KamajiControlPlane, only what is observed. For bad input it returns every
 // problem spec.Validate and CheckTenantInput find (an aggregate of
 // *field.Error naming each field), else Render's *field.Error.
 func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
@@ -126,6 +127,15 @@ func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, 
 			charts.Skipped, function.LabelCluster, t.ID.Name, t.ID.Namespace, in.MaxCleanupObjects))
 	}
 	p.Status = map[string]any{"addons": status}
+	if t.Namespaced && !r.ControlPlaneComposed() {
+		// A namespaced cluster waiting for its tenant's DataStore
+		// (docs/spec.md, amendment 20): no release, chart source or Usage
+		// of the KamajiControlPlane anew; what was composed is kept.
+		p.KeepOnlyObserved(r, nil)
+		p.SetCondition(v1alpha1.ConditionAddonsReady, false, v1alpha1.ReasonWaitingForTenantDataStore,
+			"no KamajiControlPlane yet (the tenant's DataStore does not exist): no add-on is composed until there is one")
+		return p, nil
+	}
 	setAddonsReady(p, failed, pending)
 	return p, nil
 }

@@ -61,7 +61,8 @@ var (
 // DataStore named in the input (docs/spec.md §5.1); the XR's status, the
 // ControlPlaneReady condition, the kubeconfig Secret as connection details
 // once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
-// field.ErrorList.
+// field.ErrorList, and a claim and a TenantCluster naming the same cluster
+// as the later one's error (nameClash).
 func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
 	spec := t.Spec
 	observed := observeControlPlane(r)
@@ -98,11 +99,18 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		auth, aerrs = planAuthentication(t.ID, spec.OIDC, in.OIDC)
 		errs = append(errs, aerrs...)
 	}
+	clash, err := nameClash(t, r)
+	if err != nil {
+		errs = append(errs, field.InternalError(field.NewPath("requiredResources"), err))
+	} else if clash != nil {
+		errs = append(errs, clash)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 
 	p := &function.Plan{}
+	requireSameName(p, t, r)
 	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
 	dsName := in.DataStoreName
 	// waiting: the tenant's DataStore does not exist (or has not arrived):

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
@@ -17,8 +18,9 @@ import (
 // bootstrap and machine templates, MachineDeployment and health check;
 // the once-per-cluster controllers; status.nodeGroups, status.nodes and
 // WorkersReady. A node group whose instance type has not been fetched yet
-// keeps its observed objects unchanged, with a Warning. It returns every
-// problem of the spec at once.
+// keeps its observed objects unchanged, with a Warning; a namespaced
+// cluster without a KamajiControlPlane composes nothing new
+// (waitForControlPlane). It returns every problem of the spec at once.
 func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
 	id, spec := t.ID, t.Spec
 	if errs := checkSpec(spec, in); len(errs) > 0 {
@@ -57,8 +59,28 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 		return nil, errs
 	}
 	p.Status = map[string]any{"nodeGroups": status, "nodes": nodesStatus(status)}
+	if t.Namespaced && !r.ControlPlaneComposed() {
+		waitForControlPlane(p, r)
+		return p, nil
+	}
 	setWorkersReady(p, pending, notReady)
 	return p, nil
+}
+
+// waitForControlPlane makes p compose nothing new while a namespaced
+// cluster waits for its tenant's DataStore (no KamajiControlPlane desired
+// nor observed; docs/spec.md, amendment 20): no node group, no
+// controller; what was composed is kept unchanged, a MachineDeployment
+// without spec.replicas (cluster-autoscaler's).
+func waitForControlPlane(p *function.Plan, r *function.Request) {
+	p.KeepOnlyObserved(r, func(c function.Composed) []string {
+		if _, ok := c.Object.(*clusterv1.MachineDeployment); ok {
+			return []string{"spec.replicas"}
+		}
+		return nil
+	})
+	p.SetCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonWaitingForTenantDataStore,
+		"no KamajiControlPlane yet (the tenant's DataStore does not exist): no node group or controller is composed until there is one")
 }
 
 // composeGroups adds to p the objects of each planned node group (groups)

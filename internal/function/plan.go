@@ -3,6 +3,7 @@ package function
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
@@ -32,6 +33,9 @@ type Plan struct {
 	// Requirements are the required resources asked for the next call,
 	// by key.
 	Requirements map[string]*fnv1.ResourceSelector
+	// SchemaRequirements are the required schemas (OpenAPI v3 of a kind)
+	// asked for the next call, by key.
+	SchemaRequirements map[string]*fnv1.SchemaSelector
 }
 
 // Composed is one composed resource of a Plan.
@@ -109,6 +113,17 @@ func (p *Plan) Require(key string, selector *fnv1.ResourceSelector) {
 	p.Requirements[key] = selector
 }
 
+// RequireSchema asks Crossplane for the OpenAPI v3 schema of the kind
+// selector names, under key, for the next call: an empty schema says the
+// kind is not served (no CRD), where requiring its objects would fail the
+// whole composition.
+func (p *Plan) RequireSchema(key string, selector *fnv1.SchemaSelector) {
+	if p.SchemaRequirements == nil {
+		p.SchemaRequirements = map[string]*fnv1.SchemaSelector{}
+	}
+	p.SchemaRequirements[key] = selector
+}
+
 // Warn appends a Warning result.
 func (p *Plan) Warn(reason, message string) {
 	p.Warnings = append(p.Warnings, Warning{Reason: reason, Message: message})
@@ -129,6 +144,15 @@ func (p *Plan) SetCondition(typ string, isTrue bool, reason, message string) {
 func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 	for key, sel := range p.Requirements {
 		Require(rsp, key, sel)
+	}
+	for key, sel := range p.SchemaRequirements {
+		if rsp.Requirements == nil {
+			rsp.Requirements = &fnv1.Requirements{}
+		}
+		if rsp.Requirements.Schemas == nil {
+			rsp.Requirements.Schemas = map[string]*fnv1.SchemaSelector{}
+		}
+		rsp.Requirements.Schemas[key] = sel
 	}
 	for _, c := range p.Composed {
 		ready := fnv1.Ready_READY_UNSPECIFIED
@@ -196,4 +220,30 @@ func Fatal(rsp *fnv1.RunFunctionResponse, err error) *fnv1.RunFunctionResponse {
 // one Fatal result. It returns rsp.
 func FatalList(rsp *fnv1.RunFunctionResponse, errs field.ErrorList) *fnv1.RunFunctionResponse {
 	return Fatal(rsp, errs.ToAggregate())
+}
+
+// KeepOnlyObserved makes p compose nothing new: each composed resource of
+// p that is observed becomes a Kept (the observed object unchanged, less
+// the dotted paths omit returns for it; omit may be nil) with the
+// readiness p computed for it, and the others leave p. An object composed
+// for cleanup (cleanup-…) leaves p too: Write keeps the observed ones as
+// they were composed (name and namespace only). What was composed stays in
+// the desired state; Kept, status, conditions and requirements are left
+// as they are.
+func (p *Plan) KeepOnlyObserved(r *Request, omit func(Composed) []string) {
+	composed := p.Composed
+	p.Composed = nil
+	for _, c := range composed {
+		if !r.ObservedExists(c.Name) || strings.HasPrefix(c.Name, CleanupPrefix) {
+			continue
+		}
+		k := Kept{Name: c.Name}
+		if c.Ready != nil {
+			k.Ready = c.Ready(r, c.Name)
+		}
+		if omit != nil {
+			k.Omit = omit(c)
+		}
+		p.Kept = append(p.Kept, k)
+	}
 }

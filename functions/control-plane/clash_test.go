@@ -1,0 +1,366 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+func TestYields(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	type args struct {
+		own, other string
+		ownIsClaim bool
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   bool
+	}{
+		"OlderTenantCluster": {
+			reason: "A TenantCluster created first composes.",
+			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:01Z"},
+			want:   false,
+		},
+		"NewerTenantCluster": {
+			reason: "A TenantCluster created after the claim gives way.",
+			args:   args{own: "2026-12-01T10:00:01Z", other: "2026-12-01T10:00:00Z"},
+			want:   true,
+		},
+		"OlderClaim": {
+			reason: "A claim created first composes.",
+			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:01Z", ownIsClaim: true},
+			want:   false,
+		},
+		"NewerClaim": {
+			reason: "A claim created after the TenantCluster gives way: the older always wins.",
+			args:   args{own: "2026-12-01T10:00:01Z", other: "2026-12-01T10:00:00Z", ownIsClaim: true},
+			want:   true,
+		},
+		"TieTenantCluster": {
+			reason: "The same second: the claim wins, the TenantCluster gives way.",
+			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:00Z"},
+			want:   true,
+		},
+		"TieClaim": {
+			reason: "The same second: the claim wins.",
+			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:00Z", ownIsClaim: true},
+			want:   false,
+		},
+		"TieWithinTheSecond": {
+			reason: "creationTimestamp counts whole seconds: 10:00:00.9 and 10:00:00.1 are a tie, which the claim wins.",
+			args:   args{own: "2026-12-01T10:00:00.1Z", other: "2026-12-01T10:00:00.9Z"},
+			want:   true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := yields(at(tc.args.own), at(tc.args.other), tc.args.ownIsClaim)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nyields(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestNameClash runs plan for a TenantCluster demo in tenant-demo and for
+// the XR of claim demo in tenant-demo with the other API's object of that
+// name as a required resource. The later one gets a Fatal result naming
+// metadata.name and the other object; nothing is Fatal before the required
+// resources arrived.
+func TestNameClash(t *testing.T) {
+	const (
+		t0 = "2026-12-01T10:00:00Z"
+		t1 = "2026-12-01T10:00:01Z"
+		t5 = "2026-12-01T10:00:05Z"
+	)
+	claim := func(created string) string {
+		return `{apiVersion: tenantkube.io/v1alpha1, kind: KubernetesCluster, metadata: {name: demo, namespace: tenant-demo, creationTimestamp: "` + created + `"}}`
+	}
+	tc := func(created string) string {
+		return `{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: demo, namespace: tenant-demo, creationTimestamp: "` + created + `"}}`
+	}
+	xr := func(created, labels, ns string) string {
+		return `{apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, metadata: {name: demo, creationTimestamp: "` + created + `", labels: {` + labels + `}}, spec: {namespace: ` + ns + `}}`
+	}
+	type args struct {
+		namespaced bool
+		// claimless makes the XR one created without a claim (claimless).
+		claimless bool
+		// created is the observed XR's creationTimestamp ("" for none).
+		created  string
+		required map[string][]string
+		// schemas are the schema requirements answered, by key: true
+		// served, false not (no CRD); nil answers every one served.
+		schemas map[string]bool
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   string // the error; "" for none
+	}{
+		"TenantClusterFirst": {
+			reason: "The TenantCluster was created before the claim: it composes.",
+			args: args{namespaced: true, created: t0,
+				required: map[string][]string{"same-name-claim": {claim(t5)}, "same-name-xr": nil}},
+		},
+		"TenantClusterAfterClaim": {
+			reason: "The claim was created first: the TenantCluster gets the Fatal result.",
+			args: args{namespaced: true, created: t5,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
+			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this TenantCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
+		},
+		"TenantClusterTie": {
+			reason: "The same second: the claim wins.",
+			args: args{namespaced: true, created: t0,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
+			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created in the same second, and the claim API wins a tie (this TenantCluster: 2026-12-01T10:00:00Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
+		},
+		"TenantClusterNotArrived": {
+			reason: "The claim has not been fetched yet: no Fatal on a guess.",
+			args:   args{namespaced: true, created: t5, required: map[string][]string{"same-name-xr": nil}},
+		},
+		"TenantClusterNoTimestamp": {
+			reason: "Without its own creationTimestamp nothing is compared.",
+			args: args{namespaced: true,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
+		},
+		"TenantClusterAfterClaimlessXR": {
+			reason: "An XR created without a claim for tenant-demo, created first: the TenantCluster gets the Fatal result.",
+			args: args{namespaced: true, created: t5,
+				required: map[string][]string{"same-name-claim": nil, "same-name-xr": {xr(t0, "", "tenant-demo")}}},
+			want: `metadata.name: Invalid value: "demo": the XKubernetesCluster demo (an XR without a claim, spec.namespace tenant-demo), created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this TenantCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
+		},
+		"TenantClusterOtherXRs": {
+			reason: "An XKubernetesCluster demo of another namespace, or a claim's XR (its claim is the one compared), is no clash.",
+			args: args{namespaced: true, created: t5,
+				required: map[string][]string{"same-name-claim": nil, "same-name-xr": {
+					xr(t0, "", "tenant-other"), xr(t0, `"crossplane.io/claim-name": demo, "crossplane.io/claim-namespace": tenant-demo`, "tenant-demo"),
+				}}},
+		},
+		"ClaimFirst": {
+			reason: "The claim was created first: it composes.",
+			args: args{created: t1,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-tenantcluster": {tc(t5)}}},
+		},
+		"ClaimAfterTenantCluster": {
+			reason: "The TenantCluster was created first: the claim's XR gets the Fatal result.",
+			args: args{created: t5,
+				required: map[string][]string{"same-name-claim": {claim(t5)}, "same-name-tenantcluster": {tc(t0)}}},
+			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this claim KubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this claim KubernetesCluster`,
+		},
+		"ClaimTieXRLater": {
+			reason: "The claim and the TenantCluster in the same second, the claim's XR a second later: the claim's timestamp counts, and the claim wins the tie.",
+			args: args{created: t1,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-tenantcluster": {tc(t0)}}},
+		},
+		"ClaimNotArrived": {
+			reason: "The claim (whose creationTimestamp counts) has not been fetched yet: no Fatal on a guess.",
+			args:   args{created: t5, required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
+		},
+		"ClaimGone": {
+			reason: "The claim is gone (its XR is being deleted): the XR's own creationTimestamp counts.",
+			args: args{created: t5,
+				required: map[string][]string{"same-name-claim": nil, "same-name-tenantcluster": {tc(t0)}}},
+			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this claim KubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this claim KubernetesCluster`,
+		},
+		"ClaimlessXRAfterTenantCluster": {
+			reason: "An XR created without a claim compares its own creationTimestamp and asks for no claim.",
+			args: args{claimless: true, created: t5,
+				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
+			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this XR XKubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this XR XKubernetesCluster`,
+		},
+		"ClaimlessXRTie": {
+			reason: "The same second: an XR of the claim API wins.",
+			args: args{claimless: true, created: t0,
+				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
+		},
+		"TenantClusterSchemaNotArrived": {
+			reason: "Crossplane has not said whether the claim API is installed: no Fatal on a guess.",
+			args: args{namespaced: true, created: t5, schemas: map[string]bool{},
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
+		},
+		"ClaimAPINotInstalled": {
+			reason: "No CRD serves the claim API's kinds: nothing of it can clash, the TenantCluster composes.",
+			args: args{namespaced: true, created: t5,
+				schemas: map[string]bool{"same-name-claim-schema": false, "same-name-xr-schema": false}},
+		},
+		"NamespacedAPINotInstalled": {
+			reason: "No CRD serves TenantCluster: the claim composes.",
+			args: args{created: t5, schemas: map[string]bool{"same-name-tenantcluster-schema": false},
+				required: map[string][]string{"same-name-claim": {claim(t5)}}},
+		},
+		"NoTenantCluster": {
+			reason: "No TenantCluster of that name: the claim composes.",
+			args: args{created: t5,
+				required: map[string][]string{"same-name-claim": {claim(t5)}, "same-name-tenantcluster": nil}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			call := fntest.Call{Namespaced: tc.args.namespaced, Spec: `{}`, Required: tc.args.required}
+			req := call.Request(t)
+			if tc.args.claimless {
+				claimless(t, req)
+			}
+			schemas := tc.args.schemas
+			if schemas == nil {
+				schemas = map[string]bool{"same-name-claim-schema": true, "same-name-xr-schema": true, "same-name-tenantcluster-schema": true}
+			}
+			answerSchemas(t, req, schemas)
+			if tc.args.created != "" {
+				md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
+				md.Fields["creationTimestamp"] = structpb.NewStringValue(tc.args.created)
+			}
+			r := function.NewRequest(req)
+			tenant, err := r.Tenant()
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := &cpinput.ControlPlaneInput{DataStoreName: "shared"}
+			in.Default()
+			p, errs := plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r)
+			got := ""
+			if len(errs) > 0 {
+				got = errs.ToAggregate().Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nplan(...) error: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want == "" && (p == nil || len(p.Composed) == 0) {
+				t.Errorf("%s\nplan(...) composed nothing", tc.reason)
+			}
+		})
+	}
+}
+
+func TestRequireSameName(t *testing.T) {
+	sel := func(kind, ns string) *fnv1.ResourceSelector {
+		s := &fnv1.ResourceSelector{ApiVersion: "tenantkube.io/v1alpha1", Kind: kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "demo"}}
+		if ns != "" {
+			s.Namespace = &ns
+		}
+		return s
+	}
+	schema := func(kind string) *fnv1.SchemaSelector {
+		return &fnv1.SchemaSelector{ApiVersion: "tenantkube.io/v1alpha1", Kind: kind}
+	}
+	nsSchemas := map[string]*fnv1.SchemaSelector{"same-name-claim-schema": schema("KubernetesCluster"), "same-name-xr-schema": schema("XKubernetesCluster")}
+	xrSchemas := map[string]*fnv1.SchemaSelector{"same-name-tenantcluster-schema": schema("TenantCluster")}
+	type want struct {
+		Resources map[string]*fnv1.ResourceSelector
+		Schemas   map[string]*fnv1.SchemaSelector
+	}
+	cases := map[string]struct {
+		reason    string
+		call      fntest.Call
+		claimless bool
+		schemas   map[string]bool
+		want      want
+	}{
+		"TenantClusterFirstCall": {
+			reason: "A TenantCluster asks first whether the claim API's kinds are served.",
+			call:   fntest.Call{Namespaced: true},
+			want:   want{Schemas: nsSchemas},
+		},
+		"TenantCluster": {
+			reason:  "Served: it asks for the claim of its name in its namespace and for the XR of its name (cluster-scoped).",
+			call:    fntest.Call{Namespaced: true},
+			schemas: map[string]bool{"same-name-claim-schema": true, "same-name-xr-schema": true},
+			want: want{Schemas: nsSchemas, Resources: map[string]*fnv1.ResourceSelector{
+				"same-name-claim": sel("KubernetesCluster", "tenant-demo"), "same-name-xr": sel("XKubernetesCluster", ""),
+			}},
+		},
+		"TenantClusterClaimAPINotInstalled": {
+			reason:  "Not served: it asks for no object of them (Crossplane would fail the composition).",
+			call:    fntest.Call{Namespaced: true},
+			schemas: map[string]bool{"same-name-claim-schema": false, "same-name-xr-schema": false},
+			want:    want{Schemas: nsSchemas},
+		},
+		"ClaimlessXR": {
+			reason:    "An XR created without a claim asks only for the TenantCluster of its name in spec.namespace.",
+			claimless: true,
+			schemas:   map[string]bool{"same-name-tenantcluster-schema": true},
+			want:      want{Schemas: xrSchemas, Resources: map[string]*fnv1.ResourceSelector{"same-name-tenantcluster": sel("TenantCluster", "tenant-demo")}},
+		},
+		"ClaimXR": {
+			reason:  "A claim's XR asks for the TenantCluster of the claim's name and namespace, and for the claim.",
+			schemas: map[string]bool{"same-name-tenantcluster-schema": true},
+			want: want{Schemas: xrSchemas, Resources: map[string]*fnv1.ResourceSelector{
+				"same-name-tenantcluster": sel("TenantCluster", "tenant-demo"), "same-name-claim": sel("KubernetesCluster", "tenant-demo"),
+			}},
+		},
+		"ClaimXRNamespacedAPINotInstalled": {
+			reason:  "TenantCluster not served: the claim's XR asks only for its claim.",
+			schemas: map[string]bool{"same-name-tenantcluster-schema": false},
+			want:    want{Schemas: xrSchemas, Resources: map[string]*fnv1.ResourceSelector{"same-name-claim": sel("KubernetesCluster", "tenant-demo")}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := tc.call.Request(t)
+			if tc.claimless {
+				claimless(t, req)
+			}
+			answerSchemas(t, req, tc.schemas)
+			r := function.NewRequest(req)
+			tenant, err := r.Tenant()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &function.Plan{}
+			requireSameName(p, tenant, r)
+			got := want{Resources: p.Requirements, Schemas: p.SchemaRequirements}
+			if diff := cmp.Diff(tc.want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nrequireSameName: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// claimless makes the observed XR of req the XR demo created without a
+// claim, for namespace tenant-demo (spec.namespace).
+func claimless(t *testing.T, req *fnv1.RunFunctionRequest) {
+	t.Helper()
+	xr := req.GetObserved().GetComposite().GetResource()
+	md := xr.GetFields()["metadata"].GetStructValue()
+	md.Fields["name"] = structpb.NewStringValue("demo")
+	delete(md.Fields, "labels")
+	spec := xr.GetFields()["spec"].GetStructValue()
+	if spec == nil {
+		spec = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		xr.Fields["spec"] = structpb.NewStructValue(spec)
+	}
+	spec.Fields["namespace"] = structpb.NewStringValue("tenant-demo")
+}
+
+// answerSchemas answers the schema requirements of req by key: a kind's
+// schema when served, an empty one when not (as Crossplane does for a kind
+// no CRD serves).
+func answerSchemas(t *testing.T, req *fnv1.RunFunctionRequest, served map[string]bool) {
+	t.Helper()
+	for key, ok := range served {
+		if req.RequiredSchemas == nil {
+			req.RequiredSchemas = map[string]*fnv1.Schema{}
+		}
+		s := &fnv1.Schema{}
+		if ok {
+			s.OpenapiV3 = fntest.YAMLStruct(t, `{type: object, properties: {spec: {type: object}}}`)
+		}
+		req.RequiredSchemas[key] = s
+	}
+}

@@ -1,0 +1,165 @@
+package function
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func TestControlPlaneComposed(t *testing.T) {
+	kcp := map[string]*fnv1.Resource{KamajiControlPlaneResourceName: {Resource: &structpb.Struct{}}}
+	other := map[string]*fnv1.Resource{"cluster": {Resource: &structpb.Struct{}}}
+	type args struct {
+		desired, observed map[string]*fnv1.Resource
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   bool
+	}{
+		"Neither": {
+			reason: "No KamajiControlPlane desired by the control-plane step nor observed: the cluster waits.",
+			args:   args{desired: other, observed: other},
+			want:   false,
+		},
+		"Desired": {
+			reason: "The control-plane step composed one.",
+			args:   args{desired: kcp},
+			want:   true,
+		},
+		"Observed": {
+			reason: "One exists (the control-plane step keeps it while it waits).",
+			args:   args{observed: kcp},
+			want:   true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := NewRequest(&fnv1.RunFunctionRequest{
+				Desired:  &fnv1.State{Resources: tc.args.desired},
+				Observed: &fnv1.State{Resources: tc.args.observed},
+			})
+			if diff := cmp.Diff(tc.want, r.ControlPlaneComposed()); diff != "" {
+				t.Errorf("%s\nControlPlaneComposed(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestKeepOnlyObserved(t *testing.T) {
+	observed := func(names ...string) *Request {
+		res := map[string]*fnv1.Resource{}
+		for _, n := range names {
+			res[n] = &fnv1.Resource{Resource: &structpb.Struct{}}
+		}
+		return NewRequest(&fnv1.RunFunctionRequest{Observed: &fnv1.State{Resources: res}})
+	}
+	replicas := func(c Composed) []string {
+		if c.Name == "md" {
+			return []string{"spec.replicas"}
+		}
+		return nil
+	}
+	type args struct {
+		r    *Request
+		plan Plan
+		omit func(Composed) []string
+	}
+	type want struct {
+		composed []string
+		kept     []Kept
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"NothingObserved": {
+			reason: "Nothing observed: nothing composed, nothing kept.",
+			args:   args{r: observed(), plan: Plan{Composed: []Composed{{Name: "a", Ready: ReadyAlways}, {Name: "b"}}}},
+			want:   want{},
+		},
+		"ObservedKeptWithReadinessAndOmit": {
+			reason: "Observed objects are kept with the computed readiness and the paths omit names; the others leave, and so does one composed for cleanup (Write keeps it as composed); earlier Kept stay.",
+			args: args{
+				r: observed("md", "b", "k", "cleanup-service-x"),
+				plan: Plan{
+					Composed: []Composed{{Name: "md", Ready: ReadyAlways}, {Name: "a", Ready: ReadyAlways}, {Name: "b"}, {Name: "cleanup-service-x"}},
+					Kept:     []Kept{{Name: "k"}},
+				},
+				omit: replicas,
+			},
+			want: want{kept: []Kept{{Name: "k"}, {Name: "md", Omit: []string{"spec.replicas"}, Ready: fnv1.Ready_READY_TRUE}, {Name: "b"}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := tc.args.plan
+			p.KeepOnlyObserved(tc.args.r, tc.args.omit)
+			var composed []string
+			for _, c := range p.Composed {
+				composed = append(composed, c.Name)
+			}
+			if diff := cmp.Diff(tc.want, want{composed: composed, kept: p.Kept}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nKeepOnlyObserved: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRequiredSchema(t *testing.T) {
+	schema := func(fields map[string]any) *fnv1.Schema {
+		s, err := structpb.NewStruct(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &fnv1.Schema{OpenapiV3: s}
+	}
+	type want struct{ Served, Arrived bool }
+	cases := map[string]struct {
+		reason  string
+		schemas map[string]*fnv1.Schema
+		want    want
+	}{
+		"NotArrived": {
+			reason: "Crossplane has not answered yet.",
+			want:   want{},
+		},
+		"NotServed": {
+			reason:  "Crossplane answered with an empty schema: no CRD serves the kind.",
+			schemas: map[string]*fnv1.Schema{"k": {}},
+			want:    want{Arrived: true},
+		},
+		"Served": {
+			reason:  "A schema: the kind is served.",
+			schemas: map[string]*fnv1.Schema{"k": schema(map[string]any{"type": "object"})},
+			want:    want{Served: true, Arrived: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := NewRequest(&fnv1.RunFunctionRequest{RequiredSchemas: tc.schemas})
+			var got want
+			got.Served, got.Arrived = r.RequiredSchema("k")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nRequiredSchema: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestWriteSchemaRequirements(t *testing.T) {
+	sel := &fnv1.SchemaSelector{ApiVersion: "tenantkube.io/v1alpha1", Kind: "TenantCluster"}
+	p := &Plan{}
+	p.RequireSchema("k", sel)
+	rsp := &fnv1.RunFunctionResponse{}
+	if err := Write(rsp, NewRequest(&fnv1.RunFunctionRequest{}), p); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]*fnv1.SchemaSelector{"k": sel}, rsp.GetRequirements().GetSchemas(), protocmp.Transform()); diff != "" {
+		t.Errorf("schema requirements of the response: -want, +got:\n%s", diff)
+	}
+}
