@@ -274,11 +274,13 @@ func TestRBACClusterRole(t *testing.T) {
 	for _, k := range workersinput.DefaultCleanupKinds() {
 		cleanup = append(cleanup, struct{ apiVersion, kind, source string }{k.APIVersion, k.Kind, "workers: DefaultCleanupKinds"})
 	}
-	// Kinds the functions read as required resources. The XRDs' own
-	// kinds (KubernetesCluster, XKubernetesCluster, TenantCluster, which
-	// the control-plane step requires for the name clash of issue 20) are
-	// not listed: Crossplane's RBAC manager grants Crossplane every verb
-	// on them (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane).
+	// Kinds the functions read as required resources. Crossplane's RBAC
+	// manager grants Crossplane every verb on the XRDs' own kinds
+	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane), so
+	// the name clash of issue 20 (the control-plane step requiring the
+	// KubernetesCluster, XKubernetesCluster or TenantCluster of the
+	// cluster's name) needs nothing here; a Tenant's lists of the
+	// namespace's TenantClusters and claims are granted explicitly.
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
