@@ -473,30 +473,48 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	kcp, err := get(ctx, e.c, gvkKCP, v2NS, "two")
 	e.must(t, err, "KamajiControlPlane two")
 
-	composedBy := func() []string {
+	// composedBy is the Tenant's objects (its labels) by what happens to
+	// them: "present", "deleting" (a finalizer holds them) or absent.
+	composedBy := func() map[string]string {
 		objs, err := labelled(ctx, e.cfg, e.c, labelNamespace+"="+v2NS)
 		e.must(t, err, "objects labelled "+labelNamespace+"="+v2NS)
-		var out []string
+		out := map[string]string{}
 		for i := range objs {
-			if controllerUID(&objs[i]) == string(tenant.GetUID()) {
-				out = append(out, describe(&objs[i]))
+			if objs[i].GetKind() == gvkTenant.Kind {
+				continue
 			}
+			state := "present"
+			if objs[i].GetDeletionTimestamp() != nil {
+				state = "deleting"
+			}
+			out[describe(&objs[i])] = state
 		}
-		sort.Strings(out)
 		return out
 	}
 	before := composedBy()
 	start := time.Now()
 	e.must(t, e.c.Delete(ctx, tenant, client.PropagationPolicy(metav1.DeletePropagationForeground)), "delete Tenant "+v2NS)
-	waitFor(t, deleteBound, "the deletion of the Tenant's EtcdCluster denied by the Usage webhook", func(ctx context.Context) (bool, string, error) {
-		ec, err := get(ctx, e.c, gvkEtcd, v2NS, etcdName)
-		if err != nil {
-			return false, "", fmt.Errorf("EtcdCluster %s while cluster two uses it: %w", etcdName, err)
+	// The webhook records each deletion it denies on the object
+	// (annotationDeletionAttempt): the garbage collector tried both, the
+	// namespaced Usages of the etcd and of the cluster-scoped DataStore
+	// (spec.of namespace "") refused both.
+	waitFor(t, deleteBound, "the deletions of the Tenant's EtcdCluster and DataStore denied by the Usage webhook", func(ctx context.Context) (bool, string, error) {
+		var pending []string
+		for _, o := range []struct {
+			gvk      schema.GroupVersionKind
+			ns, name string
+		}{{gvkEtcd, v2NS, etcdName}, {gvkDataStore, "", tenantDataStore(v2NS)}} {
+			u, err := get(ctx, e.c, o.gvk, o.ns, o.name)
+			if err != nil {
+				return false, "", fmt.Errorf("%s %s while cluster two uses it: %w", o.gvk.Kind, o.name, err)
+			}
+			if _, ok := u.GetAnnotations()[annotationDeletionAttempt]; !ok {
+				pending = append(pending, o.gvk.Kind)
+			}
 		}
-		_, ok := ec.GetAnnotations()[annotationDeletionAttempt]
-		return ok, "no deletion attempted yet", nil
+		return len(pending) == 0, fmt.Sprintf("no deletion attempted yet: %v", pending), nil
 	})
-	t.Logf("EtcdCluster deletion denied %.1fs after the Tenant's deletion began", time.Since(start).Seconds())
+	t.Logf("EtcdCluster and DataStore deletions denied %.1fs after the Tenant's deletion began", time.Since(start).Seconds())
 	// Held: for a while nothing the cluster needs goes.
 	hold := time.Now().Add(10 * time.Second)
 	for time.Now().Before(hold) {
@@ -517,17 +535,20 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	if now, err := get(ctx, e.c, gvkKCP, v2NS, "two"); err != nil || now.GetUID() != kcp.GetUID() {
 		t.Fatalf("KamajiControlPlane two changed while the Tenant was held: %v", err)
 	}
-	held := map[string]bool{}
-	for _, o := range composedBy() {
-		held[o] = true
-	}
+	held := composedBy()
 	var went []string
-	for _, o := range before {
-		if !held[o] {
+	for o := range before {
+		if held[o] == "" {
 			went = append(went, o)
 		}
 	}
-	t.Logf("while held, %d of the Tenant's %d objects stayed; gone: %v", len(held), len(before), went)
+	sort.Strings(went)
+	var states []string
+	for o, st := range held {
+		states = append(states, o+" "+st)
+	}
+	sort.Strings(states)
+	t.Logf("while held, of the Tenant's %d objects: gone %v; left %v", len(before), went, states)
 
 	// The tenant deletes its last cluster; the Tenant follows.
 	order := e.trackGone([]tracked{
