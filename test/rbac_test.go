@@ -59,6 +59,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "instancetype.kubevirt.io", Kind: "VirtualMachineClusterInstancetype"}: "virtualmachineclusterinstancetypes",
 	{Group: "tenantkube.io", Kind: "TenantCluster"}:                                "tenantclusters",
 	{Group: "tenantkube.io", Kind: "KubernetesCluster"}:                            "kubernetesclusters",
+	{Group: "tenantkube.io", Kind: "XKubernetesCluster"}:                           "xkubernetesclusters",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -268,11 +269,7 @@ func TestRBACClusterRole(t *testing.T) {
 	for _, k := range workersinput.DefaultCleanupKinds() {
 		cleanup = append(cleanup, struct{ apiVersion, kind, source string }{k.APIVersion, k.Kind, "workers: DefaultCleanupKinds"})
 	}
-	// Kinds the functions read as required resources. The XRDs' own
-	// kinds (KubernetesCluster, XKubernetesCluster, TenantCluster, which
-	// the control-plane step requires for the name clash of issue 20) are
-	// not listed: Crossplane's RBAC manager grants Crossplane every verb
-	// on them (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane).
+	// Kinds the functions read as required resources.
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
@@ -282,6 +279,9 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
 		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
 		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claims of a Tenant's namespace (requiredTenantClaims)"},
+		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantCluster of a claim's name (name clash, requiredSameNameTenantCluster)"},
+		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claim of a TenantCluster's name, and a claim's XR's own claim (name clash, requiredSameNameClaim)"},
+		{"tenantkube.io/v1alpha1", "XKubernetesCluster", "control-plane: the XR without a claim of a TenantCluster's name (name clash, requiredSameNameXR)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {
