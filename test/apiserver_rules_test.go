@@ -9,7 +9,7 @@ import (
 
 // TestXRDHoldsGoLists: the XRD's CEL rules on the API server's extra
 // flags, volumes and mounts carry the lists Validate uses
-// (v1alpha1.ReservedFlags, OIDCFlags, ReservedVolumeNames,
+// (v1alpha1.ReservedFlags, OIDCFlags, VerbosityFlag, ReservedVolumeNames,
 // ReservedMountPaths), so
 // the two cannot drift apart (issue 19).
 func TestXRDHoldsGoLists(t *testing.T) {
@@ -30,6 +30,9 @@ func TestXRDHoldsGoLists(t *testing.T) {
 	}
 	if !strings.Contains(rules(argRules), "!self.matches('"+v1alpha1.OIDCFlags+"')") {
 		t.Errorf("no CEL rule of extraArgs items refuses v1alpha1.OIDCFlags %s:\n%s", v1alpha1.OIDCFlags, rules(argRules))
+	}
+	if !strings.Contains(rules(argRules), "!self.matches('"+v1alpha1.VerbosityFlag+"') || self.matches('"+v1alpha1.MaxVerbosityFlag+"')") {
+		t.Errorf("no CEL rule of extraArgs items bounds --v as v1alpha1.VerbosityFlag and MaxVerbosityFlag:\n%s", rules(argRules))
 	}
 	quoted := func(v []string) string { return "['" + strings.Join(v, "', '") + "']" }
 	if !strings.Contains(rules(volumeRules), quoted(v1alpha1.ReservedVolumeNames)) {

@@ -492,6 +492,18 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--v=2, --v=4]}}}`},
 			want:   want{paths: []string{"spec.controlPlane.apiServer.extraArgs"}, msg: "--v"},
 		},
+		"ExtraArgVerbosity": {
+			reason: "--v is a level from 0 to 4: 5 and up are trace levels, and from 6 the API server logs request resources, headers and bodies (Kubernetes logging conventions); a bare --v has no level.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--v=5, --v=10, --v, --v=04, --v=4]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraArgs[0]", "spec.controlPlane.apiServer.extraArgs[1]", "spec.controlPlane.apiServer.extraArgs[2]",
+				"spec.controlPlane.apiServer.extraArgs[3]", "spec.controlPlane.apiServer.extraArgs"}, msg: "--v must be a level from 0 to 4"},
+		},
+		"ExtraArgVerbosityZeroToFour": {
+			reason: "Levels 0 to 4 pass, and --vmodule, --log-* and --logging-format are refused: they set the volume and format of logs the management cluster collects.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--v=0, --vmodule=httplog=10, --log-flush-frequency=1s, --logging-format=json]}}}`},
+			want: want{paths: []string{"spec.controlPlane.apiServer.extraArgs[1]", "spec.controlPlane.apiServer.extraArgs[2]", "spec.controlPlane.apiServer.extraArgs[3]"},
+				msg: "--vmodule is set by the platform"},
+		},
 		"ExtraArgsSharedResources": {
 			reason: "The audit log and policy, --event-ttl, the watch cache and the logs handler spend what tenants share; their neighbours --audit-webhook-* (already refused) aside, --enable-aggregator-routing and --default-not-ready-toleration-seconds pass.",
 			args: args{spec: `{controlPlane: {apiServer: {extraArgs: [--audit-log-path=/var/log/audit.log, --audit-policy-file=/p, --event-ttl=720h, --watch-cache=false, ` +

@@ -51,6 +51,7 @@ const (
 	msgOneSource         = "set exactly one source: configMap or secret (the only sources allowed: the pod runs in the management cluster)"
 	msgReservedMountPath = "is on or above a path the control plane uses"
 	msgCustomConfig      = "mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)"
+	msgVerbosity         = "--v must be a level from 0 to 4: higher levels log request contents into the management cluster's logs"
 	msgOIDCFlag          = "cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"
 )
 
@@ -64,10 +65,12 @@ const (
 // management cluster's network, and what would spend resources shared
 // with other tenants: the audit log and policy (files written on the
 // management node's ephemeral storage), --event-ttl and the watch cache
-// (the load and size of a shared DataStore), and --enable-logs-handler
-// (serves the container's files). The XRD's rule on APIServerArg holds the
-// same expression.
-const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler)(=.*)?$`
+// (the load and size of a shared DataStore), --enable-logs-handler
+// (serves the container's files), and the logging flags --vmodule,
+// --log-* and --logging-format (the volume and format of logs the
+// management cluster collects; --v is bounded by MaxVerbosityFlag). The
+// XRD's rule on APIServerArg holds the same expression.
+const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler|vmodule|log-[-a-z0-9]*|logging-format)(=.*)?$`
 
 // OIDCFlags matches the kube-apiserver flags of OIDC authentication,
 // refused in extraArgs whatever oidc.mode: OIDC goes only through
@@ -76,6 +79,16 @@ const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|se
 // a mode, kube-apiserver refuses --authentication-config beside --oidc-*.
 // The XRD's rule on APIServerArg holds the same expression.
 const OIDCFlags = `^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$`
+
+// VerbosityFlag matches --v with or without a value; extraArgs may set it
+// only as MaxVerbosityFlag matches: levels above 4 are trace levels, and
+// from 6 the API server logs the resources, headers and bodies of requests
+// (Kubernetes logging conventions) into the management cluster's logs.
+// The XRD's rule on APIServerArg holds the same expressions.
+const (
+	VerbosityFlag    = `^--v(=.*)?$`
+	MaxVerbosityFlag = `^--v=[0-4]$`
+)
 
 // ReservedVolumeNames are the control-plane pod's own volumes (Kamaji's,
 // and authentication-config for oidc): an extra volume may not take one.
@@ -105,6 +118,8 @@ var (
 	argPattern          = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
 	reservedFlagPattern = regexp.MustCompile(ReservedFlags)
 	oidcFlagPattern     = regexp.MustCompile(OIDCFlags)
+	verbosityPattern    = regexp.MustCompile(VerbosityFlag)
+	maxVerbosityPattern = regexp.MustCompile(MaxVerbosityFlag)
 	// mountPathPattern is an absolute path without a trailing slash or ':'.
 	mountPathPattern = regexp.MustCompile(`^(/[^/:]+)+$`)
 	dotSegment       = regexp.MustCompile(`(^|/)[.][.]?(/|$)`)
@@ -508,6 +523,8 @@ func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgReservedFlag))
 		case oidcFlagPattern.MatchString(s):
 			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgOIDCFlag))
+		case verbosityPattern.MatchString(s) && !maxVerbosityPattern.MatchString(s):
+			errs = append(errs, field.Invalid(ap.Index(i), s, msgVerbosity))
 		}
 		flags = append(flags, arg.Flag())
 	}

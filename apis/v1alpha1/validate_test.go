@@ -81,7 +81,7 @@ func TestSpecValidate(t *testing.T) {
 		"EachRepeatOnce": {
 			reason: "Every repeated flag, volume name, mount path, undeclared volume and email is named, each once.",
 			args: args{change: func(s *KubernetesClusterSpec) {
-				s.ControlPlane.APIServer.ExtraArgs = []APIServerArg{"--v=2", "--profiling", "--v=4", "--profiling=false", "--v=6"}
+				s.ControlPlane.APIServer.ExtraArgs = []APIServerArg{"--v=2", "--profiling", "--v=4", "--profiling=false", "--v=3"}
 				s.ControlPlane.APIServer.ExtraVolumes = []APIServerVolume{
 					{Name: "a", Secret: &SecretVolume{SecretName: "s"}}, {Name: "b", Secret: &SecretVolume{SecretName: "s"}},
 					{Name: "a", Secret: &SecretVolume{SecretName: "s"}}, {Name: "b", Secret: &SecretVolume{SecretName: "s"}},
