@@ -268,11 +268,12 @@ func TestRBACClusterRole(t *testing.T) {
 	for _, k := range workersinput.DefaultCleanupKinds() {
 		cleanup = append(cleanup, struct{ apiVersion, kind, source string }{k.APIVersion, k.Kind, "workers: DefaultCleanupKinds"})
 	}
-	// Kinds the functions read as required resources. The XRDs' own
-	// kinds (KubernetesCluster, XKubernetesCluster, TenantCluster, which
-	// the control-plane step requires for the name clash of issue 20) are
-	// not listed: Crossplane's RBAC manager grants Crossplane every verb
-	// on them (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane).
+	// Kinds the functions read as required resources. Crossplane's RBAC
+	// manager grants Crossplane every verb on the XRDs' own kinds
+	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane)
+	// when it runs; the claim and the TenantCluster, which a Tenant lists
+	// in its namespace, are granted here too so the reads do not depend
+	// on it (README, the namespaced API).
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
@@ -282,6 +283,7 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
 		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
 		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claims of a Tenant's namespace (requiredTenantClaims)"},
+		{"controlplane.cluster.x-k8s.io/v1alpha2", "KamajiControlPlane", "control-plane: the control planes of a Tenant's namespace (requiredTenantControlPlanes)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {

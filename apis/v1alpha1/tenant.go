@@ -96,8 +96,11 @@ type TenantStatus struct {
 	// +optional
 	DataStoreName string `json:"dataStoreName,omitempty"`
 
-	// Clusters is the number of TenantClusters in the namespace, each of
-	// which holds the etcd and the DataStore against deletion.
+	// Clusters is the number of TenantClusters of the namespace the Tenant
+	// serves: those whose KamajiControlPlane uses its DataStore and that
+	// yield to no claim of their name. With the control-plane input's
+	// deletionOrder Usages, each holds the Tenant, the etcd and the
+	// DataStore against deletion until its control plane is gone.
 	// +optional
 	Clusters int32 `json:"clusters,omitempty"`
 }
