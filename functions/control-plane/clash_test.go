@@ -146,7 +146,7 @@ func TestNameClash(t *testing.T) {
 			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this TenantCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
 		},
 		"TenantClusterTie": {
-			reason: "The same second: the claim wins.",
+			reason: "The same second, this TenantCluster has composed nothing: the claim wins.",
 			args: args{namespaced: true, created: t0,
 				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
 			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created in the same second, and the claim API wins a tie while the TenantCluster has composed nothing (this TenantCluster: 2026-12-01T10:00:00Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
@@ -196,7 +196,7 @@ func TestNameClash(t *testing.T) {
 			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this claim KubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this claim KubernetesCluster`,
 		},
 		"ClaimTieXRLater": {
-			reason: "The claim and the TenantCluster in the same second, the claim's XR a second later: the claim's timestamp counts, and the claim wins the tie.",
+			reason: "The claim and the TenantCluster in the same second, the claim's XR a second later: the claim's timestamp counts, and the claim wins the tie (the TenantCluster has composed nothing).",
 			args: args{created: t1,
 				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-tenantcluster": {tc(t0)}}},
 		},
@@ -223,7 +223,7 @@ func TestNameClash(t *testing.T) {
 			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this XR XKubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this XR XKubernetesCluster`,
 		},
 		"ClaimlessXRTie": {
-			reason: "The same second: an XR of the claim API wins.",
+			reason: "The same second, the TenantCluster has composed nothing: an XR of the claim API wins.",
 			args: args{claimless: true, created: t0,
 				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
 		},
