@@ -269,7 +269,12 @@ func TestRBACClusterRole(t *testing.T) {
 	for _, k := range workersinput.DefaultCleanupKinds() {
 		cleanup = append(cleanup, struct{ apiVersion, kind, source string }{k.APIVersion, k.Kind, "workers: DefaultCleanupKinds"})
 	}
-	// Kinds the functions read as required resources.
+	// Kinds the functions read as required resources. Crossplane's RBAC
+	// manager grants Crossplane every verb on the XRDs' own kinds
+	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane)
+	// when it runs; the claim and the TenantCluster, which a Tenant lists
+	// in its namespace, are granted here too so the reads do not depend
+	// on it (README, the namespaced API).
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
@@ -282,6 +287,7 @@ func TestRBACClusterRole(t *testing.T) {
 		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantCluster of a claim's name (name clash, requiredSameNameTenantCluster)"},
 		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claim of a TenantCluster's name, and a claim's XR's own claim (name clash, requiredSameNameClaim)"},
 		{"tenantkube.io/v1alpha1", "XKubernetesCluster", "control-plane: the XR without a claim of a TenantCluster's name (name clash, requiredSameNameXR)"},
+		{"controlplane.cluster.x-k8s.io/v1alpha2", "KamajiControlPlane", "control-plane: the control planes of a Tenant's namespace (requiredTenantControlPlanes)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {
