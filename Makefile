@@ -241,7 +241,7 @@ test: tools bin/crd-ref-docs functions ## go vet + go test ./... (render tests u
 	$(GO) vet ./... || vet=FAILED; \
 	$(if $(wildcard test/e2e/*.go),$(GO) vet -tags e2e ./test/e2e/ || vet=FAILED;) \
 	echo "==> go test ./..." >&2; \
-	TENANTKUBE_REQUIRE_TOOLS=1 $(GO) test ./... || tests=FAILED; \
+	TENANTKUBE_REQUIRE_TOOLS=1 $(GO) test -timeout 30m ./... || tests=FAILED; \
 	if [ "$(TEST_E2E)" = 1 ]; then \
 		echo "==> make e2e" >&2; \
 		e2e=ok; $(MAKE) --no-print-directory e2e || e2e=FAILED; \

@@ -28,8 +28,9 @@ const namespacedTestdata = "testdata/namespaced"
 // exists (waiting conditions; only the CAPI Cluster and KubevirtCluster),
 // a spec.namespace naming another namespace (Fatal, as for a claim), and a
 // TenantCluster created after the claim of its name, with the claim API
-// served (Fatal naming metadata.name and the claim); "name-clash-unserved"
-// renders it without the claim API's schema: no Fatal. Then "scopes" renders
+// served (Fatal naming metadata.name and the claim); the subtest
+// "name-clash-unserved" (no golden) renders it without the claim API's
+// schema: no Fatal. Then "scopes" renders
 // the main golden cases of TestPipelineRender through both APIs from one
 // set of cases and holds the differences to the list the scope must change.
 func TestNamespacedRender(t *testing.T) {

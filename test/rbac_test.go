@@ -59,6 +59,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "instancetype.kubevirt.io", Kind: "VirtualMachineClusterInstancetype"}: "virtualmachineclusterinstancetypes",
 	{Group: "tenantkube.io", Kind: "TenantCluster"}:                                "tenantclusters",
 	{Group: "tenantkube.io", Kind: "KubernetesCluster"}:                            "kubernetesclusters",
+	{Group: "tenantkube.io", Kind: "XKubernetesCluster"}:                           "xkubernetesclusters",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -276,11 +277,10 @@ func TestRBACClusterRole(t *testing.T) {
 	}
 	// Kinds the functions read as required resources. Crossplane's RBAC
 	// manager grants Crossplane every verb on the XRDs' own kinds
-	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane), so
-	// the name clash of issue 20 (the control-plane step requiring the
-	// KubernetesCluster, XKubernetesCluster or TenantCluster of the
-	// cluster's name) needs nothing here; a Tenant's lists of the
-	// namespace's TenantClusters and claims are granted explicitly.
+	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane)
+	// when it runs; the claim and the TenantCluster, which a Tenant lists
+	// in its namespace, are granted here too so the reads do not depend
+	// on it (README, the namespaced API).
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
@@ -290,6 +290,10 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
 		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
 		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claims of a Tenant's namespace (requiredTenantClaims)"},
+		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantCluster of a claim's name (name clash, requiredSameNameTenantCluster)"},
+		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claim of a TenantCluster's name, and a claim's XR's own claim (name clash, requiredSameNameClaim)"},
+		{"tenantkube.io/v1alpha1", "XKubernetesCluster", "control-plane: the XR without a claim of a TenantCluster's name (name clash, requiredSameNameXR)"},
+		{"controlplane.cluster.x-k8s.io/v1alpha2", "KamajiControlPlane", "control-plane: the control planes of a Tenant's namespace (requiredTenantControlPlanes)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {

@@ -137,6 +137,57 @@ func TestTenantValidationAgrees(t *testing.T) {
 	}
 }
 
+// TestTenantEtcdMayNotDecrease runs the Tenant XRD's transition rules (CEL
+// with oldSelf, as the API server runs them on an update, after defaults)
+// on an old and a new spec: spec.etcd.replicas and storageSize may stay or
+// grow, never shrink (the pinned etcd-operator removes no member on scale
+// down; a bound volume cannot shrink). Quantities are compared as
+// quantities: 4096Mi is 4Gi, 8000Mi is less than 8Gi (8192Mi).
+func TestTenantEtcdMayNotDecrease(t *testing.T) {
+	spec := tenantSpecSchema(t)
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		t.Fatal(err)
+	}
+	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	type args struct{ old, new string }
+	const etcd = "spec.etcd"
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   []string // the fields refused
+	}{
+		"Same":           {reason: "No change.", args: args{old: `{etcd: {replicas: 3, storageSize: 4Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}},
+		"SameDefaulted":  {reason: "The defaults (3, 4Gi) written out are no change.", args: args{old: `{}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}},
+		"SameOtherUnits": {reason: "4096Mi is 4Gi.", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: 4096Mi}}`}},
+		"Grow":           {reason: "More members and larger volumes are allowed.", args: args{old: `{etcd: {replicas: 3, storageSize: 4Gi}}`, new: `{etcd: {replicas: 5, storageSize: 8Gi}}`}},
+		"FewerMembers":   {reason: "One member fewer.", args: args{old: `{etcd: {replicas: 3}}`, new: `{etcd: {replicas: 2}}`}, want: []string{etcd + ".replicas"}},
+		"BelowDefault":   {reason: "From the default 3 to 1.", args: args{old: `{}`, new: `{etcd: {replicas: 1}}`}, want: []string{etcd + ".replicas"}},
+		"SmallerVolume":  {reason: "One byte less than 4Gi (4294967296).", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: "4294967295"}}`}, want: []string{etcd + ".storageSize"}},
+		"SmallerInMi":    {reason: "8000Mi is less than 8Gi.", args: args{old: `{etcd: {storageSize: 8Gi}}`, new: `{etcd: {storageSize: 8000Mi}}`}, want: []string{etcd + ".storageSize"}},
+		"BothDecrease":   {reason: "Both at once.", args: args{old: `{etcd: {replicas: 5, storageSize: 8Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}, want: []string{etcd + ".replicas", etcd + ".storageSize"}},
+		"UnsetToDefault": {reason: "Unsetting a grown value defaults it lower: refused.", args: args{old: `{etcd: {replicas: 5}}`, new: `{}`}, want: []string{etcd + ".replicas"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			old, obj := decodeSpec(t, c.args.old), decodeSpec(t, c.args.new)
+			structuraldefaulting.Default(old, s)
+			structuraldefaulting.Default(obj, s)
+			errs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, old, celconfig.RuntimeCELCostBudget)
+			if d := cmp.Diff(normalizedPaths(c.want), fieldPaths(errs)); d != "" {
+				t.Errorf("%s\nXRD transition rules: fields (-want +got):\n%s\n%v", c.reason, d, errs.ToAggregate())
+			}
+		})
+	}
+}
+
 // TestTenantXRD (issue 20): package/xrd-tenant.yaml is a Crossplane v2 XRD
 // of scope Cluster, kind Tenant, whose defaults are Go's, and the CRD
 // Crossplane derives from it is accepted by the API server's CRD

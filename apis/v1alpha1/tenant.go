@@ -61,9 +61,13 @@ type TenantSpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('8Gi')) <= 0",message="storageSize must be at most 8Gi",fieldPath=".storageSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('0')) > 0",message="storageSize must be greater than zero",fieldPath=".storageSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.replicas >= oldSelf.replicas",message="replicas may not be lowered: the etcd-operator removes no member when it scales down, and the etcd loses quorum",fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !has(oldSelf.storageSize) || !isQuantity(string(self.storageSize)) || !isQuantity(string(oldSelf.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity(string(oldSelf.storageSize))) >= 0",message="storageSize may not be lowered: a bound volume cannot shrink, and a lower quota-backend-bytes stops writes",fieldPath=".storageSize"
 type TenantEtcd struct {
-	// Replicas is the number of etcd members. Changing it scales the
-	// StatefulSet (members join or leave; the data stays).
+	// Replicas is the number of etcd members. It may grow, not shrink (the
+	// XRD refuses a lower value; the function refuses one below the running
+	// EtcdCluster's): raising it adds members to the StatefulSet, the data
+	// stays.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=7
@@ -71,6 +75,7 @@ type TenantEtcd struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// StorageSize is each member's volume; quota-backend-bytes is 95% of it.
+	// It may grow, not shrink (refused as replicas is).
 	// +kubebuilder:default="4Gi"
 	// +optional
 	StorageSize Quantity `json:"storageSize,omitempty"`
@@ -91,8 +96,11 @@ type TenantStatus struct {
 	// +optional
 	DataStoreName string `json:"dataStoreName,omitempty"`
 
-	// Clusters is the number of TenantClusters in the namespace, each of
-	// which holds the etcd and the DataStore against deletion.
+	// Clusters is the number of TenantClusters of the namespace the Tenant
+	// serves: those whose KamajiControlPlane uses its DataStore and that
+	// yield to no claim of their name. With the control-plane input's
+	// deletionOrder Usages, each holds the Tenant, the etcd and the
+	// DataStore against deletion until its control plane is gone.
 	// +optional
 	Clusters int32 `json:"clusters,omitempty"`
 }

@@ -33,13 +33,16 @@ const (
 
 // yields is the name-clash rule: an object created at own gives way to the
 // object of the other API with the same N and NS created at other (it gets
-// a Fatal result, composes nothing). The one created first composes;
-// within one second (the precision of creationTimestamp) the claim API's
-// wins (ownIsClaim: a claim, or an XR created without a claim).
-func yields(own, other time.Time, ownIsClaim bool) bool {
+// a Fatal result, composes nothing). The one created first composes.
+// Within one second (the precision of creationTimestamp) the one that has
+// already composed wins: the TenantCluster when tenantClusterComposed (its
+// spec.crossplane.resourceRefs is not empty), else the claim API's
+// (ownIsClaim: a claim, or an XR created without a claim). Both sides call
+// it with the same tenantClusterComposed, so exactly one of them yields.
+func yields(own, other time.Time, ownIsClaim, tenantClusterComposed bool) bool {
 	own, other = own.Truncate(time.Second), other.Truncate(time.Second)
 	if own.Equal(other) {
-		return !ownIsClaim
+		return ownIsClaim == tenantClusterComposed
 	}
 	return other.Before(own)
 }
@@ -49,9 +52,15 @@ type sameNameObject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
-		Namespace string `json:"namespace"`
+		Namespace  string `json:"namespace"`
+		Crossplane struct {
+			ResourceRefs []struct{} `json:"resourceRefs"`
+		} `json:"crossplane"`
 	} `json:"spec"`
 }
+
+// composed reports whether o, a TenantCluster, has composed anything.
+func (o *sameNameObject) composed() bool { return len(o.Spec.Crossplane.ResourceRefs) > 0 }
 
 // ofClaim reports whether the observed XR is a claim's (claim labels on
 // a cluster-scoped XR).
@@ -160,7 +169,11 @@ func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
 			if key == requiredSameNameXR && (o.Labels[function.LabelClaimName] != "" || o.Spec.Namespace != t.ID.Namespace) {
 				continue // a claim's XR (the claim is asked for), or another namespace's
 			}
-			if o.CreationTimestamp.IsZero() || !yields(own, o.CreationTimestamp.Time, !t.Namespaced) {
+			tcComposed := r.CompositeComposed() // this TenantCluster's
+			if !t.Namespaced {
+				tcComposed = o.composed() // the required TenantCluster's
+			}
+			if o.CreationTimestamp.IsZero() || !yields(own, o.CreationTimestamp.Time, !t.Namespaced, tcComposed) {
 				continue
 			}
 			other := fmt.Sprintf("the %s %s/%s", o.Kind, t.ID.Namespace, o.Name)
@@ -171,8 +184,12 @@ func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
 				other = fmt.Sprintf("the %s %s (an XR without a claim, spec.namespace %s)", o.Kind, o.Name, t.ID.Namespace)
 			}
 			when := "was created first"
-			if own.Truncate(time.Second).Equal(o.CreationTimestamp.Truncate(time.Second)) {
-				when = "was created in the same second, and the claim API wins a tie"
+			switch {
+			case !own.Truncate(time.Second).Equal(o.CreationTimestamp.Truncate(time.Second)):
+			case tcComposed:
+				when = "was created in the same second and has already composed, which wins a tie"
+			default:
+				when = "was created in the same second, and the claim API wins a tie while the TenantCluster has composed nothing"
 			}
 			return field.Invalid(field.NewPath("metadata", "name"), t.ID.Name, fmt.Sprintf(
 				"%s, created %s, names the same cluster in namespace %s and %s (this %s: %s): both would compose the same objects, only the first does; rename or delete this %s",

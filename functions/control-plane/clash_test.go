@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +15,9 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
+// TestYields applies the rule from both sides of each pair, a
+// TenantCluster created at tc and a claim (or claimless XR) created at
+// claim: exactly one of them composes, the expected winner.
 func TestYields(t *testing.T) {
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339Nano, s)
@@ -23,55 +27,67 @@ func TestYields(t *testing.T) {
 		return v
 	}
 	type args struct {
-		own, other string
-		ownIsClaim bool
+		tc, claim string
+		// composed: the TenantCluster's spec.crossplane.resourceRefs is
+		// not empty.
+		composed bool
 	}
 	cases := map[string]struct {
 		reason string
 		args   args
-		want   bool
+		want   string // the winner: "TenantCluster" or "claim"
 	}{
 		"OlderTenantCluster": {
 			reason: "A TenantCluster created first composes.",
-			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:01Z"},
-			want:   false,
-		},
-		"NewerTenantCluster": {
-			reason: "A TenantCluster created after the claim gives way.",
-			args:   args{own: "2026-12-01T10:00:01Z", other: "2026-12-01T10:00:00Z"},
-			want:   true,
+			args:   args{tc: "2026-12-01T10:00:00Z", claim: "2026-12-01T10:00:01Z"},
+			want:   "TenantCluster",
 		},
 		"OlderClaim": {
 			reason: "A claim created first composes.",
-			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:01Z", ownIsClaim: true},
-			want:   false,
+			args:   args{tc: "2026-12-01T10:00:01Z", claim: "2026-12-01T10:00:00Z"},
+			want:   "claim",
 		},
-		"NewerClaim": {
-			reason: "A claim created after the TenantCluster gives way: the older always wins.",
-			args:   args{own: "2026-12-01T10:00:01Z", other: "2026-12-01T10:00:00Z", ownIsClaim: true},
-			want:   true,
+		"OlderClaimTenantClusterComposed": {
+			reason: "A claim created first composes even if the later TenantCluster composed in the meantime: the older always wins.",
+			args:   args{tc: "2026-12-01T10:00:01Z", claim: "2026-12-01T10:00:00Z", composed: true},
+			want:   "claim",
 		},
-		"TieTenantCluster": {
-			reason: "The same second: the claim wins, the TenantCluster gives way.",
-			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:00Z"},
-			want:   true,
+		"OlderTenantClusterNotComposed": {
+			reason: "A TenantCluster created first composes even before it has composed anything.",
+			args:   args{tc: "2026-12-01T10:00:00Z", claim: "2026-12-01T10:00:01Z"},
+			want:   "TenantCluster",
 		},
-		"TieClaim": {
-			reason: "The same second: the claim wins.",
-			args:   args{own: "2026-12-01T10:00:00Z", other: "2026-12-01T10:00:00Z", ownIsClaim: true},
-			want:   false,
+		"TieNothingComposed": {
+			reason: "The same second, the TenantCluster has composed nothing: the claim wins.",
+			args:   args{tc: "2026-12-01T10:00:00Z", claim: "2026-12-01T10:00:00Z"},
+			want:   "claim",
+		},
+		"TieTenantClusterComposed": {
+			reason: "The same second, the TenantCluster has already composed (it ran before the claim existed): it wins.",
+			args:   args{tc: "2026-12-01T10:00:00.2Z", claim: "2026-12-01T10:00:00.8Z", composed: true},
+			want:   "TenantCluster",
 		},
 		"TieWithinTheSecond": {
-			reason: "creationTimestamp counts whole seconds: 10:00:00.9 and 10:00:00.1 are a tie, which the claim wins.",
-			args:   args{own: "2026-12-01T10:00:00.1Z", other: "2026-12-01T10:00:00.9Z"},
-			want:   true,
+			reason: "creationTimestamp counts whole seconds: 10:00:00.9 and 10:00:00.1 are a tie, which the claim wins while the TenantCluster composed nothing.",
+			args:   args{tc: "2026-12-01T10:00:00.1Z", claim: "2026-12-01T10:00:00.9Z"},
+			want:   "claim",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := yields(at(tc.args.own), at(tc.args.other), tc.args.ownIsClaim)
+			tcYields := yields(at(tc.args.tc), at(tc.args.claim), false, tc.args.composed)
+			claimYields := yields(at(tc.args.claim), at(tc.args.tc), true, tc.args.composed)
+			got := ""
+			switch {
+			case tcYields && !claimYields:
+				got = "claim"
+			case claimYields && !tcYields:
+				got = "TenantCluster"
+			default:
+				got = fmt.Sprintf("TenantCluster yields %t, claim yields %t", tcYields, claimYields)
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nyields(...): -want, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nwinner: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -94,6 +110,9 @@ func TestNameClash(t *testing.T) {
 	tc := func(created string) string {
 		return `{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: demo, namespace: tenant-demo, creationTimestamp: "` + created + `"}}`
 	}
+	composedTC := func(created string) string {
+		return `{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: demo, namespace: tenant-demo, creationTimestamp: "` + created + `"}, spec: {crossplane: {resourceRefs: [{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, name: demo}]}}}`
+	}
 	xr := func(created, labels, ns string) string {
 		return `{apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, metadata: {name: demo, creationTimestamp: "` + created + `", labels: {` + labels + `}}, spec: {namespace: ` + ns + `}}`
 	}
@@ -102,7 +121,9 @@ func TestNameClash(t *testing.T) {
 		// claimless makes the XR one created without a claim (claimless).
 		claimless bool
 		// created is the observed XR's creationTimestamp ("" for none).
-		created  string
+		created string
+		// composed gives the observed XR a spec.crossplane.resourceRefs.
+		composed bool
 		required map[string][]string
 		// schemas are the schema requirements answered, by key: true
 		// served, false not (no CRD); nil answers every one served.
@@ -125,10 +146,21 @@ func TestNameClash(t *testing.T) {
 			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this TenantCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
 		},
 		"TenantClusterTie": {
-			reason: "The same second: the claim wins.",
+			reason: "The same second, this TenantCluster has composed nothing: the claim wins.",
 			args: args{namespaced: true, created: t0,
 				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
-			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created in the same second, and the claim API wins a tie (this TenantCluster: 2026-12-01T10:00:00Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
+			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created in the same second, and the claim API wins a tie while the TenantCluster has composed nothing (this TenantCluster: 2026-12-01T10:00:00Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
+		},
+		"TenantClusterTieComposed": {
+			reason: "The same second, but this TenantCluster has already composed: it wins, no Fatal on a running cluster.",
+			args: args{namespaced: true, created: t0, composed: true,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
+		},
+		"TenantClusterAfterClaimComposed": {
+			reason: "The claim is older: the TenantCluster yields even though it composed (it ran before it saw the claim).",
+			args: args{namespaced: true, created: t5, composed: true,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
+			want: `metadata.name: Invalid value: "demo": the claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this TenantCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this TenantCluster`,
 		},
 		"TenantClusterNotArrived": {
 			reason: "The claim has not been fetched yet: no Fatal on a guess.",
@@ -164,9 +196,15 @@ func TestNameClash(t *testing.T) {
 			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this claim KubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this claim KubernetesCluster`,
 		},
 		"ClaimTieXRLater": {
-			reason: "The claim and the TenantCluster in the same second, the claim's XR a second later: the claim's timestamp counts, and the claim wins the tie.",
+			reason: "The claim and the TenantCluster in the same second, the claim's XR a second later: the claim's timestamp counts, and the claim wins the tie (the TenantCluster has composed nothing).",
 			args: args{created: t1,
 				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-tenantcluster": {tc(t0)}}},
+		},
+		"ClaimTieTenantClusterComposed": {
+			reason: "The same second, the TenantCluster has already composed: the claim's XR gets the Fatal result (the other side of TenantClusterTieComposed).",
+			args: args{created: t1,
+				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-tenantcluster": {composedTC(t0)}}},
+			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created in the same second and has already composed, which wins a tie (this claim KubernetesCluster: 2026-12-01T10:00:00Z): both would compose the same objects, only the first does; rename or delete this claim KubernetesCluster`,
 		},
 		"ClaimNotArrived": {
 			reason: "The claim (whose creationTimestamp counts) has not been fetched yet: no Fatal on a guess.",
@@ -185,7 +223,7 @@ func TestNameClash(t *testing.T) {
 			want: `metadata.name: Invalid value: "demo": the TenantCluster tenant-demo/demo, created 2026-12-01T10:00:00Z, names the same cluster in namespace tenant-demo and was created first (this XR XKubernetesCluster: 2026-12-01T10:00:05Z): both would compose the same objects, only the first does; rename or delete this XR XKubernetesCluster`,
 		},
 		"ClaimlessXRTie": {
-			reason: "The same second: an XR of the claim API wins.",
+			reason: "The same second, the TenantCluster has composed nothing: an XR of the claim API wins.",
 			args: args{claimless: true, created: t0,
 				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
 		},
@@ -225,6 +263,10 @@ func TestNameClash(t *testing.T) {
 			if tc.args.created != "" {
 				md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
 				md.Fields["creationTimestamp"] = structpb.NewStringValue(tc.args.created)
+			}
+			if tc.args.composed {
+				spec := req.GetObserved().GetComposite().GetResource().GetFields()["spec"].GetStructValue()
+				spec.Fields["crossplane"] = structpb.NewStructValue(fntest.YAMLStruct(t, `{resourceRefs: [{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, name: demo}]}`))
 			}
 			r := function.NewRequest(req)
 			tenant, err := r.Tenant()

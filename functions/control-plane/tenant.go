@@ -8,6 +8,7 @@ import (
 	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,6 +19,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/platform"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
 
 // tenantEtcdBase names a Tenant's etcd in NS: the EtcdCluster, its
@@ -45,19 +47,34 @@ const (
 	// DataStore reads until N's KamajiControlPlane is gone.
 	nameTenantClientCAUsagePrefix = "usage-etcd-ca-secret-by-kamajicontrolplane-"
 	nameTenantClientUsagePrefix   = "usage-etcd-client-secret-by-kamajicontrolplane-"
+	// nameTenantXRUsagePrefix: the Usage keeping the Tenant XR itself
+	// until N's KamajiControlPlane is gone (its deletion is refused).
+	nameTenantXRUsagePrefix = "usage-tenant-by-kamajicontrolplane-"
+)
+
+// Composed-resource names of the Usages keeping the etcd's dependencies
+// until the EtcdCluster is gone: prefix + the Secret's or the
+// PersistentVolumeClaim's name.
+const (
+	nameEtcdSecretUsagePrefix = "usage-secret-by-etcdcluster-"
+	nameEtcdPVCUsagePrefix    = "usage-persistentvolumeclaim-by-etcdcluster-"
 )
 
 // tenantPerClusterPrefixes are the prefixes above, for keeping what was
 // observed while the list of TenantClusters has not arrived.
-var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix}
+var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix, nameTenantXRUsagePrefix}
 
 // requiredTenantClusters is the required-resources key of the
 // TenantClusters of the Tenant's namespace; requiredTenantClaims that of
 // its claims (KubernetesCluster), whose clusters compose their own
-// ClusterRoleBinding.
+// ClusterRoleBinding; requiredTenantControlPlanes that of its
+// KamajiControlPlanes (tenantkube's), which say which clusters use the
+// Tenant's DataStore. The first two are asked for once their kind's schema
+// (key + schemaSuffix) says a CRD serves it.
 const (
-	requiredTenantClusters = "tenant-clusters"
-	requiredTenantClaims   = "tenant-claims"
+	requiredTenantClusters      = "tenant-clusters"
+	requiredTenantClaims        = "tenant-claims"
+	requiredTenantControlPlanes = "tenant-controlplanes"
 )
 
 // tenantEtcdSite is the etcd of the tenant namespace ns, shared by its
@@ -87,19 +104,24 @@ func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.C
 // composes (docs/spec.md, amendment 20): the namespace's etcd
 // (EtcdCluster and cert-manager PKI, the claim path's builders keyed by
 // tenantEtcdBase) and the DataStore tenantkube.tenant.<ns>; for each
-// TenantCluster N of the namespace (a required list) the CSI controller's
-// ClusterRoleBinding N's namespaced XR cannot compose and, with deletion
-// order Usages, Usages keeping the etcd, the DataStore and the client
-// Secrets it reads until N's KamajiControlPlane is gone; the etcd's
-// leftovers for cleanup. Until the lists arrive the per-cluster objects
-// observed are kept. It returns every bad spec value and a bad name at
-// once.
+// TenantCluster N served (tenantClusters: its KamajiControlPlane uses
+// that DataStore) the CSI controller's ClusterRoleBinding N's namespaced
+// XR cannot compose and, with deletion order Usages, Usages keeping the
+// etcd, the DataStore, the client Secrets it reads and the Tenant itself
+// until N's KamajiControlPlane is gone; the etcd's leftovers for cleanup,
+// each kept by a Usage until the EtcdCluster is gone. Until the lists
+// arrive the per-cluster objects observed are kept. It returns every bad
+// spec value, a decrease of the running etcd and a bad name at once.
 func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlaneInput, r *function.Request) (*function.Plan, field.ErrorList) {
 	var errs field.ErrorList
 	errs = appendError(errs, function.ValidateDNSLabel(field.NewPath("metadata", "name"), ns, validation.DNS1123LabelMaxLength))
 	spec.Default()
 	errs = append(errs, spec.Validate()...)
-	clusters, arrived, err := tenantClusters(r, ns)
+	if len(errs) == 0 {
+		errs = append(errs, etcdDecreases(spec, r)...)
+	}
+	dsName := function.Identity{Namespace: ns}.TenantDataStoreName()
+	clusters, arrived, err := tenantClusters(r, ns, dsName)
 	errs = appendError(errs, err)
 	if len(errs) > 0 {
 		return nil, errs
@@ -116,7 +138,6 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	}
 
 	site := tenantEtcdSite(ns)
-	dsName := function.Identity{Namespace: ns}.TenantDataStoreName()
 	p := &function.Plan{}
 	p.Add(nameEtcdCluster, buildEtcd(site, *spec.Etcd.Replicas, storage, storageClass), readyOnReady)
 	p.Add(nameDataStore, buildDataStoreOf(site, dsName, function.TenantLabels(ns)), function.ReadyOnStatusReady)
@@ -127,19 +148,12 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	for _, name := range sortedKeys(pki.Certificates) {
 		p.Add(name, pki.Certificates[name], readyOnReady)
 	}
-	present, err := composeTenantEtcdLeftovers(p, r, site)
+	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
+	present, err := composeTenantEtcdLeftovers(p, r, site, usages)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
 	}
-
-	for key, kind := range map[string]string{requiredTenantClusters: tkv1alpha1.NamespacedKind, requiredTenantClaims: tkv1alpha1.ClaimKind} {
-		p.Require(key, &fnv1.ResourceSelector{
-			ApiVersion: tkv1alpha1.GroupVersion.String(),
-			Kind:       kind,
-			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
-			Namespace:  proto.String(ns),
-		})
-	}
+	requireTenantLists(p, r, ns)
 	p.Status = map[string]any{"dataStoreName": dsName}
 	if !arrived {
 		// Never shrink: what was composed for the clusters stays.
@@ -157,14 +171,14 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 			p.Kept = append(p.Kept, function.Kept{Name: name})
 		}
 	} else {
-		usages := in.DeletionOrder == cpinput.DeletionOrderUsages
 		for _, n := range clusters {
 			id := function.Identity{Name: n, Namespace: ns}
 			p.Add(nameTenantCSIBindingPrefix+n, id.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole), function.ReadyOnceObserved)
 			if usages {
-				etcdUsage, dsUsage := tenantUsages(site, dsName, id)
+				etcdUsage, dsUsage, xrUsage := tenantUsages(site, dsName, id)
 				p.Add(nameTenantEtcdUsagePrefix+n, etcdUsage, readyOnReady)
 				p.Add(nameTenantDataStoreUsagePrefix+n, dsUsage, readyOnReady)
+				p.Add(nameTenantXRUsagePrefix+n, xrUsage, readyOnReady)
 				for _, u := range []struct{ prefix, secret string }{{nameTenantClientCAUsagePrefix, site.Names.ClientCA}, {nameTenantClientUsagePrefix, site.Names.Client}} {
 					if present[u.secret] {
 						p.Add(u.prefix+n, tenantUsage(id, u.secret+"-used-by-"+n, function.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: u.secret},
@@ -179,15 +193,18 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	return p, nil
 }
 
-// tenantUsages are the Usages in NS keeping the tenant's EtcdCluster and
-// its DataStore dsName until the KamajiControlPlane of cluster id is gone:
-// Kamaji deletes the cluster's keys from etcd through the DataStore when
-// its control plane goes. A Usage's spec.of without a namespace means the
-// Usage's own; Crossplane's usage index (internal/protection/usage
-// finder.go, v2.4) keys spec.of by that namespace, which a cluster-scoped
-// object's deletion never looks up, so the DataStore's Usage names the
-// empty namespace explicitly.
-func tenantUsages(site etcdSite, dsName string, id function.Identity) (etcdUsage, dsUsage any) {
+// tenantUsages are the Usages in NS keeping the tenant's EtcdCluster, its
+// DataStore dsName and the Tenant XR itself until the KamajiControlPlane
+// of cluster id is gone: Kamaji deletes the cluster's keys from etcd
+// through the DataStore when its control plane goes, and a Tenant in use
+// cannot be deleted (Crossplane's Usage webhook refuses the DELETE of an
+// object labelled crossplane.io/in-use, which the Usage controller sets
+// on it). A Usage's spec.of without a namespace means the Usage's own;
+// Crossplane's usage index (internal/protection/usage finder.go, v2.4)
+// keys spec.of by that namespace, which a cluster-scoped object's
+// deletion never looks up, so the Usages of the DataStore and of the
+// Tenant (both cluster-scoped) name the empty namespace explicitly.
+func tenantUsages(site etcdSite, dsName string, id function.Identity) (etcdUsage, dsUsage, xrUsage *protectionv1beta1.Usage) {
 	e := tenantUsage(id, site.Names.Cluster+"-used-by-"+id.Name,
 		function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: site.Names.Cluster},
 		fmt.Sprintf("Kamaji deletes cluster %s's keys from the tenant etcd when its control plane is deleted", id.Name))
@@ -195,7 +212,11 @@ func tenantUsages(site etcdSite, dsName string, id function.Identity) (etcdUsage
 		function.ObjectRef{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind, Name: dsName},
 		fmt.Sprintf("Kamaji reaches the tenant etcd of cluster %s through this DataStore until its control plane is deleted", id.Name))
 	d.Spec.Of.ResourceRef.Namespace = proto.String("")
-	return e, d
+	x := tenantUsage(id, site.Names.Cluster+"-tenant-used-by-"+id.Name,
+		function.ObjectRef{APIVersion: tkv1alpha1.GroupVersion.String(), Kind: tkv1alpha1.TenantKind, Name: id.Namespace},
+		fmt.Sprintf("cluster %s stores its state in the namespace's etcd: delete the namespace's clusters before its Tenant", id.Name))
+	x.Spec.Of.ResourceRef.Namespace = proto.String("")
+	return e, d, x
 }
 
 // tenantUsage is the Usage name in NS keeping `of` until the
@@ -211,9 +232,12 @@ func tenantUsage(id function.Identity, name string, of function.ObjectRef, reaso
 // composeTenantEtcdLeftovers composes, as composeEtcdLeftovers does for a
 // claim's etcd, what the Tenant's etcd leaves in NS so that it goes with
 // the Tenant: the PKI Secrets cert-manager wrote and the members'
-// PersistentVolumeClaims, found by the Tenant's labels. It returns the
-// PKI Secrets present.
-func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcdSite) (map[string]bool, error) {
+// PersistentVolumeClaims, found by the Tenant's labels. With usages, each
+// one present gets a Usage keeping it until the EtcdCluster is gone: the
+// members mount their volumes and TLS Secrets, so the etcd keeps its data
+// and its certificates for as long as it runs, whatever else is deleted
+// first. It returns the PKI Secrets present.
+func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcdSite, usages bool) (map[string]bool, error) {
 	n := site.Names
 	pki := map[string]bool{n.PeerCA: true, n.ClientCA: true, n.Server: true, n.Peer: true, n.Client: true}
 	id := function.Identity{Namespace: site.Namespace}
@@ -222,35 +246,125 @@ func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcd
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+	pvcs, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 		// A StatefulSet names its claims <template>-<StatefulSet>-<ordinal>.
-		function.CleanupOptions{Labels: site.Labels, Keep: func(name string) bool { return strings.Contains(name, "-"+n.Cluster+"-") }}); err != nil {
+		function.CleanupOptions{Labels: site.Labels, Keep: func(name string) bool { return strings.Contains(name, "-"+n.Cluster+"-") }})
+	if err != nil {
 		return nil, err
 	}
 	present := map[string]bool{}
 	for _, s := range secrets.Present {
 		present[s] = true
 	}
+	if !usages {
+		return present, nil
+	}
+	etcd := function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: n.Cluster}
+	for _, d := range []struct {
+		prefix, kind string
+		names        []string
+	}{{nameEtcdSecretUsagePrefix, "Secret", secrets.Present}, {nameEtcdPVCUsagePrefix, "PersistentVolumeClaim", pvcs.Present}} {
+		for _, name := range d.names {
+			u := id.Usage(name+"-used-by-etcdcluster", function.ObjectRef{APIVersion: "v1", Kind: d.kind, Name: name}, etcd,
+				"the members of the namespace's etcd mount it until the EtcdCluster is deleted")
+			u.Labels = function.TenantLabels(site.Namespace)
+			p.Add(d.prefix+name, u, readyOnReady)
+		}
+	}
 	return present, nil
 }
 
-// tenantClusters are the sorted names of the TenantClusters of namespace
-// ns Crossplane sent (requiredTenantClusters) that compose no
-// ClusterRoleBinding of their own, and whether it answered both
-// requirements. Left out: names that are no cluster name (a TenantCluster's
-// own function refuses them), objects of other namespaces, and a
-// TenantCluster N beside a claim N (requiredTenantClaims) that is not
-// strictly older: the older of the two composes, a tie goes to the claim
-// (docs/spec.md, amendment 20), and the claim's XR composes the same
-// ClusterRoleBinding.
-func tenantClusters(r *function.Request, ns string) ([]string, bool, error) {
-	items, arrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredTenantClusters)
-	if err != nil {
-		return nil, arrived, field.InternalError(field.NewPath("requiredResources", requiredTenantClusters), fmt.Errorf("cannot decode the TenantClusters of %s: %w", ns, err))
+// requireTenantLists asks for the namespace's TenantClusters and claims,
+// each once its kind's schema says a CRD serves it (a platform may install
+// one API only, and Crossplane fails a function requiring a kind with no
+// CRD), and for its KamajiControlPlanes.
+func requireTenantLists(p *function.Plan, r *function.Request, ns string) {
+	all := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}}
+	for _, k := range []struct{ key, kind string }{{requiredTenantClusters, tkv1alpha1.NamespacedKind}, {requiredTenantClaims, tkv1alpha1.ClaimKind}} {
+		p.RequireSchema(k.key+schemaSuffix, &fnv1.SchemaSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: k.kind})
+		if served, _ := r.RequiredSchema(k.key + schemaSuffix); served {
+			p.Require(k.key, &fnv1.ResourceSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: k.kind, Match: all, Namespace: proto.String(ns)})
+		}
 	}
-	claims, claimsArrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredTenantClaims)
+	p.Require(requiredTenantControlPlanes, &fnv1.ResourceSelector{
+		ApiVersion: kamajiv1alpha2.GroupVersion.String(),
+		Kind:       kamajiv1alpha2.KamajiControlPlaneKind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+			function.LabelManagedBy: function.ManagedByTenantkube, LabelClusterRole: "control-plane",
+		}}},
+		Namespace: proto.String(ns),
+	})
+}
+
+// etcdDecreases returns, against the observed EtcdCluster, a lower
+// spec.etcd.replicas or storageSize (the XRD's transition rules refuse
+// both on update): the pinned etcd-operator removes no member when its
+// StatefulSet shrinks (quorum is lost), a bound volume cannot shrink, and
+// a lower quota-backend-bytes than the data stops every write.
+func etcdDecreases(spec *tkv1alpha1.TenantSpec, r *function.Request) field.ErrorList {
+	etcd, found, err := function.Observed[etcdv1alpha1.EtcdCluster](r, nameEtcdCluster)
+	if err != nil || !found {
+		return nil // nothing runs yet, or nothing readable to compare with
+	}
+	p := field.NewPath("spec", "etcd")
+	var errs field.ErrorList
+	if running := etcd.Spec.Replicas; running != nil && *spec.Etcd.Replicas < *running {
+		errs = append(errs, field.Invalid(p.Child("replicas"), *spec.Etcd.Replicas,
+			fmt.Sprintf("may not be lower than the running etcd's %d members (the etcd-operator removes no member when it scales down)", *running)))
+	}
+	if etcd.Spec.Storage.VolumeClaimTemplate == nil {
+		return errs
+	}
+	want, err := spec.Etcd.StorageSize.Parse()
+	running, ok := etcd.Spec.Storage.VolumeClaimTemplate.Spec.Resources.Requests[corev1.ResourceStorage]
+	if err == nil && ok && want.Cmp(running) < 0 {
+		errs = append(errs, field.Invalid(p.Child("storageSize"), string(spec.Etcd.StorageSize),
+			fmt.Sprintf("may not be lower than the running etcd's %s (a volume cannot shrink, a lower quota stops writes)", running.String())))
+	}
+	return errs
+}
+
+// dataStoreUser is what tenantClusters reads of a KamajiControlPlane.
+type dataStoreUser struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		DataStoreName string `json:"dataStoreName"`
+	} `json:"spec"`
+}
+
+// tenantClusters are the sorted names of the TenantClusters of namespace
+// ns that use the Tenant's DataStore dsName, and whether Crossplane has
+// answered every list it needs. A TenantCluster N is served when its name
+// is a cluster name, it does not yield to a claim N of the namespace
+// (yields: the older composes, a same-second tie goes to the one that has
+// composed), and a KamajiControlPlane N in ns names dsName: that leaves
+// out a TenantCluster its own function refuses, one that waits for the
+// DataStore, and any cluster of NS on another DataStore (a claim's, a
+// claimless XR's, a platform-shared one). Not served: no TenantCluster
+// (or claim) kind, no CRD of it.
+func tenantClusters(r *function.Request, ns, dsName string) ([]string, bool, error) {
+	read := func(key string) ([]*sameNameObject, bool, error) {
+		served, arrived := r.RequiredSchema(key + schemaSuffix)
+		if !arrived || !served {
+			return nil, arrived, nil
+		}
+		items, arrived, err := function.Required[sameNameObject](r, key)
+		if err != nil {
+			return nil, true, field.InternalError(field.NewPath("requiredResources", key), fmt.Errorf("cannot decode the objects of %s: %w", ns, err))
+		}
+		return items, arrived, nil
+	}
+	items, arrived, err := read(requiredTenantClusters)
 	if err != nil {
-		return nil, arrived, field.InternalError(field.NewPath("requiredResources", requiredTenantClaims), fmt.Errorf("cannot decode the claims of %s: %w", ns, err))
+		return nil, true, err
+	}
+	claims, claimsArrived, err := read(requiredTenantClaims)
+	if err != nil {
+		return nil, true, err
+	}
+	kcps, kcpsArrived, err := function.Required[dataStoreUser](r, requiredTenantControlPlanes)
+	if err != nil {
+		return nil, true, field.InternalError(field.NewPath("requiredResources", requiredTenantControlPlanes), fmt.Errorf("cannot decode the KamajiControlPlanes of %s: %w", ns, err))
 	}
 	claimed := map[string]metav1.Time{}
 	for _, c := range claims {
@@ -258,21 +372,27 @@ func tenantClusters(r *function.Request, ns string) ([]string, bool, error) {
 			claimed[c.Name] = c.CreationTimestamp
 		}
 	}
+	onDataStore := map[string]bool{}
+	for _, k := range kcps {
+		if k.Namespace == ns && k.Spec.DataStoreName == dsName {
+			onDataStore[k.Name] = true
+		}
+	}
 	seen := map[string]bool{}
 	var out []string
 	for _, it := range items {
 		n := it.Name
-		if it.Namespace != ns || seen[n] || function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
+		if it.Namespace != ns || seen[n] || !onDataStore[n] || function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
 			continue
 		}
-		if c, ok := claimed[n]; ok && !it.CreationTimestamp.Before(&c) {
+		if c, ok := claimed[n]; ok && yields(it.CreationTimestamp.Time, c.Time, false, it.composed()) {
 			continue
 		}
 		seen[n] = true
 		out = append(out, n)
 	}
 	sort.Strings(out)
-	return out, arrived && claimsArrived, nil
+	return out, arrived && claimsArrived && kcpsArrived, nil
 }
 
 // setDataStoreCondition sets DataStoreReady from the observed EtcdCluster

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +23,9 @@ type tenantCall struct {
 	name, spec, input string
 	observed          map[string]string
 	required          map[string][]string
+	// schemas answer the schema requirements by key (true: served);
+	// nil answers the TenantCluster's and the claim's as served.
+	schemas map[string]bool
 }
 
 func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
@@ -54,6 +58,11 @@ func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
 		}
 		req.RequiredResources[key] = items
 	}
+	schemas := c.schemas
+	if schemas == nil {
+		schemas = map[string]bool{requiredTenantClusters + schemaSuffix: true, requiredTenantClaims + schemaSuffix: true}
+	}
+	answerSchemas(t, req, schemas)
 	return req
 }
 
@@ -65,6 +74,14 @@ func stamped(kind, n, ts string) string {
 func tenantCluster(ns, n string) string {
 	return "{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: " + n + ", namespace: " + ns + "}}"
 }
+
+// controlPlane is the KamajiControlPlane n in ns on the DataStore ds.
+func controlPlane(ns, n, ds string) string {
+	return "{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: " + n + ", namespace: " + ns + "}, spec: {dataStoreName: " + ds + "}}"
+}
+
+// tenantDS is the DataStore of the Tenant tenant-demo.
+const tenantDS = "tenantkube.tenant.tenant-demo"
 
 // TestTenantEtcdBaseIsInjective pins the naming rule of docs/spec.md
 // amendment 20: no name a cluster derives in NS (N, or N-<suffix> with N
@@ -167,7 +184,7 @@ func summarize(t *testing.T, rsp *fnv1.RunFunctionResponse) tenantSummary {
 		s.DataStore = fntest.Get(xr, "status", "dataStoreName")
 		s.Clusters = fntest.Get(xr, "status", "clusters")
 	}
-	for _, key := range []string{requiredTenantClusters, requiredTenantClaims} {
+	for _, key := range []string{requiredTenantClusters, requiredTenantClaims, requiredTenantControlPlanes} {
 		if sel := rsp.GetRequirements().GetResources()[key]; sel != nil {
 			s.Requirement += sel.GetApiVersion() + " " + sel.GetKind() + " in " + sel.GetNamespace() + "; "
 		}
@@ -180,9 +197,11 @@ func summarize(t *testing.T, rsp *fnv1.RunFunctionResponse) tenantSummary {
 // 4294967296 bytes -> 4080218931.2 -> 4080218931; 1Gi = 1073741824 ->
 // 1020054732.8 -> 1020054732); the DataStore dials the client Service
 // <base>.<NS>.svc on etcd's client port 2379 with the client CA and client
-// certificate Secrets; each TenantCluster N gets the CSI binding a claim's
-// workers step composes (tenantkube:kcsi-controller:<NS>.<N>, subject
-// N-kcsi-controller) and the two Usages.
+// certificate Secrets; each TenantCluster N whose KamajiControlPlane N
+// uses the Tenant's DataStore gets the CSI binding a claim's workers step
+// composes (tenantkube:kcsi-controller:<NS>.<N>, subject
+// N-kcsi-controller) and the Usages of the EtcdCluster, the DataStore and
+// the Tenant itself by that KamajiControlPlane.
 func TestPlanTenant(t *testing.T) {
 	const base = "tenantkubenamespaceetcdofthetenant"
 	etcdObjects := []string{"datastore", "etcd-ca", "etcd-ca-issuer", "etcd-client-cert", "etcd-peer-ca", "etcd-peer-ca-issuer", "etcd-peer-cert", "etcd-selfsigned-issuer", "etcd-server-cert", "etcdcluster"}
@@ -191,107 +210,179 @@ func TestPlanTenant(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
+	perCluster := func(n string) []string {
+		return []string{"kcsi-clusterrolebinding-" + n, "usage-datastore-by-kamajicontrolplane-" + n, "usage-etcdcluster-by-kamajicontrolplane-" + n, "usage-tenant-by-kamajicontrolplane-" + n}
+	}
 	endpoint := []any{base + ".tenant-demo.svc:2379"}
+	// usage(n): the Usages by KamajiControlPlane n, in composed-name order
+	// (datastore, etcdcluster, tenant).
 	usage := func(n string) []string {
 		return []string{
 			"tenant-demo/" + base + "-datastore-used-by-" + n + ": DataStore/tenantkube.tenant.tenant-demo namespace= by KamajiControlPlane/" + n,
 			"tenant-demo/" + base + "-used-by-" + n + ": EtcdCluster/" + base + " by KamajiControlPlane/" + n,
+			"tenant-demo/" + base + "-tenant-used-by-" + n + ": Tenant/tenant-demo namespace= by KamajiControlPlane/" + n,
 		}
 	}
 	binding := func(n string) string {
 		return "tenantkube:kcsi-controller:tenant-demo." + n + " -> tenant-demo/" + n + "-kcsi-controller tenantkube:kcsi-persistentvolumes"
 	}
-	const req = "tenantkube.io/v1alpha1 TenantCluster in tenant-demo; tenantkube.io/v1alpha1 KubernetesCluster in tenant-demo; "
+	const (
+		reqClusters = "tenantkube.io/v1alpha1 TenantCluster in tenant-demo; "
+		reqClaims   = "tenantkube.io/v1alpha1 KubernetesCluster in tenant-demo; "
+		reqKCPs     = "controlplane.cluster.x-k8s.io/v1alpha2 KamajiControlPlane in tenant-demo; "
+		req         = reqClusters + reqClaims + reqKCPs
+	)
+	secret := func(name string) string {
+		return `{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + name + `, namespace: tenant-demo}}`
+	}
+	composedTC := func(n, ts string) string {
+		return "{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: " + n + ", namespace: tenant-demo, creationTimestamp: \"" + ts + "\"}, spec: {crossplane: {resourceRefs: [{kind: Cluster, name: " + n + "}]}}}"
+	}
 	type want = tenantSummary
+	etcdDefaults := want{Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls", DataStore: tenantDS}
+	with2 := func(w want, f func(*want)) want { f(&w); return w }
 	cases := map[string]struct {
 		reason string
 		args   tenantCall
 		want   want
 	}{
 		"Defaults": {
-			reason: "An empty spec gets 3 members of 4Gi on the default storage class; one TenantCluster gets its binding and Usages.",
-			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {}}},
-			want: want{
-				Composed: with("kcsi-clusterrolebinding-demo", "usage-datastore-by-kamajicontrolplane-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"),
-				Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				Bindings: []string{binding("demo")}, UsageOf: usage("demo"),
-				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
-			},
+			reason: "An empty spec gets 3 members of 4Gi on the default storage class; one TenantCluster on the DataStore gets its binding and the Usages of the etcd, the DataStore and the Tenant.",
+			args: tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {},
+				requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("demo")...), []string{binding("demo")}, usage("demo"), 1.0, req
+			}),
 		},
 		"Sized": {
 			reason: "The spec's replicas, size and class are used as given.",
-			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}}},
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {}}},
 			want: want{
 				Composed: with(), Replicas: 5.0, Quota: "1020054732", Storage: "1Gi", Class: "fast", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 0.0, Requirement: req,
+				DataStore: tenantDS, Clusters: 0.0, Requirement: req,
 			},
 		},
 		"InputStorageClass": {
 			reason: "Without spec.etcd.storageClassName the input's etcd class is used.",
-			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}}},
-			want: want{
-				Composed: with(), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Class: "slow", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 0.0, Requirement: req,
-			},
+			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {}}},
+			want:   with2(etcdDefaults, func(w *want) { w.Composed, w.Class, w.Clusters, w.Requirement = with(), "slow", 0.0, req }),
 		},
-		"TwoClustersAndStrangers": {
-			reason: "Each TenantCluster of NS gets its objects, in name order; one of another namespace or with no cluster name gets none.",
-			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{requiredTenantClusters: {
-				tenantCluster("tenant-demo", "b"), tenantCluster("tenant-demo", "a"), tenantCluster("tenant-other", "c"),
-				tenantCluster("tenant-demo", "a23456789012345678901234567890123"),
-			}, requiredTenantClaims: {}}},
-			want: want{
-				Composed: with("kcsi-clusterrolebinding-a", "kcsi-clusterrolebinding-b"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
-				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				Bindings:  []string{binding("a"), binding("b")},
-				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 2.0, Requirement: req,
-			},
+		"OnlyClustersOnTheDataStore": {
+			reason: "Each TenantCluster of NS whose KamajiControlPlane uses the Tenant's DataStore gets its objects, in name order; none for one of another namespace, one with no cluster name, one without a KamajiControlPlane (waiting, or refused by its own function), one on another DataStore (platform-shared), or a KamajiControlPlane of another namespace.",
+			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{
+				requiredTenantClusters: {
+					tenantCluster("tenant-demo", "b"), tenantCluster("tenant-demo", "a"), tenantCluster("tenant-other", "c"),
+					tenantCluster("tenant-demo", "a23456789012345678901234567890123"), tenantCluster("tenant-demo", "waiting"),
+					tenantCluster("tenant-demo", "shared"), tenantCluster("tenant-demo", "elsewhere"),
+				},
+				requiredTenantClaims: {},
+				requiredTenantControlPlanes: {
+					controlPlane("tenant-demo", "a", tenantDS), controlPlane("tenant-demo", "b", tenantDS), controlPlane("tenant-other", "c", tenantDS),
+					controlPlane("tenant-demo", "a23456789012345678901234567890123", tenantDS), controlPlane("tenant-demo", "shared", "platform-shared"),
+					controlPlane("tenant-other", "elsewhere", tenantDS),
+				},
+			}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.Clusters, w.Requirement = with("kcsi-clusterrolebinding-a", "kcsi-clusterrolebinding-b"), []string{binding("a"), binding("b")}, 2.0, req
+			}),
 		},
-		"LeftoversAndSecretUsages": {
-			reason: "The PKI Secrets and the members' claims in NS are composed for cleanup; the client CA and client certificate Secrets present get a Usage per cluster; other Secrets are left alone.",
+		"EveryEtcdDependencyProtected": {
+			reason: "The five PKI Secrets and the members' claims in NS are composed for cleanup and each gets a Usage by the EtcdCluster; the client CA and client certificate Secrets get one per cluster too; other Secrets are left alone.",
 			args: tenantCall{name: "tenant-demo", required: map[string][]string{
 				requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {},
-				"cleanup-secret": {
-					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-ca, namespace: tenant-demo}}`,
-					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-client-tls, namespace: tenant-demo}}`,
-					`{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + base + `-server-tls, namespace: tenant-demo}}`,
-					`{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}}`,
+				requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)},
+				"cleanup-secret": {secret(base + "-ca"), secret(base + "-client-tls"), secret(base + "-server-tls"), secret(base + "-peer-tls"), secret(base + "-peer-ca"),
+					`{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}}`},
+				"cleanup-persistentvolumeclaim": {
+					`{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-` + base + `-0, namespace: tenant-demo}}`,
+					`{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-` + base + `-1, namespace: tenant-demo}}`,
 				},
+			}},
+			want: with2(etcdDefaults, func(w *want) {
+				var composed, usages []string
+				for _, pvc := range []string{"data-" + base + "-0", "data-" + base + "-1"} {
+					composed = append(composed, "cleanup-persistentvolumeclaim-"+pvc, "usage-persistentvolumeclaim-by-etcdcluster-"+pvc)
+				}
+				for _, sec := range []string{base + "-ca", base + "-client-tls", base + "-peer-ca", base + "-peer-tls", base + "-server-tls"} {
+					composed = append(composed, "cleanup-secret-"+sec, "usage-secret-by-etcdcluster-"+sec)
+				}
+				composed = append(composed, perCluster("demo")...)
+				composed = append(composed, "usage-etcd-ca-secret-by-kamajicontrolplane-demo", "usage-etcd-client-secret-by-kamajicontrolplane-demo")
+				usages = append(usages, usage("demo")[0],
+					"tenant-demo/"+base+"-ca-used-by-demo: Secret/"+base+"-ca by KamajiControlPlane/demo",
+					"tenant-demo/"+base+"-client-tls-used-by-demo: Secret/"+base+"-client-tls by KamajiControlPlane/demo",
+					usage("demo")[1],
+					"tenant-demo/data-"+base+"-0-used-by-etcdcluster: PersistentVolumeClaim/data-"+base+"-0 by EtcdCluster/"+base,
+					"tenant-demo/data-"+base+"-1-used-by-etcdcluster: PersistentVolumeClaim/data-"+base+"-1 by EtcdCluster/"+base)
+				for _, sec := range []string{base + "-ca", base + "-client-tls", base + "-peer-ca", base + "-peer-tls", base + "-server-tls"} {
+					usages = append(usages, "tenant-demo/"+sec+"-used-by-etcdcluster: Secret/"+sec+" by EtcdCluster/"+base)
+				}
+				usages = append(usages, usage("demo")[2])
+				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(composed...), []string{binding("demo")}, usages, 1.0, req
+			}),
+		},
+		"EtcdDependenciesWithoutClusters": {
+			reason: "With no cluster the etcd's Secrets and claims are still kept until the EtcdCluster is gone: deleting the Tenant deletes them after the etcd.",
+			args: tenantCall{name: "tenant-demo", required: map[string][]string{
+				requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {},
+				"cleanup-secret":                {secret(base + "-server-tls")},
 				"cleanup-persistentvolumeclaim": {`{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-` + base + `-0, namespace: tenant-demo}}`},
 			}},
-			want: want{
-				Composed: with("cleanup-persistentvolumeclaim-data-"+base+"-0", "cleanup-secret-"+base+"-ca", "cleanup-secret-"+base+"-client-tls", "cleanup-secret-"+base+"-server-tls",
-					"kcsi-clusterrolebinding-demo", "usage-datastore-by-kamajicontrolplane-demo", "usage-etcd-ca-secret-by-kamajicontrolplane-demo",
-					"usage-etcd-client-secret-by-kamajicontrolplane-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"),
-				Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				Bindings: []string{binding("demo")},
-				UsageOf: []string{usage("demo")[0],
-					"tenant-demo/" + base + "-ca-used-by-demo: Secret/" + base + "-ca by KamajiControlPlane/demo",
-					"tenant-demo/" + base + "-client-tls-used-by-demo: Secret/" + base + "-client-tls by KamajiControlPlane/demo",
-					usage("demo")[1]},
-				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
-			},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed = with("cleanup-persistentvolumeclaim-data-"+base+"-0", "cleanup-secret-"+base+"-server-tls",
+					"usage-persistentvolumeclaim-by-etcdcluster-data-"+base+"-0", "usage-secret-by-etcdcluster-"+base+"-server-tls")
+				w.UsageOf = []string{"tenant-demo/data-" + base + "-0-used-by-etcdcluster: PersistentVolumeClaim/data-" + base + "-0 by EtcdCluster/" + base,
+					"tenant-demo/" + base + "-server-tls-used-by-etcdcluster: Secret/" + base + "-server-tls by EtcdCluster/" + base}
+				w.Clusters, w.Requirement = 0.0, req
+			}),
 		},
 		"NameClash": {
-			reason: "A TenantCluster beside a claim of its name gets objects only when strictly older (the claim's XR composes the same binding otherwise; a tie goes to the claim).",
+			reason: "A TenantCluster beside a claim of its name gets objects only when it does not yield: strictly older, or the same second once it has composed (the claim's XR composes the same binding otherwise).",
 			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{
-				requiredTenantClusters: {stamped("TenantCluster", "older", "2026-01-01T00:00:00Z"), stamped("TenantCluster", "newer", "2026-01-02T00:00:00Z"), stamped("TenantCluster", "tie", "2026-01-01T00:00:00Z")},
-				requiredTenantClaims:   {stamped("KubernetesCluster", "older", "2026-01-01T00:00:01Z"), stamped("KubernetesCluster", "newer", "2026-01-01T00:00:00Z"), stamped("KubernetesCluster", "tie", "2026-01-01T00:00:00Z")},
+				requiredTenantClusters: {stamped("TenantCluster", "older", "2026-01-01T00:00:00Z"), stamped("TenantCluster", "newer", "2026-01-02T00:00:00Z"),
+					stamped("TenantCluster", "tie", "2026-01-01T00:00:00Z"), composedTC("tiecomposed", "2026-01-01T00:00:00Z")},
+				requiredTenantClaims: {stamped("KubernetesCluster", "older", "2026-01-01T00:00:01Z"), stamped("KubernetesCluster", "newer", "2026-01-01T00:00:00Z"),
+					stamped("KubernetesCluster", "tie", "2026-01-01T00:00:00Z"), stamped("KubernetesCluster", "tiecomposed", "2026-01-01T00:00:00Z")},
+				requiredTenantControlPlanes: {controlPlane("tenant-demo", "older", tenantDS), controlPlane("tenant-demo", "newer", tenantDS),
+					controlPlane("tenant-demo", "tie", tenantDS), controlPlane("tenant-demo", "tiecomposed", tenantDS)},
 			}},
-			want: want{
-				Composed: with("kcsi-clusterrolebinding-older"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
-				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				Bindings:  []string{binding("older")},
-				DataStore: "tenantkube.tenant.tenant-demo", Clusters: 1.0, Requirement: req,
-			},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.Clusters, w.Requirement = with("kcsi-clusterrolebinding-older", "kcsi-clusterrolebinding-tiecomposed"), []string{binding("older"), binding("tiecomposed")}, 2.0, req
+			}),
+		},
+		"ClaimKindNotServed": {
+			reason: "No CRD serves the claim kind (only the v2 API installed): no claims are asked for, none clash, the TenantCluster is served.",
+			args: tenantCall{name: "tenant-demo", schemas: map[string]bool{requiredTenantClusters + schemaSuffix: true, requiredTenantClaims + schemaSuffix: false},
+				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("demo")...), []string{binding("demo")}, usage("demo"), 1.0, reqClusters+reqKCPs
+			}),
+		},
+		"NoKindServed": {
+			reason: "Neither kind is served: no clusters, and the etcd and DataStore are composed all the same.",
+			args: tenantCall{name: "tenant-demo", schemas: map[string]bool{requiredTenantClusters + schemaSuffix: false, requiredTenantClaims + schemaSuffix: false},
+				required: map[string][]string{requiredTenantControlPlanes: {}}},
+			want: with2(etcdDefaults, func(w *want) { w.Composed, w.Clusters, w.Requirement = with(), 0.0, reqKCPs }),
+		},
+		"SchemasNotArrived": {
+			reason: "Before Crossplane says whether the kinds are served, nothing is asked for them; the per-cluster objects observed are kept.",
+			args: tenantCall{name: "tenant-demo", schemas: map[string]bool{},
+				required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}},
+				observed: map[string]string{"usage-tenant-by-kamajicontrolplane-demo": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-tenant-used-by-demo, namespace: tenant-demo}, spec: {of: {kind: Tenant, resourceRef: {name: tenant-demo, namespace: ""}}, by: {kind: KamajiControlPlane, resourceRef: {name: demo}}}}`}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.UsageOf, w.Requirement = with("usage-tenant-by-kamajicontrolplane-demo"), usage("demo")[2:], reqKCPs
+			}),
 		},
 		"ClaimsNotArrived": {
 			reason: "Without the claims, which TenantClusters compose is not known: nothing is composed for them, nothing observed dropped.",
-			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}}},
-			want: want{
-				Composed: with(), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				DataStore: "tenantkube.tenant.tenant-demo", Requirement: req,
-			},
+			args: tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")},
+				requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
+			want: with2(etcdDefaults, func(w *want) { w.Composed, w.Requirement = with(), req }),
+		},
+		"ControlPlanesNotArrived": {
+			reason: "Without the KamajiControlPlanes, which TenantClusters use the DataStore is not known: nothing new is composed for them.",
+			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {}}},
+			want:   with2(etcdDefaults, func(w *want) { w.Composed, w.Requirement = with(), req }),
 		},
 		"ListNotArrived": {
 			reason: "Before the TenantClusters arrive, the per-cluster objects observed are kept (never shrink), nothing new is composed for them.",
@@ -299,12 +390,9 @@ func TestPlanTenant(t *testing.T) {
 				"kcsi-clusterrolebinding-demo":                 `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "tenantkube:kcsi-controller:tenant-demo.demo"}, subjects: [{kind: ServiceAccount, name: demo-kcsi-controller, namespace: tenant-demo}], roleRef: {name: tenantkube:kcsi-persistentvolumes}}`,
 				"usage-etcdcluster-by-kamajicontrolplane-demo": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-demo, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: demo}}}}`,
 			}},
-			want: want{
-				Composed: with("kcsi-clusterrolebinding-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"), Replicas: 3.0, Quota: "4080218931", Storage: "4Gi",
-				Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
-				Bindings: []string{binding("demo")}, UsageOf: usage("demo")[1:],
-				DataStore: "tenantkube.tenant.tenant-demo", Requirement: req,
-			},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.UsageOf, w.Requirement = with("kcsi-clusterrolebinding-demo", "usage-etcdcluster-by-kamajicontrolplane-demo"), []string{binding("demo")}, usage("demo")[1:2], req
+			}),
 		},
 	}
 	for name, tc := range cases {
@@ -350,6 +438,16 @@ func TestTenantBadInputIsFatal(t *testing.T) {
 			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {storageSize: "0"}}`},
 			want:   []string{"spec.etcd.storageSize", `"0"`, "greater than zero"},
 		},
+		"EtcdDecrease": {
+			reason: "The running etcd has 5 members of 8Gi: fewer members or smaller volumes are refused, naming the field, the new and the running value.",
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 3, storageSize: 4Gi}}`, observed: map[string]string{nameEtcdCluster: runningEtcd(5, "8Gi")}},
+			want:   []string{"spec.etcd.replicas", "Invalid value: 3", "running etcd's 5 members", "spec.etcd.storageSize", `"4Gi"`, "running etcd's 8Gi"},
+		},
+		"EtcdDecreaseInOtherUnits": {
+			reason: "8000Mi is less than the running 8Gi (8192Mi): quantities are compared, not strings.",
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 8000Mi}}`, observed: map[string]string{nameEtcdCluster: runningEtcd(5, "8Gi")}},
+			want:   []string{"spec.etcd.storageSize", `"8000Mi"`, "running etcd's 8Gi"},
+		},
 		"WrongType": {
 			reason: "replicas is a number.",
 			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: three}}`},
@@ -371,6 +469,25 @@ func TestTenantBadInputIsFatal(t *testing.T) {
 					t.Errorf("%s\nFatal %q does not mention %q", tc.reason, msg, w)
 				}
 			}
+		})
+	}
+}
+
+// runningEtcd is an observed EtcdCluster with replicas members of size.
+func runningEtcd(replicas int, size string) string {
+	return fmt.Sprintf(`{apiVersion: etcd.aenix.io/v1alpha1, kind: EtcdCluster, metadata: {name: x}, spec: {replicas: %d, storage: {volumeClaimTemplate: {spec: {resources: {requests: {storage: %s}}}}}}}`, replicas, size)
+}
+
+// TestTenantEtcdMayGrow: the same or larger values than the running etcd's
+// are no decrease.
+func TestTenantEtcdMayGrow(t *testing.T) {
+	for name, spec := range map[string]string{"Same": `{etcd: {replicas: 3, storageSize: 4Gi}}`, "SameInOtherUnits": `{etcd: {replicas: 3, storageSize: 4096Mi}}`, "Larger": `{etcd: {replicas: 5, storageSize: 8Gi}}`} {
+		t.Run(name, func(t *testing.T) {
+			rsp, err := fntest.Run(fn, tenantCall{name: "tenant-demo", spec: spec, observed: map[string]string{nameEtcdCluster: runningEtcd(3, "4Gi")}}.request(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fntest.NoFatal(t, rsp)
 		})
 	}
 }

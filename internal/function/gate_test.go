@@ -163,3 +163,31 @@ func TestWriteSchemaRequirements(t *testing.T) {
 		t.Errorf("schema requirements of the response: -want, +got:\n%s", diff)
 	}
 }
+
+func TestCompositeComposed(t *testing.T) {
+	xr := func(spec map[string]any) *fnv1.RunFunctionRequest {
+		s, err := structpb.NewStruct(map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "TenantCluster", "spec": spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: s}}}
+	}
+	cases := map[string]struct {
+		reason string
+		req    *fnv1.RunFunctionRequest
+		want   bool
+	}{
+		"NoXR":     {reason: "No observed XR.", req: &fnv1.RunFunctionRequest{}, want: false},
+		"NoRefs":   {reason: "A new XR: no spec.crossplane.", req: xr(map[string]any{}), want: false},
+		"Empty":    {reason: "An empty list: nothing composed.", req: xr(map[string]any{"crossplane": map[string]any{"resourceRefs": []any{}}}), want: false},
+		"Composed": {reason: "One reference: it has composed.", req: xr(map[string]any{"crossplane": map[string]any{"resourceRefs": []any{map[string]any{"kind": "Cluster", "name": "demo"}}}}), want: true},
+		"Legacy":   {reason: "spec.resourceRefs (a legacy XR's) is not read.", req: xr(map[string]any{"resourceRefs": []any{map[string]any{"kind": "Cluster", "name": "demo"}}}), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, NewRequest(tc.req).CompositeComposed()); diff != "" {
+				t.Errorf("%s\nCompositeComposed(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

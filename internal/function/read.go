@@ -66,6 +66,13 @@ func (r *Request) CompositeString(path ...string) string {
 	return observedCompositeString(r.req, path...)
 }
 
+// CompositeComposed reports whether the observed XR lists a composed
+// resource (spec.crossplane.resourceRefs, a Crossplane v2 XR's): whether
+// it has composed anything.
+func (r *Request) CompositeComposed() bool {
+	return len(observedCompositeValue(r.req, "spec", "crossplane", "resourceRefs").GetListValue().GetValues()) > 0
+}
+
 // ObservedCondition is the condition of type typ in status.conditions of
 // the observed composed resource called name: status ("True", "False",
 // "Unknown"; "" when absent), reason and message.
