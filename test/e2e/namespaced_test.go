@@ -30,12 +30,8 @@ const (
 	v2NS = "tenant-v2"
 	// v2User is the tenant: an impersonated user whose only permission is
 	// Kubernetes' edit ClusterRole bound in v2NS by a RoleBinding.
-	v2User = "alice@tenant-v2"
-	// annotationDeletionAttempt is what Crossplane's Usage webhook writes
-	// on an object whose deletion it denied (internal/protection of
-	// crossplane/crossplane v2.4).
-	annotationDeletionAttempt = "usage.crossplane.io/deletion-attempt-with-policy"
-	labelNamespace            = "tenantkube.io/namespace"
+	v2User         = "alice@tenant-v2"
+	labelNamespace = "tenantkube.io/namespace"
 )
 
 var (
