@@ -137,25 +137,12 @@ func (s *TenantSpec) Validate() field.ErrorList {
 // unchanged, with printer columns. It returns an error when the CRD has no
 // v1alpha1 schema.
 func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	var schema *apiextensionsv1.JSONSchemaProps
-	for _, v := range crd.Spec.Versions {
-		if v.Name == Version && v.Schema != nil {
-			schema = v.Schema.OpenAPIV3Schema
-		}
-	}
-	if schema == nil {
-		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
-	}
-	root := apiextensionsv1.JSONSchemaProps{
-		Type: "object",
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"spec":   schema.Properties["spec"],
-			"status": schema.Properties["status"],
-		},
-	}
-	columns := []map[string]any{
+	version, err := xrdVersion(crd, []map[string]any{
 		{"name": "DATASTORE", "type": "string", "jsonPath": ".status.dataStoreName", "description": "Kamaji DataStore of the namespace's TenantClusters."},
-		{"name": "CLUSTERS", "type": "integer", "jsonPath": ".status.clusters", "description": "TenantClusters in the namespace."},
+		{"name": "CLUSTERS", "type": "integer", "jsonPath": ".status.clusters", "description": "TenantClusters served: their control plane uses this DataStore."},
+	})
+	if err != nil {
+		return nil, err
 	}
 	return map[string]any{
 		"apiVersion": "apiextensions.crossplane.io/v2",
@@ -173,13 +160,7 @@ func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefini
 				"categories": []string{"crossplane", "composite", "tenantkube"},
 			},
 			"defaultCompositionRef": map[string]any{"name": TenantXRDName},
-			"versions": []map[string]any{{
-				"name":                     Version,
-				"served":                   true,
-				"referenceable":            true,
-				"additionalPrinterColumns": columns,
-				"schema":                   map[string]any{"openAPIV3Schema": root},
-			}},
+			"versions":              []map[string]any{version},
 		},
 	}, nil
 }

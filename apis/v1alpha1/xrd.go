@@ -31,7 +31,7 @@ var ConnectionSecretKeys = []string{"admin.conf", "admin.svc", "super-admin.conf
 // plain map so it marshals with sorted keys (deterministic YAML). It returns
 // an error when the CRD has no v1alpha1 schema.
 func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	version, err := xrdVersion(crd)
+	version, err := xrdVersion(crd, clusterColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) 
 // Crossplane adds its own machinery under spec.crossplane, which the
 // schema leaves to it.
 func NamespacedCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	version, err := xrdVersion(crd)
+	version, err := xrdVersion(crd, clusterColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -95,10 +95,17 @@ func NamespacedCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDe
 	}, nil
 }
 
-// xrdVersion is the XRD's one version: the spec and status schema of the
+// clusterColumns are the printer columns of the cluster XRDs.
+var clusterColumns = []map[string]any{
+	{"name": "VERSION", "type": "string", "jsonPath": ".status.version", "description": "Patch version the control plane runs."},
+	{"name": "NODES", "type": "string", "jsonPath": ".status.nodes", "description": "Ready worker nodes / worker nodes, over all node groups."},
+	{"name": "ENDPOINT", "type": "string", "jsonPath": ".status.controlPlane.endpoint", "description": "Tenant API server URL."},
+}
+
+// xrdVersion is an XRD's one version: the spec and status schema of the
 // CRD's v1alpha1 version, unchanged, with the printer columns. It returns
 // an error when the CRD has no v1alpha1 schema.
-func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition, columns []map[string]any) (map[string]any, error) {
 	var schema *apiextensionsv1.JSONSchemaProps
 	for _, v := range crd.Spec.Versions {
 		if v.Name == Version && v.Schema != nil {
@@ -114,11 +121,6 @@ func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, 
 			"spec":   schema.Properties["spec"],
 			"status": schema.Properties["status"],
 		},
-	}
-	columns := []map[string]any{
-		{"name": "VERSION", "type": "string", "jsonPath": ".status.version", "description": "Patch version the control plane runs."},
-		{"name": "NODES", "type": "string", "jsonPath": ".status.nodes", "description": "Ready worker nodes / worker nodes, over all node groups."},
-		{"name": "ENDPOINT", "type": "string", "jsonPath": ".status.controlPlane.endpoint", "description": "Tenant API server URL."},
 	}
 	return map[string]any{
 		"name":                     Version,
