@@ -31,19 +31,22 @@ const namespacedTestdata = "testdata/namespaced"
 // served (Fatal naming metadata.name and the claim); the subtest
 // "name-clash-unserved" (no golden) renders it without the claim API's
 // schema: no Fatal. Then "scopes" renders
-// the main golden cases of TestPipelineRender through both APIs from one
-// set of cases and holds the differences to the list the scope must change.
+// every case of TestPipelineRender without observed state through both
+// APIs from one list (pipelineCases) and holds the differences to the list
+// the scope must change; a Fatal case must name the same field and value
+// through both.
 func TestNamespacedRender(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
 	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
 	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
-	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
-	renderXR := func(xr string, required []string, extra ...string) ([]byte, error) {
+	// admitted skips the XRD's schema check (pipelineCase.admitted).
+	renderXR := func(xr string, required []string, admitted bool, extra ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, ExtraArgs: extra, Stderr: &bytes.Buffer{}})
+		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, ExtraArgs: extra, Stderr: &bytes.Buffer{},
+			SkipXRValidation: admitted})
 	}
 
 	cases := []struct {
@@ -72,7 +75,7 @@ func TestNamespacedRender(t *testing.T) {
 			if c.schemas != "" {
 				extra = append(extra, "--required-schemas="+c.schemas)
 			}
-			out, err := renderXR(c.xr, c.required, extra...)
+			out, err := renderXR(c.xr, c.required, false, extra...)
 			var got []byte
 			if c.fatal != nil {
 				var ce *render.CrossplaneError
@@ -107,7 +110,7 @@ func TestNamespacedRender(t *testing.T) {
 		// No CRD serves the claim API (no schema): the TenantCluster
 		// never asks for the claim, even one given, and composes.
 		out, err := renderXR(filepath.Join(root, "test", namespacedTestdata, "xr-name-clash.yaml"),
-			[]string{example("instancetypes.yaml"), example("tenant-datastore.yaml"), filepath.Join(root, "test", namespacedTestdata, "claim-name-clash.yaml")})
+			[]string{example("instancetypes.yaml"), example("tenant-datastore.yaml"), filepath.Join(root, "test", namespacedTestdata, "claim-name-clash.yaml")}, false)
 		if err != nil {
 			t.Fatalf("want a render, got %v", err)
 		}
@@ -122,7 +125,7 @@ func TestNamespacedRender(t *testing.T) {
 		// no authentication ConfigMap); no KamajiControlPlane and no Usage
 		// of it, no node group, no controller, no add-on (docs/spec.md,
 		// amendment 20). Each step says why in its condition.
-		out, err := renderXR(example("xr-namespaced.yaml"), []string{example("instancetypes.yaml")})
+		out, err := renderXR(example("xr-namespaced.yaml"), []string{example("instancetypes.yaml")}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,44 +182,58 @@ func TestNamespacedRender(t *testing.T) {
 			"XR status.conditions[Ready].message",
 		}
 	}
-	scopeCases := []struct {
-		name, xr string
-		required []string
-		want     scopeDiff
-	}{
-		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, want: scopeDiff{
-			OnlyClaim: dedicatedEtcd("tenant-demo", "demo"), Changed: changed("demo"),
-		}},
-		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml")}, want: scopeDiff{
-			OnlyClaim: dedicatedEtcd("tenant-full", "full"), Changed: changed("full"),
-		}},
-		{name: "seed-parity", xr: data("xr-seed-parity.yaml"), required: []string{example("instancetypes.yaml")}, want: scopeDiff{
-			OnlyClaim: dedicatedEtcd("tenant-parity", "parity"), Changed: changed("parity"),
-		}},
-		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-shared-datastore.yaml")}, want: scopeDiff{
-			OnlyClaim: []string{"ClusterRoleBinding/tenantkube:kcsi-controller:tenant-shared.shared"},
-			Changed:   []string{"XR status.claimConditionTypes", "XR status.conditions[Ready].message"},
-		}},
+	// Every render of TestPipelineRender, through both APIs. Those with an
+	// observed state are left out: it holds the claim's composed resources
+	// (the dedicated etcd among them), which a TenantCluster never
+	// composed. A shared DataStore leaves only the ClusterRoleBinding.
+	// A Fatal names the same field and value through both.
+	sharedDataStore := scopeDiff{
+		OnlyClaim: []string{"ClusterRoleBinding/tenantkube:kcsi-controller:tenant-shared.shared"},
+		Changed:   []string{"XR status.claimConditionTypes", "XR status.conditions[Ready].message"},
 	}
-	for _, c := range scopeCases {
+	var compared int
+	for _, c := range pipelineCases(root) {
+		if c.observed != "" {
+			continue
+		}
+		compared++
 		t.Run("scopes/"+c.name, func(t *testing.T) {
-			claimOut, err := renderXR(c.xr, c.required)
-			if err != nil {
-				t.Fatalf("render the claim's XR: %v", err)
+			claimOut, claimErr := renderXR(c.xr, c.required, c.admitted)
+			nsXR, n, ns := namespacedTwin(t, c.xr)
+			nsOut, nsErr := renderXR(nsXR, append(append([]string{}, c.required...), tenantDataStore(t, ns)), c.admitted)
+			if c.fatal != nil {
+				for api, err := range map[string]error{"claim's XR": claimErr, "TenantCluster": nsErr} {
+					var ce *render.CrossplaneError
+					if !errors.As(err, &ce) {
+						t.Fatalf("%s: want a Fatal render error, got err=%v", api, err)
+					}
+					msg := render.Message(ce.Stderr)
+					for _, w := range c.fatal {
+						if !strings.Contains(msg, w) {
+							t.Errorf("%s: Fatal message does not name %s:\n%s", api, w, msg)
+						}
+					}
+				}
+				return
 			}
-			nsXR, ns := namespacedTwin(t, c.xr)
-			nsOut, err := renderXR(nsXR, append(append([]string{}, c.required...), tenantDataStore(t, ns)))
-			if err != nil {
-				t.Fatalf("render the TenantCluster: %v", err)
+			if claimErr != nil || nsErr != nil {
+				t.Fatalf("render: claim's XR: %v; TenantCluster: %v", claimErr, nsErr)
 			}
 			if err := validator.ValidateYAMLStream(nsOut); err != nil {
 				t.Errorf("rendered objects fail the upstream CRD schemas: %v", err)
 			}
+			want := scopeDiff{OnlyClaim: dedicatedEtcd(ns, n), Changed: changed(n)}
+			if c.name == "shared-datastore" {
+				want = sharedDataStore
+			}
 			got := diffScopes(renderedObjects(t, claimOut), renderedObjects(t, nsOut))
-			if diff := cmp.Diff(c.want, got); diff != "" {
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("composed objects of the two APIs differ beyond what the scope changes: -want, +got:\n%s", diff)
 			}
 		})
+	}
+	if compared < 20 {
+		t.Errorf("scopes compared %d renders of TestPipelineRender, want all but the observed ones (at least 20)", compared)
 	}
 }
 
@@ -230,8 +247,8 @@ type scopeDiff struct {
 
 // namespacedTwin writes the TenantCluster of the claim's XR in file xr: the
 // claim's name and namespace (its labels) as its own, the same spec. It
-// returns the file and the namespace.
-func namespacedTwin(t *testing.T, xr string) (string, string) {
+// returns the file, the name and the namespace.
+func namespacedTwin(t *testing.T, xr string) (string, string, string) {
 	t.Helper()
 	raw, err := os.ReadFile(xr)
 	if err != nil {
@@ -257,7 +274,7 @@ func namespacedTwin(t *testing.T, xr string) (string, string) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path, ns
+	return path, n, ns
 }
 
 // tenantDataStore writes examples/tenant-datastore.yaml renamed for

@@ -28,61 +28,8 @@ func TestPipelineRender(t *testing.T) {
 	binDir := buildFunctions(t, root, "control-plane", "workers", "addons")
 	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
-	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
 
-	settings := data("platform-settings.yaml")
-	cases := []struct {
-		name, xr, observed string
-		required           []string
-		// fatal: substrings of the Fatal message; nil when the render succeeds.
-		fatal []string
-		// admitted: the XR skips the XRD's schema check, as an object
-		// admitted before a rule existed reaches the functions; the
-		// functions' own re-checks answer.
-		admitted bool
-		// contains: lines the output must hold, worked out by hand.
-		contains []string
-	}{
-		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}},
-		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
-		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml")}},
-		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: []string{example("instancetypes.yaml")}},
-		{name: "seed-parity", xr: data("xr-seed-parity.yaml"), required: []string{example("instancetypes.yaml")}},
-		// A shared DataStore and a base domain set in the EnvironmentConfig,
-		// not in the Composition.
-		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-shared-datastore.yaml")}},
-		// One serviceCIDR for the Cluster and CoreDNS (its 10th address);
-		// CPU requests of the control plane = limits / 4 (500m → 125m); etcd
-		// quota 95% of 8Gi = 8160437862 bytes; host under the base domain.
-		{name: "platform-settings", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), settings}, contains: []string{
-			"\n      - 10.200.0.0/16\n", "clusterIP: 10.200.0.10\n", "hostname: demo.tenant-demo.k8s.corp.test:443\n", "cpu: 125m\n",
-			`quota-backend-bytes: "8160437862"`, "image: registry.corp.test/mirror/cluster-autoscaler:v1.35.1\n", "version: 1.18.5\n",
-		}},
-		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
-			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
-		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},
-			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting"}},
-		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},
-		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
-		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
-		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
-		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
-		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
-		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"step workers", "spec.nodeGroups[md0].maxReplicas", "101", "at most 100"}},
-		// issue 19: control plane. Flags sorted by name with the platform's
-		// --authentication-config among them; volumes sorted by name, mounts
-		// by path; the audience is <NS>.<N>; system: user names refused.
-		{name: "api-server-oidc", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc.yaml")}, contains: []string{
-			"- --authentication-config=/etc/kubernetes/authentication-config/config.yaml\n", "- --goaway-chance=0.001\n", "- --v=2\n",
-			"url: https://id.corp.test/realms/platform\n", "- tenant-oidc.oidc\n", "claim: email\n",
-			"mountPath: /etc/kubernetes/authentication-config\n", "name: oidc-oidc-authn-config\n",
-			"- expression: '!user.username.startsWith(''system:'')'\n",
-		}},
-		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},
-		{name: "oidc-secret", xr: data("xr-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"secretName: my-authn-config\n"}},
-		{name: "fatal-oidc-system", xr: data("xr-fatal-oidc-system.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.mode", `"System"`, "oidc.issuerURL"}},
-		{name: "fatal-oidc-config", xr: data("xr-fatal-oidc-config.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.customConfig.config", "jwt[0].issuer.url", "https"}},
-	}
+	cases := pipelineCases(root)
 	renderOnce := func(t *testing.T, xr string, required []string, observed string, admitted bool) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -137,4 +84,68 @@ func TestPipelineRender(t *testing.T) {
 			t.Errorf("the same input rendered differently:\n%s", lineDiff(string(a), string(b)))
 		}
 	})
+}
+
+// pipelineCase is one render of TestPipelineRender, run again through the
+// namespaced API by TestNamespacedRender/scopes.
+type pipelineCase struct {
+	name, xr, observed string
+	required           []string
+	// fatal: substrings of the Fatal message; nil when the render succeeds.
+	fatal []string
+	// admitted: the XR skips the XRD's schema check, as an object
+	// admitted before a rule existed reaches the functions; the
+	// functions' own re-checks answer.
+	admitted bool
+	// contains: lines the output must hold, worked out by hand.
+	contains []string
+}
+
+// pipelineCases are the renders of TestPipelineRender; root is the
+// repository.
+func pipelineCases(root string) []pipelineCase {
+	example := func(p string) string { return filepath.Join(root, "examples", p) }
+	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
+	settings := data("platform-settings.yaml")
+	return []pipelineCase{
+		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}},
+		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
+		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml")}},
+		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: []string{example("instancetypes.yaml")}},
+		{name: "seed-parity", xr: data("xr-seed-parity.yaml"), required: []string{example("instancetypes.yaml")}},
+		// A shared DataStore and a base domain set in the EnvironmentConfig,
+		// not in the Composition.
+		{name: "shared-datastore", xr: data("xr-shared-datastore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-shared-datastore.yaml")}},
+		// One serviceCIDR for the Cluster and CoreDNS (its 10th address);
+		// CPU requests of the control plane = limits / 4 (500m → 125m); etcd
+		// quota 95% of 8Gi = 8160437862 bytes; host under the base domain.
+		{name: "platform-settings", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), settings}, contains: []string{
+			"\n      - 10.200.0.0/16\n", "clusterIP: 10.200.0.10\n", "hostname: demo.tenant-demo.k8s.corp.test:443\n", "cpu: 125m\n",
+			`quota-backend-bytes: "8160437862"`, "image: registry.corp.test/mirror/cluster-autoscaler:v1.35.1\n", "version: 1.18.5\n",
+		}},
+		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
+			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
+		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},
+			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting"}},
+		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},
+		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
+		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
+		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
+		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
+		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
+		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"step workers", "spec.nodeGroups[md0].maxReplicas", "101", "at most 100"}},
+		// issue 19: control plane. Flags sorted by name with the platform's
+		// --authentication-config among them; volumes sorted by name, mounts
+		// by path; the audience is <NS>.<N>; system: user names refused.
+		{name: "api-server-oidc", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc.yaml")}, contains: []string{
+			"- --authentication-config=/etc/kubernetes/authentication-config/config.yaml\n", "- --goaway-chance=0.001\n", "- --v=2\n",
+			"url: https://id.corp.test/realms/platform\n", "- tenant-oidc.oidc\n", "claim: email\n",
+			"mountPath: /etc/kubernetes/authentication-config\n", "name: oidc-oidc-authn-config\n",
+			"- expression: '!user.username.startsWith(''system:'')'\n",
+		}},
+		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},
+		{name: "oidc-secret", xr: data("xr-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"secretName: my-authn-config\n"}},
+		{name: "fatal-oidc-system", xr: data("xr-fatal-oidc-system.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.mode", `"System"`, "oidc.issuerURL"}},
+		{name: "fatal-oidc-config", xr: data("xr-fatal-oidc-config.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.customConfig.config", "jwt[0].issuer.url", "https"}},
+	}
 }
