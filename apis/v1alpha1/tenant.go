@@ -144,23 +144,9 @@ func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefini
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"apiVersion": "apiextensions.crossplane.io/v2",
-		"kind":       "CompositeResourceDefinition",
-		"metadata": map[string]any{
-			"name":   TenantXRDName,
-			"labels": map[string]any{"app.kubernetes.io/managed-by": "tenantkube"},
-		},
-		"spec": map[string]any{
-			"scope": "Cluster",
-			"group": Group,
-			"names": map[string]any{
-				"kind": TenantKind, "listKind": TenantKind + "List", "plural": TenantPlural,
-				"singular":   "tenant",
-				"categories": []string{"crossplane", "composite", "tenantkube"},
-			},
-			"defaultCompositionRef": map[string]any{"name": TenantXRDName},
-			"versions":              []map[string]any{version},
-		},
-	}, nil
+	return v2XRD(TenantXRDName, "Cluster", map[string]any{
+		"kind": TenantKind, "listKind": TenantKind + "List", "plural": TenantPlural,
+		"singular":   "tenant",
+		"categories": []string{"crossplane", "composite", "tenantkube"},
+	}, version), nil
 }

@@ -74,25 +74,11 @@ func NamespacedCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDe
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"apiVersion": "apiextensions.crossplane.io/v2",
-		"kind":       "CompositeResourceDefinition",
-		"metadata": map[string]any{
-			"name":   NamespacedXRDName,
-			"labels": map[string]any{"app.kubernetes.io/managed-by": "tenantkube"},
-		},
-		"spec": map[string]any{
-			"scope": "Namespaced",
-			"group": Group,
-			"names": map[string]any{
-				"kind": NamespacedKind, "listKind": NamespacedKind + "List", "plural": NamespacedPlural,
-				"singular": "tenantcluster", "shortNames": []string{"tc"},
-				"categories": []string{"crossplane", "composite", "tenantkube"},
-			},
-			"defaultCompositionRef": map[string]any{"name": NamespacedXRDName},
-			"versions":              []map[string]any{version},
-		},
-	}, nil
+	return v2XRD(NamespacedXRDName, "Namespaced", map[string]any{
+		"kind": NamespacedKind, "listKind": NamespacedKind + "List", "plural": NamespacedPlural,
+		"singular": "tenantcluster", "shortNames": []string{"tc"},
+		"categories": []string{"crossplane", "composite", "tenantkube"},
+	}, version), nil
 }
 
 // clusterColumns are the printer columns of the cluster XRDs.
@@ -129,4 +115,25 @@ func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition, columns []map[str
 		"additionalPrinterColumns": columns,
 		"schema":                   map[string]any{"openAPIV3Schema": root},
 	}, nil
+}
+
+// v2XRD is a Crossplane v2 XRD (apiextensions.crossplane.io/v2) named name
+// with the given scope, names and one version, whose default Composition
+// has the XRD's name.
+func v2XRD(name, scope string, names, version map[string]any) map[string]any {
+	return map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v2",
+		"kind":       "CompositeResourceDefinition",
+		"metadata": map[string]any{
+			"name":   name,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "tenantkube"},
+		},
+		"spec": map[string]any{
+			"scope":                 scope,
+			"group":                 Group,
+			"names":                 names,
+			"defaultCompositionRef": map[string]any{"name": name},
+			"versions":              []map[string]any{version},
+		},
+	}
 }
