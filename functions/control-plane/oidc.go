@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiserver "k8s.io/apiserver/pkg/apis/apiserver"
 	apiserverinstall "k8s.io/apiserver/pkg/apis/apiserver/install"
@@ -35,6 +37,13 @@ const (
 	AuthenticationConfigVolume = "authentication-config"
 	AuthenticationConfigDir    = "/etc/kubernetes/authentication-config"
 )
+
+// ServiceAccountIssuer is the --service-account-issuer Kamaji gives every
+// tenant kube-apiserver (Kamaji, internal/builders/controlplane/
+// deployment.go); extraArgs cannot change it (ReservedFlags).
+// kube-apiserver refuses a jwt issuer whose URL is one of its
+// service-account issuers, so a configuration naming it would never load.
+const ServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 
 // authentication is what spec.oidc adds to the control plane: the
 // ConfigMap to compose (nil for mode None or a tenant's Secret), and the
@@ -76,6 +85,10 @@ func planAuthentication(id function.Identity, o tkv1alpha1.OIDC, in cpinput.OIDC
 		text = string(b)
 	case tkv1alpha1.OIDCModeCustomConfig:
 		if name := o.CustomConfig.SecretRef.Name; name != "" && o.CustomConfig.Config == "" {
+			if len(in.CustomConfigIssuerHosts) > 0 {
+				return authentication{}, field.ErrorList{field.Invalid(field.NewPath("spec", "oidc", "customConfig", "secretRef", "name"), name,
+					"the platform allows only some issuer hosts (control-plane input oidc.customConfigIssuerHosts) and does not read Secrets to check them; give the configuration inline in customConfig.config")}
+			}
 			source = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: name,
 				Items:      []corev1.KeyToPath{{Key: AuthenticationConfigKey, Path: AuthenticationConfigKey}},
@@ -83,7 +96,7 @@ func planAuthentication(id function.Identity, o tkv1alpha1.OIDC, in cpinput.OIDC
 			break
 		}
 		text = o.CustomConfig.Config
-		if errs := CheckAuthenticationConfig(field.NewPath("spec", "oidc", "customConfig", "config"), []byte(text)); len(errs) > 0 {
+		if errs := CheckAuthenticationConfig(field.NewPath("spec", "oidc", "customConfig", "config"), []byte(text), in.CustomConfigIssuerHosts); len(errs) > 0 {
 			return authentication{}, errs
 		}
 	default:
@@ -146,8 +159,10 @@ var authenticationCompiler = sync.OnceValue(authenticationcel.NewDefaultCompiler
 // tenant's kube-apiserver would (strict decoding, then upstream's
 // validation) and returns every problem at path: apiVersion
 // apiserver.config.k8s.io/v1beta1 (served from v1.30, the oldest version
-// a tenant runs), kind AuthenticationConfiguration, at least one jwt issuer.
-func CheckAuthenticationConfig(path *field.Path, data []byte) field.ErrorList {
+// a tenant runs), kind AuthenticationConfiguration, at least one jwt
+// issuer, none of them the tenant's ServiceAccountIssuer; with hosts, each
+// issuer's url and discoveryURL on one of them (allowedIssuerHost).
+func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) field.ErrorList {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err != nil {
 		return field.ErrorList{field.Invalid(path, shorten(string(data)), "must be YAML: "+err.Error())}
@@ -169,17 +184,54 @@ func CheckAuthenticationConfig(path *field.Path, data []byte) field.ErrorList {
 		return field.ErrorList{field.Required(path, "an AuthenticationConfiguration needs at least one jwt issuer")}
 	}
 	var errs field.ErrorList
-	for _, e := range apiservervalidation.ValidateAuthenticationConfiguration(authenticationCompiler(), cfg, nil) {
+	for _, e := range apiservervalidation.ValidateAuthenticationConfiguration(authenticationCompiler(), cfg, []string{ServiceAccountIssuer}) {
 		errs = append(errs, field.Invalid(path, shorten(fmt.Sprint(e.BadValue)), e.Field+": "+e.ErrorBody()))
 	}
+	if len(hosts) == 0 {
+		return errs
+	}
+	for i, j := range cfg.JWT {
+		for _, u := range []struct{ name, url string }{{"url", j.Issuer.URL}, {"discoveryURL", j.Issuer.DiscoveryURL}} {
+			if u.url != "" && !allowedIssuerHost(u.url, hosts) {
+				errs = append(errs, field.Invalid(path, shorten(u.url), fmt.Sprintf("jwt[%d].issuer.%s: the host is not one the platform allows: %s", i, u.name, strings.Join(hosts, ", "))))
+			}
+		}
+	}
 	return errs
+}
+
+// allowedIssuerHost reports whether rawURL's host (without port, compared
+// case-insensitively) is one of hosts: equal to an entry, or under an
+// entry that begins with a dot.
+func allowedIssuerHost(rawURL string, hosts []string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	if h == "" {
+		return false
+	}
+	for _, e := range hosts {
+		e = strings.ToLower(e)
+		if h == e || (strings.HasPrefix(e, ".") && strings.HasSuffix(h, e)) {
+			return true
+		}
+	}
+	return false
 }
 
 // validateIssuer checks the platform's issuer at path (input.oidc): an
 // https URL without query, fragment or user, a PEM certificate bundle,
 // a username claim; then the configuration it makes, as the API server
-// would.
+// would. Each of customConfigIssuerHosts must be a DNS name, optionally
+// with a leading dot.
 func validateIssuer(path *field.Path, in cpinput.OIDCIssuer) error {
+	for i, h := range in.CustomConfigIssuerHosts {
+		if msgs := validation.IsDNS1123Subdomain(strings.TrimPrefix(h, ".")); len(msgs) > 0 {
+			return field.Invalid(path.Child("customConfigIssuerHosts").Index(i), h, "must be a lower-case DNS name, optionally with a leading dot: "+msgs[0])
+		}
+	}
 	if in.IssuerURL == "" {
 		return nil
 	}
@@ -196,7 +248,7 @@ func validateIssuer(path *field.Path, in cpinput.OIDCIssuer) error {
 	if err != nil {
 		return field.InternalError(path, err)
 	}
-	if errs := CheckAuthenticationConfig(path, b); len(errs) > 0 {
+	if errs := CheckAuthenticationConfig(path, b, nil); len(errs) > 0 {
 		return errs[0]
 	}
 	return nil

@@ -149,6 +149,38 @@ jwt:
 				Config: strings.Replace(strings.Replace(docsConfig, "https://", "http://", 1), "    audiences:\n    - my-app\n", "", 1)}}},
 			want: want{errs: []string{"jwt[0].issuer.url: Invalid value: \"http://example.com\": URL scheme must be https", "jwt[0].issuer.audiences: Required value"}},
 		},
+		"CustomAllowedHost": {
+			reason: "With customConfigIssuerHosts, an issuer on a listed host composes as without.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: docsConfig}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".corp.test", "example.com"}}},
+			want: want{arg: flag, volume: configMapVolume, mount: mount, config: docsConfig},
+		},
+		"CustomHostRefused": {
+			reason: "An issuer URL whose host is neither a listed name nor under a dotted entry (example.com is not under .example.com).",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: docsConfig}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".example.com"}}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://example.com": jwt[0].issuer.url: the host is not one the platform allows: .example.com`}},
+		},
+		"CustomDiscoveryHostRefused": {
+			reason: "The discovery document is fetched from discoveryURL: its host is checked too (here the cloud metadata address).",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: strings.Replace(docsConfig, "    url: https://example.com\n", "    url: https://example.com\n    discoveryURL: https://169.254.169.254/latest\n", 1)}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://169.254.169.254/latest": jwt[0].issuer.discoveryURL: the host is not one the platform allows: example.com`}},
+		},
+		"CustomSecretWithHosts": {
+			reason: "The function does not read Secrets, so with an allow-list of hosts a Secret's configuration is refused.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig,
+				CustomConfig: tkv1alpha1.OIDCCustomConfig{SecretRef: tkv1alpha1.OIDCSecretRef{Name: "my-authn"}}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
+			want: want{errs: []string{`spec.oidc.customConfig.secretRef.name: Invalid value: "my-authn": the platform allows only some issuer hosts`}},
+		},
+		"CustomServiceAccountIssuer": {
+			reason: "kube-apiserver refuses a jwt issuer equal to its --service-account-issuer, which Kamaji sets to https://kubernetes.default.svc.cluster.local.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: strings.Replace(docsConfig, "https://example.com", "https://kubernetes.default.svc.cluster.local", 1)}}},
+			want: want{errs: []string{`jwt[0].issuer.url: Invalid value: "https://kubernetes.default.svc.cluster.local": URL must not overlap with disallowed issuers`}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -214,6 +246,9 @@ func TestValidateIssuer(t *testing.T) {
 		"Query":   {reason: "No query.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/?x=1", UsernameClaim: "email"}, want: "input.oidc.issuerURL"},
 		"BadPEM":  {reason: "A CA that is no PEM.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "not a certificate", UsernameClaim: "email"}, want: "input.oidc.certificateAuthority"},
 		"NoClaim": {reason: "A username claim is needed (upstream validation).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test"}, want: "claimMappings.username"},
+		"Hosts":   {reason: "Names and dotted suffixes, without an issuer of the platform's own.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".corp.test", "login.example.com"}}},
+		"BadHost": {reason: "Entries are lower-case DNS names.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"login.example.com", "Id.Corp.Test"}}, want: `input.oidc.customConfigIssuerHosts[1]: Invalid value: "Id.Corp.Test"`},
+		"HostURL": {reason: "An entry is a host, not a URL.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"https://id.corp.test"}}, want: "input.oidc.customConfigIssuerHosts[0]"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -326,5 +361,30 @@ func TestPlanOIDCErrors(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, errs); diff != "" {
 		t.Errorf("plan(...): -want errors, +got:\n%s", diff)
+	}
+}
+
+func TestAllowedIssuerHost(t *testing.T) {
+	cases := []struct {
+		url   string
+		hosts []string
+		want  bool
+	}{
+		{"https://id.corp.test/realms/x", []string{"id.corp.test"}, true},
+		{"https://ID.Corp.Test:8443/", []string{"id.corp.test"}, true}, // port and case ignored
+		{"https://a.b.corp.test", []string{".corp.test"}, true},
+		{"https://corp.test", []string{".corp.test"}, false},     // a dotted entry covers only names under it
+		{"https://evilcorp.test", []string{".corp.test"}, false}, // a suffix at a label boundary only
+		{"https://id.corp.test.evil.example", []string{"id.corp.test"}, false},
+		{"https://x.id.corp.test", []string{"id.corp.test"}, false}, // an entry without a dot is that host only
+		{"https://evilid.corp.test", []string{"id.corp.test"}, false},
+		{"https://169.254.169.254/", []string{"id.corp.test"}, false},
+		{"https:///path", []string{"id.corp.test"}, false}, // no host
+		{"https://id.corp.test", nil, false},
+	}
+	for _, tc := range cases {
+		if got := allowedIssuerHost(tc.url, tc.hosts); got != tc.want {
+			t.Errorf("allowedIssuerHost(%q, %q) = %v, want %v", tc.url, tc.hosts, got, tc.want)
+		}
 	}
 }

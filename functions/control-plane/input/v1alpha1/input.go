@@ -141,6 +141,16 @@ type OIDCIssuer struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	UsernameClaim string `json:"usernameClaim,omitempty"`
+	// CustomConfigIssuerHosts are the hosts a tenant's CustomConfig may
+	// name in a jwt issuer's url and discoveryURL: a name, or a name with
+	// a leading dot for every host under it (".id.corp.test"). The tenant
+	// API servers fetch those URLs from the management cluster's network.
+	// Empty: any host. When set, customConfig.secretRef is refused (the
+	// function does not read tenants' Secrets, so it could not check them).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	CustomConfigIssuerHosts []string `json:"customConfigIssuerHosts,omitempty"`
 }
 
 // DeletionOrder names how a function declares the deletion order of the
