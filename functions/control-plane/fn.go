@@ -163,7 +163,7 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if err := hostSettings(in).Validate(p); err != nil {
 		return err
 	}
-	if err := validateIssuer(p.Child("oidc"), in.OIDC); err != nil {
+	if err := validateIssuer(p.Child("oidc"), in.OIDC, hostSettings(in)); err != nil {
 		return err
 	}
 	if in.DataStoreName != "" {

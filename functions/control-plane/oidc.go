@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,29 +193,40 @@ func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) fi
 		return errs
 	}
 	for i, j := range cfg.JWT {
+		// The resolver of distributed claims fetches URLs named in tokens
+		// (k8s.io/apiserver oidc authenticator); it is built only for
+		// claimMappings.groups.claim.
+		if j.ClaimMappings.Groups.Claim != "" {
+			errs = append(errs, field.Invalid(path, j.ClaimMappings.Groups.Claim, fmt.Sprintf("jwt[%d].claimMappings.groups.claim: the platform allows only some issuer hosts, and a groups claim would fetch distributed claims from URLs in tokens; use groups.expression (such as claims.groups)", i)))
+		}
 		for _, u := range []struct{ name, url string }{{"url", j.Issuer.URL}, {"discoveryURL", j.Issuer.DiscoveryURL}} {
 			if u.url != "" && !allowedIssuerHost(u.url, hosts) {
-				errs = append(errs, field.Invalid(path, shorten(u.url), fmt.Sprintf("jwt[%d].issuer.%s: the host is not one the platform allows: %s", i, u.name, strings.Join(hosts, ", "))))
+				errs = append(errs, field.Invalid(path, shorten(u.url), fmt.Sprintf("jwt[%d].issuer.%s: must be on port 443 of a host the platform allows: %s", i, u.name, strings.Join(hosts, ", "))))
 			}
 		}
 	}
 	return errs
 }
 
-// allowedIssuerHost reports whether rawURL's host (without port, compared
-// case-insensitively) is one of hosts: equal to an entry, or under an
-// entry that begins with a dot.
+// allowedIssuerHost reports whether rawURL is on one of hosts: its host an
+// ASCII DNS name, compared case-insensitively (never an IP literal, a zone
+// or Unicode, which the HTTP client would resolve or re-encode
+// differently), equal to an entry or under an entry that begins with a
+// dot, and its port 443.
 func allowedIssuerHost(rawURL string, hosts []string) bool {
 	u, err := url.Parse(rawURL)
-	if err != nil {
+	if err != nil || (u.Port() != "" && u.Port() != "443") {
 		return false
 	}
-	h := strings.ToLower(u.Hostname())
-	if h == "" {
+	h := u.Hostname()
+	if strings.ContainsFunc(h, func(r rune) bool { return r >= utf8.RuneSelf }) {
+		return false
+	}
+	h = strings.ToLower(h)
+	if len(validation.IsDNS1123Subdomain(h)) > 0 || net.ParseIP(h) != nil {
 		return false
 	}
 	for _, e := range hosts {
-		e = strings.ToLower(e)
 		if h == e || (strings.HasPrefix(e, ".") && strings.HasSuffix(h, e)) {
 			return true
 		}
@@ -225,11 +238,15 @@ func allowedIssuerHost(rawURL string, hosts []string) bool {
 // https URL without query, fragment or user, a PEM certificate bundle,
 // a username claim; then the configuration it makes, as the API server
 // would. Each of customConfigIssuerHosts must be a DNS name, optionally
-// with a leading dot.
-func validateIssuer(path *field.Path, in cpinput.OIDCIssuer) error {
+// with a leading dot, outside the domains where tenants publish names.
+func validateIssuer(path *field.Path, in cpinput.OIDCIssuer, published function.HostSettings) error {
 	for i, h := range in.CustomConfigIssuerHosts {
-		if msgs := validation.IsDNS1123Subdomain(strings.TrimPrefix(h, ".")); len(msgs) > 0 {
-			return field.Invalid(path.Child("customConfigIssuerHosts").Index(i), h, "must be a lower-case DNS name, optionally with a leading dot: "+msgs[0])
+		name := strings.TrimPrefix(h, ".")
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 || net.ParseIP(name) != nil {
+			return field.Invalid(path.Child("customConfigIssuerHosts").Index(i), h, "must be a lower-case DNS name, optionally with a leading dot")
+		}
+		if d := published.PublishedBy(name, name != h); d != "" {
+			return field.Invalid(path.Child("customConfigIssuerHosts").Index(i), h, "must not be, lie under or (with a leading dot) contain "+d+": tenants publish names there on the shared ingress, which could answer as an issuer")
 		}
 	}
 	if in.IssuerURL == "" {

@@ -159,14 +159,41 @@ jwt:
 			reason: "An issuer URL whose host is neither a listed name nor under a dotted entry (example.com is not under .example.com).",
 			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: docsConfig}},
 				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".example.com"}}},
-			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://example.com": jwt[0].issuer.url: the host is not one the platform allows: .example.com`}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://example.com": jwt[0].issuer.url: must be on port 443 of a host the platform allows: .example.com`}},
 		},
 		"CustomDiscoveryHostRefused": {
 			reason: "The discovery document is fetched from discoveryURL: its host is checked too (here the cloud metadata address).",
 			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
 				Config: strings.Replace(docsConfig, "    url: https://example.com\n", "    url: https://example.com\n    discoveryURL: https://169.254.169.254/latest\n", 1)}},
 				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
-			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://169.254.169.254/latest": jwt[0].issuer.discoveryURL: the host is not one the platform allows: example.com`}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://169.254.169.254/latest": jwt[0].issuer.discoveryURL: must be on port 443 of a host the platform allows: example.com`}},
+		},
+		"CustomSecondIssuerRefused": {
+			reason: "Every jwt issuer is checked, not only the first.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: docsConfig + strings.Replace(strings.TrimPrefix(docsConfig, "apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt:\n"), "https://example.com", "https://other.example.net", 1)}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "https://other.example.net": jwt[1].issuer.url: must be on port 443 of a host the platform allows: example.com`}},
+		},
+		"CustomGroupsClaimWithHosts": {
+			reason: "A groups claim makes kube-apiserver resolve distributed claims from URLs inside tokens; with an allow-list of hosts only groups.expression is accepted.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: docsConfig + "    groups:\n      claim: groups\n      prefix: \"\"\n"}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
+			want: want{errs: []string{cfgPath.String() + `: Invalid value: "groups": jwt[0].claimMappings.groups.claim: the platform allows only some issuer hosts`}},
+		},
+		"CustomGroupsExpressionWithHosts": {
+			reason: "groups.expression builds no distributed-claims resolver: accepted with an allow-list.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: docsConfig + "    groups:\n      expression: claims.groups\n"}},
+				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
+			want: want{arg: flag, volume: configMapVolume, mount: mount, config: docsConfig + "    groups:\n      expression: claims.groups\n"},
+		},
+		"CustomGroupsClaimWithoutHosts": {
+			reason: "Without an allow-list a groups claim is accepted, as kube-apiserver accepts it.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: docsConfig + "    groups:\n      claim: groups\n      prefix: \"\"\n"}}},
+			want: want{arg: flag, volume: configMapVolume, mount: mount, config: docsConfig + "    groups:\n      claim: groups\n      prefix: \"\"\n"},
 		},
 		"CustomSecretWithHosts": {
 			reason: "The function does not read Secrets, so with an allow-list of hosts a Secret's configuration is refused.",
@@ -239,16 +266,21 @@ func TestValidateIssuer(t *testing.T) {
 		args   cpinput.OIDCIssuer
 		want   string // substring of the error; "" for none
 	}{
-		"Unset":   {reason: "No issuer is valid: mode System is then refused per cluster.", args: cpinput.OIDCIssuer{UsernameClaim: "email"}},
-		"Https":   {reason: "An https issuer with a path (Keycloak's realm URL shape).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/realms/platform", UsernameClaim: "email"}},
-		"WithCA":  {reason: "A PEM CA bundle.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "<ca>", UsernameClaim: "email"}},
-		"Http":    {reason: "kube-apiserver needs https.", args: cpinput.OIDCIssuer{IssuerURL: "http://id.corp.test", UsernameClaim: "email"}, want: `input.oidc.issuerURL: Invalid value: "http://id.corp.test"`},
-		"Query":   {reason: "No query.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/?x=1", UsernameClaim: "email"}, want: "input.oidc.issuerURL"},
-		"BadPEM":  {reason: "A CA that is no PEM.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "not a certificate", UsernameClaim: "email"}, want: "input.oidc.certificateAuthority"},
-		"NoClaim": {reason: "A username claim is needed (upstream validation).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test"}, want: "claimMappings.username"},
-		"Hosts":   {reason: "Names and dotted suffixes, without an issuer of the platform's own.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".corp.test", "login.example.com"}}},
-		"BadHost": {reason: "Entries are lower-case DNS names.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"login.example.com", "Id.Corp.Test"}}, want: `input.oidc.customConfigIssuerHosts[1]: Invalid value: "Id.Corp.Test"`},
-		"HostURL": {reason: "An entry is a host, not a URL.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"https://id.corp.test"}}, want: "input.oidc.customConfigIssuerHosts[0]"},
+		"Unset":              {reason: "No issuer is valid: mode System is then refused per cluster.", args: cpinput.OIDCIssuer{UsernameClaim: "email"}},
+		"Https":              {reason: "An https issuer with a path (Keycloak's realm URL shape).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/realms/platform", UsernameClaim: "email"}},
+		"WithCA":             {reason: "A PEM CA bundle.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "<ca>", UsernameClaim: "email"}},
+		"Http":               {reason: "kube-apiserver needs https.", args: cpinput.OIDCIssuer{IssuerURL: "http://id.corp.test", UsernameClaim: "email"}, want: `input.oidc.issuerURL: Invalid value: "http://id.corp.test"`},
+		"Query":              {reason: "No query.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test/?x=1", UsernameClaim: "email"}, want: "input.oidc.issuerURL"},
+		"BadPEM":             {reason: "A CA that is no PEM.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", CertificateAuthority: "not a certificate", UsernameClaim: "email"}, want: "input.oidc.certificateAuthority"},
+		"NoClaim":            {reason: "A username claim is needed (upstream validation).", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test"}, want: "claimMappings.username"},
+		"Hosts":              {reason: "Names and dotted suffixes, without an issuer of the platform's own.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".corp.test", "login.example.com"}}},
+		"BadHost":            {reason: "Entries are lower-case DNS names.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"login.example.com", "Id.Corp.Test"}}, want: `input.oidc.customConfigIssuerHosts[1]: Invalid value: "Id.Corp.Test"`},
+		"HostIP":             {reason: "An entry is a DNS name, not an address.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"10.0.0.1"}}, want: `input.oidc.customConfigIssuerHosts[0]: Invalid value: "10.0.0.1"`},
+		"HostUnderBase":      {reason: "Tenants publish hosts under baseDomain on the shared ingress.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"id.tenants.example.com"}}, want: `input.oidc.customConfigIssuerHosts[0]: Invalid value: "id.tenants.example.com": must not be, lie under or (with a leading dot) contain tenants.example.com`},
+		"DottedOverBase":     {reason: "A dotted entry containing baseDomain covers every tenant host.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".example.com"}}, want: `input.oidc.customConfigIssuerHosts[0]: Invalid value: ".example.com"`},
+		"ExactOverBase":      {reason: "A plain entry is that host only: example.com is not a tenant's, though baseDomain lies under it.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
+		"UnderAllowedSuffix": {reason: "Tenants may also publish under an allowedHostSuffixes entry.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"id.apps.example.net"}}, want: `input.oidc.customConfigIssuerHosts[0]: Invalid value: "id.apps.example.net": must not be, lie under or (with a leading dot) contain apps.example.net`},
+		"HostURL":            {reason: "An entry is a host, not a URL.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"https://id.corp.test"}}, want: "input.oidc.customConfigIssuerHosts[0]"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -256,7 +288,7 @@ func TestValidateIssuer(t *testing.T) {
 			if in.CertificateAuthority == "<ca>" {
 				in.CertificateAuthority = testCA(t)
 			}
-			err := validateIssuer(p, in)
+			err := validateIssuer(p, in, function.HostSettings{BaseDomain: "tenants.example.com", AllowedSuffixes: []string{"apps.example.net"}})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("%s\nvalidateIssuer: unexpected error %v", tc.reason, err)
@@ -371,7 +403,8 @@ func TestAllowedIssuerHost(t *testing.T) {
 		want  bool
 	}{
 		{"https://id.corp.test/realms/x", []string{"id.corp.test"}, true},
-		{"https://ID.Corp.Test:8443/", []string{"id.corp.test"}, true}, // port and case ignored
+		{"https://ID.Corp.Test:443/", []string{"id.corp.test"}, true},        // ASCII case ignored
+		{"https://%E2%84%AAey.corp.test/", []string{"key.corp.test"}, false}, // the Kelvin sign lower-cases to k: refused before lowering
 		{"https://a.b.corp.test", []string{".corp.test"}, true},
 		{"https://corp.test", []string{".corp.test"}, false},     // a dotted entry covers only names under it
 		{"https://evilcorp.test", []string{".corp.test"}, false}, // a suffix at a label boundary only
@@ -381,6 +414,15 @@ func TestAllowedIssuerHost(t *testing.T) {
 		{"https://169.254.169.254/", []string{"id.corp.test"}, false},
 		{"https:///path", []string{"id.corp.test"}, false}, // no host
 		{"https://id.corp.test", nil, false},
+		{"https://id.corp.test:443/", []string{"id.corp.test"}, true},
+		{"https://id.corp.test:10250/", []string{"id.corp.test"}, false},                  // port 443 only
+		{"https://[::ffff:169.254.169.254%25.corp.test]/", []string{".corp.test"}, false}, // an IPv6 literal whose zone ends in the suffix
+		{"https://169.254.169.254%25.corp.test/", []string{".corp.test"}, false},
+		{"https://[::1]/", []string{".corp.test"}, false},
+		{"https://10.0.0.1/", []string{"10.0.0.1"}, false},              // IP literals never match
+		{"https://\u0130d.corp.test/", []string{"id.corp.test"}, false}, // Unicode: the HTTP client would look up its IDNA form
+		{"https://%C4%B0d.corp.test/", []string{"id.corp.test"}, false},
+		{"https://id.corp.test./", []string{"id.corp.test"}, false}, // trailing dot
 	}
 	for _, tc := range cases {
 		if got := allowedIssuerHost(tc.url, tc.hosts); got != tc.want {

@@ -106,6 +106,18 @@ func (s HostSettings) Validate(root *field.Path) *field.Error {
 	return nil
 }
 
+// PublishedBy returns the domain of s under which tenants publish names
+// (BaseDomain, a tenant-host suffix or an allowed suffix) that host is or
+// lies under, or, with subdomains, that lies under host; "" for none.
+func (s HostSettings) PublishedBy(host string, subdomains bool) string {
+	for _, d := range append(append([]string{s.BaseDomain}, s.TenantHostSuffixes...), s.AllowedSuffixes...) {
+		if within(host, d) || (subdomains && within(d, host)) {
+			return d
+		}
+	}
+	return ""
+}
+
 // TooLong is a *field.Error naming path and value (cut to 64 characters)
 // for a value longer than max characters; field.TooLong omits the value.
 func TooLong(path *field.Path, value string, max int) *field.Error {

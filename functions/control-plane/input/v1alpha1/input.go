@@ -142,11 +142,14 @@ type OIDCIssuer struct {
 	// +optional
 	UsernameClaim string `json:"usernameClaim,omitempty"`
 	// CustomConfigIssuerHosts are the hosts a tenant's CustomConfig may
-	// name in a jwt issuer's url and discoveryURL: a name, or a name with
-	// a leading dot for every host under it (".id.corp.test"). The tenant
-	// API servers fetch those URLs from the management cluster's network.
-	// Empty: any host. When set, customConfig.secretRef is refused (the
-	// function does not read tenants' Secrets, so it could not check them).
+	// name in a jwt issuer's url and discoveryURL (port 443 only): a DNS
+	// name, or a name with a leading dot for every host under it
+	// (".corp.test"), never one where tenants publish names (baseDomain,
+	// allowedTenantHostSuffixes, allowedHostSuffixes). The tenant API
+	// servers fetch those URLs from the management cluster's network.
+	// Empty: any host. When set, customConfig.secretRef (the function does
+	// not read tenants' Secrets) and claimMappings.groups.claim (distributed
+	// claims fetch URLs named in tokens) are refused.
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
