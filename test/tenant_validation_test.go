@@ -48,15 +48,11 @@ func tenantSpecSchema(t *testing.T) apiextensionsv1.JSONSchemaProps {
 	return root.Properties["spec"]
 }
 
-// TestTenantValidationAgrees holds the Tenant XRD's admission (OpenAPI
-// schema and CEL rules, as the API server runs them) and
-// TenantSpec.Validate (after Go's defaults) to one table: both reject a
-// case naming the same fields, or both accept it. Bounds are
-// docs/validation.md's, written by hand: replicas 1..7 (the etcd FAQ's
-// largest advised cluster), storageSize above zero and at most 8Gi (etcd's
-// suggested maximum quota), storageClassName a DNS subdomain of at most
-// 253 characters; each at its edge and one past.
-func TestTenantValidationAgrees(t *testing.T) {
+// tenantSpecStructural is the Tenant XRD's spec schema as the API server
+// holds it: converted to the internal type, and structural with defaults
+// pruned.
+func tenantSpecStructural(t *testing.T) (*apiextensions.JSONSchemaProps, *structuralschema.Structural) {
+	t.Helper()
 	spec := tenantSpecSchema(t)
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
@@ -69,6 +65,19 @@ func TestTenantValidationAgrees(t *testing.T) {
 	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		t.Fatal(err)
 	}
+	return internal, s
+}
+
+// TestTenantValidationAgrees holds the Tenant XRD's admission (OpenAPI
+// schema and CEL rules, as the API server runs them) and
+// TenantSpec.Validate (after Go's defaults) to one table: both reject a
+// case naming the same fields, or both accept it. Bounds are
+// docs/validation.md's, written by hand: replicas 1..7 (the etcd FAQ's
+// largest advised cluster), storageSize above zero and at most 8Gi (etcd's
+// suggested maximum quota), storageClassName a DNS subdomain of at most
+// 253 characters; each at its edge and one past.
+func TestTenantValidationAgrees(t *testing.T) {
+	internal, s := tenantSpecStructural(t)
 	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
 	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
 	if err != nil {
@@ -144,18 +153,7 @@ func TestTenantValidationAgrees(t *testing.T) {
 // down; a bound volume cannot shrink). Quantities are compared as
 // quantities: 4096Mi is 4Gi, 8000Mi is less than 8Gi (8192Mi).
 func TestTenantEtcdMayNotDecrease(t *testing.T) {
-	spec := tenantSpecSchema(t)
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := structuralschema.NewStructural(internal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := structuraldefaulting.PruneDefaults(s); err != nil {
-		t.Fatal(err)
-	}
+	_, s := tenantSpecStructural(t)
 	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
 	type args struct{ old, new string }
 	const etcd = "spec.etcd"

@@ -38,8 +38,8 @@ func TestYields(t *testing.T) {
 		want   string // the winner: "TenantCluster" or "claim"
 	}{
 		"OlderTenantCluster": {
-			reason: "A TenantCluster created first composes.",
-			args:   args{tc: "2026-12-01T10:00:00Z", claim: "2026-12-01T10:00:01Z"},
+			reason: "A TenantCluster created first, which has composed, composes.",
+			args:   args{tc: "2026-12-01T10:00:00Z", claim: "2026-12-01T10:00:01Z", composed: true},
 			want:   "TenantCluster",
 		},
 		"OlderClaim": {
