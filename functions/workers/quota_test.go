@@ -148,6 +148,17 @@ func TestPerVMDemand(t *testing.T) {
 			ratio:  10,
 			want:   with(map[corev1.ResourceName]string{"cpu": "1506m", "requests.cpu": "1506m", "limits.cpu": "1525m", "requests.storage": "10Gi"}),
 		},
+		"InitContainerLimitCounts": {
+			reason: "podCpuLimit and podCpuRequest 10m (a platform that allows it): the containers' limits sum to 10m + 25m = 35m, below " +
+				"the container-disk-binary init container's 100m, which is the pod's CPU limit; the request 10m + 6m = 16m is above the init's 10m.",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "10m", PodCPURequest: "10m"},
+			sizing: Sizing{CPU: &one, Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
+			ratio:  10,
+			want: with(map[corev1.ResourceName]string{
+				"cpu": "16m", "requests.cpu": "16m", "limits.cpu": "100m",
+				"memory": "1413828864", "requests.memory": "1413828864", "limits.memory": "2855657728", "requests.storage": "10Gi",
+			}),
+		},
 		"DedicatedCPUs": {
 			reason: "An instance type of 4 dedicated vCPUs, 16Gi, isolated emulator thread: CPU 4 + 1 = 5 requested and limited, support " +
 				"containers at their limits (10m + 15m); memory 16Gi + 280Mi + 32Mi + 32Mi + 100Mi = 17645436928 + 40M + 60M = 17745436928, " +
