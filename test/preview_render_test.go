@@ -30,7 +30,8 @@ const previewTestdata = "testdata/preview"
 // function holds the group's version until the control plane reports the
 // new one). The same diskSize change read from `kubectl get -o yaml`
 // output (one List, with the API server's metadata and status) previews
-// the same. README shows the diskSize and version previews as they are.
+// the same. docs/tenant-guide.md shows the diskSize and version previews
+// as they are.
 func TestPreview(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
@@ -78,16 +79,16 @@ func TestPreview(t *testing.T) {
 		return -1
 	}
 
-	// inReadme fails when README's "Preview a change" does not show out
-	// as it is.
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	// inGuide fails when the tenant guide's "Preview a change" does not
+	// show out as it is.
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "tenant-guide.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	inReadme := func(t *testing.T, out string) {
+	inGuide := func(t *testing.T, out string) {
 		t.Helper()
-		if !bytes.Contains(readme, []byte("```\n"+out+"```\n")) {
-			t.Errorf("README does not show this preview as it is:\n%s", out)
+		if !bytes.Contains(guide, []byte("```\n"+out+"```\n")) {
+			t.Errorf("docs/tenant-guide.md does not show this preview as it is:\n%s", out)
 		}
 	}
 
@@ -98,7 +99,7 @@ func TestPreview(t *testing.T) {
 		index(t, out, "control plane: no upgrade")
 		index(t, out, "md0: rolls (diskSize)")
 		compareGolden(t, data("disksize.golden.txt"), []byte(out))
-		inReadme(t, out)
+		inGuide(t, out)
 	})
 
 	t.Run("minreplicas", func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestPreview(t *testing.T) {
 			t.Errorf("the control plane upgrade is not first, before md0 (lines %d, %d):\n%s", cp, md0, out)
 		}
 		compareGolden(t, data("version.golden.txt"), []byte(out))
-		inReadme(t, out)
+		inGuide(t, out)
 	})
 
 	t.Run("kubectl-list", func(t *testing.T) {
