@@ -21,7 +21,7 @@ import (
 const previewTestdata = "testdata/preview"
 
 // TestPreview previews changes of the example XR through the real
-// Crossplane engine and the whole Composition (issue 21): the observed
+// Crossplane engine and the whole Composition: the observed
 // composed resources are the first render of the XR before the change
 // (writeComposed, as Crossplane would name them), and the report is
 // compared with golden files. A diskSize change rolls md0 for diskSize; a
@@ -113,8 +113,7 @@ func TestPreview(t *testing.T) {
 
 	t.Run("version", func(t *testing.T) {
 		out := preview(t, example("xr.yaml"), observedFrom(t, data("xr-v1.34.yaml")))
-		// v1.34 and v1.35 are v1.34.4 and v1.35.1 in the version table
-		// (docs/spec.md §3).
+		// v1.34 and v1.35 are v1.34.4 and v1.35.1 in the version table.
 		cp := index(t, out, "control plane: upgrades v1.34.4 -> v1.35.1")
 		md0 := index(t, out, "md0: rolls (version) after the control plane upgrade")
 		if cp != 0 || md0 <= cp {
@@ -167,7 +166,7 @@ func writeKubectlList(t *testing.T, path, file string) {
 }
 
 // TestPreviewComposedResources holds preview.ComposedResources, what the
-// README's `kubectl get` reads, to the kinds of every golden render: each
+// tenant guide's `kubectl get` reads, to the kinds of every golden render: each
 // composed kind is listed (its plural from its CRD in ../shared/crds or
 // builtinPlurals), and nothing else is.
 func TestPreviewComposedResources(t *testing.T) {
