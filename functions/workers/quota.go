@@ -16,7 +16,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Capacity pre-flight (issue 21, README "Capacity pre-flight"): the node
+// Capacity pre-flight (docs/tenant-guide.md, Capacity): the node
 // groups' VMs and disks at minReplicas and at maxReplicas against the
 // ResourceQuotas of NS.
 
