@@ -804,7 +804,7 @@ func TestValidationAgrees(t *testing.T) {
 				"spec.nodeGroups[d].podCpuLimit"}, msg: "must be greater than zero"},
 		},
 		"PodCPURequestOneMillicore": {args: args{spec: ng("instanceType: '', podCpuRequest: 1m")}, reason: "Admission takes 1m; the floor from the vCPUs and the platform's ratio is the workers function's."},
-		"PodCPURequestEqualsLimit": {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
+		"PodCPURequestEqualsLimit":  {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
 		"PodCPURequestAboveLimit": {
 			reason: "1501m is past 1.5.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1501m")},
