@@ -776,19 +776,35 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 1.5m")},
 			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be whole millicores"},
 		},
-		"PodCPULimitZeroAlone": {
-			reason: "A zero limit alone leaves KubeVirt's derived request above it: the pod is refused.",
+		"PodCPULimitZero": {
+			reason: "A zero CPU limit is refused: a pod without a CPU ceiling escapes a limits.cpu quota's purpose.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 0")},
-			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit 0 (no ceiling) needs podCpuRequest 0"},
+			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be greater than zero"},
 		},
-		"PodCPUZeroPair":         {args: args{spec: ng("instanceType: '', podCpuLimit: 0, podCpuRequest: 0")}, reason: "No ceiling, nothing reserved."},
-		"PodCPURequestZeroAlone": {args: args{spec: ng("instanceType: '', podCpuRequest: '0'")}, reason: "Without a limit a zero request stays zero."},
+		"PodCPUZeroPair": {
+			reason: "Zero request and limit: refused, each at its own path.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: 0, podCpuRequest: 0")},
+			want:   want{paths: []string{md0 + ".podCpuLimit", md0 + ".podCpuRequest"}, msg: "must be greater than zero"},
+		},
+		"PodCPURequestZero": {
+			reason: "A zero request reserves nothing and counts nothing against requests.cpu.",
+			args:   args{spec: ng("instanceType: '', podCpuRequest: '0'")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be greater than zero"},
+		},
 		"PodCPURequestZeroWithLimit": {
-			reason: "KubeVirt replaces a zero request with the limit.",
+			reason: "Zero beside a limit is refused too.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 2, podCpuRequest: 0")},
-			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest 0 beside podCpuLimit 2"},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be greater than zero"},
 		},
-		"PodCPURequestEqualsLimit": {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
+		"PodCPUZeroSpellings": {
+			reason: "Every spelling that parses to zero: 0m, 0.0, .0, 000.",
+			args: args{spec: `{nodeGroups: {a: {instanceType: '', podCpuLimit: 0m}, b: {instanceType: '', podCpuRequest: "0.0"}, ` +
+				`c: {instanceType: '', podCpuRequest: ".0"}, d: {instanceType: '', podCpuLimit: "000"}}}`},
+			want: want{paths: []string{"spec.nodeGroups[a].podCpuLimit", "spec.nodeGroups[b].podCpuRequest", "spec.nodeGroups[c].podCpuRequest",
+				"spec.nodeGroups[d].podCpuLimit"}, msg: "must be greater than zero"},
+		},
+		"PodCPURequestOneMillicore": {args: args{spec: ng("instanceType: '', podCpuRequest: 1m")}, reason: "Admission takes 1m; the floor from the vCPUs and the platform's ratio is the workers function's."},
+		"PodCPURequestEqualsLimit":  {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
 		"PodCPURequestAboveLimit": {
 			reason: "1501m is past 1.5.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1501m")},

@@ -124,8 +124,8 @@ type KubernetesClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuRequest cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype'",fieldPath=".podCpuRequest"
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || string(self.podCpuRequest).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="podCpuRequest must be whole millicores such as 1500m or decimal cores such as 1.5",fieldPath=".podCpuRequest"
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('256')) <= 0",message="podCpuRequest must be at most 256 (cores)",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) != 0 || (has(self.podCpuRequest) && isQuantity(string(self.podCpuRequest)) && quantity(string(self.podCpuRequest)).compareTo(quantity('0')) == 0)",message="podCpuLimit 0 (no ceiling) needs podCpuRequest 0 beside it: KubeVirt derives a request from the vCPU count, and a request above a zero limit is refused when the pod is created",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity('0')) != 0 || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) == 0",messageExpression="'podCpuRequest 0 beside podCpuLimit ' + string(self.podCpuLimit) + ' reserves the whole limit (KubeVirt replaces a zero request with the limit): give a non-zero request'",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) > 0",messageExpression="'podCpuLimit must be greater than zero, not ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('0')) > 0",messageExpression="'podCpuRequest must be greater than zero, not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity(string(self.podCpuLimit))) <= 0",messageExpression="'podCpuRequest must be at most podCpuLimit (' + string(self.podCpuLimit) + ')'",fieldPath=".podCpuRequest"
 type NodeGroup struct {
 	// Minimum number of replicas.
@@ -230,18 +230,19 @@ type NodeGroup struct {
 	// with a VM without instancetype (resources.cpu and resources.memory
 	// set, or instanceType ""): KubeVirt refuses an instancetype beside it.
 	// KubeVirt copies a limit into the request when no request is set; pair
-	// it with podCpuRequest to keep the request. 0 means no ceiling and
-	// needs podCpuRequest 0. Changing it rolls the node group.
+	// it with podCpuRequest to keep the request. Greater than zero; without
+	// podCpuRequest it is the request, and the request's lower bound applies
+	// to it. Changing it rolls the node group.
 	// +optional
 	PodCPULimit Quantity `json:"podCpuLimit,omitempty"`
 
 	// CPU request of the worker VM's virt-launcher compute container
 	// (KubeVirt domain.resources.requests.cpu): what the scheduler reserves
-	// for a worker on its host. At most podCpuLimit; 0 only without a
-	// non-zero podCpuLimit (KubeVirt replaces a zero request with the
-	// limit). Same instancetype restriction as podCpuLimit. Unset: KubeVirt
-	// derives it from the vCPU count and its CPU allocation ratio. Changing
-	// it rolls the node group.
+	// for a worker on its host. Greater than zero and at most podCpuLimit;
+	// at least the VM's vCPUs divided by the platform's CPU allocation
+	// ratio (the request KubeVirt derives when none is given) unless the
+	// platform allows less, down to its floor. Same instancetype
+	// restriction as podCpuLimit. Changing it rolls the node group.
 	// +optional
 	PodCPURequest Quantity `json:"podCpuRequest,omitempty"`
 

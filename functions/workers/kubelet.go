@@ -38,6 +38,9 @@ type Sizing struct {
 	// set: the VM then gets explicit cores and guest memory and no
 	// instancetype.
 	Explicit bool
+	// DedicatedCPUs and IsolateEmulatorThread are the instance type's
+	// spec.cpu.dedicatedCPUPlacement and isolateEmulatorThread.
+	DedicatedCPUs, IsolateEmulatorThread bool
 }
 
 // reservations are the kubelet reservations and eviction thresholds of a

@@ -76,14 +76,6 @@ func TestMachineTemplateVMSettings(t *testing.T) {
 				Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: ephReq, corev1.ResourceCPU: resource.MustParse("1500m")},
 			}},
 		},
-		"PodCPUZeroPair": {
-			reason: "podCpuLimit 0 with podCpuRequest 0: no ceiling, nothing reserved; both zero keys are written.",
-			args:   args{g: explicit(func(g *v1alpha1.NodeGroup) { g.PodCPULimit, g.PodCPURequest = "0", "0" })},
-			want: want{resources: kubevirtv1.ResourceRequirements{
-				Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: eph, corev1.ResourceCPU: resource.MustParse("0")},
-				Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: ephReq, corev1.ResourceCPU: resource.MustParse("0")},
-			}},
-		},
 	}
 	unset, err := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", explicit(nil)), "img:v1.35", "")
 	if err != nil {

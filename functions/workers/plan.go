@@ -202,7 +202,11 @@ func groupSizing(r *function.Request, g string, ng v1alpha1.NodeGroup) (Sizing, 
 			return Sizing{}, true, field.Invalid(p.Child("instanceType"), it,
 				"no VirtualMachineClusterInstancetype of this name exists ("+v1alpha1.ReasonInstanceTypeNotFound+")")
 		}
-		return InstancetypeSizing(items[0].Spec.CPU.Guest, &items[0].Spec.Memory.Guest), true, nil
+		s := InstancetypeSizing(items[0].Spec.CPU.Guest, &items[0].Spec.Memory.Guest)
+		cpu := items[0].Spec.CPU
+		s.DedicatedCPUs = cpu.DedicatedCPUPlacement != nil && *cpu.DedicatedCPUPlacement
+		s.IsolateEmulatorThread = s.DedicatedCPUs && cpu.IsolateEmulatorThread != nil && *cpu.IsolateEmulatorThread
+		return s, true, nil
 	}
 	return Sizing{}, true, nil // instanceType "": the size is unknown
 }
