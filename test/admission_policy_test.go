@@ -146,13 +146,19 @@ func TestComposedObjectsPolicy(t *testing.T) {
 	// Each changes one field a tenant could turn against the management
 	// side; the last changes annotations only.
 	changes := map[string]func(u *unstructured.Unstructured){
-		"data":        func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "x", "data", "hostile") },
-		"labels":      func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"crossplane.io/composite": "other"}) },
-		"image":       func(u *unstructured.Unstructured) { setFirstContainerImage(u, "registry.example/evil:latest") },
-		"spec":        func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "ExternalName", "spec", "type") },
-		"subjects":    func(u *unstructured.Unstructured) { _ = unstructured.SetNestedSlice(u.Object, []any{}, "subjects") },
-		"automount":   func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, true, "automountServiceAccountToken") },
-		"annotations": func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": "2"}) },
+		"data":   func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "x", "data", "hostile") },
+		"labels": func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"crossplane.io/composite": "other"}) },
+		"image":  func(u *unstructured.Unstructured) { setFirstContainerImage(u, "registry.example/evil:latest") },
+		"spec": func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "ExternalName", "spec", "type")
+		},
+		"subjects": func(u *unstructured.Unstructured) { _ = unstructured.SetNestedSlice(u.Object, []any{}, "subjects") },
+		"automount": func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, true, "automountServiceAccountToken")
+		},
+		"annotations": func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{"deployment.kubernetes.io/revision": "2"})
+		},
 	}
 	users := []string{crossplaneUser, "mallory", "system:serviceaccount:tenant-demo:demo-kccm", "system:serviceaccount:crossplane-system:other"}
 	seen := map[string]int{}
