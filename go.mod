@@ -20,6 +20,7 @@ require (
 	k8s.io/apimachinery v0.36.4
 	k8s.io/apiserver v0.36.4
 	k8s.io/client-go v0.36.4
+	k8s.io/component-helpers v0.36.4
 	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2
 	kubevirt.io/api v1.9.0
 	kubevirt.io/containerized-data-importer-api v1.64.0
@@ -30,7 +31,11 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+require (
+	github.com/fsnotify/fsnotify v1.9.0 // indirect
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect

@@ -83,6 +83,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "bad claims", e.badClaims)
 	scenario(t, "two tenants, one cluster name", e.sameNameTwoTenants)
 	scenario(t, "a hostile tenant tries every attack", e.hostileTenant)
+	scenario(t, "a hostile tenant with the prescribed role tries every move", e.hostileTenantRole)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)
