@@ -146,8 +146,8 @@ func pipelineCases(root string) []pipelineCase {
 		// The claim gate of the platform's tenant groups, and the OIDC
 		// kubeconfig Secret once Kamaji's admin kubeconfig holds the CA.
 		{name: "oidc-gate", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc-gate.yaml"), data("admin-kubeconfig-oidc.yaml")}, contains: []string{
-			`- expression: '"groups" in claims && type(claims["groups"]) == list && dyn(claims["groups"]).exists(g,`,
-			`g in ["tenant:tenant-oidc:view", "tenant:tenant-oidc:use", "tenant:tenant-oidc:admin",`, `"tenant:tenant-oidc:super-admin"])'`,
+			`- expression: has(claims.groups) && type(claims.groups) == list && dyn(claims.groups).exists(g,`,
+			`g in ["tenant:tenant-oidc:view", "tenant:tenant-oidc:use", "tenant:tenant-oidc:admin",`, `"tenant:tenant-oidc:super-admin"])` + "\n",
 			"name: oidc-oidc-kubeconfig\n",
 		}},
 		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -163,12 +164,13 @@ func TenantGroups(id function.Identity, patterns []string) []string {
 }
 
 // groupsGate is the claim validation rule admitting only tokens whose
-// claim holds one of groups (none without groups). A token without the
-// claim, or with a claim that is no list, fails the rule instead of
-// failing its evaluation; kube-apiserver answers both with 401
-// (k8s.io/apiserver, plugin/pkg/authenticator/token/oidc). claims is
-// map(string, any) in kube-apiserver's CEL environment: dyn() lets
-// exists() range over the claim.
+// claim (a CEL identifier, celIdentifier) holds one of groups (none
+// without groups). A token without the claim, or with a claim that is no
+// list, fails the rule instead of failing its evaluation; kube-apiserver
+// answers both with 401 (k8s.io/apiserver, plugin/pkg/authenticator/token/
+// oidc). kube-apiserver hands CEL the claims as an object, which has()
+// and field selection read but the in operator does not; its declared
+// type is map(string, any): dyn() lets exists() range over the claim.
 func groupsGate(claim string, groups []string) []apiserverv1beta1.ClaimValidationRule {
 	if claim == "" || len(groups) == 0 {
 		return nil
@@ -177,9 +179,8 @@ func groupsGate(claim string, groups []string) []apiserverv1beta1.ClaimValidatio
 	for i, g := range groups {
 		quoted[i] = celString(g)
 	}
-	c := celString(claim)
 	return []apiserverv1beta1.ClaimValidationRule{{
-		Expression: fmt.Sprintf("%[1]s in claims && type(claims[%[1]s]) == list && dyn(claims[%[1]s]).exists(g, g in [%[2]s])", c, strings.Join(quoted, ", ")),
+		Expression: fmt.Sprintf("has(claims.%[1]s) && type(claims.%[1]s) == list && dyn(claims.%[1]s).exists(g, g in [%[2]s])", claim, strings.Join(quoted, ", ")),
 		Message:    "the token's " + claim + " claim holds none of this cluster's tenant groups",
 	}}
 }
@@ -205,6 +206,17 @@ func celString(s string) string {
 	return b.String()
 }
 
+// celIdentifier is a CEL identifier that is no reserved word
+// (https://github.com/google/cel-spec/blob/master/doc/langdef.md#syntax).
+var celIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// celReserved are CEL's reserved words, which no identifier may be.
+var celReserved = map[string]bool{
+	"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true, "continue": true,
+	"else": true, "for": true, "function": true, "if": true, "import": true, "let": true, "loop": true,
+	"package": true, "namespace": true, "return": true, "var": true, "void": true, "while": true,
+}
+
 // groupPunctuation are the characters besides ASCII letters and digits a
 // tenant group pattern may hold.
 const groupPunctuation = "._:/@=+-"
@@ -219,7 +231,7 @@ func inDNSLabel(c byte) bool {
 }
 
 // validateTenantGroups checks the input's groupsClaim and tenantGroups at
-// path (input.oidc): set together; each pattern of ASCII letters, digits
+// path (input.oidc): set together; the claim a CEL identifier; each pattern of ASCII letters, digits
 // and groupPunctuation around {namespace} once and {name} at most once,
 // after it; each placeholder next only to an end of the pattern or to a
 // character no DNS label holds; the text before {namespace} the same in
@@ -233,6 +245,9 @@ func validateTenantGroups(path *field.Path, in cpinput.OIDCIssuer) field.ErrorLi
 		errs = append(errs, field.Required(path.Child("groupsClaim"), "tenantGroups are looked for in the token claim groupsClaim names"))
 	case in.GroupsClaim != "" && len(in.TenantGroups) == 0:
 		errs = append(errs, field.Required(path.Child("tenantGroups"), "groupsClaim is only read to find tenantGroups"))
+	}
+	if in.GroupsClaim != "" && (!celIdentifier.MatchString(in.GroupsClaim) || celReserved[in.GroupsClaim]) {
+		errs = append(errs, field.Invalid(path.Child("groupsClaim"), in.GroupsClaim, "must be a claim name of ASCII letters, digits and _ not starting with a digit, and no CEL reserved word: the rule reads it as claims.<name>"))
 	}
 	prefix := ""
 	for i, p := range in.TenantGroups {

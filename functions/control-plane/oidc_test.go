@@ -123,7 +123,7 @@ jwt:
     url: https://id.corp.test/realms/platform
     audiences: [tenant-demo.demo]
   claimValidationRules:
-  - expression: '"groups" in claims && type(claims["groups"]) == list && dyn(claims["groups"]).exists(g, g in ["tenant:tenant-demo:view", "tenant:tenant-demo:use", "tenant:tenant-demo:admin", "tenant:tenant-demo:super-admin"])'
+  - expression: 'has(claims.groups) && type(claims.groups) == list && dyn(claims.groups).exists(g, g in ["tenant:tenant-demo:view", "tenant:tenant-demo:use", "tenant:tenant-demo:admin", "tenant:tenant-demo:super-admin"])'
     message: "the token's groups claim holds none of this cluster's tenant groups"
   claimMappings:
     username: {claim: email, prefix: ""}
