@@ -155,7 +155,8 @@ type OIDCIssuer struct {
 	// +optional
 	CustomConfigIssuerHosts []string `json:"customConfigIssuerHosts,omitempty"`
 	// GroupsClaim is the token claim listing the user's groups, such as
-	// groups. Set together with TenantGroups.
+	// groups: ASCII letters, digits and _, not starting with a digit, and
+	// no CEL reserved word. Set together with TenantGroups.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	GroupsClaim string `json:"groupsClaim,omitempty"`
