@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"os/exec"
@@ -37,7 +38,11 @@ func TestAddonsRender(t *testing.T) {
 
 	cases := []struct {
 		name, xr, observed string
-		fatal              string // a substring of the Fatal message; "" when the render succeeds
+		// composition: the Composition file ("" for composition.yaml).
+		composition string
+		fatal       string // a substring of the Fatal message; "" when the render succeeds
+		// contains: lines the output must hold, worked out by hand.
+		contains []string
 		// admitted: the XR skips the XRD's schema check, as an object
 		// admitted before a rule existed reaches the function.
 		admitted bool
@@ -46,6 +51,12 @@ func TestAddonsRender(t *testing.T) {
 		{name: "everything", xr: "xr-everything.yaml"},
 		{name: "loadbalancer", xr: "xr-loadbalancer.yaml"},
 		{name: "overrides", xr: "xr-overrides.yaml"},
+		// NVLink disabled as today's chart's gpu-operator release does,
+		// with a wrapper chart that renders the module-parameter ConfigMap.
+		{name: "gpu-wrapped", xr: "xr-gpu.yaml", composition: "composition-wrapped-gpu.yaml", contains: []string{
+			"    kernelModuleConfig:\n      content: |\n        NVreg_NvLinkDisable=1\n      create: true\n",
+			"      driver:\n        kernelModuleConfig:\n          name: nvidia-kernel-module-params\n",
+		}},
 		{name: "observed-failed", xr: "xr-defaults.yaml", observed: "observed-failed.yaml"},
 		{name: "fatal-hami", xr: "xr-fatal-hami.yaml", fatal: "spec.addons.hami.enabled", admitted: true},
 		{name: "fatal-ouroboros-ingress", xr: "xr-fatal-ouroboros-ingress.yaml", fatal: "spec.addons.ouroboros.enabled", admitted: true},
@@ -61,7 +72,7 @@ func TestAddonsRender(t *testing.T) {
 			opts := render.Options{
 				Root:        root,
 				XR:          filepath.Join(root, "test", addonsTestdata, c.xr),
-				Composition: filepath.Join(root, "test", addonsTestdata, "composition.yaml"),
+				Composition: filepath.Join(root, "test", addonsTestdata, cmp.Or(c.composition, "composition.yaml")),
 				Functions:   filepath.Join(root, "test", addonsTestdata, "functions.yaml"),
 				Binaries:    map[string]string{"tenantkube-function-addons": bin},
 				Stderr:      &bytes.Buffer{},
@@ -88,6 +99,11 @@ func TestAddonsRender(t *testing.T) {
 				}
 				got = out
 				validateFlux(t, validator, out)
+				for _, w := range c.contains {
+					if !bytes.Contains(out, []byte(w)) {
+						t.Errorf("output does not hold %q", w)
+					}
+				}
 			}
 			compareGolden(t, filepath.Join(addonsTestdata, c.name+".golden.yaml"), got)
 		})

@@ -143,6 +143,13 @@ func pipelineCases(root string) []pipelineCase {
 			"mountPath: /etc/kubernetes/authentication-config\n", "name: oidc-oidc-authn-config\n",
 			"- expression: '!user.username.startsWith(''system:'')'\n",
 		}},
+		// The claim gate of the platform's tenant groups, and the OIDC
+		// kubeconfig Secret once Kamaji's admin kubeconfig holds the CA.
+		{name: "oidc-gate", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc-gate.yaml"), data("admin-kubeconfig-oidc.yaml")}, contains: []string{
+			`- expression: has(claims.groups) && type(claims.groups) == list && dyn(claims.groups).exists(g,`,
+			`g in ["tenant:tenant-oidc:view", "tenant:tenant-oidc:use", "tenant:tenant-oidc:admin",`, `"tenant:tenant-oidc:super-admin"])` + "\n",
+			"name: oidc-oidc-kubeconfig\n",
+		}},
 		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},
 		{name: "oidc-secret", xr: data("xr-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"secretName: my-authn-config\n"}},
 		{name: "fatal-oidc-system", xr: data("xr-fatal-oidc-system.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.mode", `"System"`, "oidc.issuerURL"}},

@@ -92,6 +92,25 @@ func TestSeedParityRender(t *testing.T) {
 		}
 	})
 
+	// The seed chart's kubeadm config labels the nodes of a GPU group
+	// (kubeletExtraArgs node-labels: "gpu=on"), HAMi's device plugin's
+	// node selector; the group without GPUs gets no such flag.
+	t.Run("GPU node label", func(t *testing.T) {
+		for group, want := range map[string]string{"gpu": "[map[name:node-labels value:gpu=on]]", "md0": "[]"} {
+			args, _, _ := unstructured.NestedSlice(obj("KubeadmConfigTemplate/parity-"+group).Object,
+				"spec", "template", "spec", "joinConfiguration", "nodeRegistration", "kubeletExtraArgs")
+			var labels []any
+			for _, a := range args {
+				if a.(map[string]any)["name"] == "node-labels" {
+					labels = append(labels, a)
+				}
+			}
+			if got := fmt.Sprint(labels); got != want {
+				t.Errorf("node group %s: node-labels kubelet args %s, want %s", group, got, want)
+			}
+		}
+	})
+
 	t.Run("CSI controller", func(t *testing.T) {
 		d := obj("Deployment/parity-kcsi-controller")
 		cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")

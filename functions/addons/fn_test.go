@@ -185,6 +185,31 @@ func TestValues(t *testing.T) {
 			spec: "addons: {gpuOperator: {enabled: true}, hami: {enabled: true}}", release: "gpu-operator",
 			path: []string{"devicePlugin", "enabled"}, want: false,
 		},
+		// The NVLink default of today's chart's gpu-operator release:
+		// wrapper values kernelModuleConfig.create, the ConfigMap
+		// nvidia-kernel-module-params with NVreg_NvLinkDisable=1, named by
+		// gpu-operator.driver.kernelModuleConfig.name.
+		"gpu-operator wrapped: NVLink disabled": {
+			spec: "addons: {gpuOperator: {enabled: true}}", input: wrappedGPUOperator, release: "gpu-operator",
+			path: nil, want: map[string]any{
+				"kernelModuleConfig": map[string]any{"create": true, "content": "NVreg_NvLinkDisable=1\n"},
+				"gpu-operator":       map[string]any{"driver": map[string]any{"kernelModuleConfig": map[string]any{"name": "nvidia-kernel-module-params"}}},
+			},
+		},
+		"gpu-operator wrapped with hami": {
+			spec: "addons: {gpuOperator: {enabled: true}, hami: {enabled: true}}", input: wrappedGPUOperator, release: "gpu-operator",
+			path: []string{"gpu-operator"}, want: map[string]any{
+				"devicePlugin": map[string]any{"enabled": false},
+				"driver":       map[string]any{"kernelModuleConfig": map[string]any{"name": "nvidia-kernel-module-params"}},
+			},
+		},
+		"gpu-operator wrapped: the user's ConfigMap name wins": {
+			spec: "addons: {gpuOperator: {enabled: true, valuesOverride: {gpu-operator: {driver: {kernelModuleConfig: {name: my-kmc}}}}}}", input: wrappedGPUOperator,
+			release: "gpu-operator", path: []string{"gpu-operator", "driver", "kernelModuleConfig", "name"}, want: "my-kmc",
+		},
+		"gpu-operator upstream: no ConfigMap named": {
+			spec: "addons: {gpuOperator: {enabled: true}}", release: "gpu-operator", path: nil, want: nil,
+		},
 		"cert-manager gateway API": {
 			spec: "addons: {certManager: {enabled: true}, gatewayAPI: {enabled: true}}", release: "cert-manager",
 			path: []string{"config", "enableGatewayAPI"}, want: true,
@@ -648,3 +673,8 @@ func TestPlatformSettings(t *testing.T) {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.serviceCIDR and the value", msg)
 	}
 }
+
+// wrappedGPUOperator is an addons input whose gpu-operator chart is a
+// wrapper chart of the platform's (an ExternalArtifact), upstream values
+// under gpu-operator.
+const wrappedGPUOperator = "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ncharts: {gpuOperator: {kind: ExternalArtifact, name: gpu-operator, namespace: flux-system, valuesLayout: Wrapped, wrapperKey: gpu-operator}}"

@@ -139,8 +139,13 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 			defaults = d
 		}
 	}
-	if src.ValuesLayout == input.LayoutWrapped && len(defaults) > 0 {
-		defaults = Wrap(src.WrapperKey, defaults)
+	if src.ValuesLayout == input.LayoutWrapped {
+		if len(defaults) > 0 {
+			defaults = Wrap(src.WrapperKey, defaults)
+		}
+		if row.WrapperDefaults != nil {
+			defaults = DeepMerge(defaults, row.WrapperDefaults(c, src.WrapperKey))
+		}
 	}
 	ov := Values{}
 	if row.Override != nil {

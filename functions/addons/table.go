@@ -48,6 +48,10 @@ type Addon struct {
 	// Defaults builds the add-on's default values in upstream layout (nil:
 	// none).
 	Defaults func(c *Context) Values
+	// WrapperDefaults builds default values of a Wrapped source's own chart,
+	// top level, beside the upstream chart's key wrapperKey (nil: none);
+	// unused with an Upstream source.
+	WrapperDefaults func(c *Context, wrapperKey string) Values
 }
 
 // Context is what a defaults builder may read.
@@ -158,6 +162,7 @@ var Table = []Addon{
 			}
 			return nil
 		},
+		WrapperDefaults: gpuOperatorWrapperDefaults,
 	},
 	{
 		Release: "hami", Namespace: "cozy-hami",
@@ -426,3 +431,24 @@ const (
 	ProxyHTTPNodePort  = 30000
 	ProxyHTTPSNodePort = 30001
 )
+
+// The ConfigMap of nvidia kernel module parameters the GPU operator's
+// driver container reads (key nvidia.conf, one parameter a line, mounted at
+// /drivers; NVIDIA gpu-driver-container, nvidia-driver _get_module_params).
+// NVIDIA's chart only names it (driver.kernelModuleConfig.name); a wrapper
+// chart with kernelModuleConfig.create renders it (today's chart's wrapper,
+// content NVreg_NvLinkDisable=1).
+const gpuKernelModuleConfig = "nvidia-kernel-module-params"
+
+// gpuOperatorWrapperDefaults loads the nvidia module with NVLink disabled,
+// as today's chart does: GPUs are passed through to worker VMs one by one,
+// without their NVSwitches, and the driver of an SXM GPU otherwise waits
+// for an NVLink fabric that never comes up, so every CUDA call fails.
+// Only a wrapper chart creates the ConfigMap; naming one that does not
+// exist stops the operator's driver DaemonSet.
+func gpuOperatorWrapperDefaults(_ *Context, wrapperKey string) Values {
+	return Values{
+		"kernelModuleConfig": Values{"create": true, "content": "NVreg_NvLinkDisable=1\n"},
+		wrapperKey:           Values{"driver": Values{"kernelModuleConfig": Values{"name": gpuKernelModuleConfig}}},
+	}
+}

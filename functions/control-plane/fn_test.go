@@ -263,4 +263,10 @@ func TestPlatformSettings(t *testing.T) {
 	if msg := fntest.FatalMessage(fntest.Call{Spec: `{}`, Required: settings(`{etcd: {storageSize: lots}}`)}.Run(t, fn)); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.etcd.storageSize`) || !strings.Contains(msg, "lots") {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.etcd.storageSize and the value", msg)
 	}
+	// A tenant group pattern two namespaces can share is Fatal naming it,
+	// for every cluster, whatever its oidc.mode.
+	gate := `{oidc: {issuerURL: "https://id.corp.test", groupsClaim: groups, tenantGroups: ["tenant:{namespace}:view", "{namespace}-admin"]}}`
+	if msg := fntest.FatalMessage(fntest.Call{Spec: `{}`, Required: settings(gate)}.Run(t, fn)); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.oidc.tenantGroups[1]: Invalid value: "{namespace}-admin"`) {
+		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.oidc.tenantGroups[1] and the value", msg)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -137,12 +138,156 @@ func systemAuthenticationConfig(id function.Identity, in cpinput.OIDCIssuer) *ap
 			ClaimMappings: apiserverv1beta1.ClaimMappings{
 				Username: apiserverv1beta1.PrefixedClaimOrExpression{Claim: in.UsernameClaim, Prefix: ptr.To("")},
 			},
+			ClaimValidationRules: groupsGate(in.GroupsClaim, TenantGroups(id, in.TenantGroups)),
 			UserValidationRules: []apiserverv1beta1.UserValidationRule{{
 				Expression: "!user.username.startsWith('system:')",
 				Message:    "user names with the system: prefix are reserved for Kubernetes components",
 			}},
 		}},
 	}
+}
+
+// Placeholders of the control-plane input's oidc.tenantGroups.
+const (
+	placeholderNamespace = "{namespace}"
+	placeholderName      = "{name}"
+)
+
+// TenantGroups are the platform's tenant group patterns with the
+// cluster's namespace and name in place of their placeholders.
+func TenantGroups(id function.Identity, patterns []string) []string {
+	out := make([]string, 0, len(patterns))
+	for _, p := range patterns {
+		out = append(out, strings.NewReplacer(placeholderNamespace, id.Namespace, placeholderName, id.Name).Replace(p))
+	}
+	return out
+}
+
+// groupsGate is the claim validation rule admitting only tokens whose
+// claim (a CEL identifier, celIdentifier) holds one of groups (none
+// without groups). A token without the claim, or with a claim that is no
+// list, fails the rule instead of failing its evaluation; kube-apiserver
+// answers both with 401 (k8s.io/apiserver, plugin/pkg/authenticator/token/
+// oidc). kube-apiserver hands CEL the claims as an object, which has()
+// and field selection read but the in operator does not; its declared
+// type is map(string, any): dyn() lets exists() range over the claim.
+func groupsGate(claim string, groups []string) []apiserverv1beta1.ClaimValidationRule {
+	if claim == "" || len(groups) == 0 {
+		return nil
+	}
+	quoted := make([]string, len(groups))
+	for i, g := range groups {
+		quoted[i] = celString(g)
+	}
+	return []apiserverv1beta1.ClaimValidationRule{{
+		Expression: fmt.Sprintf("has(claims.%[1]s) && type(claims.%[1]s) == list && dyn(claims.%[1]s).exists(g, g in [%[2]s])", claim, strings.Join(quoted, ", ")),
+		Message:    "the token's " + claim + " claim holds none of this cluster's tenant groups",
+	}}
+}
+
+// celString is s as a CEL string literal: double-quoted, every character
+// but ASCII letters, digits and ._:/@=+- as a \u or \U escape
+// (https://github.com/google/cel-spec/blob/master/doc/langdef.md#string-and-bytes-values),
+// so no text ends the literal.
+func celString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && (isASCIIAlnum(byte(r)) || strings.ContainsRune(groupPunctuation, r)):
+			b.WriteRune(r)
+		case r <= 0xFFFF:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// celIdentifier is a CEL identifier that is no reserved word
+// (https://github.com/google/cel-spec/blob/master/doc/langdef.md#syntax).
+var celIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// celReserved are CEL's reserved words, which no identifier may be.
+var celReserved = map[string]bool{
+	"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true, "continue": true,
+	"else": true, "for": true, "function": true, "if": true, "import": true, "let": true, "loop": true,
+	"package": true, "namespace": true, "return": true, "var": true, "void": true, "while": true,
+}
+
+// groupPunctuation are the characters besides ASCII letters and digits a
+// tenant group pattern may hold.
+const groupPunctuation = "._:/@=+-"
+
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// inDNSLabel reports whether c may occur in a DNS label.
+func inDNSLabel(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
+}
+
+// validateTenantGroups checks the input's groupsClaim and tenantGroups at
+// path (input.oidc): set together; the claim a CEL identifier; each pattern of ASCII letters, digits
+// and groupPunctuation around {namespace} once and {name} at most once,
+// after it; each placeholder next only to an end of the pattern or to a
+// character no DNS label holds; the text before {namespace} the same in
+// every pattern. Namespaces are DNS labels, so a group's namespace is the
+// longest run of DNS label characters after that common text: no two
+// namespaces share a group.
+func validateTenantGroups(path *field.Path, in cpinput.OIDCIssuer) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case in.GroupsClaim == "" && len(in.TenantGroups) > 0:
+		errs = append(errs, field.Required(path.Child("groupsClaim"), "tenantGroups are looked for in the token claim groupsClaim names"))
+	case in.GroupsClaim != "" && len(in.TenantGroups) == 0:
+		errs = append(errs, field.Required(path.Child("tenantGroups"), "groupsClaim is only read to find tenantGroups"))
+	}
+	if in.GroupsClaim != "" && (!celIdentifier.MatchString(in.GroupsClaim) || celReserved[in.GroupsClaim]) {
+		errs = append(errs, field.Invalid(path.Child("groupsClaim"), in.GroupsClaim, "must be a claim name of ASCII letters, digits and _ not starting with a digit, and no CEL reserved word: the rule reads it as claims.<name>"))
+	}
+	prefix := ""
+	for i, p := range in.TenantGroups {
+		ip := path.Child("tenantGroups").Index(i)
+		ns, name := strings.Index(p, placeholderNamespace), strings.Index(p, placeholderName)
+		switch {
+		case strings.Count(p, placeholderNamespace) != 1:
+			errs = append(errs, field.Invalid(ip, p, "must hold "+placeholderNamespace+" once"))
+			continue
+		case strings.Count(p, placeholderName) > 1 || (name >= 0 && name < ns):
+			errs = append(errs, field.Invalid(ip, p, "may hold "+placeholderName+" once, after "+placeholderNamespace))
+			continue
+		}
+		literal := strings.NewReplacer(placeholderNamespace, "", placeholderName, "").Replace(p)
+		if i := strings.IndexFunc(literal, func(r rune) bool {
+			return r >= utf8.RuneSelf || !(isASCIIAlnum(byte(r)) || strings.ContainsRune(groupPunctuation, r))
+		}); i >= 0 {
+			errs = append(errs, field.Invalid(ip, p, "must hold only ASCII letters, digits and "+groupPunctuation+" besides its placeholders"))
+			continue
+		}
+		bad := false
+		for _, at := range []struct{ start, end int }{{ns, ns + len(placeholderNamespace)}, {name, name + len(placeholderName)}} {
+			if at.start < 0 {
+				continue
+			}
+			if (at.start > 0 && inDNSLabel(p[at.start-1])) || (at.end < len(p) && (inDNSLabel(p[at.end]) || p[at.end] == '{')) {
+				bad = true
+			}
+		}
+		if bad {
+			errs = append(errs, field.Invalid(ip, p, "a placeholder must be next to an end of the pattern or to a character a DNS label lacks (A-Z . _ : / @ = +): otherwise two namespaces' groups can be the same, as x with {namespace}-super-admin and x-super with {namespace}-admin"))
+			continue
+		}
+		if i == 0 {
+			prefix = p[:ns]
+		} else if p[:ns] != prefix {
+			errs = append(errs, field.Invalid(ip, p, fmt.Sprintf("must have the text before %s of tenantGroups[0] (%q): otherwise a namespace in one pattern can spell another's group", placeholderNamespace, prefix)))
+		}
+	}
+	return errs
 }
 
 // authenticationDecoder decodes AuthenticationConfiguration as
@@ -248,6 +393,9 @@ func validateIssuer(path *field.Path, in cpinput.OIDCIssuer, published function.
 		if d := published.PublishedBy(name, name != h); d != "" {
 			return field.Invalid(path.Child("customConfigIssuerHosts").Index(i), h, "must not be, lie under or (with a leading dot) contain "+d+": tenants publish names there on the shared ingress, which could answer as an issuer")
 		}
+	}
+	if errs := validateTenantGroups(path, in); len(errs) > 0 {
+		return errs[0]
 	}
 	if in.IssuerURL == "" {
 		return nil

@@ -113,6 +113,25 @@ jwt:
     message: "user names with the system: prefix are reserved for Kubernetes components"
 `},
 		},
+		"SystemGroupsGate": {
+			reason: "With groupsClaim and tenantGroups, a claim validation rule: the groups claim present, a list, holding one of the tenant's groups.",
+			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeSystem}, issuer: gateIssuer},
+			want: want{arg: flag, volume: configMapVolume, mount: mount, config: `apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: https://id.corp.test/realms/platform
+    audiences: [tenant-demo.demo]
+  claimValidationRules:
+  - expression: 'has(claims.groups) && type(claims.groups) == list && dyn(claims.groups).exists(g, g in ["tenant:tenant-demo:view", "tenant:tenant-demo:use", "tenant:tenant-demo:admin", "tenant:tenant-demo:super-admin"])'
+    message: "the token's groups claim holds none of this cluster's tenant groups"
+  claimMappings:
+    username: {claim: email, prefix: ""}
+  userValidationRules:
+  - expression: "!user.username.startsWith('system:')"
+    message: "user names with the system: prefix are reserved for Kubernetes components"
+`},
+		},
 		"CustomInline": {
 			reason: "An inline configuration goes verbatim into the ConfigMap.",
 			args:   args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: docsConfig}}},
@@ -280,6 +299,9 @@ func TestValidateIssuer(t *testing.T) {
 		"DottedOverBase":     {reason: "A dotted entry containing baseDomain covers every tenant host.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{".example.com"}}, want: `input.oidc.customConfigIssuerHosts[0]: Invalid value: ".example.com"`},
 		"ExactOverBase":      {reason: "A plain entry is that host only: example.com is not a tenant's, though baseDomain lies under it.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
 		"UnderAllowedSuffix": {reason: "Tenants may also publish under an allowedHostSuffixes entry.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"id.apps.example.net"}}, want: `input.oidc.customConfigIssuerHosts[0]: Invalid value: "id.apps.example.net": must not be, lie under or (with a leading dot) contain apps.example.net`},
+		"TenantGroups":       {reason: "A claim gate of the four groups.", args: gateIssuer},
+		"TenantGroupsUnsafe": {reason: "A bad tenantGroups pattern is Fatal naming it.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", UsernameClaim: "email", GroupsClaim: "groups", TenantGroups: []string{"{namespace}-admin"}}, want: `input.oidc.tenantGroups[0]: Invalid value: "{namespace}-admin"`},
+		"GroupsClaimAlone":   {reason: "groupsClaim without tenantGroups.", args: cpinput.OIDCIssuer{IssuerURL: "https://id.corp.test", UsernameClaim: "email", GroupsClaim: "groups"}, want: "input.oidc.tenantGroups: Required value"},
 		"HostURL":            {reason: "An entry is a host, not a URL.", args: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"https://id.corp.test"}}, want: "input.oidc.customConfigIssuerHosts[0]"},
 	}
 	for name, tc := range cases {

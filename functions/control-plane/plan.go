@@ -86,8 +86,12 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	if !external {
 		errs = appendError(errs, err)
 	}
+	// Kamaji's admin kubeconfig: the claim's connection details, the CA
+	// of the OIDC kubeconfig.
+	oidcSystem := spec.OIDC.Mode == tkv1alpha1.OIDCModeSystem
+	needKubeconfig := !t.Namespaced || oidcSystem
 	var secret *corev1.Secret
-	if !t.Namespaced {
+	if needKubeconfig {
 		secret, err = kubeconfigSecret(r, t.ID)
 		errs = appendError(errs, err)
 	}
@@ -168,6 +172,18 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	if auth.ConfigMap != nil {
 		p.Add(nameAuthenticationConfig, auth.ConfigMap, function.ReadyOnceObserved)
 	}
+	if oidcSystem {
+		// Composed once the tenant's CA is known; kept until then.
+		if ca := tenantCA(secret); ca != nil {
+			s, err := oidcKubeconfigSecret(t.ID, in.OIDC, oidcServer(host), ca)
+			if err != nil {
+				return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "oidc", "mode"), err)}
+			}
+			p.Add(nameOIDCKubeconfig, s, function.ReadyOnceObserved)
+		} else {
+			keepObserved(p, r, nameOIDCKubeconfig)
+		}
+	}
 	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName, auth)
 	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
 	if waiting {
@@ -188,15 +204,17 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		waitingFor = dsName
 	}
 	setControlPlaneCondition(p, r, host, external, waitingFor)
+	if needKubeconfig {
+		p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
+			ApiVersion: "v1",
+			Kind:       "Secret",
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: t.ID.KubeconfigSecretName()},
+			Namespace:  proto.String(t.ID.Namespace),
+		})
+	}
 	if t.Namespaced {
 		return p, nil
 	}
-	p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
-		ApiVersion: "v1",
-		Kind:       "Secret",
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: t.ID.KubeconfigSecretName()},
-		Namespace:  proto.String(t.ID.Namespace),
-	})
 	if secret != nil {
 		p.ConnectionDetails = map[string][]byte{}
 		for _, k := range tkv1alpha1.ConnectionSecretKeys {

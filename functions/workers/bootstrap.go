@@ -43,6 +43,12 @@ func buildKubeadmConfigTemplate(id function.Identity, p nodeGroupPlan, in *v1alp
 	for _, a := range p.Kubelet.KubeletExtraArgs() {
 		args = append(args, bootstrapv1.Arg{Name: a[0], Value: ptr(a[1])})
 	}
+	// Cluster API copies only the node-role.kubernetes.io,
+	// node-restriction.kubernetes.io and node.cluster.x-k8s.io labels of a
+	// Machine to its Node: the kubelet sets the others.
+	if labels := p.NodeLabels(); len(labels) > 0 {
+		args = append(args, bootstrapv1.Arg{Name: "node-labels", Value: ptr(joinLabels(labels))})
+	}
 	spec := bootstrapv1.KubeadmConfigSpec{
 		InitConfiguration: bootstrapv1.InitConfiguration{SkipPhases: []string{"addon/kube-proxy"}},
 		JoinConfiguration: bootstrapv1.JoinConfiguration{

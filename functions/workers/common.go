@@ -16,6 +16,10 @@ const (
 	labelDeploymentName = "cluster.x-k8s.io/deployment-name"
 	// nodeRoleLabelPrefix prefixes a role to give its node label.
 	nodeRoleLabelPrefix = "node-role.kubernetes.io/"
+	// gpuNodeLabel is the label of the nodes of a group with GPUs, the
+	// nodeSelector of HAMi's device plugin DaemonSet by default
+	// (HAMi chart value devicePlugin.nvidiaNodeSelector, {"gpu": "on"}).
+	gpuNodeLabelKey, gpuNodeLabelValue = "gpu", "on"
 
 	// annotationAutoscalerMin is the Cluster API autoscaler annotation holding minReplicas.
 	annotationAutoscalerMin = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
@@ -80,6 +84,15 @@ func (p nodeGroupPlan) RoleLabels() map[string]string {
 		out[nodeRoleLabelPrefix+r] = ""
 	}
 	return out
+}
+
+// NodeLabels returns the labels the group's kubelets give their Node
+// beyond the role labels: gpu=on with GPUs, else none.
+func (p nodeGroupPlan) NodeLabels() map[string]string {
+	if len(p.Group.GPUs) == 0 {
+		return nil
+	}
+	return map[string]string{gpuNodeLabelKey: gpuNodeLabelValue}
 }
 
 // groupLabels are the labels of every per-group object: the common ones,

@@ -204,7 +204,7 @@ func TestAcceptanceScaleFromZero(t *testing.T) {
 		annotationAutoscalerMax:        "10",
 		annotationCapacityMemory:       "13599Mi",
 		annotationCapacityCPU:          "3600m",
-		annotationCapacityLabels:       "node-role.kubernetes.io/ingress-nginx=",
+		annotationCapacityLabels:       "gpu=on,node-role.kubernetes.io/ingress-nginx=",
 		annotationCapacityGPU:          "nvidia.com/gpu",
 		annotationCapacityGPUs:         "1",
 		annotationMaxNodeProvisionTime: "30m",

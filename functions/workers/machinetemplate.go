@@ -253,10 +253,20 @@ func wholeCores(q resource.Quantity) (uint32, error) {
 }
 
 // scaleFromZeroLabels returns the value of cluster-autoscaler's
-// capacity.../labels annotation: the role labels as sorted "key=value"
-// pairs joined by commas, or "" without roles.
+// capacity.../labels annotation: the role labels and the node labels
+// (NodeLabels) as sorted "key=value" pairs joined by commas, or "" without
+// any.
 func scaleFromZeroLabels(p nodeGroupPlan) string {
 	labels := p.RoleLabels()
+	for k, v := range p.NodeLabels() {
+		labels[k] = v
+	}
+	return joinLabels(labels)
+}
+
+// joinLabels returns labels as sorted "key=value" pairs joined by commas
+// (the shape of kubelet's --node-labels).
+func joinLabels(labels map[string]string) string {
 	keys := sortedKeys(labels)
 	pairs := make([]string, 0, len(keys))
 	for _, k := range keys {

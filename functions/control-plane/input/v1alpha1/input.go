@@ -154,6 +154,25 @@ type OIDCIssuer struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
 	CustomConfigIssuerHosts []string `json:"customConfigIssuerHosts,omitempty"`
+	// GroupsClaim is the token claim listing the user's groups, such as
+	// groups: ASCII letters, digits and _, not starting with a digit, and
+	// no CEL reserved word. Set together with TenantGroups.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	GroupsClaim string `json:"groupsClaim,omitempty"`
+	// TenantGroups are the groups of a tenant in the issuer, as patterns
+	// in which {namespace} stands for the cluster's namespace and {name},
+	// optionally, for its name, such as "tenant:{namespace}:admin". With
+	// them, a System-mode cluster refuses (401) every token whose
+	// GroupsClaim holds none of its groups. Each pattern holds {namespace}
+	// once, before {name}; a placeholder is next only to the pattern's
+	// ends or to a character a DNS label lacks (one of A-Z . _ : / @ = +),
+	// and every pattern has the same text before {namespace}, so no
+	// namespace's groups are another's.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=128
+	// +optional
+	TenantGroups []string `json:"tenantGroups,omitempty"`
 }
 
 // DeletionOrder names how a function declares the deletion order of the
