@@ -25,6 +25,8 @@ const (
 	nameKamajiControlPlane = function.KamajiControlPlaneResourceName
 	nameEtcdCluster        = "etcdcluster"
 	nameDataStore          = "datastore"
+	nameAPIServerService   = "apiserver-service"
+	nameAPIServerIngress   = "apiserver-ingress"
 	// nameEtcdUsage is the Usage keeping the EtcdCluster until the
 	// KamajiControlPlane is gone.
 	nameEtcdUsage = "usage-etcdcluster-by-kamajicontrolplane"
@@ -175,6 +177,12 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		keepObserved(p, r, nameKamajiControlPlane)
 	} else {
 		p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
+	}
+
+	if !waiting || r.ObservedExists(nameKamajiControlPlane) {
+		// The route to the API server, beside the control plane.
+		p.Add(nameAPIServerService, apiServerService(t.ID), function.ReadyOnceObserved)
+		p.Add(nameAPIServerIngress, apiServerIngress(t.ID, in.IngressClassName, host), function.ReadyOnceObserved)
 	}
 
 	p.Status = map[string]any{
