@@ -179,8 +179,9 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
 	}
 
-	if !waiting || r.ObservedExists(nameKamajiControlPlane) {
-		// The route to the API server, beside the control plane.
+	if !waiting || r.ObservedExists(nameKamajiControlPlane) || r.ObservedExists(nameAPIServerIngress) || r.ObservedExists(nameAPIServerService) {
+		// The route to the API server, beside the control plane; never
+		// dropped once composed.
 		p.Add(nameAPIServerService, apiServerService(t.ID), function.ReadyOnceObserved)
 		p.Add(nameAPIServerIngress, apiServerIngress(t.ID, in.IngressClassName, host), function.ReadyOnceObserved)
 	}
