@@ -673,6 +673,14 @@ func TestPlanNamespaced(t *testing.T) {
 				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
 				reason:       "WaitingForTenantDataStore", message: waitMsg},
 		},
+		"NotFoundKeepsRoute": {
+			reason: "The API server's Service and Ingress composed before stay desired even when no control plane is observed: never a smaller desired state.",
+			args: fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": nil},
+				Observed: map[string]string{"apiserver-ingress": `{apiVersion: networking.k8s.io/v1, kind: Ingress}`}},
+			want: want{composed: []string{"cluster", "kubevirtcluster", "apiserver-service", "apiserver-ingress"},
+				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
+				reason:       "WaitingForTenantDataStore", message: waitMsg},
+		},
 		"Found": {
 			reason: "With the tenant DataStore the control plane uses it; the kubeconfig Secret is never required nor copied.",
 			args:   fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": {ds}, "kubeconfig-secret": {sec}}},
