@@ -3,6 +3,8 @@ package test
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // TestComposedObjectNamesAreUnique checks every golden render of the
@@ -25,5 +27,51 @@ func TestComposedObjectNamesAreUnique(t *testing.T) {
 	}
 	if len(seen) == 0 {
 		t.Fatal("no composed objects in the golden renders")
+	}
+}
+
+// TestGoldenIngressesShareNoUpstream reads every golden render's Ingresses
+// of the shared class, with the one Kamaji builds from each
+// KamajiControlPlane (fntest.KamajiIngress), as ingress-nginx reads them
+// (fntest.ReadAsNginx): no snippet annotation, and no upstream name is made
+// by the objects of two tenant clusters (namespace and cluster label).
+// Renders of one cluster in several files are one tenant.
+func TestGoldenIngressesShareNoUpstream(t *testing.T) {
+	root := repoRoot(t)
+	objs := goldenObjects(t, filepath.Join(root, "test", "testdata"), packageCompositeKinds(t, root))
+	var ingresses []map[string]any
+	// tenant is the cluster ("<NS>/<N>") of each Ingress ("<NS>/<name>").
+	tenant := map[string]string{}
+	for _, o := range objs {
+		switch o.obj.GetKind() {
+		case "Ingress":
+			ingresses = append(ingresses, o.obj.Object)
+			tenant[o.obj.GetNamespace()+"/"+o.obj.GetName()] = o.obj.GetNamespace() + "/" + o.obj.GetLabels()["tenantkube.io/cluster"]
+		case "KamajiControlPlane":
+			if ing := fntest.KamajiIngress(o.obj.Object); ing != nil {
+				ingresses = append(ingresses, ing)
+				tenant[o.obj.GetNamespace()+"/"+o.obj.GetName()] = o.obj.GetNamespace() + "/" + o.obj.GetName()
+			}
+		}
+	}
+	if len(ingresses) == 0 {
+		t.Fatal("no Ingress in the golden renders")
+	}
+	v := fntest.ReadAsNginx("nginx", ingresses)
+	if len(v.Snippets) > 0 {
+		t.Errorf("snippet annotations %v", v.Snippets)
+	}
+	owner := map[string]string{}
+	for key, ups := range v.Made {
+		for _, up := range ups {
+			who := tenant[key]
+			if prev, ok := owner[up]; ok && prev != who {
+				t.Errorf("upstream %s made by %s and %s", up, prev, who)
+			}
+			owner[up] = who
+		}
+	}
+	if len(owner) == 0 {
+		t.Fatal("no upstream on the shared class")
 	}
 }

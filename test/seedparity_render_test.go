@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/test/render"
 )
 
@@ -57,38 +59,41 @@ func TestSeedParityRender(t *testing.T) {
 	}
 
 	t.Run("ingress routes HTTP and HTTPS", func(t *testing.T) {
-		ing := obj("Ingress/parity-ingress-nginx")
-		rules, _, _ := unstructured.NestedSlice(ing.Object, "spec", "rules")
-		var paths []string
-		for _, r := range rules {
-			ps, _, _ := unstructured.NestedSlice(r.(map[string]any), "http", "paths")
-			for _, p := range ps {
-				pm := p.(map[string]any)
-				port, _, _ := unstructured.NestedFieldNoCopy(pm, "backend", "service", "port", "number")
-				name, _, _ := unstructured.NestedString(pm, "backend", "service", "name")
-				paths = append(paths, fmt.Sprintf("%s %s %s %s:%v", r.(map[string]any)["host"], pm["path"], pm["pathType"], name, port))
-			}
+		// N-<role>-<first 16 bytes of sha256("<role>/<NS>/<N>") in
+		// lower-case base32>, computed with Python's hashlib and base64.
+		const proxy, api = "parity-app-i4mmd6pamv5ojz5ddw2vzda5pa", "parity-api-3hdr4l5fv62mfjyoylmnlxuyti"
+		var ingresses []map[string]any
+		for _, k := range []string{"Ingress/" + proxy, "Ingress/" + proxy + "-http", "Ingress/" + api} {
+			ingresses = append(ingresses, obj(k).Object)
 		}
-		want := []string{
-			"apps.tenant-parity.tenants.example.com / ImplementationSpecific parity-ingress-nginx:443",
-			"apps.tenant-parity.tenants.example.com / ImplementationSpecific parity-ingress-nginx:80",
+		// The whole pipeline's Ingresses of the shared class, with the one
+		// Kamaji builds from the KamajiControlPlane, read as ingress-nginx
+		// reads them.
+		ingresses = append(ingresses, fntest.KamajiIngress(obj("KamajiControlPlane/parity").Object))
+		v := fntest.ReadAsNginx("nginx", ingresses)
+		if len(v.Snippets) > 0 {
+			t.Errorf("snippet annotations %v", v.Snippets)
 		}
-		if !slices.Equal(paths, want) {
-			t.Errorf("paths %v, want %v", paths, want)
+		want := map[string]fntest.Route{
+			"apps.tenant-parity.tenants.example.com": {
+				HTTPS: "tenant-parity-" + proxy + "-443", HTTP: "tenant-parity-" + proxy + "-80", Passthrough: true, Canary: true,
+				HTTPSTo: fntest.Backend{Namespace: "tenant-parity", Service: proxy, Port: int64(443)},
+				HTTPTo:  fntest.Backend{Namespace: "tenant-parity", Service: proxy, Port: int64(80)},
+			},
+			"parity.tenant-parity.tenants.example.com": {
+				HTTPS: "tenant-parity-" + api + "-6443", HTTP: "tenant-parity-" + api + "-6443", Passthrough: true,
+				HTTPSTo: fntest.Backend{Namespace: "tenant-parity", Service: api, Port: int64(6443)},
+				HTTPTo:  fntest.Backend{Namespace: "tenant-parity", Service: api, Port: int64(6443)},
+			},
 		}
-		a := ing.GetAnnotations()
-		for k, v := range map[string]string{
-			"nginx.ingress.kubernetes.io/backend-protocol":      "AUTO_HTTP",
-			"nginx.ingress.kubernetes.io/ssl-redirect":          "false",
-			"nginx.ingress.kubernetes.io/ssl-passthrough":       "true",
-			"nginx.ingress.kubernetes.io/configuration-snippet": "if ($scheme = http) {\n  set $proxy_upstream_name \"tenant-parity-parity-ingress-nginx-80\";\n  set $proxy_host $proxy_upstream_name;\n}\n",
-		} {
-			if a[k] != v {
-				t.Errorf("annotation %s = %q, want %q", k, a[k], v)
-			}
+		if d := cmp.Diff(want, v.Routes); d != "" {
+			t.Errorf("routes (-want +got):\n%s", d)
 		}
-		if got := str(obj("Service/parity-ingress-nginx"), "spec", "ports"); got != "[map[appProtocol:http name:http port:80 protocol:TCP targetPort:30000] map[appProtocol:https name:https port:443 protocol:TCP targetPort:30001]]" {
+		if got := str(obj("Service/"+proxy), "spec", "ports"); got != "[map[appProtocol:http name:http port:80 protocol:TCP targetPort:30000] map[appProtocol:https name:https port:443 protocol:TCP targetPort:30001]]" {
 			t.Errorf("Service ports %s", got)
+		}
+		if got := str(obj("Service/"+api), "spec"); got != "map[ports:[map[name:kube-apiserver port:6443 protocol:TCP targetPort:6443]] selector:map[kamaji.clastix.io/name:parity] type:ClusterIP]" {
+			t.Errorf("API server Service spec %s", got)
 		}
 	})
 

@@ -13,7 +13,7 @@ import (
 
 // FuzzTenantConfinement: whatever the claim's namespace, name
 // and spec, every composed object lands in NS (the add-ons compose nothing
-// cluster-scoped), every host of the proxied Ingress lies under the tenant
+// cluster-scoped), every host of the proxied Ingresses lies under the tenant
 // host, and an earlier step's desired object is kept.
 func FuzzTenantConfinement(f *testing.F) {
 	for _, s := range [][3]string{
@@ -56,8 +56,8 @@ func FuzzTenantConfinement(f *testing.F) {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}
 		tenantHost := ns + ".tenants.example.com"
-		if ing := rsp.GetDesired().GetResources()[composedProxyIngress]; ing != nil {
-			rules, _ := fntest.Get(ing.GetResource().AsMap(), "spec", "rules").([]any)
+		for _, ing := range fntest.SharedIngresses(rsp) {
+			rules, _ := fntest.Get(ing, "spec", "rules").([]any)
 			for _, r := range rules {
 				h := r.(map[string]any)["host"].(string)
 				if h != tenantHost && !strings.HasSuffix(h, "."+tenantHost) {

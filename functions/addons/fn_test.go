@@ -332,6 +332,7 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 	fntest.NoFatal(t, proxied)
 	svc := proxied.GetDesired().GetResources()[composedProxyService].GetResource().AsMap()
 	ing := proxied.GetDesired().GetResources()[composedProxyIngress].GetResource().AsMap()
+	canary := proxied.GetDesired().GetResources()[composedProxyHTTPIngress].GetResource().AsMap()
 	wantSvc := map[string]any{
 		"selector": map[string]any{"cluster.x-k8s.io/cluster-name": "demo", "node-role.kubernetes.io/ingress-nginx": ""},
 		"type":     "ClusterIP",
@@ -343,43 +344,44 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 	if d := cmp.Diff(wantSvc, fntest.Get(svc, "spec")); d != "" {
 		t.Errorf("Service spec (-want +got):\n%s", d)
 	}
-	if got := fntest.Get(svc, "metadata", "name"); got != "demo-ingress-nginx" {
-		t.Errorf("Service name %v", got)
-	}
-	// The seed chart's annotations; the snippet names the upstream of the
-	// Service's port 80 as ingress-nginx names it: <namespace>-<service>-80.
-	wantAnn := map[string]any{
-		"nginx.ingress.kubernetes.io/ssl-passthrough":  "true",
-		"nginx.ingress.kubernetes.io/backend-protocol": "AUTO_HTTP",
-		"nginx.ingress.kubernetes.io/ssl-redirect":     "false",
-		"nginx.ingress.kubernetes.io/configuration-snippet": "if ($scheme = http) {\n" +
-			"  set $proxy_upstream_name \"tenant-demo-demo-ingress-nginx-80\";\n" +
-			"  set $proxy_host $proxy_upstream_name;\n}\n",
-	}
-	if d := cmp.Diff(wantAnn, fntest.Get(ing, "metadata", "annotations")); d != "" {
-		t.Errorf("Ingress annotations (-want +got):\n%s", d)
-	}
-	wantPaths := []any{
-		map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": "demo-ingress-nginx", "port": map[string]any{"number": 443.0}}}},
-		map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": "demo-ingress-nginx", "port": map[string]any{"number": 80.0}}}},
-	}
-	for _, r := range fntest.Get(ing, "spec", "rules").([]any) {
-		if d := cmp.Diff(wantPaths, fntest.Get(r.(map[string]any), "http", "paths")); d != "" {
-			t.Errorf("paths of %v (-want +got):\n%s", r.(map[string]any)["host"], d)
+	// demo-app- and the first 16 bytes of sha256("app/tenant-demo/demo")
+	// in lower-case base32 (computed with Python's hashlib and base64).
+	const name = "demo-app-rqqefm5jthbbytoacbu6cqnmim"
+	for _, o := range []map[string]any{svc, ing} {
+		if got := fntest.Get(o, "metadata", "name"); got != name {
+			t.Errorf("%v name %v, want %s", o["kind"], got, name)
 		}
 	}
-	if got := fntest.Get(ing, "spec", "ingressClassName"); got != "nginx" {
-		t.Errorf("ingress class %v", got)
+	if got := fntest.Get(canary, "metadata", "name"); got != name+"-http" {
+		t.Errorf("canary Ingress name %v", got)
 	}
-	var hosts []string
-	for _, r := range fntest.Get(ing, "spec", "rules").([]any) {
-		hosts = append(hosts, r.(map[string]any)["host"].(string))
-		if b := fntest.Get(r.(map[string]any), "http"); !strings.Contains(mustJSON(t, b), `"name":"demo-ingress-nginx"`) {
-			t.Errorf("rule backend %s", mustJSON(t, b))
+	// ingress-nginx's annotations, none a snippet: TLS passed through by
+	// the primary, plain HTTP all sent to the canary.
+	for o, want := range map[*map[string]any]map[string]any{
+		&ing:    {"nginx.ingress.kubernetes.io/ssl-passthrough": "true", "nginx.ingress.kubernetes.io/ssl-redirect": "false"},
+		&canary: {"nginx.ingress.kubernetes.io/canary": "true", "nginx.ingress.kubernetes.io/canary-weight": "100"},
+	} {
+		if d := cmp.Diff(want, fntest.Get(*o, "metadata", "annotations")); d != "" {
+			t.Errorf("%v annotations (-want +got):\n%s", fntest.Get(*o, "metadata", "name"), d)
 		}
 	}
-	if d := cmp.Diff([]string{"tenant-demo.tenants.example.com", "*.tenant-demo.tenants.example.com"}, hosts); d != "" {
-		t.Errorf("hosts (-want +got):\n%s", d)
+	for o, port := range map[*map[string]any]float64{&ing: 443, &canary: 80} {
+		wantPaths := []any{
+			map[string]any{"path": "/", "pathType": "ImplementationSpecific", "backend": map[string]any{"service": map[string]any{"name": name, "port": map[string]any{"number": port}}}},
+		}
+		var hosts []string
+		for _, r := range fntest.Get(*o, "spec", "rules").([]any) {
+			hosts = append(hosts, r.(map[string]any)["host"].(string))
+			if d := cmp.Diff(wantPaths, fntest.Get(r.(map[string]any), "http", "paths")); d != "" {
+				t.Errorf("paths of %v (-want +got):\n%s", r.(map[string]any)["host"], d)
+			}
+		}
+		if d := cmp.Diff([]string{"tenant-demo.tenants.example.com", "*.tenant-demo.tenants.example.com"}, hosts); d != "" {
+			t.Errorf("hosts (-want +got):\n%s", d)
+		}
+		if got := fntest.Get(*o, "spec", "ingressClassName"); got != "nginx" {
+			t.Errorf("ingress class %v", got)
+		}
 	}
 
 	for name, spec := range map[string]string{
@@ -389,7 +391,7 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 	} {
 		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
 		fntest.NoFatal(t, rsp)
-		for _, n := range []string{composedProxyService, composedProxyIngress} {
+		for _, n := range []string{composedProxyService, composedProxyIngress, composedProxyHTTPIngress} {
 			if _, ok := rsp.GetDesired().GetResources()[n]; ok {
 				t.Errorf("%s: %s emitted", name, n)
 			}

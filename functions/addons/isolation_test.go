@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
@@ -122,4 +124,103 @@ func TestAddonBounds(t *testing.T) {
 			t.Errorf("%.80s: the Fatal message is %d bytes: it must name the size, not repeat the value", c.spec, len(msg))
 		}
 	}
+}
+
+// FuzzTwoTenantsNeverShareUpstreams: for any two distinct clusters (NS, N)
+// with a Proxied ingress, as claims and as TenantClusters, the upstream
+// names ingress-nginx derives from their Ingresses (fntest.ReadAsNginx:
+// <namespace>-<service>-<port>) are disjoint, and each tenant's hosts,
+// read with both tenants' Ingresses (either first), lead only to Services
+// of its own namespace named for its own cluster.
+func FuzzTwoTenantsNeverShareUpstreams(f *testing.F) {
+	for _, s := range [][4]string{
+		{"team", "a-prod", "team-a", "prod"},
+		{"prod", "team-a", "prod-team", "a"},
+		{"a-b", "c", "a", "b-c"},
+		{"x", "y", "x", "y-app"},
+		{"tenant-a", "demo", "tenant-b", "demo"},
+		{"team-a", "prod-app-bpgksxxlvszbm6ogpk3366p6sq", "team-a-prod-app", "bpgksxxlvszbm6ogpk3366p6sq"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, ns1, n1, ns2, n2 string) {
+		if ns1 == ns2 && n1 == n2 {
+			return
+		}
+		for _, namespaced := range []bool{false, true} {
+			a, okA := proxiedIngresses(t, ns1, n1, namespaced)
+			b, okB := proxiedIngresses(t, ns2, n2, namespaced)
+			if !okA || !okB {
+				return
+			}
+			va, vb := fntest.ReadAsNginx("nginx", a), fntest.ReadAsNginx("nginx", b)
+			for up := range va.Upstreams {
+				if _, ok := vb.Upstreams[up]; ok {
+					t.Fatalf("(%q, %q) and (%q, %q) (namespaced %v) share upstream %s", ns1, n1, ns2, n2, namespaced, up)
+				}
+			}
+			for _, both := range [][]map[string]any{append(append([]map[string]any{}, a...), b...), append(append([]map[string]any{}, b...), a...)} {
+				v := fntest.ReadAsNginx("nginx", both)
+				for _, tn := range [][2]string{{ns1, n1}, {ns2, n2}} {
+					want := fntest.Backend{Namespace: tn[0], Service: ProxyServiceName(function.Identity{Namespace: tn[0], Name: tn[1]})}
+					r := v.Routes[tn[1]+"."+tn[0]+".tenants.example.com"]
+					for _, got := range []fntest.Backend{r.HTTPSTo, r.HTTPTo} {
+						if got.Namespace != want.Namespace || got.Service != want.Service {
+							t.Fatalf("(%q, %q) beside (%q, %q): its host leads to %+v, want %s/%s", tn[0], tn[1], ns1+ns2, n1+n2, got, want.Namespace, want.Service)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// proxiedIngresses runs the function for cluster n of namespace ns (a
+// claim, or a TenantCluster) with a Proxied ingress on host
+// <n>.<ns>.tenants.example.com and returns the Ingresses it composes, or
+// false when the function refuses the identity.
+func proxiedIngresses(t *testing.T, ns, n string, namespaced bool) ([]map[string]any, bool) {
+	t.Helper()
+	spec := map[string]any{"addons": map[string]any{"ingressNginx": map[string]any{"enabled": true, "hosts": []any{n + "." + ns + ".tenants.example.com"}}}}
+	xr := fntest.TenantXR(ns, n, spec)
+	if namespaced {
+		xr = fntest.NamespacedXR(ns, n, spec)
+	}
+	x, err := fntest.Struct(xr)
+	if err != nil {
+		return nil, false
+	}
+	req := fntest.Call{Spec: `{}`}.Request(t)
+	req.Observed.Composite.Resource = x
+	nsObj, err := fntest.Struct(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+	if err != nil {
+		return nil, false
+	}
+	req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsObj}}}}
+	if namespaced {
+		// The control-plane step has composed the KamajiControlPlane.
+		kcp, err := fntest.Struct(map[string]any{"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane",
+			"metadata": map[string]any{"name": n, "namespace": ns}})
+		if err != nil {
+			return nil, false
+		}
+		req.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{function.KamajiControlPlaneResourceName: {Resource: kcp}}}
+	}
+	rsp, err := fntest.Run(runFn, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fntest.FatalMessage(rsp) != "" {
+		return nil, false
+	}
+	var ings []map[string]any
+	for _, ing := range fntest.SharedIngresses(rsp) {
+		if ing["kind"] == "Ingress" {
+			ings = append(ings, ing)
+		}
+	}
+	if len(ings) == 0 {
+		t.Fatalf("(%q, %q) namespaced %v: no Ingress composed", ns, n, namespaced)
+	}
+	return ings, true
 }

@@ -301,7 +301,7 @@ func TestPlanAddonsReady(t *testing.T) {
 func TestPlanReadiness(t *testing.T) {
 	const spec = "addons: {velero: {enabled: true}, ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com]}}"
 	names := []string{"addon-velero", "helmrepository-vmware-tanzu", "usage-kamajicontrolplane-by-addon-velero",
-		"ingress-nginx-proxy-service", "ingress-nginx-proxy-ingress"}
+		"proxy-service", "proxy-ingress", "proxy-ingress-http"}
 	type args struct {
 		observed map[string]string
 	}
@@ -319,7 +319,7 @@ func TestPlanReadiness(t *testing.T) {
 			want: want{ready: map[string]fnv1.Ready{
 				"addon-velero": fnv1.Ready_READY_FALSE, "helmrepository-vmware-tanzu": fnv1.Ready_READY_FALSE,
 				"usage-kamajicontrolplane-by-addon-velero": fnv1.Ready_READY_FALSE,
-				"ingress-nginx-proxy-service":              fnv1.Ready_READY_TRUE, "ingress-nginx-proxy-ingress": fnv1.Ready_READY_TRUE,
+				"proxy-service": fnv1.Ready_READY_TRUE, "proxy-ingress": fnv1.Ready_READY_TRUE, "proxy-ingress-http": fnv1.Ready_READY_TRUE,
 			}},
 		},
 		"ObservedReady": {
@@ -329,7 +329,7 @@ func TestPlanReadiness(t *testing.T) {
 			want: want{ready: map[string]fnv1.Ready{
 				"addon-velero": fnv1.Ready_READY_TRUE, "helmrepository-vmware-tanzu": fnv1.Ready_READY_TRUE,
 				"usage-kamajicontrolplane-by-addon-velero": fnv1.Ready_READY_TRUE,
-				"ingress-nginx-proxy-service":              fnv1.Ready_READY_TRUE, "ingress-nginx-proxy-ingress": fnv1.Ready_READY_TRUE,
+				"proxy-service": fnv1.Ready_READY_TRUE, "proxy-ingress": fnv1.Ready_READY_TRUE, "proxy-ingress-http": fnv1.Ready_READY_TRUE,
 			}},
 		},
 		"ObservedNotReady": {
@@ -339,7 +339,7 @@ func TestPlanReadiness(t *testing.T) {
 			want: want{ready: map[string]fnv1.Ready{
 				"addon-velero": fnv1.Ready_READY_FALSE, "helmrepository-vmware-tanzu": fnv1.Ready_READY_FALSE,
 				"usage-kamajicontrolplane-by-addon-velero": fnv1.Ready_READY_FALSE,
-				"ingress-nginx-proxy-service":              fnv1.Ready_READY_TRUE, "ingress-nginx-proxy-ingress": fnv1.Ready_READY_TRUE,
+				"proxy-service": fnv1.Ready_READY_TRUE, "proxy-ingress": fnv1.Ready_READY_TRUE, "proxy-ingress-http": fnv1.Ready_READY_TRUE,
 			}},
 		},
 	}

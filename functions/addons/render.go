@@ -36,8 +36,9 @@ var (
 
 // Composed-resource names (stable across reconciles).
 const (
-	composedProxyService = "ingress-nginx-proxy-service"
-	composedProxyIngress = "ingress-nginx-proxy-ingress"
+	composedProxyService     = "proxy-service"
+	composedProxyIngress     = "proxy-ingress"
+	composedProxyHTTPIngress = "proxy-ingress-http"
 )
 
 // ComposedReleaseName is the composed-resource name of a release's
@@ -80,9 +81,9 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	c := &Context{ID: id, Spec: spec, Input: in}
 	a := &spec.Addons
 
-	// At most a release, a Usage and a source per row, and the proxy's two
+	// At most a release, a Usage and a source per row, and the proxy's three
 	// objects: sized once.
-	objs := make([]Object, 0, 3*len(Table)+2)
+	objs := make([]Object, 0, 3*len(Table)+3)
 	var sources, usages []Object
 	seenRepo := map[string]bool{}
 	for i := range Table {
@@ -122,9 +123,11 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 
 	ing := &a.IngressNginx
 	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied && len(ing.Hosts) > 0 {
+		primary, canary := proxyIngresses(id, in.IngressClassName, ing.Hosts)
 		objs = append(objs,
 			Object{Name: composedProxyService, Obj: proxyService(id)},
-			Object{Name: composedProxyIngress, Obj: proxyIngress(id, in.IngressClassName, ing.Hosts)})
+			Object{Name: composedProxyIngress, Obj: primary},
+			Object{Name: composedProxyHTTPIngress, Obj: canary})
 	}
 	return objs, nil
 }
@@ -301,7 +304,7 @@ func managedSource(id function.Identity, release string, src *input.ChartSource,
 }
 
 // ProxySelector is the selector of the management-cluster Service
-// N-ingress-nginx: the labels the VM template of a node group with the
+// ProxyServiceName: the labels the VM template of a node group with the
 // ingress-nginx role carries, which KubeVirt copies onto the VMs'
 // virt-launcher pods.
 func ProxySelector(id function.Identity) map[string]string {
@@ -311,21 +314,32 @@ func ProxySelector(id function.Identity) map[string]string {
 	}
 }
 
-// Ports of the management-cluster Service N-ingress-nginx: http and
-// https, as the Ingress N-ingress-nginx names them by number (ingress-nginx
-// names an upstream <namespace>-<service>-<port as written>).
+// ProxyServiceName is the management-cluster Service (and primary Ingress)
+// of a Proxied ingress: N-app-<digest>, injective across tenants in the
+// upstream names ingress-nginx derives from it
+// (function.Identity.IngressBackendName).
+func ProxyServiceName(id function.Identity) string {
+	return id.IngressBackendName(function.IngressRoleApps)
+}
+
+// ProxyHTTPIngressName is the canary Ingress that sends plain HTTP to the
+// Service's port 80: ProxyServiceName + "-http".
+func ProxyHTTPIngressName(id function.Identity) string { return ProxyServiceName(id) + "-http" }
+
+// Ports of the proxy Service: http and https, named by number in the
+// Ingresses (ingress-nginx names an upstream <namespace>-<service>-<port
+// as written>).
 const (
 	ProxyHTTPPort  = 80
 	ProxyHTTPSPort = 443
 )
 
-// proxyService is the management-cluster Service N-ingress-nginx: http 80 →
-// node port 30000, https 443 → 30001 of N's ingress-nginx nodes, each with
-// its appProtocol.
+// proxyService is the proxy Service: http 80 → node port 30000, https
+// 443 → 30001 of N's ingress-nginx nodes, each with its appProtocol.
 func proxyService(id function.Identity) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: id.Prefixed("ingress-nginx"), Namespace: id.Namespace, Labels: id.Labels()},
+		ObjectMeta: metav1.ObjectMeta{Name: ProxyServiceName(id), Namespace: id.Namespace, Labels: id.Labels()},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: ProxySelector(id),
@@ -337,70 +351,66 @@ func proxyService(id function.Identity) *corev1.Service {
 	}
 }
 
-// Annotations of the Ingress N-ingress-nginx (ingress-nginx's annotation
-// names).
+// Annotations of the proxy Ingresses (ingress-nginx's annotation names;
+// each of risk level Low, so none needs snippets or a raised
+// annotations-risk-level on the shared controller).
 const (
-	AnnotationSSLPassthrough       = "nginx.ingress.kubernetes.io/ssl-passthrough"
-	AnnotationBackendProtocol      = "nginx.ingress.kubernetes.io/backend-protocol"
-	AnnotationSSLRedirect          = "nginx.ingress.kubernetes.io/ssl-redirect"
-	AnnotationConfigurationSnippet = "nginx.ingress.kubernetes.io/configuration-snippet"
+	AnnotationSSLPassthrough = "nginx.ingress.kubernetes.io/ssl-passthrough"
+	AnnotationSSLRedirect    = "nginx.ingress.kubernetes.io/ssl-redirect"
+	AnnotationCanary         = "nginx.ingress.kubernetes.io/canary"
+	AnnotationCanaryWeight   = "nginx.ingress.kubernetes.io/canary-weight"
 )
 
 // ProxyHTTPUpstream is the name ingress-nginx gives the upstream of the
-// Service N-ingress-nginx's port 80: <namespace>-<service>-<port>.
+// proxy Service's port 80: <namespace>-<service>-<port>.
 func ProxyHTTPUpstream(id function.Identity) string {
-	return fmt.Sprintf("%s-%s-%d", id.Namespace, id.Prefixed("ingress-nginx"), ProxyHTTPPort)
+	return fmt.Sprintf("%s-%s-%d", id.Namespace, ProxyServiceName(id), ProxyHTTPPort)
 }
 
-// proxyIngress is the management-cluster Ingress N-ingress-nginx. Each host
-// has two paths "/": the Service's port 443 first (TLS is passed through to
-// the tenant's HTTPS node port by SNI) and port 80, which only makes
-// ingress-nginx create the port-80 upstream. nginx chooses the backend by
-// scheme (backend-protocol AUTO_HTTP); the snippet sends plain HTTP to the
-// port-80 upstream, and ssl-redirect is off so ACME HTTP-01 challenges and
-// the tenant's own redirects reach its ingress.
-func proxyIngress(id function.Identity, class string, hosts []string) *networkingv1.Ingress {
+// proxyIngresses are the management-cluster Ingresses of a Proxied
+// ingress, one rule per distinct host, each with the single path "/":
+//   - the primary, ProxyServiceName → port 443 with ssl-passthrough:
+//     ingress-nginx passes TLS by SNI, at layer 4, to the Service of the
+//     location "/" (the tenant's HTTPS node port);
+//   - the canary, ProxyHTTPIngressName → port 80, weight 100 of 100: every
+//     plain-HTTP request of the host's location "/" goes to the canary's
+//     upstream (the tenant's HTTP node port). ssl-redirect is off so ACME
+//     HTTP-01 challenges and the tenant's own redirects reach its ingress.
+//
+// Canary routing only acts on requests nginx proxies at layer 7, never on
+// passed-through TLS (https://kubernetes.github.io/ingress-nginx/user-guide/nginx-configuration/annotations/#canary).
+func proxyIngresses(id function.Identity, class string, hosts []string) (primary, canary *networkingv1.Ingress) {
 	pathType := networkingv1.PathTypeImplementationSpecific
-	upstream := ProxyHTTPUpstream(id)
-	svc := id.Prefixed("ingress-nginx")
-	ing := &networkingv1.Ingress{
-		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: svc, Namespace: id.Namespace, Labels: id.Labels(),
-			Annotations: map[string]string{
-				AnnotationSSLPassthrough:  "true",
-				AnnotationBackendProtocol: "AUTO_HTTP",
-				AnnotationSSLRedirect:     "false",
-				AnnotationConfigurationSnippet: "if ($scheme = http) {\n" +
-					"  set $proxy_upstream_name \"" + upstream + "\";\n" +
-					"  set $proxy_host $proxy_upstream_name;\n" +
-					"}\n",
-			},
-		},
-		Spec: networkingv1.IngressSpec{IngressClassName: &class},
-	}
-	path := func(port int32) networkingv1.HTTPIngressPath {
-		return networkingv1.HTTPIngressPath{
-			Path: "/", PathType: &pathType,
-			Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-				Name: svc, Port: networkingv1.ServiceBackendPort{Number: port},
-			}},
+	svc := ProxyServiceName(id)
+	ingress := func(name string, port int32, annotations map[string]string) *networkingv1.Ingress {
+		ing := &networkingv1.Ingress{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels(), Annotations: annotations},
+			Spec:       networkingv1.IngressSpec{IngressClassName: &class},
 		}
-	}
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		if seen[h] {
-			continue
+		seen := map[string]bool{}
+		for _, h := range hosts {
+			if seen[h] {
+				continue
+			}
+			seen[h] = true
+			ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{
+				Host: h,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path: "/", PathType: &pathType,
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: svc, Port: networkingv1.ServiceBackendPort{Number: port},
+						}},
+					}},
+				}},
+			})
 		}
-		seen[h] = true
-		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{
-			Host: h,
-			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-				Paths: []networkingv1.HTTPIngressPath{path(ProxyHTTPSPort), path(ProxyHTTPPort)},
-			}},
-		})
+		return ing
 	}
-	return ing
+	primary = ingress(svc, ProxyHTTPSPort, map[string]string{AnnotationSSLPassthrough: "true", AnnotationSSLRedirect: "false"})
+	canary = ingress(ProxyHTTPIngressName(id), ProxyHTTPPort, map[string]string{AnnotationCanary: "true", AnnotationCanaryWeight: "100"})
+	return primary, canary
 }
 
 // checkSpec applies the cross-field rule of docs/architecture.md that depends on

@@ -326,7 +326,7 @@ func certManagerDefaults(c *Context) Values {
 
 // ingressNginxDefaults: a DaemonSet on the nodes with the ingress-nginx
 // role; Proxied: a NodePort Service on 30000/30001, which the management
-// cluster's Service N-ingress-nginx targets; LoadBalancer: the chart's own
+// cluster's Service N-app-<digest> (ProxyServiceName) targets; LoadBalancer: the chart's own
 // Service type; without cert-manager, the admission webhook certificates are
 // not requested from cert-manager.
 func ingressNginxDefaults(c *Context) Values {

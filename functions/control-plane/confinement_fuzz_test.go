@@ -7,6 +7,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
@@ -71,6 +72,17 @@ func FuzzTenantConfinement(f *testing.F) {
 		host := strings.TrimSuffix(fntest.Get(rsp.GetDesired().GetResources()["kamajicontrolplane"].GetResource().AsMap(), "spec", "network", "ingress", "hostname").(string), ":443")
 		if host != tenantHost && !strings.HasSuffix(host, "."+tenantHost) {
 			t.Fatalf("ns=%q n=%q spec=%s: host %q is not under the tenant host %q", ns, n, spec, host, tenantHost)
+		}
+		// What the shared ingress controller reads: only this host, only
+		// to a Service of NS.
+		v := fntest.ReadAsNginx(cpinput.DefaultIngressClassName, fntest.SharedIngresses(rsp))
+		for h, r := range v.Routes {
+			if h != host || r.HTTPSTo.Namespace != ns {
+				t.Fatalf("ns=%q n=%q spec=%s: the shared ingress routes %s to %+v; want only %s to a Service of %s", ns, n, spec, h, r.HTTPSTo, host, ns)
+			}
+		}
+		if len(v.Routes) != 1 {
+			t.Fatalf("ns=%q n=%q spec=%s: %d hosts routed, want 1", ns, n, spec, len(v.Routes))
 		}
 	})
 }

@@ -5,15 +5,20 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// FuzzTwoTenantsNeverShareNames: for any two distinct claims (NS, N) the
-// function accepts, nothing either composes outside its namespace has the
-// other's name — cluster-scoped objects, the etcd prefix and SQL user in a
-// (shared) DataStore — and their default hosts on the shared ingress
-// differ. Judged on the composed objects, whatever formula names them.
+// FuzzTwoTenantsNeverShareNames: for any two distinct clusters (NS, N) the
+// function accepts, as claims and as TenantClusters, nothing either
+// composes outside its namespace has the other's name — cluster-scoped
+// objects, the etcd prefix and SQL user in a (shared) DataStore — their
+// default hosts on the shared ingress differ, and so do the upstream names
+// ingress-nginx derives from the Ingresses of its class, those composed and
+// the one Kamaji builds from the KamajiControlPlane (fntest.ReadAsNginx,
+// fntest.KamajiIngress). Judged on the composed objects, whatever formula
+// names them.
 func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 	for _, s := range [][4]string{
 		{"prod", "team-a", "prod-team", "a"},
@@ -22,6 +27,8 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 		{"x", "y", "x", "y"},
 		{"n", "nn", "nn", "n"},
 		{"tenant-a", "demo", "tenant-b", "demo"},
+		{"team", "a-prod", "team-a", "prod"},
+		{"team-a", "api-palshf35yaol7elrqnhhx3go7i", "team-a-api", "palshf35yaol7elrqnhhx3go7i"},
 	} {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
@@ -29,29 +36,36 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 		if ns1 == ns2 && n1 == n2 {
 			return
 		}
-		a, okA := outsideNames(t, ns1, n1)
-		b, okB := outsideNames(t, ns2, n2)
-		if !okA || !okB {
-			return
-		}
-		for name := range a {
-			if b[name] {
-				t.Fatalf("(%q, %q) and (%q, %q) share %s", ns1, n1, ns2, n2, name)
+		for _, namespaced := range []bool{false, true} {
+			a, okA := outsideNames(t, ns1, n1, namespaced)
+			b, okB := outsideNames(t, ns2, n2, namespaced)
+			if !okA || !okB {
+				return
+			}
+			for name := range a {
+				if b[name] {
+					t.Fatalf("(%q, %q) and (%q, %q) (namespaced %v) share %s", ns1, n1, ns2, n2, namespaced, name)
+				}
 			}
 		}
 	})
 }
 
-// outsideNames runs the function for claim n of namespace ns, once on a
-// dedicated and once on a shared DataStore, with its Namespace answered,
-// and returns what it names outside ns (kind-qualified), or false when the
-// function refuses the identity.
-func outsideNames(t *testing.T, ns, n string) (map[string]bool, bool) {
+// outsideNames runs the function for claim n of namespace ns (or the
+// TenantCluster n in ns), once on a dedicated (or the tenant's) and once on
+// a shared DataStore, with its Namespace answered, and returns what it
+// names outside ns (kind-qualified), or false when the function refuses
+// the identity.
+func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool, bool) {
 	t.Helper()
 	out := map[string]bool{}
 	for _, input := range []string{`{}`, `{dataStoreName: shared}`} {
 		req := fntest.Call{Spec: `{}`, Input: input}.Request(t)
-		xr, err := fntest.Struct(fntest.TenantXR(ns, n, map[string]any{}))
+		x := fntest.TenantXR(ns, n, map[string]any{})
+		if namespaced {
+			x = fntest.NamespacedXR(ns, n, map[string]any{})
+		}
+		xr, err := fntest.Struct(x)
 		if err != nil {
 			return nil, false
 		}
@@ -61,6 +75,15 @@ func outsideNames(t *testing.T, ns, n string) (map[string]bool, bool) {
 			return nil, false
 		}
 		req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsObj}}}}
+		if namespaced {
+			id := function.Identity{Namespace: ns, Name: n}
+			ds, err := fntest.Struct(map[string]any{"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "DataStore",
+				"metadata": map[string]any{"name": id.TenantDataStoreName()}, "status": map[string]any{"ready": true}})
+			if err != nil {
+				return nil, false
+			}
+			req.RequiredResources[requiredTenantDataStore] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: ds}}}
+		}
 		rsp, err := fntest.Run(fn, req)
 		if err != nil {
 			t.Fatal(err)
@@ -81,6 +104,16 @@ func outsideNames(t *testing.T, ns, n string) (map[string]bool, bool) {
 				}
 				out["host "+fntest.Get(obj, "spec", "network", "ingress", "hostname").(string)] = true
 			}
+		}
+		if _, ok := rsp.GetDesired().GetResources()[nameKamajiControlPlane]; !ok {
+			t.Fatalf("(%q, %q) namespaced %v input %s: no KamajiControlPlane composed", ns, n, namespaced, input)
+		}
+		nginx := fntest.ReadAsNginx(cpinput.DefaultIngressClassName, fntest.SharedIngresses(rsp))
+		if len(nginx.Upstreams) == 0 {
+			t.Fatalf("(%q, %q): no upstream on the shared ingress class", ns, n)
+		}
+		for up := range nginx.Upstreams {
+			out["upstream "+up] = true
 		}
 	}
 	return out, true

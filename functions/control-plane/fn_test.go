@@ -166,7 +166,11 @@ func TestEveryObjectPassesUpstreamSchema(t *testing.T) {
 	for _, spec := range []string{`{}`, `{version: v1.30, controlPlane: {replicas: 1, apiServer: {resources: {cpu: 8, memory: 16Gi}}}}`} {
 		rsp := fntest.Call{Spec: spec}.Run(t, fn)
 		for name, r := range rsp.GetDesired().GetResources() {
-			if err := v.Validate(&unstructured.Unstructured{Object: r.GetResource().AsMap()}); err != nil {
+			u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
+			if u.GetAPIVersion() == "v1" || u.GroupVersionKind().Group == "networking.k8s.io" {
+				continue // built-in kinds: no CRD
+			}
+			if err := v.Validate(u); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}

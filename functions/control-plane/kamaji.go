@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -20,6 +22,25 @@ const KonnectivityPort = 8132
 // AnnotationSSLPassthrough makes the management ingress-nginx pass TLS
 // through to the tenant API server.
 const AnnotationSSLPassthrough = "nginx.ingress.kubernetes.io/ssl-passthrough"
+
+// UnservedIngressClass is the ingress class of the Ingress Kamaji builds
+// from the KamajiControlPlane's spec.network.ingress, which must name no
+// IngressClass of the management cluster: no controller serves that
+// Ingress. Kamaji names it and its backend Service N, so ingress-nginx
+// would name its upstream <NS>-<N>-6443, shared by (team, a-prod) and
+// (team-a, prod). The spec.network.ingress hostname still gives the API
+// server certificate its SAN and Cluster API its endpoint <host>:443; the
+// host is routed by apiServerIngress.
+const UnservedIngressClass = "tenantkube-unserved"
+
+// APIServerPort is the port of the tenant API server Service Kamaji
+// builds (the TenantControlPlane's spec.networkProfile.port default).
+const APIServerPort = 6443
+
+// LabelKamajiName is the label Kamaji puts on a TenantControlPlane's pods,
+// whose value is the TenantControlPlane's name (the KamajiControlPlane's,
+// N); Kamaji's own API server Service selects on it.
+const LabelKamajiName = "kamaji.clastix.io/name"
 
 // LabelClusterRole marks the KamajiControlPlane as the cluster's control
 // plane.
@@ -85,7 +106,7 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 // replicas, the patch version and component resources (docs/tenant-guide.md),
 // konnectivity on port 8132 with the version override, kubelet cgroupfs systemd with
 // InternalIP then ExternalIP, a ClusterIP Service exposed by an SSL
-// passthrough Ingress on <host>:443 of the management ingress class, and the
+// passthrough Ingress on <host>:443 of UnservedIngressClass, and the
 // DataStore dataStoreName; the API server's extra flags, volumes and mounts
 // with those of spec.oidc (apiServerComponent).
 func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput,
@@ -129,10 +150,63 @@ func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesCl
 				ServiceType: corev1.ServiceTypeClusterIP,
 				Ingress: &kamajiv1alpha2.IngressSpec{
 					Hostname:         host + ":443",
-					ClassName:        in.IngressClassName,
+					ClassName:        UnservedIngressClass,
 					ExtraAnnotations: map[string]string{AnnotationSSLPassthrough: "true"},
 				},
 			},
+		},
+	}
+}
+
+// APIServerServiceName is the Service (and Ingress) in NS through which
+// the shared ingress controller reaches the tenant API server:
+// N-api-<digest> (function.Identity.IngressBackendName).
+func APIServerServiceName(id function.Identity) string {
+	return id.IngressBackendName(function.IngressRoleAPIServer)
+}
+
+// apiServerService is the ClusterIP Service APIServerServiceName: port
+// 6443 of the pods of N's control plane.
+func apiServerService(id function.Identity) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: APIServerServiceName(id), Namespace: id.Namespace, Labels: id.Labels()},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: map[string]string{LabelKamajiName: id.Name},
+			Ports: []corev1.ServicePort{{
+				Name: "kube-apiserver", Protocol: corev1.ProtocolTCP,
+				Port: APIServerPort, TargetPort: intstr.FromInt32(APIServerPort),
+			}},
+		},
+	}
+}
+
+// apiServerIngress is the Ingress APIServerServiceName of the management
+// ingress class: host, path "/" to the Service's port 6443, TLS passed
+// through by SNI.
+func apiServerIngress(id function.Identity, class, host string) *networkingv1.Ingress {
+	pathType := networkingv1.PathTypePrefix
+	name := APIServerServiceName(id)
+	return &networkingv1.Ingress{
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: id.Namespace, Labels: id.Labels(),
+			Annotations: map[string]string{AnnotationSSLPassthrough: "true"},
+		},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: &class,
+			Rules: []networkingv1.IngressRule{{
+				Host: host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path: "/", PathType: &pathType,
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: name, Port: networkingv1.ServiceBackendPort{Number: APIServerPort},
+						}},
+					}},
+				}},
+			}},
 		},
 	}
 }

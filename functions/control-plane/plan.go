@@ -25,6 +25,8 @@ const (
 	nameKamajiControlPlane = function.KamajiControlPlaneResourceName
 	nameEtcdCluster        = "etcdcluster"
 	nameDataStore          = "datastore"
+	nameAPIServerService   = "apiserver-service"
+	nameAPIServerIngress   = "apiserver-ingress"
 	// nameEtcdUsage is the Usage keeping the EtcdCluster until the
 	// KamajiControlPlane is gone.
 	nameEtcdUsage = "usage-etcdcluster-by-kamajicontrolplane"
@@ -190,6 +192,13 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		keepObserved(p, r, nameKamajiControlPlane)
 	} else {
 		p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
+	}
+
+	if !waiting || r.ObservedExists(nameKamajiControlPlane) || r.ObservedExists(nameAPIServerIngress) || r.ObservedExists(nameAPIServerService) {
+		// The route to the API server, beside the control plane; never
+		// dropped once composed.
+		p.Add(nameAPIServerService, apiServerService(t.ID), function.ReadyOnceObserved)
+		p.Add(nameAPIServerIngress, apiServerIngress(t.ID, in.IngressClassName, host), function.ReadyOnceObserved)
 	}
 
 	p.Status = map[string]any{

@@ -128,7 +128,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 				ServiceType: "ClusterIP",
 				Ingress: &kamajiv1alpha2.IngressSpec{
 					Hostname:         "demo." + tenantHost + ":443",
-					ClassName:        "nginx",
+					ClassName:        "tenantkube-unserved",
 					ExtraAnnotations: map[string]string{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"},
 				},
 			},
@@ -185,12 +185,11 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 			}),
 		},
 		"SharedDataStoreAndHost": {
-			reason: "A shared DataStore named in the input is the control plane's; spec.host replaces the default host.",
+			reason: "A shared DataStore named in the input is the control plane's; spec.host replaces the default host; Kamaji's own Ingress keeps the unserved class whatever the input's.",
 			args:   args{call: fntest.Call{Spec: `{host: api.tenant-demo.tenants.example.com}`}, input: `{dataStoreName: shared-etcd, ingressClassName: haproxy}`},
 			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) {
 				k.Spec.DataStoreName = "shared-etcd"
 				k.Spec.Network.Ingress.Hostname = "api.tenant-demo.tenants.example.com:443"
-				k.Spec.Network.Ingress.ClassName = "haproxy"
 			}),
 		},
 		"ObservedDataStoreAccountKept": {
@@ -356,19 +355,19 @@ func TestPlanComposedResources(t *testing.T) {
 			reason: "EtcdCluster, DataStore, the PKI (3 Issuers, 5 Certificates), the Usages (etcd by the control plane, the control plane by node group md0), Cluster, KubevirtCluster, KamajiControlPlane.",
 			args:   fntest.Call{Spec: `{}`},
 			want: append(append([]string{"etcdcluster", "datastore"}, pki...),
-				"usage-etcdcluster-by-kamajicontrolplane", "usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane"),
+				"usage-etcdcluster-by-kamajicontrolplane", "usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"),
 		},
 		"SharedDataStore": {
 			reason: "No etcd objects with a shared DataStore; node groups still go first, sorted.",
 			args:   fntest.Call{Spec: `{nodeGroups: {gpu: {}, a: {}}}`},
 			input:  `{dataStoreName: shared}`,
-			want:   []string{"usage-kamajicontrolplane-by-nodegroup-a", "usage-kamajicontrolplane-by-nodegroup-gpu", "cluster", "kubevirtcluster", "kamajicontrolplane"},
+			want:   []string{"usage-kamajicontrolplane-by-nodegroup-a", "usage-kamajicontrolplane-by-nodegroup-gpu", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"},
 		},
 		"DeletionOrderNone": {
 			reason: "deletionOrder None declares no Usages.",
 			args:   fntest.Call{Spec: `{}`},
 			input:  `{deletionOrder: None}`,
-			want:   append(append([]string{"etcdcluster", "datastore"}, pki...), "cluster", "kubevirtcluster", "kamajicontrolplane"),
+			want:   append(append([]string{"etcdcluster", "datastore"}, pki...), "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"),
 		},
 	}
 	for name, tc := range cases {
@@ -669,15 +668,23 @@ func TestPlanNamespaced(t *testing.T) {
 			reason: "A control plane and Usage composed before are kept unchanged while the DataStore is missing: never a smaller desired state.",
 			args: fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": nil},
 				Observed: map[string]string{"kamajicontrolplane": kcp, "usage-kamajicontrolplane-by-nodegroup-md0": use}},
-			want: want{composed: []string{"cluster", "kubevirtcluster"},
+			want: want{composed: []string{"cluster", "kubevirtcluster", "apiserver-service", "apiserver-ingress"},
 				kept:         []function.Kept{{Name: "usage-kamajicontrolplane-by-nodegroup-md0"}, {Name: "kamajicontrolplane"}},
+				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
+				reason:       "WaitingForTenantDataStore", message: waitMsg},
+		},
+		"NotFoundKeepsRoute": {
+			reason: "The API server's Service and Ingress composed before stay desired even when no control plane is observed: never a smaller desired state.",
+			args: fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": nil},
+				Observed: map[string]string{"apiserver-ingress": `{apiVersion: networking.k8s.io/v1, kind: Ingress}`}},
+			want: want{composed: []string{"cluster", "kubevirtcluster", "apiserver-service", "apiserver-ingress"},
 				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
 				reason:       "WaitingForTenantDataStore", message: waitMsg},
 		},
 		"Found": {
 			reason: "With the tenant DataStore the control plane uses it; the kubeconfig Secret is never required nor copied.",
 			args:   fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{"tenant-datastore": {ds}, "kubeconfig-secret": {sec}}},
-			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane"},
+			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"},
 				dataStore:    "tenantkube.tenant.tenant-demo",
 				requirements: map[string]*fnv1.ResourceSelector{"tenant-datastore": dsSelector},
 				reason:       "WaitingForControlPlane", message: "the KamajiControlPlane is not ready yet"},
@@ -686,7 +693,7 @@ func TestPlanNamespaced(t *testing.T) {
 			reason: "A shared DataStore of the input is used as for a claim; no DataStore is required.",
 			args:   fntest.Call{Namespaced: true, Spec: `{}`},
 			input:  `{dataStoreName: shared}`,
-			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane"},
+			want: want{composed: []string{"usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"},
 				dataStore: "shared", reason: "WaitingForControlPlane", message: "the KamajiControlPlane is not ready yet"},
 		},
 	}

@@ -21,6 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 const (
@@ -715,48 +718,66 @@ func (e *env) addonToggle(t *testing.T) {
 	})
 }
 
-// proxiedIngress enables ingress-nginx with a host and checks the
-// management Ingress and Service as the API server stored them:
-// each host routed to the Service's port 443 first and its port 80, with
-// the annotations that let nginx send plain HTTP to port 80; then disables
-// it again.
+// proxiedIngress enables ingress-nginx with a host and reads the
+// management Ingresses and Services as the API server stored them the way
+// ingress-nginx reads them (fntest.ReadAsNginx, with the Ingress Kamaji
+// builds from the KamajiControlPlane): the host passes TLS through to the
+// proxy Service's port 443 and sends plain HTTP to its port 80, with no
+// snippet; the cluster's API host passes TLS through to the API server
+// Service's port 6443; every upstream name ends in the cluster's digest;
+// then disables it again.
 func (e *env) proxiedIngress(t *testing.T) {
 	const host = "apps." + demoNS + ".k8s.example.net" // under the tenant host (baseDomain of examples/platform-settings.yaml)
+	const apiHost = demo + "." + demoNS + ".k8s.example.net"
+	id := function.Identity{Namespace: demoNS, Name: demo}
+	proxy, api := id.IngressBackendName(function.IngressRoleApps), id.IngressBackendName(function.IngressRoleAPIServer)
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"ingressNginx":{"enabled":true,"hosts":["`+host+`"]}}}}`)
-	// Crossplane applies the composed objects one by one: wait for both.
-	var ing, svc *unstructured.Unstructured
-	waitFor(t, 2*time.Minute, "Ingress and Service "+demo+"-ingress-nginx", func(ctx context.Context) (bool, string, error) {
-		var err error
-		if ing, err = get(ctx, e.c, gvkIngress, demoNS, demo+"-ingress-nginx"); kerrors.IsNotFound(err) {
-			return false, "Ingress not found", nil
-		} else if err != nil {
-			return false, "", err
+	// Crossplane applies the composed objects one by one: wait for all.
+	var ingresses []map[string]any
+	var svc *unstructured.Unstructured
+	waitFor(t, 2*time.Minute, "Ingresses and Services "+proxy+", "+api, func(ctx context.Context) (bool, string, error) {
+		ingresses = nil
+		for _, n := range []string{proxy, proxy + "-http", api} {
+			ing, err := get(ctx, e.c, gvkIngress, demoNS, n)
+			if kerrors.IsNotFound(err) {
+				return false, "Ingress " + n + " not found", nil
+			} else if err != nil {
+				return false, "", err
+			}
+			ingresses = append(ingresses, ing.Object)
 		}
-		if svc, err = get(ctx, e.c, gvkService, demoNS, demo+"-ingress-nginx"); kerrors.IsNotFound(err) {
-			return false, "Service not found", nil
+		for _, n := range []string{api, proxy} {
+			var err error
+			if svc, err = get(ctx, e.c, gvkService, demoNS, n); kerrors.IsNotFound(err) {
+				return false, "Service " + n + " not found", nil
+			} else if err != nil {
+				return false, "", err
+			}
 		}
-		return err == nil, "", err
+		return true, "", nil
 	})
-	rules, _, _ := unstructured.NestedSlice(ing.Object, "spec", "rules")
-	if len(rules) != 1 || rules[0].(map[string]any)["host"] != host {
-		t.Fatalf("Ingress rules %v", rules)
+	kcp, err := get(context.Background(), e.c, gvkKCP, demoNS, demo)
+	if err != nil {
+		t.Fatal(err)
 	}
-	paths, _, _ := unstructured.NestedSlice(rules[0].(map[string]any), "http", "paths")
-	var got []string
-	for _, p := range paths {
-		p := p.(map[string]any)
-		svc, _, _ := unstructured.NestedString(p, "backend", "service", "name")
-		port, _, _ := unstructured.NestedInt64(p, "backend", "service", "port", "number")
-		got = append(got, fmt.Sprintf("%s %s %s:%d", p["path"], p["pathType"], svc, port))
+	ingresses = append(ingresses, fntest.KamajiIngress(kcp.Object))
+	v := fntest.ReadAsNginx("nginx", ingresses)
+	if len(v.Snippets) > 0 {
+		t.Errorf("snippet annotations %v", v.Snippets)
 	}
-	if want := []string{"/ ImplementationSpecific demo-ingress-nginx:443", "/ ImplementationSpecific demo-ingress-nginx:80"}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Ingress paths %v, want %v", got, want)
+	for h, want := range map[string][2]fntest.Backend{
+		host:    {{Namespace: demoNS, Service: proxy, Port: int64(443)}, {Namespace: demoNS, Service: proxy, Port: int64(80)}},
+		apiHost: {{Namespace: demoNS, Service: api, Port: int64(6443)}, {Namespace: demoNS, Service: api, Port: int64(6443)}},
+	} {
+		r := v.Routes[h]
+		if !r.Passthrough || r.HTTPSTo != want[0] || r.HTTPTo != want[1] {
+			t.Errorf("%s: route %+v, want TLS passed through to %+v, HTTP to %+v", h, r, want[0], want[1])
+		}
 	}
-	a := ing.GetAnnotations()
-	if a["nginx.ingress.kubernetes.io/backend-protocol"] != "AUTO_HTTP" || a["nginx.ingress.kubernetes.io/ssl-redirect"] != "false" ||
-		a["nginx.ingress.kubernetes.io/ssl-passthrough"] != "true" ||
-		!strings.Contains(a["nginx.ingress.kubernetes.io/configuration-snippet"], `set $proxy_upstream_name "`+demoNS+`-demo-ingress-nginx-80";`) {
-		t.Errorf("Ingress annotations %v", a)
+	for up := range v.Upstreams {
+		if !strings.HasPrefix(up, demoNS+"-"+proxy+"-") && !strings.HasPrefix(up, demoNS+"-"+api+"-") {
+			t.Errorf("upstream %s: not named after a Service with the cluster's digest", up)
+		}
 	}
 	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
 	var sp []string
@@ -768,9 +789,13 @@ func (e *env) proxiedIngress(t *testing.T) {
 		t.Errorf("Service ports %v, want %v", sp, want)
 	}
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"ingressNginx":{"enabled":false,"hosts":null}}}}`)
-	waitFor(t, 2*time.Minute, "Ingress "+demo+"-ingress-nginx gone", func(ctx context.Context) (bool, string, error) {
-		_, err := get(ctx, e.c, gvkIngress, demoNS, demo+"-ingress-nginx")
-		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
+	waitFor(t, 2*time.Minute, "Ingresses "+proxy+" gone", func(ctx context.Context) (bool, string, error) {
+		for _, n := range []string{proxy, proxy + "-http"} {
+			if _, err := get(ctx, e.c, gvkIngress, demoNS, n); !kerrors.IsNotFound(err) {
+				return false, fmt.Sprintf("get %s: %v", n, err), nil
+			}
+		}
+		return true, "", nil
 	})
 }
 

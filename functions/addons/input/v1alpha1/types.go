@@ -17,8 +17,10 @@ type AddonsInput struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// IngressClassName is the management cluster's ingress class, used for
-	// the Ingress N-ingress-nginx that routes a tenant's hosts to its
-	// ingress-nginx when addons.ingressNginx.exposeMethod is Proxied.
+	// the Ingresses N-app-<digest> and N-app-<digest>-http that route a
+	// tenant's hosts to its ingress-nginx when
+	// addons.ingressNginx.exposeMethod is Proxied; they need SSL passthrough
+	// and no snippet annotation.
 	// +kubebuilder:default=nginx
 	// +kubebuilder:validation:MinLength=1
 	// +optional
