@@ -245,8 +245,8 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 	return append(errs, g.Kubelet.Validate(path.Child("kubelet"))...)
 }
 
-// validateVM returns every problem of a node group's VM settings of issue
-// 19 at path: podCpuLimit and podCpuRequest in cores or whole millicores,
+// validateVM returns every problem of a node group's VM settings at path:
+// podCpuLimit and podCpuRequest in cores or whole millicores,
 // 0..MaxNodeCPU, only on a VM without instancetype (KubeVirt refuses
 // domain.resources.cpu beside one), a zero limit only with a zero request,
 // a zero request only without a non-zero limit, request at most limit
