@@ -197,7 +197,7 @@ GEN_OUT ?= $(CURDIR)
 GEN_TMP := $(CURDIR)/_output/generate
 
 .PHONY: generate
-generate: generate-deepcopy generate-crds docs ## Regenerate deepcopy code, package/xrd.yaml, the function input CRDs and docs/api-reference.md.
+generate: generate-deepcopy generate-crds docs ## Regenerate deepcopy code, package/xrd.yaml, xrd-namespaced.yaml and xrd-tenant.yaml, the function input CRDs and docs/api-reference.md.
 
 .PHONY: generate-deepcopy
 generate-deepcopy:

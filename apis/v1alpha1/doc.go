@@ -1,11 +1,15 @@
-// Package v1alpha1 is the tenant-cluster API of tenantkube: the composite
-// resource XKubernetesCluster and its claim KubernetesCluster, group
-// tenantkube.io, version v1alpha1.
+// Package v1alpha1 is the tenant-cluster API of tenantkube, group
+// tenantkube.io, version v1alpha1: the composite resource XKubernetesCluster
+// and its claim KubernetesCluster, the namespaced TenantCluster with the
+// same spec, and the platform's cluster-scoped Tenant.
 //
-// The spec carries exactly the parameters of the Cozystack "kubernetes" Helm
-// chart (the seed), with its names, types, defaults and descriptions, so a
-// Cozystack user can move their values under spec: unchanged. These types
-// are the single source of package/xrd.yaml (make generate).
+// The spec carries the parameters of the Cozystack "kubernetes" Helm chart
+// (the seed), with its names, types, defaults and descriptions, so a
+// Cozystack user can move their values under spec: (add-on overrides are in
+// the installed chart's layout; see the tenant guide). These types and
+// their markers are the single source of package/xrd.yaml,
+// xrd-namespaced.yaml and xrd-tenant.yaml, CEL rules included
+// (make generate).
 //
 // +kubebuilder:object:generate=true
 // +groupName=tenantkube.io

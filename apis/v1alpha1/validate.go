@@ -245,13 +245,13 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 	return append(errs, g.Kubelet.Validate(path.Child("kubelet"))...)
 }
 
-// validateVM returns every problem of a node group's VM settings of issue
-// 19 at path: podCpuLimit and podCpuRequest in cores or whole millicores,
-// greater than zero and at most MaxNodeCPU, only on a VM without
-// instancetype (KubeVirt refuses domain.resources.cpu beside one), request
-// at most limit (docs/validation.md); antiAffinity one of its values. The
-// lower bound from the vCPUs and the platform's CPU allocation ratio is
-// the workers function's.
+// validateVM returns every problem of a node group's VM settings at path:
+// podCpuLimit and podCpuRequest in cores or whole millicores, greater than
+// zero and at most MaxNodeCPU, only on a VM without instancetype (KubeVirt
+// refuses domain.resources.cpu beside one), request at most limit
+// (docs/validation.md); antiAffinity one of its values. The lower bound
+// from the vCPUs and the platform's CPU allocation ratio is the workers
+// function's.
 func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	pod := map[string]*resource.Quantity{}

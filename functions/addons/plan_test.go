@@ -87,7 +87,7 @@ func wantRelease(release, ns string, suspend bool, deps ...string) *helmv2.HelmR
 }
 
 // TestPlanObjects: the typed objects plan composes for an add-on, against
-// docs/architecture.md's table and the input's documented default chart
+// the add-on table of docs/tenant-guide.md and the input's documented default chart
 // sources (velero: HelmRepository vmware-tanzu chart velero 12.2.1;
 // ouroboros: ExternalArtifact flux-system/tenantkube-addon-ouroboros).
 func TestPlanObjects(t *testing.T) {

@@ -93,9 +93,9 @@ func monitoringOn(a *v1alpha1.Addons) bool   { return a.MonitoringAgents.Enabled
 func fluxcdOn(a *v1alpha1.Addons) bool       { return a.FluxCD.Enabled }
 func ingressNginxOn(a *v1alpha1.Addons) bool { return a.IngressNginx.Enabled }
 
-// Table is the add-on table of docs/architecture.md, in install order (a release comes
-// after everything it may depend on). Monitoring's four releases and their
-// edges follow the seed chart.
+// Table is the add-on table of docs/tenant-guide.md, "Add-ons", in install
+// order (a release comes after everything it may depend on). Monitoring's
+// four releases and their edges follow the seed chart.
 var Table = []Addon{
 	{
 		Release: "gateway-api-crds", Namespace: "kube-system", KeepCRDs: true,
@@ -231,7 +231,7 @@ var Table = []Addon{
 	},
 	{
 		// One ClusterRoleBinding per spec.oidc.users entry, installed while
-		// the list is not empty (docs/architecture.md, "OIDC users").
+		// the list is not empty (docs/architecture.md, "OIDC").
 		Release: OIDCUsersRelease, Namespace: "kube-system",
 		EnabledBySpec: func(s *v1alpha1.KubernetesClusterSpec) bool { return len(s.OIDC.Users) > 0 },
 		DependsOn:     deps(),

@@ -45,7 +45,8 @@ type Sizing struct {
 
 // reservations are the kubelet reservations and eviction thresholds of a
 // node group, ready for kubelet flags, plus the allocatable capacity they
-// leave (docs/architecture.md, the seed's "Capacity Annotation").
+// leave (docs/architecture.md, "What each step composes", MachineDeployment;
+// the seed's "Capacity Annotation").
 type reservations struct {
 	// SystemMemory and KubeMemory are the memory reservations as written in
 	// kubelet flags: the user's text, or whole MiB such as "409Mi".

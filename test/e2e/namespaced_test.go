@@ -49,7 +49,8 @@ type namespacedAPI struct {
 }
 
 // tenantDataStore is the DataStore the Tenant of ns composes and the
-// namespace's TenantClusters use (docs/tenant-guide.md, "The namespaced API").
+// namespace's TenantClusters use (docs/tenant-guide.md, "The namespaced
+// API: `TenantCluster`").
 func tenantDataStore(ns string) string { return "tenantkube.tenant." + ns }
 
 // dataStoreSchema is the key prefix a cluster's control plane keeps in a
