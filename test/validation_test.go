@@ -255,6 +255,10 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: ng(`instanceType: U1 Large, resources: {cpu: 2, memory: 4Gi}`)},
 		},
 		"InstanceTypeNone": {args: args{spec: ng(`instanceType: ""`)}, reason: "An empty instance type means none."},
+		"NodeStorageClassEmpty": {
+			reason: "An explicit empty storageClass is the chart's own test input: the cluster's storageClass applies.",
+			args:   args{spec: ng(`storageClass: ""`)},
+		},
 		"NodeStorageClassNotDNS": {
 			reason: "A node group's storageClass is a StorageClass name.",
 			args:   args{spec: ng(`storageClass: Fast_SSD`)},

@@ -157,13 +157,14 @@ type NodeGroup struct {
 	// +optional
 	DiskSize Quantity `json:"diskSize,omitempty"`
 
-	// StorageClass for worker node persistent disks. When empty, uses the
-	// management cluster default StorageClass (the one annotated
-	// storageclass.kubernetes.io/is-default-class: true). Deliberately not
+	// StorageClass for worker node persistent disks. When empty, falls back
+	// to the cluster's storageClass: worker VMs live-migrate, so their disks
+	// need ReadWriteMany, which the replicated class provides and the
+	// management cluster's default class may not. Deliberately not
 	// immutable: it is optional and undefaulted, so a strict self == oldSelf
 	// rule would block setting it on an existing node group.
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	// +optional
 	StorageClass string `json:"storageClass,omitempty"`
 
