@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -315,7 +316,7 @@ func TestControllers(t *testing.T) {
 		{buildClusterAutoscaler(testID, in, "busybox"), "demo-cluster-autoscaler", in.Images.ClusterAutoscaler,
 			[]string{"--cloud-provider=clusterapi", "--node-group-auto-discovery=clusterapi:namespace=tenant-foo,clusterName=demo", "--enforce-node-group-min-size=true",
 				"--ignore-daemonsets-utilization=true", "--ignore-mirror-pods-utilization=true", "--scale-down-unneeded-time=30s", "--scan-interval=25s",
-				"--force-delete-unregistered-nodes=true", "--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
+				"--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
 			"tenantkube:cluster-autoscaler", nil},
 		{buildCloudControllerManager(testID, in, "busybox"), "demo-kccm", in.Images.CloudControllerManager,
 			[]string{"--cloud-provider=kubevirt", "--cluster-name=demo", "--cloud-config=/etc/cloud/cloud-config", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
@@ -450,5 +451,24 @@ func TestWorkerDiskStorageClassFallback(t *testing.T) {
 	}
 	if sc := diskStorageClass(&v1alpha1.KubernetesClusterSpec{StorageClass: "replicated"}, v1alpha1.NodeGroup{StorageClass: "fast"}); sc != "fast" {
 		t.Errorf("group fast, cluster replicated: %q, want fast", sc)
+	}
+}
+
+// The cluster-autoscaler runs without --force-delete-unregistered-nodes: on
+// the clusterapi provider it does not force anything below min size, it
+// only skips trimming a delete batch to the group's headroom, so a group of
+// 3 above min 1 with three long-unregistered machines loses none instead of
+// two (the Cozystack chart's cluster_autoscaler_args test asserts the same
+// absence).
+func TestAutoscalerWithoutForceDeleteUnregistered(t *testing.T) {
+	ctl := buildClusterAutoscaler(testID, defaultInput(), "busybox")
+	args := ctl.Deployment.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--cloud-provider=clusterapi") {
+		t.Fatalf("args %v lack --cloud-provider=clusterapi", args)
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--force-delete-unregistered-nodes") {
+			t.Errorf("args carry %q", a)
+		}
 	}
 }
