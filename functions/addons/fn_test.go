@@ -67,7 +67,7 @@ func TestDefaultSpec(t *testing.T) {
 			"name": "demo-" + rel, "namespace": "tenant-demo",
 			"secretRef":       map[string]any{"name": "demo-admin-kubeconfig", "key": "super-admin.svc"},
 			"installStrategy": "RetryOnFailure", "upgradeStrategy": "RetryOnFailure",
-			"createNamespace": true, "force": true, "interval": "5m0s", "timeout": "10m0s",
+			"createNamespace": true, "force": nil, "interval": "5m0s", "timeout": "10m0s",
 			"releaseName": rel, "storage": fntest.Get(hr, "spec", "targetNamespace"),
 		}
 		got := map[string]any{

@@ -157,7 +157,7 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 // N-<release> in NS (docs/spec.md §5.3): the tenant kubeconfig Secret, target and
 // storage namespace, createNamespace, RetryOnFailure for install and upgrade
 // (never remediation by uninstall, which tears down a CNI whose first install
-// failed while workers were joining), forced upgrades, interval 5m, timeout
+// failed while workers were joining), interval 5m, timeout
 // 10m, dependsOn N-<dep> per the table, the chart from src and values. The
 // uninstall runs no chart hooks and does not wait for the deleted objects
 // to go: a hook Job needs a schedulable node and a LoadBalancer Service's
@@ -187,8 +187,10 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 				CreateNamespace: true,
 				Strategy:        &helmv2.InstallStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
 			},
+			// No upgrade.force: helm-controller v1.5+ (Helm 4) upgrades by
+			// server-side apply, which refuses a forced replacement, so
+			// every upgrade would fail.
 			Upgrade: &helmv2.Upgrade{
-				Force:    true,
 				Strategy: &helmv2.UpgradeStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
 			},
 			Uninstall: &helmv2.Uninstall{DisableHooks: true, DisableWait: true},
