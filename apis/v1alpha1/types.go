@@ -24,7 +24,7 @@ type XKubernetesCluster struct {
 // defaults and descriptions are the seed chart's parameters.
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)",message="storageClass is immutable"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + (oldSelf.version == 'v1.30' ? 'v1.30 and v1.31' : oldSelf.version == 'v1.31' ? 'v1.31 and v1.32' : oldSelf.version == 'v1.32' ? 'v1.32 and v1.33' : oldSelf.version == 'v1.33' ? 'v1.33 and v1.34' : oldSelf.version == 'v1.34' ? 'v1.34 and v1.35' : oldSelf.version) + ', not ' + self.version"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + (oldSelf.version == 'v1.30' ? 'v1.31' : oldSelf.version == 'v1.31' ? 'v1.31 and v1.32' : oldSelf.version == 'v1.32' ? 'v1.32 and v1.33' : oldSelf.version == 'v1.33' ? 'v1.33 and v1.34' : oldSelf.version == 'v1.34' ? 'v1.34 and v1.35' : oldSelf.version) + ', not ' + self.version"
 type KubernetesClusterSpec struct {
 	// StorageClass used to store the data.
 	// +kubebuilder:default=replicated
@@ -70,7 +70,7 @@ type KubernetesClusterSpec struct {
 	// Kubernetes major.minor version to deploy
 	// +kubebuilder:default=v1.35
 	// +kubebuilder:validation:MaxLength=5
-	// +kubebuilder:validation:Enum=v1.35;v1.34;v1.33;v1.32;v1.31;v1.30
+	// +kubebuilder:validation:Enum=v1.35;v1.34;v1.33;v1.32;v1.31
 	// +optional
 	Version string `json:"version,omitempty"`
 
