@@ -149,7 +149,8 @@ func TestValues(t *testing.T) {
 		},
 		"cilium gateway API": {
 			spec: "addons: {gatewayAPI: {enabled: true}}", release: "cilium", path: []string{"gatewayAPI"},
-			want: map[string]any{"enabled": true},
+			// The chart's cilium_gateway_alpn test: ALPN h2 on the listener.
+			want: map[string]any{"enabled": true, "enableAlpn": true},
 		},
 		"coredns 10th address default": {
 			spec: "{}", release: "coredns", path: []string{"service", "clusterIP"}, want: "10.95.0.10",
@@ -358,9 +359,8 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 	}
 
 	for name, spec := range map[string]string{
-		"LoadBalancer":      "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}",
-		"Proxied, no hosts": "addons: {ingressNginx: {enabled: true}}",
-		"disabled":          "addons: {ingressNginx: {hosts: [example.org]}}",
+		"LoadBalancer": "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}",
+		"disabled":     "addons: {ingressNginx: {hosts: [example.org]}}",
 	} {
 		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
 		fntest.NoFatal(t, rsp)

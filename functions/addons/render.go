@@ -120,11 +120,14 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	objs = append(objs, sources...)
 	objs = append(objs, usages...)
 
+	// The Service whenever a Proxied ingress-nginx runs, so that other
+	// management-cluster Ingresses can route to it; the Ingress only with hosts.
 	ing := &a.IngressNginx
-	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied && len(ing.Hosts) > 0 {
-		objs = append(objs,
-			Object{Name: composedProxyService, Obj: proxyService(id)},
-			Object{Name: composedProxyIngress, Obj: proxyIngress(id, in.IngressClassName, ing.Hosts)})
+	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied {
+		objs = append(objs, Object{Name: composedProxyService, Obj: proxyService(id)})
+		if len(ing.Hosts) > 0 {
+			objs = append(objs, Object{Name: composedProxyIngress, Obj: proxyIngress(id, in.IngressClassName, ing.Hosts)})
+		}
 	}
 	return objs, nil
 }

@@ -292,7 +292,9 @@ func ciliumDefaults(c *Context) Values {
 		"kubeProxyReplacement": true,
 	}
 	if c.Spec.Addons.GatewayAPI.Enabled {
-		v["gatewayAPI"] = Values{"enabled": true}
+		// enableAlpn advertises h2 on the Gateway's TLS listeners: without
+		// it browsers fall back to HTTP/1.1 (they negotiate HTTP/2 by ALPN).
+		v["gatewayAPI"] = Values{"enabled": true, "enableAlpn": true}
 		v["envoy"] = Values{"enabled": true}
 	}
 	return v
