@@ -83,8 +83,11 @@ func TestDefaultSpec(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%s (-want +got):\n%s", rel, d)
 		}
-		if fntest.Get(hr, "spec", "install", "remediation") != nil || fntest.Get(hr, "spec", "upgrade", "remediation") != nil {
-			t.Errorf("%s: remediation set; RetryOnFailure only (docs/spec.md §5.3)", rel)
+		// The Cozystack chart sets remediation retries -1 beside RetryOnFailure.
+		for _, a := range []string{"install", "upgrade"} {
+			if got := fntest.Get(hr, "spec", a, "remediation"); !cmp.Equal(got, map[string]any{"retries": -1.0}) {
+				t.Errorf("%s: %s remediation %v, want {retries: -1}", rel, a, got)
+			}
 		}
 	}
 }
@@ -101,24 +104,33 @@ func TestRetryOnFailureEverywhere(t *testing.T) {
 			if got := fntest.Get(hr, "spec", a, "strategy", "name"); got != "RetryOnFailure" {
 				t.Errorf("%s: %s strategy %v", rel, a, got)
 			}
-			// Unset releaseRetryInterval leaves helm-controller's default.
-			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != nil {
-				t.Errorf("%s: %s retryInterval %v without releaseRetryInterval, want unset", rel, a, got)
+			// Unset releaseRetryInterval leaves helm-controller's default,
+			// but cilium and csi retry after 30s, as the chart's do.
+			var want any
+			if rel == "cilium" || rel == "csi" {
+				want = "30s"
+			}
+			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != want {
+				t.Errorf("%s: %s retryInterval %v without releaseRetryInterval, want %v", rel, a, got, want)
 			}
 		}
 	}
 }
 
-// TestReleaseRetryInterval: the platform's releaseRetryInterval is every
-// release's install and upgrade retryInterval, in helm-controller's
-// duration form.
+// TestReleaseRetryInterval: the platform's releaseRetryInterval is the
+// install and upgrade retryInterval of every release but cilium and csi,
+// which keep the chart's 30s, in helm-controller's duration form.
 func TestReleaseRetryInterval(t *testing.T) {
 	rsp := fntest.Call{Spec: everything, Input: "releaseRetryInterval: 15s"}.Run(t, runFn)
 	fntest.NoFatal(t, rsp)
 	for rel, hr := range releases(rsp) {
+		want := "15s"
+		if rel == "cilium" || rel == "csi" {
+			want = "30s"
+		}
 		for _, a := range []string{"install", "upgrade"} {
-			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != "15s" {
-				t.Errorf("%s: %s retryInterval %v, want 15s", rel, a, got)
+			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != want {
+				t.Errorf("%s: %s retryInterval %v, want %s", rel, a, got, want)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
@@ -48,6 +49,9 @@ type Addon struct {
 	// Defaults builds the add-on's default values in upstream layout (nil:
 	// none).
 	Defaults func(c *Context) Values
+	// RetryInterval is the release's own RetryOnFailure interval, which the
+	// platform's releaseRetryInterval does not replace (0: the platform's).
+	RetryInterval time.Duration
 }
 
 // Context is what a defaults builder may read.
@@ -101,7 +105,9 @@ var Table = []Addon{
 		},
 	},
 	{
-		Release: "cilium", Namespace: "cozy-cilium", Base: true,
+		// The CNI and CSI retry a failed install after 30s, as the chart
+		// does: until they run no worker is Ready.
+		Release: "cilium", Namespace: "cozy-cilium", Base: true, RetryInterval: 30 * time.Second,
 		Override:  override("cilium", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.Cilium.ValuesOverride }),
 		DependsOn: withGatewayAPI(),
 		Defaults:  ciliumDefaults,
@@ -117,7 +123,7 @@ var Table = []Addon{
 		DependsOn: deps(),
 	},
 	{
-		Release: "csi", Namespace: "cozy-csi", Base: true,
+		Release: "csi", Namespace: "cozy-csi", Base: true, RetryInterval: 30 * time.Second,
 		DependsOn: deps("vsnap-crd", "cilium"),
 		Defaults:  func(c *Context) Values { return Values{"storageClass": c.Spec.StorageClass} },
 	},
