@@ -113,8 +113,9 @@ func TestPreview(t *testing.T) {
 
 	t.Run("version", func(t *testing.T) {
 		out := preview(t, example("xr.yaml"), observedFrom(t, data("xr-v1.34.yaml")))
-		// v1.34 and v1.35 are v1.34.4 and v1.35.1 in the version table.
-		cp := index(t, out, "control plane: upgrades v1.34.4 -> v1.35.1")
+		// v1.34 and v1.35 are v1.34.9 and v1.35.6 in the version table
+		// (the Cozystack chart's files/versions.yaml).
+		cp := index(t, out, "control plane: upgrades v1.34.9 -> v1.35.6")
 		md0 := index(t, out, "md0: rolls (version) after the control plane upgrade")
 		if cp != 0 || md0 <= cp {
 			t.Errorf("the control plane upgrade is not first, before md0 (lines %d, %d):\n%s", cp, md0, out)

@@ -109,8 +109,13 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{storageClass: Fast_SSD}`},
 			want:   want{paths: []string{"spec.storageClass"}, msg: "Fast_SSD"},
 		},
-		// spec.version: v1.30..v1.35.
-		"VersionOldest": {args: args{spec: `{version: v1.30}`}, reason: "v1.30 is the oldest supported minor."},
+		// spec.version: v1.31..v1.35, the Cozystack chart's version enum.
+		"VersionOldest": {args: args{spec: `{version: v1.31}`}, reason: "v1.31 is the oldest supported minor."},
+		"VersionDropped": {
+			reason: "v1.30 left the chart's supported minors.",
+			args:   args{spec: `{version: v1.30}`},
+			want:   want{paths: []string{"spec.version"}, msg: "v1.30"},
+		},
 		"VersionNewest": {args: args{spec: `{version: v1.35}`}, reason: "v1.35 is the newest supported minor."},
 		"VersionTooOld": {
 			reason: "v1.29 is below the table.",
@@ -124,7 +129,7 @@ func TestValidationAgrees(t *testing.T) {
 		},
 		"VersionNotMinor": {
 			reason: "A patch version is not a minor.",
-			args:   args{spec: `{version: v1.35.1}`},
+			args:   args{spec: `{version: v1.35.6}`},
 			want:   want{paths: []string{"spec.version"}},
 		},
 		// spec.nodeGroups: names DNS labels of at most 16. Past 50 groups
@@ -255,6 +260,10 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: ng(`instanceType: U1 Large, resources: {cpu: 2, memory: 4Gi}`)},
 		},
 		"InstanceTypeNone": {args: args{spec: ng(`instanceType: ""`)}, reason: "An empty instance type means none."},
+		"NodeStorageClassEmpty": {
+			reason: "An explicit empty storageClass is the chart's own test input: the cluster's storageClass applies.",
+			args:   args{spec: ng(`storageClass: ""`)},
+		},
 		"NodeStorageClassNotDNS": {
 			reason: "A node group's storageClass is a StorageClass name.",
 			args:   args{spec: ng(`storageClass: Fast_SSD`)},

@@ -164,9 +164,10 @@ func TestWorkersRender(t *testing.T) {
 	})
 
 	// Upgrading tenantkube rolls no running node group. md0 of
-	// xr-instancetype.yaml runs on demo-md0-cab0db, the template without
-	// placement; antiAffinity None renders that template, and with
-	// it observed, the same XR without antiAffinity keeps it.
+	// xr-instancetype.yaml runs on demo-md0-5f7fdc, the template without
+	// placement, its worker disks on spec.storageClass (replicated);
+	// antiAffinity None renders that template, and with it observed, the
+	// same XR without antiAffinity keeps it.
 	t.Run("upgrade-keeps-template", func(t *testing.T) {
 		tmp := t.TempDir()
 		raw, err := os.ReadFile(data("xr-instancetype.yaml"))
@@ -181,8 +182,8 @@ func TestWorkersRender(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := workersTemplateNames(before); len(got) != 1 || got[0] != "demo-md0-cab0db" {
-			t.Fatalf("antiAffinity None: templates %v, want the one without placement, demo-md0-cab0db", got)
+		if got := workersTemplateNames(before); len(got) != 1 || got[0] != "demo-md0-5f7fdc" {
+			t.Fatalf("antiAffinity None: templates %v, want demo-md0-5f7fdc", got)
 		}
 		observed := filepath.Join(tmp, "observed.yaml")
 		writeComposed(t, observed, before)
@@ -190,8 +191,8 @@ func TestWorkersRender(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := workersTemplateNames(after); len(got) != 1 || got[0] != "demo-md0-cab0db" || bytes.Contains(after, []byte("podAntiAffinity")) {
-			t.Errorf("running group after the upgrade: templates %v (anti-affinity %t), want only demo-md0-cab0db without placement",
+		if got := workersTemplateNames(after); len(got) != 1 || got[0] != "demo-md0-5f7fdc" || bytes.Contains(after, []byte("podAntiAffinity")) {
+			t.Errorf("running group after the upgrade: templates %v (anti-affinity %t), want only demo-md0-5f7fdc without placement",
 				got, bytes.Contains(after, []byte("podAntiAffinity")))
 		}
 	})

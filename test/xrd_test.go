@@ -170,6 +170,9 @@ func TestXRDAdmission(t *testing.T) {
 		"upgrade one minor":         {old: `{version: v1.33}`, new: `{version: v1.34}`},
 		"upgrade skips a minor":     {old: `{version: v1.33}`, new: `{version: v1.35}`, want: "allowed versions are v1.33 and v1.34, not v1.35"},
 		"downgrade":                 {old: `{version: v1.34}`, new: `{version: v1.33}`, want: "allowed versions are v1.34 and v1.35"},
+		"v1.30 moves to v1.31":      {old: `{version: v1.30}`, new: `{version: v1.31}`},
+		"v1.30 stays":               {old: `{version: v1.30}`, new: `{version: v1.30}`, want: "v1.30"},
+		"v1.30 skips a minor":       {old: `{version: v1.30}`, new: `{version: v1.32}`, want: "allowed versions are v1.31, not v1.32"},
 	}
 	// Every bound at its edge (admitted) and past it (refused).
 	rep := func(s string, n int) string { return strings.Repeat(s, n) }

@@ -59,8 +59,8 @@ type TenantSpec struct {
 
 // TenantEtcd sizes the etcd cluster shared by a namespace's clusters.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('8Gi')) <= 0",message="storageSize must be at most 8Gi",fieldPath=".storageSize"
-// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('0')) > 0",message="storageSize must be greater than zero",fieldPath=".storageSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('8Gi')) <= 0",messageExpression="'storageSize must be at most 8Gi, not ' + string(self.storageSize)",fieldPath=".storageSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('0')) > 0",messageExpression="'storageSize must be greater than zero, not ' + string(self.storageSize)",fieldPath=".storageSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.replicas >= oldSelf.replicas",message="replicas may not be lowered: the etcd-operator removes no member when it scales down, and the etcd loses quorum",fieldPath=".replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !has(oldSelf.storageSize) || !isQuantity(string(self.storageSize)) || !isQuantity(string(oldSelf.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity(string(oldSelf.storageSize))) >= 0",message="storageSize may not be lowered: a bound volume cannot shrink, and a lower quota-backend-bytes stops writes",fieldPath=".storageSize"
 type TenantEtcd struct {

@@ -20,7 +20,7 @@ import (
 // Versions are the Kubernetes minor versions a tenant may ask for, newest
 // first: the XRD's enum of spec.version. The functions'
 // version table has a row for each.
-var Versions = []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"}
+var Versions = []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31"}
 
 // MaxNodeGroupNameLength is the longest node-group name G, so that every
 // name derived from N-G stays a DNS label.

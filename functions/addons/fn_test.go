@@ -67,7 +67,7 @@ func TestDefaultSpec(t *testing.T) {
 			"name": "demo-" + rel, "namespace": "tenant-demo",
 			"secretRef":       map[string]any{"name": "demo-admin-kubeconfig", "key": "super-admin.svc"},
 			"installStrategy": "RetryOnFailure", "upgradeStrategy": "RetryOnFailure",
-			"createNamespace": true, "force": true, "interval": "5m0s", "timeout": "10m0s",
+			"createNamespace": true, "force": nil, "interval": "5m0s", "timeout": "10m0s",
 			"releaseName": rel, "storage": fntest.Get(hr, "spec", "targetNamespace"),
 		}
 		got := map[string]any{
@@ -83,8 +83,11 @@ func TestDefaultSpec(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%s (-want +got):\n%s", rel, d)
 		}
-		if fntest.Get(hr, "spec", "install", "remediation") != nil || fntest.Get(hr, "spec", "upgrade", "remediation") != nil {
-			t.Errorf("%s: remediation set; RetryOnFailure only (docs/architecture.md)", rel)
+		// The Cozystack chart sets remediation retries -1 beside RetryOnFailure.
+		for _, a := range []string{"install", "upgrade"} {
+			if got := fntest.Get(hr, "spec", a, "remediation"); !cmp.Equal(got, map[string]any{"retries": -1.0}) {
+				t.Errorf("%s: %s remediation %v, want {retries: -1}", rel, a, got)
+			}
 		}
 	}
 }
@@ -101,24 +104,33 @@ func TestRetryOnFailureEverywhere(t *testing.T) {
 			if got := fntest.Get(hr, "spec", a, "strategy", "name"); got != "RetryOnFailure" {
 				t.Errorf("%s: %s strategy %v", rel, a, got)
 			}
-			// Unset releaseRetryInterval leaves helm-controller's default.
-			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != nil {
-				t.Errorf("%s: %s retryInterval %v without releaseRetryInterval, want unset", rel, a, got)
+			// Unset releaseRetryInterval leaves helm-controller's default,
+			// but cilium and csi retry after 30s, as the chart's do.
+			var want any
+			if rel == "cilium" || rel == "csi" {
+				want = "30s"
+			}
+			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != want {
+				t.Errorf("%s: %s retryInterval %v without releaseRetryInterval, want %v", rel, a, got, want)
 			}
 		}
 	}
 }
 
-// TestReleaseRetryInterval: the platform's releaseRetryInterval is every
-// release's install and upgrade retryInterval, in helm-controller's
-// duration form.
+// TestReleaseRetryInterval: the platform's releaseRetryInterval is the
+// install and upgrade retryInterval of every release but cilium and csi,
+// which keep the chart's 30s, in helm-controller's duration form.
 func TestReleaseRetryInterval(t *testing.T) {
 	rsp := fntest.Call{Spec: everything, Input: "releaseRetryInterval: 15s"}.Run(t, runFn)
 	fntest.NoFatal(t, rsp)
 	for rel, hr := range releases(rsp) {
+		want := "15s"
+		if rel == "cilium" || rel == "csi" {
+			want = "30s"
+		}
 		for _, a := range []string{"install", "upgrade"} {
-			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != "15s" {
-				t.Errorf("%s: %s retryInterval %v, want 15s", rel, a, got)
+			if got := fntest.Get(hr, "spec", a, "strategy", "retryInterval"); got != want {
+				t.Errorf("%s: %s retryInterval %v, want %s", rel, a, got, want)
 			}
 		}
 	}
@@ -149,7 +161,8 @@ func TestValues(t *testing.T) {
 		},
 		"cilium gateway API": {
 			spec: "addons: {gatewayAPI: {enabled: true}}", release: "cilium", path: []string{"gatewayAPI"},
-			want: map[string]any{"enabled": true},
+			// The chart's cilium_gateway_alpn test: ALPN h2 on the listener.
+			want: map[string]any{"enabled": true, "enableAlpn": true},
 		},
 		"coredns 10th address default": {
 			spec: "{}", release: "coredns", path: []string{"service", "clusterIP"}, want: "10.95.0.10",
@@ -385,9 +398,8 @@ func TestProxiedVsLoadBalancer(t *testing.T) {
 	}
 
 	for name, spec := range map[string]string{
-		"LoadBalancer":      "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}",
-		"Proxied, no hosts": "addons: {ingressNginx: {enabled: true}}",
-		"disabled":          "addons: {ingressNginx: {hosts: [example.org]}}",
+		"LoadBalancer": "addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer, hosts: [example.org]}}",
+		"disabled":     "addons: {ingressNginx: {hosts: [example.org]}}",
 	} {
 		rsp := fntest.Call{Spec: spec}.Run(t, runFn)
 		fntest.NoFatal(t, rsp)

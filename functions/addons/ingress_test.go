@@ -91,3 +91,32 @@ func decodeObject(t *testing.T, m map[string]any, out any) {
 		t.Fatal(err)
 	}
 }
+
+// The proxy Service follows the add-on and its expose method, not hosts;
+// the Ingress needs hosts too (the Cozystack chart's ingress_proxied_gate
+// test, with hosts this tenant may claim).
+func TestProxiedServiceGate(t *testing.T) {
+	cases := map[string]struct {
+		spec          string
+		service, ingr bool
+	}{
+		"Disabled":            {"{}", false, false},
+		"ProxiedNoHosts":      {"addons: {ingressNginx: {enabled: true, exposeMethod: Proxied, hosts: []}}", true, false},
+		"ProxiedWithHosts":    {"addons: {ingressNginx: {enabled: true, exposeMethod: Proxied, hosts: [app.tenant-demo.tenants.example.com]}}", true, true},
+		"DisabledWithHosts":   {"addons: {ingressNginx: {enabled: false, exposeMethod: Proxied, hosts: [app.tenant-demo.tenants.example.com]}}", false, false},
+		"LoadBalancerNoHosts": {"addons: {ingressNginx: {enabled: true, exposeMethod: LoadBalancer}}", false, false},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := fntest.Call{Spec: c.spec}.Run(t, runFn)
+			fntest.NoFatal(t, rsp)
+			res := rsp.GetDesired().GetResources()
+			if _, ok := res[composedProxyService]; ok != c.service {
+				t.Errorf("proxy Service composed: %v, want %v", ok, c.service)
+			}
+			if _, ok := res[composedProxyIngress]; ok != c.ingr {
+				t.Errorf("proxy Ingress composed: %v, want %v", ok, c.ingr)
+			}
+		})
+	}
+}

@@ -60,8 +60,9 @@ var seedLabels = map[string]string{"tenantkube.io/cluster": "demo", "app.kuberne
 
 // wantRelease is a HelmRelease as docs/architecture.md describes it for claim
 // demo in tenant-demo: N-<release> in NS through N-admin-kubeconfig's
-// super-admin.svc, createNamespace, RetryOnFailure for install and upgrade,
-// forced upgrades, interval 5m, timeout 10m, storage namespace = target
+// super-admin.svc, createNamespace, RetryOnFailure for install and upgrade
+// with remediation retries -1 (the Cozystack chart's), no forced upgrades,
+// interval 5m, timeout 10m, storage namespace = target
 // namespace, and an uninstall that runs no hooks and does not wait.
 func wantRelease(release, ns string, suspend bool, deps ...string) *helmv2.HelmRelease {
 	hr := &helmv2.HelmRelease{
@@ -75,9 +76,11 @@ func wantRelease(release, ns string, suspend bool, deps ...string) *helmv2.HelmR
 			TargetNamespace:  ns,
 			StorageNamespace: ns,
 			Suspend:          suspend,
-			Install:          &helmv2.Install{CreateNamespace: true, Strategy: &helmv2.InstallStrategy{Name: "RetryOnFailure"}},
-			Upgrade:          &helmv2.Upgrade{Force: true, Strategy: &helmv2.UpgradeStrategy{Name: "RetryOnFailure"}},
-			Uninstall:        &helmv2.Uninstall{DisableHooks: true, DisableWait: true},
+			Install: &helmv2.Install{CreateNamespace: true, Strategy: &helmv2.InstallStrategy{Name: "RetryOnFailure"},
+				Remediation: &helmv2.InstallRemediation{Retries: -1}},
+			Upgrade: &helmv2.Upgrade{Strategy: &helmv2.UpgradeStrategy{Name: "RetryOnFailure"},
+				Remediation: &helmv2.UpgradeRemediation{Retries: -1}},
+			Uninstall: &helmv2.Uninstall{DisableHooks: true, DisableWait: true},
 		},
 	}
 	for _, d := range deps {

@@ -101,9 +101,13 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 			return nil, err
 		}
 		hr.Spec.Suspend = suspend
-		if r := in.ReleaseRetryInterval; r != nil {
-			hr.Spec.Install.Strategy.RetryInterval = &metav1.Duration{Duration: r.Duration}
-			hr.Spec.Upgrade.Strategy.RetryInterval = &metav1.Duration{Duration: r.Duration}
+		retry := row.RetryInterval
+		if r := in.ReleaseRetryInterval; retry == 0 && r != nil {
+			retry = r.Duration
+		}
+		if retry != 0 {
+			hr.Spec.Install.Strategy.RetryInterval = &metav1.Duration{Duration: retry}
+			hr.Spec.Upgrade.Strategy.RetryInterval = &metav1.Duration{Duration: retry}
 		}
 		objs = append(objs, Object{Name: ComposedReleaseName(row.Release), Obj: hr, Release: row.Release, Base: row.Base})
 		if in.DeletionOrder == input.DeletionOrderUsages {
@@ -121,13 +125,17 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 	objs = append(objs, sources...)
 	objs = append(objs, usages...)
 
+	// The Service whenever a Proxied ingress-nginx runs, so that other
+	// management-cluster Ingresses can route to it; the Ingress only with hosts.
 	ing := &a.IngressNginx
-	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied && len(ing.Hosts) > 0 {
-		primary, canary := proxyIngresses(id, in.IngressClassName, ing.Hosts)
-		objs = append(objs,
-			Object{Name: composedProxyService, Obj: proxyService(id)},
-			Object{Name: composedProxyIngress, Obj: primary},
-			Object{Name: composedProxyHTTPIngress, Obj: canary})
+	if ing.Enabled && ing.ExposeMethod == v1alpha1.ExposeProxied {
+		objs = append(objs, Object{Name: composedProxyService, Obj: proxyService(id)})
+		if len(ing.Hosts) > 0 {
+			primary, canary := proxyIngresses(id, in.IngressClassName, ing.Hosts)
+			objs = append(objs,
+				Object{Name: composedProxyIngress, Obj: primary},
+				Object{Name: composedProxyHTTPIngress, Obj: canary})
+		}
 	}
 	return objs, nil
 }
@@ -165,7 +173,8 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 // N-<release> in NS: the tenant kubeconfig Secret, target and
 // storage namespace, createNamespace, RetryOnFailure for install and upgrade
 // (never remediation by uninstall, which tears down a CNI whose first install
-// failed while workers were joining), forced upgrades, interval 5m, timeout
+// failed while workers were joining) with unbounded remediation retries,
+// interval 5m, timeout
 // 10m, dependsOn N-<dep> per the table, the chart from src and values. The
 // uninstall runs no chart hooks and does not wait for the deleted objects
 // to go: a hook Job needs a schedulable node and a LoadBalancer Service's
@@ -191,13 +200,20 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 			TargetNamespace:  row.Namespace,
 			StorageNamespace: row.Namespace,
 			Timeout:          &releaseTimeout,
+			// Retries -1 beside RetryOnFailure, as the chart sets: remediation
+			// is consulted by retry count where no strategy applies (an absent
+			// release for install, an out-of-sync one for upgrade).
 			Install: &helmv2.Install{
 				CreateNamespace: true,
 				Strategy:        &helmv2.InstallStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
+				Remediation:     &helmv2.InstallRemediation{Retries: -1},
 			},
+			// No upgrade.force: helm-controller v1.5+ (Helm 4) upgrades by
+			// server-side apply, which refuses a forced replacement, so
+			// every upgrade would fail.
 			Upgrade: &helmv2.Upgrade{
-				Force:    true,
-				Strategy: &helmv2.UpgradeStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
+				Strategy:    &helmv2.UpgradeStrategy{Name: string(helmv2.ActionStrategyRetryOnFailure)},
+				Remediation: &helmv2.UpgradeRemediation{Retries: -1},
 			},
 			Uninstall: &helmv2.Uninstall{DisableHooks: true, DisableWait: true},
 		},

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
@@ -52,6 +53,9 @@ type Addon struct {
 	// top level, beside the upstream chart's key wrapperKey (nil: none);
 	// unused with an Upstream source.
 	WrapperDefaults func(c *Context, wrapperKey string) Values
+	// RetryInterval is the release's own RetryOnFailure interval, which the
+	// platform's releaseRetryInterval does not replace (0: the platform's).
+	RetryInterval time.Duration
 }
 
 // Context is what a defaults builder may read.
@@ -105,7 +109,9 @@ var Table = []Addon{
 		},
 	},
 	{
-		Release: "cilium", Namespace: "cozy-cilium", Base: true,
+		// The CNI and CSI retry a failed install after 30s, as the chart
+		// does: until they run no worker is Ready.
+		Release: "cilium", Namespace: "cozy-cilium", Base: true, RetryInterval: 30 * time.Second,
 		Override:  override("cilium", func(a *v1alpha1.Addons) *apiextensionsv1.JSON { return a.Cilium.ValuesOverride }),
 		DependsOn: withGatewayAPI(),
 		Defaults:  ciliumDefaults,
@@ -121,7 +127,7 @@ var Table = []Addon{
 		DependsOn: deps(),
 	},
 	{
-		Release: "csi", Namespace: "cozy-csi", Base: true,
+		Release: "csi", Namespace: "cozy-csi", Base: true, RetryInterval: 30 * time.Second,
 		DependsOn: deps("vsnap-crd", "cilium"),
 		Defaults:  func(c *Context) Values { return Values{"storageClass": c.Spec.StorageClass} },
 	},
@@ -297,7 +303,9 @@ func ciliumDefaults(c *Context) Values {
 		"kubeProxyReplacement": true,
 	}
 	if c.Spec.Addons.GatewayAPI.Enabled {
-		v["gatewayAPI"] = Values{"enabled": true}
+		// enableAlpn advertises h2 on the Gateway's TLS listeners: without
+		// it browsers fall back to HTTP/1.1 (they negotiate HTTP/2 by ALPN).
+		v["gatewayAPI"] = Values{"enabled": true, "enableAlpn": true}
 		v["envoy"] = Values{"enabled": true}
 	}
 	return v

@@ -67,7 +67,7 @@ func TestUpgradeRule(t *testing.T) {
 		"NextMinor":            {reason: "One minor up is allowed.", args: args{desired: "v1.33.8", running: "v1.33.8", spec: "v1.34"}},
 		"SkipAMinor":           {reason: "kubeadm upgrades one minor at a time.", args: args{desired: "v1.33.8", running: "v1.33.8", spec: "v1.35"}, want: []string{"spec.version", "runs v1.33.8", "allowed next: v1.33 or v1.34", "cannot be skipped"}},
 		"Downgrade":            {reason: "kubeadm cannot downgrade.", args: args{desired: "v1.34.4", running: "v1.34.4", spec: "v1.33"}, want: []string{"spec.version", "allowed next: v1.34 or v1.35", "downgrades"}},
-		"NewestNoNext":         {reason: "Only supported minors are offered.", args: args{desired: "v1.35.1", spec: "v1.30"}, want: []string{"allowed next: v1.35"}},
+		"NewestNoNext":         {reason: "Only supported minors are offered.", args: args{desired: "v1.35.6", spec: "v1.31"}, want: []string{"allowed next: v1.35"}},
 		"MidUpgradeSameTarget": {reason: "Asking again for the target of an upgrade in progress.", args: args{desired: "v1.34.4", running: "v1.33.8", spec: "v1.34"}},
 		"MidUpgradeNextAgain":  {reason: "Not two minors above what runs.", args: args{desired: "v1.34.4", running: "v1.33.8", spec: "v1.35"}, want: []string{"runs v1.33.8 (upgrading to v1.34.4)", "allowed next: v1.34"}},
 		"MidUpgradeBackDown":   {reason: "Not below what was asked for.", args: args{desired: "v1.34.4", running: "v1.33.8", spec: "v1.33"}, want: []string{"downgrades"}},
@@ -163,7 +163,7 @@ func TestEveryObjectPassesUpstreamSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []string{`{}`, `{version: v1.30, controlPlane: {replicas: 1, apiServer: {resources: {cpu: 8, memory: 16Gi}}}}`} {
+	for _, spec := range []string{`{}`, `{version: v1.31, controlPlane: {replicas: 1, apiServer: {resources: {cpu: 8, memory: 16Gi}}}}`} {
 		rsp := fntest.Call{Spec: spec}.Run(t, fn)
 		for name, r := range rsp.GetDesired().GetResources() {
 			u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}

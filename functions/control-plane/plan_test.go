@@ -109,7 +109,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 		},
 		Spec: kamajiv1alpha2.KamajiControlPlaneSpec{
 			Replicas:          ptr.To[int32](2),
-			Version:           "v1.35.1",
+			Version:           "v1.35.6",
 			DataStoreName:     "tenant-demo.demo",
 			DataStoreSchema:   demoSchema,
 			DataStoreUsername: demoSchema,
@@ -149,15 +149,15 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 		want   *kamajiv1alpha2.KamajiControlPlane
 	}{
 		"SeedDefaults": {
-			reason: "An empty spec gets the seed's defaults: v1.35 (patch v1.35.1, konnectivity v0.34.0), 2 replicas, c1.medium and t1.micro, the default host under the tenant host, the dedicated DataStore <NS>.<N>.",
+			reason: "An empty spec gets the seed's defaults: v1.35 (patch v1.35.6, konnectivity v0.34.0), 2 replicas, c1.medium and t1.micro, the default host under the tenant host, the dedicated DataStore <NS>.<N>.",
 			args:   args{call: fntest.Call{Spec: `{}`}},
 			want:   &seedDefaults,
 		},
 		"V133ThreeReplicasLargeAPIServer": {
-			reason: "v1.33 deploys v1.33.8 without a konnectivity override; s1.large is 4 CPU with 2 GiB each.",
+			reason: "v1.33 deploys v1.33.13 without a konnectivity override; s1.large is 4 CPU with 2 GiB each.",
 			args:   args{call: fntest.Call{Spec: `{version: v1.33, controlPlane: {replicas: 3, apiServer: {resourcesPreset: s1.large}}}`}},
 			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) {
-				k.Spec.Version, k.Spec.Replicas = "v1.33.8", ptr.To[int32](3)
+				k.Spec.Version, k.Spec.Replicas = "v1.33.13", ptr.To[int32](3)
 				s1large := resources("4", "400m", "8Gi")
 				k.Spec.APIServer.Resources = &s1large
 				k.Spec.Addons.Konnectivity.Server.Version, k.Spec.Addons.Konnectivity.Agent = "", nil
@@ -224,12 +224,11 @@ func TestPlanVersionTable(t *testing.T) {
 		args   string
 		want   want
 	}{
-		"V135": {reason: "v1.35 deploys v1.35.1 with konnectivity v0.34.0.", args: "v1.35", want: want{"v1.35.1", "v0.34.0"}},
-		"V134": {reason: "v1.34 deploys v1.34.4; Kamaji derives konnectivity.", args: "v1.34", want: want{"v1.34.4", ""}},
-		"V133": {reason: "v1.33 deploys v1.33.8.", args: "v1.33", want: want{"v1.33.8", ""}},
-		"V132": {reason: "v1.32 deploys v1.32.12.", args: "v1.32", want: want{"v1.32.12", ""}},
+		"V135": {reason: "v1.35 deploys v1.35.6 with konnectivity v0.34.0.", args: "v1.35", want: want{"v1.35.6", "v0.34.0"}},
+		"V134": {reason: "v1.34 deploys v1.34.9; Kamaji derives konnectivity.", args: "v1.34", want: want{"v1.34.9", ""}},
+		"V133": {reason: "v1.33 deploys v1.33.13.", args: "v1.33", want: want{"v1.33.13", ""}},
+		"V132": {reason: "v1.32 deploys v1.32.13.", args: "v1.32", want: want{"v1.32.13", ""}},
 		"V131": {reason: "v1.31 deploys v1.31.14.", args: "v1.31", want: want{"v1.31.14", ""}},
-		"V130": {reason: "v1.30 deploys v1.30.14.", args: "v1.30", want: want{"v1.30.14", ""}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -523,7 +522,7 @@ func TestPlanErrors(t *testing.T) {
 			reason: "v1.29 is not in the version table.",
 			args:   fntest.Call{Spec: `{version: v1.29}`},
 			want: field.ErrorList{field.NotSupported(field.NewPath("spec", "version"), "v1.29",
-				[]string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"})},
+				[]string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31"})},
 		},
 		"SkippedMinor": {
 			reason: "A control plane running v1.33.8 may go to v1.33 or v1.34, not v1.35 (kubeadm's rule).",

@@ -34,7 +34,6 @@ func buildClusterAutoscaler(id function.Identity, in *v1alpha1.WorkersInput, wai
 			"--ignore-mirror-pods-utilization=true",
 			"--scale-down-unneeded-time=30s",
 			"--scan-interval=25s",
-			"--force-delete-unregistered-nodes=true",
 		},
 		VolumeMounts: []corev1.VolumeMount{kubeconfigMount()},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func groupPlan(t *testing.T, name string, g v1alpha1.NodeGroup) nodeGroupPlan {
 		t.Fatal(err)
 	}
 	return nodeGroupPlan{Name: name, Group: g, Sizing: s, Kubelet: r, Version: "v1.35.1", Minor: "v1.35",
-		Health: chartHealthCheck, MaxNodeProvisionTime: "30m"}
+		Health: chartHealthCheck, MaxNodeProvisionTime: "30m", StorageClass: g.StorageClass}
 }
 
 // chartHealthCheck is the Cozystack chart's default nodeHealthCheck
@@ -192,11 +193,12 @@ func TestBuildKubevirtMachineTemplate(t *testing.T) {
 		t.Error("instance-type VM has explicit cpu or memory")
 	}
 
-	// Without a storage class the DataVolume uses the cluster default.
+	// Without a storage class (neither the group's nor the cluster's) the
+	// DataVolume uses the management cluster's default.
 	g.StorageClass = ""
 	kmt2, _ := buildKubevirtMachineTemplate(testID, groupPlan(t, "md0", g), "img:v1.35", "0123456789abcdef0123")
 	if kmt2.Spec.Template.Spec.VirtualMachineTemplate.Spec.DataVolumeTemplates[0].Spec.Storage.StorageClassName != nil {
-		t.Error("storageClassName set without a node-group storage class")
+		t.Error("storageClassName set without a storage class")
 	}
 	if kmt2.Name == kmt.Name {
 		t.Error("storage class change kept the template name")
@@ -314,7 +316,7 @@ func TestControllers(t *testing.T) {
 		{buildClusterAutoscaler(testID, in, "busybox"), "demo-cluster-autoscaler", in.Images.ClusterAutoscaler,
 			[]string{"--cloud-provider=clusterapi", "--node-group-auto-discovery=clusterapi:namespace=tenant-foo,clusterName=demo", "--enforce-node-group-min-size=true",
 				"--ignore-daemonsets-utilization=true", "--ignore-mirror-pods-utilization=true", "--scale-down-unneeded-time=30s", "--scan-interval=25s",
-				"--force-delete-unregistered-nodes=true", "--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
+				"--clusterapi-cloud-config-authoritative", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
 			"tenantkube:cluster-autoscaler", nil},
 		{buildCloudControllerManager(testID, in, "busybox"), "demo-kccm", in.Images.CloudControllerManager,
 			[]string{"--cloud-provider=kubevirt", "--cluster-name=demo", "--cloud-config=/etc/cloud/cloud-config", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc"},
@@ -413,5 +415,60 @@ func TestCanonicalHash(t *testing.T) {
 	c, _ := canonicalHash(map[string]any{"a": []any{"x"}, "b": 1})
 	if a == c || len(a) != 64 {
 		t.Errorf("hash %q vs %q", a, c)
+	}
+}
+
+// A node group's worker disks use its storageClass, else the cluster's
+// storageClass, else the management cluster's default (storageClassName
+// unset). Cases and values are the Cozystack chart's own tests
+// (tests/cluster_test.yaml: "falls back to .Values.storageClass when
+// nodeGroup storageClass is empty" and its neighbours).
+func TestWorkerDiskStorageClassFallback(t *testing.T) {
+	cases := map[string]struct {
+		spec string
+		want any // storageClassName, nil when unset
+	}{
+		"EmptyGroupReplicated":  {`{storageClass: replicated, nodeGroups: {md0: {storageClass: ""}}}`, "replicated"},
+		"EmptyGroupCustomClass": {`{storageClass: my-app-sc, nodeGroups: {md0: {storageClass: ""}}}`, "my-app-sc"},
+		"AbsentGroupDefault":    {`{nodeGroups: {md0: {}}}`, "replicated"},
+		"GroupSet":              {`{nodeGroups: {md0: {storageClass: my-storage}}}`, "my-storage"},
+		"GroupWins":             {`{storageClass: app-sc, nodeGroups: {md0: {storageClass: group-sc}}}`, "group-sc"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, c.spec, withMachineSets(t), withInstancetypes(t, "u1.medium")))
+			mustNoFatal(t, rsp)
+			got := get(oneTemplate(t, rsp, "md0"), "spec", "template", "spec", "virtualMachineTemplate", "spec",
+				"dataVolumeTemplates", 0, "spec", "storage", "storageClassName")
+			if got != c.want {
+				t.Errorf("storageClassName %v, want %v", got, c.want)
+			}
+		})
+	}
+	// Both empty (an XR that skipped defaulting): no storageClassName.
+	if sc := diskStorageClass(&v1alpha1.KubernetesClusterSpec{}, v1alpha1.NodeGroup{}); sc != "" {
+		t.Errorf("both empty: %q, want none", sc)
+	}
+	if sc := diskStorageClass(&v1alpha1.KubernetesClusterSpec{StorageClass: "replicated"}, v1alpha1.NodeGroup{StorageClass: "fast"}); sc != "fast" {
+		t.Errorf("group fast, cluster replicated: %q, want fast", sc)
+	}
+}
+
+// The cluster-autoscaler runs without --force-delete-unregistered-nodes: on
+// the clusterapi provider it does not force anything below min size, it
+// only skips trimming a delete batch to the group's headroom, so a group of
+// 3 above min 1 with three long-unregistered machines loses none instead of
+// two (the Cozystack chart's cluster_autoscaler_args test asserts the same
+// absence).
+func TestAutoscalerWithoutForceDeleteUnregistered(t *testing.T) {
+	ctl := buildClusterAutoscaler(testID, defaultInput(), "busybox")
+	args := ctl.Deployment.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--cloud-provider=clusterapi") {
+		t.Fatalf("args %v lack --cloud-provider=clusterapi", args)
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--force-delete-unregistered-nodes") {
+			t.Errorf("args carry %q", a)
+		}
 	}
 }

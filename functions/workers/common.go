@@ -68,6 +68,10 @@ type nodeGroupPlan struct {
 	Health healthCheck
 	// MaxNodeProvisionTime is spec.maxNodeProvisionTime, as written.
 	MaxNodeProvisionTime string
+	// StorageClass is the class of the worker disks: the group's
+	// storageClass, else the cluster's spec.storageClass; "" leaves
+	// storageClassName unset (the management cluster's default class).
+	StorageClass string
 	// ObservedTemplate is the KubevirtMachineTemplate the observed
 	// MachineDeployment refers to ("" when none is observed).
 	ObservedTemplate string
@@ -118,3 +122,13 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// diskStorageClass is the StorageClass of group g's worker disks: its own
+// storageClass, else the cluster's (live migration needs a ReadWriteMany,
+// replicated class, which the management cluster's default may not be).
+func diskStorageClass(spec *v1alpha1.KubernetesClusterSpec, g v1alpha1.NodeGroup) string {
+	if g.StorageClass != "" {
+		return g.StorageClass
+	}
+	return spec.StorageClass
+}

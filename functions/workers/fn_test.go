@@ -120,8 +120,8 @@ func TestAcceptanceU1Large(t *testing.T) {
 	if got := get(md, "spec", "template", "spec", "infrastructureRef", "name"); got != get(tmpl, "metadata", "name") {
 		t.Errorf("MachineDeployment refers to %v, template is %v", got, get(tmpl, "metadata", "name"))
 	}
-	if got := get(md, "spec", "template", "spec", "version"); got != "v1.35.1" {
-		t.Errorf("version = %v, want v1.35.1", got)
+	if got := get(md, "spec", "template", "spec", "version"); got != "v1.35.6" {
+		t.Errorf("version = %v, want v1.35.6", got)
 	}
 	st := rsp.GetDesired().GetComposite().GetResource().AsMap()
 	if d := cmp.Diff(map[string]any{"cpu": "1800m", "memory": "6800Mi"}, get(st, "status", "nodeGroups", "md0", "allocatable")); d != "" {
@@ -401,8 +401,8 @@ nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), 
 	for _, c := range []struct {
 		cp, wantVersion, wantDisk string
 	}{
-		{"v1.34.4", "v1.34.4", "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.34-v1.5.2"},
-		{"v1.35.1", "v1.35.1", "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2"},
+		{"v1.34.9", "v1.34.9", "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.34-v1.5.2"},
+		{"v1.35.6", "v1.35.6", "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2"},
 	} {
 		obs := observedFrom(old, nil)
 		obs["kamaji-control-plane"] = mustStruct(t, "apiVersion: controlplane.cluster.x-k8s.io/v1alpha2\nkind: KamajiControlPlane\nmetadata: {name: demo}\nstatus: {version: "+c.cp+"}")

@@ -126,8 +126,8 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 		return nil, err
 	}
 	storage.Resources.Requests[corev1.ResourceStorage] = disk
-	if g.StorageClass != "" {
-		storage.StorageClassName = ptr(g.StorageClass)
+	if p.StorageClass != "" {
+		storage.StorageClassName = ptr(p.StorageClass)
 	}
 
 	tmplMeta := metav1.ObjectMeta{

@@ -173,7 +173,8 @@ func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names
 		}
 		md, _ := observedMachineDeployment(r, g)
 		out[g] = nodeGroupPlan{Name: g, Group: ng, Sizing: s, Kubelet: res, Version: version, Minor: minor,
-			Health: health, MaxNodeProvisionTime: string(spec.MaxNodeProvisionTime), ObservedTemplate: md.InfrastructureRef}
+			Health: health, MaxNodeProvisionTime: string(spec.MaxNodeProvisionTime), StorageClass: diskStorageClass(spec, ng),
+			ObservedTemplate: md.InfrastructureRef}
 	}
 	return out, errs
 }

@@ -61,7 +61,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 					annotationCapacityMemory: "6800Mi", annotationCapacityCPU: "1800m",
 					annotationMaxNodeProvisionTime: "30m",
 				},
-				Version: "v1.35.1",
+				Version: "v1.35.6",
 			},
 		},
 		"ExplicitResources": {
@@ -73,7 +73,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 					annotationCapacityMemory: "13599Mi", annotationCapacityCPU: "3600m",
 					annotationMaxNodeProvisionTime: "30m",
 				},
-				Version: "v1.35.1",
+				Version: "v1.35.6",
 			},
 		},
 		"NoSize": {
@@ -81,7 +81,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 			spec:   `nodeGroups: {md0: {instanceType: ""}}`,
 			want: want{
 				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10", annotationMaxNodeProvisionTime: "30m"},
-				Version:     "v1.35.1",
+				Version:     "v1.35.6",
 			},
 		},
 		"MaxNodeProvisionTime": {
@@ -89,7 +89,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 			spec:   `{maxNodeProvisionTime: 1h30m, nodeGroups: {md0: {instanceType: ""}}}`,
 			want: want{
 				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10", annotationMaxNodeProvisionTime: "1h30m"},
-				Version:     "v1.35.1",
+				Version:     "v1.35.6",
 			},
 		},
 	}

@@ -135,7 +135,7 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 	}
 	if disk, err := gp.Group.DiskSize.Parse(); err == nil { // checked by checkSpec
 		d[corev1.ResourceRequestsStorage] = disk
-		if sc := gp.Group.StorageClass; sc != "" {
+		if sc := gp.StorageClass; sc != "" {
 			d[corev1.ResourceName(sc+".storageclass.storage.k8s.io/requests.storage")] = disk.DeepCopy()
 			d[corev1.ResourceName(sc+".storageclass.storage.k8s.io/persistentvolumeclaims")] = *resource.NewQuantity(1, resource.DecimalSI)
 		}

@@ -186,7 +186,7 @@ func TestPerVMDemand(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := perVMDemand(nodeGroupPlan{Name: "md0", Group: tc.group, Sizing: tc.sizing}, tc.ratio)
+			d := perVMDemand(nodeGroupPlan{Name: "md0", Group: tc.group, Sizing: tc.sizing, StorageClass: tc.group.StorageClass}, tc.ratio)
 			got := map[corev1.ResourceName]string{}
 			for k, q := range d {
 				got[k] = q.String()

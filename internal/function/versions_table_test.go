@@ -6,12 +6,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The rows below are typed from the version table of docs/tenant-guide.md (the
-// founders' table: minor, patch deployed, konnectivity override), not read
-// from versionTable. The minors and their order are the seed chart's
-// `version` enum (v1.35 … v1.30, default v1.35; the seed README: "supported
-// patch versions from 1.30 to 1.35"). The seed names no patch versions:
-// the version table of docs/tenant-guide.md is their only source.
+// The rows below are typed from today's Cozystack chart
+// (packages/apps/kubernetes), not read from versionTable: the minors and
+// their order are its `version` enum (v1.35 … v1.31, default v1.35; its
+// README: "supported patch versions from 1.31 to 1.35"), the patch of each
+// minor its files/versions.yaml, the konnectivity override its
+// files/konnectivity-versions.yaml.
 
 func TestLookupVersion(t *testing.T) {
 	type args struct {
@@ -27,24 +27,24 @@ func TestLookupVersion(t *testing.T) {
 		want   want
 	}{
 		"V135": {
-			reason: "v1.35 deploys v1.35.1 and pins konnectivity v0.34.0",
+			reason: "v1.35 deploys v1.35.6 and pins konnectivity v0.34.0",
 			args:   args{minor: "v1.35"},
-			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.1", Konnectivity: "v0.34.0"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0"}},
 		},
 		"V134": {
-			reason: "v1.34 deploys v1.34.4; Kamaji derives konnectivity",
+			reason: "v1.34 deploys v1.34.9; Kamaji derives konnectivity",
 			args:   args{minor: "v1.34"},
-			want:   want{row: KubernetesVersion{Minor: "v1.34", Patch: "v1.34.4"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.34", Patch: "v1.34.9"}},
 		},
 		"V133": {
-			reason: "v1.33 deploys v1.33.8",
+			reason: "v1.33 deploys v1.33.13",
 			args:   args{minor: "v1.33"},
-			want:   want{row: KubernetesVersion{Minor: "v1.33", Patch: "v1.33.8"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.33", Patch: "v1.33.13"}},
 		},
 		"V132": {
-			reason: "v1.32 deploys v1.32.12",
+			reason: "v1.32 deploys v1.32.13",
 			args:   args{minor: "v1.32"},
-			want:   want{row: KubernetesVersion{Minor: "v1.32", Patch: "v1.32.12"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.32", Patch: "v1.32.13"}},
 		},
 		"V131": {
 			reason: "v1.31 deploys v1.31.14",
@@ -52,23 +52,23 @@ func TestLookupVersion(t *testing.T) {
 			want:   want{row: KubernetesVersion{Minor: "v1.31", Patch: "v1.31.14"}},
 		},
 		"V130": {
-			reason: "v1.30 deploys v1.30.14",
+			reason: "v1.30 left the chart's supported minors",
 			args:   args{minor: "v1.30"},
-			want:   want{row: KubernetesVersion{Minor: "v1.30", Patch: "v1.30.14"}},
+			want:   want{err: true},
 		},
 		"OlderThanSeed": {
-			reason: "v1.29 is below the seed's oldest version",
+			reason: "v1.29 is below the chart's oldest version",
 			args:   args{minor: "v1.29"},
 			want:   want{err: true},
 		},
 		"NewerThanSeed": {
-			reason: "v1.36 is above the seed's newest version",
+			reason: "v1.36 is above the chart's newest version",
 			args:   args{minor: "v1.36"},
 			want:   want{err: true},
 		},
 		"PatchVersion": {
 			reason: "the table is keyed by minor: a patch version is not a row",
-			args:   args{minor: "v1.35.1"},
+			args:   args{minor: "v1.35.6"},
 			want:   want{err: true},
 		},
 		"NoPrefix": {
@@ -92,7 +92,7 @@ func TestLookupVersion(t *testing.T) {
 
 func TestLookupVersionErrorListsSupported(t *testing.T) {
 	_, err := LookupVersion("v1.29")
-	want := `unsupported version "v1.29"; supported: v1.35, v1.34, v1.33, v1.32, v1.31, v1.30`
+	want := `unsupported version "v1.29"; supported: v1.35, v1.34, v1.33, v1.32, v1.31`
 	if err == nil {
 		t.Fatalf("LookupVersion(v1.29): no error, want %q", want)
 	}
@@ -102,8 +102,8 @@ func TestLookupVersionErrorListsSupported(t *testing.T) {
 }
 
 func TestSupportedVersions(t *testing.T) {
-	// The seed chart's version enum, in its order (newest first).
-	want := []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"}
+	// The chart's version enum, in its order (newest first).
+	want := []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31"}
 	if diff := cmp.Diff(want, SupportedVersions()); diff != "" {
 		t.Errorf("SupportedVersions(): -want, +got:\n%s", diff)
 	}

@@ -31,7 +31,7 @@ const (
 	labelManagedBy = "app.kubernetes.io/managed-by"
 	demoNS         = "tenant-demo"
 	demo           = "demo"
-	patchVersion   = "v1.35.1"
+	patchVersion   = "v1.35.6"
 	// GC rediscovers new types about every 30 s, so a first deletion after
 	// the XRD appeared may wait that long before anything goes.
 	deleteBound = 3 * time.Minute

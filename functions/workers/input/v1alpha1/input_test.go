@@ -20,11 +20,11 @@ func TestDefault(t *testing.T) {
 	if in.ContainerDiskImages["v1.35"] != "mirror.example/disk:v1.35" {
 		t.Error("an explicit container disk was overwritten")
 	}
-	if in.ContainerDiskImages["v1.30"] != "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.30-v1.5.2" {
-		t.Errorf("v1.30 default %q", in.ContainerDiskImages["v1.30"])
+	if in.ContainerDiskImages["v1.31"] != "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.31-v1.5.2" {
+		t.Errorf("v1.31 default %q", in.ContainerDiskImages["v1.31"])
 	}
-	if len(in.ContainerDiskImages) != 6 {
-		t.Errorf("%d container disks, want one per supported version (6)", len(in.ContainerDiskImages))
+	if len(in.ContainerDiskImages) != 5 {
+		t.Errorf("%d container disks, want one per supported version (5: v1.31 to v1.35)", len(in.ContainerDiskImages))
 	}
 	if d := cmp.Diff(DefaultRegistryMirrorHosts, in.RegistryMirror.Hosts); d != "" {
 		t.Errorf("mirror hosts (-want +got):\n%s", d)

@@ -1,0 +1,79 @@
+package test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+)
+
+// TestRefusalsNameTheValue: a refusal names the value the tenant gave, at
+// admission (the XRD's schema and CEL messageExpressions) and in the
+// functions (spec.Validate). The cases are the Cozystack chart's own
+// failure tests (evictionHardMemory 150%, a hard 1Gi against a soft 200Mi,
+// a malformed podCpuLimit) and their neighbours.
+func TestRefusalsNameTheValue(t *testing.T) {
+	s := xrdSpecSchema(t)
+	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	schemaValidator := openAPIValidator(t)
+	ng := func(fields string) string { return "{nodeGroups: {md0: {" + fields + "}}}" }
+	kubelet := func(fields string) string { return ng("kubelet: {" + fields + "}") }
+	apiServer := func(fields string) string { return "{controlPlane: {apiServer: {" + fields + "}}}" }
+	cases := map[string]struct {
+		spec   string
+		values []string // each named by admission and by the functions
+	}{
+		"EvictionHardPercent150":   {kubelet(`evictionHardMemory: 150%, evictionSoftMemory: 160%`), []string{"150%", "160%"}},
+		"EvictionHardAboveSoft":    {kubelet(`evictionHardMemory: 1Gi, evictionSoftMemory: 200Mi`), []string{"1Gi", "200Mi"}},
+		"EvictionHardEqualsSoftPc": {kubelet(`evictionHardMemory: 12%, evictionSoftMemory: 12%`), []string{"12%"}},
+		"EvictionMixedUnits":       {kubelet(`evictionHardMemory: 7%, evictionSoftMemory: 3Gi`), []string{"7%", "3Gi"}},
+		"EvictionNegative":         {kubelet(`evictionHardMemory: -5Gi, evictionSoftMemory: 1Gi`), []string{"-5Gi"}},
+		"VolumeNoSource":           {apiServer(`extraVolumes: [{name: sourceless}]`), []string{"sourceless"}},
+		"PodCPULimitMalformed":     {ng(`instanceType: '', podCpuLimit: 1.5.5`), []string{"1.5.5"}},
+		"PodCPURequestMalformed":   {ng(`instanceType: '', podCpuRequest: 2.5m`), []string{"2.5m"}},
+		"PodCPULimit300":           {ng(`instanceType: '', podCpuLimit: 300`), []string{"300"}},
+		"ReservedCPUMalformed":     {kubelet(`systemReservedCpu: 0.5m, kubeReservedCpu: 1.25m`), []string{"0.5m", "1.25m"}},
+		"ReservedMemoryTooBig":     {kubelet(`systemReservedMemory: 5Ti, kubeReservedMemory: 6Ti`), []string{"5Ti", "6Ti"}},
+		"DiskTooBig":               {ng(`diskSize: 65Ti`), []string{"65Ti"}},
+		"DiskZero":                 {ng(`diskSize: 0Gi`), []string{"0Gi"}},
+		"NodeCPUTooMany":           {ng(`resources: {cpu: 257, memory: 4Gi}`), []string{"257"}},
+		"NodeMemoryTooBig":         {ng(`resources: {cpu: 2, memory: 5Ti}`), []string{"5Ti"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := decodeSpec(t, c.spec)
+			structuraldefaulting.Default(obj, s)
+			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
+			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
+			admission = append(admission, celErrs...)
+
+			spec := &v1alpha1.KubernetesClusterSpec{}
+			if err := yaml.Unmarshal([]byte(c.spec), spec); err != nil {
+				t.Fatal(err)
+			}
+			spec.Default()
+			functions := spec.Validate()
+
+			for who, errs := range map[string]field.ErrorList{"XRD admission": admission, "spec.Validate()": functions} {
+				agg := errs.ToAggregate()
+				if agg == nil {
+					t.Errorf("%s: accepted", who)
+					continue
+				}
+				for _, v := range c.values {
+					if !strings.Contains(agg.Error(), v) {
+						t.Errorf("%s: message %q does not name %q", who, agg.Error(), v)
+					}
+				}
+			}
+		})
+	}
+}
