@@ -49,7 +49,7 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 func outsideNames(t *testing.T, ns, n string) (map[string]bool, bool) {
 	t.Helper()
 	out := map[string]bool{}
-	for _, input := range []string{`{}`, `{dataStoreName: shared}`} {
+	for _, input := range []string{`{}`, cozystackInput, `{dataStoreName: shared}`} {
 		req := fntest.Call{Spec: `{}`, Input: input}.Request(t)
 		xr, err := fntest.Struct(fntest.TenantXR(ns, n, map[string]any{}))
 		if err != nil {
