@@ -377,3 +377,22 @@ func TestPlatformSettings(t *testing.T) {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.etcd.storageSize and the value", msg)
 	}
 }
+
+// TestBadEtcdSettingsAreFatal: an operator that is neither API and a
+// version the v1alpha2 CRD's pattern (^\d+\.\d+\.\d+$) refuses are Fatal,
+// naming the field and the value.
+func TestBadEtcdSettingsAreFatal(t *testing.T) {
+	for input, want := range map[string][]string{
+		`{etcd: {operator: etcd.example/v1}}`: {"input.etcd.operator", `"etcd.example/v1"`, `"etcd.aenix.io/v1alpha1"`, `"etcd-operator.cozystack.io/v1alpha2"`},
+		`{etcd: {version: v3.6.11}}`:          {"input.etcd.version", `"v3.6.11"`},
+		`{etcd: {version: "3.6"}}`:            {"input.etcd.version", `"3.6"`},
+	} {
+		rsp := fntest.Call{Spec: `{}`, Input: input}.Run(t, fn)
+		msg := fntest.FatalMessage(rsp)
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("input %s: Fatal %q does not mention %q", input, msg, w)
+			}
+		}
+	}
+}
