@@ -114,8 +114,8 @@ func quotaBackendBytes(storage resource.Quantity) int64 {
 	return function.FloorRat(r.Mul(r, big.NewRat(etcdQuotaPercent, 100)))
 }
 
-// buildEtcdCluster returns the dedicated EtcdCluster N-etcd
-// (etcd.aenix.io/v1alpha1) per docs/architecture.md: replicas and volume size from the
+// buildEtcdCluster returns the dedicated EtcdCluster N-etcd of the input's
+// operator per docs/architecture.md: replicas and volume size from the
 // input (storage class defaulting to spec.storageClass), quota-backend-bytes
 // 95% of the volume, periodic auto-compaction every 5m, snapshot-count
 // 10000, TLS for peers and clients from the cert-manager Secrets.
