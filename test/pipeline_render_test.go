@@ -107,6 +107,7 @@ func pipelineCases(root string) []pipelineCase {
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", pipelineTestdata, p) }
 	settings := data("platform-settings.yaml")
+	cozystack := data("platform-etcd-cozystack.yaml")
 	return []pipelineCase{
 		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}},
 		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
@@ -123,6 +124,24 @@ func pipelineCases(root string) []pipelineCase {
 			"\n      - 10.200.0.0/16\n", "clusterIP: 10.200.0.10\n", "hostname: demo.tenant-demo.k8s.corp.test:443\n", "cpu: 125m\n",
 			`quota-backend-bytes: "8160437862"`, "image: registry.corp.test/mirror/cluster-autoscaler:v1.35.1\n", "version: 1.18.5\n",
 		}},
+		// The etcd-operator.cozystack.io/v1alpha2 operator: 5 members of
+		// 8Gi, quota 95% of 8Gi = 8160437862 bytes as a number, etcd
+		// 3.6.11; the DataStore dials its client Service <cluster>-client;
+		// the certificates name its headless Service <cluster>.
+		{name: "etcd-cozystack", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), cozystack}, contains: []string{
+			"apiVersion: etcd-operator.cozystack.io/v1alpha2\n", "    quotaBackendBytes: 8160437862\n", "  version: 3.6.11\n", "  replicas: 5\n",
+			"    size: 8Gi\n", "  - demo-etcd-client.tenant-demo.svc:2379\n", "  - '*.demo-etcd.tenant-demo.svc'\n",
+			"        name: demo-etcd-server-tls\n", "        name: demo-etcd-client-tls\n", "        name: demo-etcd-peer-tls\n",
+		}},
+		// Its Available condition is the EtcdCluster's readiness.
+		{name: "etcd-cozystack-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), cozystack}, observed: data("observed-etcd-cozystack")},
+		// A setting naming the other operator than the running etcd's is
+		// refused, either way.
+		{name: "fatal-etcd-moved", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), cozystack}, observed: example("observed"),
+			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.etcd.operator", `"etcd-operator.cozystack.io/v1alpha2"`, "cluster tenant-demo/demo",
+				"EtcdCluster tenant-demo/demo-etcd", "on the etcd.aenix.io/v1alpha1 operator"}},
+		{name: "fatal-etcd-moved-back", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: data("observed-etcd-cozystack"),
+			fatal: []string{"step control-plane", "input.etcd.operator", `"etcd.aenix.io/v1alpha1"`, "cluster tenant-demo/demo", "on the etcd-operator.cozystack.io/v1alpha2 operator"}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
 			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
 		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},

@@ -76,6 +76,12 @@ func TestTenantRender(t *testing.T) {
 			"  name: " + tenantEtcd + "-used-by-second\n", "  name: " + tenantEtcd + "-datastore-used-by-second\n",
 			"  name: " + tenantEtcd + "-tenant-used-by-second\n", "  clusters: 2\n",
 		}},
+		// The Tenant's etcd on the etcd-operator.cozystack.io/v1alpha2
+		// operator: its client Service <base>-client, its headless <base>.
+		{name: "etcd-cozystack", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), filepath.Join(root, "test", pipelineTestdata, "platform-etcd-cozystack.yaml")}, contains: []string{
+			"apiVersion: etcd-operator.cozystack.io/v1alpha2\n", "  - " + tenantEtcd + "-client.tenant-demo.svc:2379\n", "  - '*." + tenantEtcd + ".tenant-demo.svc'\n",
+			"    quotaBackendBytes: 4080218931\n", "  version: 3.6.11\n",
+		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
 	}
 	outputs := map[string][]byte{}

@@ -59,7 +59,7 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool, bool) {
 	t.Helper()
 	out := map[string]bool{}
-	for _, input := range []string{`{}`, `{dataStoreName: shared}`} {
+	for _, input := range []string{`{}`, cozystackInput, `{dataStoreName: shared}`} {
 		req := fntest.Call{Spec: `{}`, Input: input}.Request(t)
 		x := fntest.TenantXR(ns, n, map[string]any{})
 		if namespaced {

@@ -10,11 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
+	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 )
 
@@ -25,17 +27,20 @@ const EtcdClientPort = 2379
 const (
 	etcdAutoCompactionMode      = "periodic"
 	etcdAutoCompactionRetention = "5m"
-	etcdSnapshotCount           = "10000"
+	etcdSnapshotCount           = 10000
 	// etcdQuotaPercent of the member volume is etcd's backend quota.
 	etcdQuotaPercent = 95
 )
 
 // etcdNames are the names of a tenant's dedicated etcd objects in NS.
 type etcdNames struct {
-	// Cluster is the EtcdCluster, its StatefulSet and its client Service
-	// (the etcd-operator names the client Service after the cluster and the
-	// headless Service <cluster>-headless).
-	Cluster, Headless string
+	// Cluster is the EtcdCluster. Its operator names its Services:
+	// etcd.aenix.io/v1alpha1 the client Service <cluster> and the headless
+	// <cluster>-headless (members <cluster>-<ordinal>),
+	// etcd-operator.cozystack.io/v1alpha2 the client Service
+	// <cluster>-client and the headless <cluster> (members
+	// <cluster>-<random>).
+	Cluster, ClientService, Headless string
 	// SelfSignedIssuer signs the two CAs.
 	SelfSignedIssuer string
 	// PeerCA/ClientCA are the CA Certificates and the Secrets they write;
@@ -45,15 +50,21 @@ type etcdNames struct {
 	Server, Peer, Client string
 }
 
-// namesOfEtcd returns the etcd object names of cluster id: N-etcd and
-// N-etcd-<role> for the PKI.
-func namesOfEtcd(id function.Identity) etcdNames { return etcdNamesOf(id.Prefixed("etcd")) }
+// namesOfEtcd returns the etcd object names of cluster id on operator op:
+// N-etcd and N-etcd-<role> for the PKI.
+func namesOfEtcd(id function.Identity, op cpinput.EtcdOperator) etcdNames {
+	return etcdNamesOf(id.Prefixed("etcd"), op)
+}
 
-// etcdNamesOf returns the names of an etcd cluster c: c and c-<role> for
-// the PKI.
-func etcdNamesOf(c string) etcdNames {
+// etcdNamesOf returns the names of an etcd cluster c on operator op: c,
+// its Services, and c-<role> for the PKI.
+func etcdNamesOf(c string, op cpinput.EtcdOperator) etcdNames {
+	client, headless := c, c+"-headless"
+	if op == cpinput.EtcdOperatorCozystack {
+		client, headless = c+"-client", c
+	}
 	return etcdNames{
-		Cluster: c, Headless: c + "-headless",
+		Cluster: c, ClientService: client, Headless: headless,
 		SelfSignedIssuer: c + "-selfsigned",
 		PeerCA:           c + "-peer-ca", PeerCAIssuer: c + "-peer-ca-issuer",
 		ClientCA: c + "-ca", ClientCAIssuer: c + "-ca-issuer",
@@ -65,15 +76,35 @@ func etcdNamesOf(c string) etcdNames {
 // names and the labels of every object it composes (and of the members'
 // claims and the PKI Secrets, by which they are found again).
 type etcdSite struct {
+	Operator  cpinput.EtcdOperator
 	Namespace string
 	Names     etcdNames
 	Labels    map[string]string
 }
 
-// clusterEtcdSite is the dedicated etcd of a claim's cluster id: N-etcd in
-// NS, labelled with the cluster.
-func clusterEtcdSite(id function.Identity) etcdSite {
-	return etcdSite{Namespace: id.Namespace, Names: namesOfEtcd(id), Labels: id.Labels()}
+// clusterEtcdSite is the dedicated etcd of a claim's cluster id on
+// operator op: N-etcd in NS, labelled with the cluster.
+func clusterEtcdSite(id function.Identity, op cpinput.EtcdOperator) etcdSite {
+	return etcdSite{Operator: op, Namespace: id.Namespace, Names: namesOfEtcd(id, op), Labels: id.Labels()}
+}
+
+// ref is the object reference of the site's EtcdCluster (a Usage's).
+func (s etcdSite) ref() function.ObjectRef {
+	return function.ObjectRef{APIVersion: string(s.Operator), Kind: etcdv1alpha1.EtcdClusterKind, Name: s.Names.Cluster}
+}
+
+// ready is the readiness of the site's EtcdCluster and readyCondition the
+// condition it reports it by: Ready (etcd.aenix.io/v1alpha1) or Available
+// (etcd-operator.cozystack.io/v1alpha2, true while it has quorum).
+func (s etcdSite) ready() function.Readiness {
+	return function.ReadyOnCondition(s.readyCondition())
+}
+
+func (s etcdSite) readyCondition() string {
+	if s.Operator == cpinput.EtcdOperatorCozystack {
+		return etcdv1alpha2.ConditionAvailable
+	}
+	return etcdv1alpha1.ConditionReady
 }
 
 // quotaBackendBytes is 95% of the member volume size in bytes, rounded down
@@ -83,23 +114,33 @@ func quotaBackendBytes(storage resource.Quantity) int64 {
 	return function.FloorRat(r.Mul(r, big.NewRat(etcdQuotaPercent, 100)))
 }
 
-// buildEtcdCluster returns the dedicated EtcdCluster N-etcd
-// (etcd.aenix.io/v1alpha1) per docs/architecture.md: replicas and volume size from the
+// buildEtcdCluster returns the dedicated EtcdCluster N-etcd of the input's
+// operator per docs/architecture.md: replicas and volume size from the
 // input (storage class defaulting to spec.storageClass), quota-backend-bytes
 // 95% of the volume, periodic auto-compaction every 5m, snapshot-count
 // 10000, TLS for peers and clients from the cert-manager Secrets.
-func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput, storage resource.Quantity) *etcdv1alpha1.EtcdCluster {
+func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput, storage resource.Quantity) any {
 	storageClass := in.Etcd.StorageClassName
 	if storageClass == "" {
 		storageClass = spec.StorageClass
 	}
-	return buildEtcd(clusterEtcdSite(id), in.Etcd.Replicas, storage, &storageClass)
+	return buildEtcd(clusterEtcdSite(id, in.Etcd.Operator), in.Etcd.Version, in.Etcd.Replicas, storage, &storageClass)
 }
 
-// buildEtcd returns the EtcdCluster of site with replicas members, each
-// with a volume of size storage of storageClass (nil: the management
-// cluster's default class), and the settings of buildEtcdCluster.
-func buildEtcd(site etcdSite, replicas int32, storage resource.Quantity, storageClass *string) *etcdv1alpha1.EtcdCluster {
+// buildEtcd returns the EtcdCluster of site on its operator with replicas
+// members, each with a volume of size storage of storageClass (nil: the
+// management cluster's default class), and the settings of
+// buildEtcdCluster; version is the etcd version of the
+// etcd-operator.cozystack.io/v1alpha2 operator.
+func buildEtcd(site etcdSite, version string, replicas int32, storage resource.Quantity, storageClass *string) any {
+	if site.Operator == cpinput.EtcdOperatorCozystack {
+		return buildEtcdV1alpha2(site, version, replicas, storage, storageClass)
+	}
+	return buildEtcdV1alpha1(site, replicas, storage, storageClass)
+}
+
+// buildEtcdV1alpha1 is buildEtcd's etcd.aenix.io/v1alpha1 EtcdCluster.
+func buildEtcdV1alpha1(site etcdSite, replicas int32, storage resource.Quantity, storageClass *string) *etcdv1alpha1.EtcdCluster {
 	n := site.Names
 	return &etcdv1alpha1.EtcdCluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind},
@@ -114,7 +155,7 @@ func buildEtcd(site etcdSite, replicas int32, storage resource.Quantity, storage
 				"quota-backend-bytes":       strconv.FormatInt(quotaBackendBytes(storage), 10),
 				"auto-compaction-mode":      etcdAutoCompactionMode,
 				"auto-compaction-retention": etcdAutoCompactionRetention,
-				"snapshot-count":            etcdSnapshotCount,
+				"snapshot-count":            strconv.Itoa(etcdSnapshotCount),
 			},
 			Storage: etcdv1alpha1.StorageSpec{
 				VolumeClaimTemplate: &etcdv1alpha1.EmbeddedPersistentVolumeClaim{
@@ -142,6 +183,42 @@ func buildEtcd(site etcdSite, replicas int32, storage resource.Quantity, storage
 	}
 }
 
+// buildEtcdV1alpha2 is buildEtcd's etcd-operator.cozystack.io/v1alpha2
+// EtcdCluster: the same flags as typed options, the PKI's Secrets
+// (the server Secret's ca.crt, the client CA, is the CA client
+// certificates must chain to; naming the client Secret as the operator's
+// turns on client certificate authentication), and the cluster's labels
+// on every object the operator creates, its members' claims included.
+func buildEtcdV1alpha2(site etcdSite, version string, replicas int32, storage resource.Quantity, storageClass *string) *etcdv1alpha2.EtcdCluster {
+	n := site.Names
+	quota, snapshots := quotaBackendBytes(storage), int64(etcdSnapshotCount)
+	secret := func(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
+	return &etcdv1alpha2.EtcdCluster{
+		TypeMeta: metav1.TypeMeta{APIVersion: etcdv1alpha2.GroupVersion.String(), Kind: etcdv1alpha2.EtcdClusterKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      n.Cluster,
+			Namespace: site.Namespace,
+			Labels:    site.Labels,
+		},
+		Spec: etcdv1alpha2.EtcdClusterSpec{
+			Version:  version,
+			Replicas: &replicas,
+			Options: &etcdv1alpha2.EtcdOptions{
+				QuotaBackendBytes:       &quota,
+				AutoCompactionMode:      etcdAutoCompactionMode,
+				AutoCompactionRetention: etcdAutoCompactionRetention,
+				SnapshotCount:           &snapshots,
+			},
+			Storage: etcdv1alpha2.StorageSpec{Size: &storage, StorageClassName: storageClass},
+			TLS: &etcdv1alpha2.TLSSpec{
+				Client: &etcdv1alpha2.ClientTLS{ServerSecretRef: secret(n.Server), OperatorClientSecretRef: secret(n.Client)},
+				Peer:   &etcdv1alpha2.PeerTLS{SecretRef: secret(n.Peer)},
+			},
+			AdditionalMetadata: &etcdv1alpha2.AdditionalMetadata{Labels: site.Labels},
+		},
+	}
+}
+
 // DataStoreName is the cluster-scoped DataStore's name: "<NS>.<N>"
 // (Identity.ClusterScopedName, injective). A shared DataStore named in the
 // input has no dot (input.dataStoreName), so none is ever taken for a
@@ -163,8 +240,8 @@ func DataStoreSchema(id function.Identity) string {
 // buildDataStore returns the Kamaji DataStore (kamaji.clastix.io/v1alpha1,
 // cluster-scoped) of the dedicated etcd: driver etcd, the client Service on
 // port 2379, TLS with the client CA and the client certificate Secrets in NS.
-func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
-	return buildDataStoreOf(clusterEtcdSite(id), DataStoreName(id), id.Labels(function.LabelNamespace, id.Namespace))
+func buildDataStore(id function.Identity, op cpinput.EtcdOperator) *kamajiv1alpha1.DataStore {
+	return buildDataStoreOf(clusterEtcdSite(id, op), DataStoreName(id), id.Labels(function.LabelNamespace, id.Namespace))
 }
 
 // buildDataStoreOf returns the DataStore name (labels) of the etcd of
@@ -183,7 +260,7 @@ func buildDataStoreOf(site etcdSite, name string, labels map[string]string) *kam
 		},
 		Spec: kamajiv1alpha1.DataStoreSpec{
 			Driver:    kamajiv1alpha1.DriverEtcd,
-			Endpoints: []string{fmt.Sprintf("%s.%s.svc:%d", n.Cluster, site.Namespace, EtcdClientPort)},
+			Endpoints: []string{fmt.Sprintf("%s.%s.svc:%d", n.ClientService, site.Namespace, EtcdClientPort)},
 			TLSConfig: &kamajiv1alpha1.TLSConfig{
 				CertificateAuthority: kamajiv1alpha1.CertificateAuthority{
 					Certificate: ref(n.ClientCA, corev1.TLSCertKey),
@@ -196,4 +273,19 @@ func buildDataStoreOf(site etcdSite, name string, labels map[string]string) *kam
 			},
 		},
 	}
+}
+
+// etcdOperatorChanged returns a *field.Error at input.etcd.operator, naming
+// owner (the cluster or the Tenant) and both operators, when the observed
+// EtcdCluster of site is of another API than site's operator: a setting
+// never moves a running etcd (the other operator would start an empty
+// one and the old one would be deleted with the tenant's state).
+func etcdOperatorChanged(r *function.Request, site etcdSite, owner string) error {
+	running := r.ObservedString(nameEtcdCluster, "apiVersion")
+	if running == "" || running == string(site.Operator) {
+		return nil
+	}
+	return field.Invalid(field.NewPath("input", "etcd", "operator"), string(site.Operator),
+		fmt.Sprintf("%s runs its etcd (EtcdCluster %s/%s) on the %s operator; it is not moved to %s: no migration between them exists, set the operator back to %s",
+			owner, site.Namespace, site.Names.Cluster, running, site.Operator, running))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -137,6 +138,10 @@ func checkUpgrade(requested string, observed observedControlPlane) error {
 		fmt.Sprintf("the control plane %s; %s; allowed next: %s", state, why, strings.Join(allowed, " or ")))
 }
 
+// etcdVersionPattern is spec.version's pattern in the
+// etcd-operator.cozystack.io/v1alpha2 EtcdCluster CRD.
+var etcdVersionPattern = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+
 // validateInput checks the platform team's input. It returns a *field.Error
 // under "input".
 func validateInput(in *cpinput.ControlPlaneInput) error {
@@ -156,6 +161,14 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	case cpinput.DeletionOrderUsages, cpinput.DeletionOrderNone:
 	default:
 		return field.NotSupported(p.Child("deletionOrder"), in.DeletionOrder, []string{string(cpinput.DeletionOrderUsages), string(cpinput.DeletionOrderNone)})
+	}
+	switch in.Etcd.Operator {
+	case cpinput.EtcdOperatorAenix, cpinput.EtcdOperatorCozystack:
+	default:
+		return field.NotSupported(p.Child("etcd", "operator"), in.Etcd.Operator, []string{string(cpinput.EtcdOperatorAenix), string(cpinput.EtcdOperatorCozystack)})
+	}
+	if !etcdVersionPattern.MatchString(in.Etcd.Version) {
+		return field.Invalid(p.Child("etcd", "version"), in.Etcd.Version, "must be an etcd version MAJOR.MINOR.PATCH without \"v\", such as 3.6.11")
 	}
 	if in.Etcd.Replicas < 1 {
 		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")

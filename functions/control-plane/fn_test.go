@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/test/schema"
@@ -163,28 +164,140 @@ func TestEveryObjectPassesUpstreamSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []string{`{}`, `{version: v1.31, controlPlane: {replicas: 1, apiServer: {resources: {cpu: 8, memory: 16Gi}}}}`} {
-		rsp := fntest.Call{Spec: spec}.Run(t, fn)
-		for name, r := range rsp.GetDesired().GetResources() {
-			u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
-			if u.GetAPIVersion() == "v1" || u.GroupVersionKind().Group == "networking.k8s.io" {
-				continue // built-in kinds: no CRD
-			}
-			if err := v.Validate(u); err != nil {
-				t.Errorf("%s: %v", name, err)
+	for _, input := range []string{"", cozystackInput} {
+		for _, spec := range []string{`{}`, `{version: v1.31, controlPlane: {replicas: 1, apiServer: {resources: {cpu: 8, memory: 16Gi}}}}`} {
+			rsp := fntest.Call{Spec: spec, Input: input}.Run(t, fn)
+			for name, r := range rsp.GetDesired().GetResources() {
+				u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
+				if u.GetAPIVersion() == "v1" || u.GroupVersionKind().Group == "networking.k8s.io" {
+					continue // built-in kinds: no CRD
+				}
+				if err := v.Validate(u); err != nil {
+					t.Errorf("input %q, %s: %v", input, name, err)
+				}
 			}
 		}
 	}
+}
+
+// TestCozystackEtcd: with the etcd-operator.cozystack.io/v1alpha2 operator
+// the claim's etcd is that API's EtcdCluster with the same sizing and
+// flags as typed options, TLS from the same cert-manager Secrets, the
+// cluster's labels on what the operator creates, and the operator's
+// Service names (v0.5.4: client Service <cluster>-client, headless
+// <cluster>, members <cluster>-<random>) in the DataStore and the
+// certificates; the Usage and readiness follow that API.
+func TestCozystackEtcd(t *testing.T) {
+	rsp := fntest.Call{Spec: `{storageClass: replicated}`, Input: cozystackInput}.Run(t, fn)
+	fntest.NoFatal(t, rsp)
+	labels := map[string]any{"app.kubernetes.io/managed-by": "tenantkube", "tenantkube.io/cluster": "demo"}
+	etcd := fntest.DesiredObject(t, rsp, nameEtcdCluster)
+	want := map[string]any{
+		"apiVersion": "etcd-operator.cozystack.io/v1alpha2", "kind": "EtcdCluster",
+		"metadata": map[string]any{"name": "demo-etcd", "namespace": "tenant-demo", "labels": labels},
+		"spec": map[string]any{
+			"version":  "3.6.11",
+			"replicas": float64(3),
+			// 95% of 4Gi = 0.95 * 4294967296 = 4080218931.2, rounded down.
+			"options": map[string]any{"quotaBackendBytes": float64(4080218931), "autoCompactionMode": "periodic", "autoCompactionRetention": "5m", "snapshotCount": float64(10000)},
+			"storage": map[string]any{"size": "4Gi", "storageClassName": "replicated"},
+			"tls": map[string]any{
+				"client": map[string]any{"serverSecretRef": map[string]any{"name": "demo-etcd-server-tls"}, "operatorClientSecretRef": map[string]any{"name": "demo-etcd-client-tls"}},
+				"peer":   map[string]any{"secretRef": map[string]any{"name": "demo-etcd-peer-tls"}},
+			},
+			"additionalMetadata": map[string]any{"labels": labels},
+		},
+	}
+	if d := cmp.Diff(want, etcd); d != "" {
+		t.Errorf("EtcdCluster (-want +got):\n%s", d)
+	}
+	ds := fntest.DesiredObject(t, rsp, nameDataStore)
+	if d := cmp.Diff([]any{"demo-etcd-client.tenant-demo.svc:2379"}, fntest.Get(ds, "spec", "endpoints")); d != "" {
+		t.Errorf("DataStore endpoints (-want +got):\n%s", d)
+	}
+	sans := []any{"demo-etcd-client", "demo-etcd-client.tenant-demo", "demo-etcd-client.tenant-demo.svc", "*.demo-etcd.tenant-demo.svc", "localhost"}
+	for _, name := range []string{"etcd-server-cert", "etcd-peer-cert"} {
+		if d := cmp.Diff(sans, fntest.Get(fntest.DesiredObject(t, rsp, name), "spec", "dnsNames")); d != "" {
+			t.Errorf("%s dnsNames (-want +got):\n%s", name, d)
+		}
+	}
+	u := fntest.DesiredObject(t, rsp, nameEtcdUsage)
+	if d := cmp.Diff(map[string]any{"apiVersion": "etcd-operator.cozystack.io/v1alpha2", "kind": "EtcdCluster", "resourceRef": map[string]any{"name": "demo-etcd"}}, fntest.Get(u, "spec", "of")); d != "" {
+		t.Errorf("Usage of (-want +got):\n%s", d)
+	}
+}
+
+// TestCozystackEtcdReadiness: the cozystack operator reports quorum as
+// condition Available (its Ready-less status): the EtcdCluster is ready
+// on it and ControlPlaneReady stops waiting for etcd.
+func TestCozystackEtcdReadiness(t *testing.T) {
+	observed := func(cond string) map[string]string {
+		return map[string]string{nameEtcdCluster: `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: demo-etcd, namespace: tenant-demo},
+			status: {conditions: [{type: ` + cond + `, status: "True", reason: QuorumHealthy, message: m, lastTransitionTime: "2026-01-02T03:04:05Z"}]}}`}
+	}
+	for cond, want := range map[string]fnv1.Ready{"Available": fnv1.Ready_READY_TRUE, "Ready": fnv1.Ready_READY_FALSE} {
+		rsp := fntest.Call{Spec: `{}`, Input: cozystackInput, Observed: observed(cond)}.Run(t, fn)
+		fntest.NoFatal(t, rsp)
+		if got := rsp.GetDesired().GetResources()[nameEtcdCluster].GetReady(); got != want {
+			t.Errorf("condition %s True: EtcdCluster ready = %v, want %v", cond, got, want)
+		}
+		waiting := false
+		for _, c := range rsp.GetConditions() {
+			if c.GetType() == tkv1alpha1.ConditionControlPlaneReady && c.GetReason() == tkv1alpha1.ReasonWaitingForEtcd {
+				waiting = true
+			}
+		}
+		if waiting != (cond != "Available") {
+			t.Errorf("condition %s True: ControlPlaneReady waits for etcd = %v", cond, waiting)
+		}
+	}
+}
+
+// TestEtcdNeverMoved: a claim whose EtcdCluster runs on one operator is
+// refused while the setting names the other, with a Fatal naming the
+// setting, the cluster, its EtcdCluster and both operators, and no
+// desired state (nothing composed is removed).
+func TestEtcdNeverMoved(t *testing.T) {
+	aenix := `{apiVersion: etcd.aenix.io/v1alpha1, kind: EtcdCluster, metadata: {name: demo-etcd, namespace: tenant-demo}}`
+	cozystack := `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: demo-etcd, namespace: tenant-demo}}`
+	for name, c := range map[string]struct {
+		input, observed, running, setting string
+	}{
+		"ToCozystack": {cozystackInput, aenix, "etcd.aenix.io/v1alpha1", "etcd-operator.cozystack.io/v1alpha2"},
+		"ToAenix":     {"", cozystack, "etcd-operator.cozystack.io/v1alpha2", "etcd.aenix.io/v1alpha1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := fntest.Call{Spec: `{}`, Input: c.input, Observed: map[string]string{nameEtcdCluster: c.observed}}.Run(t, fn)
+			msg := fntest.FatalMessage(rsp)
+			for _, w := range []string{"input.etcd.operator", `"` + c.setting + `"`, "cluster tenant-demo/demo", "EtcdCluster tenant-demo/demo-etcd", "on the " + c.running + " operator", "not moved to " + c.setting} {
+				if !strings.Contains(msg, w) {
+					t.Errorf("Fatal %q does not mention %q", msg, w)
+				}
+			}
+			if n := len(rsp.GetDesired().GetResources()); n != 0 {
+				t.Errorf("a Fatal result desires %d composed resources, want the request's none", n)
+			}
+		})
+	}
+	// The same API as the setting is no move.
+	rsp := fntest.Call{Spec: `{}`, Input: cozystackInput, Observed: map[string]string{nameEtcdCluster: cozystack}}.Run(t, fn)
+	fntest.NoFatal(t, rsp)
 }
 
 func TestEtcdNames(t *testing.T) {
 	if got := DataStoreName(function.Identity{Name: "demo", Namespace: "tenant-demo"}); got != "tenant-demo.demo" {
 		t.Errorf("DataStoreName = %s", got)
 	}
+	id := function.Identity{Name: "demo", Namespace: "ns"}
 	if d := cmp.Diff([]string{
 		"demo-etcd-0.demo-etcd-headless.ns.svc", "demo-etcd-1.demo-etcd-headless.ns.svc", "*.demo-etcd-headless.ns.svc",
-	}, etcdMemberNames(namesOfEtcd(function.Identity{Name: "demo", Namespace: "ns"}), "ns", 2)); d != "" {
-		t.Errorf("member names (-want +got):\n%s", d)
+	}, etcdMemberNames(clusterEtcdSite(id, cpinput.EtcdOperatorAenix), 2)); d != "" {
+		t.Errorf("etcd.aenix.io member names (-want +got):\n%s", d)
+	}
+	// The cozystack operator v0.5.4 names its headless Service after the
+	// cluster and its members <cluster>-<random>.
+	if d := cmp.Diff([]string{"*.demo-etcd.ns.svc"}, etcdMemberNames(clusterEtcdSite(id, cpinput.EtcdOperatorCozystack), 2)); d != "" {
+		t.Errorf("etcd-operator.cozystack.io member names (-want +got):\n%s", d)
 	}
 }
 
@@ -272,5 +385,24 @@ func TestPlatformSettings(t *testing.T) {
 	gate := `{oidc: {issuerURL: "https://id.corp.test", groupsClaim: groups, tenantGroups: ["tenant:{namespace}:view", "{namespace}-admin"]}}`
 	if msg := fntest.FatalMessage(fntest.Call{Spec: `{}`, Required: settings(gate)}.Run(t, fn)); !strings.Contains(msg, `EnvironmentConfig(tenantkube).data.oidc.tenantGroups[1]: Invalid value: "{namespace}-admin"`) {
 		t.Errorf("Fatal = %q, want it to name EnvironmentConfig(tenantkube).data.oidc.tenantGroups[1] and the value", msg)
+	}
+}
+
+// TestBadEtcdSettingsAreFatal: an operator that is neither API and a
+// version the v1alpha2 CRD's pattern (^\d+\.\d+\.\d+$) refuses are Fatal,
+// naming the field and the value.
+func TestBadEtcdSettingsAreFatal(t *testing.T) {
+	for input, want := range map[string][]string{
+		`{etcd: {operator: etcd.example/v1}}`: {"input.etcd.operator", `"etcd.example/v1"`, `"etcd.aenix.io/v1alpha1"`, `"etcd-operator.cozystack.io/v1alpha2"`},
+		`{etcd: {version: v3.6.11}}`:          {"input.etcd.version", `"v3.6.11"`},
+		`{etcd: {version: "3.6"}}`:            {"input.etcd.version", `"3.6"`},
+	} {
+		rsp := fntest.Call{Spec: `{}`, Input: input}.Run(t, fn)
+		msg := fntest.FatalMessage(rsp)
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("input %s: Fatal %q does not mention %q", input, msg, w)
+			}
+		}
 	}
 }

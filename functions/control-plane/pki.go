@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	certmanagerv1 "github.com/tenantkube/tenantkube/internal/upstream/certmanager/v1"
 )
@@ -19,11 +20,11 @@ type etcdPKI struct {
 	Certificates map[string]*certmanagerv1.Certificate
 }
 
-// buildEtcdPKI returns the etcd PKI of cluster id with replicas members.
-// The server and peer certificates cover the client Service, every member's
-// headless name and localhost/127.0.0.1.
-func buildEtcdPKI(id function.Identity, replicas int32) etcdPKI {
-	return buildEtcdPKIOf(clusterEtcdSite(id), replicas)
+// buildEtcdPKI returns the etcd PKI of cluster id on operator op with
+// replicas members. The server and peer certificates cover the client
+// Service, every member's headless name and localhost/127.0.0.1.
+func buildEtcdPKI(id function.Identity, op cpinput.EtcdOperator, replicas int32) etcdPKI {
+	return buildEtcdPKIOf(clusterEtcdSite(id, op), replicas)
 }
 
 // buildEtcdPKIOf returns the PKI of the etcd of site, as buildEtcdPKI.
@@ -61,9 +62,9 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 		return certmanagerv1.IssuerReference{Name: issuer, Kind: certmanagerv1.IssuerKind, Group: certmanagerv1.GroupVersion.Group}
 	}
 	caDuration := &metav1.Duration{Duration: 10 * 365 * 24 * 60 * 60 * 1e9}
-	members := etcdMemberNames(n, ns, replicas)
+	members := etcdMemberNames(site, replicas)
 	serverNames := append([]string{
-		n.Cluster, n.Cluster + "." + ns, n.Cluster + "." + ns + ".svc",
+		n.ClientService, n.ClientService + "." + ns, n.ClientService + "." + ns + ".svc",
 	}, members...)
 	serverNames = append(serverNames, "localhost")
 	loopback := []string{"127.0.0.1"}
@@ -102,13 +103,20 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 	}
 }
 
-// etcdMemberNames are the DNS names of each etcd member behind the headless
-// Service: <cluster>-<i>.<cluster>-headless.<NS>.svc, plus a wildcard for
-// members added later by scaling.
-func etcdMemberNames(n etcdNames, namespace string, replicas int32) []string {
-	out := make([]string, 0, replicas+1)
-	for i := range replicas {
-		out = append(out, fmt.Sprintf("%s-%d.%s.%s.svc", n.Cluster, i, n.Headless, namespace))
+// etcdMemberNames are the DNS names of the etcd members of site behind
+// the headless Service: on etcd.aenix.io/v1alpha1 each member's
+// <cluster>-<i>.<headless>.<NS>.svc, then on both operators a wildcard
+// *.<headless>.<NS>.svc for members added later by scaling (and for every
+// member of etcd-operator.cozystack.io/v1alpha2, whose member names are
+// random).
+func etcdMemberNames(site etcdSite, replicas int32) []string {
+	n, ns := site.Names, site.Namespace
+	var out []string
+	if site.Operator != cpinput.EtcdOperatorCozystack {
+		out = make([]string, 0, replicas+1)
+		for i := range replicas {
+			out = append(out, fmt.Sprintf("%s-%d.%s.%s.svc", n.Cluster, i, n.Headless, ns))
+		}
 	}
-	return append(out, fmt.Sprintf("*.%s.%s.svc", n.Headless, namespace))
+	return append(out, fmt.Sprintf("*.%s.%s.svc", n.Headless, ns))
 }

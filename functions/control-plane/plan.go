@@ -14,7 +14,6 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
-	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 )
 
@@ -104,6 +103,9 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		auth, aerrs = planAuthentication(t.ID, spec.OIDC, in.OIDC)
 		errs = append(errs, aerrs...)
 	}
+	if !external {
+		errs = appendError(errs, etcdOperatorChanged(r, clusterEtcdSite(t.ID, in.Etcd.Operator), "cluster "+t.ID.Namespace+"/"+t.ID.Name))
+	}
 	clash, err := nameClash(t, r)
 	if err != nil {
 		errs = append(errs, field.InternalError(field.NewPath("requiredResources"), err))
@@ -115,6 +117,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	}
 
 	p := &function.Plan{}
+	site := clusterEtcdSite(t.ID, in.Etcd.Operator)
 	requireSameName(p, t, r)
 	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
 	dsName := in.DataStoreName
@@ -132,18 +135,18 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		})
 	}
 	if !external {
-		ds := buildDataStore(t.ID)
+		ds := buildDataStore(t.ID, in.Etcd.Operator)
 		dsName = ds.Name
-		p.Add(nameEtcdCluster, buildEtcdCluster(t.ID, spec, in, storage), readyOnReady)
+		p.Add(nameEtcdCluster, buildEtcdCluster(t.ID, spec, in, storage), site.ready())
 		p.Add(nameDataStore, ds, function.ReadyOnStatusReady)
-		pki := buildEtcdPKI(t.ID, in.Etcd.Replicas)
+		pki := buildEtcdPKI(t.ID, in.Etcd.Operator, in.Etcd.Replicas)
 		for _, name := range sortedKeys(pki.Issuers) {
 			p.Add(name, pki.Issuers[name], readyOnReady)
 		}
 		for _, name := range sortedKeys(pki.Certificates) {
 			p.Add(name, pki.Certificates[name], readyOnReady)
 		}
-		if err := composeEtcdLeftovers(p, r, t.ID, usages); err != nil {
+		if err := composeEtcdLeftovers(p, r, t.ID, in.Etcd.Operator, usages); err != nil {
 			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
 		}
 	}
@@ -151,7 +154,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
 		// its PKI must outlive the control plane.
 		p.Add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
-			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
+			site.ref(),
 			t.ID.KamajiControlPlaneRef(),
 			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyOnReady)
 	}
@@ -212,7 +215,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	if waiting {
 		waitingFor = dsName
 	}
-	setControlPlaneCondition(p, r, host, external, waitingFor)
+	setControlPlaneCondition(p, r, host, external, waitingFor, site.readyCondition())
 	if needKubeconfig {
 		p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
 			ApiVersion: "v1",
@@ -245,8 +248,9 @@ func keepObserved(p *function.Plan, r *function.Request, name string) {
 
 // setControlPlaneCondition sets ControlPlaneReady, with a reason saying
 // what the control plane waits for; tenantDataStore names the tenant's
-// DataStore a namespaced cluster waits for ("" when it does not wait).
-func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, external bool, tenantDataStore string) {
+// DataStore a namespaced cluster waits for ("" when it does not wait);
+// etcdReady is the condition type the dedicated EtcdCluster reports.
+func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, external bool, tenantDataStore, etcdReady string) {
 	if r.ObservedBool(nameKamajiControlPlane, "status", "ready") {
 		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, true, tkv1alpha1.ReasonControlPlaneAvailable,
 			"the tenant API server answers at https://"+host+":443")
@@ -256,7 +260,7 @@ func setControlPlaneCondition(p *function.Plan, r *function.Request, host string
 	if tenantDataStore != "" {
 		reason, msg = tkv1alpha1.ReasonWaitingForTenantDataStore,
 			"the tenant's DataStore "+tenantDataStore+" does not exist yet: no control plane is composed until it does"
-	} else if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, "Ready"); !external && etcd != "True" {
+	} else if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, etcdReady); !external && etcd != "True" {
 		reason, msg = tkv1alpha1.ReasonWaitingForEtcd, "the dedicated etcd cluster is not ready yet"
 	} else if !external && !r.ObservedBool(nameDataStore, "status", "ready") {
 		reason, msg = tkv1alpha1.ReasonWaitingForDataStore, "the Kamaji DataStore is not ready yet"

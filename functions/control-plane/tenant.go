@@ -9,6 +9,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,6 +19,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
+	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
@@ -77,10 +79,11 @@ const (
 	requiredTenantControlPlanes = "tenant-controlplanes"
 )
 
-// tenantEtcdSite is the etcd of the tenant namespace ns, shared by its
-// TenantClusters: tenantEtcdBase in ns, labelled with the namespace.
-func tenantEtcdSite(ns string) etcdSite {
-	return etcdSite{Namespace: ns, Names: etcdNamesOf(tenantEtcdBase), Labels: function.TenantLabels(ns)}
+// tenantEtcdSite is the etcd of the tenant namespace ns on operator op,
+// shared by its TenantClusters: tenantEtcdBase in ns, labelled with the
+// namespace.
+func tenantEtcdSite(ns string, op cpinput.EtcdOperator) etcdSite {
+	return etcdSite{Operator: op, Namespace: ns, Names: etcdNamesOf(tenantEtcdBase, op), Labels: function.TenantLabels(ns)}
 }
 
 // runTenant is RunFunction for a Tenant XR: its spec, planTenant, the
@@ -117,8 +120,10 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	errs = appendError(errs, function.ValidateDNSLabel(field.NewPath("metadata", "name"), ns, validation.DNS1123LabelMaxLength))
 	spec.Default()
 	errs = append(errs, spec.Validate()...)
+	site := tenantEtcdSite(ns, in.Etcd.Operator)
+	errs = appendError(errs, etcdOperatorChanged(r, site, "Tenant "+ns))
 	if len(errs) == 0 {
-		errs = append(errs, etcdDecreases(spec, r)...)
+		errs = append(errs, etcdDecreases(spec, site, r)...)
 	}
 	dsName := function.Identity{Namespace: ns}.TenantDataStoreName()
 	clusters, arrived, err := tenantClusters(r, ns, dsName)
@@ -137,9 +142,8 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		storageClass = &sc
 	}
 
-	site := tenantEtcdSite(ns)
 	p := &function.Plan{}
-	p.Add(nameEtcdCluster, buildEtcd(site, *spec.Etcd.Replicas, storage, storageClass), readyOnReady)
+	p.Add(nameEtcdCluster, buildEtcd(site, in.Etcd.Version, *spec.Etcd.Replicas, storage, storageClass), site.ready())
 	p.Add(nameDataStore, buildDataStoreOf(site, dsName, function.TenantLabels(ns)), function.ReadyOnStatusReady)
 	pki := buildEtcdPKIOf(site, *spec.Etcd.Replicas)
 	for _, name := range sortedKeys(pki.Issuers) {
@@ -189,7 +193,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		}
 		p.Status["clusters"] = len(clusters)
 	}
-	setDataStoreCondition(p, r, dsName)
+	setDataStoreCondition(p, r, dsName, site.readyCondition())
 	return p, nil
 }
 
@@ -206,7 +210,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 // Tenant (both cluster-scoped) name the empty namespace explicitly.
 func tenantUsages(site etcdSite, dsName string, id function.Identity) (etcdUsage, dsUsage, xrUsage *protectionv1beta1.Usage) {
 	e := tenantUsage(id, site.Names.Cluster+"-used-by-"+id.Name,
-		function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: site.Names.Cluster},
+		site.ref(),
 		fmt.Sprintf("Kamaji deletes cluster %s's keys from the tenant etcd when its control plane is deleted", id.Name))
 	d := tenantUsage(id, site.Names.Cluster+"-datastore-used-by-"+id.Name,
 		function.ObjectRef{APIVersion: kamajiv1alpha1.GroupVersion.String(), Kind: kamajiv1alpha1.DataStoreKind, Name: dsName},
@@ -247,7 +251,8 @@ func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcd
 		return nil, err
 	}
 	pvcs, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		// A StatefulSet names its claims <template>-<StatefulSet>-<ordinal>.
+		// As composeEtcdLeftovers: <template>-<cluster>-<ordinal> or
+		// data-<cluster>-<random>.
 		function.CleanupOptions{Labels: site.Labels, Keep: func(name string) bool { return strings.Contains(name, "-"+n.Cluster+"-") }})
 	if err != nil {
 		return nil, err
@@ -259,7 +264,7 @@ func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcd
 	if !usages {
 		return present, nil
 	}
-	etcd := function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: n.Cluster}
+	etcd := site.ref()
 	for _, d := range []struct {
 		prefix, kind string
 		names        []string
@@ -296,30 +301,45 @@ func requireTenantLists(p *function.Plan, r *function.Request, ns string) {
 	})
 }
 
-// etcdDecreases returns, against the observed EtcdCluster, a lower
-// spec.etcd.replicas or storageSize (the XRD's transition rules refuse
-// both on update): the pinned etcd-operator removes no member when its
-// StatefulSet shrinks (quorum is lost), a bound volume cannot shrink, and
-// a lower quota-backend-bytes than the data stops every write.
-func etcdDecreases(spec *tkv1alpha1.TenantSpec, r *function.Request) field.ErrorList {
-	etcd, found, err := function.Observed[etcdv1alpha1.EtcdCluster](r, nameEtcdCluster)
-	if err != nil || !found {
-		return nil // nothing runs yet, or nothing readable to compare with
+// etcdDecreases returns, against the observed EtcdCluster of site, a
+// lower spec.etcd.replicas or storageSize (the XRD's transition rules
+// refuse both on update): the etcd.aenix.io/v1alpha1 operator removes no
+// member when its StatefulSet shrinks (quorum is lost), a bound volume
+// cannot shrink, and a lower quota-backend-bytes than the data stops every
+// write.
+func etcdDecreases(spec *tkv1alpha1.TenantSpec, site etcdSite, r *function.Request) field.ErrorList {
+	var replicas *int32
+	var size *resource.Quantity
+	if site.Operator == cpinput.EtcdOperatorCozystack {
+		etcd, found, err := function.Observed[etcdv1alpha2.EtcdCluster](r, nameEtcdCluster)
+		if err != nil || !found {
+			return nil // nothing runs yet, or nothing readable to compare with
+		}
+		replicas, size = etcd.Spec.Replicas, etcd.Spec.Storage.Size
+	} else {
+		etcd, found, err := function.Observed[etcdv1alpha1.EtcdCluster](r, nameEtcdCluster)
+		if err != nil || !found {
+			return nil
+		}
+		replicas = etcd.Spec.Replicas
+		if t := etcd.Spec.Storage.VolumeClaimTemplate; t != nil {
+			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				size = &q
+			}
+		}
 	}
 	p := field.NewPath("spec", "etcd")
 	var errs field.ErrorList
-	if running := etcd.Spec.Replicas; running != nil && *spec.Etcd.Replicas < *running {
+	if replicas != nil && *spec.Etcd.Replicas < *replicas {
 		errs = append(errs, field.Invalid(p.Child("replicas"), *spec.Etcd.Replicas,
-			fmt.Sprintf("may not be lower than the running etcd's %d members (the etcd-operator removes no member when it scales down)", *running)))
+			fmt.Sprintf("may not be lower than the running etcd's %d members (the etcd-operator removes no member when it scales down)", *replicas)))
 	}
-	if etcd.Spec.Storage.VolumeClaimTemplate == nil {
+	if size == nil {
 		return errs
 	}
-	want, err := spec.Etcd.StorageSize.Parse()
-	running, ok := etcd.Spec.Storage.VolumeClaimTemplate.Spec.Resources.Requests[corev1.ResourceStorage]
-	if err == nil && ok && want.Cmp(running) < 0 {
+	if want, err := spec.Etcd.StorageSize.Parse(); err == nil && want.Cmp(*size) < 0 {
 		errs = append(errs, field.Invalid(p.Child("storageSize"), string(spec.Etcd.StorageSize),
-			fmt.Sprintf("may not be lower than the running etcd's %s (a volume cannot shrink, a lower quota stops writes)", running.String())))
+			fmt.Sprintf("may not be lower than the running etcd's %s (a volume cannot shrink, a lower quota stops writes)", size.String())))
 	}
 	return errs
 }
@@ -396,9 +416,9 @@ func tenantClusters(r *function.Request, ns, dsName string) ([]string, bool, err
 }
 
 // setDataStoreCondition sets DataStoreReady from the observed EtcdCluster
-// and DataStore dsName.
-func setDataStoreCondition(p *function.Plan, r *function.Request, dsName string) {
-	switch etcd, _, _ := r.ObservedCondition(nameEtcdCluster, "Ready"); {
+// (its condition etcdReady) and DataStore dsName.
+func setDataStoreCondition(p *function.Plan, r *function.Request, dsName, etcdReady string) {
+	switch etcd, _, _ := r.ObservedCondition(nameEtcdCluster, etcdReady); {
 	case etcd != "True":
 		p.SetCondition(tkv1alpha1.ConditionDataStoreReady, false, tkv1alpha1.ReasonWaitingForEtcd, "the namespace's etcd cluster is not ready yet")
 	case !r.ObservedBool(nameDataStore, "status", "ready"):

@@ -98,11 +98,17 @@ func TestTenantEtcdBaseIsInjective(t *testing.T) {
 	if len(tenantEtcdBase) > 52 {
 		t.Errorf("the StatefulSet %q has %d characters, want at most 52", tenantEtcdBase, len(tenantEtcdBase))
 	}
-	n := etcdNamesOf(tenantEtcdBase)
-	names := []string{n.Cluster, n.Headless, n.SelfSignedIssuer, n.PeerCA, n.PeerCAIssuer, n.ClientCA, n.ClientCAIssuer, n.Server, n.Peer, n.Client}
-	for i := range tkv1alpha1.MaxTenantEtcdReplicas {
-		names = append(names, n.Cluster+"-"+string(rune('0'+i)))
+	var names []string
+	for _, op := range []cpinput.EtcdOperator{cpinput.EtcdOperatorAenix, cpinput.EtcdOperatorCozystack} {
+		n := etcdNamesOf(tenantEtcdBase, op)
+		names = append(names, n.Cluster, n.ClientService, n.Headless, n.SelfSignedIssuer, n.PeerCA, n.PeerCAIssuer, n.ClientCA, n.ClientCAIssuer, n.Server, n.Peer, n.Client)
 	}
+	// Members: the StatefulSet's <cluster>-<ordinal> and the cozystack
+	// operator's <cluster>-<5 random characters> (generateName).
+	for i := range tkv1alpha1.MaxTenantEtcdReplicas {
+		names = append(names, tenantEtcdBase+"-"+string(rune('0'+i)))
+	}
+	names = append(names, tenantEtcdBase+"-x7k2q")
 	for _, name := range names {
 		if err := function.ValidateDNSLabel(nil, name, 63); err != nil {
 			t.Errorf("derived name %q: %v", name, err)
@@ -448,6 +454,23 @@ func TestTenantBadInputIsFatal(t *testing.T) {
 			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 8000Mi}}`, observed: map[string]string{nameEtcdCluster: runningEtcd(5, "8Gi")}},
 			want:   []string{"spec.etcd.storageSize", `"8000Mi"`, "running etcd's 8Gi"},
 		},
+		"EtcdDecreaseCozystack": {
+			reason: "The same rule against a running etcd-operator.cozystack.io/v1alpha2 EtcdCluster (spec.storage.size).",
+			args: tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 3, storageSize: 4Gi}}`, input: cozystackInput,
+				observed: map[string]string{nameEtcdCluster: runningCozystackEtcd(5, "8Gi")}},
+			want: []string{"spec.etcd.replicas", "Invalid value: 3", "running etcd's 5 members", "spec.etcd.storageSize", `"4Gi"`, "running etcd's 8Gi"},
+		},
+		"EtcdMoved": {
+			reason: "The Tenant's etcd runs on etcd.aenix.io/v1alpha1: the setting naming the other operator is refused, naming the Tenant, the EtcdCluster and both operators.",
+			args:   tenantCall{name: "tenant-demo", input: cozystackInput, observed: map[string]string{nameEtcdCluster: runningEtcd(3, "4Gi")}},
+			want: []string{"input.etcd.operator", `"etcd-operator.cozystack.io/v1alpha2"`, "Tenant tenant-demo", "EtcdCluster tenant-demo/" + tenantEtcdBase,
+				"on the etcd.aenix.io/v1alpha1 operator", "not moved to etcd-operator.cozystack.io/v1alpha2"},
+		},
+		"EtcdMovedBack": {
+			reason: "The other way round: an etcd on the cozystack operator is not moved by the default setting.",
+			args:   tenantCall{name: "tenant-demo", observed: map[string]string{nameEtcdCluster: runningCozystackEtcd(3, "4Gi")}},
+			want:   []string{"input.etcd.operator", `"etcd.aenix.io/v1alpha1"`, "Tenant tenant-demo", "on the etcd-operator.cozystack.io/v1alpha2 operator", "not moved to etcd.aenix.io/v1alpha1"},
+		},
 		"WrongType": {
 			reason: "replicas is a number.",
 			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: three}}`},
@@ -464,6 +487,9 @@ func TestTenantBadInputIsFatal(t *testing.T) {
 			if msg == "" {
 				t.Fatalf("%s\nno Fatal result", tc.reason)
 			}
+			if n := len(rsp.GetDesired().GetResources()); n != 0 {
+				t.Errorf("%s\na Fatal result desires %d composed resources, want the request's none", tc.reason, n)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("%s\nFatal %q does not mention %q", tc.reason, msg, w)
@@ -477,6 +503,15 @@ func TestTenantBadInputIsFatal(t *testing.T) {
 func runningEtcd(replicas int, size string) string {
 	return fmt.Sprintf(`{apiVersion: etcd.aenix.io/v1alpha1, kind: EtcdCluster, metadata: {name: x}, spec: {replicas: %d, storage: {volumeClaimTemplate: {spec: {resources: {requests: {storage: %s}}}}}}}`, replicas, size)
 }
+
+// runningCozystackEtcd is an observed etcd-operator.cozystack.io/v1alpha2
+// EtcdCluster with replicas members of size.
+func runningCozystackEtcd(replicas int, size string) string {
+	return fmt.Sprintf(`{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: x}, spec: {version: 3.6.11, replicas: %d, storage: {size: %s}}}`, replicas, size)
+}
+
+// cozystackInput selects the etcd-operator.cozystack.io/v1alpha2 operator.
+const cozystackInput = `{apiVersion: fn.tenantkube.io/v1alpha1, kind: ControlPlaneInput, etcd: {operator: etcd-operator.cozystack.io/v1alpha2}}`
 
 // TestTenantEtcdMayGrow: the same or larger values than the running etcd's
 // are no decrease.

@@ -12,6 +12,7 @@ var ComposedResources = []string{
 	"configmaps",
 	"datastores.kamaji.clastix.io",
 	"deployments.apps",
+	"etcdclusters.etcd-operator.cozystack.io",
 	"etcdclusters.etcd.aenix.io",
 	"helmreleases.helm.toolkit.fluxcd.io",
 	"helmrepositories.source.toolkit.fluxcd.io",

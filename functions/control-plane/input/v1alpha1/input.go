@@ -21,6 +21,25 @@ const (
 	DefaultCPUAllocationRatio = 10
 	DefaultEtcdReplicas       = 3
 	DefaultEtcdStorageSize    = tkv1alpha1.Quantity("4Gi")
+	DefaultEtcdOperator       = EtcdOperatorAenix
+	// DefaultEtcdVersion is the etcd the cozystack operator runs: the
+	// version its v0.5.4 documentation uses, of the minor its restore
+	// tool requires.
+	DefaultEtcdVersion = "3.6.11"
+)
+
+// EtcdOperator is the API group/version of the etcd-operator that runs the
+// tenants' dedicated etcd.
+type EtcdOperator string
+
+// etcd-operators.
+const (
+	// EtcdOperatorAenix is the Ænix etcd-operator v0.4 (EtcdCluster
+	// etcd.aenix.io/v1alpha1).
+	EtcdOperatorAenix EtcdOperator = "etcd.aenix.io/v1alpha1"
+	// EtcdOperatorCozystack is the Cozystack etcd-operator v0.5 (EtcdCluster
+	// etcd-operator.cozystack.io/v1alpha2).
+	EtcdOperatorCozystack EtcdOperator = "etcd-operator.cozystack.io/v1alpha2"
 )
 
 // ControlPlaneInput configures the control-plane function of a Composition
@@ -187,8 +206,27 @@ const (
 	DeletionOrderNone DeletionOrder = "None"
 )
 
-// Etcd sizes the dedicated etcd cluster of a tenant.
+// Etcd sizes the dedicated etcd cluster of a tenant and selects its
+// operator.
 type Etcd struct {
+	// Operator is the API of the etcd-operator the management cluster
+	// runs. The default is etcd.aenix.io/v1alpha1: every cluster composed
+	// so far runs on it, and a cluster is never moved to the other
+	// operator by this setting (its function refuses, naming the cluster,
+	// while its EtcdCluster is of the other API).
+	// +kubebuilder:validation:Enum="etcd.aenix.io/v1alpha1";"etcd-operator.cozystack.io/v1alpha2"
+	// +kubebuilder:default="etcd.aenix.io/v1alpha1"
+	// +optional
+	Operator EtcdOperator `json:"operator,omitempty"`
+
+	// Version is the etcd version the etcd-operator.cozystack.io/v1alpha2
+	// operator runs (MAJOR.MINOR.PATCH, without "v"); the
+	// etcd.aenix.io/v1alpha1 operator runs its own.
+	// +kubebuilder:default="3.6.11"
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+$`
+	// +optional
+	Version string `json:"version,omitempty"`
+
 	// Replicas is the number of etcd members.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
@@ -229,6 +267,12 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if in.Etcd.Replicas == 0 {
 		in.Etcd.Replicas = DefaultEtcdReplicas
+	}
+	if in.Etcd.Operator == "" {
+		in.Etcd.Operator = DefaultEtcdOperator
+	}
+	if in.Etcd.Version == "" {
+		in.Etcd.Version = DefaultEtcdVersion
 	}
 	if !in.Etcd.StorageSize.IsSet() {
 		in.Etcd.StorageSize = DefaultEtcdStorageSize
