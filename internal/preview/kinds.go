@@ -26,6 +26,7 @@ var ComposedResources = []string{
 	"machinehealthchecks.cluster.x-k8s.io",
 	"ocirepositories.source.toolkit.fluxcd.io",
 	"rolebindings.rbac.authorization.k8s.io",
+	"secrets",
 	"serviceaccounts",
 	"services",
 	"usages.protection.crossplane.io",
