@@ -52,7 +52,7 @@ func TestClusterNeverMoves(t *testing.T) {
 		want []string // substrings of the error; nil: no error
 	}{
 		"ClaimRebound": {
-			req: movedRequest(t, claimMeta("demo", "tenant-attacker"), "", "tenant-demo", "tenant-demo"),
+			req:  movedRequest(t, claimMeta("demo", "tenant-attacker"), "", "tenant-demo", "tenant-demo"),
 			want: []string{`metadata.labels[crossplane.io/claim-namespace]`, `"tenant-attacker"`, `namespace "tenant-demo"`, `composed resource "r0"`},
 		},
 		"ClaimlessRepointed": {
@@ -69,9 +69,9 @@ func TestClusterNeverMoves(t *testing.T) {
 			req:  movedRequest(t, claimMeta("demo", "tenant-demo"), "", "tenant-demo", "", "tenant-demo", "tenant-b"),
 			want: []string{`"tenant-demo"`, `namespace "tenant-b"`, `composed resource "r3"`},
 		},
-		"Same": {req: movedRequest(t, claimMeta("demo", "tenant-demo"), "", "tenant-demo", "", "tenant-demo")},
+		"Same":              {req: movedRequest(t, claimMeta("demo", "tenant-demo"), "", "tenant-demo", "", "tenant-demo")},
 		"ClusterScopedOnly": {req: movedRequest(t, claimMeta("demo", "tenant-demo"), "", "", "")},
-		"NothingObserved": {req: movedRequest(t, claimMeta("demo", "tenant-attacker"), "")},
+		"NothingObserved":   {req: movedRequest(t, claimMeta("demo", "tenant-attacker"), "")},
 		"NamespacedXR": {
 			req:  movedRequest(t, map[string]any{"name": "demo", "namespace": "tenant-a"}, "", "tenant-b"),
 			want: []string{"metadata.namespace", `"tenant-a"`, `namespace "tenant-b"`},
