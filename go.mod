@@ -30,7 +30,11 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+require (
+	github.com/fsnotify/fsnotify v1.9.0 // indirect
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
