@@ -82,6 +82,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "add-on releases suspended while the tenant API does not answer", e.releasesFollowControlPlane)
 	scenario(t, "bad claims", e.badClaims)
 	scenario(t, "two tenants, one cluster name", e.sameNameTwoTenants)
+	scenario(t, "composition fields refused to a tenant by the platform's admission policy", e.compositionFields)
 	scenario(t, "a hostile tenant tries every attack", e.hostileTenant)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
