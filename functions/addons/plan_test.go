@@ -280,7 +280,7 @@ func TestPlanAddonsReady(t *testing.T) {
 		},
 		"TenantTextNotShown": {
 			reason: "A reason Flux does not define and the message are the tenant's text (a webhook of its cluster): not ready, nothing of them shown.",
-			args: args{observed: observed(map[string]string{"addon-velero": "status: {conditions: [{type: Ready, status: 'False', reason: 'URGENT_platform_admins_rotate_creds', message: 'admission webhook denied: URGENT platform-admins rotate creds at evil.example', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"})},
+			args:   args{observed: observed(map[string]string{"addon-velero": "status: {conditions: [{type: Ready, status: 'False', reason: 'URGENT_platform_admins_rotate_creds', message: 'admission webhook denied: URGENT platform-admins rotate creds at evil.example', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"})},
 			want: want{
 				status:     status(v1alpha1.AddonStatus{Message: "not ready"}, nil),
 				conditions: []function.Condition{{Type: "AddonsReady", Reason: "HelmReleaseFailed", Message: "velero: not ready"}},

@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
 // TestRemediationLimit: how many unhealthy machines a group of n still
@@ -216,15 +217,21 @@ func neverRemediatedAtOne(g string) function.Warning {
 // TestPlatformFloors: the platform's floors (input healthCheckFloors,
 // defaults 5m, 2m, 2m, 5m) and its serial-console switch (input
 // allowSerialConsoleLog, off by default) refuse a spec with a Fatal result
-// naming each field and value, every one at once; a platform lowering the
-// floors or allowing the console admits the same spec.
+// naming each field and value, every one at once, once Crossplane has
+// answered the platform-settings requirement (before, the call is not the
+// last and refuses nothing); a platform lowering the floors or allowing the
+// console admits the same spec.
 func TestPlatformFloors(t *testing.T) {
 	const churn = `{maxNodeProvisionTime: 1s, nodeHealthCheck: {nodeStartupTimeout: 30s, readyUnknownTimeout: 1s, readyFalseTimeout: 119s},
 nodeGroups: {md0: {instanceType: "", nodeStartupTimeout: 4m59s, logSerialConsole: true}, md1: {instanceType: "", nodeStartupTimeout: 5m}}}`
 	cases := map[string]struct {
 		input string
-		want  []string // substrings of the Fatal message; nil: none
+		// notArrived: Crossplane has not answered the platform-settings
+		// requirement yet (a call that is not the last).
+		notArrived bool
+		want       []string // substrings of the Fatal message; nil: none
 	}{
+		"NotArrived": {notArrived: true},
 		"Defaults": {want: []string{
 			`spec.maxNodeProvisionTime: Invalid value: "1s": must be at least 5m`,
 			`spec.nodeHealthCheck.nodeStartupTimeout: Invalid value: "30s": must be at least 5m`,
@@ -243,6 +250,9 @@ nodeGroups: {md0: {instanceType: "", nodeStartupTimeout: 4m59s, logSerialConsole
 				opts = append(opts, fntest.WithInput(mustStruct(t, "{apiVersion: fn.tenantkube.io/v1alpha1, kind: WorkersInput, "+tc.input+"}")))
 			}
 			opts = append(opts, withMachineSets(t))
+			if !tc.notArrived {
+				opts = append(opts, fntest.WithRequired(platform.RequirementKey))
+			}
 			got := strings.Join(fatals(run(t, newRequest(t, churn, opts...))), "\n")
 			if tc.want == nil && got != "" {
 				t.Fatalf("Fatal: %s", got)
