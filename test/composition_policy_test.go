@@ -100,7 +100,8 @@ func compileCompositionPolicy(t *testing.T, policy *admissionregistrationv1.Vali
 // set or change any of Crossplane's five composition fields on a claim
 // (spec.<field>) or a TenantCluster (spec.crossplane.<field>), may keep a
 // value Crossplane wrote, and Crossplane's ServiceAccount, system:masters
-// and the group tenantkube:platform may do anything. The field names are
+// and the group tenantkube:platform may do anything. A tenant's claim may
+// not name the XR it binds (spec.resourceRef) either. The field names are
 // Crossplane's (claim and legacy XR spec, v2 XR spec.crossplane).
 func TestCompositionPolicy(t *testing.T) {
 	policy, binding := compositionPolicy(t)
@@ -164,6 +165,14 @@ func TestCompositionPolicy(t *testing.T) {
 		"TenantClusterSwitches": {user: tenant, old: tc(`{crossplane: {compositionRef: {name: tenantclusters.tenantkube.io}}}`),
 			new: tc(`{crossplane: {compositionRef: {name: evil}, compositionUpdatePolicy: Manual}}`), resource: "tenantclusters",
 			denied: []string{"spec.crossplane.compositionRef, spec.crossplane.compositionUpdatePolicy"}},
+		"ClaimBindsXR": {user: tenant, new: claim(`{resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: victim}}`), resource: "kubernetesclusters",
+			denied: []string{"spec.resourceRef"}},
+		"ClaimRebinds": {user: tenant, old: claim(`{resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: demo-x7k2p}}`),
+			new: claim(`{resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: victim}}`), resource: "kubernetesclusters", denied: []string{"spec.resourceRef"}},
+		"ClaimKeepsBinding": {user: tenant, old: claim(`{resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: demo-x7k2p}}`),
+			new: claim(`{version: v1.34, resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: demo-x7k2p}}`), resource: "kubernetesclusters"},
+		"CrossplaneBinds": {user: crossplane, old: claim(`{version: v1.35}`),
+			new: claim(`{resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: demo-x7k2p}}`), resource: "kubernetesclusters"},
 		"CrossplaneOnTenantCluster": {user: crossplane, new: tc(`{crossplane: {compositionRef: {name: tenantclusters.tenantkube.io}}}`), resource: "tenantclusters"},
 	}
 	for name, tc := range cases {
