@@ -109,7 +109,7 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{storageClass: Fast_SSD}`},
 			want:   want{paths: []string{"spec.storageClass"}, msg: "Fast_SSD"},
 		},
-		// spec.version: v1.30..v1.35 (docs/spec.md §3).
+		// spec.version: v1.30..v1.35.
 		"VersionOldest": {args: args{spec: `{version: v1.30}`}, reason: "v1.30 is the oldest supported minor."},
 		"VersionNewest": {args: args{spec: `{version: v1.35}`}, reason: "v1.35 is the newest supported minor."},
 		"VersionTooOld": {
@@ -186,7 +186,7 @@ func TestValidationAgrees(t *testing.T) {
 			want:   want{paths: []string{md0 + ".diskSize"}, msg: "at most 64Ti"},
 		},
 		"DiskSizeNegative": {
-			reason: "A negative disk passed kubectl apply before issue 17.",
+			reason: "A negative disk is refused at admission, not only by the functions.",
 			args:   args{spec: ng(`diskSize: -20Gi`)},
 			want:   want{paths: []string{md0 + ".diskSize"}, msg: "must be greater than zero"},
 		},
@@ -447,7 +447,7 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{images: {waitForKubeconfig: ` + rep("i", 513) + `}}`},
 			want:   want{paths: []string{"spec.images.waitForKubeconfig"}},
 		},
-		// issue 19: control plane
+		// Control plane
 		"ExtraArgs64": {
 			reason: "64 flags is the most; --requestheader-uid-headers is upstream's example of a flag a tenant sets.",
 			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--requestheader-uid-headers=X-Remote-Uid, ` + list("--v=2", 1) + `, ` + strings.Join(flags(62), ", ") + `]}}}`},
@@ -675,7 +675,7 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`},
 			want:   want{paths: []string{"spec.oidc.users"}, msg: "each email at most once"},
 		},
-		// issue 19: node health. Durations: whole h, m, s in that order
+		// Node health. Durations: whole h, m, s in that order
 		// (a subset of time.ParseDuration and CEL's duration()); node
 		// startup 30s (CAPI's least) .. 24h, the others 1s .. 24h.
 		// maxUnhealthy: 0..5000 machines or 0%..100%.
@@ -739,7 +739,7 @@ func TestValidationAgrees(t *testing.T) {
 			want: want{paths: []string{"spec.nodeGroups[a].maxUnhealthy", "spec.nodeGroups[b].maxUnhealthy", "spec.nodeGroups[c].maxUnhealthy",
 				"spec.nodeGroups[d].maxUnhealthy", "spec.nodeHealthCheck.maxUnhealthy"}, msg: "such as 50%"},
 		},
-		// issue 19: VM
+		// VM
 		// logSerialConsole, podCpuLimit/podCpuRequest (the seed chart's rules),
 		// antiAffinity.
 		"LogSerialConsole": {args: args{spec: ng("logSerialConsole: true")}, reason: "A bool."},
@@ -776,19 +776,35 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 1.5m")},
 			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be whole millicores"},
 		},
-		"PodCPULimitZeroAlone": {
-			reason: "A zero limit alone leaves KubeVirt's derived request above it: the pod is refused.",
+		"PodCPULimitZero": {
+			reason: "A zero CPU limit is refused: a pod without a CPU ceiling escapes a limits.cpu quota's purpose.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 0")},
-			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit 0 (no ceiling) needs podCpuRequest 0"},
+			want:   want{paths: []string{md0 + ".podCpuLimit"}, msg: "podCpuLimit must be greater than zero"},
 		},
-		"PodCPUZeroPair":         {args: args{spec: ng("instanceType: '', podCpuLimit: 0, podCpuRequest: 0")}, reason: "No ceiling, nothing reserved."},
-		"PodCPURequestZeroAlone": {args: args{spec: ng("instanceType: '', podCpuRequest: '0'")}, reason: "Without a limit a zero request stays zero."},
+		"PodCPUZeroPair": {
+			reason: "Zero request and limit: refused, each at its own path.",
+			args:   args{spec: ng("instanceType: '', podCpuLimit: 0, podCpuRequest: 0")},
+			want:   want{paths: []string{md0 + ".podCpuLimit", md0 + ".podCpuRequest"}, msg: "must be greater than zero"},
+		},
+		"PodCPURequestZero": {
+			reason: "A zero request reserves nothing and counts nothing against requests.cpu.",
+			args:   args{spec: ng("instanceType: '', podCpuRequest: '0'")},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be greater than zero"},
+		},
 		"PodCPURequestZeroWithLimit": {
-			reason: "KubeVirt replaces a zero request with the limit.",
+			reason: "Zero beside a limit is refused too.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: 2, podCpuRequest: 0")},
-			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest 0 beside podCpuLimit 2"},
+			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be greater than zero"},
 		},
-		"PodCPURequestEqualsLimit": {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
+		"PodCPUZeroSpellings": {
+			reason: "Every spelling that parses to zero: 0m, 0.0, .0, 000.",
+			args: args{spec: `{nodeGroups: {a: {instanceType: '', podCpuLimit: 0m}, b: {instanceType: '', podCpuRequest: "0.0"}, ` +
+				`c: {instanceType: '', podCpuRequest: ".0"}, d: {instanceType: '', podCpuLimit: "000"}}}`},
+			want: want{paths: []string{"spec.nodeGroups[a].podCpuLimit", "spec.nodeGroups[b].podCpuRequest", "spec.nodeGroups[c].podCpuRequest",
+				"spec.nodeGroups[d].podCpuLimit"}, msg: "must be greater than zero"},
+		},
+		"PodCPURequestOneMillicore": {args: args{spec: ng("instanceType: '', podCpuRequest: 1m")}, reason: "Admission takes 1m; the floor from the vCPUs and the platform's ratio is the workers function's."},
+		"PodCPURequestEqualsLimit":  {args: args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1500m")}, reason: "Compared as quantities: 1500m is 1.5."},
 		"PodCPURequestAboveLimit": {
 			reason: "1501m is past 1.5.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1501m")},

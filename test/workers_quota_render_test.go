@@ -15,15 +15,18 @@ import (
 	"github.com/tenantkube/tenantkube/test/render"
 )
 
-// TestWorkersQuotaRender renders the capacity pre-flight (issue 21, README
-// "Capacity pre-flight") through the real Crossplane engine with the
+// TestWorkersQuotaRender renders the capacity pre-flight
+// (docs/tenant-guide.md, Capacity) through the real Crossplane engine with the
 // workers step alone, the ResourceQuotas passed as required resources
 // beside the instance types: the quota fits (CapacityFits True); the
 // maximum exceeds (CapacityFits False, MaximumExceedsQuota); the minimum
 // exceeds on creation (Fatal naming md0 and the quota); the minimum
 // exceeds on an existing cluster (CapacityFits False, every composed
-// object byte-identical to the render without the quota). Rendered
-// objects are validated against the upstream CRDs.
+// object byte-identical to the render without the quota); a quota on
+// limits.cpu, which counts KubeVirt's automatic CPU limit and the support
+// containers; a virt-launcher CPU request below the platform's floor
+// (Fatal naming the field, its value and the floor). Rendered objects are
+// validated against the upstream CRDs.
 //
 // Run with -update to rewrite the golden files, then review them.
 func TestWorkersQuotaRender(t *testing.T) {
@@ -57,6 +60,7 @@ func TestWorkersQuotaRender(t *testing.T) {
 	for _, c := range []struct{ name, quota, condition string }{
 		{"fits", "quota-fits.yaml", "reason: QuotaFits"},
 		{"max-exceeds", "quota-max.yaml", "reason: MaximumExceedsQuota"},
+		{"limits-cpu-exceeds", "quota-limits-cpu.yaml", "reason: MaximumExceedsQuota"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := renderXR(t, data(c.quota), "")
@@ -73,12 +77,31 @@ func TestWorkersQuotaRender(t *testing.T) {
 		if !errors.As(err, &ce) {
 			t.Fatalf("want a Fatal render error, got %v", err)
 		}
-		for _, w := range []string{"spec.nodeGroups", "md0 (2 × 8Gi)", "tenant-demo/compute", "requests.memory", "hard 12Gi", "MinimumExceedsQuota"} {
+		for _, w := range []string{"spec.nodeGroups", "md0 (2 × 8953090304)", "tenant-demo/compute", "requests.memory", "hard 12Gi", "MinimumExceedsQuota"} {
 			if !strings.Contains(ce.Stderr, w) {
 				t.Errorf("Fatal message does not name %s:\n%s", w, ce.Stderr)
 			}
 		}
 		compareGolden(t, data("quota-min-creation.golden.yaml"), []byte(render.Message(ce.Stderr)+"\n"))
+	})
+
+	t.Run("pod-cpu-below-ratio", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_, err := render.Render(ctx, render.Options{
+			Root: root, XR: data("xr-pod-cpu.yaml"), Required: paths(instancetypes), BinDir: binDir,
+			Composition: data("composition.yaml"), Functions: data("functions.yaml"), Stderr: &bytes.Buffer{},
+		})
+		var ce *render.CrossplaneError
+		if !errors.As(err, &ce) {
+			t.Fatalf("want a Fatal render error, got %v", err)
+		}
+		for _, w := range []string{"spec.nodeGroups[md0].podCpuLimit", `"1m"`, "25600m", "cpuAllocationRatio 10"} {
+			if !strings.Contains(ce.Stderr, w) {
+				t.Errorf("Fatal message does not name %s:\n%s", w, ce.Stderr)
+			}
+		}
+		compareGolden(t, data("pod-cpu-below-ratio.golden.yaml"), []byte(render.Message(ce.Stderr)+"\n"))
 	})
 
 	t.Run("min-exceeds-existing", func(t *testing.T) {

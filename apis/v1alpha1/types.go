@@ -43,7 +43,7 @@ type KubernetesClusterSpec struct {
 
 	// Worker nodes configuration map. At most 50 node groups, so that the
 	// largest function request stays well inside gRPC's 4 MiB message limit
-	// (README, Limits, has the measured request size).
+	// (docs/platform-guide.md, Limits, has the measured request size).
 	// +kubebuilder:default={"md0":{"minReplicas":0,"maxReplicas":10,"instanceType":"u1.medium","diskSize":"20Gi","roles":{"ingress-nginx"}}}
 	// +kubebuilder:validation:MaxProperties=50
 	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",messageExpression="'node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters, not ' + self.filter(g, !(size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')))[0]"
@@ -124,8 +124,8 @@ type KubernetesClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuRequest cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype'",fieldPath=".podCpuRequest"
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || string(self.podCpuRequest).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",message="podCpuRequest must be whole millicores such as 1500m or decimal cores such as 1.5",fieldPath=".podCpuRequest"
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('256')) <= 0",message="podCpuRequest must be at most 256 (cores)",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) != 0 || (has(self.podCpuRequest) && isQuantity(string(self.podCpuRequest)) && quantity(string(self.podCpuRequest)).compareTo(quantity('0')) == 0)",message="podCpuLimit 0 (no ceiling) needs podCpuRequest 0 beside it: KubeVirt derives a request from the vCPU count, and a request above a zero limit is refused when the pod is created",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity('0')) != 0 || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) == 0",messageExpression="'podCpuRequest 0 beside podCpuLimit ' + string(self.podCpuLimit) + ' reserves the whole limit (KubeVirt replaces a zero request with the limit): give a non-zero request'",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) > 0",messageExpression="'podCpuLimit must be greater than zero, not ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('0')) > 0",messageExpression="'podCpuRequest must be greater than zero, not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
 // +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity(string(self.podCpuLimit))) <= 0",messageExpression="'podCpuRequest must be at most podCpuLimit (' + string(self.podCpuLimit) + ')'",fieldPath=".podCpuRequest"
 type NodeGroup struct {
 	// Minimum number of replicas.
@@ -230,18 +230,19 @@ type NodeGroup struct {
 	// with a VM without instancetype (resources.cpu and resources.memory
 	// set, or instanceType ""): KubeVirt refuses an instancetype beside it.
 	// KubeVirt copies a limit into the request when no request is set; pair
-	// it with podCpuRequest to keep the request. 0 means no ceiling and
-	// needs podCpuRequest 0. Changing it rolls the node group.
+	// it with podCpuRequest to keep the request. Greater than zero; without
+	// podCpuRequest it is the request, and the request's lower bound applies
+	// to it. Changing it rolls the node group.
 	// +optional
 	PodCPULimit Quantity `json:"podCpuLimit,omitempty"`
 
 	// CPU request of the worker VM's virt-launcher compute container
 	// (KubeVirt domain.resources.requests.cpu): what the scheduler reserves
-	// for a worker on its host. At most podCpuLimit; 0 only without a
-	// non-zero podCpuLimit (KubeVirt replaces a zero request with the
-	// limit). Same instancetype restriction as podCpuLimit. Unset: KubeVirt
-	// derives it from the vCPU count and its CPU allocation ratio. Changing
-	// it rolls the node group.
+	// for a worker on its host. Greater than zero and at most podCpuLimit;
+	// at least the VM's vCPUs divided by the platform's CPU allocation
+	// ratio (the request KubeVirt derives when none is given) unless the
+	// platform allows less, down to its floor. Same instancetype
+	// restriction as podCpuLimit. Changing it rolls the node group.
 	// +optional
 	PodCPURequest Quantity `json:"podCpuRequest,omitempty"`
 
@@ -625,7 +626,7 @@ type APIServerVolumeMount struct {
 	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
-// ResourcesPreset names a <series>.<size> sizing preset (docs/spec.md §4), or one of
+// ResourcesPreset names a <series>.<size> sizing preset, or one of
 // the deprecated flat aliases.
 // +kubebuilder:validation:Enum="t1.nano";"t1.micro";"t1.small";"t1.medium";"t1.large";"t1.xlarge";"t1.2xlarge";"t1.4xlarge";"c1.nano";"c1.micro";"c1.small";"c1.medium";"c1.large";"c1.xlarge";"c1.2xlarge";"c1.4xlarge";"s1.nano";"s1.micro";"s1.small";"s1.medium";"s1.large";"s1.xlarge";"s1.2xlarge";"s1.4xlarge";"u1.nano";"u1.micro";"u1.small";"u1.medium";"u1.large";"u1.xlarge";"u1.2xlarge";"u1.4xlarge";"m1.nano";"m1.micro";"m1.small";"m1.medium";"m1.large";"m1.xlarge";"m1.2xlarge";"m1.4xlarge";"nano";"micro";"small";"medium";"large";"xlarge";"2xlarge"
 type ResourcesPreset string
@@ -793,8 +794,8 @@ type NodeGroupStatus struct {
 	// their node reports (Machine status.nodeInfo.kubeletVersion) as
 	// vMAJOR.MINOR.PATCH, or "unknown" for any other text, sorted by
 	// version; machines without a node yet are not counted. Absent when
-	// the cluster may have more machines than the function reads (README,
-	// "Node group status").
+	// the cluster may have more machines than the function reads
+	// (docs/tenant-guide.md, Status).
 	// +optional
 	KubeletVersions []KubeletVersionCount `json:"kubeletVersions,omitempty"`
 }

@@ -18,12 +18,12 @@ import (
 )
 
 // Versions are the Kubernetes minor versions a tenant may ask for, newest
-// first: the XRD's enum of spec.version (docs/spec.md §3). The functions'
+// first: the XRD's enum of spec.version. The functions'
 // version table has a row for each.
 var Versions = []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"}
 
 // MaxNodeGroupNameLength is the longest node-group name G, so that every
-// name derived from N-G stays a DNS label (docs/spec.md §2).
+// name derived from N-G stays a DNS label.
 const MaxNodeGroupNameLength = 16
 
 // MaxQuantityExponent bounds a quantity's decimal exponent: "1e10000000"
@@ -105,7 +105,7 @@ var ReservedMountPaths = []string{"/etc/kubernetes", "/etc/ca-certificates", "/e
 
 var (
 	// cpuPattern is a CPU value a user may write: whole millicores
-	// ("100m") or decimal cores ("0.5", "2"). docs/spec.md §5.2.
+	// ("100m") or decimal cores ("0.5", "2").
 	cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
 	// rolePattern is a node role: the name part of the label
 	// node-role.kubernetes.io/<role>.
@@ -131,7 +131,7 @@ var (
 // cluster and without the platform's function input, each naming the field
 // and the value. The XRD's schema and CEL rules enforce the same at
 // admission; the functions call Validate for what skipped admission
-// (render, objects created before a rule existed; docs/spec.md §6).
+// (render, objects created before a rule existed).
 // docs/validation.md lists each rule and its source.
 func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	p := field.NewPath("spec")
@@ -247,11 +247,11 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 
 // validateVM returns every problem of a node group's VM settings of issue
 // 19 at path: podCpuLimit and podCpuRequest in cores or whole millicores,
-// 0..MaxNodeCPU, only on a VM without instancetype (KubeVirt refuses
-// domain.resources.cpu beside one), a zero limit only with a zero request,
-// a zero request only without a non-zero limit, request at most limit
-// (the seed chart's rules, docs/validation.md); antiAffinity one of its
-// values.
+// greater than zero and at most MaxNodeCPU, only on a VM without
+// instancetype (KubeVirt refuses domain.resources.cpu beside one), request
+// at most limit (docs/validation.md); antiAffinity one of its values. The
+// lower bound from the vCPUs and the platform's CPU allocation ratio is
+// the workers function's.
 func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	pod := map[string]*resource.Quantity{}
@@ -276,19 +276,9 @@ func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 		pod[f.name] = &q
 	}
 	lim, req := pod["podCpuLimit"], pod["podCpuRequest"]
-	if lim != nil && lim.IsZero() && (req == nil || !req.IsZero()) {
-		errs = append(errs, field.Invalid(path.Child("podCpuLimit"), string(g.PodCPULimit),
-			"podCpuLimit 0 (no ceiling) needs podCpuRequest 0 beside it: KubeVirt derives a request from the vCPU count, and a request above a zero limit is refused when the pod is created"))
-	}
-	if lim != nil && req != nil {
-		switch {
-		case req.IsZero() && !lim.IsZero():
-			errs = append(errs, field.Invalid(path.Child("podCpuRequest"), string(g.PodCPURequest), fmt.Sprintf(
-				"podCpuRequest 0 beside podCpuLimit %s reserves the whole limit (KubeVirt replaces a zero request with the limit): give a non-zero request", g.PodCPULimit)))
-		case req.Cmp(*lim) > 0:
-			errs = append(errs, field.Invalid(path.Child("podCpuRequest"), string(g.PodCPURequest),
-				fmt.Sprintf("podCpuRequest must be at most podCpuLimit (%s)", g.PodCPULimit)))
-		}
+	if lim != nil && req != nil && req.Cmp(*lim) > 0 {
+		errs = append(errs, field.Invalid(path.Child("podCpuRequest"), string(g.PodCPURequest),
+			fmt.Sprintf("podCpuRequest must be at most podCpuLimit (%s)", g.PodCPULimit)))
 	}
 	switch g.AntiAffinity {
 	case "", AntiAffinitySoft, AntiAffinityHard, AntiAffinityNone:
@@ -300,8 +290,8 @@ func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 }
 
 // parsePodCPU parses a virt-launcher CPU value the user wrote at path
-// (field name): cores or whole millicores, 0..MaxNodeCPU (zero is
-// meaningful there).
+// (field name): cores or whole millicores, greater than zero (zero, or no
+// request, would let a pod escape a CPU quota) and at most MaxNodeCPU.
 func parsePodCPU(path *field.Path, name, text string) (resource.Quantity, *field.Error) {
 	if !cpuPattern.MatchString(text) || !QuantityInRange(text) {
 		return resource.Quantity{}, field.Invalid(path, shorten(text), name+" must be whole millicores such as 1500m or decimal cores such as 1.5")
@@ -309,6 +299,9 @@ func parsePodCPU(path *field.Path, name, text string) (resource.Quantity, *field
 	q, err := resource.ParseQuantity(text)
 	if err != nil {
 		return resource.Quantity{}, field.Invalid(path, text, name+" must be whole millicores such as 1500m or decimal cores such as 1.5")
+	}
+	if q.Sign() <= 0 {
+		return resource.Quantity{}, field.Invalid(path, text, name+" must be greater than zero")
 	}
 	if q.Cmp(resource.MustParse(MaxNodeCPU)) > 0 {
 		return resource.Quantity{}, field.Invalid(path, text, name+" must be at most "+MaxNodeCPU+" (cores)")

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkRunFunction measures RunFunction in process on the recorded
 // steady-state request of this step for the small, reference and large
-// inputs of test/bench (issue 7), each call on a fresh desired state.
+// inputs of test/bench, each call on a fresh desired state.
 func BenchmarkRunFunction(b *testing.B) {
 	bench.BenchmarkFunction(b, "control-plane", (&Function{log: logging.NewNopLogger()}).RunFunction)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Capacity pre-flight (issue 21, README "Capacity pre-flight"): the node
+// Capacity pre-flight (docs/tenant-guide.md, Capacity): the node
 // groups' VMs and disks at minReplicas and at maxReplicas against the
 // ResourceQuotas of NS.
 
@@ -30,6 +30,58 @@ const requirementResourceQuotas = "resourcequotas"
 // label alpha.kubevirt.io/auto-memory-limits-ratio changes it and is not
 // read here).
 const autoMemoryLimitsRatio = 2
+
+// KubeVirt's virt-launcher pod of one VM on x86_64 with KubeVirt's default
+// settings (supportContainerResources, cpuRequest and
+// additionalGuestMemoryOverheadRatio unset), from
+// https://github.com/kubevirt/kubevirt/blob/main/pkg/hypervisor/kvm/hypervisorbackend.go
+// (GetMemoryOverhead),
+// https://github.com/kubevirt/kubevirt/blob/main/pkg/virt-controller/services/renderresources.go,
+// serialconsolelog.go and pkg/container-disk/container-disk.go.
+var (
+	// launcherMemoryOverhead is the compute container's fixed memory
+	// overhead: virt-launcher-monitor 25Mi, virt-launcher 100Mi, virtlogd
+	// 25Mi, virtqemud 40Mi, QEMU 50Mi, the IO thread 8Mi, video RAM 32Mi.
+	launcherMemoryOverhead = resource.MustParse("280Mi")
+	// launcherMemoryPerVCPU is the overhead per vCPU.
+	launcherMemoryPerVCPU = resource.MustParse("8Mi")
+	// launcherDedicatedMemoryOverhead is added with dedicated CPUs.
+	launcherDedicatedMemoryOverhead = resource.MustParse("100Mi")
+	// launcherEphemeralOverhead is added to the compute container's
+	// ephemeral-storage request and limit.
+	launcherEphemeralOverhead = resource.MustParse("50M")
+)
+
+// launcherSupport are the requests and limits of the virt-launcher pod's
+// other containers: the system disk's container-disk container and the
+// guest-console-log container (counted even when the group leaves
+// logSerialConsole unset: KubeVirt's cluster setting may add it), with
+// shared CPUs, and with dedicated CPUs (requests raised to the limits).
+func launcherSupport(dedicated bool) (containers, inits []corev1.ResourceRequirements) {
+	rl := func(cpu, mem, eph string) corev1.ResourceList {
+		l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+		if eph != "" {
+			l[corev1.ResourceEphemeralStorage] = resource.MustParse(eph)
+		}
+		return l
+	}
+	if dedicated {
+		return []corev1.ResourceRequirements{
+				{Requests: rl("10m", "40M", "50M"), Limits: rl("10m", "40M", "")}, // container disk
+				{Requests: rl("15m", "60M", ""), Limits: rl("15m", "60M", "")},    // guest-console-log
+			}, []corev1.ResourceRequirements{
+				{Requests: rl("10m", "40M", ""), Limits: rl("10m", "40M", "")},    // container-disk-binary
+				{Requests: rl("10m", "40M", "50M"), Limits: rl("10m", "40M", "")}, // container disk init
+			}
+	}
+	return []corev1.ResourceRequirements{
+			{Requests: rl("1m", "1M", "50M"), Limits: rl("10m", "40M", "")}, // container disk
+			{Requests: rl("5m", "35M", ""), Limits: rl("15m", "60M", "")},   // guest-console-log
+		}, []corev1.ResourceRequirements{
+			{Requests: rl("10m", "1M", ""), Limits: rl("100m", "40M", "")},  // container-disk-binary
+			{Requests: rl("1m", "1M", "50M"), Limits: rl("10m", "40M", "")}, // container disk init
+		}
+}
 
 // resourceQuotaSelector selects every ResourceQuota in NS (empty labels
 // match all).
@@ -54,42 +106,32 @@ var perVMObjects = []string{
 	"virtualmachineinstances.kubevirt.io", "datavolumes.cdi.kubevirt.io",
 }
 
-// perVMDemand is what one VM of gp counts against a quota, as KubeVirt
-// sizes its virt-launcher pod (user-guide "Resources requests and
-// limits"): CPU request vCPUs / cpuAllocationRatio (the platform's ratio,
-// which must equal the KubeVirt CR's), CPU limit one per vCPU, memory
-// request the guest memory, memory limit autoMemoryLimitsRatio times it,
-// the ephemeral storage the VM template sets; one pod; one claim of
-// diskSize (the disk-kubelet DataVolume), also per storage class when the
-// group names one; each GPU device. KubeVirt's own overhead (virt-launcher
-// memory, support containers, CDI's filesystem overhead) is left out, so
-// the demand is a lower bound. A size the group does not know (no
-// instance type, no resources) counts no CPU or memory.
+// perVMDemand is what one VM of gp counts against a quota: its
+// virt-launcher pod's requests and limits as KubeVirt renders them
+// (launcherPod), one pod, one claim of diskSize (the disk-kubelet
+// DataVolume), also per storage class when the group names one, and each
+// GPU device. Memory counts only with a known guest memory (KubeVirt
+// refuses a VM without one: it never gets a pod).
 func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 	d := vmDemand{
-		corev1.ResourcePods:                     *resource.NewQuantity(1, resource.DecimalSI),
-		"count/pods":                            *resource.NewQuantity(1, resource.DecimalSI),
-		corev1.ResourcePersistentVolumeClaims:   *resource.NewQuantity(1, resource.DecimalSI),
-		"count/persistentvolumeclaims":          *resource.NewQuantity(1, resource.DecimalSI),
-		corev1.ResourceEphemeralStorage:         function.DivideWholeBytes(vmEphemeralStorage, 40),
-		corev1.ResourceRequestsEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40),
-		corev1.ResourceLimitsEphemeralStorage:   vmEphemeralStorage.DeepCopy(),
+		corev1.ResourcePods:                   *resource.NewQuantity(1, resource.DecimalSI),
+		"count/pods":                          *resource.NewQuantity(1, resource.DecimalSI),
+		corev1.ResourcePersistentVolumeClaims: *resource.NewQuantity(1, resource.DecimalSI),
+		"count/persistentvolumeclaims":        *resource.NewQuantity(1, resource.DecimalSI),
 	}
 	for _, kind := range perVMObjects {
 		d[corev1.ResourceName("count/"+kind)] = *resource.NewQuantity(1, resource.DecimalSI)
 	}
-	if s := gp.Sizing; s.CPU != nil {
-		vcpus := s.CPU.Value()
-		req := *resource.NewMilliQuantity((vcpus*1000+cpuAllocationRatio-1)/cpuAllocationRatio, resource.DecimalSI)
-		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = req, req
-		d[corev1.ResourceLimitsCPU] = *resource.NewQuantity(vcpus, resource.DecimalSI)
-	}
-	setPodCPUDemand(d, gp.Group)
-	if s := gp.Sizing; s.Memory != nil {
-		d[corev1.ResourceMemory], d[corev1.ResourceRequestsMemory] = s.Memory.DeepCopy(), s.Memory.DeepCopy()
-		lim := s.Memory.DeepCopy()
-		lim.Mul(autoMemoryLimitsRatio)
-		d[corev1.ResourceLimitsMemory] = lim
+	req, lim := launcherPod(gp, cpuAllocationRatio)
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
+		q, ok := req[r]
+		if !ok {
+			continue
+		}
+		d[r], d[corev1.ResourceName(corev1.DefaultResourceRequestsPrefix+r)] = q, q.DeepCopy()
+		if l, ok := lim[r]; ok {
+			d[corev1.ResourceName("limits."+r)] = l
+		}
 	}
 	if disk, err := gp.Group.DiskSize.Parse(); err == nil { // checked by checkSpec
 		d[corev1.ResourceRequestsStorage] = disk
@@ -107,18 +149,98 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 	return d
 }
 
-// setPodCPUDemand replaces the derived CPU of d with a node group's
-// podCpuLimit and podCpuRequest (issue 19), as KubeVirt sizes the
-// virt-launcher pod with them: a limit is the limit and, without a request,
-// also the request (KubeVirt copies it); a request is the request.
-func setPodCPUDemand(d vmDemand, g v1alpha1.NodeGroup) {
-	if lim, err := g.PodCPULimit.Parse(); g.PodCPULimit.IsSet() && err == nil { // checked by checkSpec
-		d[corev1.ResourceLimitsCPU] = lim
-		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = lim.DeepCopy(), lim.DeepCopy()
+// launcherPod is the CPU, memory and ephemeral storage one VM's
+// virt-launcher pod requests and limits, counted as a ResourceQuota counts
+// a pod: per resource the larger of its containers' sum and its largest
+// init container. The compute container:
+//   - CPU request: podCpuRequest, else podCpuLimit (KubeVirt copies a
+//     limit into a missing request), else vCPUs ÷ cpuAllocationRatio
+//     rounded up to whole millicores; with dedicated CPUs, the vCPUs (one
+//     more for an isolated emulator thread);
+//   - CPU limit: podCpuLimit, else one per vCPU: KubeVirt writes that limit
+//     when any ResourceQuota of the namespace has limits.cpu, the only case
+//     a limit is compared (without one, a pod without a CPU limit counts
+//     nothing against a quota that has no limits.cpu);
+//   - memory: the guest memory plus KubeVirt's overhead (fixed, per vCPU,
+//     and guest ÷ 512 for page tables), the limit autoMemoryLimitsRatio
+//     times that (KubeVirt writes it when a quota has limits.memory), or
+//     equal to it with dedicated CPUs;
+//   - ephemeral storage: the VM template's plus launcherEphemeralOverhead.
+func launcherPod(gp nodeGroupPlan, cpuAllocationRatio int64) (req, lim corev1.ResourceList) {
+	g, s := gp.Group, gp.Sizing
+	compute := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40)},
+		Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: vmEphemeralStorage.DeepCopy()},
 	}
-	if req, err := g.PodCPURequest.Parse(); g.PodCPURequest.IsSet() && err == nil {
-		d[corev1.ResourceCPU], d[corev1.ResourceRequestsCPU] = req, req.DeepCopy()
+	for _, l := range []corev1.ResourceList{compute.Requests, compute.Limits} {
+		e := l[corev1.ResourceEphemeralStorage]
+		e.Add(launcherEphemeralOverhead)
+		l[corev1.ResourceEphemeralStorage] = e
 	}
+	vcpus, known := launcherVCPUs(g, s)
+	switch {
+	case !known:
+	case s.DedicatedCPUs:
+		n := vcpus
+		if s.IsolateEmulatorThread {
+			n++
+		}
+		compute.Requests[corev1.ResourceCPU] = *resource.NewQuantity(n, resource.DecimalSI)
+		compute.Limits[corev1.ResourceCPU] = *resource.NewQuantity(n, resource.DecimalSI)
+	default:
+		compute.Requests[corev1.ResourceCPU] = derivedCPURequest(vcpus, cpuAllocationRatio)
+		compute.Limits[corev1.ResourceCPU] = *resource.NewQuantity(vcpus, resource.DecimalSI)
+		if l, err := g.PodCPULimit.Parse(); g.PodCPULimit.IsSet() && err == nil { // checked by checkSpec
+			compute.Limits[corev1.ResourceCPU], compute.Requests[corev1.ResourceCPU] = l, l.DeepCopy()
+		}
+		if r, err := g.PodCPURequest.Parse(); g.PodCPURequest.IsSet() && err == nil {
+			compute.Requests[corev1.ResourceCPU] = r
+		}
+	}
+	if s.Memory != nil && known {
+		mem := s.Memory.DeepCopy()
+		mem.Add(launcherMemoryOverhead)
+		perVCPU := launcherMemoryPerVCPU.DeepCopy()
+		perVCPU.Mul(vcpus)
+		mem.Add(perVCPU)
+		mem.Add(*resource.NewQuantity((s.Memory.Value()+511)/512, resource.BinarySI))
+		if s.DedicatedCPUs {
+			mem.Add(launcherDedicatedMemoryOverhead)
+		}
+		compute.Requests[corev1.ResourceMemory] = mem
+		l := mem.DeepCopy()
+		if !s.DedicatedCPUs {
+			l.Mul(autoMemoryLimitsRatio)
+		}
+		compute.Limits[corev1.ResourceMemory] = l
+	}
+	containers, inits := launcherSupport(s.DedicatedCPUs)
+	containers = append(containers, compute)
+	return podTotal(containers, inits, func(r corev1.ResourceRequirements) corev1.ResourceList { return r.Requests }),
+		podTotal(containers, inits, func(r corev1.ResourceRequirements) corev1.ResourceList { return r.Limits })
+}
+
+// podTotal is, per resource the compute container (the last of
+// containers) has, the larger of the containers' sum and the largest init
+// container of list(containers) (Kubernetes "Init containers", resource
+// sharing).
+func podTotal(containers, inits []corev1.ResourceRequirements, list func(corev1.ResourceRequirements) corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for r := range list(containers[len(containers)-1]) {
+		var sum resource.Quantity
+		for _, c := range containers {
+			if q, ok := list(c)[r]; ok {
+				sum.Add(q)
+			}
+		}
+		for _, c := range inits {
+			if q, ok := list(c)[r]; ok && q.Cmp(sum) > 0 {
+				sum = q.DeepCopy()
+			}
+		}
+		out[r] = sum
+	}
+	return out
 }
 
 // groupDemand is one node group's VMs counted against one quota resource.

@@ -49,14 +49,26 @@ func withXRCondition(t testing.TB, typ, status, reason string) fntest.RequestOpt
 }
 
 // TestPerVMDemand checks what one VM counts against a quota, worked by
-// hand from KubeVirt's sizing of the virt-launcher pod (user-guide
-// "Resources requests and limits": CPU request vCPUs/cpuAllocationRatio,
-// CPU limit 1 per vCPU, memory limit 2× the request) and the VM template
-// (ephemeral storage 2Gi, request 2Gi/40 = 53687091.2 → 53687091 bytes).
+// hand from KubeVirt's virt-launcher pod (x86_64, KubeVirt's defaults:
+// pkg/virt-controller/services/renderresources.go, template.go,
+// serialconsolelog.go, pkg/container-disk/container-disk.go,
+// pkg/hypervisor/kvm/hypervisorbackend.go):
+//   - compute container: CPU request vCPUs/ratio unless set, CPU limit one
+//     per vCPU unless set; memory guest + 280Mi + 8Mi per vCPU + guest/512,
+//     limit twice that; ephemeral storage 2Gi/40 = 53687091 bytes + 50M
+//     request, 2Gi + 50M = 2197483648 limit;
+//   - container disk: requests 1m, 1M, 50M ephemeral; limits 10m, 40M;
+//   - guest-console-log: requests 5m, 35M; limits 15m, 60M;
+//   - init containers (the larger counts): 10m, 1M, 50M ephemeral
+//     requested, 100m, 40M limits, below the containers' sums here.
+//
+// So CPU request = compute + 6m, CPU limit = compute + 25m, memory
+// request = compute + 36M (36000000), memory limit = 2 × compute + 100M,
+// ephemeral request 53687091 + 50M + 50M = 153687091.
 func TestPerVMDemand(t *testing.T) {
 	one := resource.MustParse("1")
 	eph := map[corev1.ResourceName]string{
-		"ephemeral-storage": "53687091", "requests.ephemeral-storage": "53687091", "limits.ephemeral-storage": "2Gi",
+		"ephemeral-storage": "153687091", "requests.ephemeral-storage": "153687091", "limits.ephemeral-storage": "2197483648",
 		"pods": "1", "count/pods": "1", "persistentvolumeclaims": "1", "count/persistentvolumeclaims": "1",
 		// One of each object a machine adds (Cluster API, CAPK, KubeVirt, CDI).
 		"count/machines.cluster.x-k8s.io": "1", "count/kubevirtmachines.infrastructure.cluster.x-k8s.io": "1",
@@ -81,57 +93,92 @@ func TestPerVMDemand(t *testing.T) {
 		want   map[corev1.ResourceName]string
 	}{
 		"InstanceType": {
-			reason: "u1.large (2 vCPUs, 8Gi), ratio 10: requests 2/10 = 200m CPU and 8Gi, limits 2 CPU and 16Gi; one 20Gi claim.",
-			group:  v1alpha1.NodeGroup{DiskSize: "20Gi"},
+			reason: "u1.large (2 vCPUs, 8Gi), ratio 10: CPU 2/10 = 200m + 6m = 206m, limit 2 + 25m = 2025m; " +
+				"memory 8Gi + 280Mi + 2 × 8Mi + 8Gi/512 = 16Mi → 8917090304 + 36M = 8953090304, limit 2 × 8917090304 + 100M = 17934180608; one 20Gi claim.",
+			group:  v1alpha1.NodeGroup{DiskSize: "20Gi", InstanceType: ptr("u1.large")},
 			sizing: InstancetypeSizing(2, ptr(resource.MustParse("8Gi"))),
 			ratio:  10,
 			want: with(map[corev1.ResourceName]string{
-				"cpu": "200m", "requests.cpu": "200m", "limits.cpu": "2",
-				"memory": "8Gi", "requests.memory": "8Gi", "limits.memory": "16Gi", "requests.storage": "20Gi",
+				"cpu": "206m", "requests.cpu": "206m", "limits.cpu": "2025m",
+				"memory": "8953090304", "requests.memory": "8953090304", "limits.memory": "17934180608", "requests.storage": "20Gi",
 			}),
 		},
 		"RatioRoundsUp": {
-			reason: "1 core, ratio 3: 1000m/3 = 333.3m, rounded up to 334m (never below what KubeVirt requests).",
+			reason: "1 core, ratio 3: 1000m/3 = 333.3m, rounded up to 334m (never below what KubeVirt requests) + 6m = 340m; limit 1025m; " +
+				"memory 1Gi + 280Mi + 8Mi + 2Mi = 1377828864 + 36M = 1413828864, limit 2 × 1377828864 + 100M = 2855657728.",
 			group:  v1alpha1.NodeGroup{DiskSize: "10Gi"},
 			sizing: Sizing{CPU: &one, Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
 			ratio:  3,
 			want: with(map[corev1.ResourceName]string{
-				"cpu": "334m", "requests.cpu": "334m", "limits.cpu": "1",
-				"memory": "1Gi", "requests.memory": "1Gi", "limits.memory": "2Gi", "requests.storage": "10Gi",
+				"cpu": "340m", "requests.cpu": "340m", "limits.cpu": "1025m",
+				"memory": "1413828864", "requests.memory": "1413828864", "limits.memory": "2855657728", "requests.storage": "10Gi",
 			}),
 		},
 		"PodCPULimit": {
-			reason: "Issue 19: podCpuLimit 6 on 4 cores is the limit, and KubeVirt copies it into the unset request (the chart's nodegroup_pod_cpu_limit test).",
+			reason: "podCpuLimit 6 on 4 cores is the limit, and KubeVirt copies it into the unset request: 6 + 6m, 6 + 25m; " +
+				"memory 1Gi + 280Mi + 32Mi + 2Mi = 1402994688 + 36M = 1438994688, limit 2 × 1402994688 + 100M = 2905989376.",
 			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "6"},
 			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
 			ratio:  10,
 			want: with(map[corev1.ResourceName]string{
-				"cpu": "6", "requests.cpu": "6", "limits.cpu": "6",
-				"memory": "1Gi", "requests.memory": "1Gi", "limits.memory": "2Gi", "requests.storage": "10Gi",
+				"cpu": "6006m", "requests.cpu": "6006m", "limits.cpu": "6025m",
+				"memory": "1438994688", "requests.memory": "1438994688", "limits.memory": "2905989376", "requests.storage": "10Gi",
 			}),
 		},
 		"PodCPUPair": {
-			reason: "Issue 19: podCpuLimit 6 and podCpuRequest 1500m replace 4 cores' 400m and 4.",
+			reason: "podCpuLimit 6 and podCpuRequest 1500m replace 4 cores' 400m and 4: 1500m + 6m, 6 + 25m.",
 			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "6", PodCPURequest: "1500m"},
 			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
 			ratio:  10,
 			want: with(map[corev1.ResourceName]string{
-				"cpu": "1500m", "requests.cpu": "1500m", "limits.cpu": "6",
-				"memory": "1Gi", "requests.memory": "1Gi", "limits.memory": "2Gi", "requests.storage": "10Gi",
+				"cpu": "1506m", "requests.cpu": "1506m", "limits.cpu": "6025m",
+				"memory": "1438994688", "requests.memory": "1438994688", "limits.memory": "2905989376", "requests.storage": "10Gi",
 			}),
 		},
 		"PodCPURequestUnknownSize": {
-			reason: "Issue 19: podCpuRequest 500m on a VM without a known size (instanceType \"\") is its request; no limit is known.",
-			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPURequest: "500m"},
+			reason: "podCpuRequest 500m on a VM without a known size (instanceType \"\"): KubeVirt's topology gives ⌈500m⌉ = 1 socket, so the " +
+				"auto limit is 1 (+ 25m); the request is 500m + 6m; no memory (KubeVirt refuses a VM without one).",
+			group: v1alpha1.NodeGroup{DiskSize: "10Gi", InstanceType: ptr(""), PodCPURequest: "500m"},
+			ratio: 10,
+			want:  with(map[corev1.ResourceName]string{"cpu": "506m", "requests.cpu": "506m", "limits.cpu": "1025m", "requests.storage": "10Gi"}),
+		},
+		"PodCPULimitUnknownSize": {
+			reason: "podCpuLimit 1500m without a size: ⌈1.5⌉ = 2 sockets; the limit is also the request: 1500m + 6m, 1500m + 25m.",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", InstanceType: ptr(""), PodCPULimit: "1500m"},
 			ratio:  10,
-			want:   with(map[corev1.ResourceName]string{"cpu": "500m", "requests.cpu": "500m", "requests.storage": "10Gi"}),
+			want:   with(map[corev1.ResourceName]string{"cpu": "1506m", "requests.cpu": "1506m", "limits.cpu": "1525m", "requests.storage": "10Gi"}),
+		},
+		"InitContainerLimitCounts": {
+			reason: "podCpuLimit and podCpuRequest 10m (a platform that allows it): the containers' limits sum to 10m + 25m = 35m, below " +
+				"the container-disk-binary init container's 100m, which is the pod's CPU limit; the request 10m + 6m = 16m is above the init's 10m.",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "10m", PodCPURequest: "10m"},
+			sizing: Sizing{CPU: &one, Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
+			ratio:  10,
+			want: with(map[corev1.ResourceName]string{
+				"cpu": "16m", "requests.cpu": "16m", "limits.cpu": "100m",
+				"memory": "1413828864", "requests.memory": "1413828864", "limits.memory": "2855657728", "requests.storage": "10Gi",
+			}),
+		},
+		"DedicatedCPUs": {
+			reason: "An instance type of 4 dedicated vCPUs, 16Gi, isolated emulator thread: CPU 4 + 1 = 5 requested and limited, support " +
+				"containers at their limits (10m + 15m); memory 16Gi + 280Mi + 32Mi + 32Mi + 100Mi = 17645436928 + 40M + 60M = 17745436928, " +
+				"limit the same; the init containers (10m, 40M) are below the sums.",
+			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", InstanceType: ptr("cx1.xlarge")},
+			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("16Gi")), DedicatedCPUs: true, IsolateEmulatorThread: true},
+			ratio:  10,
+			want: with(map[corev1.ResourceName]string{
+				"cpu": "5025m", "requests.cpu": "5025m", "limits.cpu": "5025m",
+				"memory": "17745436928", "requests.memory": "17745436928", "limits.memory": "17745436928", "requests.storage": "10Gi",
+			}),
 		},
 		"StorageClassAndGPUs": {
-			reason: "Unknown size (no CPU or memory counted); a storage class adds its per-class storage and claim; two GPUs of one device count 2.",
-			group: v1alpha1.NodeGroup{DiskSize: "50Gi", StorageClass: "fast",
+			reason: "Unknown size: one vCPU by KubeVirt's default topology, 100m + 6m requested, 1 + 25m limit, no memory; a storage class " +
+				"adds its per-class storage and claim; two GPUs of one device count 2.",
+			group: v1alpha1.NodeGroup{DiskSize: "50Gi", StorageClass: "fast", InstanceType: ptr(""),
 				GPUs: []v1alpha1.GPU{{Name: "nvidia.com/GA102"}, {Name: "nvidia.com/GA102"}}},
 			ratio: 10,
 			want: with(map[corev1.ResourceName]string{
+				"cpu": "106m", "requests.cpu": "106m", "limits.cpu": "1025m",
 				"requests.storage": "50Gi", "fast.storageclass.storage.k8s.io/requests.storage": "50Gi",
 				"fast.storageclass.storage.k8s.io/persistentvolumeclaims": "1", "requests.nvidia.com/GA102": "2",
 			}),
@@ -153,8 +200,10 @@ func TestPerVMDemand(t *testing.T) {
 
 // TestCapacityPreflight checks the capacity pre-flight (README "Capacity
 // pre-flight") on the plan: its condition, warnings and Fatal result,
-// worked by hand. md0 is u1.large (2 vCPUs, 8Gi: 200m CPU requested, 2
-// CPU limit, 8Gi, one 20Gi claim per VM), 2..4 replicas.
+// worked by hand. md0 is u1.large (2 vCPUs, 8Gi), 2..4 replicas; per VM
+// (TestPerVMDemand's arithmetic) 206m CPU requested, 2025m limit,
+// 8953090304 bytes of memory requested, one 20Gi claim. md1 (4 cores,
+// 16Gi) limits 4025m CPU.
 func TestCapacityPreflight(t *testing.T) {
 	const md0 = `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 2, maxReplicas: 4}}`
 	const twoGroups = `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 2, maxReplicas: 4}, md1: {resources: {cpu: "4", memory: 16Gi}, minReplicas: 1, maxReplicas: 2, storageClass: fast}}`
@@ -178,7 +227,7 @@ func TestCapacityPreflight(t *testing.T) {
 		want        want
 	}{
 		"Fits": {
-			reason: "At maxReplicas 4 × 200m = 800m of the 2 − 500m = 1500m left, 4 × 8Gi = 32Gi of 64Gi, 4 pods of 10: CapacityFits True, no warning.",
+			reason: "At maxReplicas 4 × 206m = 824m of the 2 − 500m = 1500m left, 4 × 8953090304 = 35812361216 of 64Gi = 68719476736, 4 pods of 10: CapacityFits True, no warning.",
 			spec:   md0, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.cpu: "2", requests.memory: 64Gi, pods: "10"}}`, `{requests.cpu: 500m}`)},
 			want: want{Conditions: []function.Condition{
@@ -187,14 +236,14 @@ func TestCapacityPreflight(t *testing.T) {
 			}},
 		},
 		"MaxExceeds": {
-			reason: "minReplicas 2 × 8Gi = 16Gi fits 24Gi, maxReplicas 4 × 8Gi = 32Gi does not: a Warning naming the limit, CapacityFits False.",
+			reason: "minReplicas 2 × 8953090304 = 17906180608 fits 24Gi = 25769803776, maxReplicas 4 × 8953090304 = 35812361216 does not: a Warning naming the limit, CapacityFits False.",
 			spec:   md0, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.memory: 24Gi}}`, "")},
 			want: want{
 				Warnings: []function.Warning{{Reason: "MaximumExceedsQuota",
-					Message: "node groups at maxReplicas need requests.memory 32Gi (md0 (4 × 8Gi)), but ResourceQuota tenant-foo/compute leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}},
+					Message: "node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}},
 				Conditions: []function.Condition{
-					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need requests.memory 32Gi (md0 (4 × 8Gi)), but ResourceQuota tenant-foo/compute leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
+					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
 					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
 				},
 			},
@@ -213,36 +262,36 @@ func TestCapacityPreflight(t *testing.T) {
 			},
 		},
 		"MinExceedsOnCreation": {
-			reason: "Nothing of the cluster observed (creation); limits.cpu at minReplicas 2 × 2 + 1 × 4 = 8 > 6 − 1 = 5 left: Fatal naming both groups and the quota.",
+			reason: "Nothing of the cluster observed (creation); limits.cpu at minReplicas 2 × 2025m + 1 × 4025m = 8075m > 6 − 1 = 5 left: Fatal naming both groups and the quota.",
 			spec:   twoGroups, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "6"}}`, `{limits.cpu: "1"}`)},
-			want:   want{Fatal: "spec.nodeGroups: Forbidden: node groups at minReplicas need limits.cpu 8 (md0 (2 × 2), md1 (1 × 4)), but ResourceQuota tenant-foo/compute leaves this cluster 5 (hard 6, used 1, of which this cluster's machines 0): the cluster is not created (MinimumExceedsQuota)"},
+			want:   want{Fatal: "spec.nodeGroups: Forbidden: node groups at minReplicas need limits.cpu 8075m (md0 (2 × 2025m), md1 (1 × 4025m)), but ResourceQuota tenant-foo/compute leaves this cluster 5 (hard 6, used 1, of which this cluster's machines 0): the cluster is not created (MinimumExceedsQuota)"},
 		},
 		"MinExceedsExisting": {
-			reason: "The quota was lowered below what is used: 12Gi hard, 16Gi used, of which md0's 2 observed machines hold 2 × 8Gi = 16Gi, so 12Gi is left and minReplicas needs 16Gi: a Warning, no Fatal.",
+			reason: "The quota was lowered below what is used: 12Gi hard, 17906180608 used, all md0's 2 observed machines (2 × 8953090304), so 12Gi is left and minReplicas needs 17906180608: a Warning, no Fatal.",
 			spec:   md0, instances: []string{"u1.large"},
-			quotas:   []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.memory: 12Gi}}`, `{requests.memory: 16Gi}`)},
+			quotas:   []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.memory: 12Gi}}`, `{requests.memory: "17906180608"}`)},
 			observed: observedMD(2),
 			want: want{
 				Warnings: []function.Warning{{Reason: "MinimumExceedsQuota",
-					Message: "node groups at minReplicas need requests.memory 16Gi (md0 (2 × 8Gi)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 16Gi, of which this cluster's machines 16Gi): a machine that is replaced may not come back; nothing running is changed"}},
+					Message: "node groups at minReplicas need requests.memory 17906180608 (md0 (2 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 17906180608, of which this cluster's machines 17906180608): a machine that is replaced may not come back; nothing running is changed"}},
 				Conditions: []function.Condition{
-					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need requests.memory 16Gi (md0 (2 × 8Gi)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 16Gi, of which this cluster's machines 16Gi): a machine that is replaced may not come back; nothing running is changed"},
+					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need requests.memory 17906180608 (md0 (2 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 17906180608, of which this cluster's machines 17906180608): a machine that is replaced may not come back; nothing running is changed"},
 					{Type: "WorkersReady", True: true, Reason: "NodeGroupsReady"},
 				},
 			},
 		},
 		"MinExceedsGroupAddedToRunningCluster": {
-			reason: "A running cluster (its KamajiControlPlane observed) without node groups adds md0: limits.cpu at minReplicas 2 × 2 = 4 > 3 left is a Warning, not a Fatal that would stop its whole pipeline.",
+			reason: "A running cluster (its KamajiControlPlane observed) without node groups adds md0: limits.cpu at minReplicas 2 × 2025m = 4050m > 3 left is a Warning, not a Fatal that would stop its whole pipeline.",
 			spec:   md0, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "3"}}`, "")},
 			observed: map[string]*structpb.Struct{"kamajicontrolplane": mustStruct(t,
 				"apiVersion: controlplane.cluster.x-k8s.io/v1alpha1\nkind: KamajiControlPlane\nmetadata: {name: foo, namespace: "+testNS+"}")},
 			want: want{
 				Warnings: []function.Warning{{Reason: "MinimumExceedsQuota",
-					Message: "node groups at minReplicas need limits.cpu 4 (md0 (2 × 2)), but ResourceQuota tenant-foo/compute leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): a machine that is replaced may not come back; nothing running is changed"}},
+					Message: "node groups at minReplicas need limits.cpu 4050m (md0 (2 × 2025m)), but ResourceQuota tenant-foo/compute leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): a machine that is replaced may not come back; nothing running is changed"}},
 				Conditions: []function.Condition{
-					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need limits.cpu 4 (md0 (2 × 2)), but ResourceQuota tenant-foo/compute leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): a machine that is replaced may not come back; nothing running is changed"},
+					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need limits.cpu 4050m (md0 (2 × 2025m)), but ResourceQuota tenant-foo/compute leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): a machine that is replaced may not come back; nothing running is changed"},
 					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
 				},
 			},
@@ -257,18 +306,18 @@ func TestCapacityPreflight(t *testing.T) {
 			want: want{
 				Warnings: []function.Warning{
 					{Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need pods 4 (md0 (4 × 1)), but ResourceQuota tenant-foo/a leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
-					{Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need requests.memory 32Gi (md0 (4 × 8Gi)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
+					{Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
 				},
 				Conditions: []function.Condition{
-					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need pods 4 (md0 (4 × 1)), but ResourceQuota tenant-foo/a leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit; node groups at maxReplicas need requests.memory 32Gi (md0 (4 × 8Gi)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
+					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need pods 4 (md0 (4 × 1)), but ResourceQuota tenant-foo/a leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit; node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
 					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
 				},
 			},
 		},
 		"OwnMachinesNotCountedTwice": {
-			reason: "4 × 8Gi = 32Gi of 32Gi used, all by md0's 4 machines: 32Gi − 32Gi + 32Gi = 32Gi left, which maxReplicas 4 fits.",
+			reason: "4 × 8953090304 = 35812361216 of as much used, all by md0's 4 machines: hard − used + own = 35812361216 left, which maxReplicas 4 fits.",
 			spec:   md0, instances: []string{"u1.large"},
-			quotas:   []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.memory: 32Gi}}`, `{requests.memory: 32Gi}`)},
+			quotas:   []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.memory: "35812361216"}}`, `{requests.memory: "35812361216"}`)},
 			observed: observedMD(4),
 			want: want{Conditions: []function.Condition{
 				{Type: "CapacityFits", True: true, Reason: "QuotaFits"},
@@ -283,7 +332,7 @@ func TestCapacityPreflight(t *testing.T) {
 			}},
 		},
 		"InstanceTypeNotArrived": {
-			reason: "md1 alone (1 × 4 CPU limit) exceeds 2, but md0's instance type is pending: no check until every size is known.",
+			reason: "md1 alone (1 × 4025m CPU limit) exceeds 2, but md0's instance type is pending: no check until every size is known.",
 			spec:   twoGroups,
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {limits.cpu: "2"}}`, "")},
 			want: want{
@@ -311,7 +360,7 @@ func TestCapacityPreflight(t *testing.T) {
 			}},
 		},
 		"Scopes": {
-			reason: "A Terminating quota counts no VM (ignored); a NotTerminating one counts CPU (800m of 1 fits) but not claims (its 1 PVC is not compared).",
+			reason: "A Terminating quota counts no VM (ignored); a NotTerminating one counts CPU (4 × 206m = 824m of 1 fits) but not claims (its 1 PVC is not compared).",
 			spec:   md0, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{
 				quotaObject(t, "jobs", `{scopes: [Terminating], hard: {requests.cpu: 100m}}`, ""),
@@ -361,7 +410,7 @@ func TestCapacityPreflightResponse(t *testing.T) {
 	t.Run("Creation", func(t *testing.T) {
 		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t),
 			withQuotas(quotaObject(t, "compute", `{hard: {requests.memory: 12Gi}}`, ""))))
-		if f := fatals(rsp); len(f) != 1 || !strings.Contains(f[0], "need requests.memory 16Gi (md0 (2 × 8Gi))") {
+		if f := fatals(rsp); len(f) != 1 || !strings.Contains(f[0], "need requests.memory 17906180608 (md0 (2 × 8953090304))") {
 			t.Errorf("want one Fatal naming md0 and requests.memory, got %v", f)
 		}
 		if n := len(rsp.GetDesired().GetResources()); n != 0 {

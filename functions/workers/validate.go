@@ -19,7 +19,8 @@ func NodeGroupPath(name string) *field.Path {
 
 // validatePlatform checks a spec against the platform's bounds (the workers
 // input): at most input.maxNodeGroups node groups, each group's
-// minReplicas and maxReplicas at most input.maxReplicas, and the
+// minReplicas and maxReplicas at most input.maxReplicas, its virt-launcher
+// CPU request at least the platform's floor (validatePodCPURequest), and the
 // wait-for-kubeconfig image from an allowed registry. Every rule that needs no input is spec.Validate's
 // (apis/v1alpha1).
 func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput) field.ErrorList {
@@ -37,6 +38,9 @@ func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *
 			if r.v > in.MaxReplicas {
 				errs = append(errs, field.Invalid(p.Child(r.field), r.v, fmt.Sprintf("must be at most %d (the platform's ceiling)", in.MaxReplicas)))
 			}
+		}
+		if err := validatePodCPURequest(p, g, in); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if _, err := waitForKubeconfigImage(spec, in); err != nil {
@@ -101,6 +105,89 @@ func waitForKubeconfigImage(spec *v1alpha1.KubernetesClusterSpec, in *inputv1alp
 		return "", nil // spec.Validate's Too long
 	}
 	return function.CheckImage(field.NewPath("spec", "images", "waitForKubeconfig"), img, in.AllowedImageRegistries)
+}
+
+// validatePodCPURequest checks the virt-launcher CPU request a node group
+// sets, podCpuRequest or else podCpuLimit (KubeVirt copies a limit into a
+// missing request:
+// https://github.com/kubevirt/kubevirt/blob/main/pkg/defaults/defaults.go
+// setDefaultResourceRequests), against the platform's floor: the VM's
+// vCPUs ÷ input.cpuAllocationRatio, the request KubeVirt gives a pod
+// without one; with input.allowPodCpuRequestBelowRatio, input.minPodCpuRequest
+// instead. A value that does not parse is spec.Validate's.
+func validatePodCPURequest(p *field.Path, g v1alpha1.NodeGroup, in *inputv1alpha1.WorkersInput) *field.Error {
+	name, val := "podCpuRequest", g.PodCPURequest
+	if !val.IsSet() {
+		name, val = "podCpuLimit", g.PodCPULimit
+	}
+	if !val.IsSet() {
+		return nil
+	}
+	req, err := val.Parse()
+	if err != nil || req.Sign() <= 0 {
+		return nil
+	}
+	vcpus, ok := launcherVCPUs(g, Sizing{})
+	if !ok {
+		return nil // an instance type: spec.Validate refuses pod CPU beside one
+	}
+	prefix := ""
+	if name == "podCpuLimit" {
+		prefix = "without podCpuRequest, podCpuLimit is also the pod's CPU request (KubeVirt copies it), which "
+	}
+	if in.AllowPodCPURequestBelowRatio {
+		if req.Cmp(*in.MinPodCPURequest) < 0 {
+			return field.Invalid(p.Child(name), string(val), fmt.Sprintf("%smust be at least %s (the platform's minPodCpuRequest)", prefix, in.MinPodCPURequest))
+		}
+		return nil
+	}
+	// req ≥ vcpus ÷ ratio, exactly: req × ratio ≥ vcpus.
+	scaled := req.DeepCopy()
+	scaled.Mul(in.CPUAllocationRatio)
+	if scaled.Cmp(*resource.NewQuantity(vcpus, resource.DecimalSI)) < 0 {
+		floor := derivedCPURequest(vcpus, in.CPUAllocationRatio)
+		return field.Invalid(p.Child(name), string(val), fmt.Sprintf(
+			"%smust be at least %s: the VM's %d vCPUs ÷ the platform's cpuAllocationRatio %d, the request KubeVirt gives a VM without one; a lower request overcommits the host's CPUs beyond the platform's ratio",
+			prefix, floor.String(), vcpus, in.CPUAllocationRatio))
+	}
+	return nil
+}
+
+// launcherVCPUs is the number of vCPUs of a node group's VM as KubeVirt
+// counts them: s's CPUs (resources.cpu, whole cores, or the instance
+// type's guest CPUs), resources.cpu when s has none, false for an
+// instance type not fetched yet, or, with instanceType "" and no
+// resources, KubeVirt's default topology of one core, one thread and as
+// many sockets as the CPU limit's, else the CPU request's, whole cores
+// rounded up, else one
+// (https://github.com/kubevirt/kubevirt/blob/main/pkg/defaults/defaults.go
+// SetDefaultGuestCPUTopology).
+func launcherVCPUs(g v1alpha1.NodeGroup, s Sizing) (int64, bool) {
+	switch {
+	case s.CPU != nil:
+		return s.CPU.Value(), true
+	case explicit(g):
+		cpu, err := g.Resources.CPU.Parse()
+		if err != nil {
+			return 0, false
+		}
+		return cpu.Value(), true
+	case usesInstancetype(g):
+		return 0, false
+	}
+	for _, v := range []v1alpha1.Quantity{g.PodCPULimit, g.PodCPURequest} {
+		if q, err := v.Parse(); v.IsSet() && err == nil && q.Sign() > 0 {
+			return q.Value(), true
+		}
+	}
+	return 1, true
+}
+
+// derivedCPURequest is vcpus ÷ ratio rounded up to whole millicores: the
+// CPU request KubeVirt gives a virt-launcher pod without one (it writes
+// the exact quotient, which this bounds from above).
+func derivedCPURequest(vcpus, ratio int64) resource.Quantity {
+	return *resource.NewMilliQuantity((vcpus*1000+ratio-1)/ratio, resource.DecimalSI)
 }
 
 // usesInstancetype reports whether a node group is sized by an instance

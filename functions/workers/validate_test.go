@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -56,6 +57,67 @@ func TestValidatePlatform(t *testing.T) {
 				in: func(in *inputv1alpha1.WorkersInput) { in.MaxNodeGroups = 1 }},
 			want: want{errs: field.ErrorList{field.TooMany(field.NewPath("spec", "nodeGroups"), 2, 1)}},
 		},
+		// The virt-launcher CPU request's floor: vCPUs ÷ cpuAllocationRatio
+		// (default 10) unless the input allows less, down to
+		// minPodCpuRequest (default 100m).
+		"PodCPURequestAtRatio": {
+			reason: "4 cores ÷ 10 = 400m: a request of exactly 400m is KubeVirt's own.",
+			args:   args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "400m" })}},
+		},
+		"PodCPURequestBelowRatio": {
+			reason: "399m on 4 cores is below 4 ÷ 10 = 400m.",
+			args:   args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "399m" })}},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuRequest"), "399m",
+				"must be at least 400m: the VM's 4 vCPUs ÷ the platform's cpuAllocationRatio 10, the request KubeVirt gives a VM without one; a lower request overcommits the host's CPUs beyond the platform's ratio")}},
+		},
+		"PodCPULimitAloneBelowRatio": {
+			reason: "The issue's case: podCpuLimit 1m on 256 cores and no request: the limit is the request, below 256 ÷ 10 = 25.6 = 25600m.",
+			args:   args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("256", func(g *v1alpha1.NodeGroup) { g.PodCPULimit = "1m" })}},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuLimit"), "1m",
+				"without podCpuRequest, podCpuLimit is also the pod's CPU request (KubeVirt copies it), which must be at least 25600m: the VM's 256 vCPUs ÷ the platform's cpuAllocationRatio 10, the request KubeVirt gives a VM without one; a lower request overcommits the host's CPUs beyond the platform's ratio")}},
+		},
+		"PodCPULimitWithRequestAboveRatio": {
+			reason: "A limit of 1 beside a request of 1 on 8 cores: 1 ≥ 8 ÷ 10 = 800m; the limit alone is not a request.",
+			args:   args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("8", func(g *v1alpha1.NodeGroup) { g.PodCPULimit, g.PodCPURequest = "1", "1" })}},
+		},
+		"PodCPURequestRatioThree": {
+			reason: "1 core ÷ 3 = 333.3m: 333m is below it (333 × 3 = 999 < 1000), shown rounded up as 334m.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("1", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "333m" }), "md1": cores("1", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "334m" })},
+				in: func(in *inputv1alpha1.WorkersInput) { in.CPUAllocationRatio = 3 }},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuRequest"), "333m",
+				"must be at least 334m: the VM's 1 vCPUs ÷ the platform's cpuAllocationRatio 3, the request KubeVirt gives a VM without one; a lower request overcommits the host's CPUs beyond the platform's ratio")}},
+		},
+		"PodCPURequestUnknownSize": {
+			reason: "instanceType \"\" without resources: KubeVirt's default topology has ⌈50m⌉ = 1 vCPU, 1 ÷ 10 = 100m; a limit of 1500m gives ⌈1.5⌉ = 2 vCPUs, 200m, which 1500m passes.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{
+				"md0": group(func(g *v1alpha1.NodeGroup) { g.InstanceType, g.PodCPURequest = ptr(""), "50m" }),
+				"md1": group(func(g *v1alpha1.NodeGroup) { g.InstanceType, g.PodCPULimit = ptr(""), "1500m" }),
+			}},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuRequest"), "50m",
+				"must be at least 100m: the VM's 1 vCPUs ÷ the platform's cpuAllocationRatio 10, the request KubeVirt gives a VM without one; a lower request overcommits the host's CPUs beyond the platform's ratio")}},
+		},
+		"PodCPURequestBelowRatioAllowed": {
+			reason: "The platform allows less than the ratio: 150m on 4 cores passes (the default floor is 100m); 99m does not.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "99m" }), "md1": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "150m" })},
+				in: func(in *inputv1alpha1.WorkersInput) { in.AllowPodCPURequestBelowRatio = true }},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuRequest"), "99m", "must be at least 100m (the platform's minPodCpuRequest)")}},
+		},
+		"PodCPURequestFloorSet": {
+			reason: "The platform's floor 10m: 10m passes, a limit of 9m alone does not.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPULimit = "9m" }), "md1": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "10m" })},
+				in: func(in *inputv1alpha1.WorkersInput) {
+					in.AllowPodCPURequestBelowRatio, in.MinPodCPURequest = true, ptr(resource.MustParse("10m"))
+				}},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuLimit"), "9m",
+				"without podCpuRequest, podCpuLimit is also the pod's CPU request (KubeVirt copies it), which must be at least 10m (the platform's minPodCpuRequest)")}},
+		},
+		"PodCPUFloorIgnoredUnlessAllowed": {
+			reason: "A floor without allowPodCpuRequestBelowRatio changes nothing: 10m on 4 cores is below 400m.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{"md0": cores("4", func(g *v1alpha1.NodeGroup) { g.PodCPURequest = "10m" })},
+				in: func(in *inputv1alpha1.WorkersInput) { in.MinPodCPURequest = ptr(resource.MustParse("10m")) }},
+			want: want{errs: field.ErrorList{field.Invalid(md0Path.Child("podCpuRequest"), "10m",
+				"must be at least 400m: the VM's 4 vCPUs ÷ the platform's cpuAllocationRatio 10, the request KubeVirt gives a VM without one; a lower request overcommits the host's CPUs beyond the platform's ratio")}},
+		},
 		"NoImage": {
 			reason: "Without spec.images.waitForKubeconfig the controllers run the input's image (its default: busybox 1.37.0).",
 			args:   args{in: func(in *inputv1alpha1.WorkersInput) {}},
@@ -99,6 +161,18 @@ func TestValidatePlatform(t *testing.T) {
 			}
 		})
 	}
+}
+
+// md0Path is the field path of node group md0.
+var md0Path = field.NewPath("spec", "nodeGroups").Key("md0")
+
+// cores returns a defaulted node group of cpu cores and 8Gi with changes
+// applied.
+func cores(cpu string, change func(*v1alpha1.NodeGroup)) v1alpha1.NodeGroup {
+	return group(func(g *v1alpha1.NodeGroup) {
+		g.Resources = v1alpha1.Resources{CPU: v1alpha1.Quantity(cpu), Memory: "8Gi"}
+		change(g)
+	})
 }
 
 // group returns a defaulted node group with changes applied.

@@ -73,9 +73,11 @@ const (
 	// waits for the tenant kubeconfig Secret when the XR's
 	// spec.images.waitForKubeconfig is empty (the seed chart's busybox).
 	DefaultWaitForKubeconfigImage = "docker.io/library/busybox:1.37.0"
-	// DefaultCPUAllocationRatio divides a CPU limit to give its request
-	// (docs/spec.md §4).
+	// DefaultCPUAllocationRatio divides a CPU limit to give its request:
+	// KubeVirt's developerConfiguration.cpuAllocationRatio default.
 	DefaultCPUAllocationRatio = 10
+	// DefaultMinPodCPURequest is the default of MinPodCPURequest.
+	DefaultMinPodCPURequest = "100m"
 	// DefaultMaxNodeGroups is the XRD's nodeGroups maxProperties.
 	DefaultMaxNodeGroups = 50
 	// DefaultMaxCleanupObjects is the default of MaxCleanupObjects.
@@ -109,7 +111,7 @@ func DefaultAllowedImageRegistries() []string { return []string{"docker.io/libra
 var DefaultRegistryMirrorHosts = []string{"docker.io", "ghcr.io", "quay.io", "registry.k8s.io"}
 
 // DefaultContainerDiskImages returns the default container-disk image of
-// every supported minor version (docs/spec.md §3): the Cozystack Ubuntu node image
+// every supported minor version: the Cozystack Ubuntu node image
 // of that minor, e.g. "v1.35" →
 // "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2".
 func DefaultContainerDiskImages() map[string]string {
@@ -154,11 +156,30 @@ type WorkersInput struct {
 	// +optional
 	Images Images `json:"images,omitempty"`
 
-	// CPUAllocationRatio divides a CPU limit to give its request (docs/spec.md §4).
+	// CPUAllocationRatio is the vCPUs per host CPU a worker VM may
+	// overcommit: KubeVirt's developerConfiguration.cpuAllocationRatio,
+	// which must be the same. A virt-launcher pod without a CPU request
+	// requests vCPUs ÷ this ratio; a node group's podCpuRequest (or a
+	// podCpuLimit without one) below that is refused unless
+	// AllowPodCPURequestBelowRatio.
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	CPUAllocationRatio int64 `json:"cpuAllocationRatio,omitempty"`
+
+	// AllowPodCPURequestBelowRatio lets a node group's virt-launcher CPU
+	// request (podCpuRequest, or podCpuLimit without one) go below the
+	// VM's vCPUs ÷ CPUAllocationRatio, down to MinPodCPURequest: its VMs
+	// then overcommit the host's CPUs more than the platform's ratio.
+	// +optional
+	AllowPodCPURequestBelowRatio bool `json:"allowPodCpuRequestBelowRatio,omitempty"`
+
+	// MinPodCPURequest is the least virt-launcher CPU request a node group
+	// may set when AllowPodCPURequestBelowRatio is true (cores or
+	// millicores, at least 1m).
+	// +kubebuilder:default="100m"
+	// +optional
+	MinPodCPURequest *resource.Quantity `json:"minPodCpuRequest,omitempty"`
 
 	// MaxNodeGroups is the most node groups a cluster may have. It re-checks
 	// the XRD's nodeGroups maxProperties (50: the largest function request
@@ -175,7 +196,7 @@ type WorkersInput struct {
 	// tenant's PersistentVolumes) and the KubeVirt cloud controller's
 	// LoadBalancer Services. The function asks Crossplane for them
 	// (required resources) and composes each one it finds, so that
-	// deleting the cluster deletes them too (docs/spec.md §7: nothing is left in
+	// deleting the cluster deletes them too (docs/architecture.md: nothing is left in
 	// NS). The management cluster must serve every kind listed (a missing
 	// kind fails the reconcile); add snapshot.storage.k8s.io/v1
 	// VolumeSnapshot where the CSI driver's snapshots are enabled, or set []
@@ -485,6 +506,10 @@ func (in *WorkersInput) Default() {
 	if in.CPUAllocationRatio == 0 {
 		in.CPUAllocationRatio = DefaultCPUAllocationRatio
 	}
+	if in.MinPodCPURequest == nil {
+		q := resource.MustParse(DefaultMinPodCPURequest)
+		in.MinPodCPURequest = &q
+	}
 	if in.MaxNodeGroups == 0 {
 		in.MaxNodeGroups = DefaultMaxNodeGroups
 	}
@@ -513,6 +538,9 @@ func (in *WorkersInput) Validate() error {
 	p := field.NewPath("input")
 	if in.CPUAllocationRatio < 1 {
 		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
+	}
+	if m := in.MinPodCPURequest; m.Cmp(resource.MustParse("1m")) < 0 || m.Cmp(resource.MustParse("256")) > 0 {
+		return field.Invalid(p.Child("minPodCpuRequest"), m.String(), "must be at least 1m and at most 256 (cores)")
 	}
 	if in.MaxNodeGroups < 1 {
 		return field.Invalid(p.Child("maxNodeGroups"), in.MaxNodeGroups, "must be at least 1")

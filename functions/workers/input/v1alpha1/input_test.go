@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
@@ -33,10 +35,21 @@ func TestDefault(t *testing.T) {
 	if err := in.Validate(); err != nil {
 		t.Errorf("defaulted input rejected: %v", err)
 	}
+	if in.AllowPodCPURequestBelowRatio || in.MinPodCPURequest.String() != "100m" {
+		t.Errorf("pod CPU request defaults: allow below ratio %v (want false), floor %s (want 100m)", in.AllowPodCPURequestBelowRatio, in.MinPodCPURequest)
+	}
 	bad := &WorkersInput{CPUAllocationRatio: -1}
 	bad.Default()
 	if err := bad.Validate(); err == nil {
 		t.Error("negative cpuAllocationRatio accepted")
+	}
+	for _, floor := range []string{"0", "0.0001", "257"} {
+		q := resource.MustParse(floor)
+		bad := &WorkersInput{MinPodCPURequest: &q}
+		bad.Default()
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "input.minPodCpuRequest") {
+			t.Errorf("minPodCpuRequest %s: got %v, want an error naming input.minPodCpuRequest", floor, err)
+		}
 	}
 	if _, err := in.ContainerDiskImage("v1.29"); err == nil {
 		t.Error("container disk of an unsupported version found")
@@ -56,7 +69,7 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 	}
 	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
 	got := map[string]any{}
-	for _, k := range []string{"kubernetesBinaryMirror", "cpuAllocationRatio"} {
+	for _, k := range []string{"kubernetesBinaryMirror", "cpuAllocationRatio", "minPodCpuRequest"} {
 		var v any
 		_ = json.Unmarshal(props[k].Default.Raw, &v)
 		got[k] = v
@@ -71,6 +84,7 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 	want := map[string]any{
 		"kubernetesBinaryMirror":        in.KubernetesBinaryMirror,
 		"cpuAllocationRatio":            float64(in.CPUAllocationRatio),
+		"minPodCpuRequest":              in.MinPodCPURequest.String(),
 		"images.clusterAutoscaler":      in.Images.ClusterAutoscaler,
 		"images.cloudControllerManager": in.Images.CloudControllerManager,
 		"images.csiDriver":              in.Images.CSIDriver,

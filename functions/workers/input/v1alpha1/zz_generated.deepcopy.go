@@ -119,6 +119,11 @@ func (in *WorkersInput) DeepCopyInto(out *WorkersInput) {
 		(*in).DeepCopyInto(*out)
 	}
 	out.Images = in.Images
+	if in.MinPodCPURequest != nil {
+		in, out := &in.MinPodCPURequest, &out.MinPodCPURequest
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	if in.CleanupKinds != nil {
 		in, out := &in.CleanupKinds, &out.CleanupKinds
 		*out = make([]ObjectKind, len(*in))
