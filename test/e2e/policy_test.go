@@ -19,9 +19,10 @@ import (
 )
 
 // compositionFields: the platform applies deploy/composition-policy.yaml;
-// a tenant holding Kubernetes' edit ClusterRole in its namespace (an
-// impersonated user) then cannot create a claim pinning
-// compositionRevisionRef, nor add one to its claim later, nor create a
+// a tenant holding tenantkube:tenant (deploy/tenant-rbac.yaml) in its
+// namespace (an impersonated user) then cannot create a claim pinning
+// compositionRevisionRef or naming another XR (spec.resourceRef), nor add
+// a pin to its claim later, nor create a
 // TenantCluster naming spec.crossplane.compositionRef; its plain claim is
 // admitted and composes (Crossplane writes compositionRef onto the XR and
 // the claim itself), and the tenant may still update that claim. The
@@ -35,13 +36,13 @@ func (e *env) compositionFields(t *testing.T) {
 	ctx, cancel := ctxT(8 * time.Minute)
 	defer cancel()
 	e.must(t, e.ensureNamespace(ctx, ns), "namespace "+ns)
-	rb := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-		"metadata": map[string]any{"name": "mallory-edit", "namespace": ns},
-		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
-		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}},
-	}}
-	e.must(t, apply(ctx, e.c, rb), "RoleBinding "+ns+"/mallory-edit")
+	roles, err := decodeFile(e.path("deploy", "tenant-rbac.yaml"))
+	e.must(t, err, "read deploy/tenant-rbac.yaml")
+	for _, o := range roles {
+		e.must(t, apply(ctx, e.c, o), "apply "+describe(o))
+	}
+	rb := roleBinding(ns, "mallory-tenant", "tenantkube:tenant", user)
+	e.must(t, apply(ctx, e.c, rb), "RoleBinding "+ns+"/mallory-tenant")
 	cs, err := kubernetes.NewForConfig(e.cfg)
 	e.must(t, err, "clientset")
 	waitFor(t, time.Minute, user+" may create KubernetesClusters and TenantClusters in "+ns, func(ctx context.Context) (bool, string, error) {
@@ -96,6 +97,12 @@ func (e *env) compositionFields(t *testing.T) {
 	})
 	if _, err := get(ctx, e.c, gvkClaim, ns, "pinned"); !kerrors.IsNotFound(err) {
 		t.Errorf("claim %s/pinned after the refusal: %v, want NotFound", ns, err)
+	}
+
+	bound := e.tenantClaim(t, ns, "binder", nil)
+	e.must(t, unstructured.SetNestedField(bound.Object, map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "XKubernetesCluster", "name": "victim"}, "spec", "resourceRef"), "name an XR")
+	if ok, why := refused(tenant.Create(ctx, bound), "spec.resourceRef"); !ok {
+		t.Errorf("claim %s/binder naming XR victim as %s: %s; want Forbidden naming spec.resourceRef", ns, user, why)
 	}
 
 	tc := &unstructured.Unstructured{Object: map[string]any{
