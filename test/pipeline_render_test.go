@@ -149,6 +149,10 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},
 		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
 		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},
+		// A claim in tenant-attacker bound the XR whose objects live in
+		// tenant-demo: nothing is composed or removed.
+		{name: "fatal-moved", xr: data("xr-fatal-moved.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed"),
+			fatal: []string{"step control-plane", "metadata.labels[crossplane.io/claim-namespace]", `"tenant-attacker"`, `namespace "tenant-demo"`}},
 		{name: "fatal-quantity", xr: data("xr-fatal-quantity.yaml"), fatal: []string{"spec.controlPlane.scheduler.resources.cpu", `"abc"`}, admitted: true},
 		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
 		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},

@@ -792,8 +792,9 @@ type NodeGroupStatus struct {
 	// +optional
 	Rollout *NodeGroupRollout `json:"rollout,omitempty"`
 	// KubeletVersions counts the group's machines by the kubelet version
-	// their node reports (Machine status.nodeInfo.kubeletVersion), sorted
-	// by version; machines without a node yet are not counted. Absent when
+	// their node reports (Machine status.nodeInfo.kubeletVersion) as
+	// vMAJOR.MINOR.PATCH, or "unknown" for any other text, sorted by
+	// version; machines without a node yet are not counted. Absent when
 	// the cluster may have more machines than the function reads
 	// (docs/tenant-guide.md, Status).
 	// +optional
@@ -841,7 +842,10 @@ type Allocatable struct {
 type AddonStatus struct {
 	// Ready is true when the HelmRelease reports Ready=True.
 	Ready bool `json:"ready"`
-	// Message is the HelmRelease's Ready condition message when not ready.
+	// Message says why the add-on is not ready: a fixed text, or the
+	// HelmRelease's Ready reason when Flux's API defines it (InstallFailed,
+	// UpgradeFailed, ...). The condition's own message is not copied: it
+	// quotes the tenant cluster's API server.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

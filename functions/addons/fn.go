@@ -9,6 +9,8 @@ import (
 	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -170,24 +172,46 @@ const (
 
 // observedReady reads the Ready condition of the observed composed resource
 // name (a Flux object): ready when its status is True; failed when it is
-// False; otherwise (not observed, no condition, Unknown) pending. msg is the
-// condition's message, or why there is none; "" when ready.
+// False; otherwise (not observed, no condition, Unknown) pending. msg is
+// the condition's reason when Flux defines it (fluxReasons), or why there
+// is none; "" when ready. The condition's message is never shown: Helm's
+// errors quote the tenant's API server (its admission webhooks' denials,
+// its objects' names), text the tenant writes.
 func observedReady(r *function.Request, name string) (ready, failed bool, msg string) {
 	if !r.ObservedExists(name) {
 		return false, false, msgNotObserved
 	}
-	status, reason, message := r.ObservedCondition(name, "Ready")
+	status, reason, _ := r.ObservedCondition(name, "Ready")
 	switch {
 	case status == "True":
 		return true, false, ""
 	case status == "":
 		return false, false, msgNoCondition
-	case message != "":
-		return false, status == "False", message
-	case reason != "":
+	case fluxReasons[reason]:
 		return false, status == "False", reason
 	}
 	return false, status == "False", msgNotReady
+}
+
+// fluxReasons are the Ready reasons Flux's APIs define for a HelmRelease
+// and its sources (helm-controller api/v2 condition_types.go, fluxcd/pkg
+// apis/meta conditions.go); any other reason shows as msgNotReady.
+var fluxReasons = map[string]bool{
+	helmv2.InstallSucceededReason: true, helmv2.InstallFailedReason: true,
+	helmv2.UpgradeSucceededReason: true, helmv2.UpgradeFailedReason: true,
+	helmv2.TestSucceededReason: true, helmv2.TestFailedReason: true,
+	helmv2.RollbackSucceededReason: true, helmv2.RollbackFailedReason: true,
+	helmv2.UninstallSucceededReason: true, helmv2.UninstallFailedReason: true,
+	helmv2.ArtifactFailedReason: true, helmv2.DependencyNotReadyReason: true,
+	helmv2.DriftDetectedReason: true, helmv2.NoDriftDetectedReason: true,
+	meta.SucceededReason: true, meta.FailedReason: true, meta.ProgressingReason: true,
+	meta.ProgressingWithRetryReason: true, meta.SuspendedReason: true,
+	meta.InvalidPathReason: true, meta.InvalidURLReason: true,
+	meta.InsecureConnectionsDisallowedReason: true, meta.UnsupportedConnectionTypeReason: true,
+	meta.PruneFailedReason: true, meta.BuildFailedReason: true,
+	meta.HealthCheckFailedReason: true, meta.HealthCheckCanceledReason: true,
+	meta.ReconciliationSucceededReason: true, meta.ReconciliationFailedReason: true,
+	meta.InvalidCELExpressionReason: true, meta.FeatureGateDisabledReason: true,
 }
 
 // fluxReady is the readiness of a Flux object: ready when observedReady

@@ -245,15 +245,15 @@ func TestPlanAddonsReady(t *testing.T) {
 			},
 		},
 		"Failed": {
-			reason: "Ready=False is a failed release, named with the condition's message.",
+			reason: "Ready=False is a failed release, named with the condition's Flux reason; its message (text from the tenant's cluster) is not shown.",
 			args:   args{observed: observed(map[string]string{"addon-velero": readyFailed})},
 			want: want{
-				status:     status(v1alpha1.AddonStatus{Message: "install retries exhausted"}, nil),
-				conditions: []function.Condition{{Type: "AddonsReady", Reason: "HelmReleaseFailed", Message: "velero: install retries exhausted"}},
+				status:     status(v1alpha1.AddonStatus{Message: "InstallFailed"}, nil),
+				conditions: []function.Condition{{Type: "AddonsReady", Reason: "HelmReleaseFailed", Message: "velero: InstallFailed"}},
 			},
 		},
 		"FailedWithoutMessage": {
-			reason: "Without a message the condition's reason names the failure.",
+			reason: "Without a message the condition's reason names the failure as well.",
 			args:   args{observed: observed(map[string]string{"addon-velero": readyFalseBare})},
 			want: want{
 				status:     status(v1alpha1.AddonStatus{Message: "InstallFailed"}, nil),
@@ -272,13 +272,21 @@ func TestPlanAddonsReady(t *testing.T) {
 			reason: "Failed releases are named first, then the pending ones, each group in release order (sorted).",
 			args:   args{observed: observed(map[string]string{"addon-velero": readyUnknown, "addon-csi": readyFailed, "addon-cilium": readyFailed}, "coredns")},
 			want: want{
-				status: status(v1alpha1.AddonStatus{Message: "installing"}, map[string]v1alpha1.AddonStatus{
-					"cilium":  {Message: "install retries exhausted"},
-					"csi":     {Message: "install retries exhausted"},
+				status: status(v1alpha1.AddonStatus{Message: "Progressing"}, map[string]v1alpha1.AddonStatus{
+					"cilium":  {Message: "InstallFailed"},
+					"csi":     {Message: "InstallFailed"},
 					"coredns": {Message: "HelmRelease not created yet"},
 				}),
 				conditions: []function.Condition{{Type: "AddonsReady", Reason: "HelmReleaseFailed",
-					Message: "cilium: install retries exhausted; csi: install retries exhausted; coredns: HelmRelease not created yet; velero: installing"}},
+					Message: "cilium: InstallFailed; csi: InstallFailed; coredns: HelmRelease not created yet; velero: Progressing"}},
+			},
+		},
+		"TenantTextNotShown": {
+			reason: "A reason Flux does not define and the message are the tenant's text (a webhook of its cluster): not ready, nothing of them shown.",
+			args:   args{observed: observed(map[string]string{"addon-velero": "status: {conditions: [{type: Ready, status: 'False', reason: 'URGENT_platform_admins_rotate_creds', message: 'admission webhook denied: URGENT platform-admins rotate creds at evil.example', lastTransitionTime: '2026-01-01T00:00:00Z'}]}"})},
+			want: want{
+				status:     status(v1alpha1.AddonStatus{Message: "not ready"}, nil),
+				conditions: []function.Condition{{Type: "AddonsReady", Reason: "HelmReleaseFailed", Message: "velero: not ready"}},
 			},
 		},
 	}

@@ -208,8 +208,9 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		"controlPlane":     map[string]any{"endpoint": "https://" + host + ":443"},
 		"kubeconfigSecret": t.ID.KubeconfigSecretName(),
 	}
-	if observed.Running != "" {
-		p.Status["version"] = observed.Running
+	// status.version only as vMAJOR.MINOR.PATCH re-printed.
+	if v, ok := function.ParsePatchVersion(observed.Running); ok {
+		p.Status["version"] = v
 	}
 	waitingFor := ""
 	if waiting {

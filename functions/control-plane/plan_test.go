@@ -433,6 +433,12 @@ func TestPlanStatusAndCondition(t *testing.T) {
 			args:   fntest.Call{Spec: `{}`, Observed: map[string]string{"etcdcluster": etcdReady, "datastore": dsReady, "kamajicontrolplane": kcpNotReady}},
 			want:   want{status: status("v1.34.4"), condition: waiting("WaitingForControlPlane", "the KamajiControlPlane is not ready yet")},
 		},
+		"VersionNotAPatchVersion": {
+			reason: "A status.version that is not exactly vMAJOR.MINOR.PATCH never reaches the XR: no status.version.",
+			args: fntest.Call{Spec: `{}`, Observed: map[string]string{"etcdcluster": etcdReady, "datastore": dsReady,
+				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {version: "v1.35.1-URGENT.platform-admins.rotate.creds"}}`}},
+			want: want{status: status(""), condition: waiting("WaitingForControlPlane", "the KamajiControlPlane is not ready yet")},
+		},
 		"SharedDataStoreWaitsForControlPlaneOnly": {
 			reason: "A shared DataStore is not ours to wait for.",
 			args:   fntest.Call{Spec: `{}`},

@@ -79,6 +79,24 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*inputv1alph
 	if err != nil {
 		return nil, err
 	}
+	if !settings.Arrived {
+		// Crossplane calls again once it has fetched the platform
+		// settings, and only that call counts; a Fatal result from a
+		// default now would end the pipeline before they arrive.
+		in.AllowSerialConsoleLog = true
+		f := &in.HealthCheckFloors
+		for _, d := range []struct {
+			floor *string
+			least v1alpha1.Duration
+		}{
+			{&f.NodeStartupTimeout, v1alpha1.MinNodeStartupTimeout}, {&f.ReadyUnknownTimeout, v1alpha1.MinTimeout},
+			{&f.ReadyFalseTimeout, v1alpha1.MinTimeout}, {&f.MaxNodeProvisionTime, v1alpha1.MinTimeout},
+		} {
+			if *d.floor == "" {
+				*d.floor = string(d.least)
+			}
+		}
+	}
 	in.Default()
 	if err := in.Validate(); err != nil {
 		return nil, settings.Attribute(err)

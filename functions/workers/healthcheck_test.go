@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -8,7 +9,9 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
 // TestRemediationLimit: how many unhealthy machines a group of n still
@@ -121,14 +124,14 @@ func TestPlanHealthCheck(t *testing.T) {
 			want:   want{Checks: checks(1200, 300, 600), MaxUnhealthy: intstr.FromString("50%")},
 		},
 		"ClusterWide": {
-			reason: "1h30m = 5400s, 45s, 2m = 120s; maxUnhealthy 2 machines.",
-			spec:   `{nodeHealthCheck: {maxUnhealthy: "2", nodeStartupTimeout: 1h30m, readyUnknownTimeout: 45s, readyFalseTimeout: 2m}, nodeGroups: {md0: {instanceType: ""}}}`,
-			want:   want{Checks: checks(5400, 45, 120), MaxUnhealthy: intstr.FromInt32(2)},
+			reason: "1h30m = 5400s, 2m30s = 150s, 2m = 120s (the default floor); maxUnhealthy 2 machines.",
+			spec:   `{nodeHealthCheck: {maxUnhealthy: "2", nodeStartupTimeout: 1h30m, readyUnknownTimeout: 2m30s, readyFalseTimeout: 2m}, nodeGroups: {md0: {instanceType: ""}}}`,
+			want:   want{Checks: checks(5400, 150, 120), MaxUnhealthy: intstr.FromInt32(2)},
 		},
 		"GroupOverrides": {
-			reason: "The group's maxUnhealthy and nodeStartupTimeout (30s, CAPI's least) win; the Ready timeouts stay the cluster's.",
-			spec:   `{nodeHealthCheck: {maxUnhealthy: 40%, nodeStartupTimeout: 1h}, nodeGroups: {md0: {instanceType: "", maxUnhealthy: 25%, nodeStartupTimeout: 30s}}}`,
-			want:   want{Checks: checks(30, 300, 600), MaxUnhealthy: intstr.FromString("25%")},
+			reason: "The group's maxUnhealthy and nodeStartupTimeout (5m = 300s, the default floor) win; the Ready timeouts stay the cluster's.",
+			spec:   `{nodeHealthCheck: {maxUnhealthy: 40%, nodeStartupTimeout: 1h}, nodeGroups: {md0: {instanceType: "", maxUnhealthy: 25%, nodeStartupTimeout: 5m}}}`,
+			want:   want{Checks: checks(300, 300, 600), MaxUnhealthy: intstr.FromString("25%")},
 		},
 		"OneMachineGroup": {
 			reason: "50% of at most one machine is 0: rendered as written, with a Warning naming the integer override.",
@@ -209,4 +212,59 @@ func TestPlanHealthCheckInvalid(t *testing.T) {
 func neverRemediatedAtOne(g string) function.Warning {
 	return function.Warning{Reason: v1alpha1.ReasonRemediationNeverAllowed,
 		Message: "node group " + g + ": maxUnhealthy 50% rounds down to 0 machines at its minReplicas 1, so no unhealthy machine of it is replaced at that size; set nodeGroups." + g + ".maxUnhealthy to a number of machines such as \"1\" to allow it (a storage or host outage then replaces that many)"}
+}
+
+// TestPlatformFloors: the platform's floors (input healthCheckFloors,
+// defaults 5m, 2m, 2m, 5m) and its serial-console switch (input
+// allowSerialConsoleLog, off by default) refuse a spec with a Fatal result
+// naming each field and value, every one at once, once Crossplane has
+// answered the platform-settings requirement (before, the call is not the
+// last and refuses nothing); a platform lowering the floors or allowing the
+// console admits the same spec.
+func TestPlatformFloors(t *testing.T) {
+	const churn = `{maxNodeProvisionTime: 1s, nodeHealthCheck: {nodeStartupTimeout: 30s, readyUnknownTimeout: 1s, readyFalseTimeout: 119s},
+nodeGroups: {md0: {instanceType: "", nodeStartupTimeout: 4m59s, logSerialConsole: true}, md1: {instanceType: "", nodeStartupTimeout: 5m}}}`
+	cases := map[string]struct {
+		input string
+		// notArrived: Crossplane has not answered the platform-settings
+		// requirement yet (a call that is not the last).
+		notArrived bool
+		want       []string // substrings of the Fatal message; nil: none
+	}{
+		"NotArrived": {notArrived: true},
+		"Defaults": {want: []string{
+			`spec.maxNodeProvisionTime: Invalid value: "1s": must be at least 5m`,
+			`spec.nodeHealthCheck.nodeStartupTimeout: Invalid value: "30s": must be at least 5m`,
+			`spec.nodeHealthCheck.readyUnknownTimeout: Invalid value: "1s": must be at least 2m`,
+			`spec.nodeHealthCheck.readyFalseTimeout: Invalid value: "119s": must be at least 2m`,
+			`spec.nodeGroups[md0].nodeStartupTimeout: Invalid value: "4m59s": must be at least 5m`,
+			`spec.nodeGroups[md0].logSerialConsole: Invalid value: true`,
+		}},
+		"Lowered":  {input: `allowSerialConsoleLog: true, healthCheckFloors: {nodeStartupTimeout: 30s, readyUnknownTimeout: 1s, readyFalseTimeout: 1s, maxNodeProvisionTime: 1s}`},
+		"BadFloor": {input: `healthCheckFloors: {nodeStartupTimeout: 10s}`, want: []string{`input.healthCheckFloors.nodeStartupTimeout: Invalid value: "10s"`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var opts []fntest.RequestOption
+			if tc.input != "" {
+				opts = append(opts, fntest.WithInput(mustStruct(t, "{apiVersion: fn.tenantkube.io/v1alpha1, kind: WorkersInput, "+tc.input+"}")))
+			}
+			opts = append(opts, withMachineSets(t))
+			if !tc.notArrived {
+				opts = append(opts, fntest.WithRequired(platform.RequirementKey))
+			}
+			got := strings.Join(fatals(run(t, newRequest(t, churn, opts...))), "\n")
+			if tc.want == nil && got != "" {
+				t.Fatalf("Fatal: %s", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Fatal does not say %s:\n%s", w, got)
+				}
+			}
+			if strings.Contains(got, "md1") {
+				t.Errorf("md1 (5m, at the floor) refused:\n%s", got)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -27,13 +28,9 @@ const requirementMachines = "machines"
 // with managedFields is a few KiB).
 const maxObservedMachines = 200
 
-// unknownKubeletVersion stands for a kubeletVersion that is not a version
-// or is longer than maxKubeletVersionLength (the node, inside the
-// tenant's VM, reports it).
-const (
-	unknownKubeletVersion   = "unknown"
-	maxKubeletVersionLength = 64
-)
+// unknownKubeletVersion stands for a kubeletVersion that is not
+// vMAJOR.MINOR.PATCH (the node, inside the tenant's VM, reports it).
+const unknownKubeletVersion = "unknown"
 
 // machinesSelector selects the Machines of cluster N in NS.
 func machinesSelector(id function.Identity) *fnv1.ResourceSelector {
@@ -126,19 +123,35 @@ func addRolloutStatus(r *function.Request, id function.Identity, status map[stri
 	return nil
 }
 
+// isTemplateName reports whether name is a KubevirtMachineTemplate name
+// of group g: N-G-<templateHashLength lower-case hex>. Only such names
+// reach status.nodeGroups.<g>.rollout.
+func isTemplateName(id function.Identity, g, name string) bool {
+	hash, ok := strings.CutPrefix(name, id.Prefixed(g)+"-")
+	if !ok || len(hash) != templateHashLength {
+		return false
+	}
+	for _, c := range hash {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // groupRollout is g's roll in progress: the machine templates of g's
 // MachineSets that still have machines (status.replicas > 0) and are not
 // the one the observed MachineDeployment refers to, rolled to that one;
 // nil when there is none or no MachineDeployment is observed.
 func groupRollout(r *function.Request, id function.Identity, g string, sets []*capiObject) *v1alpha1.NodeGroupRollout {
 	md, ok := observedMachineDeployment(r, g)
-	if !ok || md.InfrastructureRef == "" {
+	if !ok || !isTemplateName(id, g, md.InfrastructureRef) {
 		return nil
 	}
 	var from []string
 	for _, ms := range sets {
 		ref := ms.Spec.Template.Spec.InfrastructureRef
-		if !ms.ofGroup(id, g) || ref.Kind != machineTemplateKind || ref.Name == md.InfrastructureRef ||
+		if !ms.ofGroup(id, g) || ref.Kind != machineTemplateKind || ref.Name == md.InfrastructureRef || !isTemplateName(id, g, ref.Name) ||
 			ms.Status.Replicas == nil || *ms.Status.Replicas <= 0 {
 			continue
 		}
@@ -179,19 +192,16 @@ func kubeletVersions(id function.Identity, g string, machines []*capiObject) []v
 	return out
 }
 
-// kubeletVersionOf is v re-printed from its parse ("v" + semantic
-// version) when it is a semantic version of at most
-// maxKubeletVersionLength characters, unknownKubeletVersion otherwise: the
-// tenant writes the Node's status, so no text of its own reaches the XR.
+// kubeletVersionOf is v re-printed from its parse when it is exactly
+// vMAJOR.MINOR.PATCH, each number at most maxVersionNumber without leading
+// zeros; unknownKubeletVersion otherwise (pre-release or build metadata
+// included): the tenant's kubelet writes the Node's status, so no text of
+// its own reaches the XR.
 func kubeletVersionOf(v string) string {
-	if len(v) > maxKubeletVersionLength {
-		return unknownKubeletVersion
+	if out, ok := function.ParsePatchVersion(v); ok {
+		return out
 	}
-	parsed, err := utilversion.ParseSemantic(v)
-	if err != nil {
-		return unknownKubeletVersion
-	}
-	return "v" + parsed.String()
+	return unknownKubeletVersion
 }
 
 // compareVersions orders parseable versions semantically (v1.34.10 after

@@ -88,7 +88,7 @@ func TestNodeGroupRolloutStatus(t *testing.T) {
 			},
 		},
 		"Rolled": {
-			reason: "Only the MachineDeployment's template has machines: no rollout. Versions sort semantically (v1.35.10 after v1.35.9); a value that is not a semantic version (the tenant writes it, text after the version included) is \"unknown\", last; one without \"v\" is printed with it.",
+			reason: "Only the MachineDeployment's template has machines: no rollout. Versions sort semantically (v1.35.10 after v1.35.9); a value that is not exactly vMAJOR.MINOR.PATCH (the tenant writes it: text after the version, pre-release or build metadata, no \"v\", leading zeros, a number past 9999) is \"unknown\", last.",
 			sets: []*structpb.Struct{
 				capiMachineSet(t, "demo-md0-old", "demo", "demo-md0", "demo-md0-aaaaaa", 0),
 				capiMachineSet(t, "demo-md0-new", "demo", "demo-md0", "demo-md0-bbbbbb", 3),
@@ -99,10 +99,26 @@ func TestNodeGroupRolloutStatus(t *testing.T) {
 				capiMachine(t, "m3", "demo-md0", "<script>"),
 				capiMachine(t, "m4", "demo-md0", "v1.35.1 see https://evil.example"),
 				capiMachine(t, "m5", "demo-md0", "1.35.9"),
+				capiMachine(t, "m6", "demo-md0", "v1.35.1-URGENT.platform-admins.rotate.creds"),
+				capiMachine(t, "m7", "demo-md0", "v1.35.1+evil.example"),
+				capiMachine(t, "m8", "demo-md0", "v1.035.1"),
+				capiMachine(t, "m9", "demo-md0", "v1.35.10000"),
+				capiMachine(t, "m10", "demo-md0", "v1.35"),
+				capiMachine(t, "m11", "demo-md0", "v9999.0.9999"),
 			},
 			want: want{KubeletVersions: []v1alpha1.KubeletVersionCount{
-				{Version: "v1.35.9", Machines: 2}, {Version: "v1.35.10", Machines: 1}, {Version: "unknown", Machines: 2},
+				{Version: "v1.35.9", Machines: 1}, {Version: "v1.35.10", Machines: 1}, {Version: "v9999.0.9999", Machines: 1}, {Version: "unknown", Machines: 8},
 			}},
+		},
+		"ForeignTemplateNames": {
+			reason: "Template names that are not demo-md0-<6 hex> (written by whoever edits a MachineSet) never reach the status: the roll from aaaaaa alone.",
+			sets: []*structpb.Struct{
+				capiMachineSet(t, "demo-md0-old", "demo", "demo-md0", "demo-md0-aaaaaa", 1),
+				capiMachineSet(t, "demo-md0-x1", "demo", "demo-md0", "demo-md0-URGENT-rotate-creds", 1),
+				capiMachineSet(t, "demo-md0-x2", "demo", "demo-md0", "demo-md0-aaaaaaa", 1),
+				capiMachineSet(t, "demo-md0-x3", "demo", "demo-md0", "demo-md1-aaaaaa", 1),
+			},
+			want: want{Rollout: &v1alpha1.NodeGroupRollout{From: []string{"demo-md0-aaaaaa"}, To: "demo-md0-bbbbbb", UpToDateReplicas: 1, Replicas: 3}},
 		},
 		"MachinesNotArrived": {
 			reason: "The Machines have not been fetched: no kubelet versions; the rollout is still reported.",

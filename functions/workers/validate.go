@@ -46,6 +46,50 @@ func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *
 	if _, err := waitForKubeconfigImage(spec, in); err != nil {
 		errs = append(errs, err)
 	}
+	return append(errs, validateFloors(spec, names, in)...)
+}
+
+// validateFloors checks the platform's switches and floors (the input):
+// logSerialConsole only when input.allowSerialConsoleLog is on, and no
+// health-check or provisioning timeout below input.healthCheckFloors. A
+// value spec.Validate refuses is not reported again.
+func validateFloors(spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput) field.ErrorList {
+	var errs field.ErrorList
+	type check struct {
+		path     *field.Path
+		v        v1alpha1.Duration
+		lo       v1alpha1.Duration
+		floor    string
+		floorKey string
+	}
+	f := in.HealthCheckFloors
+	hp := field.NewPath("spec", "nodeHealthCheck")
+	checks := []check{
+		{hp.Child("nodeStartupTimeout"), spec.NodeHealthCheck.NodeStartupTimeout, v1alpha1.MinNodeStartupTimeout, f.NodeStartupTimeout, "nodeStartupTimeout"},
+		{hp.Child("readyUnknownTimeout"), spec.NodeHealthCheck.ReadyUnknownTimeout, v1alpha1.MinTimeout, f.ReadyUnknownTimeout, "readyUnknownTimeout"},
+		{hp.Child("readyFalseTimeout"), spec.NodeHealthCheck.ReadyFalseTimeout, v1alpha1.MinTimeout, f.ReadyFalseTimeout, "readyFalseTimeout"},
+		{field.NewPath("spec", "maxNodeProvisionTime"), spec.MaxNodeProvisionTime, v1alpha1.MinTimeout, f.MaxNodeProvisionTime, "maxNodeProvisionTime"},
+	}
+	for _, name := range names {
+		g := spec.NodeGroups[name]
+		p := NodeGroupPath(name)
+		if g.LogSerialConsole && !in.AllowSerialConsoleLog {
+			errs = append(errs, field.Invalid(p.Child("logSerialConsole"), true,
+				"the platform keeps VM console output, which the tenant's node writes, out of the management cluster's logs (input allowSerialConsoleLog is off); remove it"))
+		}
+		if g.NodeStartupTimeout != "" {
+			checks = append(checks, check{p.Child("nodeStartupTimeout"), g.NodeStartupTimeout, v1alpha1.MinNodeStartupTimeout, f.NodeStartupTimeout, "nodeStartupTimeout"})
+		}
+	}
+	for _, c := range checks {
+		v, err := c.v.Parse(c.path, c.lo, v1alpha1.MaxTimeout)
+		floor, ferr := v1alpha1.Duration(c.floor).Parse(field.NewPath("input", "healthCheckFloors", c.floorKey), v1alpha1.MinTimeout, v1alpha1.MaxTimeout)
+		if err != nil || ferr != nil || v >= floor {
+			continue
+		}
+		errs = append(errs, field.Invalid(c.path, string(c.v),
+			fmt.Sprintf("must be at least %s (the platform's floor, input healthCheckFloors.%s): a shorter one replaces VMs still booting or briefly unheard", c.floor, c.floorKey)))
+	}
 	return errs
 }
 

@@ -2,6 +2,9 @@ package function
 
 import (
 	"fmt"
+	"slices"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -38,9 +41,9 @@ type Identity struct {
 // NS from spec.namespace (required then). When a claim (or a namespaced XR)
 // fixes NS, spec.namespace must be empty or equal to it: a tenant can never
 // make objects appear in another namespace. N must be a DNS-1123 label of at
-// most MaxClusterNameLength characters and NS a DNS-1123 label. It returns a
-// *field.Error naming the offending field.
-func identityOf(labels map[string]string, name, namespace, specNS string) (Identity, error) {
+// most MaxClusterNameLength characters and NS a DNS-1123 label. It returns
+// the field NS was read from, or a *field.Error naming the offending field.
+func identityOf(labels map[string]string, name, namespace, specNS string) (Identity, *field.Path, error) {
 	var id Identity
 	var nameField, nsField *field.Path
 	switch {
@@ -55,7 +58,7 @@ func identityOf(labels map[string]string, name, namespace, specNS string) (Ident
 		nsField = field.NewPath("metadata", "labels").Key(LabelClaimNamespace)
 	default:
 		if specNS == "" {
-			return Identity{}, field.Required(field.NewPath("spec", "namespace"),
+			return Identity{}, nil, field.Required(field.NewPath("spec", "namespace"),
 				"an XR created without a claim must name the namespace of its objects")
 		}
 		id = Identity{Name: name, Namespace: specNS}
@@ -66,16 +69,16 @@ func identityOf(labels map[string]string, name, namespace, specNS string) (Ident
 		if namespace != "" {
 			owner = "XR's"
 		}
-		return Identity{}, field.Forbidden(field.NewPath("spec", "namespace"),
+		return Identity{}, nil, field.Forbidden(field.NewPath("spec", "namespace"),
 			fmt.Sprintf("%q: must be empty or the %s namespace %q; a cluster's objects always live in its %s namespace", specNS, owner, id.Namespace, owner))
 	}
 	if err := ValidateDNSLabel(nameField, id.Name, MaxClusterNameLength); err != nil {
-		return Identity{}, err
+		return Identity{}, nil, err
 	}
 	if err := ValidateDNSLabel(nsField, id.Namespace, validation.DNS1123LabelMaxLength); err != nil {
-		return Identity{}, err
+		return Identity{}, nil, err
 	}
-	return id, nil
+	return id, nsField, nil
 }
 
 // ValidateDNSLabel checks that value is a DNS-1123 label (lower-case
@@ -90,6 +93,26 @@ func ValidateDNSLabel(path *field.Path, value string, max int) error {
 	}
 	if msgs := validation.IsDNS1123Label(value); len(msgs) > 0 {
 		return field.Invalid(path, value, msgs[0])
+	}
+	return nil
+}
+
+// checkObservedNamespaces refuses an identity whose namespace NS (read
+// from nsField) is not the namespace of every namespaced observed composed
+// resource: a cluster never moves. A claim can bind an unbound
+// cluster-scoped XR and rewrite its claim labels and spec.namespace
+// (Crossplane's claim binding); composing in the new namespace would make
+// Crossplane delete the objects of the old one. The error names both
+// namespaces and one resource of the old one.
+func checkObservedNamespaces(req *fnv1.RunFunctionRequest, id Identity, nsField *field.Path) error {
+	names := slices.Sorted(observedNames(req))
+	for _, name := range names {
+		ns := observedString(req, name, "metadata", "namespace")
+		if ns == "" || ns == id.Namespace {
+			continue
+		}
+		return field.Forbidden(nsField, fmt.Sprintf("%q: the cluster's composed resources live in namespace %q (composed resource %q) and a cluster never moves to another namespace; nothing is composed or removed until it names %q again",
+			id.Namespace, ns, name, ns))
 	}
 	return nil
 }

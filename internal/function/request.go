@@ -32,8 +32,9 @@ type Tenant struct {
 
 // readTenant decodes the observed XR of req into a Tenant. It returns an
 // error suitable for a Fatal result when the XR is missing, its spec does not
-// decode into the API types (the error names the field), or its identity
-// breaks the rules of IdentityOf.
+// decode into the API types (the error names the field), its identity
+// breaks the rules of identityOf, or its namespace is not the one its
+// observed composed resources live in (checkObservedNamespaces).
 //
 // Only the XR's spec and metadata are converted: the rest of the observed
 // XR (status, managedFields) is never decoded, and neither are the spec
@@ -52,8 +53,11 @@ func readTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 		labels[k] = v.GetStringValue()
 	}
 	namespace := observedCompositeString(req, "metadata", "namespace")
-	id, err := identityOf(labels, observedCompositeString(req, "metadata", "name"), namespace, decoded.Namespace)
+	id, nsField, err := identityOf(labels, observedCompositeString(req, "metadata", "name"), namespace, decoded.Namespace)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkObservedNamespaces(req, id, nsField); err != nil {
 		return nil, err
 	}
 	return &Tenant{ID: id, Spec: decoded, Namespaced: namespace != ""}, nil

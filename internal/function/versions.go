@@ -62,3 +62,36 @@ func MinorOf(version string) (int, error) {
 	}
 	return n, nil
 }
+
+// MaxVersionNumber is the largest MAJOR, MINOR or PATCH ParsePatchVersion
+// accepts.
+const MaxVersionNumber = 9999
+
+// ParsePatchVersion parses v as vMAJOR.MINOR.PATCH: decimal numbers of at
+// most MaxVersionNumber without leading zeros, nothing before or after (no
+// pre-release, no build metadata). It returns the version printed from the
+// numbers and true, or "" and false. A version read from an object others
+// write (a Node's kubeletVersion) reaches a status only through it.
+func ParsePatchVersion(v string) (string, bool) {
+	rest, ok := strings.CutPrefix(v, "v")
+	if !ok {
+		return "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	var n [3]int
+	for i, p := range parts {
+		if p == "" || len(p) > 4 || (len(p) > 1 && p[0] == '0') {
+			return "", false
+		}
+		for _, c := range p {
+			if c < '0' || c > '9' {
+				return "", false
+			}
+		}
+		n[i], _ = strconv.Atoi(p)
+	}
+	return fmt.Sprintf("v%d.%d.%d", n[0], n[1], n[2]), true
+}

@@ -85,6 +85,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "add-on releases suspended while the tenant API does not answer", e.releasesFollowControlPlane)
 	scenario(t, "bad claims", e.badClaims)
 	scenario(t, "two tenants, one cluster name", e.sameNameTwoTenants)
+	scenario(t, "composition fields refused to a tenant by the platform's admission policy", e.compositionFields)
 	scenario(t, "a hostile tenant tries every attack", e.hostileTenant)
 	scenario(t, "a hostile tenant with the prescribed role tries every move", e.hostileTenantRole)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)

@@ -20,6 +20,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // Defaults of the workers function input. Image references are upstream
@@ -239,6 +241,22 @@ type WorkersInput struct {
 	// +optional
 	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 
+	// AllowSerialConsoleLog lets a node group set logSerialConsole: KubeVirt
+	// then writes the VM's serial console, text the tenant's node prints,
+	// into the logs of the management cluster (the virt-launcher pod's
+	// guest-console-log container). Off: a group asking for it is a Fatal
+	// result naming the field, and nothing running is changed.
+	// +optional
+	AllowSerialConsoleLog bool `json:"allowSerialConsoleLog,omitempty"`
+
+	// HealthCheckFloors are the least health-check and provisioning
+	// timeouts a cluster may ask for: below them remediation or the
+	// autoscaler replaces VMs still booting or briefly unheard, over and
+	// over. A value under its floor is a Fatal result naming the field.
+	// +kubebuilder:default={}
+	// +optional
+	HealthCheckFloors HealthCheckFloors `json:"healthCheckFloors,omitempty"`
+
 	// Controllers are the platform's settings of the once-per-cluster
 	// controllers (cluster-autoscaler, KubeVirt cloud controller, KubeVirt
 	// CSI controller) that run in NS.
@@ -335,6 +353,35 @@ func (c *Controllers) ContainerResourcesFor(name string) corev1.ResourceRequirem
 	}
 	return *c.Resources.DeepCopy()
 }
+
+// HealthCheckFloors bound spec.nodeHealthCheck, each node group's
+// nodeStartupTimeout and spec.maxNodeProvisionTime from below; each is a
+// duration such as 5m, empty for its default.
+type HealthCheckFloors struct {
+	// NodeStartupTimeout floors nodeStartupTimeout (default 5m: a KubeVirt
+	// VM boots and joins with kubeadm in a few minutes).
+	// +optional
+	NodeStartupTimeout string `json:"nodeStartupTimeout,omitempty"`
+	// ReadyUnknownTimeout floors readyUnknownTimeout (default 2m: the node
+	// lifecycle controller marks a node Unknown 50 s after its last
+	// heartbeat; a kubelet restart must not cost a VM).
+	// +optional
+	ReadyUnknownTimeout string `json:"readyUnknownTimeout,omitempty"`
+	// ReadyFalseTimeout floors readyFalseTimeout (default 2m).
+	// +optional
+	ReadyFalseTimeout string `json:"readyFalseTimeout,omitempty"`
+	// MaxNodeProvisionTime floors maxNodeProvisionTime (default 5m).
+	// +optional
+	MaxNodeProvisionTime string `json:"maxNodeProvisionTime,omitempty"`
+}
+
+// Defaults of HealthCheckFloors.
+const (
+	DefaultFloorNodeStartupTimeout   = "5m"
+	DefaultFloorReadyUnknownTimeout  = "2m"
+	DefaultFloorReadyFalseTimeout    = "2m"
+	DefaultFloorMaxNodeProvisionTime = "5m"
+)
 
 // ObjectKind is a kind of Kubernetes object.
 type ObjectKind struct {
@@ -478,6 +525,11 @@ func (in *WorkersInput) Default() {
 	if in.MaxReplicas == 0 {
 		in.MaxReplicas = DefaultMaxReplicas
 	}
+	f := &in.HealthCheckFloors
+	setDefault(&f.NodeStartupTimeout, DefaultFloorNodeStartupTimeout)
+	setDefault(&f.ReadyUnknownTimeout, DefaultFloorReadyUnknownTimeout)
+	setDefault(&f.ReadyFalseTimeout, DefaultFloorReadyFalseTimeout)
+	setDefault(&f.MaxNodeProvisionTime, DefaultFloorMaxNodeProvisionTime)
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -516,6 +568,21 @@ func (in *WorkersInput) Validate() error {
 	}
 	if in.MaxReplicas < 1 || in.MaxReplicas > 5000 {
 		return field.Invalid(p.Child("maxReplicas"), in.MaxReplicas, "must be between 1 and 5000")
+	}
+	fp := p.Child("healthCheckFloors")
+	for _, f := range []struct {
+		name string
+		v    string
+		lo   v1alpha1.Duration
+	}{
+		{"nodeStartupTimeout", in.HealthCheckFloors.NodeStartupTimeout, v1alpha1.MinNodeStartupTimeout},
+		{"readyUnknownTimeout", in.HealthCheckFloors.ReadyUnknownTimeout, v1alpha1.MinTimeout},
+		{"readyFalseTimeout", in.HealthCheckFloors.ReadyFalseTimeout, v1alpha1.MinTimeout},
+		{"maxNodeProvisionTime", in.HealthCheckFloors.MaxNodeProvisionTime, v1alpha1.MinTimeout},
+	} {
+		if _, err := v1alpha1.Duration(f.v).Parse(fp.Child(f.name), f.lo, v1alpha1.MaxTimeout); err != nil {
+			return err
+		}
 	}
 	for i, r := range in.AllowedImageRegistries {
 		if r == "" || strings.HasPrefix(r, "/") || strings.HasSuffix(r, "/") || strings.Contains(r, "://") {
