@@ -13,7 +13,7 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // fn is the function under test, as served.
