@@ -71,8 +71,8 @@ bin/crane: tools/crane/go.mod tools/crane/go.sum tools/crane/tools.go
 	cd tools/crane && $(GO) build -trimpath -ldflags '-s -w' \
 		-o ../../bin/crane github.com/google/go-containerregistry/cmd/crane >&2
 
-# The upstream controllers the live test runs on what the functions compose
-# (issue 18), each from its own pinning module. A cold build of each takes
+# The upstream controllers the live test runs on what the functions compose,
+# each from its own pinning module. A cold build of each takes
 # minutes: build them one after another (make -j1), never in parallel with
 # the Kubernetes binaries on a 2-core machine.
 CAPI_VERSION          := v1.13.6
@@ -175,7 +175,7 @@ render: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/render ## Render
 # `kubectl get -o yaml` output) as `make render` does, and prints what
 # applying it does: per node group whether its machines are replaced and
 # why, the control plane's upgrade, add-on values, and the composed
-# resources created, updated and deleted (README, "Preview a change").
+# resources created, updated and deleted (docs/tenant-guide.md, "Preview a change").
 
 .PHONY: preview
 preview: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/preview ## Preview what applying a changed XR does to a running cluster (XR=, OBSERVED=, REQUIRED=).
@@ -257,7 +257,7 @@ test: tools bin/crd-ref-docs functions ## go vet + go test ./... (render tests u
 # path): the Configuration's dependencies name the Function packages there,
 # and its Composition refers to the Functions by the names Crossplane derives
 # from them (cmd/configuration). The default keeps the canonical
-# names, for installing through an ImageConfig that rewrites them (README).
+# names, for installing through an ImageConfig that rewrites them (docs/platform-guide.md).
 XPKG_REGISTRY ?= xpkg.tenantkube.io
 XPKG_DIR    := _output/xpkg
 XPKG_BUILD  := _output/xpkg-build
@@ -290,7 +290,7 @@ $(XPKG_DIR)/tenantkube.xpkg: FORCE bin/crossplane bin/configuration
 		--package-file=$@ >&2
 
 # ---------------------------------------------------------------------------
-# Live end-to-end (issue 6): real etcd, kube-apiserver, kube-controller-manager
+# Live end-to-end: real etcd, kube-apiserver, kube-controller-manager
 # and Crossplane core on loopback, the three functions over mTLS, installed
 # from their Function packages through a loopback registry. Components are
 # built once into ./bin; E2E_RUN selects scenarios (go test -run).
@@ -309,14 +309,14 @@ e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),
 	exit $$rc
 
 # ---------------------------------------------------------------------------
-# Bench (issue 7): regenerates the inputs in test/bench/testdata from the
+# Bench: regenerates the inputs in test/bench/testdata from the
 # current functions, runs every benchmark with -benchmem and writes the
 # benchstat-compatible output to bench/results.txt (printed as it runs).
 # BENCH_COUNT repeats each benchmark (benchstat wants 6+ for intervals).
 
 BENCH_COUNT ?= 6
 # Calls per run of the single-call gRPC benchmark: its p99 is the 31st
-# slowest of 3000 (README, Performance, says why a one-second run is too
+# slowest of 3000 (docs/performance.md says why a one-second run is too
 # short).
 BENCH_GRPC_CALLS ?= 3000
 BENCH_OUT   := bench/results.txt

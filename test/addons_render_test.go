@@ -21,7 +21,7 @@ const addonsTestdata = "testdata/addons"
 
 // TestAddonsRender renders XRs through the real Crossplane engine with the
 // addons step alone (testdata/addons/composition.yaml) and compares the
-// output with golden files (issue 4 §8): defaults, everything enabled,
+// output with golden files: defaults, everything enabled,
 // LoadBalancer, overrides, observed readiness and each Fatal rule. Every
 // Flux object rendered is validated against the upstream CRDs.
 func TestAddonsRender(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // flags, volumes and mounts carry the lists Validate uses
 // (v1alpha1.ReservedFlags, OIDCFlags, VerbosityFlag, ReservedVolumeNames,
 // ReservedMountPaths), so
-// the two cannot drift apart (issue 19).
+// the two cannot drift apart.
 func TestXRDHoldsGoLists(t *testing.T) {
 	api := xrdRootSchema(t).Properties["spec"].Properties["controlPlane"].Properties["apiServer"]
 	rules := func(v []string) string { return strings.Join(v, "\n") }

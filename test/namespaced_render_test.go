@@ -20,7 +20,7 @@ import (
 
 const namespacedTestdata = "testdata/namespaced"
 
-// TestNamespacedRender (issue 20) renders the namespaced TenantCluster
+// TestNamespacedRender renders the namespaced TenantCluster
 // through the real Crossplane engine and its own Composition and XRD
 // (package/composition-namespaced.yaml, package/xrd-namespaced.yaml, picked
 // by the XR's kind as `make render` does), and compares with golden files:
@@ -123,8 +123,8 @@ func TestNamespacedRender(t *testing.T) {
 		// what needs no control plane: the control-plane step's CAPI
 		// Cluster and KubevirtCluster (the example sets no spec.oidc, so
 		// no authentication ConfigMap); no KamajiControlPlane and no Usage
-		// of it, no node group, no controller, no add-on (docs/spec.md,
-		// amendment 20). Each step says why in its condition.
+		// of it, no node group, no controller, no add-on. Each step says
+		// why in its condition.
 		out, err := renderXR(example("xr-namespaced.yaml"), []string{example("instancetypes.yaml")}, false)
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +153,7 @@ func TestNamespacedRender(t *testing.T) {
 
 	// scopes: the same spec through the claim's XR and through a
 	// TenantCluster of the claim's name and namespace. What the scope must
-	// change, worked out from docs/spec.md amendment 20: a namespaced XR
+	// change, worked out from docs/architecture.md: a namespaced XR
 	// composes nothing cluster-scoped (no DataStore, no CSI
 	// ClusterRoleBinding) and uses its tenant's DataStore instead of a
 	// dedicated etcd (no EtcdCluster, no etcd PKI, no Usage keeping them);
@@ -162,7 +162,7 @@ func TestNamespacedRender(t *testing.T) {
 	// leaves only the ClusterRoleBinding. Crossplane itself reports claim
 	// condition types on a legacy XR only, and its Ready message lists the
 	// composed resources not ready yet, which include the dedicated etcd's.
-	// The names of the dedicated etcd's objects are docs/spec.md §5.1's as
+	// The names of the dedicated etcd's objects are docs/architecture.md's as
 	// the claim goldens (testdata/control-plane) hold them.
 	dedicatedEtcd := func(ns, n string) []string {
 		return []string{

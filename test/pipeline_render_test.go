@@ -16,7 +16,7 @@ const pipelineTestdata = "testdata/control-plane"
 
 // TestPipelineRender renders XRs through the real Crossplane engine and the
 // whole Composition (control-plane → workers → addons), as `make render`
-// does, and compares the output with golden files (issue 2 §7): the example
+// does, and compares the output with golden files: the example
 // XR, the example XR with the observed state of examples/observed (status
 // and conditions of a ready control plane, a half-ready node group and a
 // failed HelmRelease), every control-plane field set, a shared DataStore, and each bad input
@@ -134,7 +134,7 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "fatal-host", xr: data("xr-fatal-host.yaml"), fatal: []string{"spec.host", `"demo.tenant-other.tenants.example.com"`}},
 		{name: "fatal-image", xr: data("xr-fatal-image.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.images.waitForKubeconfig", `"attacker.example/evil:latest"`}},
 		{name: "fatal-replicas", xr: data("xr-fatal-replicas.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"step workers", "spec.nodeGroups[md0].maxReplicas", "101", "at most 100"}},
-		// issue 19: control plane. Flags sorted by name with the platform's
+		// Control plane. Flags sorted by name with the platform's
 		// --authentication-config among them; volumes sorted by name, mounts
 		// by path; the audience is <NS>.<N>; system: user names refused.
 		{name: "api-server-oidc", xr: data("xr-api-server-oidc.yaml"), required: []string{example("instancetypes.yaml"), data("platform-oidc.yaml")}, contains: []string{

@@ -21,7 +21,7 @@ import (
 const previewTestdata = "testdata/preview"
 
 // TestPreview previews changes of the example XR through the real
-// Crossplane engine and the whole Composition (issue 21): the observed
+// Crossplane engine and the whole Composition: the observed
 // composed resources are the first render of the XR before the change
 // (writeComposed, as Crossplane would name them), and the report is
 // compared with golden files. A diskSize change rolls md0 for diskSize; a
@@ -30,7 +30,8 @@ const previewTestdata = "testdata/preview"
 // function holds the group's version until the control plane reports the
 // new one). The same diskSize change read from `kubectl get -o yaml`
 // output (one List, with the API server's metadata and status) previews
-// the same. README shows the diskSize and version previews as they are.
+// the same. docs/tenant-guide.md shows the diskSize and version previews
+// as they are.
 func TestPreview(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
@@ -78,16 +79,16 @@ func TestPreview(t *testing.T) {
 		return -1
 	}
 
-	// inReadme fails when README's "Preview a change" does not show out
-	// as it is.
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	// inGuide fails when the tenant guide's "Preview a change" does not
+	// show out as it is.
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "tenant-guide.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	inReadme := func(t *testing.T, out string) {
+	inGuide := func(t *testing.T, out string) {
 		t.Helper()
-		if !bytes.Contains(readme, []byte("```\n"+out+"```\n")) {
-			t.Errorf("README does not show this preview as it is:\n%s", out)
+		if !bytes.Contains(guide, []byte("```\n"+out+"```\n")) {
+			t.Errorf("docs/tenant-guide.md does not show this preview as it is:\n%s", out)
 		}
 	}
 
@@ -98,7 +99,7 @@ func TestPreview(t *testing.T) {
 		index(t, out, "control plane: no upgrade")
 		index(t, out, "md0: rolls (diskSize)")
 		compareGolden(t, data("disksize.golden.txt"), []byte(out))
-		inReadme(t, out)
+		inGuide(t, out)
 	})
 
 	t.Run("minreplicas", func(t *testing.T) {
@@ -112,15 +113,14 @@ func TestPreview(t *testing.T) {
 
 	t.Run("version", func(t *testing.T) {
 		out := preview(t, example("xr.yaml"), observedFrom(t, data("xr-v1.34.yaml")))
-		// v1.34 and v1.35 are v1.34.4 and v1.35.1 in the version table
-		// (docs/spec.md §3).
+		// v1.34 and v1.35 are v1.34.4 and v1.35.1 in the version table.
 		cp := index(t, out, "control plane: upgrades v1.34.4 -> v1.35.1")
 		md0 := index(t, out, "md0: rolls (version) after the control plane upgrade")
 		if cp != 0 || md0 <= cp {
 			t.Errorf("the control plane upgrade is not first, before md0 (lines %d, %d):\n%s", cp, md0, out)
 		}
 		compareGolden(t, data("version.golden.txt"), []byte(out))
-		inReadme(t, out)
+		inGuide(t, out)
 	})
 
 	t.Run("kubectl-list", func(t *testing.T) {
@@ -166,7 +166,7 @@ func writeKubectlList(t *testing.T, path, file string) {
 }
 
 // TestPreviewComposedResources holds preview.ComposedResources, what the
-// README's `kubectl get` reads, to the kinds of every golden render: each
+// tenant guide's `kubectl get` reads, to the kinds of every golden render: each
 // composed kind is listed (its plural from its CRD in ../shared/crds or
 // builtinPlurals), and nothing else is.
 func TestPreviewComposedResources(t *testing.T) {

@@ -26,7 +26,7 @@ import (
 )
 
 // rbacFile is the ClusterRole the platform team applies so that Crossplane
-// may compose what the functions compose (README, Install).
+// may compose what the functions compose (docs/platform-guide.md, Prerequisites).
 const rbacFile = "deploy/crossplane-rbac.yaml"
 
 // manageVerbs are the verbs Crossplane needs on a kind it composes: it
@@ -270,7 +270,7 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "Secret", "control-plane: etcd PKI Secrets (composeEtcdLeftovers)"},
 		{"v1", "PersistentVolumeClaim", "control-plane: etcd members' claims (composeEtcdLeftovers)"},
 		{"source.toolkit.fluxcd.io/v1", "HelmChart", "addons: HelmCharts of the releases (HelmChartKind)"},
-		{"snapshot.storage.k8s.io/v1", "VolumeSnapshot", "workers input cleanupKinds where CSI snapshots are enabled (README, Deletion)"},
+		{"snapshot.storage.k8s.io/v1", "VolumeSnapshot", "workers input cleanupKinds where CSI snapshots are enabled (docs/architecture.md, Deletion order)"},
 	}
 	for _, k := range workersinput.DefaultCleanupKinds() {
 		cleanup = append(cleanup, struct{ apiVersion, kind, source string }{k.APIVersion, k.Kind, "workers: DefaultCleanupKinds"})
@@ -280,7 +280,7 @@ func TestRBACClusterRole(t *testing.T) {
 	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane)
 	// when it runs; the claim and the TenantCluster, which a Tenant lists
 	// in its namespace, are granted here too so the reads do not depend
-	// on it (README, the namespaced API).
+	// on it (docs/platform-guide.md, RBAC).
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
@@ -469,7 +469,7 @@ var tenantRoles = map[string]struct {
 
 // TestRBACTenantRoles: the tenant-facing ClusterRoles of rbacFile grant
 // exactly their verbs on the namespaced kinds of the package's XRDs — the
-// claim KubernetesCluster and the TenantCluster (issue 20: a tenant with
+// claim KubernetesCluster and the TenantCluster (a tenant with
 // only namespace-scoped RBAC creates, reads and deletes its clusters) —
 // and nothing on a cluster-scoped kind (XKubernetesCluster, Tenant), on a
 // status or finalizers subresource, or by wildcard.

@@ -18,7 +18,7 @@ import (
 
 // TestSeedParityRender renders testdata/control-plane/xr-seed-parity.yaml
 // through the real Crossplane engine and the whole Composition and checks
-// the fields issue 16 brought in line with the seed chart, on the objects
+// the fields that follow the seed chart, on the objects
 // as the engine outputs them (the golden file seed-parity.golden.yaml,
 // compared by TestPipelineRender, holds the rest).
 func TestSeedParityRender(t *testing.T) {

@@ -18,11 +18,11 @@ import (
 
 const tenantTestdata = "testdata/tenant"
 
-// tenantEtcd is the base name of a Tenant's etcd (docs/spec.md, amendment
-// 20), written here by hand.
+// tenantEtcd is the base name of a Tenant's etcd (docs/architecture.md,
+// Names), written here by hand.
 const tenantEtcd = "tenantkubenamespaceetcdofthetenant"
 
-// TestTenantRender (issue 20) renders the Tenant through the real
+// TestTenantRender renders the Tenant through the real
 // Crossplane engine and its own Composition and XRD
 // (package/composition-tenant.yaml, package/xrd-tenant.yaml, picked by the
 // XR's kind as `make render` does) and compares with golden files: the

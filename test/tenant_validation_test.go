@@ -186,7 +186,7 @@ func TestTenantEtcdMayNotDecrease(t *testing.T) {
 	}
 }
 
-// TestTenantXRD (issue 20): package/xrd-tenant.yaml is a Crossplane v2 XRD
+// TestTenantXRD: package/xrd-tenant.yaml is a Crossplane v2 XRD
 // of scope Cluster, kind Tenant, whose defaults are Go's, and the CRD
 // Crossplane derives from it is accepted by the API server's CRD
 // validation (CEL cost included).

@@ -109,7 +109,7 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{storageClass: Fast_SSD}`},
 			want:   want{paths: []string{"spec.storageClass"}, msg: "Fast_SSD"},
 		},
-		// spec.version: v1.30..v1.35 (docs/spec.md §3).
+		// spec.version: v1.30..v1.35.
 		"VersionOldest": {args: args{spec: `{version: v1.30}`}, reason: "v1.30 is the oldest supported minor."},
 		"VersionNewest": {args: args{spec: `{version: v1.35}`}, reason: "v1.35 is the newest supported minor."},
 		"VersionTooOld": {
@@ -186,7 +186,7 @@ func TestValidationAgrees(t *testing.T) {
 			want:   want{paths: []string{md0 + ".diskSize"}, msg: "at most 64Ti"},
 		},
 		"DiskSizeNegative": {
-			reason: "A negative disk passed kubectl apply before issue 17.",
+			reason: "A negative disk is refused at admission, not only by the functions.",
 			args:   args{spec: ng(`diskSize: -20Gi`)},
 			want:   want{paths: []string{md0 + ".diskSize"}, msg: "must be greater than zero"},
 		},
@@ -447,7 +447,7 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{images: {waitForKubeconfig: ` + rep("i", 513) + `}}`},
 			want:   want{paths: []string{"spec.images.waitForKubeconfig"}},
 		},
-		// issue 19: control plane
+		// Control plane
 		"ExtraArgs64": {
 			reason: "64 flags is the most; --requestheader-uid-headers is upstream's example of a flag a tenant sets.",
 			args:   args{spec: `{controlPlane: {apiServer: {extraArgs: [--requestheader-uid-headers=X-Remote-Uid, ` + list("--v=2", 1) + `, ` + strings.Join(flags(62), ", ") + `]}}}`},
@@ -675,7 +675,7 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`},
 			want:   want{paths: []string{"spec.oidc.users"}, msg: "each email at most once"},
 		},
-		// issue 19: node health. Durations: whole h, m, s in that order
+		// Node health. Durations: whole h, m, s in that order
 		// (a subset of time.ParseDuration and CEL's duration()); node
 		// startup 30s (CAPI's least) .. 24h, the others 1s .. 24h.
 		// maxUnhealthy: 0..5000 machines or 0%..100%.
@@ -739,7 +739,7 @@ func TestValidationAgrees(t *testing.T) {
 			want: want{paths: []string{"spec.nodeGroups[a].maxUnhealthy", "spec.nodeGroups[b].maxUnhealthy", "spec.nodeGroups[c].maxUnhealthy",
 				"spec.nodeGroups[d].maxUnhealthy", "spec.nodeHealthCheck.maxUnhealthy"}, msg: "such as 50%"},
 		},
-		// issue 19: VM
+		// VM
 		// logSerialConsole, podCpuLimit/podCpuRequest (the seed chart's rules),
 		// antiAffinity.
 		"LogSerialConsole": {args: args{spec: ng("logSerialConsole: true")}, reason: "A bool."},

@@ -15,8 +15,8 @@ import (
 	"github.com/tenantkube/tenantkube/internal/render"
 )
 
-// TestWorkersQuotaRender renders the capacity pre-flight (issue 21, README
-// "Capacity pre-flight") through the real Crossplane engine with the
+// TestWorkersQuotaRender renders the capacity pre-flight
+// (docs/tenant-guide.md, Capacity) through the real Crossplane engine with the
 // workers step alone, the ResourceQuotas passed as required resources
 // beside the instance types: the quota fits (CapacityFits True); the
 // maximum exceeds (CapacityFits False, MaximumExceedsQuota); the minimum

@@ -25,7 +25,7 @@ var workersTemplateName = regexp.MustCompile(`(?m)^  name: (demo-md0-[0-9a-f]{6}
 
 // TestWorkersRender renders XRs through the real Crossplane engine with the
 // workers step alone (testdata/workers/composition.yaml) and compares the
-// output with golden files (issue 3 §5): the default node group; three
+// output with golden files: the default node group; three
 // groups (explicit resources, an instance type, GPUs with a storage class);
 // every kubelet override; the instance-type path; health-check and
 // provisioning-time settings cluster-wide and per group; a template
@@ -84,7 +84,7 @@ func TestWorkersRender(t *testing.T) {
 		})
 	}
 
-	// Issue 19: node-group VM settings and the platform's CSI rate limits,
+	// Node-group VM settings and the platform's CSI rate limits,
 	// each away from its default.
 	t.Run("vm-settings", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -163,9 +163,9 @@ func TestWorkersRender(t *testing.T) {
 		}
 	})
 
-	// Issue 19: upgrading tenantkube rolls no running node group. md0 of
-	// xr-instancetype.yaml ran on demo-md0-cab0db before issue 19 (its
-	// golden file then); antiAffinity None renders that template, and with
+	// Upgrading tenantkube rolls no running node group. md0 of
+	// xr-instancetype.yaml runs on demo-md0-cab0db, the template without
+	// placement; antiAffinity None renders that template, and with
 	// it observed, the same XR without antiAffinity keeps it.
 	t.Run("upgrade-keeps-template", func(t *testing.T) {
 		tmp := t.TempDir()
@@ -182,7 +182,7 @@ func TestWorkersRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := workersTemplateNames(before); len(got) != 1 || got[0] != "demo-md0-cab0db" {
-			t.Fatalf("antiAffinity None: templates %v, want the one of before issue 19, demo-md0-cab0db", got)
+			t.Fatalf("antiAffinity None: templates %v, want the one without placement, demo-md0-cab0db", got)
 		}
 		observed := filepath.Join(tmp, "observed.yaml")
 		writeComposed(t, observed, before)

@@ -171,7 +171,7 @@ func TestXRDAdmission(t *testing.T) {
 		"upgrade skips a minor":     {old: `{version: v1.33}`, new: `{version: v1.35}`, want: "allowed versions are v1.33 and v1.34, not v1.35"},
 		"downgrade":                 {old: `{version: v1.34}`, new: `{version: v1.33}`, want: "allowed versions are v1.34 and v1.35"},
 	}
-	// Issue 14: every bound at its edge (admitted) and past it (refused).
+	// Every bound at its edge (admitted) and past it (refused).
 	rep := func(s string, n int) string { return strings.Repeat(s, n) }
 	list := func(item string, n int) string { return strings.TrimSuffix(rep(item+", ", n), ", ") }
 	keys := func(n int) string {
@@ -316,7 +316,7 @@ func TestXRDIsAcceptedAsCRD(t *testing.T) {
 	}
 }
 
-// TestXRDBoundsMatchGo (issue 14): the bounds the XRD enforces at admission
+// TestXRDBoundsMatchGo: the bounds the XRD enforces at admission
 // are the ones the functions re-check (apis/v1alpha1/bounds.go).
 func TestXRDBoundsMatchGo(t *testing.T) {
 	spec := xrdRootSchema(t).Properties["spec"]
@@ -381,7 +381,7 @@ func TestXRDBoundsMatchGo(t *testing.T) {
 	}
 }
 
-// TestNamespacedXRD (issue 20): package/xrd-namespaced.yaml is a Crossplane
+// TestNamespacedXRD: package/xrd-namespaced.yaml is a Crossplane
 // v2 XRD of scope Namespaced with exactly the version (spec and status
 // schema, printer columns) of package/xrd.yaml: one Go type, two XRDs. It
 // offers no claim and no connection secret (Crossplane's XRD CRD rejects

@@ -1,7 +1,7 @@
 package v1alpha1
 
 // Condition types the functions set on the XR and its claim, and their
-// reasons (docs/spec.md §2; the reasons are part of the API: alerts and
+// reasons (docs/architecture.md; the reasons are part of the API: alerts and
 // scripts match on them).
 const (
 	// ConditionControlPlaneReady reports the tenant control plane
@@ -59,7 +59,7 @@ const (
 
 // ConditionCapacityFits reports the capacity pre-flight of the node
 // groups against the ResourceQuotas of the claim's namespace (function
-// workers, README "Capacity pre-flight"). It is set only when a quota of
+// workers, docs/tenant-guide.md, Capacity). It is set only when a quota of
 // the namespace applies to the node groups' VMs.
 const ConditionCapacityFits = "CapacityFits"
 

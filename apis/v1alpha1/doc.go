@@ -28,8 +28,7 @@ const (
 	// NamespacedKind is the namespaced composite resource kind of the
 	// Crossplane v2 API (apiextensions.crossplane.io/v2 XRD, scope
 	// Namespaced), which a tenant creates directly in its namespace. A kind
-	// of its own, so that both XRDs install together (docs/spec.md,
-	// amendment 20).
+	// of its own, so that both XRDs install together.
 	NamespacedKind = "TenantCluster"
 )
 

@@ -11,7 +11,7 @@ import (
 )
 
 // NodeHealthCheck tunes the MachineHealthCheck of every node group (the
-// Cozystack chart's nodeHealthCheck; docs/spec.md §5.2).
+// Cozystack chart's nodeHealthCheck).
 type NodeHealthCheck struct {
 	// Most unhealthy machines of a node group for which remediation still
 	// runs: a whole number such as 1 or a whole percentage such as 50% of

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// The Tenant composite (docs/spec.md, amendment 20): cluster-scoped,
+// The Tenant composite: cluster-scoped,
 // platform-facing, one per tenant namespace.
 const (
 	// TenantKind is the cluster-scoped composite of a tenant namespace

@@ -43,7 +43,7 @@ type KubernetesClusterSpec struct {
 
 	// Worker nodes configuration map. At most 50 node groups, so that the
 	// largest function request stays well inside gRPC's 4 MiB message limit
-	// (README, Limits, has the measured request size).
+	// (docs/platform-guide.md, Limits, has the measured request size).
 	// +kubebuilder:default={"md0":{"minReplicas":0,"maxReplicas":10,"instanceType":"u1.medium","diskSize":"20Gi","roles":{"ingress-nginx"}}}
 	// +kubebuilder:validation:MaxProperties=50
 	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",messageExpression="'node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters, not ' + self.filter(g, !(size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')))[0]"
@@ -625,7 +625,7 @@ type APIServerVolumeMount struct {
 	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
-// ResourcesPreset names a <series>.<size> sizing preset (docs/spec.md §4), or one of
+// ResourcesPreset names a <series>.<size> sizing preset, or one of
 // the deprecated flat aliases.
 // +kubebuilder:validation:Enum="t1.nano";"t1.micro";"t1.small";"t1.medium";"t1.large";"t1.xlarge";"t1.2xlarge";"t1.4xlarge";"c1.nano";"c1.micro";"c1.small";"c1.medium";"c1.large";"c1.xlarge";"c1.2xlarge";"c1.4xlarge";"s1.nano";"s1.micro";"s1.small";"s1.medium";"s1.large";"s1.xlarge";"s1.2xlarge";"s1.4xlarge";"u1.nano";"u1.micro";"u1.small";"u1.medium";"u1.large";"u1.xlarge";"u1.2xlarge";"u1.4xlarge";"m1.nano";"m1.micro";"m1.small";"m1.medium";"m1.large";"m1.xlarge";"m1.2xlarge";"m1.4xlarge";"nano";"micro";"small";"medium";"large";"xlarge";"2xlarge"
 type ResourcesPreset string
@@ -792,8 +792,8 @@ type NodeGroupStatus struct {
 	// KubeletVersions counts the group's machines by the kubelet version
 	// their node reports (Machine status.nodeInfo.kubeletVersion), sorted
 	// by version; machines without a node yet are not counted. Absent when
-	// the cluster may have more machines than the function reads (README,
-	// "Node group status").
+	// the cluster may have more machines than the function reads
+	// (docs/tenant-guide.md, Status).
 	// +optional
 	KubeletVersions []KubeletVersionCount `json:"kubeletVersions,omitempty"`
 }

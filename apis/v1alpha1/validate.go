@@ -18,12 +18,12 @@ import (
 )
 
 // Versions are the Kubernetes minor versions a tenant may ask for, newest
-// first: the XRD's enum of spec.version (docs/spec.md §3). The functions'
+// first: the XRD's enum of spec.version. The functions'
 // version table has a row for each.
 var Versions = []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"}
 
 // MaxNodeGroupNameLength is the longest node-group name G, so that every
-// name derived from N-G stays a DNS label (docs/spec.md §2).
+// name derived from N-G stays a DNS label.
 const MaxNodeGroupNameLength = 16
 
 // MaxQuantityExponent bounds a quantity's decimal exponent: "1e10000000"
@@ -105,7 +105,7 @@ var ReservedMountPaths = []string{"/etc/kubernetes", "/etc/ca-certificates", "/e
 
 var (
 	// cpuPattern is a CPU value a user may write: whole millicores
-	// ("100m") or decimal cores ("0.5", "2"). docs/spec.md §5.2.
+	// ("100m") or decimal cores ("0.5", "2").
 	cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
 	// rolePattern is a node role: the name part of the label
 	// node-role.kubernetes.io/<role>.
@@ -131,7 +131,7 @@ var (
 // cluster and without the platform's function input, each naming the field
 // and the value. The XRD's schema and CEL rules enforce the same at
 // admission; the functions call Validate for what skipped admission
-// (render, objects created before a rule existed; docs/spec.md §6).
+// (render, objects created before a rule existed).
 // docs/validation.md lists each rule and its source.
 func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	p := field.NewPath("spec")

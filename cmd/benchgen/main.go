@@ -1,5 +1,5 @@
 // Command benchgen regenerates the benchmark inputs in test/bench/testdata
-// (issue 7) by running the real function binaries over loopback gRPC until
+// by running the real function binaries over loopback gRPC until
 // the pipeline converges; see package bench. Run it with
 // `go generate ./test/bench`.
 package main

@@ -12,7 +12,7 @@ import (
 )
 
 // Names Crossplane v2.4 gave the Functions it installed for these
-// dependencies (issue 15: tenantkube-function-control-plane, …), and what
+// dependencies (tenantkube-function-control-plane, …), and what
 // the same rule gives for a registry with a path and one with a port.
 func TestFunctionName(t *testing.T) {
 	for src, want := range map[string]string{

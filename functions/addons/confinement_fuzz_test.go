@@ -11,7 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// FuzzTenantConfinement (issue 14): whatever the claim's namespace, name
+// FuzzTenantConfinement: whatever the claim's namespace, name
 // and spec, every composed object lands in NS (the add-ons compose nothing
 // cluster-scoped), every host of the proxied Ingress lies under the tenant
 // host, and an earlier step's desired object is kept.

@@ -20,7 +20,7 @@ func observedKCP(ready bool) string {
 }
 
 // Every HelmRelease is suspended while the tenant API server is not
-// observed answering, and resumed once it is (docs/spec.md §7: Flux skips the
+// observed answering, and resumed once it is (docs/architecture.md: Flux skips the
 // in-tenant uninstall of a suspended release, so deleting a cluster whose
 // API server is dead cannot hang on it).
 func TestReleasesSuspendedWhileTenantAPIDoesNotAnswer(t *testing.T) {

@@ -30,7 +30,7 @@ type Function struct {
 // Service and Ingress) to the desired state it receives, keeping what earlier
 // steps put there. It reports per-add-on readiness in the XR's
 // status.addons and the AddonsReady condition. Bad input is a Fatal result
-// whose message names the field (docs/spec.md §6); nothing is applied then.
+// whose message names the field; nothing is applied then.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	r := function.NewRequest(req)
@@ -128,8 +128,8 @@ func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, 
 	}
 	p.Status = map[string]any{"addons": status}
 	if t.Namespaced && !r.ControlPlaneComposed() {
-		// A namespaced cluster waiting for its tenant's DataStore
-		// (docs/spec.md, amendment 20): no release, chart source or Usage
+		// A namespaced cluster waiting for its tenant's DataStore: no release,
+		// chart source or Usage
 		// of the KamajiControlPlane anew; what was composed is kept.
 		p.KeepOnlyObserved(r, nil)
 		p.SetCondition(v1alpha1.ConditionAddonsReady, false, v1alpha1.ReasonWaitingForTenantDataStore,
@@ -202,7 +202,7 @@ func fluxReady(r *function.Request, name string) fnv1.Ready {
 // ready (status.ready, as Kamaji sets it). Before the control plane is
 // observed, and whenever it is not ready, the add-on HelmReleases are
 // suspended: Flux cannot install into a tenant that does not answer, and a
-// cluster deleted in that state must not wait on an uninstall (docs/spec.md §7).
+// cluster deleted in that state must not wait on an uninstall.
 func tenantAPIAnswers(r *function.Request) bool {
 	return r.ObservedBool(function.KamajiControlPlaneResourceName, "status", "ready")
 }

@@ -53,7 +53,7 @@ addons:
   ouroboros: {enabled: true}
 `
 
-// Acceptance (issue 4): the default spec renders exactly the base add-ons,
+// TestDefaultSpec: the default spec renders exactly the base add-ons,
 // each N-<release> with the tenant kubeconfig; RetryOnFailure everywhere.
 func TestDefaultSpec(t *testing.T) {
 	rsp := fntest.Call{Spec: "{}"}.Run(t, runFn)
@@ -84,7 +84,7 @@ func TestDefaultSpec(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", rel, d)
 		}
 		if fntest.Get(hr, "spec", "install", "remediation") != nil || fntest.Get(hr, "spec", "upgrade", "remediation") != nil {
-			t.Errorf("%s: remediation set; RetryOnFailure only (docs/spec.md §5.3)", rel)
+			t.Errorf("%s: remediation set; RetryOnFailure only (docs/architecture.md)", rel)
 		}
 	}
 }

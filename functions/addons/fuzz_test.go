@@ -12,7 +12,7 @@ import (
 
 // FuzzRunFunction feeds arbitrary XR specs and observed HelmRelease status
 // to RunFunction: it must never panic, and a Fatal result must come with no
-// desired composed resources (issue 5, docs/spec.md §6).
+// desired composed resources.
 func FuzzRunFunction(f *testing.F) {
 	for _, s := range []string{"{}", everything, "addons: {hami: {enabled: true}}", "addons: {cilium: {valuesOverride: [1]}}",
 		"addons: {ingressNginx: {enabled: true, exposeMethod: x, hosts: ['*.', '']}}",

@@ -13,7 +13,7 @@ import (
 
 // TestWaitForControlPlane: while a TenantCluster waits for its tenant's
 // DataStore (the control-plane step desired no KamajiControlPlane and none
-// is observed; docs/spec.md amendment 20), the addons step composes no
+// is observed; docs/architecture.md), the addons step composes no
 // HelmRelease, chart source or Usage of the KamajiControlPlane, and keeps
 // what it composed before. With a KamajiControlPlane it composes what it
 // composes for the claim of the same spec (the claim is never gated).

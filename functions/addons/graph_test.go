@@ -22,8 +22,8 @@ func dependencyGraph(a *v1alpha1.Addons) map[string][]string {
 	return g
 }
 
-// The wanted graphs are typed from the "depends on" column of docs/spec.md
-// §5.3 (the founders' add-on table; the seed README lists the add-ons and
+// The wanted graphs are typed from the "depends on" column of the add-on
+// table in docs/tenant-guide.md (the seed README lists the add-ons and
 // their switches, addons.*.enabled, but not their order). Monitoring's four
 // releases are "as the seed chart" there: their edges below are the
 // Cozystack kubernetes chart's HelmReleases as recorded when the table was

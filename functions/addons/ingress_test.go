@@ -84,7 +84,7 @@ func targetPort(svc *corev1.Service, b networkingv1.IngressServiceBackend) (int3
 	return 0, ""
 }
 
-// Issue 16 item 1: read as ingress-nginx reads it, the Proxied Ingress
+// Read as ingress-nginx reads it, the Proxied Ingress
 // sends each host's TLS to the tenant's HTTPS node port (30001) and its
 // plain HTTP (ACME HTTP-01, redirects) to the tenant's HTTP node port
 // (30000), the node ports the tenant's ingress-nginx listens on.

@@ -23,7 +23,7 @@ func withNamespace(c fntest.Call, tenantHost string) fntest.Call {
 	return c
 }
 
-// TestIngressHosts (issue 14, finding 3): the hosts a tenant publishes on
+// TestIngressHosts: the hosts a tenant publishes on
 // the shared management ingress lie under its tenant host (or a suffix the
 // platform allows); wildcards only where the platform allows them.
 func TestIngressHosts(t *testing.T) {
@@ -73,7 +73,7 @@ func TestIngressHosts(t *testing.T) {
 	}
 }
 
-// TestAddonBounds (finding 4): at most 32 hosts; a valuesOverride of at
+// TestAddonBounds: at most 32 hosts; a valuesOverride of at
 // most 64 top-level keys; all overrides together at most
 // input.maxValuesOverrideBytes of JSON (64 KiB). Each at the edge and past it.
 func TestAddonBounds(t *testing.T) {

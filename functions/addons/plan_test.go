@@ -54,15 +54,15 @@ const (
 	noConditions   = "status: {}"
 )
 
-// seedLabels are the labels of every object of claim demo (docs/spec.md
-// §5): the cluster and the manager.
+// seedLabels are the labels of every object of claim demo
+// (docs/architecture.md): the cluster and the manager.
 var seedLabels = map[string]string{"tenantkube.io/cluster": "demo", "app.kubernetes.io/managed-by": "tenantkube"}
 
-// wantRelease is a HelmRelease as docs/spec.md §5.3 describes it for claim
+// wantRelease is a HelmRelease as docs/architecture.md describes it for claim
 // demo in tenant-demo: N-<release> in NS through N-admin-kubeconfig's
 // super-admin.svc, createNamespace, RetryOnFailure for install and upgrade,
 // forced upgrades, interval 5m, timeout 10m, storage namespace = target
-// namespace, and (§7) an uninstall that runs no hooks and does not wait.
+// namespace, and an uninstall that runs no hooks and does not wait.
 func wantRelease(release, ns string, suspend bool, deps ...string) *helmv2.HelmRelease {
 	hr := &helmv2.HelmRelease{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease"},
@@ -87,7 +87,7 @@ func wantRelease(release, ns string, suspend bool, deps ...string) *helmv2.HelmR
 }
 
 // TestPlanObjects: the typed objects plan composes for an add-on, against
-// docs/spec.md §5.3's table and the input's documented default chart
+// docs/architecture.md's table and the input's documented default chart
 // sources (velero: HelmRepository vmware-tanzu chart velero 12.2.1;
 // ouroboros: ExternalArtifact flux-system/tenantkube-addon-ouroboros).
 func TestPlanObjects(t *testing.T) {
@@ -118,7 +118,7 @@ func TestPlanObjects(t *testing.T) {
 		want   want
 	}{
 		"VeleroSuspendedBeforeTheControlPlaneAnswers": {
-			reason: "Before the KamajiControlPlane is observed ready every release is suspended (docs/spec.md §7).",
+			reason: "Before the KamajiControlPlane is observed ready every release is suspended.",
 			args:   args{call: fntest.Call{Spec: "addons: {velero: {enabled: true}}"}, name: "addon-velero"},
 			want:   want{object: velero(true)},
 		},
@@ -178,7 +178,7 @@ func TestPlanObjects(t *testing.T) {
 }
 
 // TestPlanAddonsReady: status.addons and AddonsReady from the observed
-// Ready condition of each release (docs/spec.md §2, §7). The six base
+// Ready condition of each release. The six base
 // releases are observed Ready unless a case says otherwise; velero is
 // enabled.
 func TestPlanAddonsReady(t *testing.T) {
@@ -296,7 +296,7 @@ func TestPlanAddonsReady(t *testing.T) {
 }
 
 // TestPlanReadiness: each composed resource's readiness rule on the
-// observed state (docs/spec.md §7): Flux objects and Usages are ready on
+// observed state: Flux objects and Usages are ready on
 // Ready=True, the management Service and Ingress once they exist.
 func TestPlanReadiness(t *testing.T) {
 	const spec = "addons: {velero: {enabled: true}, ingressNginx: {enabled: true, hosts: [tenant-demo.tenants.example.com]}}"
@@ -397,7 +397,7 @@ func TestPlanRequirementsAndErrors(t *testing.T) {
 			want: want{err: `spec.addons.ingressNginx.hosts[0]: Forbidden: "demo.tenant-other.tenants.example.com": a host must be the tenant host or lie under tenant-demo.tenants.example.com`},
 		},
 		"HamiWithoutGPUOperator": {
-			reason: "hami runs on top of the GPU operator (docs/spec.md §5.3).",
+			reason: "hami runs on top of the GPU operator.",
 			args:   args{call: fntest.Call{Spec: "addons: {hami: {enabled: true}}"}},
 			want:   want{err: "spec.addons.hami.enabled: Invalid value: true: hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)"},
 		},

@@ -21,7 +21,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Settings shared by every add-on HelmRelease (docs/spec.md §5.3).
+// Settings shared by every add-on HelmRelease.
 var (
 	releaseInterval = metav1.Duration{Duration: 5 * time.Minute}
 	releaseTimeout  = metav1.Duration{Duration: 10 * time.Minute}
@@ -67,7 +67,7 @@ type Object struct {
 // suspend sets spec.suspend on every HelmRelease: the caller says so while
 // the tenant API server does not answer, so that deleting the cluster then
 // does not wait on an uninstall that cannot succeed (Flux skips the
-// in-tenant uninstall of a suspended release; docs/spec.md §7). With the input's
+// in-tenant uninstall of a suspended release). With the input's
 // DeletionOrder Usages, each HelmRelease also gets a Crossplane Usage
 // keeping the KamajiControlPlane until the release is uninstalled.
 // The spec must have passed spec.Validate. It returns a *field.Error naming
@@ -131,7 +131,7 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 
 // releaseValues is the add-on's defaults, nested when the source is
 // Wrapped, deep-merged with the user's override (which is already in the
-// source's layout, docs/spec.md §5.3).
+// source's layout).
 func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, error) {
 	defaults := Values{}
 	if row.Defaults != nil {
@@ -154,7 +154,7 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 }
 
 // BuildHelmRelease turns one row of the add-on table into its HelmRelease
-// N-<release> in NS (docs/spec.md §5.3): the tenant kubeconfig Secret, target and
+// N-<release> in NS: the tenant kubeconfig Secret, target and
 // storage namespace, createNamespace, RetryOnFailure for install and upgrade
 // (never remediation by uninstall, which tears down a CNI whose first install
 // failed while workers were joining), forced upgrades, interval 5m, timeout
@@ -163,7 +163,7 @@ func releaseValues(row *Addon, c *Context, src *input.ChartSource) (Values, erro
 // to go: a hook Job needs a schedulable node and a LoadBalancer Service's
 // finalizer needs the cloud controller, neither of which a cluster being
 // deleted (or one that never got a Ready node) can promise, and a failed
-// uninstall is retried by Flux for ever (docs/spec.md §7). It returns an error when
+// uninstall is retried by Flux for ever. It returns an error when
 // the values do not encode.
 func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src *input.ChartSource, values Values) (*helmv2.HelmRelease, error) {
 	labels := id.Labels() // the release's and its chart template's: only read
@@ -298,7 +298,7 @@ func managedSource(id function.Identity, release string, src *input.ChartSource,
 // ProxySelector is the selector of the management-cluster Service
 // N-ingress-nginx: the labels the VM template of a node group with the
 // ingress-nginx role carries, which KubeVirt copies onto the VMs'
-// virt-launcher pods (docs/spec.md §5.2, §5.3).
+// virt-launcher pods.
 func ProxySelector(id function.Identity) map[string]string {
 	return map[string]string{
 		function.LabelCAPICluster:               id.Name,
@@ -398,7 +398,7 @@ func proxyIngress(id function.Identity, class string, hosts []string) *networkin
 	return ing
 }
 
-// checkSpec applies the cross-field rule of docs/spec.md §5.3 that depends on
+// checkSpec applies the cross-field rule of docs/architecture.md that depends on
 // the input's chart layout (where the ouroboros override keeps its Gateway
 // API switch). The rules of the spec alone are spec.Validate's
 // (apis/v1alpha1), run before Render.

@@ -21,7 +21,7 @@ func releaseOf(t *testing.T, r fntest.Call, release string) map[string]any {
 	return res.GetResource().AsMap()
 }
 
-// Issue 16 item 3: with the default input the agents ship to the seed
+// With the default input the agents ship to the seed
 // chart's endpoints of tenant-root's monitoring stack; the release keeps
 // the chart's name cozy-monitoring-agents.
 func TestMonitoringAgentsShipToPlatform(t *testing.T) {
@@ -99,7 +99,7 @@ monitoring:
 	}
 }
 
-// Issue 16 item 3: the VPA recommender reads Prometheus, as the seed chart
+// The VPA recommender reads Prometheus, as the seed chart
 // configures it.
 func TestVPARecommenderReadsPrometheus(t *testing.T) {
 	v := fntest.Get(releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
@@ -124,7 +124,7 @@ func TestVPARecommenderReadsPrometheus(t *testing.T) {
 	}
 }
 
-// Issue 16 item 8: every release that installs the tenant's CRDs
+// Every release that installs the tenant's CRDs
 // annotates them helm.sh/resource-policy: keep through a post-renderer;
 // no other release has one.
 func TestCRDReleasesKeepCRDs(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Addon is one row of the add-on table (docs/spec.md §5.3): everything that
+// Addon is one row of the add-on table: everything that
 // distinguishes one add-on's HelmRelease from another's. The chart source
 // key and default wrapper key are the release name's entry in the input's
 // charts (input.Charts.Source).
@@ -89,7 +89,7 @@ func monitoringOn(a *v1alpha1.Addons) bool   { return a.MonitoringAgents.Enabled
 func fluxcdOn(a *v1alpha1.Addons) bool       { return a.FluxCD.Enabled }
 func ingressNginxOn(a *v1alpha1.Addons) bool { return a.IngressNginx.Enabled }
 
-// Table is the add-on table of docs/spec.md §5.3, in install order (a release comes
+// Table is the add-on table of docs/architecture.md, in install order (a release comes
 // after everything it may depend on). Monitoring's four releases and their
 // edges follow the seed chart.
 var Table = []Addon{
@@ -280,8 +280,8 @@ func (a *Addon) On(s *v1alpha1.KubernetesClusterSpec) bool {
 
 // ciliumDefaults: the tenant API server through its Service, port 6443;
 // tunnel routing, MTU 1350, IPv4 masquerade; kube-proxy replacement (the
-// workers skip kube-proxy, docs/spec.md §5.2); with Gateway API, Cilium's Gateway
-// API support and its Envoy DaemonSet (docs/spec.md §5.3).
+// workers skip kube-proxy); with Gateway API, Cilium's Gateway
+// API support and its Envoy DaemonSet.
 func ciliumDefaults(c *Context) Values {
 	v := Values{
 		"k8sServiceHost":       c.ID.APIServerServiceHost(),
@@ -299,14 +299,14 @@ func ciliumDefaults(c *Context) Values {
 }
 
 // corednsDefaults: the cluster DNS Service on the 10th address of the
-// service CIDR (docs/spec.md §5.3); the input was validated, so the CIDR parses.
+// service CIDR; the input was validated, so the CIDR parses.
 func corednsDefaults(c *Context) Values {
 	ip, _ := input.TenthAddress(c.Input.ServiceCIDR)
 	return Values{"service": Values{"clusterIP": ip}}
 }
 
 // certManagerDefaults: CRDs come from the cert-manager-crds release; with
-// Gateway API the controller's Gateway API support (docs/spec.md §5.3).
+// Gateway API the controller's Gateway API support.
 func certManagerDefaults(c *Context) Values {
 	v := Values{"crds": Values{"enabled": false}}
 	if c.Spec.Addons.GatewayAPI.Enabled {
@@ -323,7 +323,7 @@ func certManagerDefaults(c *Context) Values {
 // role; Proxied: a NodePort Service on 30000/30001, which the management
 // cluster's Service N-ingress-nginx targets; LoadBalancer: the chart's own
 // Service type; without cert-manager, the admission webhook certificates are
-// not requested from cert-manager (docs/spec.md §5.3).
+// not requested from cert-manager.
 func ingressNginxDefaults(c *Context) Values {
 	ctrl := Values{
 		"kind":         "DaemonSet",
@@ -421,8 +421,7 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// Node ports of the tenant ingress-nginx controller when Proxied (docs/spec.md
-// §5.3).
+// Node ports of the tenant ingress-nginx controller when Proxied.
 const (
 	ProxyHTTPNodePort  = 30000
 	ProxyHTTPSNodePort = 30001

@@ -19,7 +19,7 @@ type Values = map[string]any
 
 // DecodeOverride decodes a valuesOverride into a Values tree. A nil or JSON
 // null override is an empty tree. It returns a *field.Error at path when the
-// override is not a JSON object (the XRD declares type: object; docs/spec.md §6
+// override is not a JSON object (the XRD declares type: object; docs/validation.md
 // re-checks it because render and old objects skip admission).
 func DecodeOverride(raw *apiextensionsv1.JSON, path *field.Path) (Values, error) {
 	if raw == nil || len(bytes.TrimSpace(raw.Raw)) == 0 || string(bytes.TrimSpace(raw.Raw)) == "null" {
@@ -39,7 +39,7 @@ func DecodeOverride(raw *apiextensionsv1.JSON, path *field.Path) (Values, error)
 }
 
 // DeepMerge returns a new tree: base with override merged over it, key by
-// key (docs/spec.md §5.3: the user wins). Nested objects are merged recursively;
+// key (docs/architecture.md: the user wins). Nested objects are merged recursively;
 // every other value, lists included, is replaced by the override's. A null
 // in the override deletes the key, as it does in Helm. Neither input is
 // modified, and the result shares no map or slice with them.
@@ -89,7 +89,7 @@ func deepCopyValue(v any) any {
 	}
 }
 
-// Wrap nests values under key (a Wrapped chart layout, docs/spec.md §5.3); an empty
+// Wrap nests values under key (a Wrapped chart layout); an empty
 // key returns values unchanged.
 func Wrap(key string, values Values) Values {
 	if key == "" {
@@ -141,8 +141,8 @@ func Truthy(v any) bool {
 }
 
 // MarshalValues encodes a values tree as JSON with sorted keys
-// (encoding/json's bytes, function.JSON), so the same input always gives the same bytes
-// (docs/spec.md §5). It returns the encoding error.
+// (encoding/json's bytes, function.JSON), so the same input always gives the
+// same bytes. It returns the encoding error.
 func MarshalValues(v Values) (*apiextensionsv1.JSON, error) {
 	raw, err := function.JSON(v)
 	if err != nil {

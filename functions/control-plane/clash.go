@@ -14,7 +14,7 @@ import (
 )
 
 // Required-resources keys of the objects of the other API that name the
-// same cluster N in NS (docs/spec.md, amendment 20): a claim's composed
+// same cluster N in NS: a claim's composed
 // names, OIDC audience and kubeconfig Secret are those of a TenantCluster
 // of the same name and namespace, so only one of them may compose.
 const (

@@ -16,7 +16,7 @@ const AnnotationManagedBy = "cluster.x-k8s.io/managed-by"
 
 // buildCluster returns the Cluster API Cluster N (CAPI v1beta2): pod and
 // service CIDRs from the input, controlPlaneRef to the KamajiControlPlane N
-// and infrastructureRef to the KubevirtCluster N (docs/spec.md §5.1).
+// and infrastructureRef to the KubevirtCluster N.
 func buildCluster(id function.Identity, in *cpinput.ControlPlaneInput) *clusterv1.Cluster {
 	return &clusterv1.Cluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster"},
@@ -46,8 +46,8 @@ func buildCluster(id function.Identity, in *cpinput.ControlPlaneInput) *clusterv
 
 // buildKubevirtCluster returns the KubevirtCluster N (CAPI provider KubeVirt
 // v1alpha1), annotated cluster.x-k8s.io/managed-by: kamaji because the
-// control-plane endpoint is Kamaji's, not a KubeVirt load balancer
-// (docs/spec.md §5.1). It carries no spec: the provider's Go type has non-pointer,
+// control-plane endpoint is Kamaji's, not a KubeVirt load balancer. It carries
+// no spec: the provider's Go type has non-pointer,
 // non-omitempty structs (controlPlaneEndpoint, sshKeys,
 // controlPlaneServiceTemplate) whose zero values, applied with forced
 // ownership, would fight Kamaji, which writes the endpoint.

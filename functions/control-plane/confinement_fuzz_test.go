@@ -11,7 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// FuzzTenantConfinement (issue 14): whatever the claim's namespace, name,
+// FuzzTenantConfinement: whatever the claim's namespace, name,
 // spec and the Namespace's tenant-host annotation, every composed
 // namespaced object lands in NS, the one cluster-scoped object (the
 // DataStore) is named "<NS>.<N>" — so it names one tenant only — and the

@@ -18,10 +18,10 @@ import (
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 )
 
-// EtcdClientPort is the etcd client port the DataStore dials (docs/spec.md §5.1).
+// EtcdClientPort is the etcd client port the DataStore dials.
 const EtcdClientPort = 2379
 
-// Etcd settings of docs/spec.md §5.1.
+// Settings of every etcd tenantkube composes.
 const (
 	etcdAutoCompactionMode      = "periodic"
 	etcdAutoCompactionRetention = "5m"
@@ -84,7 +84,7 @@ func quotaBackendBytes(storage resource.Quantity) int64 {
 }
 
 // buildEtcdCluster returns the dedicated EtcdCluster N-etcd
-// (etcd.aenix.io/v1alpha1) per docs/spec.md §5.1: replicas and volume size from the
+// (etcd.aenix.io/v1alpha1) per docs/architecture.md: replicas and volume size from the
 // input (storage class defaulting to spec.storageClass), quota-backend-bytes
 // 95% of the volume, periodic auto-compaction every 5m, snapshot-count
 // 10000, TLS for peers and clients from the cert-manager Secrets.
@@ -162,8 +162,7 @@ func DataStoreSchema(id function.Identity) string {
 
 // buildDataStore returns the Kamaji DataStore (kamaji.clastix.io/v1alpha1,
 // cluster-scoped) of the dedicated etcd: driver etcd, the client Service on
-// port 2379, TLS with the client CA and the client certificate Secrets in NS
-// (docs/spec.md §5.1).
+// port 2379, TLS with the client CA and the client certificate Secrets in NS.
 func buildDataStore(id function.Identity) *kamajiv1alpha1.DataStore {
 	return buildDataStoreOf(clusterEtcdSite(id), DataStoreName(id), id.Labels(function.LabelNamespace, id.Namespace))
 }

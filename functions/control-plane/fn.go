@@ -92,7 +92,7 @@ func hostSettings(in *cpinput.ControlPlaneInput) function.HostSettings {
 	return function.HostSettings{BaseDomain: in.BaseDomain, AllowedSuffixes: in.AllowedHostSuffixes, TenantHostSuffixes: in.AllowedTenantHostSuffixes}
 }
 
-// checkUpgrade enforces the upgrade rule of docs/spec.md §3 against the observed
+// checkUpgrade enforces the upgrade rule (docs/tenant-guide.md, Versions) against the observed
 // control plane: spec.version may not go below the minor last asked for
 // (kubeadm cannot downgrade) nor more than one minor above the minor running
 // (or last asked for, before the control plane reports a version). It

@@ -24,7 +24,7 @@ func FuzzRunFunction(f *testing.F) {
 		{`{"namespace":"other","host":"Bad_Host","nodeGroups":{"md0":{"minReplicas":"x"}}}`, `{"podCIDR":"nope","cpuAllocationRatio":0}`, `{"status":{"ready":"yes"}}`},
 		{`{"controlPlane":{"replicas":1e12,"konnectivity":{"server":{"resources":{"memory":"1e400"}}}}}`, ``, `{"spec":{"version":7}}`},
 		{`[1,2]`, `"str"`, `null`},
-		// issue 19: the API server's extras and spec.oidc.
+		// The API server's extras and spec.oidc.
 		{`{"controlPlane":{"apiServer":{"extraArgs":["--v=2","--etcd-prefix=/x","--v=3"],"extraVolumes":[{"name":"v","secret":{"secretName":"s"}},{"name":"w"}],"extraVolumeMounts":[{"name":"x","mountPath":"/etc"}]}}}`, ``, ``},
 		{`{"oidc":{"mode":"System","users":[{"email":"a@b.c","role":"admin"},{"email":"a@b.c","role":"root"}]}}`, `{"oidc":{"issuerURL":"https://id.example.com"}}`, ``},
 		{`{"oidc":{"mode":"CustomConfig","customConfig":{"config":"apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {url: 'https://x', audiences: [a]}\n  claimMappings: {username: {expression: 'claims.sub +'}}\n"}}}`, ``, ``},

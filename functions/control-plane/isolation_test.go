@@ -24,13 +24,12 @@ func trickyNames() (namespaces, clusters []string) {
 	return namespaces, clusters
 }
 
-// TestNamesOutsideTheNamespaceAreInjective (issue 14, finding 2 and 3):
-// for every pair of tricky (NS, N), the cluster-scoped DataStore name, the
+// TestNamesOutsideTheNamespaceAreInjective: for every pair of tricky (NS, N), the cluster-scoped DataStore name, the
 // CSI controller's ClusterRoleBinding name (workers function) and the
 // default host on the shared ingress are valid and belong to that pair
-// alone. Before the fix ("NS-N", "N.<baseDomain>") (prod, team-a) and
-// (prod-team, a) shared the DataStore prod-team-a, and every namespace's
-// "demo" the host demo.<baseDomain>.
+// alone. Joined by "-" ("NS-N", "N.<baseDomain>"), (prod, team-a) and
+// (prod-team, a) would share the DataStore prod-team-a, and every
+// namespace's "demo" the host demo.<baseDomain>.
 func TestNamesOutsideTheNamespaceAreInjective(t *testing.T) {
 	namespaces, clusters := trickyNames()
 	dataStores, hosts, bindings := map[string]function.Identity{}, map[string]function.Identity{}, map[string]function.Identity{}

@@ -14,15 +14,15 @@ import (
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
 
-// KonnectivityPort is the konnectivity server's port (docs/spec.md §5.1).
+// KonnectivityPort is the konnectivity server's port.
 const KonnectivityPort = 8132
 
 // AnnotationSSLPassthrough makes the management ingress-nginx pass TLS
-// through to the tenant API server (docs/spec.md §5.1).
+// through to the tenant API server.
 const AnnotationSSLPassthrough = "nginx.ingress.kubernetes.io/ssl-passthrough"
 
 // LabelClusterRole marks the KamajiControlPlane as the cluster's control
-// plane (docs/spec.md §5.1).
+// plane.
 const LabelClusterRole = "cluster.x-k8s.io/role"
 
 // controlPlaneSizing is the resolved container resources of the four
@@ -32,7 +32,7 @@ type controlPlaneSizing struct {
 }
 
 // resolveSizing resolves each component's preset, overridden key by key by
-// its explicit resources, into container resources (docs/spec.md §4). It returns a
+// its explicit resources, into container resources. It returns a
 // *field.Error naming the component's field for an unknown preset (listing
 // the allowed names) or a malformed quantity.
 func resolveSizing(cp tkv1alpha1.ControlPlane, cpuAllocationRatio int64) (controlPlaneSizing, error) {
@@ -81,9 +81,9 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 }
 
 // buildKamajiControlPlane returns the KamajiControlPlane N
-// (controlplane.cluster.x-k8s.io/v1alpha2) per docs/spec.md §5.1: replicas, the
-// patch version of §3, component resources of §4, konnectivity on port 8132
-// with the version override of §3, kubelet cgroupfs systemd with
+// (controlplane.cluster.x-k8s.io/v1alpha2) per docs/architecture.md:
+// replicas, the patch version and component resources (docs/tenant-guide.md),
+// konnectivity on port 8132 with the version override, kubelet cgroupfs systemd with
 // InternalIP then ExternalIP, a ClusterIP Service exposed by an SSL
 // passthrough Ingress on <host>:443 of the management ingress class, and the
 // DataStore dataStoreName; the API server's extra flags, volumes and mounts

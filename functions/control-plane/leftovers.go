@@ -7,7 +7,7 @@ import (
 )
 
 // composeEtcdLeftovers adds to p what the dedicated etcd leaves in NS when
-// it goes, so that it is deleted with the cluster (docs/spec.md §7): the PKI
+// it goes, so that it is deleted with the cluster: the PKI
 // Secrets cert-manager wrote (cert-manager keeps a Certificate's Secret)
 // and the members' PersistentVolumeClaims (a StatefulSet keeps its claims).
 // With usages, each PKI Secret present gets a Usage keeping it until the

@@ -65,7 +65,7 @@ func OIDCAudience(id function.Identity) string {
 	return id.Namespace + "." + id.Name
 }
 
-// planAuthentication resolves spec.oidc (docs/spec.md Amendments, 19). It
+// planAuthentication resolves spec.oidc (docs/architecture.md, OIDC). It
 // returns a *field.Error naming spec.oidc.mode when mode System finds no
 // platform issuer, and one naming spec.oidc.customConfig.config when the
 // inline configuration is not a valid AuthenticationConfiguration.

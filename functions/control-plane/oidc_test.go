@@ -349,7 +349,7 @@ func TestAPIServerComponent(t *testing.T) {
 		want   want
 	}{
 		"Defaults": {
-			reason: "No extras: resources only and no deployment, as before issue 19.",
+			reason: "No extras: resources only and no deployment.",
 			args:   args{spec: tkv1alpha1.APIServer{}},
 			want:   want{component: &kamajiv1alpha2.ControlPlaneComponent{Resources: &res}},
 		},

@@ -9,7 +9,7 @@ import (
 	certmanagerv1 "github.com/tenantkube/tenantkube/internal/upstream/certmanager/v1"
 )
 
-// etcdPKI is the cert-manager PKI of a dedicated etcd (docs/spec.md §5.1): a
+// etcdPKI is the cert-manager PKI of a dedicated etcd: a
 // self-signed Issuer; a peer CA and a client CA Certificate, each backing a
 // CA Issuer; the server and client Certificates signed by the client CA and
 // the peer Certificate signed by the peer CA. Each object is keyed by its

@@ -58,7 +58,7 @@ var (
 // input in, the tenant's host policy and the observed state r reads:
 // Cluster, KubevirtCluster, KamajiControlPlane, and either a dedicated etcd
 // (EtcdCluster, cert-manager PKI, DataStore) or a reference to the shared
-// DataStore named in the input (docs/spec.md §5.1); the XR's status, the
+// DataStore named in the input; the XR's status, the
 // ControlPlaneReady condition, the kubeconfig Secret as connection details
 // once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
 // field.ErrorList, and a claim and a TenantCluster naming the same cluster
@@ -77,8 +77,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	errs = appendError(errs, err)
 	host, err := clusterHost(t.ID, spec, hosts)
 	errs = appendError(errs, err)
-	// A namespaced XR composes nothing cluster-scoped (docs/spec.md,
-	// amendment 20): unless the input names a shared DataStore, it uses its
+	// A namespaced XR composes nothing cluster-scoped: unless the input names a shared DataStore, it uses its
 	// tenant's, which it requires and waits for. It has no connection
 	// details: status.kubeconfigSecret names the Secret in NS.
 	tenantDS := t.Namespaced && in.DataStoreName == ""
@@ -144,7 +143,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	}
 	if !external && usages {
 		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
-		// its PKI must outlive the control plane (docs/spec.md §7).
+		// its PKI must outlive the control plane.
 		p.Add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
 			function.ObjectRef{APIVersion: etcdv1alpha1.GroupVersion.String(), Kind: etcdv1alpha1.EtcdClusterKind, Name: namesOfEtcd(t.ID).Cluster},
 			t.ID.KamajiControlPlaneRef(),
@@ -152,7 +151,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	}
 	if usages {
 		// Node groups go before the control plane, while it can still drain
-		// their nodes (docs/spec.md §7); CAPI bounds each drain.
+		// their nodes; CAPI bounds each drain.
 		kcp := t.ID.KamajiControlPlaneRef()
 		for _, g := range sortedKeys(spec.NodeGroups) {
 			if waiting {
@@ -277,8 +276,8 @@ func observeControlPlane(r *function.Request) observedControlPlane {
 // dataStoreAccount is the KamajiControlPlane's dataStoreSchema and
 // dataStoreUsername: DataStoreSchema for a new control plane, whatever the
 // observed one holds otherwise. Kamaji keeps a control plane's data under
-// them and they are immutable, so a control plane created before they were
-// set keeps Kamaji's default (README, Known limits).
+// them and they are immutable, so a control plane observed without them keeps
+// Kamaji's default (docs/architecture.md, Names).
 func dataStoreAccount(id function.Identity, observed observedControlPlane) (schema, username string) {
 	if observed.Exists {
 		return observed.Schema, observed.Username

@@ -23,8 +23,8 @@ import (
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
 
-// Values below come from docs/spec.md (§3 version table, §4 presets, §5.1
-// objects), the seed chart's defaults and arithmetic by hand, not from the
+// Values below come from docs/tenant-guide.md (version table, presets),
+// docs/architecture.md (composed objects), the seed chart's defaults and arithmetic by hand, not from the
 // code under test.
 
 // tenantHost is the tenant host of tenant-demo under the default base
@@ -76,7 +76,7 @@ func composedNames(p *function.Plan) []string {
 // quantities compare by their serialized form: what the API server gets.
 var quantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.String() == b.String() })
 
-// resources are a component's container resources per docs/spec.md §4 at
+// resources are a component's container resources per the presets of docs/tenant-guide.md at
 // the default CPU allocation ratio 10: limits cpu and memory, requests cpu
 // / 10 and memory; ephemeral-storage 2Gi, requested 2Gi / 40 = 53687091.2
 // bytes, rounded down.
@@ -154,7 +154,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 			want:   &seedDefaults,
 		},
 		"V133ThreeReplicasLargeAPIServer": {
-			reason: "Issue 2's acceptance line: v1.33 deploys v1.33.8 without a konnectivity override; s1.large is 4 CPU with 2 GiB each.",
+			reason: "v1.33 deploys v1.33.8 without a konnectivity override; s1.large is 4 CPU with 2 GiB each.",
 			args:   args{call: fntest.Call{Spec: `{version: v1.33, controlPlane: {replicas: 3, apiServer: {resourcesPreset: s1.large}}}`}},
 			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) {
 				k.Spec.Version, k.Spec.Replicas = "v1.33.8", ptr.To[int32](3)
@@ -164,7 +164,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 			}),
 		},
 		"ExplicitResourcesOverridePerKey": {
-			reason: "resources.cpu and resources.memory replace the preset's key by key (§4): c1.medium's 2 CPU stay beside 3Gi; 1500m requests 150m.",
+			reason: "resources.cpu and resources.memory replace the preset's key by key: c1.medium's 2 CPU stay beside 3Gi; 1500m requests 150m.",
 			args: args{call: fntest.Call{Spec: `{controlPlane: {scheduler: {resourcesPreset: c1.medium, resources: {memory: 3Gi}},
 				controllerManager: {resources: {cpu: 1500m, memory: 1Gi}}}}`}},
 			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) {
@@ -217,7 +217,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 	}
 }
 
-// TestPlanVersionTable pins each row of docs/spec.md §3 through plan.
+// TestPlanVersionTable pins each row of the version table of docs/tenant-guide.md through plan.
 func TestPlanVersionTable(t *testing.T) {
 	type want struct{ patch, konnectivity string }
 	cases := map[string]struct {
@@ -341,8 +341,8 @@ func TestPlanDedicatedEtcd(t *testing.T) {
 	}
 }
 
-// TestPlanComposedResources: which objects a control plane is made of
-// (docs/spec.md §5.1, §7), in the order plan adds them.
+// TestPlanComposedResources: which objects a control plane is made of, in the
+// order plan adds them.
 func TestPlanComposedResources(t *testing.T) {
 	pki := []string{"etcd-ca-issuer", "etcd-peer-ca-issuer", "etcd-selfsigned-issuer",
 		"etcd-ca", "etcd-client-cert", "etcd-peer-ca", "etcd-peer-cert", "etcd-server-cert"}
@@ -521,13 +521,13 @@ func TestPlanErrors(t *testing.T) {
 		want   field.ErrorList
 	}{
 		"UnknownVersion": {
-			reason: "v1.29 is not in the version table (§3).",
+			reason: "v1.29 is not in the version table.",
 			args:   fntest.Call{Spec: `{version: v1.29}`},
 			want: field.ErrorList{field.NotSupported(field.NewPath("spec", "version"), "v1.29",
 				[]string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31", "v1.30"})},
 		},
 		"SkippedMinor": {
-			reason: "A control plane running v1.33.8 may go to v1.33 or v1.34, not v1.35 (kubeadm's rule, §3).",
+			reason: "A control plane running v1.33.8 may go to v1.33 or v1.34, not v1.35 (kubeadm's rule).",
 			args: fntest.Call{Spec: `{version: v1.35}`, Observed: map[string]string{
 				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.33.8}, status: {version: v1.33.8}}`}},
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "version"), "v1.35",
@@ -560,7 +560,7 @@ func TestPlanErrors(t *testing.T) {
 }
 
 // TestPlanReadiness: each composed resource's readiness comes from its
-// observed status (docs/spec.md §7): Cluster Available, KamajiControlPlane
+// observed status: Cluster Available, KamajiControlPlane
 // and KubevirtCluster and DataStore status.ready, EtcdCluster, the PKI and
 // the Usages Ready.
 func TestPlanReadiness(t *testing.T) {
@@ -621,7 +621,7 @@ func TestPlanReadiness(t *testing.T) {
 	}
 }
 
-// TestPlanNamespaced (issue 20): a namespaced XR (TenantCluster) composes
+// TestPlanNamespaced: a namespaced XR (TenantCluster) composes
 // nothing cluster-scoped and has no connection details. Without a shared
 // DataStore in the input it requires its tenant's DataStore
 // tenantkube.tenant.<NS>; until that exists it composes no control plane

@@ -101,7 +101,7 @@ func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.C
 }
 
 // planTenant computes what the Tenant ns (its name is the namespace)
-// composes (docs/spec.md, amendment 20): the namespace's etcd
+// composes: the namespace's etcd
 // (EtcdCluster and cert-manager PKI, the claim path's builders keyed by
 // tenantEtcdBase) and the DataStore tenantkube.tenant.<ns>; for each
 // TenantCluster N served (tenantClusters: its KamajiControlPlane uses

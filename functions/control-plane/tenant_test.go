@@ -83,8 +83,8 @@ func controlPlane(ns, n, ds string) string {
 // tenantDS is the DataStore of the Tenant tenant-demo.
 const tenantDS = "tenantkube.tenant.tenant-demo"
 
-// TestTenantEtcdBaseIsInjective pins the naming rule of docs/spec.md
-// amendment 20: no name a cluster derives in NS (N, or N-<suffix> with N
+// TestTenantEtcdBaseIsInjective pins the naming rule of
+// docs/architecture.md (Names): no name a cluster derives in NS (N, or N-<suffix> with N
 // at most 32 characters) equals the tenant etcd's base or a name derived
 // from it, because the base starts with more than 32 characters without
 // '-'. The etcd-operator names the StatefulSet after the EtcdCluster: a

@@ -11,8 +11,8 @@ import (
 // Deployment is N-cluster-autoscaler.
 const autoscalerComponent = "cluster-autoscaler"
 
-// buildClusterAutoscaler returns cluster-autoscaler for the tenant cluster
-// (docs/spec.md §5.2): Cluster API provider, auto-discovering N's node groups in NS
+// buildClusterAutoscaler returns cluster-autoscaler for the tenant cluster:
+// Cluster API provider, auto-discovering N's node groups in NS
 // through its in-cluster ServiceAccount (authoritative cloud config, so
 // --kubeconfig is only the tenant cluster), min size enforced, DaemonSet and
 // mirror pods ignored, scale-down after 30s unneeded, a 25s scan, and

@@ -10,7 +10,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Bootstrap constants (docs/spec.md §5.2).
+// Bootstrap constants.
 const (
 	// persistentDevice is the VM's second disk (disk-kubelet, PCI 08:00.0).
 	persistentDevice = "/dev/vdb"
@@ -31,7 +31,7 @@ const (
 var persistentDirs = []string{"/var/lib/kubelet", "/var/lib/containerd"}
 
 // buildKubeadmConfigTemplate returns the KubeadmConfigTemplate N-G of a
-// node group (CAPI v1beta2, docs/spec.md §5.2): a join through a bootstrap token to
+// node group (CAPI v1beta2): a join through a bootstrap token to
 // N.NS.svc:6443 with the group's kubelet flags, the conntrack preflight
 // check ignored, init skipping addon/kube-proxy (Cilium replaces it), the
 // persistent disk formatted once and bind-mounted over /var/lib/kubelet and

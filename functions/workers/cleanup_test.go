@@ -14,7 +14,7 @@ import (
 
 // The DataVolumes of the KubeVirt CSI driver and the Services of the
 // KubeVirt cloud controller, labelled with the cluster, are composed so that
-// Crossplane deletes them with the cluster (docs/spec.md §7); the kinds come from
+// Crossplane deletes them with the cluster; the kinds come from
 // the input, DataVolume and Service by default.
 func TestTenantCreatedObjectsAreComposedForCleanup(t *testing.T) {
 	labelled := func(apiVersion, kind, name string) *structpb.Struct {

@@ -87,8 +87,8 @@ func buildCloudConfig(id function.Identity, mode v1alpha1.LoadBalancerMode) (*co
 	}, nil
 }
 
-// buildCloudControllerManager returns the KubeVirt cloud controller manager
-// (docs/spec.md §5.2): cloud provider kubevirt for cluster N, reading the tenant
+// buildCloudControllerManager returns the KubeVirt cloud controller manager:
+// cloud provider kubevirt for cluster N, reading the tenant
 // kubeconfig and the cloud-config ConfigMap; its permissions in NS (the
 // LoadBalancer Services and, in Selectorless mode through its EndpointSlice
 // controller, their EndpointSlices, reading the VMs) are the ClusterRole

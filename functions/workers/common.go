@@ -8,7 +8,7 @@ import (
 )
 
 // Labels and annotations of the workers function (CAPI v1beta2, Cluster API
-// provider of cluster-autoscaler, docs/spec.md §5.2).
+// provider of cluster-autoscaler).
 const (
 	// labelNodeGroup marks every per-node-group object with G.
 	labelNodeGroup = "tenantkube.io/node-group"

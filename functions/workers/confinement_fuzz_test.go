@@ -12,7 +12,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
-// FuzzTenantConfinement (issue 14): whatever the claim's namespace, name
+// FuzzTenantConfinement: whatever the claim's namespace, name
 // and spec, every composed object lands in NS but the CSI controller's
 // ClusterRoleBinding, named tenantkube:kcsi-controller:<NS>.<N>; every
 // RoleBinding grants one of the controllers' ClusterRoles, and the

@@ -13,7 +13,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Once-per-cluster controllers share these (docs/spec.md §5.2).
+// Once-per-cluster controllers share these.
 const (
 	// kubeconfigMountPath is where the tenant kubeconfig Secret
 	// (N-admin-kubeconfig) is mounted in each controller.

@@ -20,7 +20,7 @@ const (
 )
 
 // buildCSIController returns the KubeVirt CSI driver's controller for the
-// tenant cluster (docs/spec.md §5.2): the driver in controller mode, creating
+// tenant cluster: the driver in controller mode, creating
 // DataVolumes and VolumeSnapshots in NS labelled with the cluster (labels
 // tenantkube.io/cluster and cluster.x-k8s.io/cluster-name, the seed
 // chart's) and hot-plugging them into the tenant's VMs through its

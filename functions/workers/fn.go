@@ -22,8 +22,8 @@ type Function struct {
 	log function.Logger
 }
 
-// RunFunction composes the worker node groups of a tenant cluster
-// (docs/spec.md §5.2): it reads the input and the XR, plans, and writes the
+// RunFunction composes the worker node groups of a tenant cluster: it reads the
+// input and the XR, plans, and writes the
 // plan. Bad input gives a Fatal result naming every bad field, and
 // WorkersReady=False.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {

@@ -86,7 +86,8 @@ func annotations(t *testing.T, obj map[string]any) map[string]any {
 	return a
 }
 
-// Issue 3 acceptance: md0 {instanceType: u1.large}.
+// TestAcceptanceU1Large: md0 {instanceType: u1.large} gets the reservations,
+// capacity annotations and VM the seed's formula gives for 2 CPUs and 8Gi.
 func TestAcceptanceU1Large(t *testing.T) {
 	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t)))
 	mustNoFatal(t, rsp)
@@ -128,7 +129,8 @@ func TestAcceptanceU1Large(t *testing.T) {
 	}
 }
 
-// Issue 3 acceptance: resources {cpu: 4, memory: 16Gi}.
+// TestAcceptanceExplicitResources: resources {cpu: 4, memory: 16Gi} size
+// the VM without an instance type.
 func TestAcceptanceExplicitResources(t *testing.T) {
 	rsp := run(t, newRequest(t, `nodeGroups: {md0: {resources: {cpu: 4, memory: 16Gi}}}`, withMachineSets(t)))
 	mustNoFatal(t, rsp)
@@ -153,7 +155,7 @@ func TestAcceptanceExplicitResources(t *testing.T) {
 	}
 }
 
-// Issue 3 acceptance: each bad input fails naming the node group and field.
+// TestAcceptanceFatal: each bad input fails naming the node group and field.
 func TestAcceptanceFatal(t *testing.T) {
 	cases := map[string]struct {
 		spec string
@@ -189,7 +191,8 @@ func TestAcceptanceFatal(t *testing.T) {
 	}
 }
 
-// Issue 3 acceptance: the scale-from-zero GPU group.
+// TestAcceptanceScaleFromZero: a GPU group at minReplicas 0 carries the
+// capacity annotations cluster-autoscaler scales it up from.
 func TestAcceptanceScaleFromZero(t *testing.T) {
 	rsp := run(t, newRequest(t, `nodeGroups: {gpu: {minReplicas: 0, instanceType: gn1.xlarge, roles: [ingress-nginx], gpus: [{name: nvidia.com/AD102GL_L40S}]}}`,
 		withInstancetypes(t, "gn1.xlarge"), withMachineSets(t)))
@@ -218,7 +221,8 @@ func TestAcceptanceScaleFromZero(t *testing.T) {
 	}
 }
 
-// Issue 3 acceptance: min/max changes touch only the MachineDeployment.
+// TestMinMaxChangeKeepsTemplate: min/max changes touch only the
+// MachineDeployment.
 func TestMinMaxChangeKeepsTemplate(t *testing.T) {
 	a := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 0, maxReplicas: 10}}`, withInstancetypes(t, "u1.large"), withMachineSets(t)))
 	b := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 2, maxReplicas: 5}}`, withInstancetypes(t, "u1.large"), withMachineSets(t)))
@@ -238,7 +242,7 @@ func TestMinMaxChangeKeepsTemplate(t *testing.T) {
 	mdA, mdB := desired(t, a, machineDeploymentResourceName("md0")), desired(t, b, machineDeploymentResourceName("md0"))
 	for _, m := range []map[string]any{mdA, mdB} {
 		delete(m["metadata"].(map[string]any), "annotations")
-		// docs/spec.md §5.2: maxSurge = maxReplicas follows max.
+		// docs/architecture.md: maxSurge = maxReplicas follows max.
 		delete(get(m, "spec", "rollout", "strategy", "rollingUpdate").(map[string]any), "maxSurge")
 		if _, ok := m["spec"].(map[string]any)["replicas"]; ok {
 			t.Error("spec.replicas written")
@@ -327,7 +331,8 @@ func TestOldTemplates(t *testing.T) {
 	})
 }
 
-// Issue 3 / issue 5: instance type not yet provided → observed state intact.
+// TestInstancetypePendingKeepsObserved: instance type not yet provided →
+// observed state intact.
 func TestInstancetypePendingKeepsObserved(t *testing.T) {
 	spec := `nodeGroups: {md0: {instanceType: u1.large}, md1: {resources: {cpu: 2, memory: 4Gi}}}`
 	full := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t)))

@@ -13,7 +13,7 @@ import (
 // FuzzRunFunction feeds arbitrary XR specs (YAML) with and without the
 // instance types answered: RunFunction must never panic or return an
 // error, and a response without a Fatal result must hold the MachineSets
-// requirement and no MachineDeployment with spec.replicas (issue 5 §6).
+// requirement and no MachineDeployment with spec.replicas.
 func FuzzRunFunction(f *testing.F) {
 	for _, seed := range []string{
 		``,

@@ -34,7 +34,7 @@ func withDesired(objs map[string]*structpb.Struct) fntest.RequestOption {
 
 // TestWaitForControlPlane: while a TenantCluster waits for its tenant's
 // DataStore (the control-plane step desired no KamajiControlPlane and none
-// is observed; docs/spec.md amendment 20), the workers step composes no
+// is observed; docs/architecture.md), the workers step composes no
 // node group and no controller, and keeps what it composed before.
 func TestWaitForControlPlane(t *testing.T) {
 	const spec = `{nodeGroups: {md0: {minReplicas: 1, maxReplicas: 3, resources: {cpu: "2", memory: 4Gi}}}}`

@@ -57,8 +57,8 @@ func TestCanonicalHashPinned(t *testing.T) {
 		g.InstanceType = ptr("gn1.xlarge")
 		g.GPUs = []v1alpha1.GPU{{Name: "nvidia.com/TU104GL_Tesla_T4"}, {Name: "nvidia.com/A<&>"}}
 	}))
-	// antiAffinity None is the template of before issue 19: its hashes
-	// have not changed since. Unset is Soft for a group not running yet.
+	// antiAffinity None is the template without placement: its hashes are
+	// pinned, since running groups keep it. Unset is Soft for a group not running yet.
 	kmt := func(p nodeGroupPlan, bootstrapHash string) any {
 		if p.Group.AntiAffinity == "" {
 			p.Group.AntiAffinity = v1alpha1.AntiAffinityNone
@@ -194,7 +194,7 @@ func TestTemplateHash(t *testing.T) {
 			want:   want{name: "demo-md0-8f8012", annotation: "0123456789abcdef"},
 		},
 		"RunningGroupKeepsItsTemplate": {
-			reason: "A group whose MachineDeployment runs the template without placement (before issue 19) keeps it: upgrading rolls nothing.",
+			reason: "A group whose MachineDeployment runs the template without placement keeps it: upgrading rolls nothing.",
 			args:   args{p: observing(md0, "demo-md0-67eabc"), bootstrapHash: "0123456789abcdef0123"},
 			want:   want{name: "demo-md0-67eabc", annotation: "0123456789abcdef"},
 		},

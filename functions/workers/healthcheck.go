@@ -14,8 +14,8 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// healthCheck is the effective health check of one node group
-// (docs/spec.md §5.2): spec.nodeHealthCheck with the group's overrides.
+// healthCheck is the effective health check of one node group:
+// spec.nodeHealthCheck with the group's overrides.
 type healthCheck struct {
 	// MaxUnhealthy is CAPI's unhealthyLessThanOrEqualTo: machines, or a
 	// percentage of the group's machines rounded down.
@@ -112,7 +112,7 @@ func warnNeverRemediated(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec)
 }
 
 // buildMachineHealthCheck returns the MachineHealthCheck N-G of a node group
-// (CAPI v1beta2, docs/spec.md §5.2): a machine without a node after the
+// (CAPI v1beta2): a machine without a node after the
 // startup timeout, or whose node is Ready=Unknown or Ready=False for the
 // group's timeouts, is unhealthy, and is remediated while at most
 // maxUnhealthy machines of the group are unhealthy.

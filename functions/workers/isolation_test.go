@@ -20,7 +20,7 @@ func workersRun(t *testing.T, spec, input string) (string, int) {
 	return strings.Join(fatals(rsp), "\n"), len(rsp.GetDesired().GetResources())
 }
 
-// TestImagesOnlyFromAllowedRegistries (issue 14, finding 1): the image a
+// TestImagesOnlyFromAllowedRegistries: the image a
 // tenant sets runs in the management cluster beside controller tokens; it
 // must come from a registry the platform allows, else a Fatal result names
 // the field and the value and nothing is composed.

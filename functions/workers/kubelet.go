@@ -11,8 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Bounds of the automatic kubelet reservations (the seed's formula, docs/spec.md
-// §5.2): 5% of the node's effective memory in MiB, clamped to [256, 1024]
+// Bounds of the automatic kubelet reservations (the seed's formula): 5% of the node's effective memory in MiB, clamped to [256, 1024]
 // MiB; 5% of its effective millicores, clamped to [50, 500] millicores.
 const (
 	// reservationPercent is the share of the node reserved, in percent.
@@ -27,7 +26,7 @@ const (
 	maxCPUReservationMilli = 500
 )
 
-// Sizing is the effective size of one node of a group (docs/spec.md §5.2): from
+// Sizing is the effective size of one node of a group: from
 // resources.memory/resources.cpu when set, otherwise from the instance
 // type's spec.memory.guest/spec.cpu.guest. A nil field is unknown.
 type Sizing struct {
@@ -43,7 +42,7 @@ type Sizing struct {
 
 // reservations are the kubelet reservations and eviction thresholds of a
 // node group, ready for kubelet flags, plus the allocatable capacity they
-// leave (docs/spec.md §5.2, the seed's "Capacity Annotation").
+// leave (docs/architecture.md, the seed's "Capacity Annotation").
 type reservations struct {
 	// SystemMemory and KubeMemory are the memory reservations as written in
 	// kubelet flags: the user's text, or whole MiB such as "409Mi".
@@ -63,8 +62,8 @@ type reservations struct {
 }
 
 // computeReservations checks a node group's kubelet settings against its
-// effective sizing and computes its reservations, by the seed's formula
-// (docs/spec.md §5.2). The rules that need no sizing (units, bounds, hard
+// effective sizing and computes its reservations, by the seed's formula. The
+// rules that need no sizing (units, bounds, hard
 // below soft) are Kubelet.Validate's, run first. base is the node group's
 // field path (spec.nodeGroups[G]). It returns the first violation as a
 // *field.Error naming the field and the value.
@@ -167,7 +166,7 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 }
 
 // KubeletExtraArgs returns the kubelet flags of a node group in the seed
-// chart's order (docs/spec.md §5.2), as name → value pairs.
+// chart's order, as name → value pairs.
 func (r reservations) KubeletExtraArgs() [][2]string {
 	return [][2]string{
 		{"system-reserved", "memory=" + r.SystemMemory + ",cpu=" + r.SystemCPU},

@@ -34,7 +34,7 @@ func TestComputeReservations(t *testing.T) {
 		s    Sizing
 		want want
 	}{
-		// Issue 3 acceptance: 8Gi − 2×409Mi − 7% of 8Gi = 6800.56Mi → 6800Mi; 2000m − 2×100m.
+		// u1.large, the seed's formula by hand: 8Gi − 2×409Mi − 7% of 8Gi = 6800.56Mi → 6800Mi; 2000m − 2×100m.
 		"u1.large": {s: sized("2", "8Gi"), want: want{"409Mi", "409Mi", "100m", "100m", "7%", "10%", "6800Mi", "1800m"}},
 		// 5% of 4096Mi = 204 → clamped up to 256; 5% of 1000m = 50.
 		"u1.medium clamps to the minimum": {s: sized("1", "4Gi"), want: want{"256Mi", "256Mi", "50m", "50m", "7%", "10%", "3297Mi", "900m"}},

@@ -15,7 +15,7 @@ import (
 
 // Bounds on a machine's deletion, so that deleting a node group (or the
 // whole cluster) cannot hang when the tenant API server is dead or the node
-// never joined (docs/spec.md §7): drain and volume detach give up after 5 minutes,
+// never joined: drain and volume detach give up after 5 minutes,
 // deleting the Node object after 1 minute.
 const (
 	nodeDrainTimeoutSeconds        = 300
@@ -24,7 +24,7 @@ const (
 )
 
 // buildMachineDeployment returns the MachineDeployment N-G of a node group
-// (CAPI v1beta2, docs/spec.md §5.2) referring to the bootstrap template N-G and the
+// (CAPI v1beta2) referring to the bootstrap template N-G and the
 // machine template machineTemplate. spec.replicas is never written
 // (cluster-autoscaler owns it); the autoscaler's min/max annotations bound
 // it, and spec.maxNodeProvisionTime is its max-node-provision-time for the

@@ -16,7 +16,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// VM constants (docs/spec.md §5.2).
+// VM constants.
 const (
 	// systemDiskName is the container-disk system volume (PCI 07:00.0).
 	systemDiskName = "system"
@@ -40,12 +40,12 @@ const (
 )
 
 // vmEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
-// the preset value of docs/spec.md §4; its request is a fortieth of it in whole
+// the preset value (docs/tenant-guide.md); its request is a fortieth of it in whole
 // bytes.
 var vmEphemeralStorage = function.PresetEphemeralStorage
 
 // buildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
-// node group (CAPI provider KubeVirt v1alpha1, docs/spec.md §5.2), named
+// node group (CAPI provider KubeVirt v1alpha1), named
 // N-G-<templateHash of its spec>, so any change of the VM gives a new name
 // and CAPI rolls the group. image is the container disk for the plan's
 // minor version; bootstrapHash is canonicalHash of the group's
@@ -54,8 +54,8 @@ var vmEphemeralStorage = function.PresetEphemeralStorage
 // not a whole number of cores or the spec does not hash.
 //
 // Placement (antiAffinity): unset is Soft, except for a group whose observed
-// MachineDeployment still refers to the template without placement (the one
-// tenantkube made before issue 19): that template stays, so upgrading
+// MachineDeployment still refers to the template without placement: that
+// template stays, so upgrading
 // tenantkube rolls no running group; the group takes the default placement
 // with its next template change.
 func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string) (*infrav1.KubevirtMachineTemplate, error) {

@@ -14,7 +14,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// TestMachineTemplateVMSettings holds the issue 19 VM settings of a node
+// TestMachineTemplateVMSettings holds the VM settings of a node
 // group to the KubeVirt fields the seed chart writes (Cozystack's
 // kubernetes chart, templates/cluster.yaml and its tests
 // serial_console_log_test.yaml, nodegroup_pod_cpu_*_test.yaml): each key
@@ -29,7 +29,7 @@ func TestMachineTemplateVMSettings(t *testing.T) {
 			}
 		})
 	}
-	// The ephemeral-storage pair every VM has (docs/spec.md §4: 2Gi and
+	// The ephemeral-storage pair every VM has (the presets of docs/tenant-guide.md: 2Gi and
 	// 2Gi/40 in whole bytes).
 	eph, ephReq := resource.MustParse("2Gi"), resource.MustParse("53687091")
 	type args struct {
@@ -155,7 +155,7 @@ func TestMachineTemplatePlacement(t *testing.T) {
 			}}, labels: groupLabels},
 		},
 		"None": {
-			reason: "None: no affinity and only the role labels, the template of before issue 19.",
+			reason: "None: no affinity and only the role labels, the template without placement.",
 			args:   args{a: v1alpha1.AntiAffinityNone},
 			want:   want{labels: map[string]string{"node-role.kubernetes.io/ingress-nginx": ""}},
 		},

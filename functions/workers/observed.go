@@ -72,8 +72,8 @@ func observedControlPlaneVersion(r *function.Request) (string, bool) {
 	return r.ObservedString(firstName, "status", "version"), true
 }
 
-// workerVersion is the patch version G's machines run (issue 5: the
-// control plane is upgraded first). A new group, or one already at target,
+// workerVersion is the patch version G's machines run (the control plane
+// is upgraded first). A new group, or one already at target,
 // gets target; a group observed at another version moves to target only
 // once the observed control plane reports target, and otherwise stays at its
 // observed version.
@@ -164,7 +164,7 @@ func keepObservedGroup(p *function.Plan, r *function.Request, g string, template
 	for _, name := range append([]string{bootstrapResourceName(g), healthCheckResourceName(g)}, templates...) {
 		keep(function.Kept{Name: name})
 	}
-	// cluster-autoscaler owns the replicas (docs/spec.md §5.2): never write them.
+	// cluster-autoscaler owns the replicas: never write them.
 	keep(function.Kept{Name: machineDeploymentResourceName(g), Omit: []string{"spec.replicas"}})
 	return kept
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// plan computes the worker node groups of tenant t (docs/spec.md §5.2)
+// plan computes the worker node groups of tenant t
 // from the input and the observed state r reads: per node group its
 // bootstrap and machine templates, MachineDeployment and health check;
 // the once-per-cluster controllers; status.nodeGroups, status.nodes and
@@ -69,7 +69,7 @@ func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Reques
 
 // waitForControlPlane makes p compose nothing new while a namespaced
 // cluster waits for its tenant's DataStore (no KamajiControlPlane desired
-// nor observed; docs/spec.md, amendment 20): no node group, no
+// nor observed; docs/architecture.md): no node group, no
 // controller; what was composed is kept unchanged, a MachineDeployment
 // without spec.replicas (cluster-autoscaler's).
 func waitForControlPlane(p *function.Plan, r *function.Request) {
@@ -236,8 +236,7 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 // CSI controller, each with ServiceAccount and RoleBinding (of its
 // ClusterRole in deploy/crossplane-rbac.yaml); the CSI controller also with
 // its ClusterRoleBinding (PersistentVolumes, read only) when clusterScoped
-// (a namespaced XR composes nothing cluster-scoped; docs/spec.md,
-// amendment 20). wait is the wait-for-kubeconfig image
+// (a namespaced XR composes nothing cluster-scoped). wait is the wait-for-kubeconfig image
 // (waitForKubeconfigImage).
 func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait string, clusterScoped bool) error {
 	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)

@@ -39,8 +39,8 @@ func composed(t *testing.T, p *function.Plan, name string) function.Composed {
 }
 
 // TestPlanMachineDeployment checks the MachineDeployment a node group
-// gets: the autoscaler's bounds and the allocatable capacity (docs/spec.md
-// §5.2, the seed's formula worked by hand), its version and its machine
+// gets: the autoscaler's bounds and the allocatable capacity (the seed's
+// formula worked by hand), its version and its machine
 // template.
 func TestPlanMachineDeployment(t *testing.T) {
 	type want struct {
@@ -77,7 +77,7 @@ func TestPlanMachineDeployment(t *testing.T) {
 			},
 		},
 		"NoSize": {
-			reason: "instanceType \"\" and no resources: the size is unknown, so no capacity annotations (docs/spec.md §5.2).",
+			reason: "instanceType \"\" and no resources: the size is unknown, so no capacity annotations.",
 			spec:   `nodeGroups: {md0: {instanceType: ""}}`,
 			want: want{
 				Annotations: map[string]string{annotationAutoscalerMin: "0", annotationAutoscalerMax: "10", annotationMaxNodeProvisionTime: "30m"},
@@ -348,7 +348,7 @@ func TestComposeControllers(t *testing.T) {
 		want       map[string]fnv1.Ready
 	}{
 		"Namespaced": {
-			reason:     "A namespaced XR composes nothing cluster-scoped: no CSI ClusterRoleBinding (issue 20).",
+			reason:     "A namespaced XR composes nothing cluster-scoped: no CSI ClusterRoleBinding.",
 			namespaced: true,
 			want: map[string]fnv1.Ready{
 				"kccm-cloud-config":                 f,

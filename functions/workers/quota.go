@@ -16,7 +16,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Capacity pre-flight (issue 21, README "Capacity pre-flight"): the node
+// Capacity pre-flight (docs/tenant-guide.md, Capacity): the node
 // groups' VMs and disks at minReplicas and at maxReplicas against the
 // ResourceQuotas of NS.
 
@@ -108,7 +108,7 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 }
 
 // setPodCPUDemand replaces the derived CPU of d with a node group's
-// podCpuLimit and podCpuRequest (issue 19), as KubeVirt sizes the
+// podCpuLimit and podCpuRequest, as KubeVirt sizes the
 // virt-launcher pod with them: a limit is the limit and, without a request,
 // also the request (KubeVirt copies it); a request is the request.
 func setPodCPUDemand(d vmDemand, g v1alpha1.NodeGroup) {

@@ -101,7 +101,7 @@ func TestPerVMDemand(t *testing.T) {
 			}),
 		},
 		"PodCPULimit": {
-			reason: "Issue 19: podCpuLimit 6 on 4 cores is the limit, and KubeVirt copies it into the unset request (the chart's nodegroup_pod_cpu_limit test).",
+			reason: "podCpuLimit 6 on 4 cores is the limit, and KubeVirt copies it into the unset request (the chart's nodegroup_pod_cpu_limit test).",
 			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "6"},
 			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
 			ratio:  10,
@@ -111,7 +111,7 @@ func TestPerVMDemand(t *testing.T) {
 			}),
 		},
 		"PodCPUPair": {
-			reason: "Issue 19: podCpuLimit 6 and podCpuRequest 1500m replace 4 cores' 400m and 4.",
+			reason: "podCpuLimit 6 and podCpuRequest 1500m replace 4 cores' 400m and 4.",
 			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPULimit: "6", PodCPURequest: "1500m"},
 			sizing: Sizing{CPU: ptr(resource.MustParse("4")), Memory: ptr(resource.MustParse("1Gi")), Explicit: true},
 			ratio:  10,
@@ -121,7 +121,7 @@ func TestPerVMDemand(t *testing.T) {
 			}),
 		},
 		"PodCPURequestUnknownSize": {
-			reason: "Issue 19: podCpuRequest 500m on a VM without a known size (instanceType \"\") is its request; no limit is known.",
+			reason: "podCpuRequest 500m on a VM without a known size (instanceType \"\") is its request; no limit is known.",
 			group:  v1alpha1.NodeGroup{DiskSize: "10Gi", PodCPURequest: "500m"},
 			ratio:  10,
 			want:   with(map[corev1.ResourceName]string{"cpu": "500m", "requests.cpu": "500m", "requests.storage": "10Gi"}),
@@ -151,8 +151,8 @@ func TestPerVMDemand(t *testing.T) {
 	}
 }
 
-// TestCapacityPreflight checks the capacity pre-flight (README "Capacity
-// pre-flight") on the plan: its condition, warnings and Fatal result,
+// TestCapacityPreflight checks the capacity pre-flight
+// (docs/tenant-guide.md, Capacity) on the plan: its condition, warnings and Fatal result,
 // worked by hand. md0 is u1.large (2 vCPUs, 8Gi: 200m CPU requested, 2
 // CPU limit, 8Gi, one 20Gi claim per VM), 2..4 replicas.
 func TestCapacityPreflight(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Node group rollout and kubelet versions in status.nodeGroups (issue 21,
-// README "Node group status").
+// Node group rollout and kubelet versions in status.nodeGroups
+// (docs/tenant-guide.md, Status).
 
 // requirementMachines is the required-resource key of the Machines of
 // cluster N in NS (not composed: CAPI's MachineSets create them).

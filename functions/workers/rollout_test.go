@@ -53,7 +53,7 @@ status: {observedGeneration: 2, replicas: 3, readyReplicas: 3, upToDateReplicas:
 }
 
 // TestNodeGroupRolloutStatus checks status.nodeGroups.md0's rollout and
-// kubelet versions (README "Node group status") from the observed
+// kubelet versions (docs/tenant-guide.md, Status) from the observed
 // MachineDeployment, the MachineSets and the Machines.
 func TestNodeGroupRolloutStatus(t *testing.T) {
 	type want struct {

@@ -35,7 +35,7 @@ func mounts(c corev1.Container) []string {
 	return out
 }
 
-// Issue 16 item 4: every container of the three controllers has requests
+// Every container of the three controllers has requests
 // and limits and a locked-down security context; the pods do not link
 // services, tolerate the chart's taints, and only the containers that call
 // the management API hold a ServiceAccount token.
@@ -167,7 +167,7 @@ controllers:
 	}
 }
 
-// Issue 16 item 2 and 10: the CSI controller runs the chart's
+// The CSI controller runs the chart's
 // csi-snapshotter and snapshot-controller against the tenant cluster, with
 // the chart's infra-cluster label and retry interval.
 func TestCSIControllerSnapshotsAndChartSettings(t *testing.T) {
@@ -217,7 +217,7 @@ func TestCSIControllerSnapshotsAndChartSettings(t *testing.T) {
 	}
 }
 
-// Issue 16 item 5: Selectorless (the default, the seed chart's) runs the
+// Selectorless (the default, the seed chart's) runs the
 // cloud controller's EndpointSlice controller (its ClusterRole
 // tenantkube:kccm has the EndpointSlice rights); Selector turns both off in
 // the cloud-config.
@@ -235,7 +235,7 @@ func TestLoadBalancerMode(t *testing.T) {
 	}
 }
 
-// Issue 16 item 6: instanceType "" written explicitly is no instance type
+// instanceType "" written explicitly is no instance type
 // (the seed's documented case): no requirement, no instancetype on the VM,
 // the minimum reservations (256Mi, 50m), no capacity annotations, and a
 // kubelet memory or CPU override rejected. Only an absent field is
@@ -276,7 +276,7 @@ func TestEmptyInstanceTypeMeansNone(t *testing.T) {
 	}
 }
 
-// Issue 16 item 7: a machine template a MachineSet of this cluster still
+// A machine template a MachineSet of this cluster still
 // uses is kept under whatever composed-resource name it was observed;
 // one only another cluster's MachineSet uses is not.
 func TestReferencedTemplateKeptWhateverItsComposedName(t *testing.T) {
@@ -327,7 +327,7 @@ spec:
 	}
 }
 
-// Issue 16 item 10: GPUs without the GPU operator give a Warning.
+// GPUs without the GPU operator give a Warning.
 func TestGPUWithoutOperatorWarns(t *testing.T) {
 	spec := `nodeGroups: {gpu: {instanceType: u1.large, gpus: [{name: nvidia.com/AD102GL_L40S}]}}`
 	warnings := func(rsp *fnv1.RunFunctionResponse) []string {

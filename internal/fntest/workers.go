@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Request builders shared by the function tests (issue 17): a request is
+// Request builders shared by the function tests: a request is
 // NewRequest of an observed XR changed by RequestOptions.
 
 // RequestOption changes a test RunFunctionRequest.

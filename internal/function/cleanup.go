@@ -78,7 +78,7 @@ type CleanupResult struct {
 
 // ComposeForCleanup makes Crossplane delete, with the cluster, the objects
 // of kind k that a controller of the cluster (not Crossplane) created in NS
-// (docs/spec.md §7: nothing is left in NS). Crossplane runs no function while it
+// (docs/architecture.md: nothing is left in NS). Crossplane runs no function while it
 // deletes an XR and deletes only composed resources, so such objects are
 // composed up front:
 //

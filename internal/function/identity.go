@@ -31,8 +31,8 @@ type Identity struct {
 }
 
 // identityOf derives the tenant cluster's identity from the observed XR's
-// labels, name and namespace and its spec.namespace, by the rules of docs/spec.md
-// §2: a namespaced XR uses its own name and namespace (claim labels on it
+// labels, name and namespace and its spec.namespace (docs/architecture.md):
+// a namespaced XR uses its own name and namespace (claim labels on it
 // are ignored: it has no claim, and a tenant writes its labels); otherwise
 // the claim labels win; a cluster-scoped XR without a claim takes N from its name and
 // NS from spec.namespace (required then). When a claim (or a namespaced XR)
@@ -46,7 +46,7 @@ func identityOf(labels map[string]string, name, namespace, specNS string) (Ident
 	switch {
 	case namespace != "":
 		// A namespaced XR has no claim: claim labels on it are the
-		// tenant's own writing and are never read (issue 20).
+		// tenant's own writing and are never read.
 		id = Identity{Name: name, Namespace: namespace}
 		nameField, nsField = field.NewPath("metadata", "name"), field.NewPath("metadata", "namespace")
 	case labels[LabelClaimName] != "" || labels[LabelClaimNamespace] != "":

@@ -1,7 +1,6 @@
 package function
 
-// Labels and annotations every tenantkube composed resource carries
-// (docs/spec.md §5).
+// Labels and annotations every tenantkube composed resource carries.
 const (
 	LabelManagedBy      = "app.kubernetes.io/managed-by"
 	ManagedByTenantkube = "tenantkube"
@@ -35,7 +34,7 @@ func (id Identity) KubeconfigSecretName() string { return id.Prefixed("admin-kub
 
 // KubeconfigSecretKey is the key of the kubeconfig Secret that in-cluster
 // consumers (Flux, autoscaler, cloud controller) use: it points at the
-// tenant API server's Service (docs/spec.md §5.1, §5.3).
+// tenant API server's Service.
 const KubeconfigSecretKey = "super-admin.svc"
 
 // APIServerServiceHost is the in-cluster address of the tenant API server

@@ -103,7 +103,7 @@ func observedCompositeCondition(req *fnv1.RunFunctionRequest, typ string) (statu
 }
 
 // ReadyIf returns READY_TRUE when ok, else READY_FALSE: readiness is only
-// ever derived from observed status, never assumed (docs/spec.md §7).
+// ever derived from observed status, never assumed.
 func ReadyIf(ok bool) fnv1.Ready {
 	if ok {
 		return fnv1.Ready_READY_TRUE

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Preset is the CPU and memory of a resources preset (docs/spec.md §4).
+// Preset is the CPU and memory of a resources preset.
 type Preset struct {
 	CPU    resource.Quantity
 	Memory resource.Quantity
@@ -18,14 +18,14 @@ type Preset struct {
 // PresetEphemeralStorage is the ephemeral-storage limit of every preset.
 var PresetEphemeralStorage = resource.MustParse("2Gi")
 
-// presetSizes are the CPUs of each preset size (docs/spec.md §4).
+// presetSizes are the CPUs of each preset size.
 var presetSizes = map[string]string{
 	"nano": "250m", "micro": "500m", "small": "1", "medium": "2",
 	"large": "4", "xlarge": "8", "2xlarge": "16", "4xlarge": "32",
 }
 
-// presetSeries are the MiB of memory per whole CPU of each preset series
-// (docs/spec.md §4): t1 0.5 GiB, c1 1 GiB, s1 2 GiB, u1 4 GiB, m1 8 GiB.
+// presetSeries are the MiB of memory per whole CPU of each preset series: t1
+// 0.5 GiB, c1 1 GiB, s1 2 GiB, u1 4 GiB, m1 8 GiB.
 var presetSeries = map[string]int64{"t1": 512, "c1": 1024, "s1": 2048, "u1": 4096, "m1": 8192}
 
 // legacyPresets are the deprecated flat aliases, which keep their old values.
@@ -73,7 +73,7 @@ func LookupPreset(name string) (Preset, error) {
 }
 
 // ContainerResources are the container resources emitted for a component
-// sized cpu/memory with the given ephemeral-storage limit (docs/spec.md §4): limits
+// sized cpu/memory with the given ephemeral-storage limit: limits
 // are the values; requests are cpu = limit / cpuAllocationRatio (rounded up
 // to a millicore), memory = limit, ephemeral-storage = limit / 40 in whole
 // bytes (the fraction dropped, as the seed chart writes it). It panics

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// TestPresetTable pins every resources preset to docs/spec.md §4, typed out
+// TestPresetTable pins every resources preset to the presets of docs/tenant-guide.md, typed out
 // by hand (CPU of the size × memory per CPU of the series: t1 0.5 GiB, c1
 // 1 GiB, s1 2 GiB, u1 4 GiB, m1 8 GiB), and the deprecated flat aliases to
 // their old values. Quantities compare in canonical form (1024Mi = 1Gi).

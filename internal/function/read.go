@@ -133,7 +133,7 @@ func (r *Request) DesiredExists(name string) bool {
 // ControlPlaneComposed reports whether a KamajiControlPlane is in the
 // desired state an earlier step (control-plane, first in the pipeline)
 // left, or observed. A namespaced cluster waiting for its tenant's
-// DataStore has neither (docs/spec.md, amendment 20).
+// DataStore has neither.
 func (r *Request) ControlPlaneComposed() bool {
 	return r.DesiredExists(KamajiControlPlaneResourceName) || r.ObservedExists(KamajiControlPlaneResourceName)
 }

@@ -38,7 +38,7 @@ type ServerCLI struct {
 // target percentage (GOGC; Go's own default is 100): -1, off, so that the
 // collector runs only as the heap nears DefaultMemoryLimit. A served call's
 // garbage is large next to its live heap, so a proportional target
-// collects every few calls; why and the figures: README "Performance".
+// collects every few calls; why: docs/architecture.md (Serving); the figures: docs/performance.md.
 // The in-process benchmarks run under the same setting (bench.Loop).
 const DefaultGCPercent = -1
 

@@ -15,8 +15,8 @@ import (
 
 // AnnotationTenantHost, on a tenant's Namespace object, sets the tenant
 // host of every cluster in that namespace (default <NS>.<baseDomain>). It
-// is the platform's: tenants hold no update on Namespace objects (README,
-// Security model).
+// is the platform's: tenants hold no update on Namespace objects
+// (docs/platform-guide.md, Security model).
 const AnnotationTenantHost = "tenantkube.io/tenant-host"
 
 // RequirementNamespace is the required-resource key of the tenant's

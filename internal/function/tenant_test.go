@@ -11,7 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// TestTenantScope (issue 20): N and NS of a claim's XR come from the claim
+// TestTenantScope: N and NS of a claim's XR come from the claim
 // labels, those of a namespaced XR (TenantCluster) from its own name and
 // namespace; spec.namespace is held to the same rule for both (empty or
 // NS), and only a namespaced XR is Namespaced.
@@ -81,7 +81,7 @@ func TestTenantScope(t *testing.T) {
 	}
 }
 
-// TestTenantDataStoreName (issue 20): the tenant's DataStore has two dots,
+// TestTenantDataStoreName: the tenant's DataStore has two dots,
 // so it is neither a cluster's dedicated DataStore <NS>.<N> nor a shared
 // DataStore of the platform input (a DNS label).
 func TestTenantDataStoreName(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestControllerClusterRoleBinding: the CSI binding of cluster demo in
-// tenant-a, written out by hand from docs/spec.md §5.2 and amendment 20.
+// tenant-a, written out by hand from docs/architecture.md.
 func TestControllerClusterRoleBinding(t *testing.T) {
 	got := function.Identity{Name: "demo", Namespace: "tenant-a"}.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole)
 	want := &rbacv1.ClusterRoleBinding{

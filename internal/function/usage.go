@@ -18,7 +18,7 @@ type ObjectRef struct {
 // Usage returns a Crossplane Usage (protection.crossplane.io/v1beta1, in NS)
 // named name that blocks the deletion of `of` while `by` exists, and replays
 // the blocked deletion as soon as `by` is gone. Crossplane runs no function
-// while an XR is deleted, so the deletion order of docs/spec.md §7 is declared up
+// while an XR is deleted, so the deletion order of docs/architecture.md is declared up
 // front with these objects (Crossplane's Usage webhook enforces them).
 func (id Identity) Usage(name string, of, by ObjectRef, reason string) *protectionv1beta1.Usage {
 	replay := true
@@ -43,7 +43,7 @@ func (id Identity) Usage(name string, of, by ObjectRef, reason string) *protecti
 }
 
 // KamajiControlPlaneRef is the KamajiControlPlane N
-// (controlplane.cluster.x-k8s.io/v1alpha2), the object the Usages of docs/spec.md §7
+// (controlplane.cluster.x-k8s.io/v1alpha2), the object the Usages of docs/architecture.md
 // keep until node groups and add-ons are gone.
 func (id Identity) KamajiControlPlaneRef() ObjectRef {
 	return ObjectRef{APIVersion: "controlplane.cluster.x-k8s.io/v1alpha2", Kind: "KamajiControlPlane", Name: id.Name}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// KubernetesVersion is one row of the version table (docs/spec.md §3).
+// KubernetesVersion is one row of the version table.
 type KubernetesVersion struct {
 	// Minor is the version a user asks for, e.g. v1.35.
 	Minor string
@@ -17,7 +17,7 @@ type KubernetesVersion struct {
 	Konnectivity string
 }
 
-// versionTable is docs/spec.md §3, newest first.
+// versionTable is the version table of docs/tenant-guide.md, newest first.
 var versionTable = []KubernetesVersion{
 	{Minor: "v1.35", Patch: "v1.35.1", Konnectivity: "v0.34.0"},
 	{Minor: "v1.34", Patch: "v1.34.4"},

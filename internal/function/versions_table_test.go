@@ -6,12 +6,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The rows below are typed from the version table of docs/spec.md §3 (the
+// The rows below are typed from the version table of docs/tenant-guide.md (the
 // founders' table: minor, patch deployed, konnectivity override), not read
 // from versionTable. The minors and their order are the seed chart's
 // `version` enum (v1.35 … v1.30, default v1.35; the seed README: "supported
 // patch versions from 1.30 to 1.35"). The seed names no patch versions:
-// docs/spec.md §3 is their only source.
+// the version table of docs/tenant-guide.md is their only source.
 
 func TestLookupVersion(t *testing.T) {
 	type args struct {

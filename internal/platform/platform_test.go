@@ -56,7 +56,7 @@ func TestSharedSettingsAgree(t *testing.T) {
 			}
 		}
 	}
-	// The defaults themselves (docs/spec.md §2: service CIDR
+	// The defaults themselves (docs/architecture.md: service CIDR
 	// 10.95.0.0/16; CPU allocation ratio 10; nginx ingress class).
 	for k, v := range map[string]any{"serviceCIDR": "10.95.0.0/16", "cpuAllocationRatio": float64(10), "ingressClassName": "nginx", "deletionOrder": "Usages"} {
 		if got := defaults[0][k]; got != v {

@@ -35,7 +35,7 @@ type Report struct {
 	Created, Updated, Deleted []Key
 }
 
-// Upgrade is a version before and after.
+// Upgrade is a version change, From to To.
 type Upgrade struct{ From, To string }
 
 // NodeGroup is what happens to one node group's machines.

@@ -2,9 +2,9 @@ package preview
 
 // ComposedResources are the resources (plural.group) of every kind the
 // functions compose for a running cluster, for `kubectl get` to read the
-// observed composed resources of a live cluster (README, "Preview a
-// change"). The kinds composed only to delete what tenant controllers
-// created are left out.
+// observed composed resources of a live cluster (docs/tenant-guide.md,
+// "Preview a change"). The kinds composed only to delete what tenant
+// controllers created are left out.
 var ComposedResources = []string{
 	"certificates.cert-manager.io",
 	"clusterrolebindings.rbac.authorization.k8s.io",

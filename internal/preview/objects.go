@@ -2,8 +2,8 @@
 // cluster, from two renders of the real pipeline: which node groups
 // replace their machines and the tenant fields that cause it, whether the
 // control plane upgrades, which add-ons' values change, and which composed
-// resources are created, updated or deleted (issue 21; README "Preview a
-// change").
+// resources are created, updated or deleted (docs/tenant-guide.md,
+// "Preview a change").
 // It compares objects only; running the renders is internal/render's.
 package preview
 

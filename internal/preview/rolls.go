@@ -38,7 +38,7 @@ const vmSpec = "spec.template.spec.virtualMachineTemplate.spec"
 
 // reason maps the changed paths of one kind of a node group's objects,
 // under path, to the field of the claim whose change causes them
-// (docs/spec.md §5.2 says how the workers function builds each path).
+// (docs/architecture.md says how the workers function builds each path).
 // field "" marks a path that only mirrors another object's change. A path
 // the Kubernetes version and a platform setting both determine names the
 // version when the group's version changes too, else the platform setting.
@@ -56,7 +56,7 @@ var reasons = []reason{
 	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.cpu", field: "resources"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.memory", field: "resources"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.spec.domain.devices.gpus", field: "gpus"},
-	// Issue 19: the labels the placement selects, before the role labels.
+	// The labels the placement selects, before the role labels.
 	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels[tenantkube.io/cluster]", field: "antiAffinity"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels[tenantkube.io/node-group]", field: "antiAffinity"},
 	{kind: kindMachineTemplate, path: vmSpec + ".template.metadata.labels", field: "roles"},

@@ -58,7 +58,7 @@ func TestRolls(t *testing.T) {
 
 // TestCauses holds the reasons table to the paths the workers function
 // writes (test/testdata/control-plane/example.golden.yaml shows each) and
-// the claim fields that set them (docs/spec.md §5.2).
+// the claim fields that set them.
 func TestCauses(t *testing.T) {
 	const vm = "spec.template.spec.virtualMachineTemplate.spec."
 	const kubeadm = "spec.template.spec."

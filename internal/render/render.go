@@ -2,7 +2,7 @@
 // Composition with the real Crossplane engine (the core binary's `internal
 // render`) and the three composition functions running as local processes.
 //
-// It is the implementation behind `make render` (docs/spec.md §8): each function
+// It is the implementation behind `make render`: each function
 // binary is started on its own free loopback port with --insecure, a
 // temporary copy of examples/functions.yaml points every Function's
 // development-runtime target at its port, the CLI renders, and every process

@@ -6,7 +6,7 @@
 // x-kubernetes-validations rules.
 //
 // It exists so that every object the composition functions emit can be
-// proven against the CRD schemas without an API server (docs/spec.md §8).
+// proven against the CRD schemas without an API server.
 package schema
 
 import (

@@ -1,5 +1,5 @@
 // Package bench holds the benchmark inputs of the three composition
-// functions (issue 7) and the helpers the benchmarks share: loading the
+// functions and the helpers the benchmarks share: loading the
 // recorded per-step requests, running a function in process with a fresh
 // desired state per call, building and serving the function binaries on
 // loopback, chaining the pipeline as Crossplane does, and reading a served

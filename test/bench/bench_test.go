@@ -300,7 +300,7 @@ func BenchmarkPipelineScalingGRPC(b *testing.B) {
 // largest recorded scaling inputs), the fixed part, and the node-group count
 // at which the step's request (desired + observed state + required
 // resources) reaches 2 MiB (groups@2MiB): half of gRPC's 4 MiB limit, the
-// headroom issue 7 asks for. It measures no time.
+// headroom the functions keep. It measures no time.
 func BenchmarkMessageSize(b *testing.B) {
 	var sizes []int
 	for _, n := range ScalingGroups {

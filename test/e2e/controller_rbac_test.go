@@ -33,7 +33,7 @@ type identity struct {
 	roles  []string
 	prefix string
 	// extra are rules the test adds beside the upstream role, each said why
-	// (README, Live test).
+	// (docs/testing.md, Live test).
 	extra []rbacv1.PolicyRule
 	// namespaceAdmin are namespaces where the ServiceAccount is bound to
 	// the built-in ClusterRole admin.

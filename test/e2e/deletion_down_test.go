@@ -90,7 +90,7 @@ func (e *env) leftInNamespace(ctx context.Context, ns string) ([]string, error) 
 // Flux; then its kube-apiserver and etcd are stopped and the played Kamaji
 // reports the control plane not ready (KamajiControlPlane status.ready
 // false, as Kamaji's provider does when the TenantControlPlane's API server
-// is not available). The product's rule (README, Deletion): a reconcile
+// is not available). The product's rule (docs/architecture.md, Deletion order): a reconcile
 // that observes the control plane not ready composes every release with
 // spec.suspend, and Flux deletes a suspended release without touching the
 // tenant. So the claim's deletion completes within deleteBound, in the

@@ -1,4 +1,4 @@
-// Package e2e is tenantkube's live end-to-end test (issue 6): it starts real
+// Package e2e is tenantkube's live end-to-end test: it starts real
 // etcd, kube-apiserver, kube-controller-manager (garbage collector and
 // namespace controller) and Crossplane core (package runtime External, Usage
 // webhook served on loopback) as processes on 127.0.0.1, pushes the four
@@ -12,7 +12,7 @@
 // TenantClusters of a tenant holding only namespace-scoped RBAC (an
 // impersonated user) with the Tenant of their namespace.
 //
-// Crossplane core runs as a real installation runs it (issue 14): under
+// Crossplane core runs as a real installation runs it: under
 // the ServiceAccount crossplane-system/crossplane with the ClusterRoles its
 // Helm chart v2.4 installs (crossplane, aggregating
 // crossplane:system:aggregate-to-crossplane and every ClusterRole labelled

@@ -364,7 +364,7 @@ func (e *env) fluxInstallsAddons(t *testing.T, ta *tenantAPI) {
 		}
 		// CoreDNS's Service address, worked by hand: the 10th address of
 		// the platform's serviceCIDR 10.95.0.0/16, the tenant API server's
-		// --service-cluster-ip-range (docs/spec.md §5.3).
+		// --service-cluster-ip-range.
 		if ip, _, _ := unstructured.NestedString(rs.installed, "service", "clusterIP"); r == "coredns" && ip != "10.95.0.10" {
 			t.Errorf("release coredns: service.clusterIP %q in the tenant cluster, want 10.95.0.10", ip)
 		}

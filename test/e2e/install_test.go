@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// What a platform team installs, as the README's install section says: the
+// What a platform team installs, as docs/platform-guide.md says: the
 // four packages `make xpkg` built, pushed to a registry (here a loopback
 // one); an ImageConfig rewriting the packages' canonical prefix to that
 // registry; the Configuration, whose Function dependencies Crossplane's
@@ -259,7 +259,7 @@ func (e *env) lockStatus(ctx context.Context) string {
 	return fmt.Sprintf("Resolved=%s %s %s", s, r, m)
 }
 
-// installPlatformSettings applies the README's example platform settings.
+// installPlatformSettings applies examples/platform-settings.yaml.
 func (e *env) installPlatformSettings() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

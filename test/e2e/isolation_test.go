@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Crossplane's identity in the live test (issue 14): the ServiceAccount and
+// Crossplane's identity in the live test: the ServiceAccount and
 // ClusterRoles Crossplane's Helm chart v2.4 installs
 // (cluster/charts/crossplane/templates/{serviceaccount,clusterrole,
 // clusterrolebinding}.yaml of crossplane/crossplane), plus
@@ -200,7 +200,7 @@ func (e *env) crossplaneIdentity() error {
 }
 
 // crossplaneCannot asks the API server (SubjectAccessReview) whether
-// Crossplane's ServiceAccount may do what issue 14 took away: create Roles
+// Crossplane's ServiceAccount may do what deploy/ does not grant: create Roles
 // or ClusterRoles, bind any ClusterRole but the controllers', touch KubeVirt
 // VMs or EndpointSlices, read PersistentVolumes (only the CSI controller's
 // ClusterRole does), impersonate. Any "yes" is an error, and so is a "no"
@@ -341,7 +341,7 @@ func controllerUID(u *unstructured.Unstructured) string {
 	return ""
 }
 
-// sameNameTwoTenants (issue 14): tenant-b's cluster "demo" and the demo
+// sameNameTwoTenants: tenant-b's cluster "demo" and the demo
 // tenant's converge side by side; they share no DataStore, no host, no
 // object; tenant-demo's objects are untouched by the other's life and
 // deletion.
@@ -380,7 +380,7 @@ func (e *env) sameNameTwoTenants(t *testing.T) {
 	e.compare(t, "tenant-demo/demo after tenant-b/demo was deleted", before, e.tenantObjects(t, demoNS, demo), false)
 }
 
-// hostileTenant (issue 14): a tenant in namespace "tenant" tries each
+// hostileTenant: a tenant in namespace "tenant" tries each
 // attack of the issue against tenant-demo/demo. Nothing of tenant-demo's
 // changes: refused at admission, answered by a Fatal result that composes
 // nothing, or — the name collision of "NS-N" — composed under its own names.

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The Crossplane v2 API live (issue 20): TenantClusters, namespaced XRs a
+// The Crossplane v2 API live: TenantClusters, namespaced XRs a
 // tenant creates with nothing but namespace-scoped RBAC, and the
 // cluster-scoped Tenant the platform creates for the namespace, whose etcd
 // and DataStore the namespace's clusters share.
@@ -49,11 +49,11 @@ type namespacedAPI struct {
 }
 
 // tenantDataStore is the DataStore the Tenant of ns composes and the
-// namespace's TenantClusters use (README, "The namespaced API").
+// namespace's TenantClusters use (docs/tenant-guide.md, "The namespaced API").
 func tenantDataStore(ns string) string { return "tenantkube.tenant." + ns }
 
 // dataStoreSchema is the key prefix a cluster's control plane keeps in a
-// shared DataStore, worked out as README "Security model" states it: "t"
+// shared DataStore, worked out as docs/architecture.md (Names) states it: "t"
 // and the first 31 hex digits of sha256("<NS>/<N>").
 func dataStoreSchema(ns, n string) string {
 	sum := sha256.Sum256([]byte(ns + "/" + n))

@@ -87,7 +87,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)
 	scenario(t, "platform settings changed: every tenant follows", e.platformSettingChange)
-	// The Crossplane v2 API (issue 20): each scenario needs the one before.
+	// The Crossplane v2 API: each scenario needs the one before.
 	v2 := &namespacedAPI{e: e}
 	_ = scenario(t, "namespaced: a tenant with namespace-scoped RBAC only", v2.tenantRBAC) &&
 		scenario(t, "namespaced: waits for its Tenant, then composes", v2.waitsForTenant) &&
@@ -328,8 +328,8 @@ func (e *env) usageWebhook(t *testing.T) {
 	_ = e.c.Delete(ctx, ns0)
 }
 
-// expectedObjects checks the claim's composed objects as docs/spec.md §5 and the
-// issue's acceptance list them; it returns "" when all are there.
+// expectedObjects checks the claim's composed objects as docs/architecture.md
+// lists them; it returns "" when all are there.
 func (e *env) expectedObjects(ctx context.Context, ns, n string, releases []string) (string, error) {
 	return e.expectedClusterObjects(ctx, ns, n, releases, "")
 }
@@ -462,7 +462,7 @@ func (e *env) claimConverges(t *testing.T) {
 }
 
 // checkCSIController checks the composed CSI controller Deployment as the
-// API server stored it (issue 16): the seed chart's containers, snapshots
+// API server stored it: the seed chart's containers, snapshots
 // included, each hardened, and the management-API token only in the
 // driver; and that its ServiceAccount may get, and only get,
 // PersistentVolumes through the composed ClusterRoleBinding.
@@ -715,7 +715,7 @@ func (e *env) addonToggle(t *testing.T) {
 }
 
 // proxiedIngress enables ingress-nginx with a host and checks the
-// management Ingress and Service as the API server stored them (issue 16):
+// management Ingress and Service as the API server stored them:
 // each host routed to the Service's port 443 first and its port 80, with
 // the annotations that let nginx send plain HTTP to port 80; then disables
 // it again.
@@ -773,7 +773,7 @@ func (e *env) proxiedIngress(t *testing.T) {
 	})
 }
 
-// releasesFollowControlPlane checks docs/spec.md §7's suspension rule live: while
+// releasesFollowControlPlane checks docs/architecture.md's suspension rule live: while
 // the KamajiControlPlane does not report ready (no Kamaji runs here, so it
 // never does by itself) every add-on HelmRelease is suspended, so deleting
 // the cluster then cannot wait on Flux; once the control plane reports
@@ -1034,7 +1034,7 @@ func (e *env) deleteClusterAndWait(t *testing.T, c client.Client, gvk schema.Gro
 	order.check(t, start)
 }
 
-// deletionOrder records when each object that docs/spec.md §7 orders was first seen
+// deletionOrder records when each object that docs/architecture.md orders was first seen
 // gone, polling every 100ms from before the claim's deletion.
 type deletionOrder struct {
 	stop chan struct{}
@@ -1109,7 +1109,7 @@ func (d *deletionOrder) stopped() map[string]time.Time {
 }
 
 // check stops the tracking and asserts the order the Composition declares
-// with Usages (docs/spec.md §7): add-on HelmReleases and node groups go before the
+// with Usages: add-on HelmReleases and node groups go before the
 // control plane, etcd and its PKI after it.
 func (d *deletionOrder) check(t *testing.T, start time.Time) {
 	t.Helper()
@@ -1134,7 +1134,7 @@ func (d *deletionOrder) check(t *testing.T, start time.Time) {
 		f, ok1 := d.gone[first]
 		g, ok2 := d.gone[then]
 		if ok1 && ok2 && f.After(g) {
-			t.Errorf("deletion order: %s went after %s (the Usages of docs/spec.md §7 want it first)", at(first), at(then))
+			t.Errorf("deletion order: %s went after %s (the Usages of docs/architecture.md want it first)", at(first), at(then))
 		}
 	}
 	before("MachineDeployment", "KamajiControlPlane")
@@ -1180,7 +1180,7 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 // template) and the etcd client CA Secret (cert-manager, from a
 // Certificate's secretTemplate) — and waits until the functions have composed each one (Crossplane's
 // composite label and the XR as controller), so deleting the claim deletes
-// them (docs/spec.md §7).
+// them.
 func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()

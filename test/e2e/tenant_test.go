@@ -126,7 +126,7 @@ func TestControllers(t *testing.T) {
 		versions = append(versions, cs.versions()...)
 		versions = append(versions,
 			"Flux source-controller "+srcV+" (bin/source-controller, runs under its upstream ClusterRole)",
-			"Flux helm-controller "+helmV+" (bin/helm-controller, runs under its upstream manager-role + the grants README lists; charts from a loopback Helm repository the test serves)")
+			"Flux helm-controller "+helmV+" (bin/helm-controller, runs under its upstream manager-role + the grants docs/testing.md lists; charts from a loopback Helm repository the test serves)")
 		versions = append(versions, "tenant API server: second etcd + kube-apiserver; Kamaji and virt-controller played (TestControllers doc)")
 	}) {
 		t.FailNow()
@@ -597,8 +597,8 @@ func (e *env) diskSizeRoll(t *testing.T) {
 }
 
 // healthCheckStatus: the MachineHealthCheck is admitted and Cluster API
-// checks the node group's machines with it. The claim API has no knob for
-// the node startup timeout (10 minutes, README), so the status asserted is
+// checks the node group's machines with it. The claim keeps the default
+// node startup timeout (20 minutes), so the status asserted is
 // the one it reaches before that: both machines targeted, none healthy (no
 // node), none remediated yet.
 func (e *env) healthCheckStatus(t *testing.T) {

@@ -211,7 +211,7 @@ func UnmarshalMessage(b []byte, m protoreflect.Message) error {
 // function reads a handful of the observed objects and few of their
 // fields, and passes the earlier steps' desired objects on; together they
 // are most of the bytes of a Crossplane request (334 + 47 of 448 KB for the
-// addons step of the reference bench input), so a served call no longer
+// addons step of the reference bench input), so a served call does not
 // builds and re-encodes tens of thousands of structpb values it never
 // looks at (nor the XR's Crossplane-written spec.resourceRefs and status),
 // nor even checks it. What a function reads is checked as it is read: an

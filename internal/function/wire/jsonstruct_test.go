@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// toStructReference is ToStruct as it was before jsonToStruct: JSON, then
+// toStructReference is the plain way to build a Struct: JSON, then
 // protojson, then pruneNulls. jsonToStruct must give exactly its result.
 func toStructReference(obj any) (*structpb.Struct, error) {
 	raw, err := json.Marshal(obj)

@@ -16,7 +16,7 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// Defaults of the Input's scalar fields (docs/spec.md §2: service CIDR 10.95.0.0/16).
+// Defaults of the Input's scalar fields (docs/architecture.md: service CIDR 10.95.0.0/16).
 const (
 	DefaultIngressClassName = "nginx"
 	DefaultServiceCIDR      = "10.95.0.0/16"

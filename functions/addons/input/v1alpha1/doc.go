@@ -2,8 +2,7 @@
 // function (apiVersion fn.tenantkube.io/v1alpha1, kind AddonsInput): the
 // platform team's settings that are the same for every tenant cluster —
 // where each add-on's Helm chart comes from, the layout of its values, the
-// management cluster's ingress class and the tenant service CIDR (docs/spec.md §2,
-// §5.3).
+// management cluster's ingress class and the tenant service CIDR.
 //
 // An empty input is valid: every field has a default (kubebuilder markers
 // for the CRD, and Input.Default for the function itself, which is what

@@ -18,8 +18,7 @@ type AddonsInput struct {
 
 	// IngressClassName is the management cluster's ingress class, used for
 	// the Ingress N-ingress-nginx that routes a tenant's hosts to its
-	// ingress-nginx when addons.ingressNginx.exposeMethod is Proxied (docs/spec.md
-	// §5.3).
+	// ingress-nginx when addons.ingressNginx.exposeMethod is Proxied.
 	// +kubebuilder:default=nginx
 	// +kubebuilder:validation:MinLength=1
 	// +optional
@@ -71,7 +70,7 @@ type AddonsInput struct {
 	// AllowedTenantHostSuffixes are domains within which a Namespace's
 	// tenantkube.io/tenant-host annotation may set the tenant host, beside
 	// names under baseDomain. Tenants must not be able to set that
-	// annotation (README, Security model).
+	// annotation (docs/platform-guide.md, Security model).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
@@ -86,7 +85,7 @@ type AddonsInput struct {
 	// add-on valuesOverride together. Each override is copied into its
 	// HelmRelease, which travels in every later function request (desired
 	// and observed): 64 KiB keeps the addons request far below gRPC's
-	// 4 MiB message limit next to 50 node groups (README, Limits).
+	// 4 MiB message limit next to 50 node groups (docs/platform-guide.md, Limits).
 	// +kubebuilder:default=65536
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1048576
@@ -107,7 +106,7 @@ type AddonsInput struct {
 	Charts Charts `json:"charts,omitempty"`
 
 	// DeletionOrder says how the add-on HelmReleases are made to go before
-	// the control plane when a cluster is deleted (docs/spec.md §7): Usages declares
+	// the control plane when a cluster is deleted: Usages declares
 	// one Crossplane Usage per release (protection.crossplane.io/v1beta1,
 	// Crossplane v2: the KamajiControlPlane N is used by the HelmRelease
 	// N-<release>, so Flux uninstalls each release while the tenant API
@@ -201,7 +200,7 @@ const (
 	KindExternalArtifact SourceKind = "ExternalArtifact"
 )
 
-// ValuesLayout says how a chart expects its values (docs/spec.md §5.3).
+// ValuesLayout says how a chart expects its values.
 // +kubebuilder:validation:Enum=Upstream;Wrapped
 type ValuesLayout string
 
@@ -266,7 +265,7 @@ type ChartSource struct {
 	WrapperKey string `json:"wrapperKey,omitempty"`
 }
 
-// Charts holds one ChartSource per add-on release (docs/spec.md §5.3). A source left
+// Charts holds one ChartSource per add-on release. A source left
 // empty takes its default; a source that keeps the default's kind inherits
 // every field it leaves empty (so {version: x} only bumps the version).
 type Charts struct {

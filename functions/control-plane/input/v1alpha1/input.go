@@ -12,7 +12,7 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
-// Defaults of the control-plane function input (docs/spec.md §2, §5.1).
+// Defaults of the control-plane function input.
 const (
 	DefaultBaseDomain         = "tenants.example.com"
 	DefaultIngressClassName   = "nginx"
@@ -57,7 +57,7 @@ type ControlPlaneInput struct {
 	// AllowedTenantHostSuffixes are domains within which a Namespace's
 	// tenantkube.io/tenant-host annotation may set the tenant host, beside
 	// names under baseDomain. Tenants must not be able to set that
-	// annotation (README, Security model).
+	// annotation (docs/platform-guide.md, Security model).
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
@@ -80,7 +80,7 @@ type ControlPlaneInput struct {
 	ServiceCIDR string `json:"serviceCIDR,omitempty"`
 
 	// CPUAllocationRatio divides a control-plane component's CPU limit to give
-	// its CPU request (docs/spec.md §4).
+	// its CPU request.
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	// +optional
@@ -94,7 +94,7 @@ type ControlPlaneInput struct {
 	// +optional
 	DataStoreName string `json:"dataStoreName,omitempty"`
 
-	// DeletionOrder says how the deletion order of docs/spec.md §7 (node groups go
+	// DeletionOrder says how the deletion order of docs/architecture.md (node groups go
 	// before the control plane; etcd and its PKI Secrets outlive it) is
 	// declared: Usages (protection.crossplane.io/v1beta1 Usage objects,
 	// Crossplane v2) or None (for a Crossplane that does not serve that

@@ -71,8 +71,7 @@ const (
 	// waits for the tenant kubeconfig Secret when the XR's
 	// spec.images.waitForKubeconfig is empty (the seed chart's busybox).
 	DefaultWaitForKubeconfigImage = "docker.io/library/busybox:1.37.0"
-	// DefaultCPUAllocationRatio divides a CPU limit to give its request
-	// (docs/spec.md §4).
+	// DefaultCPUAllocationRatio divides a CPU limit to give its request.
 	DefaultCPUAllocationRatio = 10
 	// DefaultMaxNodeGroups is the XRD's nodeGroups maxProperties.
 	DefaultMaxNodeGroups = 50
@@ -107,7 +106,7 @@ func DefaultAllowedImageRegistries() []string { return []string{"docker.io/libra
 var DefaultRegistryMirrorHosts = []string{"docker.io", "ghcr.io", "quay.io", "registry.k8s.io"}
 
 // DefaultContainerDiskImages returns the default container-disk image of
-// every supported minor version (docs/spec.md §3): the Cozystack Ubuntu node image
+// every supported minor version: the Cozystack Ubuntu node image
 // of that minor, e.g. "v1.35" →
 // "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2".
 func DefaultContainerDiskImages() map[string]string {
@@ -152,7 +151,7 @@ type WorkersInput struct {
 	// +optional
 	Images Images `json:"images,omitempty"`
 
-	// CPUAllocationRatio divides a CPU limit to give its request (docs/spec.md §4).
+	// CPUAllocationRatio divides a CPU limit to give its request.
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	// +optional
@@ -173,7 +172,7 @@ type WorkersInput struct {
 	// tenant's PersistentVolumes) and the KubeVirt cloud controller's
 	// LoadBalancer Services. The function asks Crossplane for them
 	// (required resources) and composes each one it finds, so that
-	// deleting the cluster deletes them too (docs/spec.md §7: nothing is left in
+	// deleting the cluster deletes them too (docs/architecture.md: nothing is left in
 	// NS). The management cluster must serve every kind listed (a missing
 	// kind fails the reconcile); add snapshot.storage.k8s.io/v1
 	// VolumeSnapshot where the CSI driver's snapshots are enabled, or set []

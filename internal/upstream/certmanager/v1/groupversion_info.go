@@ -4,8 +4,8 @@
 // cert-manager.io_certificates.yaml). cert-manager's own API module is not
 // used: github.com/cert-manager/cert-manager v1.21.1 requires a newer
 // k8s.io/utils than this module pins, so adding it would move an existing
-// k8s.io version. Only the fields tenantkube sets for the etcd PKI (docs/spec.md
-// §5.1) and the status it reads are present.
+// k8s.io version. Only the fields tenantkube sets for the etcd PKI and the
+// status it reads are present.
 //
 // +kubebuilder:object:generate=true
 // +groupName=cert-manager.io

@@ -37,7 +37,7 @@ func readyCondition() []cmv1.Condition {
 	}}
 }
 
-// The etcd PKI docs/spec.md §5.1 describes for cluster "demo" in namespace
+// The etcd PKI docs/architecture.md describes for cluster "demo" in namespace
 // "tenant-demo": a self-signed Issuer, CA Certificates, CA Issuers and a
 // server certificate; together they set every modelled field.
 func selfSigned() *cmv1.Issuer {

@@ -1,7 +1,7 @@
 // Package v1alpha1 holds minimal Go types for the Ænix etcd-operator's
 // EtcdCluster (etcd.aenix.io/v1alpha1), written from the CRD of
 // etcd-operator v0.4.2 (../shared/crds/etcd.aenix.io_etcdclusters.yaml).
-// Only the fields tenantkube sets for a tenant's dedicated etcd (docs/spec.md §5.1)
+// Only the fields tenantkube sets for a tenant's dedicated etcd
 // and the status it reads are present; JSON names, types and
 // required-ness follow that CRD.
 //

@@ -22,7 +22,7 @@ var labels = map[string]string{
 	"tenantkube.io/cluster":        "demo",
 }
 
-// demo is the dedicated EtcdCluster docs/spec.md §5.1 describes for cluster "demo"
+// demo is the dedicated EtcdCluster docs/architecture.md describes for cluster "demo"
 // in namespace "tenant-demo" (3 members, 4Gi volumes, quota 95% of 4Gi,
 // periodic compaction every 5m, snapshot-count 10000, TLS everywhere),
 // with every modelled field except Storage.EmptyDir set.

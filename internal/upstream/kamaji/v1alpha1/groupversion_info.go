@@ -2,7 +2,7 @@
 // (kamaji.clastix.io/v1alpha1, cluster-scoped), written from the CRD in
 // ../shared/crds/kamaji.clastix.io_datastores.yaml (Kamaji, as pinned by the
 // control-plane provider v0.20.0). Only the fields tenantkube sets for an
-// etcd DataStore (docs/spec.md §5.1) and the status it reads are present; JSON
+// etcd DataStore and the status it reads are present; JSON
 // names, types and required-ness follow that CRD.
 //
 // +kubebuilder:object:generate=true

@@ -19,7 +19,7 @@ func secretKey(name, key string) *kamajiv1alpha1.SecretReference {
 	return &kamajiv1alpha1.SecretReference{Name: name, Namespace: "tenant-demo", KeyPath: key}
 }
 
-// demo is the etcd DataStore docs/spec.md §5.1 describes for cluster "demo" in
+// demo is the etcd DataStore docs/architecture.md describes for cluster "demo" in
 // namespace "tenant-demo" (cluster-scoped, so no namespace), with every
 // modelled field set; the client certificate is given inline to exercise
 // ContentRef.Content.

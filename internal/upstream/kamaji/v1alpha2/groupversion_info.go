@@ -3,7 +3,7 @@
 // (controlplane.cluster.x-k8s.io/v1alpha2), written from the CRD of the
 // Kamaji control-plane provider v0.20.0 (../shared/crds/
 // controlplane.cluster.x-k8s.io_kamajicontrolplanes.yaml). Only the fields
-// tenantkube sets (docs/spec.md §5.1) or reads for readiness are present; JSON
+// tenantkube sets or reads for readiness are present; JSON
 // names, types and required-ness follow that CRD.
 //
 // +kubebuilder:object:generate=true

@@ -10,7 +10,7 @@ const KamajiControlPlaneKind = "KamajiControlPlane"
 
 // KubeconfigSecretKeyAnnotation is the KamajiControlPlane annotation that
 // names the key of the admin kubeconfig Secret Kamaji hands to Cluster API;
-// tenantkube sets it to "super-admin.svc" (docs/spec.md §5.1).
+// tenantkube sets it to "super-admin.svc".
 const KubeconfigSecretKeyAnnotation = "kamaji.clastix.io/kubeconfig-secret-key"
 
 // KamajiControlPlane is a tenant control plane (kube-apiserver,

@@ -32,7 +32,7 @@ func resources(cpu, mem string) *corev1.ResourceRequirements {
 	}
 }
 
-// demo is the KamajiControlPlane docs/spec.md §5.1 describes for cluster "demo" in
+// demo is the KamajiControlPlane docs/architecture.md describes for cluster "demo" in
 // namespace "tenant-demo", with every modelled field set.
 func demo() *kamajiv1alpha2.KamajiControlPlane {
 	return &kamajiv1alpha2.KamajiControlPlane{
