@@ -38,7 +38,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if r.CompositeString("kind") == tkv1alpha1.TenantKind {
 		return runTenant(r, rsp, in, settings), nil
 	}
-	t, err := r.Tenant()
+	t, err := r.Cluster()
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}

@@ -63,7 +63,7 @@ var (
 // once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
 // field.ErrorList, and a claim and a TenantCluster naming the same cluster
 // as the later one's error (nameClash).
-func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
+func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
 	spec := t.Spec
 	observed := observeControlPlane(r)
 	// Every rule of the API (docs/validation.md), then the upgrade rule,

@@ -21,7 +21,7 @@ import (
 // keeps its observed objects unchanged, with a Warning; a namespaced
 // cluster without a KamajiControlPlane composes nothing new
 // (waitForControlPlane). It returns every problem of the spec at once.
-func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
+func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
 	id, spec := t.ID, t.Spec
 	if errs := checkSpec(spec, in); len(errs) > 0 {
 		return nil, errs

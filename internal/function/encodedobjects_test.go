@@ -164,7 +164,7 @@ func checkEncodedScalarReads(t *testing.T, encoded []byte, want *fnv1.RunFunctio
 // checkEncodedCompositeReads holds what a function reads of the observed
 // XR of got (decoded by UnmarshalRequest) to the same reads of want
 // (decoded by protobuf-go): every value by observedCompositeValue, the
-// spec's members readTenant decodes, readTenant itself, then the whole XR.
+// spec's members readCluster decodes, readCluster itself, then the whole XR.
 func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
 	xr := want.GetObserved().GetComposite().GetResource()
@@ -190,13 +190,13 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 	if diff := cmp.Diff(orEmpty(specMembers(codec.ValueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
 		t.Errorf("observedCompositeSpec (-decoded, members a spec takes +kept encoded):\n%s", diff)
 	}
-	wantTenant, wantErr := readTenant(want)
-	gotTenant, gotErr := readTenant(got)
+	wantTenant, wantErr := readCluster(want)
+	gotTenant, gotErr := readCluster(got)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
-		t.Errorf("readTenant error %v kept encoded, %v decoded", gotErr, wantErr)
+		t.Errorf("readCluster error %v kept encoded, %v decoded", gotErr, wantErr)
 	}
 	if diff := cmp.Diff(wantTenant, gotTenant); diff != "" {
-		t.Errorf("readTenant (-decoded +kept encoded):\n%s", diff)
+		t.Errorf("readCluster (-decoded +kept encoded):\n%s", diff)
 	}
 	if diff := cmp.Diff(xr, observedComposite(got), opts...); diff != "" {
 		t.Errorf("observedComposite (-want +got):\n%s", diff)
