@@ -14,8 +14,10 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
 // Composed-resource names of this function's objects in the desired state.
@@ -69,7 +71,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	// Every rule of the API (docs/validation.md), then the upgrade rule,
 	// which needs the observed control plane.
 	errs := spec.Validate()
-	version, err := function.LookupVersion(spec.Version)
+	version, err := versions.Lookup(spec.Version)
 	if err == nil {
 		errs = appendError(errs, checkUpgrade(spec.Version, observed))
 	}
@@ -82,7 +84,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	// details: status.kubeconfigSecret names the Secret in NS.
 	tenantDS := t.Namespaced && in.DataStoreName == ""
 	external := in.DataStoreName != "" || tenantDS
-	storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
+	storage, err := quantity.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
 	if !external {
 		errs = appendError(errs, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 )
 
 // Capacity pre-flight (docs/tenant-guide.md, Capacity): the node
@@ -71,8 +72,8 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 		"count/pods":                            *resource.NewQuantity(1, resource.DecimalSI),
 		corev1.ResourcePersistentVolumeClaims:   *resource.NewQuantity(1, resource.DecimalSI),
 		"count/persistentvolumeclaims":          *resource.NewQuantity(1, resource.DecimalSI),
-		corev1.ResourceEphemeralStorage:         function.DivideWholeBytes(vmEphemeralStorage, 40),
-		corev1.ResourceRequestsEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40),
+		corev1.ResourceEphemeralStorage:         quantity.DivideWholeBytes(vmEphemeralStorage, 40),
+		corev1.ResourceRequestsEphemeralStorage: quantity.DivideWholeBytes(vmEphemeralStorage, 40),
 		corev1.ResourceLimitsEphemeralStorage:   vmEphemeralStorage.DeepCopy(),
 	}
 	for _, kind := range perVMObjects {
