@@ -122,16 +122,16 @@ bin/function-%: FORCE
 	@$(GO) build -o $@ ./functions/$* >&2
 
 bin/render: FORCE
-	@$(GO) build -o $@ ./test/render/cmd/render >&2
+	@$(GO) build -o $@ ./cmd/render >&2
 
 bin/preview: FORCE
-	@$(GO) build -o $@ ./test/render/cmd/preview >&2
+	@$(GO) build -o $@ ./cmd/preview >&2
 
 bin/runtime-image: FORCE
-	$(GO) build -o $@ ./package/cmd/runtime-image >&2
+	$(GO) build -o $@ ./cmd/runtime-image >&2
 
 bin/configuration: FORCE
-	@$(GO) build -o $@ ./package/cmd/configuration >&2
+	@$(GO) build -o $@ ./cmd/configuration >&2
 
 .PHONY: tools
 tools: bin/crossplane bin/crossplane-core ## Build the pinned crossplane CLI and core into ./bin (once).
@@ -207,7 +207,7 @@ generate-deepcopy:
 generate-crds:
 	@rm -rf $(GEN_TMP) && mkdir -p $(GEN_TMP) $(GEN_OUT)/package
 	$(GO) tool controller-gen crd paths=./apis/... output:crd:dir=$(GEN_TMP) >&2
-	$(GO) run ./apis/cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml --namespaced-out=$(GEN_OUT)/package/xrd-namespaced.yaml \
+	$(GO) run ./cmd/xrd-gen $(GEN_TMP)/tenantkube.io_xkubernetesclusters.yaml -o $(GEN_OUT)/package/xrd.yaml --namespaced-out=$(GEN_OUT)/package/xrd-namespaced.yaml \
 		--tenant-crd=$(GEN_TMP)/tenantkube.io_tenants.yaml --tenant-out=$(GEN_OUT)/package/xrd-tenant.yaml >&2
 	$(foreach f,$(FUNCTIONS),mkdir -p $(GEN_OUT)/package/functions/$(f)/input && \
 		$(GO) tool controller-gen crd paths=./functions/$(f)/input/... output:crd:dir=$(GEN_OUT)/package/functions/$(f)/input >&2 &&) true
@@ -256,7 +256,7 @@ test: tools bin/crd-ref-docs functions ## go vet + go test ./... (render tests u
 # XPKG_REGISTRY is where the packages are pushed (a host, optionally with a
 # path): the Configuration's dependencies name the Function packages there,
 # and its Composition refers to the Functions by the names Crossplane derives
-# from them (package/cmd/configuration). The default keeps the canonical
+# from them (cmd/configuration). The default keeps the canonical
 # names, for installing through an ImageConfig that rewrites them (docs/platform-guide.md).
 XPKG_REGISTRY ?= xpkg.tenantkube.io
 XPKG_DIR    := _output/xpkg

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/test/render"
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/render"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 const addonsTestdata = "testdata/addons"

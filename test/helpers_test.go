@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenantkube/tenantkube/test/render"
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/render"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // update rewrites the golden files of the render tests instead of comparing

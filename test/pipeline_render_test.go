@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 const pipelineTestdata = "testdata/control-plane"

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
-	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 // TestSeedParityRender renders testdata/control-plane/xr-seed-parity.yaml

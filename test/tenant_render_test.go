@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 const tenantTestdata = "testdata/tenant"

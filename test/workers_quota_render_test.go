@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 // TestWorkersQuotaRender renders the capacity pre-flight

@@ -36,7 +36,7 @@ type Function struct {
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 	r := function.NewRequest(req)
-	t, err := r.Tenant()
+	t, err := r.Cluster()
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
@@ -84,7 +84,7 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 // KamajiControlPlane, only what is observed. For bad input it returns every
 // problem spec.Validate and CheckTenantInput find (an aggregate of
 // *field.Error naming each field), else Render's *field.Error.
-func plan(t *function.Tenant, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
+func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
 	p := &function.Plan{}
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(t.ID))
 	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // runFn is the function's RunFunction, as Crossplane calls it.

@@ -64,7 +64,7 @@ func (o *sameNameObject) composed() bool { return len(o.Spec.Crossplane.Resource
 
 // ofClaim reports whether the observed XR is a claim's (claim labels on
 // a cluster-scoped XR).
-func ofClaim(t *function.Tenant, r *function.Request) bool {
+func ofClaim(t *function.Cluster, r *function.Request) bool {
 	return !t.Namespaced && r.CompositeString("metadata", "labels", function.LabelClaimName) != ""
 }
 
@@ -81,7 +81,7 @@ const schemaSuffix = "-schema"
 // otherAPIs are the kinds of the other API t asks for: a TenantCluster the
 // claim KubernetesCluster N in NS and the XKubernetesCluster N; a
 // cluster-scoped XR the TenantCluster N in NS.
-func otherAPIs(t *function.Tenant) []otherAPI {
+func otherAPIs(t *function.Cluster) []otherAPI {
 	if t.Namespaced {
 		return []otherAPI{
 			{requiredSameNameClaim, tkv1alpha1.ClaimKind, t.ID.Namespace},
@@ -98,7 +98,7 @@ func otherAPIs(t *function.Tenant) []otherAPI {
 // claim's XR asks for its claim too: the claim is what the tenant created,
 // its XR comes after it (possibly a second later), so the claim's
 // creationTimestamp is the one compared.
-func requireSameName(p *function.Plan, t *function.Tenant, r *function.Request) {
+func requireSameName(p *function.Plan, t *function.Cluster, r *function.Request) {
 	byName := func(kind, ns string) *fnv1.ResourceSelector {
 		s := &fnv1.ResourceSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: kind,
 			Match: &fnv1.ResourceSelector_MatchName{MatchName: t.ID.Name}}
@@ -123,7 +123,7 @@ func requireSameName(p *function.Plan, t *function.Tenant, r *function.Request) 
 // created first, or nil: also while a requirement has not arrived or a
 // creationTimestamp is missing, so nothing is Fatal on a guess. The error
 // is a required object that does not decode.
-func nameClash(t *function.Tenant, r *function.Request) (*field.Error, error) {
+func nameClash(t *function.Cluster, r *function.Request) (*field.Error, error) {
 	read := func(key string) ([]*sameNameObject, bool, error) {
 		items, arrived, err := function.Required[sameNameObject](r, key)
 		if err != nil {

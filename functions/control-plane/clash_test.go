@@ -269,7 +269,7 @@ func TestNameClash(t *testing.T) {
 				spec.Fields["crossplane"] = structpb.NewStructValue(fntest.YAMLStruct(t, `{resourceRefs: [{apiVersion: cluster.x-k8s.io/v1beta1, kind: Cluster, name: demo}]}`))
 			}
 			r := function.NewRequest(req)
-			tenant, err := r.Tenant()
+			tenant, err := r.Cluster()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,7 +360,7 @@ func TestRequireSameName(t *testing.T) {
 			}
 			answerSchemas(t, req, tc.schemas)
 			r := function.NewRequest(req)
-			tenant, err := r.Tenant()
+			tenant, err := r.Cluster()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
@@ -110,8 +111,8 @@ func (s etcdSite) readyCondition() string {
 // quotaBackendBytes is 95% of the member volume size in bytes, rounded down
 // (4Gi → 4080218931).
 func quotaBackendBytes(storage resource.Quantity) int64 {
-	r := function.QuantityRat(storage)
-	return function.FloorRat(r.Mul(r, big.NewRat(etcdQuotaPercent, 100)))
+	r := quantity.Rat(storage)
+	return quantity.FloorRat(r.Mul(r, big.NewRat(etcdQuotaPercent, 100)))
 }
 
 // buildEtcdCluster returns the dedicated EtcdCluster N-etcd of the input's

@@ -16,6 +16,7 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
+	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
 // Function is the gRPC server of the control-plane composition function.
@@ -39,7 +40,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if r.CompositeString("kind") == tkv1alpha1.TenantKind {
 		return runTenant(r, rsp, in, settings), nil
 	}
-	t, err := r.Tenant()
+	t, err := r.Cluster()
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
@@ -99,8 +100,8 @@ func hostSettings(in *cpinput.ControlPlaneInput) function.HostSettings {
 // (or last asked for, before the control plane reports a version). It
 // returns a *field.Error saying which versions are allowed next.
 func checkUpgrade(requested string, observed observedControlPlane) error {
-	desired, errD := function.MinorOf(observed.Desired)
-	running, errR := function.MinorOf(observed.Running)
+	desired, errD := versions.MinorOf(observed.Desired)
+	running, errR := versions.MinorOf(observed.Running)
 	switch {
 	case errD != nil && errR != nil:
 		return nil // nothing observed (or unreadable): nothing to compare with
@@ -110,7 +111,7 @@ func checkUpgrade(requested string, observed observedControlPlane) error {
 		running = desired
 	}
 	low, high := desired, min(desired, running)+1
-	want, err := function.MinorOf(requested)
+	want, err := versions.MinorOf(requested)
 	if err != nil {
 		return field.Invalid(field.NewPath("spec", "version"), requested, err.Error())
 	}
@@ -119,7 +120,7 @@ func checkUpgrade(requested string, observed observedControlPlane) error {
 	}
 	var allowed []string
 	for m := low; m <= high; m++ {
-		if _, err := function.LookupVersion(fmt.Sprintf("v1.%d", m)); err == nil {
+		if _, err := versions.Lookup(fmt.Sprintf("v1.%d", m)); err == nil {
 			allowed = append(allowed, fmt.Sprintf("v1.%d", m))
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // fn is the function under test, as served.

@@ -13,7 +13,10 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/presets"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
+	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
 // KonnectivityPort is the konnectivity server's port.
@@ -81,24 +84,24 @@ func resolveSizing(cp tkv1alpha1.ControlPlane, cpuAllocationRatio int64) (contro
 // componentResources sizes one component: the preset's CPU and memory, each
 // replaced by resources.cpu / resources.memory when set, and the presets'
 // ephemeral-storage, turned into limits and requests by
-// function.ContainerResources.
+// presets.ContainerResources.
 func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationRatio int64) (corev1.ResourceRequirements, error) {
-	preset, err := function.LookupPreset(string(c.ResourcesPreset))
+	preset, err := presets.Lookup(string(c.ResourcesPreset))
 	if err != nil {
-		return corev1.ResourceRequirements{}, field.NotSupported(path.Child("resourcesPreset"), string(c.ResourcesPreset), function.PresetNames())
+		return corev1.ResourceRequirements{}, field.NotSupported(path.Child("resourcesPreset"), string(c.ResourcesPreset), presets.Names())
 	}
 	cpu, memory := preset.CPU, preset.Memory
 	if c.Resources.CPU.IsSet() {
-		if cpu, err = function.ParseBoundedQuantity(path.Child("resources", "cpu"), string(c.Resources.CPU), tkv1alpha1.MaxComponentCPU); err != nil {
+		if cpu, err = quantity.ParseBoundedQuantity(path.Child("resources", "cpu"), string(c.Resources.CPU), tkv1alpha1.MaxComponentCPU); err != nil {
 			return corev1.ResourceRequirements{}, err
 		}
 	}
 	if c.Resources.Memory.IsSet() {
-		if memory, err = function.ParseBoundedQuantity(path.Child("resources", "memory"), string(c.Resources.Memory), tkv1alpha1.MaxComponentMemory); err != nil {
+		if memory, err = quantity.ParseBoundedQuantity(path.Child("resources", "memory"), string(c.Resources.Memory), tkv1alpha1.MaxComponentMemory); err != nil {
 			return corev1.ResourceRequirements{}, err
 		}
 	}
-	return function.ContainerResources(cpu, memory, function.PresetEphemeralStorage, cpuAllocationRatio), nil
+	return presets.ContainerResources(cpu, memory, presets.EphemeralStorage, cpuAllocationRatio), nil
 }
 
 // buildKamajiControlPlane returns the KamajiControlPlane N
@@ -110,7 +113,7 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 // DataStore dataStoreName; the API server's extra flags, volumes and mounts
 // with those of spec.oidc (apiServerComponent).
 func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput,
-	version function.KubernetesVersion, sizing controlPlaneSizing, host, dataStoreName string, auth authentication,
+	version versions.KubernetesVersion, sizing controlPlaneSizing, host, dataStoreName string, auth authentication,
 ) *kamajiv1alpha2.KamajiControlPlane {
 	apiServer, volumes := apiServerComponent(spec.ControlPlane.APIServer, sizing.APIServer, auth)
 	konnectivity := &kamajiv1alpha2.KonnectivitySpec{

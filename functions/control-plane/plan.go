@@ -14,7 +14,9 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
 // Composed-resource names of this function's objects in the desired state.
@@ -64,13 +66,13 @@ var (
 // once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
 // field.ErrorList, and a claim and a TenantCluster naming the same cluster
 // as the later one's error (nameClash).
-func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
+func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
 	spec := t.Spec
 	observed := observeControlPlane(r)
 	// Every rule of the API (docs/validation.md), then the upgrade rule,
 	// which needs the observed control plane.
 	errs := spec.Validate()
-	version, err := function.LookupVersion(spec.Version)
+	version, err := versions.Lookup(spec.Version)
 	if err == nil {
 		errs = appendError(errs, checkUpgrade(spec.Version, observed))
 	}
@@ -83,7 +85,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 	// details: status.kubeconfigSecret names the Secret in NS.
 	tenantDS := t.Namespaced && in.DataStoreName == ""
 	external := in.DataStoreName != "" || tenantDS
-	storage, err := function.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
+	storage, err := quantity.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
 	if !external {
 		errs = appendError(errs, err)
 	}
@@ -209,7 +211,7 @@ func plan(t *function.Tenant, in *cpinput.ControlPlaneInput, hosts function.Host
 		"kubeconfigSecret": t.ID.KubeconfigSecretName(),
 	}
 	// status.version only as vMAJOR.MINOR.PATCH re-printed.
-	if v, ok := function.ParsePatchVersion(observed.Running); ok {
+	if v, ok := versions.ParsePatchVersion(observed.Running); ok {
 		p.Status["version"] = v
 	}
 	waitingFor := ""

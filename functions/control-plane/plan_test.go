@@ -18,6 +18,7 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/presets"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
@@ -543,7 +544,7 @@ func TestPlanErrors(t *testing.T) {
 			input:  `{etcd: {storageSize: lots}}`,
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("spec", "controlPlane", "replicas"), int32(0), "must be between 1 and 7"),
-				field.NotSupported(field.NewPath("spec", "controlPlane", "apiServer", "resourcesPreset"), "x9.huge", function.PresetNames()),
+				field.NotSupported(field.NewPath("spec", "controlPlane", "apiServer", "resourcesPreset"), "x9.huge", presets.Names()),
 				field.Invalid(field.NewPath("input", "etcd", "storageSize"), "lots", "must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e9"),
 			},
 		},

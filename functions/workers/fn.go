@@ -33,7 +33,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	t, err := r.Tenant()
+	t, err := r.Cluster()
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
-	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 )
 
 // Bounds of the automatic kubelet reservations (the seed's formula): 5% of the node's effective memory in MiB, clamped to [256, 1024]
@@ -80,7 +80,7 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 	// Memory reservations (bytes).
 	autoMem := int64(minMemoryReservationMiB)
 	if s.Memory != nil {
-		autoMem = clamp(function.FloorMiB(*s.Memory)*reservationPercent/100, minMemoryReservationMiB, maxMemoryReservationMiB)
+		autoMem = clamp(quantity.FloorMiB(*s.Memory)*reservationPercent/100, minMemoryReservationMiB, maxMemoryReservationMiB)
 	}
 	var memRes [2]*big.Rat
 	for i, f := range []struct {
@@ -89,11 +89,11 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 		out  *string
 	}{{"systemReservedMemory", string(k.SystemReservedMemory), &r.SystemMemory}, {"kubeReservedMemory", string(k.KubeReservedMemory), &r.KubeMemory}} {
 		if f.val == "" {
-			*f.out = function.FormatMiB(autoMem)
-			memRes[i] = big.NewRat(autoMem*function.MiB, 1)
+			*f.out = quantity.FormatMiB(autoMem)
+			memRes[i] = big.NewRat(autoMem*quantity.MiB, 1)
 			continue
 		}
-		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeMemory)
+		q, err := quantity.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeMemory)
 		if err != nil {
 			return reservations{}, err
 		}
@@ -102,13 +102,13 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 				"an explicit memory reservation needs the node's effective memory (resources.memory or the instance type's memory.guest), which is unknown")
 		}
 		*f.out = f.val
-		memRes[i] = function.QuantityRat(q)
+		memRes[i] = quantity.Rat(q)
 	}
 
 	// CPU reservations (millicores).
 	autoCPU := int64(minCPUReservationMilli)
 	if s.CPU != nil {
-		autoCPU = clamp(function.Millicores(*s.CPU)*reservationPercent/100, minCPUReservationMilli, maxCPUReservationMilli)
+		autoCPU = clamp(quantity.Millicores(*s.CPU)*reservationPercent/100, minCPUReservationMilli, maxCPUReservationMilli)
 	}
 	var cpuRes [2]*big.Rat // in cores
 	for i, f := range []struct {
@@ -117,11 +117,11 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 		out  *string
 	}{{"systemReservedCpu", string(k.SystemReservedCPU), &r.SystemCPU}, {"kubeReservedCpu", string(k.KubeReservedCPU), &r.KubeCPU}} {
 		if f.val == "" {
-			*f.out = function.FormatMillicores(autoCPU)
+			*f.out = quantity.FormatMillicores(autoCPU)
 			cpuRes[i] = big.NewRat(autoCPU, 1000)
 			continue
 		}
-		q, err := function.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeCPU)
+		q, err := quantity.ParseBoundedQuantity(kp.Child(f.name), f.val, v1alpha1.MaxNodeCPU)
 		if err != nil {
 			return reservations{}, err
 		}
@@ -130,7 +130,7 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 				"an explicit CPU reservation needs the node's effective CPU (resources.cpu or the instance type's cpu.guest), which is unknown")
 		}
 		*f.out = f.val
-		cpuRes[i] = function.QuantityRat(q)
+		cpuRes[i] = quantity.Rat(q)
 	}
 
 	// Eviction thresholds.
@@ -140,12 +140,12 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 	}
 	// Totals against the node's size.
 	if s.Memory != nil {
-		mem := function.QuantityRat(*s.Memory)
+		mem := quantity.Rat(*s.Memory)
 		var hardBytes *big.Rat
 		if hard.Percent {
 			hardBytes = new(big.Rat).Mul(hard.Fraction, mem)
 		} else {
-			hardBytes = function.QuantityRat(hard.Bytes)
+			hardBytes = quantity.Rat(hard.Bytes)
 		}
 		left := new(big.Rat).Sub(mem, memRes[0])
 		left.Sub(left, memRes[1])
@@ -154,17 +154,17 @@ func computeReservations(base *field.Path, k v1alpha1.Kubelet, s Sizing) (reserv
 			return reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedMemory=%s kubeReservedMemory=%s evictionHardMemory=%s", r.SystemMemory, r.KubeMemory, hardText),
 				fmt.Sprintf("system-reserved + kube-reserved + hard eviction must stay below the node's memory (%s)", s.Memory.String()))
 		}
-		r.AllocatableMemory = function.FormatMiB(function.FloorRat(left.Quo(left, big.NewRat(function.MiB, 1))))
+		r.AllocatableMemory = quantity.FormatMiB(quantity.FloorRat(left.Quo(left, big.NewRat(quantity.MiB, 1))))
 	}
 	if s.CPU != nil {
-		cpu := function.QuantityRat(*s.CPU)
+		cpu := quantity.Rat(*s.CPU)
 		left := new(big.Rat).Sub(cpu, cpuRes[0])
 		left.Sub(left, cpuRes[1])
 		if left.Sign() <= 0 {
 			return reservations{}, field.Invalid(kp, fmt.Sprintf("systemReservedCpu=%s kubeReservedCpu=%s", r.SystemCPU, r.KubeCPU),
 				fmt.Sprintf("system-reserved + kube-reserved CPU must stay below the node's CPU (%s)", s.CPU.String()))
 		}
-		r.AllocatableCPU = function.FormatMillicores(function.CeilRat(left.Mul(left, big.NewRat(1000, 1))))
+		r.AllocatableCPU = quantity.FormatMillicores(quantity.CeilRat(left.Mul(left, big.NewRat(1000, 1))))
 	}
 	return r, nil
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/presets"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 )
 
 // VM constants.
@@ -42,7 +44,7 @@ const (
 // vmEphemeralStorage is the virt-launcher pod's ephemeral-storage limit,
 // the preset value (docs/tenant-guide.md); its request is a fortieth of it in whole
 // bytes.
-var vmEphemeralStorage = function.PresetEphemeralStorage
+var vmEphemeralStorage = presets.EphemeralStorage
 
 // buildKubevirtMachineTemplate returns the KubevirtMachineTemplate of a
 // node group (CAPI provider KubeVirt v1alpha1), named
@@ -77,7 +79,7 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 	domain := kubevirtv1.DomainSpec{
 		Resources: kubevirtv1.ResourceRequirements{
 			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: vmEphemeralStorage.DeepCopy()},
-			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40)},
+			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: quantity.DivideWholeBytes(vmEphemeralStorage, 40)},
 		},
 		Devices: kubevirtv1.Devices{
 			Disks: []kubevirtv1.Disk{

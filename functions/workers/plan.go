@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
 // plan computes the worker node groups of tenant t
@@ -21,7 +22,7 @@ import (
 // keeps its observed objects unchanged, with a Warning; a namespaced
 // cluster without a KamajiControlPlane composes nothing new
 // (waitForControlPlane). It returns every problem of the spec at once.
-func plan(t *function.Tenant, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
+func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
 	id, spec := t.ID, t.Spec
 	if errs := checkSpec(spec, in); len(errs) > 0 {
 		return nil, errs
@@ -139,7 +140,7 @@ func requireInputs(p *function.Plan, id function.Identity, spec *v1alpha1.Kubern
 // reservations and version. A group whose instance type has not been
 // fetched yet is left out (pending). It returns every violation.
 func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names []string) (map[string]nodeGroupPlan, field.ErrorList) {
-	row, err := function.LookupVersion(spec.Version) // checked by checkSpec
+	row, err := versions.Lookup(spec.Version) // checked by checkSpec
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "version"), err)}
 	}
@@ -316,7 +317,7 @@ func composeForCleanup(p *function.Plan, r *function.Request, id function.Identi
 
 // minorString returns "v1.N" of a version "v1.N.P".
 func minorString(version string) (string, error) {
-	n, err := function.MinorOf(version)
+	n, err := versions.MinorOf(version)
 	if err != nil {
 		return "", err
 	}

@@ -18,7 +18,7 @@ import (
 func planOf(t *testing.T, req *fnv1.RunFunctionRequest) (*function.Plan, field.ErrorList, *function.Request) {
 	t.Helper()
 	r := function.NewRequest(req)
-	tenant, err := r.Tenant()
+	tenant, err := r.Cluster()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/quantity"
 )
 
 // Capacity pre-flight (docs/tenant-guide.md, Capacity): the node
@@ -169,7 +170,7 @@ func perVMDemand(gp nodeGroupPlan, cpuAllocationRatio int64) vmDemand {
 func launcherPod(gp nodeGroupPlan, cpuAllocationRatio int64) (req, lim corev1.ResourceList) {
 	g, s := gp.Group, gp.Sizing
 	compute := corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: function.DivideWholeBytes(vmEphemeralStorage, 40)},
+		Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: quantity.DivideWholeBytes(vmEphemeralStorage, 40)},
 		Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: vmEphemeralStorage.DeepCopy()},
 	}
 	for _, l := range []corev1.ResourceList{compute.Requests, compute.Limits} {

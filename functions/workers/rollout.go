@@ -12,6 +12,7 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
 // Node group rollout and kubelet versions in status.nodeGroups
@@ -198,7 +199,7 @@ func kubeletVersions(id function.Identity, g string, machines []*capiObject) []v
 // included): the tenant's kubelet writes the Node's status, so no text of
 // its own reaches the XR.
 func kubeletVersionOf(v string) string {
-	if out, ok := function.ParsePatchVersion(v); ok {
+	if out, ok := versions.ParsePatchVersion(v); ok {
 		return out
 	}
 	return unknownKubeletVersion

@@ -17,7 +17,7 @@ import (
 var (
 	strictVersion = regexp.MustCompile(`^v(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$`)
 	md0Template   = regexp.MustCompile(`^demo-md0-[0-9a-f]{6}$`)
-	quantity      = regexp.MustCompile(`^[0-9]+(m|Ki|Mi|Gi|Ti)?$`)
+	quantityText  = regexp.MustCompile(`^[0-9]+(m|Ki|Mi|Gi|Ti)?$`)
 	readyOfTotal  = regexp.MustCompile(`^[0-9]+/[0-9]+$`)
 )
 
@@ -104,7 +104,7 @@ func checkStatusText(t *testing.T, rsp *fnv1.RunFunctionResponse, observed ...st
 				t.Fatalf("%s = %q: not a template name of md0", p, s.Value)
 			}
 		case strings.Contains(p, ".allocatable."):
-			if !quantity.MatchString(s.Value) {
+			if !quantityText.MatchString(s.Value) {
 				t.Fatalf("%s = %q: not a quantity", p, s.Value)
 			}
 		case p == "status.nodes":

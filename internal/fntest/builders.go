@@ -120,10 +120,10 @@ func (c Call) Run(t testing.TB, fn Runner) *fnv1.RunFunctionResponse {
 
 // Read is the read side of c's request and its tenant, as a plan gets
 // them; it fails t when the XR does not decode.
-func (c Call) Read(t testing.TB) (*function.Request, *function.Tenant) {
+func (c Call) Read(t testing.TB) (*function.Request, *function.Cluster) {
 	t.Helper()
 	r := function.NewRequest(c.Request(t))
-	tenant, err := r.Tenant()
+	tenant, err := r.Cluster()
 	if err != nil {
 		t.Fatalf("reading the tenant: %v", err)
 	}

@@ -164,7 +164,7 @@ func checkEncodedScalarReads(t *testing.T, encoded []byte, want *fnv1.RunFunctio
 // checkEncodedCompositeReads holds what a function reads of the observed
 // XR of got (decoded by UnmarshalRequest) to the same reads of want
 // (decoded by protobuf-go): every value by observedCompositeValue, the
-// spec's members readTenant decodes, readTenant itself, then the whole XR.
+// spec's members readCluster decodes, readCluster itself, then the whole XR.
 func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest, opts ...cmp.Option) {
 	t.Helper()
 	xr := want.GetObserved().GetComposite().GetResource()
@@ -190,13 +190,13 @@ func checkEncodedCompositeReads(t *testing.T, got, want *fnv1.RunFunctionRequest
 	if diff := cmp.Diff(orEmpty(specMembers(codec.ValueAt(xr, "spec"))), orEmpty(specMembers(observedCompositeSpec(got, specField))), opts...); diff != "" {
 		t.Errorf("observedCompositeSpec (-decoded, members a spec takes +kept encoded):\n%s", diff)
 	}
-	wantTenant, wantErr := readTenant(want)
-	gotTenant, gotErr := readTenant(got)
+	wantTenant, wantErr := readCluster(want)
+	gotTenant, gotErr := readCluster(got)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
-		t.Errorf("readTenant error %v kept encoded, %v decoded", gotErr, wantErr)
+		t.Errorf("readCluster error %v kept encoded, %v decoded", gotErr, wantErr)
 	}
 	if diff := cmp.Diff(wantTenant, gotTenant); diff != "" {
-		t.Errorf("readTenant (-decoded +kept encoded):\n%s", diff)
+		t.Errorf("readCluster (-decoded +kept encoded):\n%s", diff)
 	}
 	if diff := cmp.Diff(xr, observedComposite(got), opts...); diff != "" {
 		t.Errorf("observedComposite (-want +got):\n%s", diff)
@@ -440,7 +440,7 @@ func (r readRunner) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest)
 
 // TestComposedObjectsReadThroughAccessors enforces what UnmarshalRequest
 // relies on: outside observed.go and wire/encodedobjects.go, no code of a
-// function (functions/, internal/, the render tests' function; test files
+// function (functions/, internal/ with the render tests' function; test files
 // aside) reads the observed composed resources or the observed composite
 // resource of a request directly, nor the object of a desired composed
 // resource (rsp.Desired.Resources[name].Resource, or ranging over them),
@@ -460,7 +460,7 @@ func TestComposedObjectsReadThroughAccessors(t *testing.T) {
 		"GetObservedCompositeResource": true,
 	}
 	checked := 0
-	for _, dir := range []string{"functions", "internal", filepath.Join("test", "render", "testdata", "testfn")} {
+	for _, dir := range []string{"functions", "internal"} { // internal holds the render tests' function (internal/render/testdata/testfn)
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err

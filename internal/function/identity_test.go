@@ -79,15 +79,15 @@ func TestClusterNeverMoves(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := readTenant(tc.req)
+			_, err := readCluster(tc.req)
 			if tc.want == nil {
 				if err != nil {
-					t.Fatalf("readTenant: %v", err)
+					t.Fatalf("readCluster: %v", err)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("readTenant accepted a cluster that moved")
+				t.Fatalf("readCluster accepted a cluster that moved")
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -99,7 +99,7 @@ func TestClusterNeverMoves(t *testing.T) {
 }
 
 // TestClusterNeverMovesProperty: over generated XRs and observed states,
-// readTenant accepts exactly when every namespaced observed composed
+// readCluster accepts exactly when every namespaced observed composed
 // resource lives in the namespace the XR resolves to, by an independent
 // count of the generated namespaces.
 func TestClusterNeverMovesProperty(t *testing.T) {
@@ -125,9 +125,9 @@ func TestClusterNeverMovesProperty(t *testing.T) {
 				stray++
 			}
 		}
-		_, err := readTenant(movedRequest(t, meta, specNS, observed...))
+		_, err := readCluster(movedRequest(t, meta, specNS, observed...))
 		if (err == nil) != (stray == 0) {
-			t.Fatalf("case %d: XR in %s, observed in %q: readTenant error %v, want an error: %v", i, ns, observed, err, stray > 0)
+			t.Fatalf("case %d: XR in %s, observed in %q: readCluster error %v, want an error: %v", i, ns, observed, err, stray > 0)
 		}
 	}
 }

@@ -22,8 +22,8 @@ type Request struct {
 // NewRequest is the read side of req.
 func NewRequest(req *fnv1.RunFunctionRequest) *Request { return &Request{req: req} }
 
-// Tenant decodes the observed XR (see readTenant).
-func (r *Request) Tenant() (*Tenant, error) { return readTenant(r.req) }
+// Cluster decodes the observed XR (see readCluster).
+func (r *Request) Cluster() (*Cluster, error) { return readCluster(r.req) }
 
 // Input decodes the step's input into in (a pointer to the input type);
 // an absent input leaves in as it is.

@@ -17,9 +17,9 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
-// Tenant is what every function reads first from a RunFunctionRequest: the
+// Cluster is what every function reads first from a RunFunctionRequest: the
 // tenant cluster's identity and its spec with the seed's defaults applied.
-type Tenant struct {
+type Cluster struct {
 	// ID is the tenant cluster's name N and namespace NS.
 	ID Identity
 	// Spec is the XR's spec, decoded and defaulted (v1alpha1 Default).
@@ -30,7 +30,7 @@ type Tenant struct {
 	Namespaced bool
 }
 
-// readTenant decodes the observed XR of req into a Tenant. It returns an
+// readCluster decodes the observed XR of req into a Cluster. It returns an
 // error suitable for a Fatal result when the XR is missing, its spec does not
 // decode into the API types (the error names the field), its identity
 // breaks the rules of identityOf, or its namespace is not the one its
@@ -40,7 +40,7 @@ type Tenant struct {
 // XR (status, managedFields) is never decoded, and neither are the spec
 // members no field of the typed spec can take (Crossplane's resourceRefs,
 // claimRef, compositionRef, …: most of an observed spec).
-func readTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
+func readCluster(req *fnv1.RunFunctionRequest) (*Cluster, error) {
 	if !observedCompositeExists(req) {
 		return nil, fmt.Errorf("the request has no observed composite resource")
 	}
@@ -60,7 +60,7 @@ func readTenant(req *fnv1.RunFunctionRequest) (*Tenant, error) {
 	if err := checkObservedNamespaces(req, id, nsField); err != nil {
 		return nil, err
 	}
-	return &Tenant{ID: id, Spec: decoded, Namespaced: namespace != ""}, nil
+	return &Cluster{ID: id, Spec: decoded, Namespaced: namespace != ""}, nil
 }
 
 // specFieldNames are the names of the typed spec's fields, read once: each

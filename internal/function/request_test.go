@@ -55,7 +55,7 @@ func TestDecodeSpecAcceptsNumbersForQuantities(t *testing.T) {
 }
 
 // TestDecodeSpecValueMatchesDecodeSpec holds the spec decoding of
-// readTenant (straight from the structpb, members no field takes left out)
+// readCluster (straight from the structpb, members no field takes left out)
 // to decodeSpec of the whole spec: the same spec, or the same error.
 func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
 	for _, in := range []string{

@@ -67,7 +67,7 @@ func TestTenantScope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := function.NewRequest(&fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}}).Tenant()
+			got, err := function.NewRequest(&fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}}}).Cluster()
 			var g want
 			if err != nil {
 				g.err = err.Error()

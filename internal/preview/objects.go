@@ -4,7 +4,7 @@
 // control plane upgrades, which add-ons' values change, and which composed
 // resources are created, updated or deleted (docs/tenant-guide.md,
 // "Preview a change").
-// It compares objects only; running the renders is test/render's.
+// It compares objects only; running the renders is internal/render's.
 package preview
 
 import (

@@ -6,7 +6,7 @@
 //
 // Each subpackage holds exactly the fields tenantkube emits or reads, with
 // JSON names and types taken from the CRDs in ../shared/crds, and is proven
-// against those CRDs by tests that use package test/schema: a fully
+// against those CRDs by tests that use package internal/schema: a fully
 // populated instance of every kind validates with zero errors and zero
 // pruned fields.
 package upstream

@@ -20,7 +20,7 @@
 // package's bench_test.go. `make bench` runs them all.
 package bench
 
-//go:generate go run ./cmd/benchgen
+//go:generate go run ../../cmd/benchgen
 
 import (
 	"fmt"

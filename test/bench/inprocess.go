@@ -226,3 +226,12 @@ func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 		})
 	}
 }
+
+// BenchmarkStep runs the three in-process benchmarks of one function
+// (step): RunFunction (BenchmarkFunction), Scaling
+// (BenchmarkFunctionScaling) and ServedWork (BenchmarkFunctionServedWork).
+func BenchmarkStep(b *testing.B, step string, fn RunFunc) {
+	b.Run("RunFunction", func(b *testing.B) { BenchmarkFunction(b, step, fn) })
+	b.Run("Scaling", func(b *testing.B) { BenchmarkFunctionScaling(b, step, fn) })
+	b.Run("ServedWork", func(b *testing.B) { BenchmarkFunctionServedWork(b, step, fn) })
+}

@@ -13,58 +13,9 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/tenantkube/tenantkube/internal/function/wire/wiretest"
 )
-
-// codecStruct builds a Struct from v, failing t on a value structpb rejects.
-func codecStruct(t testing.TB, v map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// codecRequest is a RunFunctionRequest using every Struct-holding field of
-// the function protocol (observed and desired composite and composed
-// resources, input, context, required and extra resources) and several that
-// hold none (meta, connection details, credentials, readiness).
-func codecRequest(t testing.TB) *fnv1.RunFunctionRequest {
-	obj := func(kind, name string) *structpb.Struct {
-		return codecStruct(t, map[string]any{
-			"apiVersion": "v1", "kind": kind,
-			"metadata": map[string]any{"name": name, "labels": map[string]any{"a": "b"}, "managedFields": []any{
-				map[string]any{"manager": "apiextensions.crossplane.io/composed/x", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}},
-			}},
-			"spec": map[string]any{"replicas": 3.0, "paused": false, "none": nil, "list": []any{"x", 1.5, true, nil, []any{}, map[string]any{}}},
-		})
-	}
-	return &fnv1.RunFunctionRequest{
-		Meta: &fnv1.RequestMeta{Tag: "tag"},
-		Observed: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: obj("XKubernetesCluster", "xr"), ConnectionDetails: map[string][]byte{"kubeconfig": []byte("k")}},
-			Resources: map[string]*fnv1.Resource{
-				"a": {Resource: obj("ConfigMap", "a"), Ready: fnv1.Ready_READY_TRUE},
-				"b": {Resource: obj("Secret", "b")},
-				"":  {Resource: &structpb.Struct{}},
-			},
-		},
-		Desired: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: codecStruct(t, map[string]any{"status": map[string]any{"ready": true}})},
-			Resources: map[string]*fnv1.Resource{"a": {Resource: obj("ConfigMap", "a"), Ready: fnv1.Ready_READY_FALSE}},
-		},
-		Input:   obj("Input", "in"),
-		Context: codecStruct(t, map[string]any{"apiextensions.crossplane.io/environment": map[string]any{"k": "v"}}),
-		RequiredResources: map[string]*fnv1.Resources{
-			"secrets": {Items: []*fnv1.Resource{{Resource: obj("Secret", "s1")}, {Resource: obj("Secret", "s2")}}},
-			"none":    {},
-		},
-		ExtraResources: map[string]*fnv1.Resources{"x": {Items: []*fnv1.Resource{{Resource: obj("ConfigMap", "x")}}}},
-		Credentials: map[string]*fnv1.Credentials{"c": {Source: &fnv1.Credentials_CredentialData{
-			CredentialData: &fnv1.CredentialData{Data: map[string][]byte{"k": []byte("v")}},
-		}}},
-	}
-}
 
 // codecResponse is a RunFunctionResponse with desired state, results,
 // conditions, requirements, context and output.
@@ -373,3 +324,12 @@ func TestNilStructValueIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// The shared codec fixtures, under the names this package's tests use.
+var (
+	codecStruct  = wiretest.Struct
+	codecRequest = wiretest.Request
+	randomObject = wiretest.RandomObject
+	randomValue  = wiretest.RandomValue
+	randomString = wiretest.RandomString
+)

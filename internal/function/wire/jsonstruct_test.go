@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -119,51 +118,6 @@ func TestJSONToStructDrop(t *testing.T) {
 			t.Errorf("jsonToStructMember(%q) dropping status:\nwant %v\ngot  %v", in, want, got)
 		}
 	}
-}
-
-func randomObject(r *rand.Rand, depth int) map[string]any {
-	out := map[string]any{}
-	for range r.IntN(6) {
-		out[randomString(r)] = randomValue(r, depth+1)
-	}
-	return out
-}
-
-func randomValue(r *rand.Rand, depth int) any {
-	k := r.IntN(8)
-	if depth > 4 {
-		k = r.IntN(5)
-	}
-	switch k {
-	case 0:
-		return nil
-	case 1:
-		return r.IntN(2) == 0
-	case 2:
-		return (r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(40)-20))
-	case 3:
-		return r.Int64N(1 << 53)
-	case 4:
-		return randomString(r)
-	case 5, 6:
-		l := make([]any, r.IntN(4))
-		for i := range l {
-			l[i] = randomValue(r, depth+1)
-		}
-		return l
-	default:
-		return randomObject(r, depth)
-	}
-}
-
-func randomString(r *rand.Rand) string {
-	const alphabet = "abcXYZ09 -_./\"\\\n\t\b\f\r\x01<>&é✓\u2028\u2029\U0001F600\x7f"
-	runes := []rune(alphabet)
-	var b strings.Builder
-	for range r.IntN(12) {
-		b.WriteRune(runes[r.IntN(len(runes))])
-	}
-	return b.String()
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -1,6 +1,6 @@
 // Package upstreamtest holds the test helpers that prove the hand-written
 // upstream types against the CRDs in ../shared/crds with package
-// test/schema. It is imported only by tests.
+// internal/schema. It is imported only by tests.
 package upstreamtest
 
 import (
@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kjson "sigs.k8s.io/json"
 
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // ownPkgPrefix is the import-path prefix of the types whose fields

@@ -1,4 +1,6 @@
-package function
+// Package presets is the table of resource presets (the seed chart's
+// resourcesPreset names) and the container resources each one sets.
+package presets
 
 import (
 	"fmt"
@@ -7,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/tenantkube/tenantkube/internal/quantity"
 )
 
 // Preset is the CPU and memory of a resources preset.
@@ -15,8 +19,8 @@ type Preset struct {
 	Memory resource.Quantity
 }
 
-// PresetEphemeralStorage is the ephemeral-storage limit of every preset.
-var PresetEphemeralStorage = resource.MustParse("2Gi")
+// EphemeralStorage is the ephemeral-storage limit of every preset.
+var EphemeralStorage = resource.MustParse("2Gi")
 
 // presetSizes are the CPUs of each preset size.
 var presetSizes = map[string]string{
@@ -43,7 +47,7 @@ func buildPresets() map[string]Preset {
 		for size, cpu := range presetSizes {
 			c := resource.MustParse(cpu)
 			mem := c.MilliValue() * mibPerCPU / 1000
-			out[series+"."+size] = Preset{CPU: c, Memory: resource.MustParse(FormatMiB(mem))}
+			out[series+"."+size] = Preset{CPU: c, Memory: resource.MustParse(quantity.FormatMiB(mem))}
 		}
 	}
 	for name, v := range legacyPresets {
@@ -52,8 +56,8 @@ func buildPresets() map[string]Preset {
 	return out
 }
 
-// PresetNames returns every accepted preset name, sorted.
-func PresetNames() []string {
+// Names returns every accepted preset name, sorted.
+func Names() []string {
 	names := make([]string, 0, len(presets))
 	for n := range presets {
 		names = append(names, n)
@@ -62,12 +66,12 @@ func PresetNames() []string {
 	return names
 }
 
-// LookupPreset returns the preset called name (t1.micro → 500m / 256Mi). It
+// Lookup returns the preset called name (t1.micro → 500m / 256Mi). It
 // returns an error listing the allowed names when there is none.
-func LookupPreset(name string) (Preset, error) {
+func Lookup(name string) (Preset, error) {
 	p, ok := presets[name]
 	if !ok {
-		return Preset{}, fmt.Errorf("unknown resources preset %q; allowed: %s", name, strings.Join(PresetNames(), ", "))
+		return Preset{}, fmt.Errorf("unknown resources preset %q; allowed: %s", name, strings.Join(Names(), ", "))
 	}
 	return p, nil
 }
@@ -86,9 +90,9 @@ func ContainerResources(cpu, memory, ephemeral resource.Quantity, cpuAllocationR
 			corev1.ResourceEphemeralStorage: ephemeral,
 		},
 		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:              DivideMillicores(cpu, cpuAllocationRatio),
+			corev1.ResourceCPU:              quantity.DivideMillicores(cpu, cpuAllocationRatio),
 			corev1.ResourceMemory:           memory,
-			corev1.ResourceEphemeralStorage: DivideWholeBytes(ephemeral, 40),
+			corev1.ResourceEphemeralStorage: quantity.DivideWholeBytes(ephemeral, 40),
 		},
 	}
 }

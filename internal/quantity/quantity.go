@@ -1,4 +1,8 @@
-package function
+// Package quantity is the arithmetic on Kubernetes quantities the functions
+// share: exact rationals of resource.Quantity, MiB and millicore floors,
+// division of bytes and CPU into whole units, and parsing with bounds that
+// names the field and the value.
+package quantity
 
 import (
 	"math/big"
@@ -19,19 +23,19 @@ func FloorMiB(q resource.Quantity) int64 {
 	if v, ok := q.AsInt64(); ok && v >= 0 {
 		return v / MiB
 	}
-	r := QuantityRat(q)
+	r := Rat(q)
 	return FloorRat(r.Quo(r, big.NewRat(MiB, 1)))
 }
 
-// QuantityRat returns q's exact value as a rational number.
-func QuantityRat(q resource.Quantity) *big.Rat {
+// Rat returns q's exact value as a rational number.
+func Rat(q resource.Quantity) *big.Rat {
 	if v, ok := q.AsInt64(); ok {
 		return new(big.Rat).SetInt64(v) // a whole number: no decimal scaling
 	}
 	return decimalRat(q)
 }
 
-// decimalRat is QuantityRat of any quantity, from its decimal form.
+// decimalRat is Rat of any quantity, from its decimal form.
 func decimalRat(q resource.Quantity) *big.Rat {
 	d := q.AsDec()
 	r := new(big.Rat).SetInt(d.UnscaledBig())
@@ -65,7 +69,7 @@ func DivideWholeBytes(q resource.Quantity, divisor int64) resource.Quantity {
 	if v, ok := q.AsInt64(); ok {
 		return *resource.NewQuantity(v/divisor, resource.DecimalSI)
 	}
-	r := QuantityRat(q)
+	r := Rat(q)
 	n := new(big.Int).Quo(r.Num(), new(big.Int).Mul(r.Denom(), big.NewInt(divisor)))
 	return *resource.NewQuantity(n.Int64(), resource.DecimalSI)
 }

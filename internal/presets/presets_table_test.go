@@ -1,4 +1,4 @@
-package function
+package presets
 
 import (
 	"testing"
@@ -37,17 +37,17 @@ func TestPresetTable(t *testing.T) {
 		want[name] = preset{canonical(p.CPU), canonical(p.Memory)}
 	}
 	got := map[string]preset{}
-	for _, name := range PresetNames() {
-		p, err := LookupPreset(name)
+	for _, name := range Names() {
+		p, err := Lookup(name)
 		if err != nil {
-			t.Fatalf("LookupPreset(%q), a name PresetNames lists: %v", name, err)
+			t.Fatalf("Lookup(%q), a name Names lists: %v", name, err)
 		}
 		got[name] = preset{p.CPU.String(), p.Memory.String()}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resources presets: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff("2Gi", PresetEphemeralStorage.String()); diff != "" {
+	if diff := cmp.Diff("2Gi", EphemeralStorage.String()); diff != "" {
 		t.Errorf("every preset's ephemeral-storage: -want, +got:\n%s", diff)
 	}
 }

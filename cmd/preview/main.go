@@ -19,7 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/tenantkube/tenantkube/internal/preview"
-	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 type cli struct {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/test/schema"
+	"github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // XRError is an XR the API server would reject: each problem with its
@@ -41,7 +41,7 @@ func (e *XRError) Error() string {
 // against the CustomResourceDefinition Crossplane derives from the XRD in
 // xrdFile (crossplane-runtime's xcrd, as Crossplane core does), with
 // unknown fields reported rather than pruned, defaults applied, then the
-// OpenAPI schema and the CEL rules (test/schema, on the apiextensions
+// OpenAPI schema and the CEL rules (internal/schema, on the apiextensions
 // apiserver's libraries). It returns an *XRError listing every problem.
 func ValidateXR(xrdFile, xrFile string) error {
 	raw, err := os.ReadFile(xrdFile) //nolint:gosec // the caller's file

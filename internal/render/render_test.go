@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/test/render"
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 // The repository root, seen from this package's directory.
@@ -61,8 +61,8 @@ func setup(t *testing.T) {
 		var out bytes.Buffer
 		buildErr = render.BuildFunctions(context.Background(), root, binDir, []string{"control-plane", "workers", "addons"}, &out)
 		for _, b := range []struct{ out, pkg string }{
-			{"testfn", "./test/render/testdata/testfn"},
-			{"render", "./test/render/cmd/render"},
+			{"testfn", "./internal/render/testdata/testfn"},
+			{"render", "./cmd/render"},
 		} {
 			if buildErr != nil {
 				break

@@ -78,7 +78,7 @@ func deps(t *testing.T, meta []byte) []string {
 var packageCompositions = []string{"composition-namespaced.yaml", "composition-tenant.yaml", "composition.yaml"}
 
 func TestRender(t *testing.T) {
-	root := "../../.."
+	root := "../.."
 	for registry, want := range map[string]struct {
 		deps  []string
 		steps map[string]string
@@ -185,7 +185,7 @@ type xrdOrComposition struct {
 // the platform's cluster-scoped Tenant (v2 XRD).
 func TestRun(t *testing.T) {
 	out := t.TempDir()
-	c := &cli{PackageRoot: "../..", Registry: CanonicalRegistry, Output: out}
+	c := &cli{PackageRoot: "../../package", Registry: CanonicalRegistry, Output: out}
 	if err := c.run(); err != nil {
 		t.Fatal(err)
 	}

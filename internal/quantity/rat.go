@@ -1,4 +1,4 @@
-package function
+package quantity
 
 import (
 	"math/big"

@@ -1,4 +1,4 @@
-package function
+package versions
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 // (v1alpha1.Versions, spec.Validate and the XRD's enum) has a row of the
 // version table, and no row is unreachable.
 func TestVersionTableCoversTheAPI(t *testing.T) {
-	if d := cmp.Diff(v1alpha1.Versions, SupportedVersions()); d != "" {
+	if d := cmp.Diff(v1alpha1.Versions, Supported()); d != "" {
 		t.Errorf("v1alpha1.Versions (-) vs the version table (+):\n%s", d)
 	}
 }

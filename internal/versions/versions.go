@@ -1,4 +1,6 @@
-package function
+// Package versions is the table of Kubernetes versions a tenant cluster may
+// run: per supported minor, the patch deployed and the konnectivity version.
+package versions
 
 import (
 	"fmt"
@@ -28,8 +30,8 @@ var versionTable = []KubernetesVersion{
 	{Minor: "v1.31", Patch: "v1.31.14"},
 }
 
-// SupportedVersions returns the minor versions of the table, newest first.
-func SupportedVersions() []string {
+// Supported returns the minor versions of the table, newest first.
+func Supported() []string {
 	out := make([]string, len(versionTable))
 	for i, v := range versionTable {
 		out[i] = v.Minor
@@ -37,15 +39,15 @@ func SupportedVersions() []string {
 	return out
 }
 
-// LookupVersion returns the table row of a minor version ("v1.33"). It
+// Lookup returns the table row of a minor version ("v1.33"). It
 // returns an error listing the supported versions when there is none.
-func LookupVersion(minor string) (KubernetesVersion, error) {
+func Lookup(minor string) (KubernetesVersion, error) {
 	for _, v := range versionTable {
 		if v.Minor == minor {
 			return v, nil
 		}
 	}
-	return KubernetesVersion{}, fmt.Errorf("unsupported version %q; supported: %s", minor, strings.Join(SupportedVersions(), ", "))
+	return KubernetesVersion{}, fmt.Errorf("unsupported version %q; supported: %s", minor, strings.Join(Supported(), ", "))
 }
 
 // MinorOf returns the minor number of "v1.N" or "v1.N.P" (v1.34.4 → 34). It

@@ -1,4 +1,4 @@
-package function
+package versions
 
 import (
 	"testing"
@@ -79,7 +79,7 @@ func TestLookupVersion(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			row, err := LookupVersion(tc.args.minor)
+			row, err := Lookup(tc.args.minor)
 			if diff := cmp.Diff(tc.want.row, row); diff != "" {
 				t.Errorf("%s\nLookupVersion(%q): -want row, +got row:\n%s", tc.reason, tc.args.minor, diff)
 			}
@@ -91,21 +91,21 @@ func TestLookupVersion(t *testing.T) {
 }
 
 func TestLookupVersionErrorListsSupported(t *testing.T) {
-	_, err := LookupVersion("v1.29")
+	_, err := Lookup("v1.29")
 	want := `unsupported version "v1.29"; supported: v1.35, v1.34, v1.33, v1.32, v1.31`
 	if err == nil {
-		t.Fatalf("LookupVersion(v1.29): no error, want %q", want)
+		t.Fatalf("Lookup(v1.29): no error, want %q", want)
 	}
 	if diff := cmp.Diff(want, err.Error()); diff != "" {
-		t.Errorf("LookupVersion(v1.29) error: -want, +got:\n%s", diff)
+		t.Errorf("Lookup(v1.29) error: -want, +got:\n%s", diff)
 	}
 }
 
 func TestSupportedVersions(t *testing.T) {
 	// The chart's version enum, in its order (newest first).
 	want := []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31"}
-	if diff := cmp.Diff(want, SupportedVersions()); diff != "" {
-		t.Errorf("SupportedVersions(): -want, +got:\n%s", diff)
+	if diff := cmp.Diff(want, Supported()); diff != "" {
+		t.Errorf("Supported(): -want, +got:\n%s", diff)
 	}
 }
 
