@@ -96,8 +96,8 @@ func ReadAsNginx(class string, ingresses []map[string]any) Nginx {
 				pm, _ := p.(map[string]any)
 				svc, _ := Get(pm, "backend", "service", "name").(string)
 				var port any = Get(pm, "backend", "service", "port", "name")
-				if n, ok := Get(pm, "backend", "service", "port", "number").(float64); ok && n > 0 {
-					port = int64(n)
+				if n := portNumber(Get(pm, "backend", "service", "port", "number")); n > 0 {
+					port = n
 				}
 				up := NginxUpstream(ns, svc, port)
 				if _, ok := v.Upstreams[up]; !ok {
@@ -154,6 +154,20 @@ func ReadAsNginx(class string, ingresses []map[string]any) Nginx {
 	}
 	sort.Strings(v.Snippets)
 	return v
+}
+
+// portNumber reads a JSON number as decoded from YAML (float64) or from
+// the API server by client-go's unstructured decoder (int64); 0 if none.
+func portNumber(v any) int64 {
+	switch n := v.(type) {
+	case float64:
+		return int64(n)
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	}
+	return 0
 }
 
 // KamajiIngress is the Ingress Kamaji builds for a KamajiControlPlane

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,18 @@ func (e *env) hostileTenantRole(t *testing.T) {
 		}
 		_, err = d.Resource(gvrMD).Namespace(demoNS).Update(ctx, s, opts, "scale")
 		return err
+	}
+	// Cluster API's defaulting webhook gives an autoscaled MachineDeployment
+	// without spec.replicas its min-size annotation; the scale subresource
+	// answers only once replicas is set. Cluster API does not run in this
+	// suite (TestControllers runs it), so the admin plays that default.
+	if _, ok, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !ok {
+		minSize := md.GetAnnotations()[mdMinKey]
+		if _, err := strconv.Atoi(minSize); err != nil {
+			t.Fatalf("MachineDeployment %s annotation %s %q", md.GetName(), mdMinKey, minSize)
+		}
+		e.must(t, mergePatch(ctx, e.c, gvkMD, demoNS, md.GetName(), `{"spec":{"replicas":`+minSize+`}}`),
+			"default spec.replicas of MachineDeployment "+md.GetName()+" to "+minSize)
 	}
 	waitFor(t, time.Minute, "the MachineDeployment policy to refuse a dry-run scale past max-size", func(ctx context.Context) (bool, string, error) {
 		err := scaleTo(ctx, asDyn, max+1, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})

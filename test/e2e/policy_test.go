@@ -86,7 +86,7 @@ func (e *env) compositionFields(t *testing.T) {
 	// The API server loads a new policy within seconds: until then the
 	// claim might be admitted, so it is deleted and tried again.
 	pinned := e.tenantClaim(t, ns, "pinned", nil)
-	e.must(t, unstructured.SetNestedField(pinned.Object, map[string]any{"name": "kubernetesclusters.tenantkube.io-0ld0000"}, "spec", "compositionRevisionRef"), "pin the claim")
+	e.must(t, unstructured.SetNestedField(pinned.Object, map[string]any{"name": "xkubernetesclusters.tenantkube.io-0ld0000"}, "spec", "compositionRevisionRef"), "pin the claim")
 	waitFor(t, time.Minute, "the claim pinning compositionRevisionRef refused", func(ctx context.Context) (bool, string, error) {
 		err := tenant.Create(ctx, pinned.DeepCopy())
 		if err == nil {
@@ -121,8 +121,8 @@ func (e *env) compositionFields(t *testing.T) {
 	e.must(t, err, "XR of "+ns+"/plain")
 	x, err := get(ctx, e.c, gvkXR, "", xr)
 	e.must(t, err, "XR "+xr)
-	if ref, _, _ := unstructured.NestedString(x.Object, "spec", "compositionRef", "name"); ref != "kubernetesclusters.tenantkube.io" {
-		t.Errorf("XR %s spec.compositionRef.name %q, want kubernetesclusters.tenantkube.io (written by Crossplane under the policy)", xr, ref)
+	if ref, _, _ := unstructured.NestedString(x.Object, "spec", "compositionRef", "name"); ref != "xkubernetesclusters.tenantkube.io" {
+		t.Errorf("XR %s spec.compositionRef.name %q, want xkubernetesclusters.tenantkube.io (written by Crossplane under the policy)", xr, ref)
 	}
 	waitFor(t, time.Minute, "the claim carrying Crossplane's compositionRef", func(ctx context.Context) (bool, string, error) {
 		cl, err := get(ctx, tenant, gvkClaim, ns, "plain")
@@ -133,7 +133,7 @@ func (e *env) compositionFields(t *testing.T) {
 		return ref != "", fmt.Sprintf("claim spec.compositionRef %q", ref), nil
 	})
 	e.must(t, mergePatch(ctx, tenant, gvkClaim, ns, "plain", `{"metadata":{"labels":{"team":"a"}}}`), user+" labels its claim")
-	err = mergePatch(ctx, tenant, gvkClaim, ns, "plain", `{"spec":{"compositionRevisionRef":{"name":"kubernetesclusters.tenantkube.io-0ld0000"}}}`)
+	err = mergePatch(ctx, tenant, gvkClaim, ns, "plain", `{"spec":{"compositionRevisionRef":{"name":"xkubernetesclusters.tenantkube.io-0ld0000"}}}`)
 	if ok, why := refused(err, "spec.compositionRevisionRef"); !ok {
 		t.Errorf("%s pins its claim's compositionRevisionRef: %s; want Forbidden naming the field", user, why)
 	}

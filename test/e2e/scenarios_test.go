@@ -85,7 +85,9 @@ func TestE2E(t *testing.T) {
 	scenario(t, "add-on releases suspended while the tenant API does not answer", e.releasesFollowControlPlane)
 	scenario(t, "bad claims", e.badClaims)
 	scenario(t, "two tenants, one cluster name", e.sameNameTwoTenants)
+	scenario(t, "composition fields refused to a tenant by the platform's admission policy", e.compositionFields)
 	scenario(t, "a hostile tenant tries every attack", e.hostileTenant)
+	scenario(t, "a hostile tenant with the prescribed role tries every move", e.hostileTenantRole)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)
@@ -769,10 +771,9 @@ func (e *env) proxiedIngress(t *testing.T) {
 		apiHost: {{Namespace: demoNS, Service: api, Port: int64(6443)}, {Namespace: demoNS, Service: api, Port: int64(6443)}},
 	} {
 		r := v.Routes[h]
-		if !r.Passthrough || r.HTTPSTo.Namespace != want[0].Namespace || r.HTTPSTo.Service != want[0].Service {
-			t.Errorf("%s: route %+v, want TLS passed through to %+v", h, r, want[0])
+		if !r.Passthrough || r.HTTPSTo != want[0] || r.HTTPTo != want[1] {
+			t.Errorf("%s: route %+v, want TLS passed through to %+v, HTTP to %+v", h, r, want[0], want[1])
 		}
-		t.Logf("%s: route %+v (ports and the plain-HTTP canary are checked by the render tests)", h, r)
 	}
 	for up := range v.Upstreams {
 		if !strings.HasPrefix(up, demoNS+"-"+proxy+"-") && !strings.HasPrefix(up, demoNS+"-"+api+"-") {
