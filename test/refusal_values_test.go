@@ -46,6 +46,17 @@ func TestRefusalsNameTheValue(t *testing.T) {
 		"DiskZero":                 {ng(`diskSize: 0Gi`), []string{"0Gi"}},
 		"NodeCPUTooMany":           {ng(`resources: {cpu: 257, memory: 4Gi}`), []string{"257"}},
 		"NodeMemoryTooBig":         {ng(`resources: {cpu: 2, memory: 5Ti}`), []string{"5Ti"}},
+		"VolumeNameRepeated": {apiServer(`extraVolumes: [{name: authn, secret: {secretName: a}}, {name: authn, configMap: {name: b}}]`),
+			[]string{"authn"}},
+		"MountWithoutVolume": {apiServer(`extraVolumes: [{name: authn, secret: {secretName: a}}], extraVolumeMounts: [{name: authz, mountPath: /etc/authz}]`),
+			[]string{"authz"}},
+		"MountPathRepeated": {apiServer(`extraVolumes: [{name: a, secret: {secretName: a}}, {name: b, secret: {secretName: b}}], ` +
+			`extraVolumeMounts: [{name: a, mountPath: /etc/authn}, {name: b, mountPath: /etc/authn}]`), []string{"/etc/authn"}},
+		"MountPathDotDot": {apiServer(`extraVolumes: [{name: a, secret: {secretName: a}}], extraVolumeMounts: [{name: a, mountPath: /srv/../etc}]`),
+			[]string{"/srv/../etc"}},
+		"UserRepeated":       {`{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`, []string{"jane@example.com"}},
+		"MinAboveMax":        {ng(`minReplicas: 4321, maxReplicas: 1234`), []string{"4321", "1234"}},
+		"InstanceTypeNotDNS": {ng(`instanceType: U1_Large`), []string{"U1_Large"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -75,5 +86,29 @@ func TestRefusalsNameTheValue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAdmissionWritesReplicasInDecimal: the minReplicas <= maxReplicas
+// refusal writes both numbers in decimal at admission (its
+// messageExpression spells integers digit by digit: CEL's cost estimator
+// bounds no string(int)), at each digit count's edges.
+func TestAdmissionWritesReplicasInDecimal(t *testing.T) {
+	s := xrdSpecSchema(t)
+	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	for _, c := range []struct{ min, max, want string }{
+		{"1", "0", "maxReplicas (0), not 1"},
+		{"10", "9", "maxReplicas (9), not 10"},
+		{"100", "99", "maxReplicas (99), not 100"},
+		{"1000", "999", "maxReplicas (999), not 1000"},
+		{"2020", "2019", "maxReplicas (2019), not 2020"},
+		{"5000", "4999", "maxReplicas (4999), not 5000"},
+	} {
+		obj := decodeSpec(t, "{nodeGroups: {md0: {minReplicas: "+c.min+", maxReplicas: "+c.max+"}}}")
+		structuraldefaulting.Default(obj, s)
+		errs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
+		if agg := errs.ToAggregate(); agg == nil || !strings.Contains(agg.Error(), c.want) {
+			t.Errorf("minReplicas %s, maxReplicas %s: message %v does not contain %q", c.min, c.max, agg, c.want)
+		}
 	}
 }

@@ -161,17 +161,18 @@ func TestTenantEtcdMayNotDecrease(t *testing.T) {
 		reason string
 		args   args
 		want   []string // the fields refused
+		msgs   []string // each in the refusal: the old and the new value
 	}{
 		"Same":           {reason: "No change.", args: args{old: `{etcd: {replicas: 3, storageSize: 4Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}},
 		"SameDefaulted":  {reason: "The defaults (3, 4Gi) written out are no change.", args: args{old: `{}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}},
 		"SameOtherUnits": {reason: "4096Mi is 4Gi.", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: 4096Mi}}`}},
 		"Grow":           {reason: "More members and larger volumes are allowed.", args: args{old: `{etcd: {replicas: 3, storageSize: 4Gi}}`, new: `{etcd: {replicas: 5, storageSize: 8Gi}}`}},
-		"FewerMembers":   {reason: "One member fewer.", args: args{old: `{etcd: {replicas: 3}}`, new: `{etcd: {replicas: 2}}`}, want: []string{etcd + ".replicas"}},
-		"BelowDefault":   {reason: "From the default 3 to 1.", args: args{old: `{}`, new: `{etcd: {replicas: 1}}`}, want: []string{etcd + ".replicas"}},
-		"SmallerVolume":  {reason: "One byte less than 4Gi (4294967296).", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: "4294967295"}}`}, want: []string{etcd + ".storageSize"}},
-		"SmallerInMi":    {reason: "8000Mi is less than 8Gi.", args: args{old: `{etcd: {storageSize: 8Gi}}`, new: `{etcd: {storageSize: 8000Mi}}`}, want: []string{etcd + ".storageSize"}},
-		"BothDecrease":   {reason: "Both at once.", args: args{old: `{etcd: {replicas: 5, storageSize: 8Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}, want: []string{etcd + ".replicas", etcd + ".storageSize"}},
-		"UnsetToDefault": {reason: "Unsetting a grown value defaults it lower: refused.", args: args{old: `{etcd: {replicas: 5}}`, new: `{}`}, want: []string{etcd + ".replicas"}},
+		"FewerMembers":   {reason: "One member fewer.", args: args{old: `{etcd: {replicas: 3}}`, new: `{etcd: {replicas: 2}}`}, want: []string{etcd + ".replicas"}, msgs: []string{"replicas may not be lowered from 3 to 2"}},
+		"BelowDefault":   {reason: "From the default 3 to 1.", args: args{old: `{}`, new: `{etcd: {replicas: 1}}`}, want: []string{etcd + ".replicas"}, msgs: []string{"from 3 to 1"}},
+		"SmallerVolume":  {reason: "One byte less than 4Gi (4294967296).", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: "4294967295"}}`}, want: []string{etcd + ".storageSize"}, msgs: []string{"storageSize may not be lowered from 4Gi to 4294967295"}},
+		"SmallerInMi":    {reason: "8000Mi is less than 8Gi.", args: args{old: `{etcd: {storageSize: 8Gi}}`, new: `{etcd: {storageSize: 8000Mi}}`}, want: []string{etcd + ".storageSize"}, msgs: []string{"from 8Gi to 8000Mi"}},
+		"BothDecrease":   {reason: "Both at once.", args: args{old: `{etcd: {replicas: 5, storageSize: 8Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}, want: []string{etcd + ".replicas", etcd + ".storageSize"}, msgs: []string{"from 5 to 3", "from 8Gi to 4Gi"}},
+		"UnsetToDefault": {reason: "Unsetting a grown value defaults it lower: refused.", args: args{old: `{etcd: {replicas: 5}}`, new: `{}`}, want: []string{etcd + ".replicas"}, msgs: []string{"from 5 to 3"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -181,6 +182,11 @@ func TestTenantEtcdMayNotDecrease(t *testing.T) {
 			errs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, old, celconfig.RuntimeCELCostBudget)
 			if d := cmp.Diff(normalizedPaths(c.want), fieldPaths(errs)); d != "" {
 				t.Errorf("%s\nXRD transition rules: fields (-want +got):\n%s\n%v", c.reason, d, errs.ToAggregate())
+			}
+			for _, m := range c.msgs {
+				if agg := errs.ToAggregate(); agg == nil || !strings.Contains(agg.Error(), m) {
+					t.Errorf("%s\nXRD transition rules: message %v does not contain %q", c.reason, agg, m)
+				}
 			}
 		})
 	}
