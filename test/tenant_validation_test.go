@@ -14,11 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -77,12 +74,7 @@ func tenantSpecStructural(t *testing.T) (*apiextensions.JSONSchemaProps, *struct
 // suggested maximum quota), storageClassName a DNS subdomain of at most
 // 253 characters; each at its edge and one past.
 func TestTenantValidationAgrees(t *testing.T) {
-	internal, s := tenantSpecStructural(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	xrd := tenantAdmission(t)
 
 	type args struct{ spec string }
 	type want struct {
@@ -114,18 +106,7 @@ func TestTenantValidationAgrees(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			obj := decodeSpec(t, c.args.spec)
-			structuraldefaulting.Default(obj, s)
-			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
-			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
-			admission = append(admission, celErrs...)
-
-			spec := &v1alpha1.TenantSpec{}
-			if err := yaml.Unmarshal([]byte(c.args.spec), spec); err != nil {
-				t.Fatal(err)
-			}
-			spec.Default()
-			functions := spec.Validate()
+			admission, functions := xrd.admit(t, c.args.spec, ""), tenantValidate(t, c.args.spec)
 
 			want := normalizedPaths(c.want.paths)
 			if d := cmp.Diff(want, fieldPaths(admission)); d != "" {
@@ -153,8 +134,7 @@ func TestTenantValidationAgrees(t *testing.T) {
 // down; a bound volume cannot shrink). Quantities are compared as
 // quantities: 4096Mi is 4Gi, 8000Mi is less than 8Gi (8192Mi).
 func TestTenantEtcdMayNotDecrease(t *testing.T) {
-	_, s := tenantSpecStructural(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	xrd := tenantAdmission(t)
 	type args struct{ old, new string }
 	const etcd = "spec.etcd"
 	cases := map[string]struct {
@@ -176,10 +156,7 @@ func TestTenantEtcdMayNotDecrease(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			old, obj := decodeSpec(t, c.args.old), decodeSpec(t, c.args.new)
-			structuraldefaulting.Default(old, s)
-			structuraldefaulting.Default(obj, s)
-			errs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, old, celconfig.RuntimeCELCostBudget)
+			errs := xrd.admit(t, c.args.new, c.args.old)
 			if d := cmp.Diff(normalizedPaths(c.want), fieldPaths(errs)); d != "" {
 				t.Errorf("%s\nXRD transition rules: fields (-want +got):\n%s\n%v", c.reason, d, errs.ToAggregate())
 			}

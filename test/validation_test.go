@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -10,12 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
@@ -28,9 +22,7 @@ import (
 // docs/validation.md, written here by hand; each is tried at its edge and
 // one past it.
 func TestValidationAgrees(t *testing.T) {
-	s := xrdSpecSchema(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	schemaValidator := openAPIValidator(t)
+	xrd := clusterAdmission(t)
 
 	rep := strings.Repeat
 	list := func(item string, n int) string { return strings.TrimSuffix(rep(item+", ", n), ", ") }
@@ -828,20 +820,8 @@ func TestValidationAgrees(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			// Admission: the API server defaults, then validates.
-			obj := decodeSpec(t, c.args.spec)
-			structuraldefaulting.Default(obj, s)
-			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
-			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
-			admission = append(admission, celErrs...)
-
-			// The functions: Go defaults, then Validate.
-			spec := &v1alpha1.KubernetesClusterSpec{}
-			if err := yaml.Unmarshal([]byte(c.args.spec), spec); err != nil {
-				t.Fatal(err)
-			}
-			spec.Default()
-			functions := spec.Validate()
+			admission := xrd.admit(t, c.args.spec, "")
+			functions := clusterValidate(t, c.args.spec)
 
 			want := normalizedPaths(c.want.paths)
 			if d := cmp.Diff(want, fieldPaths(admission)); d != "" {
