@@ -38,7 +38,7 @@ func TestSpecValidate(t *testing.T) {
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("spec", "storageClass"), "Fast_SSD", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
 				field.Invalid(field.NewPath("spec", "nodeGroups"), "MD0", "node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters"),
-				field.Invalid(field.NewPath("spec", "nodeGroups").Key("md1").Child("diskSize"), "-1Gi", "must be greater than zero"),
+				field.Invalid(field.NewPath("spec", "nodeGroups").Key("md1").Child("diskSize"), "-1Gi", "diskSize must be greater than zero"),
 				field.Invalid(field.NewPath("spec", "addons", "hami", "enabled"), true, "hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)"),
 				field.Invalid(field.NewPath("spec", "controlPlane", "replicas"), int32(8), "must be between 1 and 7"),
 			},
@@ -168,7 +168,7 @@ func TestKubeletValidate(t *testing.T) {
 		"NegativeCPU": {reason: "A reservation is positive.", args: args{k: Kubelet{SystemReservedCPU: "-100m", EvictionHardMemory: "7%", EvictionSoftMemory: "10%"}},
 			want: field.ErrorList{field.Invalid(p.Child("systemReservedCpu"), "-100m", "must be whole millicores such as 4000m or decimal cores such as 4")}},
 		"ZeroMemory": {reason: "A reservation is positive.", args: args{k: Kubelet{KubeReservedMemory: "0Mi", EvictionHardMemory: "7%", EvictionSoftMemory: "10%"}},
-			want: field.ErrorList{field.Invalid(p.Child("kubeReservedMemory"), "0Mi", "must be greater than zero")}},
+			want: field.ErrorList{field.Invalid(p.Child("kubeReservedMemory"), "0Mi", "kubeReservedMemory must be greater than zero")}},
 		"NotAQuantity": {reason: "Words are no quantity.", args: args{k: Kubelet{SystemReservedMemory: "lots", EvictionHardMemory: "7%", EvictionSoftMemory: "10%"}},
 			want: field.ErrorList{field.Invalid(p.Child("systemReservedMemory"), "lots", "must be a Kubernetes quantity such as 500m, 2, 1Gi or 1e9")}},
 		"HardAboveSoft": {reason: "10% is above 5%.", args: args{k: Kubelet{EvictionHardMemory: "10%", EvictionSoftMemory: "5%"}},
