@@ -22,24 +22,38 @@ type QuantityBound struct {
 	Max string
 	// Unit is written after Max in the message (" (cores)").
 	Unit string
+	// CPU, when set, are examples of the two forms a CPU value is
+	// written in (cpuForm), whole millicores and decimal cores: the
+	// field takes no other.
+	CPU *[2]string
 }
+
+// cpuForm is a CPU value a user may write: whole millicores ("100m") or
+// decimal cores ("0.5", "2"); RE2, as Go and CEL read it.
+const cpuForm = `^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$`
+
+var (
+	nodeCPUExamples     = &[2]string{"4000m", "4"}
+	podCPUExamples      = &[2]string{"1500m", "1.5"}
+	reservedCPUExamples = &[2]string{"100m", "0.5"}
+)
 
 // Bounds of the quantity fields, keyed by their object's path in the spec
 // schema ("*" stands for a map's values).
 var (
-	nodeCPU       = QuantityBound{Field: "resources.cpu", Max: MaxNodeCPU, Unit: " (cores)"}
+	nodeCPU       = QuantityBound{Field: "resources.cpu", Max: MaxNodeCPU, Unit: " (cores)", CPU: nodeCPUExamples}
 	nodeMemory    = QuantityBound{Field: "resources.memory", Max: MaxNodeMemory}
 	componentCPU  = QuantityBound{Field: "resources.cpu", Max: MaxComponentCPU, Unit: " (cores)"}
 	componentMem  = QuantityBound{Field: "resources.memory", Max: MaxComponentMemory}
 	diskSize      = QuantityBound{Field: "diskSize", Max: MaxDiskSize}
-	podCPULimit   = QuantityBound{Field: "podCpuLimit", Max: MaxNodeCPU, Unit: " (cores)"}
-	podCPURequest = QuantityBound{Field: "podCpuRequest", Max: MaxNodeCPU, Unit: " (cores)"}
+	podCPULimit   = QuantityBound{Field: "podCpuLimit", Max: MaxNodeCPU, Unit: " (cores)", CPU: podCPUExamples}
+	podCPURequest = QuantityBound{Field: "podCpuRequest", Max: MaxNodeCPU, Unit: " (cores)", CPU: podCPUExamples}
 	etcdStorage   = QuantityBound{Field: "storageSize", Max: MaxTenantEtcdStorageSize}
 
 	systemReservedMemory = QuantityBound{Field: "systemReservedMemory", Max: MaxNodeMemory}
 	kubeReservedMemory   = QuantityBound{Field: "kubeReservedMemory", Max: MaxNodeMemory}
-	systemReservedCPU    = QuantityBound{Field: "systemReservedCpu", Max: MaxNodeCPU, Unit: " (cores)"}
-	kubeReservedCPU      = QuantityBound{Field: "kubeReservedCpu", Max: MaxNodeCPU, Unit: " (cores)"}
+	systemReservedCPU    = QuantityBound{Field: "systemReservedCpu", Max: MaxNodeCPU, Unit: " (cores)", CPU: reservedCPUExamples}
+	kubeReservedCPU      = QuantityBound{Field: "kubeReservedCpu", Max: MaxNodeCPU, Unit: " (cores)", CPU: reservedCPUExamples}
 
 	// ClusterQuantityBounds are the XKubernetesCluster spec's.
 	ClusterQuantityBounds = map[string][]QuantityBound{
@@ -62,38 +76,52 @@ func (b QuantityBound) MsgAtMost() string { return b.Field + " must be at most "
 // MsgPositive is the message of a value not above zero.
 func (b QuantityBound) MsgPositive() string { return b.Field + " must be greater than zero" }
 
-// Rules are b's CEL rules on the object holding the field: a quantity
-// above Max, and one not above zero, is refused, naming the value. A text
-// that is no quantity is left to the schema's pattern.
+// MsgCPUForm is the message of a CPU value in neither form.
+func (b QuantityBound) MsgCPUForm() string {
+	return b.Field + " must be whole millicores such as " + b.CPU[0] + " or decimal cores such as " + b.CPU[1]
+}
+
+// path is the field's path on the object at path.
+func (b QuantityBound) path(path *field.Path) *field.Path {
+	for _, p := range strings.Split(b.Field, ".") {
+		path = path.Child(p)
+	}
+	return path
+}
+
+// Rules are b's CEL rules on the object holding the field: a CPU value
+// in neither form, a quantity above Max, and one not above zero, is
+// refused, naming the value. A text that is no quantity is left to the
+// schema's pattern.
 func (b QuantityBound) Rules() []apiextensionsv1.ValidationRule {
 	parts := strings.Split(b.Field, ".")
 	var has []string
 	for i := range parts {
 		has = append(has, "!has(self."+strings.Join(parts[:i+1], ".")+")")
 	}
+	absent := strings.Join(has, " || ")
 	v := "string(self." + b.Field + ")"
-	guard := strings.Join(has, " || ") + " || !isQuantity(" + v + ") || quantity(" + v + ").compareTo(quantity('%s')) %s"
-	rule := func(bound, cmp, msg string) apiextensionsv1.ValidationRule {
-		return apiextensionsv1.ValidationRule{
-			Rule:              fmt.Sprintf(guard, bound, cmp),
-			MessageExpression: "'" + msg + ", not ' + " + v,
-			FieldPath:         "." + b.Field,
-		}
+	rule := func(rule, msg string) apiextensionsv1.ValidationRule {
+		return apiextensionsv1.ValidationRule{Rule: absent + " || " + rule, MessageExpression: "'" + msg + ", not ' + " + v, FieldPath: "." + b.Field}
+	}
+	bound := func(q, cmp, msg string) apiextensionsv1.ValidationRule {
+		return rule("!isQuantity("+v+") || quantity("+v+").compareTo(quantity('"+q+"')) "+cmp, msg)
 	}
 	var rules []apiextensionsv1.ValidationRule
-	if b.Max != "" {
-		rules = append(rules, rule(b.Max, "<= 0", b.MsgAtMost()))
+	if b.CPU != nil {
+		rules = append(rules, rule(v+".matches('"+cpuForm+"')", b.MsgCPUForm()))
 	}
-	return append(rules, rule("0", "> 0", b.MsgPositive()))
+	if b.Max != "" {
+		rules = append(rules, bound(b.Max, "<= 0", b.MsgAtMost()))
+	}
+	return append(rules, bound("0", "> 0", b.MsgPositive()))
 }
 
 // Check parses text, the field's value on the object at path: the error
 // names the field's path and the value when text is out of range
 // (QuantityInRange), no quantity, not above zero or above Max.
 func (b QuantityBound) Check(path *field.Path, text string) (resource.Quantity, *field.Error) {
-	for _, p := range strings.Split(b.Field, ".") {
-		path = path.Child(p)
-	}
+	path = b.path(path)
 	v, err := ParsePositive(path, text)
 	if err != nil {
 		if err.Detail == msgPositive {

@@ -42,7 +42,6 @@ const (
 	msgHAMi          = "hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)"
 	msgOuroboros     = "ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)"
 	msgPositive      = "must be greater than zero"
-	msgWholeCPU      = "must be whole millicores such as 4000m or decimal cores such as 4"
 	msgWholeCores    = "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"
 
 	msgReservedFlag      = "is set by the platform, calls out from the management network or spends what tenants share; it cannot be set in extraArgs"
@@ -106,7 +105,7 @@ var ReservedMountPaths = []string{"/etc/kubernetes", "/etc/ca-certificates", "/e
 var (
 	// cpuPattern is a CPU value a user may write: whole millicores
 	// ("100m") or decimal cores ("0.5", "2").
-	cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
+	cpuPattern = regexp.MustCompile(cpuForm)
 	// rolePattern is a node role: the name part of the label
 	// node-role.kubernetes.io/<role>.
 	rolePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
@@ -294,7 +293,7 @@ func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 // zero, or no request, would let a pod escape a CPU quota).
 func parsePodCPU(path *field.Path, b QuantityBound, text string) (resource.Quantity, *field.Error) {
 	if !cpuPattern.MatchString(text) || !QuantityInRange(text) {
-		return resource.Quantity{}, field.Invalid(path.Child(b.Field), shorten(text), b.Field+" must be whole millicores such as 1500m or decimal cores such as 1.5")
+		return resource.Quantity{}, field.Invalid(b.path(path), shorten(text), b.MsgCPUForm())
 	}
 	return b.Check(path, text)
 }
@@ -713,10 +712,7 @@ func QuantityInRange(s string) bool {
 // whole millicores.
 func validateCPU(path *field.Path, text string, b QuantityBound) field.ErrorList {
 	if !cpuPattern.MatchString(text) {
-		for _, p := range strings.Split(b.Field, ".") {
-			path = path.Child(p)
-		}
-		return field.ErrorList{field.Invalid(path, text, msgWholeCPU)}
+		return field.ErrorList{field.Invalid(b.path(path), text, b.MsgCPUForm())}
 	}
 	return b.check(path, text)
 }
