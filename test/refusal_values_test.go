@@ -44,9 +44,11 @@ func TestRefusalsNameTheValue(t *testing.T) {
 			`extraVolumeMounts: [{name: a, mountPath: /etc/authn}, {name: b, mountPath: /etc/authn}]`), []string{"/etc/authn"}},
 		"MountPathDotDot": {apiServer(`extraVolumes: [{name: a, secret: {secretName: a}}], extraVolumeMounts: [{name: a, mountPath: /srv/../etc}]`),
 			[]string{"/srv/../etc"}},
-		"UserRepeated":       {`{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`, []string{"jane@example.com"}},
-		"MinAboveMax":        {ng(`minReplicas: 4321, maxReplicas: 1234`), []string{"4321", "1234"}},
-		"InstanceTypeNotDNS": {ng(`instanceType: U1_Large`), []string{"U1_Large"}},
+		"UserRepeated":                  {`{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`, []string{"jane@example.com"}},
+		"MinAboveMax":                   {ng(`minReplicas: 4321, maxReplicas: 1234`), []string{"4321", "1234"}},
+		"InstanceTypeNotDNS":            {ng(`instanceType: U1_Large`), []string{"U1_Large"}},
+		"PodCPULimitBesideInstanceType": {ng(`instanceType: u1.large, podCpuLimit: 2500m`), []string{"2500m", "u1.large"}},
+		"PodCPURequestAboveLimit":       {ng(`instanceType: '', podCpuLimit: 1500m, podCpuRequest: 1501m`), []string{"1501m", "1500m"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
