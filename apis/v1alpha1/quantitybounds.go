@@ -38,8 +38,9 @@ var (
 	reservedCPUExamples = &[2]string{"100m", "0.5"}
 )
 
-// Bounds of the quantity fields, keyed by their object's path in the spec
-// schema ("*" stands for a map's values).
+// Bounds of the quantity fields. ClusterQuantityBounds and
+// TenantQuantityBounds key them by their object's path in the spec schema
+// ("*" stands for a map's values).
 var (
 	nodeCPU       = QuantityBound{Field: "resources.cpu", Max: MaxNodeCPU, Unit: " (cores)", CPU: nodeCPUExamples}
 	nodeMemory    = QuantityBound{Field: "resources.memory", Max: MaxNodeMemory}
