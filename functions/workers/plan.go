@@ -1,6 +1,8 @@
 package main
 
 import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"fmt"
 	"strings"
 
@@ -96,11 +98,12 @@ func composeGroups(p *function.Plan, r *function.Request, id function.Identity, 
 	for _, g := range sortedKeys(spec.NodeGroups) {
 		ng, res := spec.NodeGroups[g], reservations{}
 		if gp, ok := groups[g]; ok {
-			current, err := composeGroup(p, id, gp, in)
+			current, err := composeGroup(p, id, gp, in, spec.Talos)
 			if err != nil {
 				return nil, nil, nil, field.InternalError(NodeGroupPath(g), err)
 			}
 			keepOldTemplates(p, r, current, templates[g], referenced, msArrived, g)
+			keepOtherOSBootstrap(p, r, g, isTalos(gp.Group, in), templates[g], current)
 			ng, res = gp.Group, gp.Kubelet
 		} else { // pending: its instance type has not arrived
 			kept := keepObservedGroup(p, r, g, templates[g])
@@ -213,24 +216,43 @@ func groupSizing(r *function.Request, g string, ng v1alpha1.NodeGroup) (Sizing, 
 	return Sizing{}, true, nil // instanceType "": the size is unknown
 }
 
-// composeGroup adds the four objects of one node group to p. It returns
-// the composed-resource name of the current machine template.
-func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput) (string, error) {
+// composeGroup adds the four objects of one node group to p: its
+// bootstrap template (KubeadmConfigTemplate, or TalosConfigTemplate for a
+// Talos group, which boots talos's release instead of a container disk),
+// machine template, MachineDeployment and health check. It returns the
+// composed-resource name of the current machine template.
+func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput, talos v1alpha1.Talos) (string, error) {
 	image, err := in.ContainerDiskImage(gp.Minor)
 	if err != nil {
 		return "", err
 	}
-	kct := buildKubeadmConfigTemplate(id, gp, in)
-	bootstrapHash, err := canonicalHash(kct.Spec)
-	if err != nil {
-		return "", err
+	var bootstrap any
+	var bootstrapHash, bootstrapName string
+	if isTalos(gp.Group, in) {
+		gp.TalosImageURL = in.Talos.ImageURL(talos.SchematicID, talos.Version)
+		tct, err := buildTalosConfigTemplate(id, gp, talosTemplate{Spec: talos, Platform: in.Talos, PodCIDR: in.PodCIDR, ServiceCIDR: in.ServiceCIDR})
+		if err != nil {
+			return "", err
+		}
+		bootstrap, bootstrapName = tct, talosBootstrapResourceName(gp.Name)
+		bootstrapHash, err = canonicalHash(tct.Spec)
+		if err != nil {
+			return "", err
+		}
+	} else {
+		kct := buildKubeadmConfigTemplate(id, gp, in)
+		bootstrap, bootstrapName = kct, bootstrapResourceName(gp.Name)
+		bootstrapHash, err = canonicalHash(kct.Spec)
+		if err != nil {
+			return "", err
+		}
 	}
 	kmt, err := buildKubevirtMachineTemplate(id, gp, image, bootstrapHash)
 	if err != nil {
 		return "", err
 	}
 	tmplName := machineTemplateResourceName(gp.Name, strings.TrimPrefix(kmt.Name, gp.ObjectName(id)+"-"))
-	p.Add(bootstrapResourceName(gp.Name), kct, function.ReadyOnceObserved)
+	p.Add(bootstrapName, bootstrap, function.ReadyOnceObserved)
 	p.Add(tmplName, kmt, function.ReadyOnceObserved)
 	p.Add(machineDeploymentResourceName(gp.Name), buildMachineDeployment(id, gp, kmt.Name), machineDeploymentReady(gp.Name, deref(gp.Group.MinReplicas)))
 	p.Add(healthCheckResourceName(gp.Name), buildMachineHealthCheck(id, gp), function.ReadyOnceObserved)
@@ -322,4 +344,29 @@ func minorString(version string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("v1.%d", n), nil
+}
+
+// keepOtherOSBootstrap keeps, while group g rolls from one OS to the
+// other, the observed bootstrap template of the OS it leaves
+// (KubeadmConfigTemplate or TalosConfigTemplate N-G): the MachineSets of
+// the machine templates still kept (keepOldTemplates) refer to it to
+// replace a machine before the rollout ends.
+func keepOtherOSBootstrap(p *function.Plan, r *function.Request, g string, talos bool, templates []string, current string) {
+	other := talosBootstrapResourceName(g)
+	if talos {
+		other = bootstrapResourceName(g)
+	}
+	if r.ObservedString(other, "metadata", "name") == "" {
+		return
+	}
+	kept := map[string]bool{}
+	for _, k := range p.Kept {
+		kept[k.Name] = true
+	}
+	for _, t := range templates {
+		if t != current && kept[t] {
+			p.Kept = append(p.Kept, function.Kept{Name: other, Ready: fnv1.Ready_READY_TRUE})
+			return
+		}
+	}
 }
