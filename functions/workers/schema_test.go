@@ -34,7 +34,7 @@ kind: WorkersInput
 registryMirror: {secretName: registry-mirrors}`)
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), fntest.WithInput(in)))
+			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), withTalosPKI(t), fntest.WithInput(in)))
 			mustNoFatal(t, rsp)
 			checked := 0
 			for _, rn := range desiredNames(rsp) {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	infrav1 "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1"
@@ -12,6 +17,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/talos"
 	cabptv1alpha3 "github.com/tenantkube/tenantkube/internal/upstream/cabpt/v1alpha3"
 )
 
@@ -34,6 +40,79 @@ type talosTemplate struct {
 	Platform inputv1alpha1.TalosPlatform
 	// PodCIDR and ServiceCIDR are the tenant cluster's networks.
 	PodCIDR, ServiceCIDR string
+	// PKI is the observed Talos CA and Kubernetes CA.
+	PKI talosPKI
+}
+
+// Required-resource keys of the Talos PKI.
+const (
+	// requirementTalosCA is the Secret N-talos-ca: the Talos machine CA
+	// cert-manager issues (the control-plane step composes it).
+	requirementTalosCA = "talos-ca"
+	// requirementClusterCA is Kamaji's Kubernetes CA Secret N-ca.
+	requirementClusterCA = "cluster-ca"
+)
+
+// talosPKI is what a Talos worker's machine configuration takes from the
+// observed state: the Talos CA (certificate, and its key, from which the
+// tokens are derived: talos.DeriveTokens) and the Kubernetes CA
+// certificate. Needed says some node group boots Talos. The Secrets are in
+// NS, which the tenant may write: a tenant that replaces them breaks only
+// its own cluster's joins.
+type talosPKI struct {
+	Needed                bool
+	CACert, ClusterCACert []byte
+	Tokens                talos.Tokens
+}
+
+// Ready reports whether both CAs have been observed.
+func (k *talosPKI) Ready() bool { return len(k.CACert) > 0 && len(k.ClusterCACert) > 0 }
+
+// Waiting says what a Talos group waits for.
+func (k *talosPKI) Waiting(id function.Identity) string {
+	return fmt.Sprintf("waiting for the Talos CA Secret %s/%s (cert-manager, composed with the control plane) and Kamaji's CA Secret %s/%s, from which its machine configuration is computed",
+		id.Namespace, talos.CASecretName(id), id.Namespace, talos.ClusterCASecretName(id))
+}
+
+// requireTalosPKI asks, when some node group of spec boots Talos, for the
+// Secrets N-talos-ca and N-ca of NS, and returns what arrived of them.
+func requireTalosPKI(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput) (*talosPKI, *field.Error) {
+	out := &talosPKI{}
+	for _, ng := range spec.NodeGroups {
+		out.Needed = out.Needed || isTalos(ng, in)
+	}
+	if !out.Needed {
+		return out, nil
+	}
+	secret := func(key, name string) (*corev1.Secret, *field.Error) {
+		p.Require(key, &fnv1.ResourceSelector{
+			ApiVersion: "v1", Kind: "Secret",
+			Match:     &fnv1.ResourceSelector_MatchName{MatchName: name},
+			Namespace: proto.String(id.Namespace),
+		})
+		items, _, err := function.Required[corev1.Secret](r, key)
+		if err != nil {
+			return nil, field.InternalError(field.NewPath("requiredResources", key), fmt.Errorf("cannot decode the Secret %s/%s: %w", id.Namespace, name, err))
+		}
+		if len(items) != 1 {
+			return nil, nil
+		}
+		return items[0], nil
+	}
+	ca, ferr := secret(requirementTalosCA, talos.CASecretName(id))
+	if ferr != nil {
+		return nil, ferr
+	}
+	cluster, ferr := secret(requirementClusterCA, talos.ClusterCASecretName(id))
+	if ferr != nil {
+		return nil, ferr
+	}
+	if ca == nil || cluster == nil || len(ca.Data[corev1.TLSPrivateKeyKey]) == 0 {
+		return out, nil
+	}
+	out.CACert, out.ClusterCACert = ca.Data[corev1.TLSCertKey], cluster.Data["ca.crt"]
+	out.Tokens = talos.DeriveTokens(ca.Data[corev1.TLSPrivateKeyKey])
+	return out, nil
 }
 
 // buildTalosConfigTemplate returns the TalosConfigTemplate N-G of a Talos
@@ -70,6 +149,11 @@ func buildTalosConfigTemplate(id function.Identity, p nodeGroupPlan, t talosTemp
 //   - machine.install.image: the platform's installer of spec.talos
 //     (<installerRepository>/<schematicID>:<version>), used by upgrades;
 //   - machine.registries.mirrors: spec.talos.registryMirrors;
+//   - machine.ca.crt and machine.token: the Talos CA (N-talos-ca) the
+//     CSR signer beside the API server signs with, and the token it
+//     accepts (talos.DeriveTokens);
+//   - cluster.ca.crt and cluster.token: Kamaji's Kubernetes CA (N-ca) and
+//     the kubelet's bootstrap token;
 //   - cluster.controlPlane.endpoint: the tenant API server Service,
 //     https://N.NS.svc:6443, resolved by the management cluster's DNS the
 //     VM gets from its pod network;
@@ -109,9 +193,13 @@ func talosPatch(id function.Identity, p nodeGroupPlan, t talosTemplate) map[stri
 		}
 		machine["registries"] = map[string]any{"mirrors": mirrors}
 	}
+	machine["ca"] = map[string]any{"crt": base64.StdEncoding.EncodeToString(t.PKI.CACert)}
+	machine["token"] = t.PKI.Tokens.Machine
 	return map[string]any{
 		"machine": machine,
 		"cluster": map[string]any{
+			"ca":           map[string]any{"crt": base64.StdEncoding.EncodeToString(t.PKI.ClusterCACert)},
+			"token":        t.PKI.Tokens.ClusterToken(),
 			"controlPlane": map[string]any{"endpoint": fmt.Sprintf("https://%s:%d", id.APIServerServiceHost(), apiServerPort)},
 			"network": map[string]any{
 				"podSubnets":     []any{t.PodCIDR},

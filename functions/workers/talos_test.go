@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
@@ -44,6 +47,33 @@ func talosPatchOf(t *testing.T, rsp *fnv1.RunFunctionResponse, g string) map[str
 	return out
 }
 
+// Test PEM contents of the observed Secrets (the function copies the
+// certificates and derives from the key; it never parses them).
+const (
+	testTalosCACert   = "-----BEGIN CERTIFICATE-----\ntalos ca\n-----END CERTIFICATE-----\n"
+	testTalosCAKey    = "-----BEGIN EC PRIVATE KEY-----\ntalos key\n-----END EC PRIVATE KEY-----\n"
+	testClusterCACert = "-----BEGIN CERTIFICATE-----\nkamaji ca\n-----END CERTIFICATE-----\n"
+)
+
+// withTalosPKI answers the Talos PKI requirements with the Secrets
+// N-talos-ca (cert-manager's keys) and N-ca (Kamaji's).
+func withTalosPKI(t testing.TB) fntest.RequestOption {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	ca := mustStruct(t, `apiVersion: v1
+kind: Secret
+metadata: {name: demo-talos-ca, namespace: tenant-foo}
+type: kubernetes.io/tls
+data: {tls.crt: `+b64(testTalosCACert)+`, tls.key: `+b64(testTalosCAKey)+`, ca.crt: `+b64(testTalosCACert)+`}`)
+	cluster := mustStruct(t, `apiVersion: v1
+kind: Secret
+metadata: {name: demo-ca, namespace: tenant-foo}
+data: {ca.crt: `+b64(testClusterCACert)+`, ca.key: `+b64("kamaji key")+`}`)
+	return func(r *fnv1.RunFunctionRequest) {
+		fntest.WithRequired(requirementTalosCA, ca)(r)
+		fntest.WithRequired(requirementClusterCA, cluster)(r)
+	}
+}
+
 func workersInput(t *testing.T, y string) fntest.RequestOption {
 	return fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+y))
 }
@@ -54,7 +84,7 @@ func workersInput(t *testing.T, y string) fntest.RequestOption {
 // from the Image Factory, of diskSize; the values are the chart's
 // defaults and the issue's URL shape, written here by hand.
 func TestTalosGroupObjects(t *testing.T) {
-	rsp := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}, diskSize: 30Gi, storageClass: fast}}`, withMachineSets(t)))
+	rsp := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}, diskSize: 30Gi, storageClass: fast}}`, withMachineSets(t), withTalosPKI(t)))
 	mustNoFatal(t, rsp)
 	names := desiredNames(rsp)
 	for _, n := range names {
@@ -118,7 +148,7 @@ func TestTalosPatch(t *testing.T) {
 	mustNoFatal(t, ubuntu)
 	talos := run(t, newRequest(t, `nodeGroups: {gpu: `+group+`, os: Talos}}
 talos: {version: v1.13.2, schematicID: `+strings.Repeat("ab", 32)+`, registryMirrors: {docker.io: {endpoints: ["http://mirror.example.com:5000"], skipFallback: true}, "*": {endpoints: ["https://all.example.com"]}}}`,
-		withMachineSets(t), workersInput(t, `talos: {imageFactoryURL: "https://images.example.com/factory/", installerRepository: registry.example.com/talos/installer}
+		withMachineSets(t), withTalosPKI(t), workersInput(t, `talos: {imageFactoryURL: "https://images.example.com/factory/", installerRepository: registry.example.com/talos/installer}
 serviceCIDR: 10.96.0.0/16`)))
 	mustNoFatal(t, talos)
 
@@ -164,6 +194,52 @@ serviceCIDR: 10.96.0.0/16`)))
 	if _, ok := get(patch, "machine", "nodeLabels").(map[string]any); !ok {
 		t.Error("a GPU group's workers have no gpu=on label")
 	}
+	for path, want := range map[string]string{"machine.ca.crt": testTalosCACert, "cluster.ca.crt": testClusterCACert} {
+		got, _ := base64.StdEncoding.DecodeString(fmt.Sprint(get(patch, toPath(path)...)))
+		if string(got) != want {
+			t.Errorf("%s = %q, want the observed %q", path, got, want)
+		}
+	}
+	machineToken, clusterToken := fmt.Sprint(get(patch, "machine", "token")), fmt.Sprint(get(patch, "cluster", "token"))
+	if !bootstraputil.IsValidBootstrapToken(clusterToken) || !bootstraputil.IsValidBootstrapToken(machineToken) || machineToken == clusterToken {
+		t.Errorf("machine.token %q and cluster.token %q: want two different tokens of the bootstrap-token shape", machineToken, clusterToken)
+	}
+}
+
+// TestTalosWaitsForPKI: until the Talos CA and Kamaji's CA Secrets are
+// observed, a Talos group composes nothing (its machines could not join)
+// and WorkersReady says what it waits for; an Ubuntu group beside it is
+// composed.
+func TestTalosWaitsForPKI(t *testing.T) {
+	rsp := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}}, ubuntu: {resources: {cpu: 2, memory: 4Gi}}}`, withMachineSets(t)))
+	mustNoFatal(t, rsp)
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, "nodegroup-md0-") {
+			t.Errorf("%s is composed before the Talos PKI is observed", n)
+		}
+	}
+	if desired(t, rsp, bootstrapResourceName("ubuntu")) == nil {
+		t.Error("the Ubuntu group is not composed")
+	}
+	sel := rsp.GetRequirements().GetResources()
+	for key, name := range map[string]string{requirementTalosCA: "demo-talos-ca", requirementClusterCA: "demo-ca"} {
+		if s := sel[key]; s.GetMatchName() != name || s.GetNamespace() != "tenant-foo" || s.GetKind() != "Secret" {
+			t.Errorf("requirement %s = %v, want Secret tenant-foo/%s", key, s, name)
+		}
+	}
+	var reason string
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == "WorkersReady" {
+			reason = c.GetReason()
+		}
+	}
+	if reason != "WaitingForTalosPKI" {
+		t.Errorf("WorkersReady reason = %q, want WaitingForTalosPKI", reason)
+	}
+	ubuntuOnly := run(t, newRequest(t, `nodeGroups: {ubuntu: {resources: {cpu: 2, memory: 4Gi}}}`, withMachineSets(t)))
+	if _, ok := ubuntuOnly.GetRequirements().GetResources()[requirementTalosCA]; ok {
+		t.Error("a cluster without Talos groups asks for the Talos CA")
+	}
 }
 
 // TestWorkerOSDefault: a group without os follows the platform's
@@ -179,7 +255,7 @@ func TestWorkerOSDefault(t *testing.T) {
 		"platform Ubuntu":  {"defaultWorkerOS: Ubuntu", map[string]bool{"plain": false, "ubuntu": false, "talos": true}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, spec, withMachineSets(t), workersInput(t, c.input)))
+			rsp := run(t, newRequest(t, spec, withMachineSets(t), withTalosPKI(t), workersInput(t, c.input)))
 			mustNoFatal(t, rsp)
 			have := map[string]bool{}
 			for _, n := range desiredNames(rsp) {
@@ -209,15 +285,17 @@ func TestOSChangeRolls(t *testing.T) {
 	}
 	oldObj := get(oldKMT, "metadata", "name").(string)
 	after := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}}}`,
-		withMachineSets(t, oldObj), fntest.WithObserved(observed)))
+		withMachineSets(t, oldObj), withTalosPKI(t), fntest.WithObserved(observed)))
 	mustNoFatal(t, after)
-	newName, newKMT := machineTemplateOf(t, after, "md0")
-	if newName == oldName || get(newKMT, "metadata", "name") == oldObj {
-		t.Fatalf("the Talos machine template %s has the Ubuntu one's name: the group would not roll", newName)
-	}
 	md := desired(t, after, machineDeploymentResourceName("md0"))
-	if got := get(md, "spec", "template", "spec", "infrastructureRef", "name"); got != get(newKMT, "metadata", "name") {
-		t.Errorf("MachineDeployment refers to %v, want the Talos template", got)
+	newObj := get(md, "spec", "template", "spec", "infrastructureRef", "name").(string)
+	if newObj == oldObj {
+		t.Fatalf("the Talos group's MachineDeployment still refers to the Ubuntu template %s: the group would not roll", oldObj)
+	}
+	newName := machineTemplateResourceName("md0", strings.TrimPrefix(newObj, "demo-md0-"))
+	newKMT := desired(t, after, newName)
+	if got := get(newKMT, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates").([]any); get(got[0].(map[string]any), "metadata", "name") != "disk-system" {
+		t.Errorf("the new template %s is not the Talos one", newName)
 	}
 	have := map[string]bool{}
 	for _, n := range desiredNames(after) {
@@ -230,7 +308,7 @@ func TestOSChangeRolls(t *testing.T) {
 	}
 	observed[machineDeploymentResourceName("md0")] = mustMap(t, md)
 	done := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}}}`,
-		withMachineSets(t, get(newKMT, "metadata", "name").(string)), fntest.WithObserved(observed)))
+		withMachineSets(t, newObj), withTalosPKI(t), fntest.WithObserved(observed)))
 	for _, n := range desiredNames(done) {
 		if n == oldName || n == bootstrapResourceName("md0") {
 			t.Errorf("%s is kept after the rollout", n)
