@@ -25,9 +25,9 @@ func TestEmittedObjectsValidate(t *testing.T) {
 		"resources": `nodeGroups: {big: {resources: {cpu: 4, memory: 16Gi}, minReplicas: 1, maxReplicas: 3, roles: [worker]}}`,
 		"gpu":       `nodeGroups: {gpu: {instanceType: gn1.xlarge, storageClass: fast, roles: [ingress-nginx], gpus: [{name: nvidia.com/AD102GL_L40S}]}}`,
 		"mirror":    `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 0, maxReplicas: 0}}`,
-		"talos":     `nodeGroups: {md0: {os: Talos, instanceType: u1.large}, gpu: {os: Talos, instanceType: gn1.xlarge, gpus: [{name: nvidia.com/AD102GL_L40S}]}}
+		"talos": `nodeGroups: {md0: {os: Talos, instanceType: u1.large}, gpu: {os: Talos, instanceType: gn1.xlarge, gpus: [{name: nvidia.com/AD102GL_L40S}]}}
 talos: {registryMirrors: {docker.io: {endpoints: ["https://mirror.example.com"], skipFallback: true}}}`,
-		"mixed":     `nodeGroups: {ubuntu: {os: Ubuntu}, talos: {os: Talos}}`,
+		"mixed": `nodeGroups: {ubuntu: {os: Ubuntu}, talos: {os: Talos}}`,
 	}
 	in := mustStruct(t, `apiVersion: fn.tenantkube.io/v1alpha1
 kind: WorkersInput
