@@ -348,3 +348,27 @@ func toPath(p string) []any {
 	}
 	return out
 }
+
+// TestTalosPendingKeepsObserved: a running Talos group whose CA Secrets
+// are not answered on a call keeps every observed object, its
+// TalosConfigTemplate included, unchanged.
+func TestTalosPendingKeepsObserved(t *testing.T) {
+	const spec = `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}}}`
+	running := run(t, newRequest(t, spec, withMachineSets(t), withTalosPKI(t)))
+	mustNoFatal(t, running)
+	observed := map[string]*structpb.Struct{}
+	for _, n := range desiredNames(running) {
+		observed[n] = mustMap(t, desired(t, running, n))
+	}
+	later := run(t, newRequest(t, spec, withMachineSets(t), fntest.WithObserved(observed)))
+	mustNoFatal(t, later)
+	have := map[string]bool{}
+	for _, n := range desiredNames(later) {
+		have[n] = true
+	}
+	for n := range observed {
+		if strings.HasPrefix(n, "nodegroup-md0-") && !have[n] {
+			t.Errorf("%s left the desired state while the Talos PKI was not answered", n)
+		}
+	}
+}
