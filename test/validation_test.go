@@ -62,6 +62,13 @@ func TestValidationAgrees(t *testing.T) {
 		}
 		return u
 	}
+	mirrors := func(n int) string {
+		m := make([]string, n)
+		for i := range m {
+			m[i] = fmt.Sprintf(`"r%d.example.com": {endpoints: ["https://m.example.com"]}`, i)
+		}
+		return strings.Join(m, ", ")
+	}
 	kubelet := func(fields string) string { return ng("kubelet: {" + fields + "}") }
 	const md0 = "spec.nodeGroups[md0]"
 
@@ -810,6 +817,56 @@ func TestValidationAgrees(t *testing.T) {
 			reason: "1501m is past 1.5.",
 			args:   args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1501m")},
 			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be at most podCpuLimit (1.5)"},
+		},
+		// os and spec.talos: the worker OS, the Talos release against the
+		// support matrix (Talos v1.13: Kubernetes v1.31 to v1.36), the
+		// schematic and the registry mirrors.
+		"OSTalos":  {args: args{spec: ng("os: Talos")}, reason: "One of Ubuntu, Talos."},
+		"OSUbuntu": {args: args{spec: ng("os: Ubuntu")}, reason: "One of Ubuntu, Talos."},
+		"OSUnknown": {
+			reason: "Windows is no worker OS.",
+			args:   args{spec: ng("os: Windows")},
+			want:   want{paths: []string{md0 + ".os"}, msg: "Windows"},
+		},
+		"TalosDefaults": {args: args{spec: `{version: v1.31, talos: {}}`}, reason: "Talos v1.13.6 runs Kubernetes v1.31."},
+		"TalosOutsideMatrix": {
+			reason: "Talos v1.12 is not in the chart's support matrix: both versions are named.",
+			args:   args{spec: `{version: v1.35, talos: {version: v1.12.4}}`},
+			want:   want{paths: []string{"spec.talos.version"}, msg: "Talos v1.12.4 does not support Kubernetes v1.35"},
+		},
+		"TalosVersionNotRelease": {
+			reason: "A Talos release is vX.Y.Z.",
+			args:   args{spec: `{talos: {version: "1.13"}}`},
+			want:   want{paths: []string{"spec.talos.version"}, msg: "1.13"},
+		},
+		"TalosSchematicNotHex": {
+			reason: "A schematic ID is 64 lower-case hex digits.",
+			args:   args{spec: `{talos: {schematicID: ` + rep("A", 64) + `}}`},
+			want:   want{paths: []string{"spec.talos.schematicID"}},
+		},
+		"TalosSixteenMirrors": {
+			reason: "16 mirrored hosts is the most.",
+			args:   args{spec: `{talos: {registryMirrors: {` + mirrors(16) + `}}}`},
+		},
+		"TalosSeventeenMirrors": {
+			reason: "17 mirrored hosts is one too many.",
+			args:   args{spec: `{talos: {registryMirrors: {` + mirrors(17) + `}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors"}},
+		},
+		"TalosMirrorHost": {
+			reason: "A mirror key is a registry host.",
+			args:   args{spec: `{talos: {registryMirrors: {"Docker_IO": {endpoints: ["https://m.example.com"]}}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors"}, msg: "Docker_IO"},
+		},
+		"TalosMirrorEndpointScheme": {
+			reason: "A mirror endpoint is an http(s) URL.",
+			args:   args{spec: `{talos: {registryMirrors: {"docker.io": {endpoints: ["ftp://m.example.com"]}}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors[docker.io].endpoints[0]"}},
+		},
+		"TalosMirrorNineEndpoints": {
+			reason: "8 endpoints per host is the most.",
+			args:   args{spec: `{talos: {registryMirrors: {"docker.io": {endpoints: [` + list(`"https://m.example.com"`, 9) + `]}}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors[docker.io].endpoints"}},
 		},
 		"AntiAffinityHard": {args: args{spec: ng("antiAffinity: Hard")}, reason: "One of Soft, Hard, None."},
 		"AntiAffinityOther": {

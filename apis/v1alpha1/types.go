@@ -25,6 +25,7 @@ type XKubernetesCluster struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)",messageExpression="'storageClass is immutable: it was ' + oldSelf.storageClass + ', not ' + (has(self.storageClass) ? self.storageClass : 'unset')"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + (oldSelf.version == 'v1.30' ? 'v1.31' : oldSelf.version == 'v1.31' ? 'v1.31 and v1.32' : oldSelf.version == 'v1.32' ? 'v1.32 and v1.33' : oldSelf.version == 'v1.33' ? 'v1.33 and v1.34' : oldSelf.version == 'v1.34' ? 'v1.34 and v1.35' : oldSelf.version) + ', not ' + self.version"
+// +kubebuilder:validation:XValidation:rule="!has(self.talos) || !has(self.talos.version) || !self.talos.version.matches('^v1[.][0-9]{1,3}[.][0-9]{1,3}$') || !has(self.version) || !(self.version in ['v1.35', 'v1.34', 'v1.33', 'v1.32', 'v1.31']) || (self.talos.version.matches('^v1[.]13[.]') && int(self.version.substring(3)) >= 31 && int(self.version.substring(3)) <= 36)",messageExpression="'Talos ' + self.talos.version + ' does not support Kubernetes ' + self.version + ' (the support matrix: Talos v1.13 runs Kubernetes v1.31 to v1.36)'",fieldPath=".talos.version"
 type KubernetesClusterSpec struct {
 	// StorageClass used to store the data.
 	// +kubebuilder:default=replicated
@@ -102,6 +103,12 @@ type KubernetesClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	OIDC OIDC `json:"oidc,omitempty"`
+
+	// Talos worker image configuration: the Talos release, Image Factory
+	// schematic and registry mirrors of the node groups whose os is Talos.
+	// +kubebuilder:default={}
+	// +optional
+	Talos Talos `json:"talos,omitempty"`
 }
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
@@ -245,6 +252,16 @@ type NodeGroup struct {
 	// +kubebuilder:validation:Enum=Soft;Hard;None
 	// +optional
 	AntiAffinity AntiAffinity `json:"antiAffinity,omitempty"`
+
+	// Operating system of the node group's VMs: Ubuntu (a container disk
+	// joined by kubeadm) or Talos (the Image Factory disk image of
+	// spec.talos, bootstrapped by Cluster API's Talos provider). Unset takes
+	// the platform's defaultWorkerOS (Ubuntu unless the platform says
+	// otherwise). Changing it, or the platform default a group follows,
+	// rolls the node group.
+	// +kubebuilder:validation:Enum=Ubuntu;Talos
+	// +optional
+	OS WorkerOS `json:"os,omitempty"`
 }
 
 // AntiAffinity is how a node group's VMs spread over the management

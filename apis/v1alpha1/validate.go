@@ -168,7 +168,8 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	if img := s.Images.WaitForKubeconfig; longerThan(img, MaxImageLength) {
 		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
 	}
-	return append(errs, s.OIDC.Validate(p.Child("oidc"))...)
+	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
+	return append(errs, s.Talos.Validate(p.Child("talos"), s.Version)...)
 }
 
 // Validate returns every problem of one defaulted node group at path
@@ -238,6 +239,9 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		case longerThan(gpu.Name, MaxNameLength):
 			errs = append(errs, tooLong(np, gpu.Name, MaxNameLength))
 		}
+	}
+	if g.OS != "" && !slices.Contains(WorkerOSes, g.OS) {
+		errs = append(errs, field.NotSupported(path.Child("os"), g.OS, WorkerOSes))
 	}
 	errs = append(errs, g.validateHealthOverrides(path)...)
 	errs = append(errs, g.validateVM(path)...)
