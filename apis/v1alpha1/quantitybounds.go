@@ -13,6 +13,7 @@ import (
 // than zero and, when Max is set, at most Max. It is the one source of the
 // bound and its messages: the XRD's CEL rules are generated from it
 // (Rules, written by xrdVersion) and Validate checks it (Check).
+// +kubebuilder:object:generate=false
 type QuantityBound struct {
 	// Field is the field's path below the object holding the rule, as
 	// its message names it (diskSize, resources.cpu).
