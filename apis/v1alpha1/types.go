@@ -102,6 +102,18 @@ type KubernetesClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	OIDC OIDC `json:"oidc,omitempty"`
+
+	// Backup schedule of the cluster's dedicated etcd, where the platform
+	// configures backups.
+	// +kubebuilder:default={}
+	// +optional
+	Backup Backup `json:"backup,omitempty"`
+
+	// Restore starts a new cluster from a backup. Set it when creating the
+	// cluster; it cannot be added, changed or removed afterwards.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="restore cannot change once the cluster exists"
+	// +optional
+	Restore *Restore `json:"restore,omitempty"`
 }
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
