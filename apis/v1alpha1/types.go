@@ -778,6 +778,33 @@ type KubernetesClusterStatus struct {
 	// Addons is the readiness of each add-on, keyed by release name.
 	// +optional
 	Addons map[string]AddonStatus `json:"addons,omitempty"`
+	// Backup is the cluster's etcd backups, where the platform takes them.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
+}
+
+// BackupStatus is the state of a cluster's scheduled etcd backups.
+type BackupStatus struct {
+	// Interval between two backups (Go duration, such as 24h0m0s).
+	// +optional
+	Interval string `json:"interval,omitempty"`
+	// Retained is how many backups exist.
+	// +optional
+	Retained int64 `json:"retained,omitempty"`
+	// LastSuccessful is the newest backup the operator completed.
+	// +optional
+	LastSuccessful *LastBackup `json:"lastSuccessful,omitempty"`
+}
+
+// LastBackup is one successful backup.
+type LastBackup struct {
+	// Name is the backup's name, what spec.restore.backup takes.
+	Name string `json:"name"`
+	// Time the backup was taken (RFC 3339).
+	Time string `json:"time"`
+	// Age is how old it was at the last reconcile, to the minute (Go
+	// duration, such as 17h28m0s).
+	Age string `json:"age"`
 }
 
 // ControlPlaneStatus is the observed control plane.
