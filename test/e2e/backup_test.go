@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -53,19 +52,11 @@ import (
 //   - checks: the admin kubeconfig issued before the backup (its server
 //     pointed at the new address) lists the namespace and reads the
 //     ConfigMap's data; the token issued before the backup authenticates
-//     as its ServiceAccount, with the UID it had before (SelfSubjectReview),
-//     while the same token with a broken signature is refused.
+//     as its ServiceAccount, with the UID it had before (a TokenReview of the
+//     restored API server), while the same token with a broken signature
+//     is refused.
 func TestBackupRestore(t *testing.T) {
-	e, err := newEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(e.binary(b)); err != nil {
-			t.Fatalf("%s missing: run make e2e-tools (%v)", b, err)
-		}
-	}
-	workDir = e.work
+	e := newBackupEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -207,35 +198,64 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("namespace %s after the restore: %v", ns, err)
 	}
 
-	// The token issued before the backup.
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
-	if err != nil {
-		t.Fatal(err)
+	// The token issued before the backup, reviewed by the restored API
+	// server (TokenReview: its service-account key verifies the signature,
+	// and the ServiceAccount it names must exist with the token's UID).
+	review := func(token string) *authenticationv1.TokenReview {
+		tr, err := restored.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("TokenReview: %v", err)
+		}
+		return tr
 	}
-	anon := rest.AnonymousClientConfig(cfg)
-	anon.BearerToken = tok.Status.Token
-	sacs, err := kubernetes.NewForConfig(anon)
-	if err != nil {
-		t.Fatal(err)
+	tr := review(tok.Status.Token)
+	if !tr.Status.Authenticated {
+		t.Fatalf("the ServiceAccount token issued before the backup is not authenticated: %q", tr.Status.Error)
 	}
-	ssr, err := sacs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("the ServiceAccount token issued before the backup: %v", err)
-	}
-	if got, want := ssr.Status.UserInfo.Username, "system:serviceaccount:"+ns+":"+sa; got != want {
+	if got, want := tr.Status.User.Username, "system:serviceaccount:"+ns+":"+sa; got != want {
 		t.Errorf("token authenticates as %q, want %q", got, want)
 	}
-	if got := ssr.Status.UserInfo.UID; got != string(acct.UID) {
+	if got := tr.Status.User.UID; got != string(acct.UID) {
 		t.Errorf("token's ServiceAccount UID %q, want the one created before the backup, %q", got, acct.UID)
 	}
 	// A token the restored key did not sign is refused: the check above
 	// can fail.
-	forged := anon
-	forged.BearerToken = strings.TrimSuffix(tok.Status.Token, tok.Status.Token[len(tok.Status.Token)-4:]) + "AAAA"
-	fcs, _ := kubernetes.NewForConfig(forged)
-	if _, err := fcs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err == nil {
+	forged := tok.Status.Token[:len(tok.Status.Token)-4] + "AAAA"
+	if forged == tok.Status.Token {
+		forged = tok.Status.Token[:len(tok.Status.Token)-4] + "BBBB"
+	}
+	if review(forged).Status.Authenticated {
 		t.Error("a token with a broken signature authenticated")
 	}
+}
+
+func newBackupEnv(t *testing.T) *env {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{root: root, bin: filepath.Join(root, "bin"), logs: filepath.Join(root, "_output", "e2e", "logs", "backup")}
+	if d := os.Getenv("E2E_BIN"); d != "" {
+		e.bin = d
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(e.binary(b)); err != nil {
+			t.Fatalf("bin/%s is missing: run make e2e-tools: %v", b, err)
+		}
+	}
+	if err := os.MkdirAll(e.logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if e.work, err = os.MkdirTemp("", "tenantkube-e2e-backup-"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(e.work)
+		}
+	})
+	return e
 }
 
 func mustPort(t *testing.T) int {
