@@ -103,6 +103,9 @@ type pipelineCase struct {
 	admitted bool
 	// contains: lines the output must hold, worked out by hand.
 	contains []string
+	// namespacedFatal: substrings of the Fatal the TenantCluster twin gets
+	// (TestNamespacedRender) where only a claim may do what the case does.
+	namespacedFatal []string
 }
 
 // pipelineCases are the renders of TestPipelineRender; root is the
@@ -164,7 +167,9 @@ func pipelineCases(root string) []pipelineCase {
 			contains: []string{
 				"        key: tenantkube/tenant-demo/demo-backup-20261202183044.db\n", "  name: demo2-ca\n", "  name: demo2-sa-certificate\n",
 				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
-			}},
+			},
+			// A TenantCluster's etcd is its Tenant's: no backups to restore.
+			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"demo-backup-20261202183044"`, "takes no backups"}},
 		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
