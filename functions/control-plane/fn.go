@@ -236,10 +236,8 @@ func validateBackup(p *field.Path, in *cpinput.ControlPlaneInput) error {
 	case b.Retention < 1 || b.Retention > cpinput.MaxBackupRetention:
 		return field.Invalid(p.Child("retention"), b.Retention, fmt.Sprintf("must be from 1 to %d", cpinput.MaxBackupRetention))
 	}
-	for _, s := range []string{b.PKINamespace} {
-		if msgs := validation.IsDNS1123Label(s); len(msgs) > 0 {
-			return field.Invalid(p.Child("pkiNamespace"), s, msgs[0])
-		}
+	if msgs := validation.IsDNS1123Label(b.PKINamespace); len(msgs) > 0 {
+		return field.Invalid(p.Child("pkiNamespace"), b.PKINamespace, msgs[0])
 	}
 	if _, err := b.MinInterval.Parse(p.Child("minInterval"), tkv1alpha1.MinBackupInterval, tkv1alpha1.MaxBackupInterval); err != nil {
 		return err
