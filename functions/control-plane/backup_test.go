@@ -336,6 +336,10 @@ func TestBackupBounds(t *testing.T) {
 		{`{backup: {interval: 5h}}`, backupInput, `spec.backup.interval: Invalid value: "5h": must be at least 6h and at most 24h`},
 		{`{backup: {interval: 25h}}`, backupInput, `spec.backup.interval: Invalid value: "25h": must be at least 6h and at most 24h`},
 		{`{}`, strings.Replace(backupInput, "etcd-operator.cozystack.io/v1alpha2", "etcd.aenix.io/v1alpha1", 1), "input.etcd.backup"},
+		{`{}`, strings.Replace(backupInput, "interval: 24h,", "interval: 24h, pvc: {claimName: etcd-backups},", 1), `input.etcd.backup.pvc: Invalid value: "etcd-backups": set either s3 or pvc`},
+		{`{}`, strings.Replace(backupInput, "recipientConfigMap: etcd-backup-recipient, ", "", 1), "input.etcd.backup.recipientConfigMap: Required value"},
+		{`{}`, strings.Replace(backupInput, "retention: 3", "retention: 101", 1), `input.etcd.backup.retention: Invalid value: 101: must be from 1 to 100`},
+		{`{}`, strings.Replace(backupInput, "minInterval: 6h", "minInterval: 30h", 1), `input.etcd.backup.interval: Invalid value: "24h": must be at least 30h and at most 168h`},
 	} {
 		c := fntest.Call{Spec: tc.spec}
 		r, tenant := c.Read(t)
