@@ -44,8 +44,8 @@ import (
 //     kube-apiserver are stopped and their directories removed;
 //   - the restore: the PKI decrypted with the platform's identity; the
 //     snapshot restored into a new data directory with etcdutl's
-//     snapshot.Restore (a new member and cluster ID, as the operator's
-//     restore init container does), a new etcd started on it, and a new
+//     snapshot.Restore (etcd's own restore: a new member and cluster ID),
+//     a new etcd started on it, and a new
 //     kube-apiserver on new ports with the restored CA and service-account
 //     key (a new serving certificate signed by the restored CA, as Kamaji
 //     issues one);
