@@ -201,6 +201,18 @@ func TestNamespacedRender(t *testing.T) {
 			claimOut, claimErr := renderXR(c.xr, c.required, c.admitted)
 			nsXR, n, ns := namespacedTwin(t, c.xr)
 			nsOut, nsErr := renderXR(nsXR, append(append([]string{}, c.required...), tenantDataStore(t, ns)), c.admitted)
+			if c.namespacedFatal != nil {
+				var ce *render.CrossplaneError
+				if claimErr != nil || !errors.As(nsErr, &ce) {
+					t.Fatalf("want the claim rendered and the TenantCluster Fatal, got %v and %v", claimErr, nsErr)
+				}
+				for _, w := range c.namespacedFatal {
+					if msg := render.Message(ce.Stderr); !strings.Contains(msg, w) {
+						t.Errorf("TenantCluster: Fatal message does not name %s:\n%s", w, msg)
+					}
+				}
+				return
+			}
 			if c.fatal != nil {
 				for api, err := range map[string]error{"claim's XR": claimErr, "TenantCluster": nsErr} {
 					var ce *render.CrossplaneError

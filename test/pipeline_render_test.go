@@ -14,6 +14,10 @@ import (
 
 const pipelineTestdata = "testdata/control-plane"
 
+// renderClock is the functions' clock in the render tests: the backup
+// schedule of testdata/control-plane is worked out for it.
+var renderClock = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+
 // TestPipelineRender renders XRs through the real Crossplane engine and the
 // whole Composition (control-plane → workers → addons), as `make render`
 // does, and compares the output with golden files: the example
@@ -35,7 +39,7 @@ func TestPipelineRender(t *testing.T) {
 		defer cancel()
 		return render.Render(ctx, render.Options{
 			Root: root, XR: xr, Required: required, Observed: observed, BinDir: binDir, Stderr: &bytes.Buffer{},
-			SkipXRValidation: admitted,
+			SkipXRValidation: admitted, Clock: renderClock,
 		})
 	}
 	for _, c := range cases {
@@ -99,6 +103,9 @@ type pipelineCase struct {
 	admitted bool
 	// contains: lines the output must hold, worked out by hand.
 	contains []string
+	// namespacedFatal: substrings of the Fatal the TenantCluster twin gets
+	// (TestNamespacedRender) where only a claim may do what the case does.
+	namespacedFatal []string
 }
 
 // pipelineCases are the renders of TestPipelineRender; root is the
@@ -142,6 +149,29 @@ func pipelineCases(root string) []pipelineCase {
 				"EtcdCluster tenant-demo/demo-etcd", "on the etcd.aenix.io/v1alpha1 operator"}},
 		{name: "fatal-etcd-moved-back", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: data("observed-etcd-cozystack"),
 			fatal: []string{"step control-plane", "input.etcd.operator", `"etcd.aenix.io/v1alpha1"`, "cluster tenant-demo/demo", "on the etcd-operator.cozystack.io/v1alpha2 operator"}},
+		// Backups: the 24h slot of tenant-demo/demo began 2026-12-02
+		// 18:30:44 (sha256("tenant-demo/demo") starts 0x5e3740528f0aca54,
+		// 66644 s = 18h30m44s modulo a day); its backup, observed Complete
+		// at 18:31:05, is 17h28m old at 12:00 (truncated to the minute):
+		// no new one, the EtcdSnapshot re-composed, its PKI kept.
+		{name: "etcd-backup-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
+			observed: data("observed-etcd-backup"), contains: []string{
+				"name: demo-backup-20261202183044\n", "      key: tenantkube/tenant-demo\n", "time: \"2026-12-02T18:31:05Z\"\n",
+				"age: 17h28m0s\n", "type: BackupCurrent\n", "reason: BackupSucceeded\n",
+			}},
+		// A restore: the EtcdCluster reads the exact key
+		// <keyPrefix>/<NS>/<backup>.db; demo2-ca, demo2-sa-certificate and
+		// demo2-front-proxy-ca-certificate hold demo's PKI decrypted; no
+		// KamajiControlPlane until they are observed.
+		{name: "etcd-restore", xr: data("xr-restore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-bundle.yaml")},
+			contains: []string{
+				"        key: tenantkube/tenant-demo/demo-backup-20261202183044.db\n", "  name: demo2-ca\n", "  name: demo2-sa-certificate\n",
+				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
+			},
+			// A TenantCluster's etcd is its Tenant's: no backups to restore.
+			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"demo-backup-20261202183044"`, "takes no backups"}},
+		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
+			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
 			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
 		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},

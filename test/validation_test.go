@@ -721,6 +721,38 @@ func TestValidationAgrees(t *testing.T) {
 				"spec.nodeHealthCheck.nodeStartupTimeout", "spec.nodeHealthCheck.readyFalseTimeout", "spec.nodeHealthCheck.readyUnknownTimeout"},
 				msg: "must be whole hours, minutes and seconds in that order"},
 		},
+		"BackupIntervalBounds": {
+			reason: "spec.backup.interval from 1h to 168h; the platform narrows it further (the function's check).",
+			args:   args{spec: `{backup: {interval: 1h}}`},
+		},
+		"BackupInterval168h": {
+			reason: "A week, the longest.",
+			args:   args{spec: `{backup: {interval: 168h}}`},
+		},
+		"BackupInterval59m": {
+			reason: "A minute under an hour.",
+			args:   args{spec: `{backup: {interval: 59m}}`},
+			want:   want{paths: []string{"spec.backup.interval"}, msg: "must be at least 1h and at most 168h"},
+		},
+		"BackupInterval168h1s": {
+			reason: "A second past a week.",
+			args:   args{spec: `{backup: {interval: 168h0m1s}}`},
+			want:   want{paths: []string{"spec.backup.interval"}, msg: "must be at least 1h and at most 168h"},
+		},
+		"BackupIntervalForm": {
+			reason: "Days are not a unit of the duration form.",
+			args:   args{spec: `{backup: {interval: 1d}}`},
+			want:   want{paths: []string{"spec.backup.interval"}, msg: "must be whole hours, minutes and seconds in that order"},
+		},
+		"Restore": {
+			reason: "A backup name and a namespace, both DNS labels.",
+			args:   args{spec: `{restore: {backup: demo-backup-20261202183044, namespace: tenant-demo}}`},
+		},
+		"RestoreBadNames": {
+			reason: "Upper case and dots are no DNS label.",
+			args:   args{spec: `{restore: {backup: Demo.backup, namespace: tenant.demo}}`},
+			want:   want{paths: []string{"spec.restore.backup", "spec.restore.namespace"}},
+		},
 		"MaxNodeProvisionTime24h1s": {
 			reason: "One second past 24h.",
 			args:   args{spec: `{maxNodeProvisionTime: 24h0m1s}`},

@@ -111,3 +111,27 @@ const ConditionDataStoreReady = "DataStoreReady"
 // ReasonDataStoreAvailable: the Tenant's EtcdCluster and DataStore report
 // ready.
 const ReasonDataStoreAvailable = "Available"
+
+// ConditionBackupCurrent reports the scheduled etcd backups (function
+// control-plane), set only where the platform configures backups: False
+// when the last successful backup is older than twice the interval (or,
+// before the first, the cluster is), which a platform alerts on.
+const ConditionBackupCurrent = "BackupCurrent"
+
+// Reasons of BackupCurrent.
+const (
+	// ReasonBackupSucceeded: the last successful backup is at most twice
+	// the interval old.
+	ReasonBackupSucceeded = "BackupSucceeded"
+	// ReasonAwaitingFirstBackup: no backup has succeeded yet and the
+	// cluster is younger than twice the interval.
+	ReasonAwaitingFirstBackup = "AwaitingFirstBackup"
+	// ReasonBackupOverdue: the last successful backup (or, with none, the
+	// cluster) is older than twice the interval.
+	ReasonBackupOverdue = "BackupOverdue"
+)
+
+// ReasonRestoringPKI is a reason of ControlPlaneReady: the cluster
+// restores a backup and its PKI Secrets are not observed yet, so no
+// control plane is composed (Kamaji would otherwise issue a new CA).
+const ReasonRestoringPKI = "RestoringPKI"

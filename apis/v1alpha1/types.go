@@ -109,6 +109,18 @@ type KubernetesClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Talos Talos `json:"talos,omitempty"`
+
+	// Backup schedule of the cluster's dedicated etcd, where the platform
+	// configures backups.
+	// +kubebuilder:default={}
+	// +optional
+	Backup Backup `json:"backup,omitempty"`
+
+	// Restore starts a new cluster from a backup. Set it when creating the
+	// cluster; it cannot be added, changed or removed afterwards.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="restore cannot change once the cluster exists"
+	// +optional
+	Restore *Restore `json:"restore,omitempty"`
 }
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
@@ -751,6 +763,33 @@ type KubernetesClusterStatus struct {
 	// Addons is the readiness of each add-on, keyed by release name.
 	// +optional
 	Addons map[string]AddonStatus `json:"addons,omitempty"`
+	// Backup is the cluster's etcd backups, where the platform takes them.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
+}
+
+// BackupStatus is the state of a cluster's scheduled etcd backups.
+type BackupStatus struct {
+	// Interval between two backups (Go duration, such as 24h0m0s).
+	// +optional
+	Interval string `json:"interval,omitempty"`
+	// Retained is how many backups exist.
+	// +optional
+	Retained int64 `json:"retained,omitempty"`
+	// LastSuccessful is the newest backup the operator completed.
+	// +optional
+	LastSuccessful *LastBackup `json:"lastSuccessful,omitempty"`
+}
+
+// LastBackup is one successful backup.
+type LastBackup struct {
+	// Name is the backup's name, what spec.restore.backup takes.
+	Name string `json:"name"`
+	// Time the backup was taken (RFC 3339).
+	Time string `json:"time"`
+	// Age is how old it was at the last reconcile, to the minute (Go
+	// duration, such as 17h28m0s).
+	Age string `json:"age"`
 }
 
 // ControlPlaneStatus is the observed control plane.

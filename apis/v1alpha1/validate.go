@@ -169,7 +169,9 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
 	}
 	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
-	return append(errs, s.Talos.Validate(p.Child("talos"), s.Version)...)
+	errs = append(errs, s.Talos.Validate(p.Child("talos"), s.Version)...)
+	errs = append(errs, s.Backup.Validate(p.Child("backup"))...)
+	return append(errs, s.Restore.Validate(p.Child("restore"))...)
 }
 
 // Validate returns every problem of one defaulted node group at path

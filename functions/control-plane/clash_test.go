@@ -275,7 +275,7 @@ func TestNameClash(t *testing.T) {
 			}
 			in := &cpinput.ControlPlaneInput{DataStoreName: "shared"}
 			in.Default()
-			p, errs := plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r)
+			p, errs := plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r, time.Time{})
 			got := ""
 			if len(errs) > 0 {
 				got = errs.ToAggregate().Error()

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
@@ -25,6 +27,8 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
+	// now is the clock that places backups in their schedule.
+	now func() time.Time
 }
 
 // RunFunction adds the tenant cluster's control plane (plan) to the desired
@@ -50,7 +54,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	p, errs := plan(t, in, hosts, r)
+	p, errs := plan(t, in, hosts, r, f.clock())
 	if len(errs) > 0 {
 		return function.FatalList(rsp, attributeAll(settings, errs)), nil
 	}
@@ -59,6 +63,24 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	return rsp, nil
 }
+
+// clock is the function's time: now, or the fixed time of the environment
+// variable ClockEnv (RFC 3339), which `make render` and the render tests
+// set so that their output does not depend on when they run.
+func (f *Function) clock() time.Time {
+	if f.now != nil {
+		return f.now()
+	}
+	if v := os.Getenv(ClockEnv); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+// ClockEnv names the environment variable that fixes the function's clock.
+const ClockEnv = "TENANTKUBE_CLOCK"
 
 // attributeAll names in the EnvironmentConfig each input field of errs
 // whose value came from there (platform.Settings.Attribute).
@@ -178,6 +200,9 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if !etcdVersionPattern.MatchString(in.Etcd.Version) {
 		return field.Invalid(p.Child("etcd", "version"), in.Etcd.Version, "must be an etcd version MAJOR.MINOR.PATCH without \"v\", such as 3.6.11")
 	}
+	if err := validateBackup(p.Child("etcd", "backup"), in); err != nil {
+		return err
+	}
 	if in.Etcd.Replicas < 1 {
 		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")
 	}
@@ -192,6 +217,40 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 		if msgs := validation.IsDNS1123Label(in.DataStoreName); len(msgs) > 0 {
 			return field.Invalid(p.Child("dataStoreName"), in.DataStoreName, msgs[0])
 		}
+	}
+	return nil
+}
+
+// validateBackup checks input.etcd.backup: one destination, backups only
+// on the operator that takes them, the key objects named, the bounds in
+// order. It returns a *field.Error under p.
+func validateBackup(p *field.Path, in *cpinput.ControlPlaneInput) error {
+	b := &in.Etcd.Backup
+	if !b.Enabled() {
+		return nil
+	}
+	switch {
+	case b.S3 != nil && b.PVC != nil:
+		return field.Invalid(p.Child("pvc"), b.PVC.ClaimName, "set either s3 or pvc, not both")
+	case in.Etcd.Operator != cpinput.EtcdOperatorCozystack:
+		return field.Invalid(p, "s3/pvc", fmt.Sprintf("backups need etcd.operator %s (EtcdSnapshot); the operator is %s", cpinput.EtcdOperatorCozystack, in.Etcd.Operator))
+	case b.S3 != nil && (b.S3.Endpoint == "" || b.S3.Bucket == "" || b.S3.CredentialsSecretName == ""):
+		return field.Required(p.Child("s3"), "endpoint, bucket and credentialsSecretName")
+	case b.PVC != nil && b.PVC.ClaimName == "":
+		return field.Required(p.Child("pvc", "claimName"), "the PersistentVolumeClaim of each tenant namespace")
+	case b.PKINamespace == "" || b.RecipientConfigMap == "":
+		return field.Required(p.Child("recipientConfigMap"), "backups encrypt the PKI they carry to the age public key of ConfigMap pkiNamespace/recipientConfigMap")
+	case b.Retention < 1 || b.Retention > cpinput.MaxBackupRetention:
+		return field.Invalid(p.Child("retention"), b.Retention, fmt.Sprintf("must be from 1 to %d", cpinput.MaxBackupRetention))
+	}
+	if msgs := validation.IsDNS1123Label(b.PKINamespace); len(msgs) > 0 {
+		return field.Invalid(p.Child("pkiNamespace"), b.PKINamespace, msgs[0])
+	}
+	if _, err := b.MinInterval.Parse(p.Child("minInterval"), tkv1alpha1.MinBackupInterval, tkv1alpha1.MaxBackupInterval); err != nil {
+		return err
+	}
+	if _, err := b.Interval.Parse(p.Child("interval"), b.MinInterval, tkv1alpha1.MaxBackupInterval); err != nil {
+		return err
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
@@ -15,6 +17,7 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/quantity"
+	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/versions"
 )
@@ -66,7 +69,10 @@ var (
 // once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
 // field.ErrorList, and a claim and a TenantCluster naming the same cluster
 // as the later one's error (nameClash).
-func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, field.ErrorList) {
+//
+// now places the backups in their schedule (backup.go): the output changes
+// with it only at a slot boundary.
+func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
 	spec := t.Spec
 	observed := observeControlPlane(r)
 	// Every rule of the API (docs/validation.md), then the upgrade rule,
@@ -117,11 +123,24 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	} else if clash != nil {
 		errs = append(errs, clash)
 	}
+	p := &function.Plan{}
+	backups := !external && in.Etcd.Backup.Enabled()
+	if backups {
+		if _, err := backupInterval(spec, &in.Etcd.Backup); err != nil {
+			errs = append(errs, err)
+		}
+	} else if spec.Backup.Interval != "" && len(spec.Backup.Validate(field.NewPath("spec", "backup"))) == 0 {
+		p.Warn(tkv1alpha1.ReasonInvalidSpec, "spec.backup.interval is ignored: the platform takes no backups of this cluster")
+	}
+	restore, rerrs := planRestore(p, r, t, in)
+	errs = append(errs, rerrs...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-
-	p := &function.Plan{}
+	// A restoring cluster composes its etcd once the backup is read, and
+	// its control plane once the restored PKI is observed (Kamaji would
+	// issue a new CA otherwise).
+	restoring := restore != nil && (!restore.Arrived || !restore.PKIReady)
 	site := clusterEtcdSite(t.ID, in.Etcd.Operator)
 	requireSameName(p, t, r)
 	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
@@ -142,7 +161,19 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	if !external {
 		ds := buildDataStore(t.ID, in.Etcd.Operator)
 		dsName = ds.Name
-		p.Add(nameEtcdCluster, buildEtcdCluster(t.ID, spec, in, storage), site.ready())
+		etcd := buildEtcdCluster(t.ID, spec, in, storage)
+		switch {
+		case restore != nil && !restore.Arrived:
+			keepObserved(p, r, nameEtcdCluster)
+		case restore != nil:
+			if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok {
+				e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: restore.Source}}
+			}
+			composeRestoredPKI(p, restore)
+			p.Add(nameEtcdCluster, etcd, site.ready())
+		default:
+			p.Add(nameEtcdCluster, etcd, site.ready())
+		}
 		p.Add(nameDataStore, ds, function.ReadyOnStatusReady)
 		pki := buildEtcdPKI(t.ID, in.Etcd.Operator, in.Etcd.Replicas)
 		for _, name := range sortedKeys(pki.Issuers) {
@@ -196,6 +227,11 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	}
 	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName, auth)
 	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
+	if restore != nil && restore.Arrived && !observed.Exists {
+		// The backup's data lives under the account of the cluster it
+		// came from.
+		kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = restore.Schema, restore.Username
+	}
 	if len(talosNodeGroups(spec, in)) > 0 && !waiting {
 		if ferr := composeTalos(p, r, t.ID, in, kcp); ferr != nil {
 			return nil, field.ErrorList{ferr}
@@ -207,7 +243,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 			}
 		}
 	}
-	if waiting {
+	if waiting || restoring {
 		keepObserved(p, r, nameKamajiControlPlane)
 	} else {
 		p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
@@ -233,6 +269,22 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		waitingFor = dsName
 	}
 	setControlPlaneCondition(p, r, host, external, waitingFor, site.readyCondition())
+	if restoring && !r.ObservedExists(nameKamajiControlPlane) {
+		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, false, tkv1alpha1.ReasonRestoringPKI,
+			"restoring backup "+restore.Backup+": no control plane is composed until its PKI Secrets are observed")
+	}
+	if backups {
+		schema, username := kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername
+		if schema == "" {
+			schema = kamajiDefaultSchema(t.ID)
+		}
+		if username == "" {
+			username = schema
+		}
+		if err := planBackups(p, r, t, in, schema, username, now); err != nil {
+			return nil, field.ErrorList{err}
+		}
+	}
 	if needKubeconfig {
 		p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
 			ApiVersion: "v1",
@@ -332,6 +384,12 @@ func dataStoreAccount(id function.Identity, observed observedControlPlane) (sche
 	}
 	s := DataStoreSchema(id)
 	return s, s
+}
+
+// kamajiDefaultSchema is the etcd prefix and user Kamaji gives a control
+// plane without dataStoreSchema: "<NS>_<N>" with every '-' turned to '_'.
+func kamajiDefaultSchema(id function.Identity) string {
+	return strings.ReplaceAll(id.Namespace+"_"+id.Name, "-", "_")
 }
 
 // appendError appends err, a *field.Error from the checks plan runs, to

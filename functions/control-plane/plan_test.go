@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"maps"
 	"testing"
 
@@ -46,7 +48,7 @@ func planOf(t *testing.T, c fntest.Call, inputYAML string) (*function.Plan, fiel
 	}
 	in.Default()
 	r, tenant := c.Read(t)
-	return plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r)
+	return plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r, time.Time{})
 }
 
 // composedObject is the composed resource name of p, of type T.

@@ -46,6 +46,10 @@ const (
 // binary under bin/.
 const FunctionNamePrefix = "tenantkube-function-"
 
+// ClockEnv is the environment variable that fixes a function's clock
+// (functions/control-plane).
+const ClockEnv = "TENANTKUBE_CLOCK"
+
 // Options configure one render. Relative paths are resolved against the
 // current working directory; unset optional paths default to the repository
 // layout under Root.
@@ -92,6 +96,11 @@ type Options struct {
 	// the functions' own checks). By default an XR the API server would
 	// reject is an *XRError before any function runs.
 	SkipXRValidation bool
+
+	// Clock, when set, fixes the functions' clock (the environment
+	// variable TENANTKUBE_CLOCK, RFC 3339), so that what depends on the
+	// time (the backup schedule) renders the same whenever it runs.
+	Clock time.Time
 
 	// Build runs `go build -o <BinDir>/function-<name> ./functions/<name>`
 	// for every Function served from BinDir before starting them.
@@ -182,7 +191,7 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 
 	targets := make(map[string]string, len(fns))
 	for _, fn := range fns {
-		p, err := startFunction(ctx, fn, bins[fn], filepath.Join(tmp, fn+".log"), o.StartTimeout)
+		p, err := startFunction(ctx, fn, bins[fn], filepath.Join(tmp, fn+".log"), o.StartTimeout, o.Clock)
 		if p != nil {
 			procs = append(procs, p)
 			if o.Started != nil {
@@ -457,7 +466,7 @@ func (p *process) exited() bool {
 // (for example because another process took the port first) is retried on
 // another port. The returned process, when non-nil, must be stopped even if
 // err is non-nil.
-func startFunction(ctx context.Context, fn, bin, logPath string, timeout time.Duration) (*process, error) {
+func startFunction(ctx context.Context, fn, bin, logPath string, timeout time.Duration, clock time.Time) (*process, error) {
 	logf, err := os.Create(logPath) //nolint:gosec // a file in the driver's own temp dir
 	if err != nil {
 		return nil, err
@@ -474,6 +483,9 @@ func startFunction(ctx context.Context, fn, bin, logPath string, timeout time.Du
 		cmd := exec.Command(bin, "--insecure", "--address="+addr, "--metrics-address=", "--debug") //nolint:gosec // the binary is the caller's
 		cmd.Stdout = logf
 		cmd.Stderr = logf
+		if !clock.IsZero() {
+			cmd.Env = append(os.Environ(), ClockEnv+"="+clock.UTC().Format(time.RFC3339))
+		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Setpgid:   true,            // a terminal's ^C reaches the driver, which stops the function itself
 			Pdeathsig: syscall.SIGKILL, // and if the driver is killed outright, so is the function

@@ -258,6 +258,111 @@ type Etcd struct {
 	// cluster's spec.storageClass.
 	// +optional
 	StorageClassName string `json:"storageClassName,omitempty"`
+
+	// Backup configures scheduled backups of every claim's dedicated etcd
+	// (etcd-operator.cozystack.io/v1alpha2 EtcdSnapshots). Off while
+	// neither s3 nor pvc is set.
+	// +optional
+	Backup EtcdBackup `json:"backup,omitempty"`
+}
+
+// Defaults of the etcd backups.
+const (
+	DefaultBackupInterval    = tkv1alpha1.Duration("24h")
+	DefaultBackupMinInterval = tkv1alpha1.Duration("1h")
+	DefaultBackupRetention   = 7
+	// MaxBackupRetention bounds the snapshots kept per cluster (each is a
+	// composed resource of every request).
+	MaxBackupRetention = 100
+)
+
+// EtcdBackup is where, how often and how many etcd backups are kept, and
+// the key their PKI is encrypted to.
+type EtcdBackup struct {
+	// S3 stores the snapshots in an S3-compatible object store, under
+	// <keyPrefix>/<namespace>/<backup>.db.
+	// +optional
+	S3 *BackupS3 `json:"s3,omitempty"`
+	// PVC stores the snapshots on a PersistentVolumeClaim of each tenant
+	// namespace, under <subPath>/<backup>.db.
+	// +optional
+	PVC *BackupPVC `json:"pvc,omitempty"`
+	// Interval between two backups, and the longest a tenant may ask for.
+	// +kubebuilder:default="24h"
+	// +optional
+	Interval tkv1alpha1.Duration `json:"interval,omitempty"`
+	// MinInterval is the shortest interval a tenant may ask for
+	// (spec.backup.interval).
+	// +kubebuilder:default="1h"
+	// +optional
+	MinInterval tkv1alpha1.Duration `json:"minInterval,omitempty"`
+	// Retention is how many backups of a cluster are kept; older ones are
+	// deleted.
+	// +kubebuilder:default=7
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Retention int32 `json:"retention,omitempty"`
+	// PKINamespace is the namespace of RecipientConfigMap and
+	// IdentitySecret, the platform's: no tenant may read it.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	PKINamespace string `json:"pkiNamespace,omitempty"`
+	// RecipientConfigMap names the ConfigMap in pkiNamespace whose key
+	// "recipient" holds the age X25519 public key (age1...) each backup's
+	// PKI is encrypted to. Required with s3 or pvc.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	RecipientConfigMap string `json:"recipientConfigMap,omitempty"`
+	// IdentitySecret names the Secret in pkiNamespace whose key
+	// "identity" holds the matching age private key (AGE-SECRET-KEY-1...),
+	// read only while a cluster restores a backup. Leave it unset except
+	// during a restore.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	IdentitySecret string `json:"identitySecret,omitempty"`
+}
+
+// Enabled says backups are configured.
+func (b *EtcdBackup) Enabled() bool { return b.S3 != nil || b.PVC != nil }
+
+// BackupS3 is an S3-compatible destination, as the operator's
+// EtcdSnapshot spec.destination.s3 takes it.
+type BackupS3 struct {
+	// Endpoint is the S3 endpoint URL.
+	// +kubebuilder:validation:MinLength=1
+	Endpoint string `json:"endpoint"`
+	// Bucket is the destination bucket.
+	// +kubebuilder:validation:MinLength=1
+	Bucket string `json:"bucket"`
+	// KeyPrefix is the object-key prefix under which each namespace's
+	// backups go (<keyPrefix>/<namespace>/).
+	// +optional
+	KeyPrefix string `json:"keyPrefix,omitempty"`
+	// Region is the S3 region; optional for endpoints that ignore it.
+	// +optional
+	Region string `json:"region,omitempty"`
+	// ForcePathStyle selects path-style addressing (MinIO, Ceph).
+	// +optional
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+	// CredentialsSecretName names the Secret, in each tenant namespace,
+	// holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the operator
+	// reads it from the cluster's namespace). Give each namespace
+	// credentials limited to its own prefix.
+	// +kubebuilder:validation:MinLength=1
+	CredentialsSecretName string `json:"credentialsSecretName"`
+}
+
+// BackupPVC is a PersistentVolumeClaim destination, in each tenant
+// namespace.
+type BackupPVC struct {
+	// ClaimName is the PersistentVolumeClaim's name in each tenant
+	// namespace.
+	// +kubebuilder:validation:MinLength=1
+	ClaimName string `json:"claimName"`
+	// SubPath is a directory within the volume.
+	// +optional
+	SubPath string `json:"subPath,omitempty"`
 }
 
 // Default fills every unset field with its documented default, in place.
@@ -291,6 +396,15 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if !in.Etcd.StorageSize.IsSet() {
 		in.Etcd.StorageSize = DefaultEtcdStorageSize
+	}
+	if in.Etcd.Backup.Interval == "" {
+		in.Etcd.Backup.Interval = DefaultBackupInterval
+	}
+	if in.Etcd.Backup.MinInterval == "" {
+		in.Etcd.Backup.MinInterval = DefaultBackupMinInterval
+	}
+	if in.Etcd.Backup.Retention == 0 {
+		in.Etcd.Backup.Retention = DefaultBackupRetention
 	}
 	if in.OIDC.UsernameClaim == "" {
 		in.OIDC.UsernameClaim = DefaultOIDCUsernameClaim

@@ -21,7 +21,7 @@ import (
 var GroupVersion = schema.GroupVersion{Group: "etcd-operator.cozystack.io", Version: "v1alpha2"}
 
 var (
-	// SchemeBuilder registers EtcdCluster and EtcdClusterList under
+	// SchemeBuilder registers EtcdCluster, EtcdSnapshot and their lists under
 	// GroupVersion.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 	// AddToScheme adds this package's types to a runtime.Scheme; it fails
@@ -30,7 +30,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{})
+	s.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{}, &EtcdSnapshot{}, &EtcdSnapshotList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

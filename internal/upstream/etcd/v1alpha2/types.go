@@ -56,6 +56,107 @@ type EtcdClusterSpec struct {
 	// AdditionalMetadata is merged onto every object the operator creates
 	// (Pods, PersistentVolumeClaims, Services, EtcdMembers).
 	AdditionalMetadata *AdditionalMetadata `json:"additionalMetadata,omitempty"`
+	// Bootstrap is consulted only when the cluster is first created;
+	// immutable.
+	Bootstrap *Bootstrap `json:"bootstrap,omitempty"`
+}
+
+// Bootstrap is field spec.bootstrap.
+type Bootstrap struct {
+	// Restore initialises the cluster from a snapshot.
+	Restore *BootstrapRestore `json:"restore,omitempty"`
+}
+
+// BootstrapRestore is field spec.bootstrap.restore.
+type BootstrapRestore struct {
+	// Source is where the snapshot is read: s3.key is the exact object
+	// key, pvc.subPath the exact file path within the volume.
+	Source SnapshotLocation `json:"source"`
+}
+
+// EtcdSnapshotKind is the kind name of EtcdSnapshot.
+const EtcdSnapshotKind = "EtcdSnapshot"
+
+// EtcdSnapshot phases (status.phase); Complete is the only successful
+// terminal one.
+const (
+	SnapshotPhaseComplete = "Complete"
+	SnapshotPhaseFailed   = "Failed"
+)
+
+// EtcdSnapshot is a one-shot snapshot of an EtcdCluster of its namespace,
+// stored as <name>.db under the destination's S3 key prefix or PVC
+// subPath.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+type EtcdSnapshot struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the snapshot to take; immutable.
+	Spec EtcdSnapshotSpec `json:"spec"`
+	// Status is written by the operator.
+	Status EtcdSnapshotStatus `json:"status,omitzero"`
+}
+
+// EtcdSnapshotList is a list of EtcdSnapshot.
+//
+// +kubebuilder:object:root=true
+type EtcdSnapshotList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the listed objects.
+	Items []EtcdSnapshot `json:"items"`
+}
+
+// EtcdSnapshotSpec is field spec of EtcdSnapshot.
+type EtcdSnapshotSpec struct {
+	// ClusterRef names the EtcdCluster in the snapshot's namespace.
+	ClusterRef corev1.LocalObjectReference `json:"clusterRef"`
+	// Destination is where the snapshot is stored.
+	Destination SnapshotLocation `json:"destination"`
+}
+
+// SnapshotLocation is an S3 or PVC location; exactly one is set.
+type SnapshotLocation struct {
+	// S3 is an S3-compatible object store.
+	S3 *S3SnapshotLocation `json:"s3,omitempty"`
+	// PVC is a PersistentVolumeClaim of the namespace.
+	PVC *PVCSnapshotLocation `json:"pvc,omitempty"`
+}
+
+// S3SnapshotLocation is field s3 of a SnapshotLocation.
+type S3SnapshotLocation struct {
+	// Endpoint is the S3 endpoint URL.
+	Endpoint string `json:"endpoint"`
+	// Bucket is the bucket.
+	Bucket string `json:"bucket"`
+	// Key is the key prefix (a snapshot) or exact key (a restore).
+	Key string `json:"key,omitempty"`
+	// CredentialsSecretRef names a Secret of the namespace holding
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+	CredentialsSecretRef corev1.LocalObjectReference `json:"credentialsSecretRef"`
+	// Region is the S3 region.
+	Region string `json:"region,omitempty"`
+	// ForcePathStyle selects path-style addressing.
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+}
+
+// PVCSnapshotLocation is field pvc of a SnapshotLocation.
+type PVCSnapshotLocation struct {
+	// ClaimName is the PersistentVolumeClaim's name.
+	ClaimName string `json:"claimName"`
+	// SubPath is a directory (a snapshot) or exact file path (a restore).
+	SubPath string `json:"subPath,omitempty"`
+}
+
+// EtcdSnapshotStatus is field status of EtcdSnapshot.
+type EtcdSnapshotStatus struct {
+	// Phase is Pending, Started, Complete or Failed.
+	Phase string `json:"phase,omitempty"`
+	// Conditions hold Ready, True only once Complete.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // EtcdOptions is field spec.options: each field sets the etcd flag of the

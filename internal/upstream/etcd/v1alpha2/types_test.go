@@ -73,13 +73,71 @@ func demoMemory() *etcdv1alpha2.EtcdCluster {
 	return obj
 }
 
+// s3 is an S3 location of the operator's documented shape (the exact
+// key of a restore, <prefix>/<namespace>/<snapshot>.db).
+func s3(key string) *etcdv1alpha2.S3SnapshotLocation {
+	return &etcdv1alpha2.S3SnapshotLocation{
+		Endpoint: "https://s3.corp.test", Bucket: "etcd-backups", Key: key, Region: "eu-west-1", ForcePathStyle: true,
+		CredentialsSecretRef: corev1.LocalObjectReference{Name: "etcd-backup-s3"},
+	}
+}
+
+// demoRestore is demo bootstrapped from a snapshot at source.
+func demoRestore(source etcdv1alpha2.SnapshotLocation) *etcdv1alpha2.EtcdCluster {
+	obj := demo()
+	obj.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: source}}
+	return obj
+}
+
 func TestEtcdClusterMatchesCRD(t *testing.T) {
 	a, b := demo(), demoMemory()
-	if unset := upstreamtest.UnsetFields(a, b); len(unset) > 0 {
+	fromS3 := demoRestore(etcdv1alpha2.SnapshotLocation{S3: s3("tenantkube/tenant-demo/demo-backup-20261202183044.db")})
+	fromPVC := demoRestore(etcdv1alpha2.SnapshotLocation{PVC: &etcdv1alpha2.PVCSnapshotLocation{ClaimName: "etcd-backups", SubPath: "tenantkube/demo-backup-20261202183044.db"}})
+	if unset := upstreamtest.UnsetFields(a, b, fromS3, fromPVC); len(unset) > 0 {
 		t.Errorf("fields not exercised by the test objects: %v", unset)
 	}
 	t.Run("pvc", func(t *testing.T) { upstreamtest.CheckObject(t, a) })
 	t.Run("memory", func(t *testing.T) { upstreamtest.CheckObject(t, b) })
+	t.Run("restore-s3", func(t *testing.T) { upstreamtest.CheckObject(t, fromS3) })
+	t.Run("restore-pvc", func(t *testing.T) { upstreamtest.CheckObject(t, fromPVC) })
+}
+
+// TestRestoreNeedsTheExactKey: the CRD refuses a restore from an S3 key
+// prefix (empty key) or a PVC without the file's path.
+func TestRestoreNeedsTheExactKey(t *testing.T) {
+	v := upstreamtest.MustLoadShared(t)
+	for name, obj := range map[string]*etcdv1alpha2.EtcdCluster{
+		"s3":  demoRestore(etcdv1alpha2.SnapshotLocation{S3: s3("")}),
+		"pvc": demoRestore(etcdv1alpha2.SnapshotLocation{PVC: &etcdv1alpha2.PVCSnapshotLocation{ClaimName: "etcd-backups"}}),
+	} {
+		if err := v.Validate(upstreamtest.ToUnstructured(t, obj)); err == nil {
+			t.Errorf("%s: a restore without the exact snapshot path validated", name)
+		}
+	}
+}
+
+func TestEtcdSnapshotMatchesCRD(t *testing.T) {
+	snap := func(dest etcdv1alpha2.SnapshotLocation) *etcdv1alpha2.EtcdSnapshot {
+		return &etcdv1alpha2.EtcdSnapshot{
+			TypeMeta:   metav1.TypeMeta{APIVersion: etcdv1alpha2.GroupVersion.String(), Kind: etcdv1alpha2.EtcdSnapshotKind},
+			ObjectMeta: metav1.ObjectMeta{Name: "demo-backup-20261202183044", Namespace: "tenant-demo", Labels: labels},
+			Spec:       etcdv1alpha2.EtcdSnapshotSpec{ClusterRef: corev1.LocalObjectReference{Name: "demo-etcd"}, Destination: dest},
+			Status: etcdv1alpha2.EtcdSnapshotStatus{Phase: etcdv1alpha2.SnapshotPhaseComplete, Conditions: []metav1.Condition{
+				{Type: "Ready", Status: metav1.ConditionTrue, LastTransitionTime: transition, Reason: "Complete", Message: "snapshot stored"},
+			}},
+		}
+	}
+	a := snap(etcdv1alpha2.SnapshotLocation{S3: s3("tenantkube/tenant-demo")})
+	b := snap(etcdv1alpha2.SnapshotLocation{PVC: &etcdv1alpha2.PVCSnapshotLocation{ClaimName: "etcd-backups", SubPath: "tenantkube"}})
+	if unset := upstreamtest.UnsetFields(a, b); len(unset) > 0 {
+		t.Errorf("fields not exercised by the test objects: %v", unset)
+	}
+	t.Run("s3", func(t *testing.T) { upstreamtest.CheckObject(t, a) })
+	t.Run("pvc", func(t *testing.T) { upstreamtest.CheckObject(t, b) })
+	both := snap(etcdv1alpha2.SnapshotLocation{S3: s3("x"), PVC: b.Spec.Destination.PVC})
+	if err := upstreamtest.MustLoadShared(t).Validate(upstreamtest.ToUnstructured(t, both)); err == nil {
+		t.Error("an EtcdSnapshot with both destinations validated")
+	}
 }
 
 // TestEtcdClusterRequiresVersion: the CRD requires spec.version, so a

@@ -1,0 +1,463 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
+)
+
+// Slots of tenant-demo/demo worked out by hand: the first 8 bytes of
+// sha256("tenant-demo/demo") are 0x5e3740528f0aca54
+// (`printf tenant-demo/demo | sha256sum`), which is 66644 modulo 86400
+// (18h30m44s) and 1844 modulo 21600 (30m44s). So at 2026-12-03 12:00 UTC
+// the 24h slot began 2026-12-02 18:30:44 and the 6h slot 06:30:44.
+var (
+	backupNow  = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	slot24h    = "20261202183044"
+	slot6h     = "20261203063044"
+	prevSlot6h = "20261203003044"
+)
+
+// backupInput is a platform with S3 backups every 24h (tenants down to
+// 6h), keeping 3.
+const backupInput = `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2, backup: {
+  s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, keyPrefix: "tenantkube/", credentialsSecretName: etcd-backup-s3, forcePathStyle: true},
+  interval: 24h, minInterval: 6h, retention: 3, pkiNamespace: tenantkube-system, recipientConfigMap: etcd-backup-recipient, identitySecret: etcd-backup-identity}}}`
+
+// backupPKIData is the data of the five PKI Secrets of demo, by Secret name.
+var backupPKIData = map[string]map[string]string{
+	"demo-ca":                         {"ca.crt": "cluster CA cert", "ca.key": "cluster CA key"},
+	"demo-sa-certificate":             {"sa.pub": "sa public", "sa.key": "sa private"},
+	"demo-front-proxy-ca-certificate": {"front-proxy-ca.crt": "fp cert", "front-proxy-ca.key": "fp key"},
+	"demo-etcd-ca":                    {"tls.crt": "etcd client CA", "tls.key": "etcd client CA key"},
+	"demo-etcd-peer-ca":               {"tls.crt": "etcd peer CA", "tls.key": "etcd peer CA key"},
+}
+
+// secretYAML is Secret name of tenant-demo with data.
+func secretYAML(name string, data map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: tenant-demo}, data: {", name)
+	for k, v := range data {
+		fmt.Fprintf(&b, "%q: %s, ", k, base64.StdEncoding.EncodeToString([]byte(v)))
+	}
+	return b.String() + "}}"
+}
+
+// backupRequired are the required resources of a backup: demo's PKI
+// Secrets and the recipient ConfigMap holding key's public key.
+func backupRequired(key *age.X25519Identity) map[string][]string {
+	req := map[string][]string{
+		requiredBackupRecipient: {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
+	}
+	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
+		"front-proxy-ca-certificate": "demo-front-proxy-ca-certificate", "etcd-ca": "demo-etcd-ca", "etcd-peer-ca": "demo-etcd-peer-ca"} {
+		req[requiredBackupSourcePrefix+role] = []string{secretYAML(name, backupPKIData[name])}
+	}
+	return req
+}
+
+// snapshotYAML is an observed EtcdSnapshot of slot ts in phase, created at
+// created.
+func snapshotYAML(ts, phase, created string) string {
+	return `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdSnapshot, metadata: {name: demo-backup-` + ts + `, namespace: tenant-demo, creationTimestamp: "` + created + `"},
+  spec: {clusterRef: {name: demo-etcd}, destination: {s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, key: tenantkube/tenant-demo, credentialsSecretRef: {name: etcd-backup-s3}}}},
+  status: {phase: ` + phase + `}}`
+}
+
+// inputOf is the defaulted input y.
+func inputOf(t *testing.T, y string) *cpinput.ControlPlaneInput {
+	t.Helper()
+	in := &cpinput.ControlPlaneInput{}
+	if err := yaml.UnmarshalStrict([]byte(y), in); err != nil {
+		t.Fatalf("bad test input: %v", err)
+	}
+	in.Default()
+	return in
+}
+
+func planBackupsAt(t *testing.T, c fntest.Call, input string, now time.Time) (*function.Plan, error) {
+	t.Helper()
+	r, tenant := c.Read(t)
+	in := inputOf(t, input)
+	p, errs := plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r, now)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return p, nil
+}
+
+func composedWithPrefix(p *function.Plan, prefix string) []string {
+	var out []string
+	for _, c := range p.Composed {
+		if strings.HasPrefix(c.Name, prefix) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func TestSlotStart(t *testing.T) {
+	id := function.Identity{Namespace: "tenant-demo", Name: "demo"}
+	for _, tc := range []struct {
+		interval time.Duration
+		now      time.Time
+		want     string
+	}{
+		{24 * time.Hour, backupNow, slot24h},
+		{6 * time.Hour, backupNow, slot6h},
+		// The boundary belongs to the new slot; a second before, the old.
+		{6 * time.Hour, time.Date(2026, 12, 3, 6, 30, 44, 0, time.UTC), slot6h},
+		{6 * time.Hour, time.Date(2026, 12, 3, 6, 30, 43, 0, time.UTC), prevSlot6h},
+	} {
+		if got := slotStart(id, tc.interval, tc.now).Format(backupTimeLayout); got != tc.want {
+			t.Errorf("slotStart(%s, %s) = %s, want %s", tc.interval, tc.now, got, tc.want)
+		}
+	}
+}
+
+func TestBackupSnapshotAndBundle(t *testing.T) {
+	key, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fntest.Call{Spec: `{}`, Required: backupRequired(key)}
+	p, err := planBackupsAt(t, c, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := composedWithPrefix(p, namePrefixBackup), []string{"backup-" + slot24h, "backup-pki-" + slot24h}; !cmp.Equal(got, want) {
+		t.Errorf("backups composed: %v, want %v", got, want)
+	}
+	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
+	if snap.Name != "demo-backup-"+slot24h || snap.Namespace != "tenant-demo" || snap.Spec.ClusterRef.Name != "demo-etcd" {
+		t.Errorf("EtcdSnapshot %s/%s of %s", snap.Namespace, snap.Name, snap.Spec.ClusterRef.Name)
+	}
+	// The operator appends /<name>.db to the key prefix: each namespace's
+	// backups under its own prefix.
+	s3 := snap.Spec.Destination.S3
+	if s3 == nil || s3.Key != "tenantkube/tenant-demo" || s3.Bucket != "etcd-backups" || s3.CredentialsSecretRef.Name != "etcd-backup-s3" || !s3.ForcePathStyle {
+		t.Errorf("destination %+v", snap.Spec.Destination)
+	}
+	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
+	if env.Name != "tenant-demo.demo-backup-"+slot24h || env.Namespace != "" {
+		t.Errorf("bundle %q in %q, want cluster-scoped tenant-demo.demo-backup-%s", env.Name, env.Namespace, slot24h)
+	}
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(env.Data[k].Raw, &s)
+		return s
+	}
+	if str("namespace") != "tenant-demo" || str("cluster") != "demo" || str("dataStoreSchema") != demoSchema {
+		t.Errorf("bundle data namespace %q cluster %q schema %q", str("namespace"), str("cluster"), str("dataStoreSchema"))
+	}
+	if strings.Contains(string(env.Data["pki"].Raw), "cluster CA key") {
+		t.Fatal("the bundle holds the CA key in clear")
+	}
+	other, _ := age.GenerateX25519Identity()
+	if _, err := openBundle(str("pki"), other); err == nil {
+		t.Error("another identity decrypted the bundle")
+	}
+	pki, err := openBundle(str("pki"), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
+		"front-proxy-ca-certificate": "demo-front-proxy-ca-certificate", "etcd-ca": "demo-etcd-ca", "etcd-peer-ca": "demo-etcd-peer-ca"} {
+		for k, v := range backupPKIData[name] {
+			if got := string(pki[role][k]); got != v {
+				t.Errorf("bundle %s[%s] = %q, want %q", role, k, got, v)
+			}
+		}
+	}
+}
+
+func TestBackupSchedule(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	bundle := func(ts string) string {
+		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-backup-` + ts + `}, data: {pki: x}}`
+	}
+	for name, tc := range map[string]struct {
+		reason   string
+		spec     string
+		observed map[string]string
+		noPKI    bool
+		want     []string
+	}{
+		"SameSlotObserved": {
+			reason:   "A backup of the current slot exists: nothing new.",
+			observed: map[string]string{"backup-" + slot24h: snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z")},
+			want:     []string{"backup-" + slot24h},
+		},
+		"Retention": {
+			reason: "Three kept: the current slot's and the two newest observed; the oldest leaves the desired state.",
+			observed: map[string]string{
+				"backup-20261129183044": snapshotYAML("20261129183044", "Complete", "2026-11-29T18:31:00Z"),
+				"backup-20261130183044": snapshotYAML("20261130183044", "Complete", "2026-11-30T18:31:00Z"),
+				"backup-20261201183044": snapshotYAML("20261201183044", "Complete", "2026-12-01T18:31:00Z"),
+			},
+			want: []string{"backup-20261130183044", "backup-20261201183044", "backup-" + slot24h},
+		},
+		"TenantInterval": {
+			reason:   "A tenant's 6h: the 6h slot, after the previous 6h slot's backup.",
+			spec:     `{backup: {interval: 6h}}`,
+			observed: map[string]string{"backup-" + prevSlot6h: snapshotYAML(prevSlot6h, "Complete", "2026-12-03T00:31:00Z")},
+			want:     []string{"backup-" + prevSlot6h, "backup-" + slot6h},
+		},
+		"PKINotArrived": {
+			reason:   "Without the PKI a backup would not restore the cluster: none is taken; those observed stay.",
+			observed: map[string]string{"backup-20261201183044": snapshotYAML("20261201183044", "Complete", "2026-12-01T18:31:00Z")},
+			noPKI:    true,
+			want:     []string{"backup-20261201183044"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obs := map[string]string{}
+			for k, v := range tc.observed {
+				obs[k] = v
+				obs[namePrefixBackupPKI+strings.TrimPrefix(k, namePrefixBackup)] = bundle(strings.TrimPrefix(k, namePrefixBackup))
+			}
+			req := backupRequired(key)
+			if tc.noPKI {
+				delete(req, requiredBackupSourcePrefix+"sa-certificate")
+			}
+			spec := tc.spec
+			if spec == "" {
+				spec = "{}"
+			}
+			p, err := planBackupsAt(t, fntest.Call{Spec: spec, Observed: obs, Required: req}, backupInput, backupNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range composedWithPrefix(p, namePrefixBackup) {
+				if !strings.HasPrefix(n, namePrefixBackupPKI) {
+					got = append(got, n)
+				}
+			}
+			sort.Strings(got)
+			if !cmp.Equal(got, tc.want) {
+				t.Errorf("%s\nEtcdSnapshots: %v, want %v", tc.reason, got, tc.want)
+			}
+			// Observed bundles are kept as written, never encrypted again.
+			for k := range tc.observed {
+				bn := namePrefixBackupPKI + strings.TrimPrefix(k, namePrefixBackup)
+				kept := false
+				for _, kp := range p.Kept {
+					kept = kept || kp.Name == bn
+				}
+				if kept != contains(tc.want, k) {
+					t.Errorf("bundle %s kept: %v", bn, kept)
+				}
+			}
+		})
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestBackupStatus(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	for name, tc := range map[string]struct {
+		created, phase string
+		wantTrue       bool
+		wantReason     string
+		wantAge        string
+	}{
+		// 2026-12-02 18:31 to 12-03 12:00 is 17h29m.
+		"Recent": {"2026-12-02T18:31:00Z", "Complete", true, tkv1alpha1.ReasonBackupSucceeded, "17h29m0s"},
+		// 48h exactly is still within twice the interval; a minute more is not.
+		"TwiceInterval": {"2026-12-01T12:00:00Z", "Complete", true, tkv1alpha1.ReasonBackupSucceeded, "48h0m0s"},
+		"Overdue":       {"2026-12-01T11:59:00Z", "Complete", false, tkv1alpha1.ReasonBackupOverdue, "48h1m0s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := "20261201183044"
+			obs := map[string]string{"backup-" + ts: snapshotYAML(ts, tc.phase, tc.created)}
+			p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, _ := p.Status["backup"].(map[string]any)["lastSuccessful"].(map[string]any)
+			if last["name"] != "demo-backup-"+ts || last["age"] != tc.wantAge || last["time"] != tc.created {
+				t.Errorf("status.backup.lastSuccessful = %v", last)
+			}
+			var found bool
+			for _, c := range p.Conditions {
+				if c.Type == tkv1alpha1.ConditionBackupCurrent {
+					found = true
+					if c.True != tc.wantTrue || c.Reason != tc.wantReason {
+						t.Errorf("BackupCurrent %v %s (%s), want %v %s", c.True, c.Reason, c.Message, tc.wantTrue, tc.wantReason)
+					}
+				}
+			}
+			if !found {
+				t.Error("no BackupCurrent condition")
+			}
+		})
+	}
+	t.Run("FailedIsNotSuccessful", func(t *testing.T) {
+		obs := map[string]string{"backup-" + slot24h: snapshotYAML(slot24h, "Failed", "2026-12-02T18:31:00Z")}
+		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.Status["backup"].(map[string]any)["lastSuccessful"]; ok {
+			t.Error("a Failed snapshot reported as the last successful backup")
+		}
+	})
+}
+
+func TestBackupBounds(t *testing.T) {
+	for _, tc := range []struct{ spec, input, want string }{
+		// The platform allows 6h..24h: 5h and 25h are refused, naming the value.
+		{`{backup: {interval: 5h}}`, backupInput, `spec.backup.interval: Invalid value: "5h": must be at least 6h and at most 24h`},
+		{`{backup: {interval: 25h}}`, backupInput, `spec.backup.interval: Invalid value: "25h": must be at least 6h and at most 24h`},
+		{`{}`, strings.Replace(backupInput, "etcd-operator.cozystack.io/v1alpha2", "etcd.aenix.io/v1alpha1", 1), "input.etcd.backup"},
+		{`{}`, strings.Replace(backupInput, "interval: 24h,", "interval: 24h, pvc: {claimName: etcd-backups},", 1), `input.etcd.backup.pvc: Invalid value: "etcd-backups": set either s3 or pvc`},
+		{`{}`, strings.Replace(backupInput, "recipientConfigMap: etcd-backup-recipient, ", "", 1), "input.etcd.backup.recipientConfigMap: Required value"},
+		{`{}`, strings.Replace(backupInput, "retention: 3", "retention: 101", 1), `input.etcd.backup.retention: Invalid value: 101: must be from 1 to 100`},
+		{`{}`, strings.Replace(backupInput, "minInterval: 6h", "minInterval: 30h", 1), `input.etcd.backup.interval: Invalid value: "24h": must be at least 30h and at most 168h`},
+	} {
+		c := fntest.Call{Spec: tc.spec}
+		r, tenant := c.Read(t)
+		in := inputOf(t, tc.input)
+		var msg string
+		if err := validateInput(in); err != nil {
+			msg = err.Error()
+		} else if _, errs := plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r, backupNow); len(errs) > 0 {
+			msg = errs.ToAggregate().Error()
+		}
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("spec %s: error %q, want it to hold %q", tc.spec, msg, tc.want)
+		}
+	}
+}
+
+// TestRestore plays a restore into a new cluster demo2 of backup
+// demo-backup-<slot24h>, step by step as Crossplane calls the function.
+func TestRestore(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	// The bundle demo's backup wrote, as planBackups composes it.
+	p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
+	envJSON, _ := json.Marshal(env)
+	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
+		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
+	spec := `{restore: {backup: demo-backup-` + slot24h + `}}`
+
+	t.Run("OtherNamespace", func(t *testing.T) {
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-backup-` + slot24h + `, namespace: tenant-other}}`}, backupInput, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.namespace") || !strings.Contains(err.Error(), `"tenant-other"`) {
+			t.Errorf("restoring another namespace's backup: %v", err)
+		}
+	})
+	t.Run("NoSuchBackup", func(t *testing.T) {
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: nil}}, backupInput, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"demo-backup-`+slot24h+`"`) {
+			t.Errorf("restoring a missing backup: %v", err)
+		}
+	})
+	t.Run("NotARestorePlatform", func(t *testing.T) {
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: spec}, `{}`, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") {
+			t.Errorf("restoring without backups: %v", err)
+		}
+	})
+	t.Run("WaitsForTheBackup", func(t *testing.T) {
+		p, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: spec}, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{nameEtcdCluster, nameKamajiControlPlane} {
+			for _, c := range p.Composed {
+				if c.Name == n {
+					t.Errorf("%s composed before the backup was read", n)
+				}
+			}
+		}
+	})
+	t.Run("PKIFirst", func(t *testing.T) {
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestoreIdentity: {identity}}}
+		p, err := planBackupsAt(t, c, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		etcd := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster)
+		src := etcd.Spec.Bootstrap.Restore.Source.S3
+		// The exact key the operator wrote: <prefix>/<NS>/<backup>.db.
+		if src == nil || src.Key != "tenantkube/tenant-demo/demo-backup-"+slot24h+".db" || src.CredentialsSecretRef.Name != "etcd-backup-s3" {
+			t.Errorf("bootstrap.restore.source %+v", etcd.Spec.Bootstrap.Restore.Source)
+		}
+		for role, want := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate", "front-proxy-ca-certificate": "demo-front-proxy-ca-certificate"} {
+			s := composedObject[corev1.Secret](t, p, namePrefixRestoredPKI+role)
+			if s.Name != "demo2-"+strings.TrimPrefix(want, "demo-") || s.Namespace != "tenant-demo" {
+				t.Errorf("restored %s as %s/%s", role, s.Namespace, s.Name)
+			}
+			for k, v := range backupPKIData[want] {
+				if string(s.Data[k]) != v {
+					t.Errorf("restored %s[%s] = %q, want %q", s.Name, k, s.Data[k], v)
+				}
+			}
+		}
+		for _, c := range p.Composed {
+			if c.Name == nameKamajiControlPlane {
+				t.Error("KamajiControlPlane composed before the restored PKI is observed")
+			}
+		}
+		var reason string
+		for _, c := range p.Conditions {
+			if c.Type == tkv1alpha1.ConditionControlPlaneReady {
+				reason = c.Reason
+			}
+		}
+		if reason != tkv1alpha1.ReasonRestoringPKI {
+			t.Errorf("ControlPlaneReady reason %q, want %s", reason, tkv1alpha1.ReasonRestoringPKI)
+		}
+	})
+	t.Run("ThenTheControlPlane", func(t *testing.T) {
+		obs := map[string]string{}
+		for _, role := range restoredPKI {
+			obs[namePrefixRestoredPKI+role.Role] = secretYAML(role.Secret(function.Identity{Namespace: "tenant-demo", Name: "demo2"}), map[string]string{"k": "v"})
+		}
+		// No identity any more: the restored Secrets are kept as observed.
+		c := fntest.Call{Name: "demo2", Spec: spec, Observed: obs, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}}}
+		p, err := planBackupsAt(t, c, strings.Replace(backupInput, ", identitySecret: etcd-backup-identity", "", 1), backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kcp := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane)
+		// The backup's data lives under demo's account, not demo2's.
+		if kcp.Spec.DataStoreSchema != demoSchema || kcp.Spec.DataStoreUsername != demoSchema {
+			t.Errorf("dataStoreSchema %v, dataStoreUsername %v, want %s", kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername, demoSchema)
+		}
+		if len(p.Kept) < len(restoredPKI) {
+			t.Errorf("restored PKI kept: %v", p.Kept)
+		}
+	})
+}

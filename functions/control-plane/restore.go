@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"filippo.io/age"
+	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
+)
+
+// Required-resources keys of a restore.
+const (
+	requiredRestoreBundle   = "restore-backup"
+	requiredRestoreIdentity = "restore-identity"
+)
+
+// namePrefixRestoredPKI + role is the composed-resource name of a
+// restored PKI Secret.
+const namePrefixRestoredPKI = "restored-pki-"
+
+// restoredPKI are the roles of backupPKI a restore writes back under the
+// new cluster's names before Kamaji runs: the cluster CA (admin and node
+// kubeconfigs, kubelets' trust), the service-account key pair (tokens
+// issued before) and the front-proxy CA (aggregated APIs). The etcd CAs
+// are carried but not restored: they authenticate only the management
+// cluster's own connections to etcd (Kamaji's DataStore, the operator),
+// and the new etcd gets them from cert-manager like any new one.
+var restoredPKI = backupPKI[:3]
+
+// restorePlan is a restore the plan carries out: the EtcdCluster's
+// bootstrap source, the control plane's etcd account of the cluster the
+// backup came from, and whether every restored PKI Secret is observed
+// (until then no control plane is composed).
+type restorePlan struct {
+	Source              etcdv1alpha2.SnapshotLocation
+	Schema, Username    string
+	PKIReady, Arrived   bool
+	Secrets             map[string]*corev1.Secret
+	Backup, FromCluster string
+}
+
+// planRestore reads the backup spec.restore names (t's own namespace only)
+// and returns what the restore composes. It requires the backup's
+// EnvironmentConfig and, while a restored PKI Secret is not observed yet,
+// the platform's identity to decrypt it. nil, nil: no restore.
+func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput) (*restorePlan, field.ErrorList) {
+	rs := t.Spec.Restore
+	if rs == nil {
+		return nil, nil
+	}
+	path := field.NewPath("spec", "restore")
+	id := t.ID
+	var errs field.ErrorList
+	if rs.Namespace != "" && rs.Namespace != id.Namespace {
+		errs = append(errs, field.Forbidden(path.Child("namespace"), fmt.Sprintf("%q: a cluster of namespace %q restores only backups of its own namespace", rs.Namespace, id.Namespace)))
+	}
+	m := backupNamePattern.FindStringSubmatch(rs.Backup)
+	if m == nil {
+		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-backup-<UTC time YYYYMMDDhhmmss>, as status.backup.lastSuccessful.name shows it"))
+	}
+	b := &in.Etcd.Backup
+	if in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled() {
+		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "this platform takes no backups a cluster can restore (they need a dedicated etcd of a claim on the etcd-operator.cozystack.io/v1alpha2 operator and input.etcd.backup)"))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if r.ObservedExists(nameEtcdCluster) && r.ObservedString(nameEtcdCluster, "spec", "bootstrap", "restore", "source", "s3", "key") == "" &&
+		r.ObservedString(nameEtcdCluster, "spec", "bootstrap", "restore", "source", "pvc", "subPath") == "" {
+		return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "a cluster restores a backup only when it is created; its etcd already runs")}
+	}
+
+	rp := &restorePlan{Backup: rs.Backup, FromCluster: m[1], Source: backupLocation(b, id.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
+	p.Require(requiredRestoreBundle, &fnv1.ResourceSelector{
+		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: backupBundleName(id.Namespace, rs.Backup)},
+	})
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBundle)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBundle), err)}
+	}
+	if !arrived {
+		return rp, nil
+	}
+	if len(envs) != 1 {
+		return nil, field.ErrorList{field.NotFound(path.Child("backup"), rs.Backup)}
+	}
+	data := map[string]string{}
+	for k, v := range envs[0].Data {
+		var s string
+		if json.Unmarshal(v.Raw, &s) == nil {
+			data[k] = s
+		}
+	}
+	// The bundle is the platform's (tenants cannot write EnvironmentConfigs);
+	// its namespace and name are checked all the same.
+	if data[bundleNamespace] != id.Namespace || data[bundleBackup] != rs.Backup {
+		return nil, field.ErrorList{field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, data[bundleNamespace], id.Namespace))}
+	}
+	rp.Arrived, rp.Schema, rp.Username = true, data[bundleSchema], data[bundleUsername]
+
+	rp.PKIReady = true
+	for _, role := range restoredPKI {
+		if name := namePrefixRestoredPKI + role.Role; r.ObservedExists(name) {
+			// Kept as written: the identity may be gone after the restore.
+			p.Kept = append(p.Kept, function.Kept{Name: name, Ready: fnv1.Ready_READY_TRUE})
+		} else {
+			rp.PKIReady = false
+		}
+	}
+	if rp.PKIReady {
+		return rp, nil
+	}
+	idPath := field.NewPath("input", "etcd", "backup", "identitySecret")
+	if b.IdentitySecret == "" {
+		return nil, field.ErrorList{field.Required(idPath, fmt.Sprintf("cluster %s/%s restores backup %s: the platform's age identity decrypts its PKI", id.Namespace, id.Name, rs.Backup))}
+	}
+	p.Require(requiredRestoreIdentity, &fnv1.ResourceSelector{
+		ApiVersion: "v1", Kind: "Secret",
+		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.IdentitySecret},
+		Namespace: proto.String(b.PKINamespace),
+	})
+	secrets, arrived, err := function.Required[corev1.Secret](r, requiredRestoreIdentity)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(idPath, err)}
+	}
+	if !arrived {
+		return rp, nil
+	}
+	if len(secrets) != 1 {
+		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("no Secret %s/%s", b.PKINamespace, b.IdentitySecret))}
+	}
+	ident, err := age.ParseX25519Identity(strings.TrimSpace(string(secrets[0].Data[identityKey])))
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("key %q is no age X25519 identity (AGE-SECRET-KEY-1...)", identityKey))}
+	}
+	pki, err := openBundle(data[bundlePKI], ident)
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", rs.Backup, err))}
+	}
+	for _, role := range restoredPKI {
+		if r.ObservedExists(namePrefixRestoredPKI + role.Role) {
+			continue
+		}
+		d := pki[role.Role]
+		if len(d) == 0 {
+			return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "the backup carries no "+role.Role+" Secret")}
+		}
+		rp.Secrets[role.Role] = &corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: role.Secret(id), Namespace: id.Namespace, Labels: id.Labels()},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       d,
+		}
+	}
+	return rp, nil
+}
+
+// composeRestoredPKI adds the decrypted PKI Secrets of rp to p (those
+// kept as observed are already in p.Kept).
+func composeRestoredPKI(p *function.Plan, rp *restorePlan) {
+	for _, role := range restoredPKI {
+		if s := rp.Secrets[role.Role]; s != nil {
+			p.Add(namePrefixRestoredPKI+role.Role, s, function.ReadyOnceObserved)
+		}
+	}
+}
