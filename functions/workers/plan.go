@@ -244,7 +244,8 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 // its ClusterRoleBinding (PersistentVolumes, read only) when clusterScoped
 // (a namespaced XR composes nothing cluster-scoped). The Deployments, their
 // ServiceAccounts and the cloud-config run in ns (function.Cluster's
-// ControllersNamespace); the RoleBindings are in NS. wait is the
+// ControllersNamespace), named with managementPrefix outside NS; the
+// RoleBindings are in NS. wait is the
 // wait-for-kubeconfig image (waitForKubeconfigImage).
 func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait, ns string, clusterScoped bool) error {
 	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
@@ -252,7 +253,13 @@ func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha
 		return err
 	}
 	cfg.Namespace = ns
-	p.Add(nameCCMCloudConfig, cfg, function.ReadyOnceObserved)
+	moved := func(name string) string {
+		if ns != id.Namespace {
+			return managementPrefix + name
+		}
+		return name
+	}
+	p.Add(moved(nameCCMCloudConfig), cfg, function.ReadyOnceObserved)
 	for _, c := range []struct {
 		ctl                 controller
 		sa, rb, crb, deploy string
@@ -262,9 +269,9 @@ func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha
 		{buildCSIController(id, in, wait), nameCSIServiceAccount, nameCSIRoleBinding, nameCSIClusterRoleBinding, nameCSIDeployment},
 	} {
 		c.ctl = c.ctl.runIn(ns)
-		p.Add(c.sa, c.ctl.ServiceAccount, function.ReadyOnceObserved)
+		p.Add(moved(c.sa), c.ctl.ServiceAccount, function.ReadyOnceObserved)
 		p.Add(c.rb, c.ctl.RoleBinding, function.ReadyOnceObserved)
-		p.Add(c.deploy, c.ctl.Deployment, deploymentReady)
+		p.Add(moved(c.deploy), c.ctl.Deployment, deploymentReady)
 		if c.ctl.ClusterRoleBinding != nil && clusterScoped {
 			p.Add(c.crb, c.ctl.ClusterRoleBinding, function.ReadyOnceObserved)
 		}
