@@ -188,19 +188,22 @@ func TestNamespacedRender(t *testing.T) {
 	// Namespace, a Usage of it by each controller's Deployment and, once
 	// Kamaji's kubeconfig Secret is there, the controllers' copy of it; the
 	// controllers' Deployments, ServiceAccounts and cloud-config move
-	// there, and their RoleBindings in NS name the ServiceAccounts there.
+	// there under composed-resource names of their own, and their
+	// RoleBindings in NS name the ServiceAccounts there.
 	components := []string{"cluster-autoscaler", "kccm", "kcsi-controller"}
 	management := func(ns, n string, kubeconfig bool) (only, moved []string) {
 		only = []string{"Namespace/" + fntest.ManagementNamespace(ns, n)}
 		for _, c := range components {
 			only = append(only, "Usage/"+n+"-namespace-used-by-"+c)
-			moved = append(moved, "Deployment/"+n+"-"+c+" metadata.namespace", "RoleBinding/"+n+"-"+c+" subjects[0].namespace",
-				"ServiceAccount/"+n+"-"+c+" metadata.namespace")
+			moved = append(moved, "RoleBinding/"+n+"-"+c+" subjects[0].namespace")
+			for _, k := range []string{"Deployment/", "ServiceAccount/"} {
+				moved = append(moved, k+n+"-"+c+" metadata.namespace", k+n+"-"+c+" metadata.annotations.crossplane.io/composition-resource-name")
+			}
 		}
 		if kubeconfig {
 			only = append(only, "Secret/"+n+"-admin-kubeconfig")
 		}
-		return only, append(moved, "ConfigMap/"+n+"-kccm-cloud-config metadata.namespace")
+		return only, append(moved, "ConfigMap/"+n+"-kccm-cloud-config metadata.namespace", "ConfigMap/"+n+"-kccm-cloud-config metadata.annotations.crossplane.io/composition-resource-name")
 	}
 	// Every render of TestPipelineRender, through both APIs. Those with an
 	// observed state are left out: it holds the claim's composed resources
