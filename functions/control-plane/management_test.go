@@ -46,7 +46,7 @@ func newPair(t *testing.T, cn string) pemPair {
 	return pemPair{cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})}
 }
 
-func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+func kcB64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // kamajiKubeconfig is a kubeconfig shaped as Kamaji writes super-admin.svc
 // for demo in tenant-demo, with extra lines in the cluster (cluster) and
@@ -59,12 +59,12 @@ clusters:
 - name: demo
   cluster:
     server: https://demo.tenant-demo.svc:6443
-    certificate-authority-data: ` + b64(ca.cert) + cluster + `
+    certificate-authority-data: ` + kcB64(ca.cert) + cluster + `
 users:
 - name: admin
   user:
-    client-certificate-data: ` + b64(client.cert) + `
-    client-key-data: ` + b64(client.key) + user + `
+    client-certificate-data: ` + kcB64(client.cert) + `
+    client-key-data: ` + kcB64(client.key) + user + `
 contexts:
 - name: default
   context: {cluster: demo, user: admin}
@@ -82,12 +82,12 @@ clusters:
 - name: tenant
   cluster:
     server: https://demo.tenant-demo.svc:6443
-    certificate-authority-data: ` + b64(ca.cert) + `
+    certificate-authority-data: ` + kcB64(ca.cert) + `
 users:
 - name: super-admin
   user:
-    client-certificate-data: ` + b64(client.cert) + `
-    client-key-data: ` + b64(client.key) + `
+    client-certificate-data: ` + kcB64(client.cert) + `
+    client-key-data: ` + kcB64(client.key) + `
 contexts:
 - name: tenant
   context: {cluster: tenant, user: super-admin}
@@ -169,11 +169,11 @@ func TestControllersKubeconfigRefused(t *testing.T) {
 		"NoCurrentContext": {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, "current-context: default", "current-context: other", 1))}, want: `current context "other"`},
 		"NoCluster":        {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, "cluster: demo, user", "cluster: other, user", 1))}, want: `cluster "other"`},
 		"NoUser":           {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, "user: admin}", "user: other}", 1))}, want: `user "other"`},
-		"CANotPEM":         {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, b64(ca.cert), b64([]byte("not a certificate")), 1))}, want: "certificate-authority-data"},
-		"CertNotPEM":       {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, b64(client.cert), b64([]byte("ADMIN-CERT")), 1))}, want: "client-certificate-data"},
-		"KeyNotPEM":        {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, b64(client.key), b64([]byte("ADMIN-KEY")), 1))}, want: "client-key-data"},
-		"KeyOfAnotherCert": {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, b64(client.key), b64(other.key), 1))}, want: "client-key-data"},
-		"TokenOnly":        {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(strings.Replace(good, "client-certificate-data: "+b64(client.cert), "token: attacker-token", 1), "client-key-data: "+b64(client.key), "", 1))}, want: "client-certificate-data"},
+		"CANotPEM":         {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, kcB64(ca.cert), kcB64([]byte("not a certificate")), 1))}, want: "certificate-authority-data"},
+		"CertNotPEM":       {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, kcB64(client.cert), kcB64([]byte("ADMIN-CERT")), 1))}, want: "client-certificate-data"},
+		"KeyNotPEM":        {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, kcB64(client.key), kcB64([]byte("ADMIN-KEY")), 1))}, want: "client-key-data"},
+		"KeyOfAnotherCert": {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(good, kcB64(client.key), kcB64(other.key), 1))}, want: "client-key-data"},
+		"TokenOnly":        {data: map[string][]byte{function.KubeconfigSecretKey: []byte(strings.Replace(strings.Replace(good, "client-certificate-data: "+kcB64(client.cert), "token: attacker-token", 1), "client-key-data: "+kcB64(client.key), "", 1))}, want: "client-certificate-data"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestControllersKubeconfigRefused(t *testing.T) {
 func TestComposeManagement(t *testing.T) {
 	ca, client := newPair(t, "tenant-ca"), newPair(t, "kubernetes-super-admin")
 	secret := func(kc []byte) string {
-		return `{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}, data: {super-admin.svc: ` + b64(kc) + `}}`
+		return `{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}, data: {super-admin.svc: ` + kcB64(kc) + `}}`
 	}
 	good := secret(kamajiKubeconfig(ca, client, "", "", ""))
 	bad := secret(kamajiKubeconfig(ca, pemPair{cert: []byte("x"), key: client.key}, "", "", ""))
