@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/render"
 )
 
@@ -182,6 +183,28 @@ func TestNamespacedRender(t *testing.T) {
 			"XR status.conditions[Ready].message",
 		}
 	}
+	// The claim's controllers run in its management namespace
+	// (docs/architecture.md, Names): the claim alone composes that
+	// Namespace, a Usage of it by each controller's Deployment and, once
+	// Kamaji's kubeconfig Secret is there, the controllers' copy of it; the
+	// controllers' Deployments, ServiceAccounts and cloud-config move
+	// there under composed-resource names of their own, and their
+	// RoleBindings in NS name the ServiceAccounts there.
+	components := []string{"cluster-autoscaler", "kccm", "kcsi-controller"}
+	management := func(ns, n string, kubeconfig bool) (only, moved []string) {
+		only = []string{"Namespace/" + fntest.ManagementNamespace(ns, n)}
+		for _, c := range components {
+			only = append(only, "Usage/"+n+"-namespace-used-by-"+c)
+			moved = append(moved, "RoleBinding/"+n+"-"+c+" subjects[0].namespace")
+			for _, k := range []string{"Deployment/", "ServiceAccount/"} {
+				moved = append(moved, k+n+"-"+c+" metadata.namespace", k+n+"-"+c+" metadata.annotations.crossplane.io/composition-resource-name")
+			}
+		}
+		if kubeconfig {
+			only = append(only, "Secret/"+n+"-admin-kubeconfig")
+		}
+		return only, append(moved, "ConfigMap/"+n+"-kccm-cloud-config metadata.namespace", "ConfigMap/"+n+"-kccm-cloud-config metadata.annotations.crossplane.io/composition-resource-name")
+	}
 	// Every render of TestPipelineRender, through both APIs. Those with an
 	// observed state are left out: it holds the claim's composed resources
 	// (the dedicated etcd among them), which a TenantCluster never
@@ -238,6 +261,15 @@ func TestNamespacedRender(t *testing.T) {
 			if c.name == "shared-datastore" {
 				want = sharedDataStore
 			}
+			kubeconfig := false
+			for _, r := range c.required {
+				kubeconfig = kubeconfig || strings.HasSuffix(r, "admin-kubeconfig-oidc.yaml")
+			}
+			only, moved := management(ns, n, kubeconfig)
+			want.OnlyClaim = append(append([]string{}, want.OnlyClaim...), only...)
+			want.Changed = append(append([]string{}, want.Changed...), moved...)
+			sort.Strings(want.OnlyClaim)
+			sort.Strings(want.Changed)
 			got := diffScopes(renderedObjects(t, claimOut), renderedObjects(t, nsOut))
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("composed objects of the two APIs differ beyond what the scope changes: -want, +got:\n%s", diff)

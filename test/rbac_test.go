@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	workersinput "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // rbacFile is the ClusterRole the platform team applies so that Crossplane
@@ -222,13 +223,15 @@ func TestRBACClusterRole(t *testing.T) {
 			if crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.APIGroup != rbacv1.GroupName {
 				t.Errorf("%s: binds %s %s, want one of the ClusterRoles of %s", src, crb.RoleRef.Kind, crb.RoleRef.Name, rbacFile)
 			}
-			component, n := crb.Labels["app.kubernetes.io/component"], crb.Labels["tenantkube.io/cluster"]
+			// The ServiceAccount is in NS (a TenantCluster's) or in the
+			// cluster's management namespace (a claim's).
+			component, n, ns := crb.Labels["app.kubernetes.io/component"], crb.Labels["tenantkube.io/cluster"], crb.Labels["tenantkube.io/namespace"]
 			if len(crb.Subjects) != 1 || crb.Subjects[0].Kind != rbacv1.ServiceAccountKind || crb.Subjects[0].Name != n+"-"+component {
 				t.Errorf("%s: subjects %+v, want only the ServiceAccount %s-%s", src, crb.Subjects, n, component)
-			} else if want := "tenantkube:" + component + ":" + crb.Subjects[0].Namespace + "." + n; crb.Name != want || component == "" || n == "" {
+			} else if want := "tenantkube:" + component + ":" + ns + "." + n; crb.Name != want || component == "" || n == "" || ns == "" {
 				t.Errorf("%s: named %q, want %q (tenantkube:<component>:<NS>.<N>)", src, crb.Name, want)
-			} else if ns := crb.Labels["tenantkube.io/namespace"]; ns != crb.Subjects[0].Namespace {
-				t.Errorf("%s: label tenantkube.io/namespace %q, want the ServiceAccount's namespace %q", src, ns, crb.Subjects[0].Namespace)
+			} else if sub := crb.Subjects[0].Namespace; sub != ns && sub != fntest.ManagementNamespace(ns, n) {
+				t.Errorf("%s: ServiceAccount in %q, want the namespace %q of label tenantkube.io/namespace or its cluster's management namespace", src, sub, ns)
 			}
 			clusterBound[crb.RoleRef.Name] = true
 		case schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}:
@@ -239,9 +242,10 @@ func TestRBACClusterRole(t *testing.T) {
 			if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.APIGroup != rbacv1.GroupName {
 				t.Errorf("%s: binds %s %s, want one of the ClusterRoles of %s", src, rb.RoleRef.Kind, rb.RoleRef.Name, rbacFile)
 			}
+			mgmt := fntest.ManagementNamespace(rb.Namespace, rb.Labels["tenantkube.io/cluster"])
 			for _, sub := range rb.Subjects {
-				if sub.Kind != rbacv1.ServiceAccountKind || sub.Namespace != rb.Namespace {
-					t.Errorf("%s: subject %+v is not a ServiceAccount of the binding's namespace %s", src, sub, rb.Namespace)
+				if sub.Kind != rbacv1.ServiceAccountKind || (sub.Namespace != rb.Namespace && sub.Namespace != mgmt) {
+					t.Errorf("%s: subject %+v is not a ServiceAccount of the binding's namespace %s or its cluster's management namespace %s", src, sub, rb.Namespace, mgmt)
 				}
 			}
 			bound[rb.RoleRef.Name] = true

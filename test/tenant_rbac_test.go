@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -52,10 +53,12 @@ var podRunningKinds = []schema.GroupResource{
 }
 
 // move is one request that would hand its maker a composed
-// ServiceAccount's permissions, as the RBAC rule it needs.
+// ServiceAccount's permissions, as the RBAC rule it needs and the namespace
+// the request is made in ("" for a cluster-scoped resource).
 type move struct {
-	name string
-	rule rbacv1.PolicyRule
+	name      string
+	rule      rbacv1.PolicyRule
+	namespace string
 }
 
 // movesToServiceAccount lists every request that reaches the permissions of
@@ -70,35 +73,47 @@ func movesToServiceAccount(ns, name string) []move {
 	r := func(group, resource, verb string, names ...string) rbacv1.PolicyRule {
 		return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: []string{verb}, ResourceNames: names}
 	}
+	// Users, groups, uids, user extras and ClusterRoles are cluster-scoped;
+	// everything else is asked for in the ServiceAccount's namespace (a
+	// pod runs only as a ServiceAccount of its own namespace, the token
+	// controller fills a Secret only for one of the Secret's).
 	out := []move{
-		{"impersonate ServiceAccount " + ns + "/" + name, r("", "serviceaccounts", "impersonate", name)},
-		{"impersonate user " + user, r("", "users", "impersonate", user)},
-		{"impersonate group system:serviceaccounts:" + ns, r("", "groups", "impersonate", "system:serviceaccounts:"+ns)},
-		{"impersonate group system:serviceaccounts", r("", "groups", "impersonate", "system:serviceaccounts")},
-		{"impersonate uids", r("authentication.k8s.io", "uids", "impersonate")},
-		{"impersonate userextras", r("authentication.k8s.io", "userextras/authentication.kubernetes.io/credential-id", "impersonate")},
-		{"request a token of " + name, r("", "serviceaccounts/token", "create", name)},
-		{"create a token Secret for " + name, r("", "secrets", "create")},
-		{"change the ServiceAccount " + name, r("", "serviceaccounts", "update", name)},
-		{"bind a ClusterRole", r("rbac.authorization.k8s.io", "clusterroles", "bind")},
-		{"escalate a ClusterRole", r("rbac.authorization.k8s.io", "clusterroles", "escalate")},
-		{"bind a Role", r("rbac.authorization.k8s.io", "roles", "bind")},
-		{"create a RoleBinding", r("rbac.authorization.k8s.io", "rolebindings", "create")},
+		{"impersonate ServiceAccount " + ns + "/" + name, r("", "serviceaccounts", "impersonate", name), ns},
+		{"impersonate user " + user, r("", "users", "impersonate", user), ""},
+		{"impersonate group system:serviceaccounts:" + ns, r("", "groups", "impersonate", "system:serviceaccounts:"+ns), ""},
+		{"impersonate group system:serviceaccounts", r("", "groups", "impersonate", "system:serviceaccounts"), ""},
+		{"impersonate uids", r("authentication.k8s.io", "uids", "impersonate"), ""},
+		{"impersonate userextras", r("authentication.k8s.io", "userextras/authentication.kubernetes.io/credential-id", "impersonate"), ""},
+		{"request a token of " + name, r("", "serviceaccounts/token", "create", name), ns},
+		{"create a token Secret for " + name, r("", "secrets", "create"), ns},
+		{"change the ServiceAccount " + name, r("", "serviceaccounts", "update", name), ns},
+		{"bind a ClusterRole", r("rbac.authorization.k8s.io", "clusterroles", "bind"), ""},
+		{"escalate a ClusterRole", r("rbac.authorization.k8s.io", "clusterroles", "escalate"), ""},
+		{"bind a Role", r("rbac.authorization.k8s.io", "roles", "bind"), ns},
+		{"create a RoleBinding", r("rbac.authorization.k8s.io", "rolebindings", "create"), ns},
 	}
 	for _, sub := range []string{"exec", "attach", "portforward", "proxy"} {
 		for _, v := range []string{"create", "get"} {
-			out = append(out, move{"pods/" + sub + " " + v, r("", "pods/"+sub, v)})
+			out = append(out, move{"pods/" + sub + " " + v, r("", "pods/"+sub, v), ns})
 		}
 	}
 	for _, v := range []string{"update", "patch"} {
-		out = append(out, move{"pods/ephemeralcontainers " + v, r("", "pods/ephemeralcontainers", v)})
+		out = append(out, move{"pods/ephemeralcontainers " + v, r("", "pods/ephemeralcontainers", v), ns})
 	}
 	for _, k := range podRunningKinds {
 		for _, v := range []string{"create", "update", "patch"} {
-			out = append(out, move{v + " " + k.String(), r(k.Group, k.Resource, v)})
+			out = append(out, move{v + " " + k.String(), r(k.Group, k.Resource, v), ns})
 		}
 	}
 	return out
+}
+
+// grantedInNamespace reports whether a RoleBinding in namespace ns of a
+// ClusterRole with rules lets its subject make move m: as Kubernetes' RBAC
+// authorizer applies a RoleBinding, only to a request in ns (never to a
+// cluster-scoped one), and then when the rules cover it.
+func grantedInNamespace(rules []rbacv1.PolicyRule, ns string, m move) bool {
+	return m.namespace != "" && m.namespace == ns && covers(rules, m.rule)
 }
 
 // covers reports whether rules grant rule, by Kubernetes' own rule
@@ -251,14 +266,14 @@ func TestTenantRoleAgainstEdit(t *testing.T) {
 	// Each is a request of the live scenario's hostile tenant.
 	const sa = "demo-kccm"
 	wantInEdit := []move{
-		{"impersonate a ServiceAccount", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}, ResourceNames: []string{sa}}},
-		{"request a ServiceAccount's token", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{sa}}},
-		{"create a pod", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}},
-		{"exec into a pod", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}},
-		{"patch a Deployment", rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"patch"}}},
-		{"update a ConfigMap", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"update"}}},
-		{"create a Secret", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}}},
-		{"update a ServiceAccount", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"update"}}},
+		{name: "impersonate a ServiceAccount", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}, ResourceNames: []string{sa}}},
+		{name: "request a ServiceAccount's token", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, Verbs: []string{"create"}, ResourceNames: []string{sa}}},
+		{name: "create a pod", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}},
+		{name: "exec into a pod", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}},
+		{name: "patch a Deployment", rule: rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"patch"}}},
+		{name: "update a ConfigMap", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"update"}}},
+		{name: "create a Secret", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}}},
+		{name: "update a ServiceAccount", rule: rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"update"}}},
 	}
 	for _, m := range wantInEdit {
 		if !covers(edit, m.rule) {
@@ -355,4 +370,66 @@ func dedupe(sorted []string) []string {
 		}
 	}
 	return out
+}
+
+// TestEditAndAdminReachNoClaimController: a tenant holding Kubernetes' edit
+// or admin (bootstrap policy, aggregated) through a RoleBinding in its
+// namespace NS makes none of the requests that reach a ServiceAccount a
+// claim's cluster composes (movesToServiceAccount, as the RBAC authorizer
+// applies a RoleBinding: grantedInNamespace): every such ServiceAccount is
+// in the cluster's management namespace, never in NS, and is reached from
+// no namespace but its own. For a TenantCluster, whose ServiceAccounts
+// Crossplane can compose only into NS, edit reaches each of them, which is
+// why tenantkube:tenant is the role there (and what makes this test able
+// to fail).
+func TestEditAndAdminReachNoClaimController(t *testing.T) {
+	root := repoRoot(t)
+	roles := map[string]rbacv1.ClusterRole{}
+	for i, doc := range yamlDocs(t, filepath.Join(root, bootstrapRolesFile)) {
+		var cr rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(doc, &cr); err != nil {
+			t.Fatalf("%s document %d: %v", bootstrapRolesFile, i, err)
+		}
+		roles[cr.Name] = cr
+	}
+	tenantRoles := map[string][]rbacv1.PolicyRule{"edit": aggregatedRules(t, roles, "edit"), "admin": aggregatedRules(t, roles, "admin")}
+	claims, namespaced := 0, 0
+	for _, o := range goldenObjects(t, filepath.Join(root, "test", "testdata"), packageCompositeKinds(t, root)) {
+		if o.obj.GetKind() != "ServiceAccount" {
+			continue
+		}
+		sa, saNS := o.obj.GetName(), o.obj.GetNamespace()
+		src := o.file + ": ServiceAccount " + saNS + "/" + sa
+		tenantNS, claim := o.obj.GetLabels()["crossplane.io/claim-namespace"]
+		if !claim {
+			// A TenantCluster's: its XR's namespace is NS.
+			namespaced++
+			for role, rules := range tenantRoles {
+				var reached []string
+				for _, m := range movesToServiceAccount(saNS, sa) {
+					if grantedInNamespace(rules, saNS, m) {
+						reached = append(reached, m.name)
+					}
+				}
+				if len(reached) == 0 {
+					t.Errorf("%s: %s in %s reaches no move to it: the model of the authorizer no longer matches %s", src, role, saNS, role)
+				}
+			}
+			continue
+		}
+		claims++
+		if want := fntest.ManagementNamespace(tenantNS, o.obj.GetLabels()["tenantkube.io/cluster"]); saNS != want {
+			t.Errorf("%s: a claim's controller ServiceAccount outside its management namespace %s", src, want)
+		}
+		for role, rules := range tenantRoles {
+			for _, m := range movesToServiceAccount(saNS, sa) {
+				if grantedInNamespace(rules, tenantNS, m) {
+					t.Errorf("%s: %s in the claim's namespace %s grants %q", src, role, tenantNS, m.name)
+				}
+			}
+		}
+	}
+	if claims == 0 || namespaced == 0 {
+		t.Fatalf("the golden renders compose %d ServiceAccounts of claims and %d of TenantClusters: nothing to compare", claims, namespaced)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/render"
 )
 
@@ -143,6 +144,8 @@ func TestTenantRender(t *testing.T) {
 	})
 
 	t.Run("binding-as-the-claims", func(t *testing.T) {
+		// The same ClusterRoleBinding as a claim of the name composes but
+		// for where the ServiceAccount is.
 		out := outputs["example"]
 		if out == nil {
 			t.Fatal("the example did not render (see the example case)")
@@ -159,6 +162,13 @@ func TestTenantRender(t *testing.T) {
 		for _, o := range []map[string]any{claim, tenant} {
 			delete(o["metadata"].(map[string]any), "annotations") // the composed-resource names differ
 		}
+		// The claim's CSI controller runs in its management namespace, a
+		// TenantCluster's in NS: only the subject's namespace differs.
+		sub := claim["subjects"].([]any)[0].(map[string]any)
+		if got, want := sub["namespace"], fntest.ManagementNamespace("tenant-demo", "demo"); got != want {
+			t.Errorf("the claim's CSI binding names a ServiceAccount of %v, want the management namespace %s", got, want)
+		}
+		sub["namespace"] = "tenant-demo"
 		if d := cmp.Diff(claim, tenant); d != "" {
 			t.Errorf("the Tenant's CSI binding differs from the claim's (-claim +Tenant):\n%s", d)
 		}

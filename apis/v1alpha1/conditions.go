@@ -98,6 +98,13 @@ const (
 	ReasonWaitingForHelmRelease = "WaitingForHelmRelease"
 )
 
+// ReasonKubeconfigRefused (warning, control-plane, claim API): the
+// kubeconfig Secret N-admin-kubeconfig in NS is missing a key or holds
+// something other than the certificate authority, client certificate and
+// key Kamaji writes; the controllers keep the kubeconfig last rebuilt
+// from it.
+const ReasonKubeconfigRefused = "KubeconfigRefused"
+
 // ReasonTooManyObjectsToCleanUp (warning, every function): more leftover
 // objects carry the cluster's label than one response may compose for
 // deletion.

@@ -52,7 +52,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		if _, ok := rsp.GetDesired().GetResources()["earlier-step"]; !ok {
 			t.Fatal("an earlier step's desired object was dropped")
 		}
-		if err := fntest.CheckConfined(rsp, map[string]bool{"earlier-step": true}, ns, n, nil); err != nil {
+		if err := fntest.CheckConfined(rsp, map[string]bool{"earlier-step": true}, ns, n, false, nil); err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}
 		tenantHost := ns + ".tenants.example.com"

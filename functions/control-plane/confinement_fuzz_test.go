@@ -14,8 +14,10 @@ import (
 
 // FuzzTenantConfinement: whatever the claim's namespace, name,
 // spec and the Namespace's tenant-host annotation, every composed
-// namespaced object lands in NS, the one cluster-scoped object (the
-// DataStore) is named "<NS>.<N>" — so it names one tenant only — and the
+// namespaced object lands in NS or the cluster's management namespace,
+// the cluster-scoped objects (the DataStore, the management Namespace) are
+// named "<NS>.<N>" and "tenantkube-<digest of NS, N>" — so each names one
+// tenant only — and the
 // tenant API server's host lies under the tenant host.
 func FuzzTenantConfinement(f *testing.F) {
 	for _, s := range [][4]string{
@@ -60,8 +62,9 @@ func FuzzTenantConfinement(f *testing.F) {
 		if strings.Contains(ns, ".") || strings.Contains(n, ".") {
 			t.Fatalf("ns=%q n=%q: a dotted identity was accepted", ns, n)
 		}
-		if err := fntest.CheckConfined(rsp, nil, ns, n, fntest.ClusterScoped{
+		if err := fntest.CheckConfined(rsp, nil, ns, n, true, fntest.ClusterScoped{
 			"kamaji.clastix.io/DataStore": func(ns, n string) string { return ns + "." + n },
+			"/Namespace":                  fntest.ManagementNamespace,
 		}); err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}

@@ -54,7 +54,8 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 // outsideNames runs the function for claim n of namespace ns (or the
 // TenantCluster n in ns), once on a dedicated (or the tenant's) and once on
 // a shared DataStore, with its Namespace answered, and returns what it
-// names outside ns (kind-qualified), or false when the function refuses
+// names outside ns (kind-qualified; in another namespace, namespace and
+// name), or false when the function refuses
 // the identity.
 func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool, bool) {
 	t.Helper()
@@ -93,8 +94,12 @@ func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool,
 		}
 		for name, r := range rsp.GetDesired().GetResources() {
 			obj := r.GetResource().AsMap()
-			if fntest.Get(obj, "metadata", "namespace") == nil {
+			switch objNS, _ := fntest.Get(obj, "metadata", "namespace").(string); objNS {
+			case "":
 				out[obj["kind"].(string)+" "+fntest.Get(obj, "metadata", "name").(string)] = true
+			case ns:
+			default: // the claim's management namespace
+				out[obj["kind"].(string)+" "+objNS+"/"+fntest.Get(obj, "metadata", "name").(string)] = true
 			}
 			if name == "kamajicontrolplane" {
 				for _, f := range []string{"dataStoreSchema", "dataStoreUsername"} {

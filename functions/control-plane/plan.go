@@ -208,6 +208,11 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyOnReady)
 		}
 	}
+	if !t.Namespaced {
+		if err := composeManagement(p, r, t.ID, secret, usages); err != nil {
+			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredKubeconfig), err)}
+		}
+	}
 	p.Add(nameCluster, buildCluster(t.ID, in), readyOnAvailable)
 	p.Add(nameKubevirtCluster, buildKubevirtCluster(t.ID), function.ReadyOnStatusReady)
 	if auth.ConfigMap != nil {

@@ -354,22 +354,24 @@ func TestPlanComposedResources(t *testing.T) {
 		want   []string
 	}{
 		"DedicatedEtcd": {
-			reason: "EtcdCluster, DataStore, the PKI (3 Issuers, 5 Certificates), the Usages (etcd by the control plane, the control plane by node group md0), Cluster, KubevirtCluster, KamajiControlPlane.",
+			reason: "EtcdCluster, DataStore, the PKI (3 Issuers, 5 Certificates), the Usages (etcd by the control plane, the control plane by node group md0), the management namespace with a Usage by each of the three controllers (no kubeconfig yet), Cluster, KubevirtCluster, KamajiControlPlane.",
 			args:   fntest.Call{Spec: `{}`},
 			want: append(append([]string{"etcdcluster", "datastore"}, pki...),
-				"usage-etcdcluster-by-kamajicontrolplane", "usage-kamajicontrolplane-by-nodegroup-md0", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"),
+				"usage-etcdcluster-by-kamajicontrolplane", "usage-kamajicontrolplane-by-nodegroup-md0", "management-namespace", "usage-namespace-by-cluster-autoscaler", "usage-namespace-by-kccm", "usage-namespace-by-kcsi-controller",
+				"cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"),
 		},
 		"SharedDataStore": {
 			reason: "No etcd objects with a shared DataStore; node groups still go first, sorted.",
 			args:   fntest.Call{Spec: `{nodeGroups: {gpu: {}, a: {}}}`},
 			input:  `{dataStoreName: shared}`,
-			want:   []string{"usage-kamajicontrolplane-by-nodegroup-a", "usage-kamajicontrolplane-by-nodegroup-gpu", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"},
+			want: []string{"usage-kamajicontrolplane-by-nodegroup-a", "usage-kamajicontrolplane-by-nodegroup-gpu", "management-namespace", "usage-namespace-by-cluster-autoscaler", "usage-namespace-by-kccm", "usage-namespace-by-kcsi-controller",
+				"cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"},
 		},
 		"DeletionOrderNone": {
 			reason: "deletionOrder None declares no Usages.",
 			args:   fntest.Call{Spec: `{}`},
 			input:  `{deletionOrder: None}`,
-			want:   append(append([]string{"etcdcluster", "datastore"}, pki...), "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"),
+			want:   append(append([]string{"etcdcluster", "datastore"}, pki...), "management-namespace", "cluster", "kubevirtcluster", "kamajicontrolplane", "apiserver-service", "apiserver-ingress"),
 		},
 	}
 	for name, tc := range cases {

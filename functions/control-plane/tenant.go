@@ -177,7 +177,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	} else {
 		for _, n := range clusters {
 			id := function.Identity{Name: n, Namespace: ns}
-			p.Add(nameTenantCSIBindingPrefix+n, id.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole), function.ReadyOnceObserved)
+			p.Add(nameTenantCSIBindingPrefix+n, id.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole, id.Namespace), function.ReadyOnceObserved)
 			if usages {
 				etcdUsage, dsUsage, xrUsage := tenantUsages(site, dsName, id)
 				p.Add(nameTenantEtcdUsagePrefix+n, etcdUsage, readyOnReady)

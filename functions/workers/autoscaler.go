@@ -9,7 +9,7 @@ import (
 
 // autoscalerComponent is the component name of cluster-autoscaler: its
 // Deployment is N-cluster-autoscaler.
-const autoscalerComponent = "cluster-autoscaler"
+const autoscalerComponent = function.AutoscalerComponent
 
 // buildClusterAutoscaler returns cluster-autoscaler for the tenant cluster:
 // Cluster API provider, auto-discovering N's node groups in NS

@@ -11,7 +11,7 @@ import (
 
 // ccmComponent is the component name of the KubeVirt cloud controller
 // manager: Deployment N-kccm, ConfigMap N-kccm-cloud-config.
-const ccmComponent = "kccm"
+const ccmComponent = function.CCMComponent
 
 // cloudConfigKey is the ConfigMap key (and file) of the KubeVirt cloud
 // provider's configuration.

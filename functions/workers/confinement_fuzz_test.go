@@ -13,11 +13,14 @@ import (
 )
 
 // FuzzTenantConfinement: whatever the claim's namespace, name
-// and spec, every composed object lands in NS but the CSI controller's
-// ClusterRoleBinding, named tenantkube:kcsi-controller:<NS>.<N>; every
-// RoleBinding grants one of the controllers' ClusterRoles, and the
-// ClusterRoleBinding only the PersistentVolume read, to a ServiceAccount of
-// NS; and every image a Deployment runs is the platform's (the input's) or
+// and spec, every composed object lands in NS or the cluster's management
+// namespace but the CSI controller's ClusterRoleBinding, named
+// tenantkube:kcsi-controller:<NS>.<N>; the controllers' Deployments,
+// ServiceAccounts and cloud-config land in the management namespace, out
+// of NS, and every other object in NS; every RoleBinding grants one of the
+// controllers' ClusterRoles, and the ClusterRoleBinding only the
+// PersistentVolume read, to a ServiceAccount of the management namespace;
+// and every image a Deployment runs is the platform's (the input's) or
 // from an allowed registry.
 func FuzzTenantConfinement(f *testing.F) {
 	for _, s := range [][3]string{
@@ -59,13 +62,24 @@ func FuzzTenantConfinement(f *testing.F) {
 		if len(fatals(rsp)) > 0 {
 			return
 		}
-		if err := fntest.CheckConfined(rsp, nil, ns, n, fntest.ClusterScoped{
+		if err := fntest.CheckConfined(rsp, nil, ns, n, true, fntest.ClusterScoped{
 			"rbac.authorization.k8s.io/ClusterRoleBinding": func(ns, n string) string { return "tenantkube:kcsi-controller:" + ns + "." + n },
 		}); err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}
+		mgmt := fntest.ManagementNamespace(ns, n)
 		for name, r := range rsp.GetDesired().GetResources() {
 			obj := r.GetResource().AsMap()
+			var wantNS any = ns
+			switch obj["kind"] {
+			case "Deployment", "ServiceAccount", "ConfigMap":
+				wantNS = mgmt
+			case "ClusterRoleBinding":
+				wantNS = nil
+			}
+			if got, _ := get(obj, "metadata", "namespace").(string); wantNS != nil && got != wantNS {
+				t.Fatalf("ns=%q n=%q: %s %s in namespace %q, want %q", ns, n, obj["kind"], name, got, wantNS)
+			}
 			switch obj["kind"] {
 			case "RoleBinding", "ClusterRoleBinding":
 				ok := roles[get(obj, "roleRef", "name").(string)]
@@ -76,8 +90,8 @@ func FuzzTenantConfinement(f *testing.F) {
 					t.Fatalf("%s binds %v %v", name, get(obj, "roleRef", "kind"), get(obj, "roleRef", "name"))
 				}
 				for _, s := range get(obj, "subjects").([]any) {
-					if s.(map[string]any)["namespace"] != ns || s.(map[string]any)["kind"] != "ServiceAccount" {
-						t.Fatalf("%s: subject %v outside %s", name, s, ns)
+					if s.(map[string]any)["namespace"] != mgmt || s.(map[string]any)["kind"] != "ServiceAccount" {
+						t.Fatalf("%s: subject %v outside %s", name, s, mgmt)
 					}
 				}
 			case "Deployment":

@@ -34,8 +34,8 @@ const (
 var tenantKubeconfigPath = kubeconfigMountPath + "/" + function.KubeconfigSecretKey
 
 // controller is one once-per-cluster controller Deployment with its
-// ServiceAccount and the RoleBinding granting it, in NS only, the
-// permissions of its ClusterRole; for a controller that reads cluster-scoped
+// ServiceAccount (in NS as built; runIn moves them) and the RoleBinding
+// granting it, in NS only, the permissions of its ClusterRole; for a controller that reads cluster-scoped
 // objects, also a ClusterRoleBinding of a read-only ClusterRole (nil
 // otherwise).
 type controller struct {
@@ -154,7 +154,7 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 	}
 	var crb *rbacv1.ClusterRoleBinding
 	if cs.clusterRole != "" {
-		crb = id.ControllerClusterRoleBinding(cs.component, cs.clusterRole)
+		crb = id.ControllerClusterRoleBinding(cs.component, cs.clusterRole, id.Namespace)
 	}
 	return controller{
 		ClusterRoleBinding: crb,
@@ -199,6 +199,22 @@ func newController(id function.Identity, in *v1alpha1.WorkersInput, waitImage st
 			},
 		},
 	}
+}
+
+// runIn returns c with its ServiceAccount and Deployment in namespace ns
+// and its bindings' subject the ServiceAccount there; the RoleBinding stays
+// in NS, where the controller acts.
+func (c controller) runIn(ns string) controller {
+	sa, rb, d := *c.ServiceAccount, *c.RoleBinding, *c.Deployment
+	sa.Namespace, d.Namespace = ns, ns
+	rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}}
+	out := controller{ServiceAccount: &sa, RoleBinding: &rb, Deployment: &d}
+	if c.ClusterRoleBinding != nil {
+		crb := *c.ClusterRoleBinding
+		crb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}}
+		out.ClusterRoleBinding = &crb
+	}
+	return out
 }
 
 // managementTokenVolume is the projected volume the kubelet would mount for

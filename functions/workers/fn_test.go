@@ -439,8 +439,8 @@ func TestReadinessFromObserved(t *testing.T) {
 		{"replicas: 2\nreadyReplicas: 2\nobservedGeneration: 1", fnv1.Ready_READY_TRUE},
 	} {
 		obs := observedFrom(first, map[string]string{
-			machineDeploymentResourceName("md0"): c.status,
-			nameAutoscalerDeployment:             "conditions: [{type: Available, status: 'True'}]",
+			machineDeploymentResourceName("md0"):        c.status,
+			managementPrefix + nameAutoscalerDeployment: "conditions: [{type: Available, status: 'True'}]",
 		})
 		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(obs)))
 		if got := rsp.GetDesired().GetResources()[machineDeploymentResourceName("md0")].GetReady(); got != c.want {
@@ -449,10 +449,10 @@ func TestReadinessFromObserved(t *testing.T) {
 		if got := rsp.GetDesired().GetResources()[bootstrapResourceName("md0")].GetReady(); got != fnv1.Ready_READY_TRUE {
 			t.Errorf("observed bootstrap template is %v", got)
 		}
-		if got := rsp.GetDesired().GetResources()[nameAutoscalerDeployment].GetReady(); got != fnv1.Ready_READY_TRUE {
+		if got := rsp.GetDesired().GetResources()[managementPrefix+nameAutoscalerDeployment].GetReady(); got != fnv1.Ready_READY_TRUE {
 			t.Errorf("Available autoscaler is %v", got)
 		}
-		if got := rsp.GetDesired().GetResources()[nameCSIDeployment].GetReady(); got != fnv1.Ready_READY_FALSE {
+		if got := rsp.GetDesired().GetResources()[managementPrefix+nameCSIDeployment].GetReady(); got != fnv1.Ready_READY_FALSE {
 			t.Errorf("CSI controller without status is %v", got)
 		}
 	}
@@ -469,7 +469,7 @@ func TestWaitForKubeconfigImage(t *testing.T) {
 		in := mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\n"+c.input)
 		rsp := run(t, newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t), fntest.WithInput(in)))
 		mustNoFatal(t, rsp)
-		for _, n := range []string{nameAutoscalerDeployment, nameCCMDeployment, nameCSIDeployment} {
+		for _, n := range []string{managementPrefix + nameAutoscalerDeployment, managementPrefix + nameCCMDeployment, managementPrefix + nameCSIDeployment} {
 			if got := get(desired(t, rsp, n), "spec", "template", "spec", "initContainers", 0, "image"); got != c.want {
 				t.Errorf("%s: %s init image = %v, want %s", c.spec+c.input, n, got, c.want)
 			}
@@ -496,7 +496,7 @@ func TestPlatformSettings(t *testing.T) {
 	}
 	rsp := run(t, req)
 	mustNoFatal(t, rsp)
-	dep := desired(t, rsp, nameAutoscalerDeployment)
+	dep := desired(t, rsp, managementPrefix+nameAutoscalerDeployment)
 	if got := get(dep, "spec", "template", "spec", "containers", 0, "image"); got != "mirror.example/cluster-autoscaler:v1.35.1" {
 		t.Errorf("cluster-autoscaler image = %v, want the EnvironmentConfig's", got)
 	}

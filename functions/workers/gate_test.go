@@ -49,6 +49,15 @@ func TestWaitForControlPlane(t *testing.T) {
 		"kcsi-controller-deployment", "kcsi-rolebinding", "kcsi-serviceaccount",
 		"nodegroup-md0-bootstrap", "nodegroup-md0-healthcheck", "nodegroup-md0-machinedeployment", "nodegroup-md0-machinetemplate-",
 	}
+	// A claim's: the objects in its management namespace under names of
+	// their own, and the CSI ClusterRoleBinding.
+	claim := []string{
+		"cluster-autoscaler-rolebinding", "kccm-rolebinding", "kcsi-clusterrolebinding", "kcsi-rolebinding",
+		"management-cluster-autoscaler-deployment", "management-cluster-autoscaler-serviceaccount",
+		"management-kccm-cloud-config", "management-kccm-deployment", "management-kccm-serviceaccount",
+		"management-kcsi-controller-deployment", "management-kcsi-serviceaccount",
+		"nodegroup-md0-bootstrap", "nodegroup-md0-healthcheck", "nodegroup-md0-machinedeployment", "nodegroup-md0-machinetemplate-",
+	}
 	type args struct {
 		xr   *structpb.Struct
 		opts []fntest.RequestOption
@@ -96,9 +105,9 @@ func TestWaitForControlPlane(t *testing.T) {
 			want:   want{names: normal, reason: v1alpha1.ReasonWaitingForNodes},
 		},
 		"ClaimNeverWaits": {
-			reason: "A claim's XR always has its dedicated etcd: never gated (and it has the CSI ClusterRoleBinding).",
+			reason: "A claim's XR always has its dedicated etcd: never gated (and it has the CSI ClusterRoleBinding, and its controllers in the management namespace).",
 			args:   args{xr: xr(t, spec)},
-			want:   want{names: sortedNames(append([]string{"kcsi-clusterrolebinding"}, normal...)), reason: v1alpha1.ReasonWaitingForNodes},
+			want:   want{names: claim, reason: v1alpha1.ReasonWaitingForNodes},
 		},
 	}
 	for name, tc := range cases {

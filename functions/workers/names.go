@@ -20,6 +20,13 @@ const (
 	requirementInstancetypePrefix = "instancetype-"
 )
 
+// managementPrefix starts the composed-resource names of the objects a
+// claim's controllers run with in its management namespace (Deployments,
+// ServiceAccounts, cloud-config): Crossplane keeps the namespace of an
+// observed composed resource, so an object moved out of NS needs a name of
+// its own; the one in NS is then deleted.
+const managementPrefix = "management-"
+
 // Composed-resource names of the once-per-cluster objects.
 const (
 	// nameAutoscalerServiceAccount is cluster-autoscaler's ServiceAccount N-cluster-autoscaler.

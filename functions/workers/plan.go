@@ -59,7 +59,7 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 	warnGPUsWithoutOperator(p, spec)
 	warnNeverRemediated(p, spec)
 	wait, _ := waitForKubeconfigImage(spec, in) // checked by validatePlatform
-	if err := composeControllers(p, id, in, wait, !t.Namespaced); err != nil {
+	if err := composeControllers(p, id, in, wait, t.ControllersNamespace(), !t.Namespaced); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	if errs := composeForCleanup(p, r, id, in); len(errs) > 0 {
@@ -272,14 +272,24 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 // CSI controller, each with ServiceAccount and RoleBinding (of its
 // ClusterRole in deploy/crossplane-rbac.yaml); the CSI controller also with
 // its ClusterRoleBinding (PersistentVolumes, read only) when clusterScoped
-// (a namespaced XR composes nothing cluster-scoped). wait is the wait-for-kubeconfig image
-// (waitForKubeconfigImage).
-func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait string, clusterScoped bool) error {
+// (a namespaced XR composes nothing cluster-scoped). The Deployments, their
+// ServiceAccounts and the cloud-config run in ns (function.Cluster's
+// ControllersNamespace), named with managementPrefix outside NS; the
+// RoleBindings are in NS. wait is the
+// wait-for-kubeconfig image (waitForKubeconfigImage).
+func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait, ns string, clusterScoped bool) error {
 	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
 	if err != nil {
 		return err
 	}
-	p.Add(nameCCMCloudConfig, cfg, function.ReadyOnceObserved)
+	cfg.Namespace = ns
+	moved := func(name string) string {
+		if ns != id.Namespace {
+			return managementPrefix + name
+		}
+		return name
+	}
+	p.Add(moved(nameCCMCloudConfig), cfg, function.ReadyOnceObserved)
 	for _, c := range []struct {
 		ctl                 controller
 		sa, rb, crb, deploy string
@@ -288,9 +298,10 @@ func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha
 		{buildCloudControllerManager(id, in, wait), nameCCMServiceAccount, nameCCMRoleBinding, "", nameCCMDeployment},
 		{buildCSIController(id, in, wait), nameCSIServiceAccount, nameCSIRoleBinding, nameCSIClusterRoleBinding, nameCSIDeployment},
 	} {
-		p.Add(c.sa, c.ctl.ServiceAccount, function.ReadyOnceObserved)
+		c.ctl = c.ctl.runIn(ns)
+		p.Add(moved(c.sa), c.ctl.ServiceAccount, function.ReadyOnceObserved)
 		p.Add(c.rb, c.ctl.RoleBinding, function.ReadyOnceObserved)
-		p.Add(c.deploy, c.ctl.Deployment, deploymentReady)
+		p.Add(moved(c.deploy), c.ctl.Deployment, deploymentReady)
 		if c.ctl.ClusterRoleBinding != nil && clusterScoped {
 			p.Add(c.crb, c.ctl.ClusterRoleBinding, function.ReadyOnceObserved)
 		}

@@ -130,7 +130,7 @@ controllers:
   csiPriorityClassName: platform-critical`
 	rsp := run(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large}}`, withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithInput(mustStruct(t, in))))
 	mustNoFatal(t, rsp)
-	d := desired(t, rsp, nameCSIDeployment)
+	d := desired(t, rsp, managementPrefix+nameCSIDeployment)
 	byName := map[string]any{}
 	for _, c := range get(d, "spec", "template", "spec", "containers").([]any) {
 		byName[get(c, "name").(string)] = get(c, "resources")
@@ -229,7 +229,7 @@ func TestLoadBalancerMode(t *testing.T) {
 	rsp := run(t, newRequest(t, ``, withMachineSets(t), withInstancetypes(t, "u1.medium"),
 		fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\ncontrollers: {loadBalancerMode: Selector}"))))
 	mustNoFatal(t, rsp)
-	cfg := get(desired(t, rsp, nameCCMCloudConfig), "data", "cloud-config").(string)
+	cfg := get(desired(t, rsp, managementPrefix+nameCCMCloudConfig), "data", "cloud-config").(string)
 	if !strings.Contains(cfg, "  selectorless: false\n") || !strings.Contains(cfg, "  enableEPSController: false\n") {
 		t.Errorf("Selector cloud-config:\n%s", cfg)
 	}

@@ -6,6 +6,8 @@ package fntest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"fmt"
 	"strings"
 	"time"
@@ -193,13 +195,22 @@ func NamespacedXR(ns, n string, spec any) map[string]any {
 // (ns, n).
 type ClusterScoped map[string]func(ns, n string) string
 
+// ManagementNamespace is the claim API's management namespace of tenant
+// (ns, n), worked out here from its definition (docs/architecture.md,
+// Names): "tenantkube-" and the first 128 bits of SHA-256("mgmt/<NS>/<N>")
+// in lower-case unpadded base32.
+func ManagementNamespace(ns, n string) string {
+	sum := sha256.Sum256([]byte("mgmt/" + ns + "/" + n))
+	return "tenantkube-" + strings.ToLower(strings.TrimRight(base32.StdEncoding.EncodeToString(sum[:16]), "="))
+}
+
 // CheckConfined returns an error unless every composed resource of rsp's
 // desired state beside those of before (an earlier step's) is an object of
-// namespace ns, or of a kind of clusterScoped carrying exactly the name it
-// gives for (ns, n) — what keeps a tenant inside its namespace and its
-// names outside it its own. A response with a Fatal result composes
-// nothing, so it passes.
-func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n string, clusterScoped ClusterScoped) error {
+// namespace ns (or, with management, of ManagementNamespace(ns, n)), or of
+// a kind of clusterScoped carrying exactly the name it gives for (ns, n) —
+// what keeps a tenant inside its namespace and its names outside it its
+// own. A response with a Fatal result composes nothing, so it passes.
+func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n string, management bool, clusterScoped ClusterScoped) error {
 	if FatalMessage(rsp) != "" {
 		return nil
 	}
@@ -225,7 +236,7 @@ func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n 
 			}
 			continue
 		}
-		if objNS != ns {
+		if objNS != ns && (!management || objNS != ManagementNamespace(ns, n)) {
 			return fmt.Errorf("%s: %s %s lands in namespace %q, not the tenant's %q", name, kind, objName, objNS, ns)
 		}
 	}

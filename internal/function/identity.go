@@ -99,16 +99,18 @@ func ValidateDNSLabel(path *field.Path, value string, max int) error {
 
 // checkObservedNamespaces refuses an identity whose namespace NS (read
 // from nsField) is not the namespace of every namespaced observed composed
-// resource: a cluster never moves. A claim can bind an unbound
+// resource, NS's or the cluster's ManagementNamespace (itself derived from
+// NS and N): a cluster never moves. A claim can bind an unbound
 // cluster-scoped XR and rewrite its claim labels and spec.namespace
 // (Crossplane's claim binding); composing in the new namespace would make
 // Crossplane delete the objects of the old one. The error names both
 // namespaces and one resource of the old one.
 func checkObservedNamespaces(req *fnv1.RunFunctionRequest, id Identity, nsField *field.Path) error {
 	names := slices.Sorted(observedNames(req))
+	mgmt := id.ManagementNamespace()
 	for _, name := range names {
 		ns := observedString(req, name, "metadata", "namespace")
-		if ns == "" || ns == id.Namespace {
+		if ns == "" || ns == id.Namespace || ns == mgmt {
 			continue
 		}
 		return field.Forbidden(nsField, fmt.Sprintf("%q: the cluster's composed resources live in namespace %q (composed resource %q) and a cluster never moves to another namespace; nothing is composed or removed until it names %q again",

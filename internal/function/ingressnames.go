@@ -16,13 +16,14 @@ const (
 )
 
 // IngressDigestLength is the length of the digest ending every
-// IngressBackendName: 128 bits of SHA-256 in unpadded base32.
+// IngressBackendName and ManagementNamespace: 128 bits of SHA-256 in
+// unpadded base32.
 const IngressDigestLength = 26
 
-// ingressDigest is the first 128 bits of SHA-256("<role>/<NS>/<N>") in
+// identityDigest is the first 128 bits of SHA-256("<role>/<NS>/<N>") in
 // lower-case unpadded base32 (a-z, 2-7: no '-'). NS and N are DNS labels
 // and role has no '/', so the hashed string is injective in (role, NS, N).
-func ingressDigest(role string, id Identity) string {
+func identityDigest(role string, id Identity) string {
 	sum := sha256.Sum256([]byte(role + "/" + id.Namespace + "/" + id.Name))
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
@@ -38,5 +39,5 @@ func ingressDigest(role string, id Identity) string {
 // bits leave no collision to search for. At most 32+1+3+1+26 = 63
 // characters.
 func (id Identity) IngressBackendName(role string) string {
-	return id.Name + "-" + role + "-" + ingressDigest(role, id)
+	return id.Name + "-" + role + "-" + identityDigest(role, id)
 }

@@ -15,7 +15,7 @@ import (
 // TestControllerClusterRoleBinding: the CSI binding of cluster demo in
 // tenant-a, written out by hand from docs/architecture.md.
 func TestControllerClusterRoleBinding(t *testing.T) {
-	got := function.Identity{Name: "demo", Namespace: "tenant-a"}.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole)
+	got := function.Identity{Name: "demo", Namespace: "tenant-a"}.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole, "tenant-a")
 	want := &rbacv1.ClusterRoleBinding{
 		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 		ObjectMeta: metav1.ObjectMeta{Name: "tenantkube:kcsi-controller:tenant-a.demo", Labels: map[string]string{

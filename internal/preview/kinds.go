@@ -26,6 +26,7 @@ var ComposedResources = []string{
 	"kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io",
 	"machinedeployments.cluster.x-k8s.io",
 	"machinehealthchecks.cluster.x-k8s.io",
+	"namespaces",
 	"ocirepositories.source.toolkit.fluxcd.io",
 	"rolebindings.rbac.authorization.k8s.io",
 	"secrets",

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,18 +48,19 @@ type hostileMove struct {
 // hostileTenantRole: a tenant bound to tenantkube:tenant in demoNS
 // (deploy/tenant-rbac.yaml), with deploy/composed-objects-policy.yaml and
 // deploy/machinedeployment-policy.yaml applied, tries every move towards
-// the permissions of what the demo cluster composes there: impersonating
-// each composed ServiceAccount, creating a pod as it, requesting its
-// token, changing a composed ConfigMap, patching a composed Deployment's
-// image, scaling the MachineDeployment past its max-size annotation and
-// changing that annotation. Each is refused, by SubjectAccessReview and by
-// the request itself, and the objects read afterwards are unchanged.
-// A user holding Kubernetes' edit there is checked the same way: the
-// policies refuse its ConfigMap, image and annotation changes, while its
-// impersonation, token and pod moves are allowed (logged as the finding;
-// admission cannot tell an impersonated ServiceAccount from the
-// controller), and the MachineDeployment policy refuses the scale it then
-// makes as the cluster-autoscaler's ServiceAccount.
+// the permissions of what the demo cluster composes: impersonating each
+// composed ServiceAccount (in the claim's management namespace), creating
+// a pod as it, requesting its token, changing a composed ConfigMap and
+// Service, patching a composed Deployment's image, scaling the
+// MachineDeployment past its max-size annotation and changing that
+// annotation. Each is refused, by SubjectAccessReview and by the request
+// itself, and the objects read afterwards are unchanged. A user holding
+// Kubernetes' edit in demoNS is checked the same way: every move to a
+// controller's ServiceAccount and into the management namespace is
+// refused by RBAC (what edit grants in demoNS is logged), the policies
+// refuse its writes on composed objects of demoNS, and the
+// MachineDeployment policy bounds the scale the cluster-autoscaler's
+// ServiceAccount makes.
 func (e *env) hostileTenantRole(t *testing.T) {
 	ctx, cancel := ctxT(5 * time.Minute)
 	defer cancel()
@@ -98,41 +100,44 @@ func (e *env) hostileTenantRole(t *testing.T) {
 
 	objs, err := e.composed(ctx, demo)
 	e.must(t, err, "composed objects of "+demo)
+	mgmt := fntest.ManagementNamespace(demoNS, demo)
 	var sas []string
-	var cm, dep, md *unstructured.Unstructured
+	var cm, dep, md, svc *unstructured.Unstructured
 	for i := range objs {
 		o := &objs[i]
-		if o.GetNamespace() != demoNS {
-			continue
-		}
-		switch o.GetKind() {
-		case "ServiceAccount":
+		switch {
+		case o.GetNamespace() == mgmt && o.GetKind() == "ServiceAccount":
 			sas = append(sas, o.GetName())
-		case "ConfigMap":
-			// The OIDC AuthenticationConfiguration where the claim has one.
-			if cm == nil || strings.HasSuffix(o.GetName(), "-oidc-authn-config") {
-				cm = o
-			}
-		case "Deployment":
+		case o.GetNamespace() == mgmt && o.GetKind() == "Deployment":
 			if dep == nil {
 				dep = o
 			}
-		case "MachineDeployment":
-			if md == nil {
-				md = o
+		case o.GetKind() == "ConfigMap" && (o.GetNamespace() == mgmt || o.GetNamespace() == demoNS):
+			// The OIDC AuthenticationConfiguration in demoNS where the
+			// claim has one, else the cloud-config.
+			if cm == nil || strings.HasSuffix(o.GetName(), "-oidc-authn-config") {
+				cm = o
 			}
+		case o.GetNamespace() == demoNS && o.GetKind() == "Service" && svc == nil:
+			svc = o
+		case o.GetNamespace() == demoNS && o.GetKind() == "MachineDeployment" && md == nil:
+			md = o
+		}
+		if o.GetNamespace() == demoNS && (o.GetKind() == "ServiceAccount" || o.GetKind() == "Deployment") {
+			t.Errorf("%s %s/%s: a claim composes no ServiceAccount or Deployment in its namespace", o.GetKind(), demoNS, o.GetName())
 		}
 	}
 	sort.Strings(sas)
-	if len(sas) == 0 || cm == nil || dep == nil || md == nil {
-		t.Fatalf("composed in %s: ServiceAccounts %v, ConfigMap %v, Deployment %v, MachineDeployment %v; want each", demoNS, sas, cm != nil, dep != nil, md != nil)
+	if len(sas) == 0 || cm == nil || dep == nil || md == nil || svc == nil {
+		t.Fatalf("composed in %s and %s: ServiceAccounts %v, ConfigMap %v, Deployment %v, MachineDeployment %v, Service %v; want each", demoNS, mgmt, sas, cm != nil, dep != nil, md != nil, svc != nil)
 	}
 	maxSize := md.GetAnnotations()[mdMaxKey]
 	var max int64
 	if _, err := fmt.Sscan(maxSize, &max); err != nil || maxSize == "" {
 		t.Fatalf("MachineDeployment %s annotation %s %q", md.GetName(), mdMaxKey, maxSize)
 	}
-	t.Logf("composed in %s: ServiceAccounts %v, ConfigMap %s, Deployment %s, MachineDeployment %s (max-size %d)", demoNS, sas, cm.GetName(), dep.GetName(), md.GetName(), max)
+	t.Logf("composed: ServiceAccounts %s/%v, ConfigMap %s/%s, Deployment %s/%s, Service %s/%s, MachineDeployment %s/%s (max-size %d)",
+		mgmt, sas, cm.GetNamespace(), cm.GetName(), mgmt, dep.GetName(), demoNS, svc.GetName(), demoNS, md.GetName(), max)
 
 	mallory := e.userConfig(t, hostileUser)
 	eve := e.userConfig(t, editUser)
@@ -146,7 +151,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 		return c, k, d
 	}
 	mc, mk, md1 := userClient(mallory)
-	ec, _, _ := userClient(eve)
+	ec, ek, _ := userClient(eve)
 
 	imagePatch := func(image string) []byte {
 		b, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
@@ -155,14 +160,15 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	}
 	const evilImage = "registry.example/evil:latest"
 	cmPatch := []byte(`{"data":{"hostile":"true"}}`)
+	svcPatch := []byte(`{"metadata":{"labels":{"hostile":"true"}}}`)
 
 	// The policies take effect once the API server has loaded them: a
 	// dry run by the edit user is refused from then on.
 	waitFor(t, time.Minute, "the composed-objects policy to refuse a dry run", func(ctx context.Context) (bool, string, error) {
-		err := ec.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, cmPatch), client.DryRunAll)
+		err := ec.Patch(ctx, svc.DeepCopy(), client.RawPatch(types.MergePatchType, svcPatch), client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), "composed by Crossplane"), fmt.Sprintf("%v", err), nil
 	})
-	autoscalerSA := "system:serviceaccount:" + demoNS + ":" + demo + "-cluster-autoscaler"
+	autoscalerSA := "system:serviceaccount:" + mgmt + ":" + demo + "-cluster-autoscaler"
 	asCfg := rest.CopyConfig(e.cfg)
 	asCfg.Impersonate = rest.ImpersonationConfig{UserName: autoscalerSA}
 	asDyn, err := dynamic.NewForConfig(asCfg)
@@ -196,67 +202,95 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	})
 	before := e.tenantObjects(t, demoNS, demo)
 
-	// SubjectAccessReviews.
-	var moves []hostileMove
+	// SubjectAccessReviews: the moves to the controllers, refused to both
+	// users; the tenant's own namespace, refused to tenantkube:tenant.
+	var toControllers []hostileMove
 	for _, sa := range sas {
-		moves = append(moves,
-			hostileMove{"impersonate ServiceAccount " + sa, authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "impersonate", Resource: "serviceaccounts", Name: sa}},
-			hostileMove{"impersonate user system:serviceaccount:" + demoNS + ":" + sa, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users", Name: "system:serviceaccount:" + demoNS + ":" + sa}},
-			hostileMove{"request a token of " + sa, authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: sa}},
+		toControllers = append(toControllers,
+			hostileMove{"impersonate ServiceAccount " + mgmt + "/" + sa, authorizationv1.ResourceAttributes{Namespace: mgmt, Verb: "impersonate", Resource: "serviceaccounts", Name: sa}},
+			hostileMove{"impersonate user system:serviceaccount:" + mgmt + ":" + sa, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users", Name: "system:serviceaccount:" + mgmt + ":" + sa}},
+			hostileMove{"request a token of " + mgmt + "/" + sa, authorizationv1.ResourceAttributes{Namespace: mgmt, Verb: "create", Resource: "serviceaccounts", Subresource: "token", Name: sa}},
 		)
 	}
-	moves = append(moves,
-		hostileMove{"create a pod", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "pods"}},
-		hostileMove{"exec into a pod", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "pods", Subresource: "exec"}},
-		hostileMove{"create a Deployment", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Group: "apps", Resource: "deployments"}},
-		hostileMove{"patch Deployment " + dep.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "patch", Group: "apps", Resource: "deployments", Name: dep.GetName()}},
-		hostileMove{"patch ConfigMap " + cm.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "patch", Resource: "configmaps", Name: cm.GetName()}},
-		hostileMove{"create a Secret", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "secrets"}},
-		hostileMove{"create a RoleBinding", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}},
-		hostileMove{"patch MachineDeployment " + md.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "patch", Group: "cluster.x-k8s.io", Resource: "machinedeployments", Name: md.GetName()}},
-		hostileMove{"scale MachineDeployment " + md.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "update", Group: "cluster.x-k8s.io", Resource: "machinedeployments", Subresource: "scale", Name: md.GetName()}},
+	toControllers = append(toControllers,
+		hostileMove{"create a pod in " + mgmt, authorizationv1.ResourceAttributes{Namespace: mgmt, Verb: "create", Resource: "pods"}},
+		hostileMove{"exec into a pod in " + mgmt, authorizationv1.ResourceAttributes{Namespace: mgmt, Verb: "create", Resource: "pods", Subresource: "exec"}},
+		hostileMove{"create a Secret in " + mgmt, authorizationv1.ResourceAttributes{Namespace: mgmt, Verb: "create", Resource: "secrets"}},
+		hostileMove{"patch Deployment " + mgmt + "/" + dep.GetName(), authorizationv1.ResourceAttributes{Namespace: mgmt, Verb: "patch", Group: "apps", Resource: "deployments", Name: dep.GetName()}},
+		hostileMove{"impersonate group system:serviceaccounts:" + mgmt, authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "groups", Name: "system:serviceaccounts:" + mgmt}},
 	)
+	inNamespace := []hostileMove{
+		{"create a pod", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "pods"}},
+		{"exec into a pod", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "pods", Subresource: "exec"}},
+		{"create a Deployment", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Group: "apps", Resource: "deployments"}},
+		{"patch ConfigMap " + cm.GetName(), authorizationv1.ResourceAttributes{Namespace: cm.GetNamespace(), Verb: "patch", Resource: "configmaps", Name: cm.GetName()}},
+		{"patch Service " + svc.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "patch", Resource: "services", Name: svc.GetName()}},
+		{"create a Secret", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Resource: "secrets"}},
+		{"create a RoleBinding", authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "create", Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}},
+		{"patch MachineDeployment " + md.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "patch", Group: "cluster.x-k8s.io", Resource: "machinedeployments", Name: md.GetName()}},
+		{"scale MachineDeployment " + md.GetName(), authorizationv1.ResourceAttributes{Namespace: demoNS, Verb: "update", Group: "cluster.x-k8s.io", Resource: "machinedeployments", Subresource: "scale", Name: md.GetName()}},
+	}
+	for _, m := range toControllers {
+		for _, u := range []string{hostileUser, editUser} {
+			if e.sar(ctx, t, cs, u, m.attr) {
+				t.Errorf("SubjectAccessReview: %s may %s", u, m.name)
+			}
+		}
+	}
 	var editAllows []string
-	for _, m := range moves {
-		if ok := e.sar(ctx, t, cs, hostileUser, m.attr); ok {
+	for _, m := range inNamespace {
+		if e.sar(ctx, t, cs, hostileUser, m.attr) {
 			t.Errorf("SubjectAccessReview: %s may %s", hostileUser, m.name)
 		}
 		if e.sar(ctx, t, cs, editUser, m.attr) {
 			editAllows = append(editAllows, m.name)
 		}
 	}
-	t.Logf("finding: Kubernetes' edit in %s allows: %s", demoNS, strings.Join(editAllows, "; "))
-	for _, want := range []string{"impersonate ServiceAccount " + sas[0], "request a token of " + sas[0], "create a pod", "patch Deployment " + dep.GetName(), "patch ConfigMap " + cm.GetName()} {
+	t.Logf("Kubernetes' edit in %s allows there: %s (none of it reaches a controller in %s)", demoNS, strings.Join(editAllows, "; "), mgmt)
+	for _, want := range []string{"create a pod", "patch Service " + svc.GetName()} {
 		if !contains(editAllows, want) {
-			t.Errorf("edit does not allow %q: the finding no longer holds", want)
+			t.Errorf("edit does not allow %q in %s: the edit user checks nothing", want, demoNS)
 		}
 	}
 
 	// The requests themselves, as mallory.
-	forbidden := func(what string, err error) {
+	forbiddenAs := func(user, what string, err error) {
 		t.Helper()
 		if !kerrors.IsForbidden(err) {
-			t.Errorf("%s as %s: want Forbidden, got %v", what, hostileUser, err)
+			t.Errorf("%s as %s: want Forbidden, got %v", what, user, err)
 		}
 	}
-	for _, sa := range sas {
-		imp := rest.CopyConfig(mallory)
-		imp.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + demoNS + ":" + sa}
-		ik, err := kubernetes.NewForConfig(imp)
-		e.must(t, err, "clientset impersonating "+sa)
-		_, err = ik.CoreV1().ServiceAccounts(demoNS).Get(ctx, sa, metav1.GetOptions{})
-		forbidden("impersonate ServiceAccount "+sa, err)
-		_, err = mk.CoreV1().ServiceAccounts(demoNS).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
-		forbidden("request a token of "+sa, err)
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "as-" + sa, Namespace: demoNS},
-			Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "c", Image: evilImage}}},
+	forbidden := func(what string, err error) {
+		t.Helper()
+		forbiddenAs(hostileUser, what, err)
+	}
+	// The moves to the controllers, as each user.
+	for _, u := range []struct {
+		name string
+		cfg  *rest.Config
+		k    kubernetes.Interface
+	}{{hostileUser, mallory, mk}, {editUser, eve, ek}} {
+		for _, sa := range sas {
+			imp := rest.CopyConfig(u.cfg)
+			imp.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + mgmt + ":" + sa}
+			ik, err := kubernetes.NewForConfig(imp)
+			e.must(t, err, "clientset impersonating "+sa)
+			_, err = ik.CoreV1().ServiceAccounts(mgmt).Get(ctx, sa, metav1.GetOptions{})
+			forbiddenAs(u.name, "impersonate ServiceAccount "+mgmt+"/"+sa, err)
+			_, err = u.k.CoreV1().ServiceAccounts(mgmt).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
+			forbiddenAs(u.name, "request a token of "+mgmt+"/"+sa, err)
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "as-" + sa, Namespace: mgmt},
+				Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "c", Image: evilImage}}},
+			}
+			_, err = u.k.CoreV1().Pods(mgmt).Create(ctx, pod, metav1.CreateOptions{})
+			forbiddenAs(u.name, "create a pod as "+mgmt+"/"+sa, err)
 		}
-		_, err = mk.CoreV1().Pods(demoNS).Create(ctx, pod, metav1.CreateOptions{})
-		forbidden("create a pod as "+sa, err)
 	}
 	forbidden("patch ConfigMap "+cm.GetName(), mc.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, cmPatch)))
+	forbidden("patch Service "+svc.GetName(), mc.Patch(ctx, svc.DeepCopy(), client.RawPatch(types.MergePatchType, svcPatch)))
 	forbidden("patch Deployment "+dep.GetName()+" image", mc.Patch(ctx, dep.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, imagePatch(evilImage))))
+	forbiddenAs(editUser, "patch Deployment "+mgmt+"/"+dep.GetName()+" image", ec.Patch(ctx, dep.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, imagePatch(evilImage))))
 	forbidden("scale MachineDeployment "+md.GetName()+" past max-size", scaleTo(ctx, md1, max+1, metav1.UpdateOptions{}))
 	_, err = md1.Resource(gvrMD).Namespace(demoNS).Patch(ctx, md.GetName(), types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"`+mdMaxKey+`":"1000"}}}`), metav1.PatchOptions{})
@@ -269,11 +303,16 @@ func (e *env) hostileTenantRole(t *testing.T) {
 			t.Errorf("%s: want refused (%q), got %v", what, want, err)
 		}
 	}
-	refused("patch ConfigMap "+cm.GetName()+" as "+editUser, "composed by Crossplane",
-		ec.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, cmPatch)))
-	refused("patch Deployment "+dep.GetName()+" image as "+editUser, "composed by Crossplane",
-		ec.Patch(ctx, dep.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, imagePatch(evilImage))))
-	// What an edit user gets by impersonating the cluster-autoscaler.
+	refused("patch Service "+svc.GetName()+" as "+editUser, "composed by Crossplane",
+		ec.Patch(ctx, svc.DeepCopy(), client.RawPatch(types.MergePatchType, svcPatch)))
+	if cm.GetNamespace() == demoNS {
+		refused("patch ConfigMap "+cm.GetName()+" as "+editUser, "composed by Crossplane",
+			ec.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, cmPatch)))
+	} else {
+		forbiddenAs(editUser, "patch ConfigMap "+cm.GetNamespace()+"/"+cm.GetName(), ec.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, cmPatch)))
+	}
+	// The cluster-autoscaler's own power (played by the administrator:
+	// no tenant reaches its ServiceAccount) stays inside the bounds.
 	refused("scale MachineDeployment "+md.GetName()+" past max-size as "+autoscalerSA, "outside the node group bounds",
 		scaleTo(ctx, asDyn, max+1, metav1.UpdateOptions{}))
 	raised, err := asDyn.Resource(gvrMD).Namespace(demoNS).Get(ctx, md.GetName(), metav1.GetOptions{})
@@ -290,19 +329,19 @@ func (e *env) hostileTenantRole(t *testing.T) {
 
 	// Nothing changed.
 	after := e.tenantObjects(t, demoNS, demo)
-	for _, o := range []*unstructured.Unstructured{cm, dep, md} {
+	for _, o := range []*unstructured.Unstructured{cm, dep, md, svc} {
 		k := describe(o)
 		b, a := before[k], after[k]
 		if a.uid != b.uid || a.generation != b.generation {
 			t.Errorf("%s changed: uid %s -> %s, generation %d -> %d", k, b.uid, a.uid, b.generation, a.generation)
 		}
 	}
-	cur, err := get(ctx, e.c, gvkDeployment, demoNS, dep.GetName())
+	cur, err := get(ctx, e.c, gvkDeployment, mgmt, dep.GetName())
 	e.must(t, err, "Deployment "+dep.GetName())
 	if strings.Contains(fmt.Sprint(cur.Object["spec"]), evilImage) {
 		t.Errorf("Deployment %s runs %s", dep.GetName(), evilImage)
 	}
-	cur, err = get(ctx, e.c, gvkConfigMap, demoNS, cm.GetName())
+	cur, err = get(ctx, e.c, gvkConfigMap, cm.GetNamespace(), cm.GetName())
 	e.must(t, err, "ConfigMap "+cm.GetName())
 	if _, ok, _ := unstructured.NestedString(cur.Object, "data", "hostile"); ok {
 		t.Errorf("ConfigMap %s holds the hostile key", cm.GetName())
@@ -313,8 +352,8 @@ func (e *env) hostileTenantRole(t *testing.T) {
 		t.Errorf("MachineDeployment %s: replicas %d, %s %q; want at most %d and %q", md.GetName(), r, mdMaxKey, cur.GetAnnotations()[mdMaxKey], max, maxSize)
 	}
 	for _, sa := range sas {
-		if _, err := cs.CoreV1().Pods(demoNS).Get(ctx, "as-"+sa, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
-			t.Errorf("pod %s/as-%s: %v, want NotFound", demoNS, sa, err)
+		if _, err := cs.CoreV1().Pods(mgmt).Get(ctx, "as-"+sa, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+			t.Errorf("pod %s/as-%s: %v, want NotFound", mgmt, sa, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -284,7 +285,7 @@ func (e *env) tenantObjects(t *testing.T, ns, n string) map[string]snap {
 	out := map[string]snap{}
 	for i := range objs {
 		u := &objs[i]
-		if u.GetNamespace() != ns && !(u.GetNamespace() == "" && u.GetLabels()["tenantkube.io/namespace"] == ns) {
+		if u.GetNamespace() != ns && u.GetNamespace() != fntest.ManagementNamespace(ns, n) && !(u.GetNamespace() == "" && u.GetLabels()["tenantkube.io/namespace"] == ns) {
 			continue
 		}
 		out[describe(u)] = snap{uid: string(u.GetUID()), rv: u.GetResourceVersion(), generation: u.GetGeneration(), obj: u.Object}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -28,7 +29,7 @@ func (e *env) platformValues(ctx context.Context, ns, n string) (host, autoscale
 		return "", "", "", err
 	}
 	host, _, _ = unstructured.NestedString(kcp.Object, "spec", "network", "ingress", "hostname")
-	dep, err := get(ctx, e.c, gvkDeployment, ns, n+"-cluster-autoscaler")
+	dep, err := get(ctx, e.c, gvkDeployment, fntest.ManagementNamespace(ns, n), n+"-cluster-autoscaler")
 	if err != nil {
 		return "", "", "", err
 	}

@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenantkube/tenantkube/internal/fntest"
@@ -473,11 +477,13 @@ func (e *env) claimConverges(t *testing.T) {
 // PersistentVolumes through the composed ClusterRoleBinding.
 func (e *env) checkCSIController(t *testing.T) {
 	t.Helper()
+	e.checkManagementNamespace(t)
 	e.checkCSIPersistentVolumeRead(t)
 	var d *unstructured.Unstructured
-	waitFor(t, time.Minute, "Deployment "+demo+"-kcsi-controller", func(ctx context.Context) (bool, string, error) {
+	mgmt := fntest.ManagementNamespace(demoNS, demo)
+	waitFor(t, time.Minute, "Deployment "+mgmt+"/"+demo+"-kcsi-controller", func(ctx context.Context) (bool, string, error) {
 		var err error
-		if d, err = get(ctx, e.c, gvkDeployment, demoNS, demo+"-kcsi-controller"); kerrors.IsNotFound(err) {
+		if d, err = get(ctx, e.c, gvkDeployment, mgmt, demo+"-kcsi-controller"); kerrors.IsNotFound(err) {
 			return false, "not found", nil
 		}
 		return err == nil, "", err
@@ -526,7 +532,8 @@ func (e *env) checkCSIController(t *testing.T) {
 // checkCSIPersistentVolumeRead: Crossplane, under its ServiceAccount,
 // composed the ClusterRoleBinding tenantkube:kcsi-controller:<NS>.<N>,
 // controlled by the XR, and the API server authorizes the CSI controller's
-// ServiceAccount to get a PersistentVolume (kubevirt/csi-driver
+// ServiceAccount (in the cluster's management namespace) to get a
+// PersistentVolume (kubevirt/csi-driver
 // EnsureControllerResize) but not to list, watch or change one.
 func (e *env) checkCSIPersistentVolumeRead(t *testing.T) {
 	t.Helper()
@@ -553,10 +560,11 @@ func (e *env) checkCSIPersistentVolumeRead(t *testing.T) {
 	}
 	cs, err := kubernetes.NewForConfig(e.cfg)
 	e.must(t, err, "clientset")
-	sa := "system:serviceaccount:" + demoNS + ":" + demo + "-kcsi-controller"
+	mgmt := fntest.ManagementNamespace(demoNS, demo)
+	sa := "system:serviceaccount:" + mgmt + ":" + demo + "-kcsi-controller"
 	for verb, want := range map[string]bool{"get": true, "list": false, "watch": false, "update": false, "delete": false} {
 		r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + demoNS, "system:authenticated"},
+			User: sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + mgmt, "system:authenticated"},
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Resource: "persistentvolumes", Name: "pvc-infra"},
 		}}, metav1.CreateOptions{})
 		e.must(t, err, "SubjectAccessReview")
@@ -1278,4 +1286,59 @@ func (e *env) deleteDemo(t *testing.T) {
 		}
 		return true, "", nil
 	})
+}
+
+// checkManagementNamespace: the demo claim's controllers run in its
+// management namespace (tenantkube-<digest>, worked out by
+// fntest.ManagementNamespace), labelled for the platform, whose kubeconfig
+// Secret the control-plane function rebuilt from Kamaji's: the server the
+// tenant API server's Service N.NS.svc:6443, Kamaji's CA, client
+// certificate and key, and nothing else.
+func (e *env) checkManagementNamespace(t *testing.T) {
+	t.Helper()
+	mgmt := fntest.ManagementNamespace(demoNS, demo)
+	var copied *unstructured.Unstructured
+	waitFor(t, time.Minute, "Secret "+mgmt+"/"+demo+"-admin-kubeconfig", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if copied, err = get(ctx, e.c, gvkSecret, mgmt, demo+"-admin-kubeconfig"); kerrors.IsNotFound(err) {
+			return false, "not found", nil
+		}
+		return err == nil, "", err
+	})
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	ns, err := get(ctx, e.c, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "", mgmt)
+	e.must(t, err, "Namespace "+mgmt)
+	if l := ns.GetLabels(); l["tenantkube.io/management-namespace"] != "true" || l["tenantkube.io/namespace"] != demoNS || l["tenantkube.io/cluster"] != demo {
+		t.Errorf("Namespace %s labels %v", mgmt, l)
+	}
+	kamaji, err := get(ctx, e.c, gvkSecret, demoNS, demo+"-admin-kubeconfig")
+	e.must(t, err, "Kamaji's Secret "+demo+"-admin-kubeconfig")
+	load := func(u *unstructured.Unstructured) *clientcmdapi.Config {
+		b64, _, _ := unstructured.NestedString(u.Object, "data", "super-admin.svc")
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		e.must(t, err, "Secret "+u.GetNamespace()+"/"+u.GetName())
+		cfg, err := clientcmd.Load(raw)
+		e.must(t, err, "kubeconfig of Secret "+u.GetNamespace()+"/"+u.GetName())
+		return cfg
+	}
+	want, got := load(kamaji), load(copied)
+	wctx, gctx := want.Contexts[want.CurrentContext], got.Contexts[got.CurrentContext]
+	if wctx == nil || gctx == nil || len(got.Clusters) != 1 || len(got.AuthInfos) != 1 || len(got.Contexts) != 1 {
+		t.Fatalf("kubeconfigs: Kamaji's current context %v, the copy's %v with %d clusters, %d users, %d contexts; want one each", wctx, gctx, len(got.Clusters), len(got.AuthInfos), len(got.Contexts))
+	}
+	wc, gc := want.Clusters[wctx.Cluster], got.Clusters[gctx.Cluster]
+	wu, gu := want.AuthInfos[wctx.AuthInfo], got.AuthInfos[gctx.AuthInfo]
+	if gc == nil || gu == nil {
+		t.Fatalf("the copy's current context names no cluster or user")
+	}
+	if server := "https://" + demo + "." + demoNS + ".svc:6443"; gc.Server != server {
+		t.Errorf("the copy's server %q, want %q", gc.Server, server)
+	}
+	if !bytes.Equal(gc.CertificateAuthorityData, wc.CertificateAuthorityData) || !bytes.Equal(gu.ClientCertificateData, wu.ClientCertificateData) || !bytes.Equal(gu.ClientKeyData, wu.ClientKeyData) {
+		t.Errorf("the copy's CA, client certificate or key differ from Kamaji's")
+	}
+	if gu.Token != "" || gu.TokenFile != "" || gu.Exec != nil || gu.AuthProvider != nil || gc.ProxyURL != "" || gc.InsecureSkipTLSVerify {
+		t.Errorf("the copy holds more than the CA, client certificate and key: %+v %+v", gc, gu)
+	}
 }
