@@ -18,6 +18,7 @@ import (
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
 // Function is the gRPC server of this composition function.
@@ -233,12 +234,15 @@ func tenantAPIAnswers(r *function.Request) bool {
 
 // CheckTenantInput applies the platform's bounds (the input) to a spec that
 // may not have passed spec.Validate: each addons.ingressNginx.hosts entry
-// may be claimed by this tenant (hosts, HostPolicy.Check), and all
-// valuesOverride together encode to at most input.maxValuesOverrideBytes of
-// JSON. It returns every violation, naming the field and the value (or its
-// size).
+// may be claimed by this tenant (hosts, HostPolicy.Check), spec.storageClass
+// is one of input.remoteStorageClasses, and all valuesOverride together
+// encode to at most input.maxValuesOverrideBytes of JSON. It returns every
+// violation, naming the field and the value (or its size).
 func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) field.ErrorList {
 	var errs field.ErrorList
+	if err := storageclass.Check(field.NewPath("spec", "storageClass"), spec.StorageClass, in.RemoteStorageClasses); err != nil {
+		errs = append(errs, err)
+	}
 	ing := addonsPath("ingressNginx").Child("hosts")
 	for i, h := range spec.Addons.IngressNginx.Hosts {
 		if i == v1alpha1.MaxIngressHosts {
