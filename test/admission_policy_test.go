@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -219,5 +220,41 @@ func TestMachineDeploymentPolicy(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no composed MachineDeployment with both autoscaler annotations in the golden renders")
+	}
+}
+
+// TestCSIDataVolumePolicy evaluates deploy/csi-datavolume-policy.yaml: a
+// DataVolume a tenantkube CSI controller (ServiceAccount
+// <N>-kcsi-controller of the DataVolume's namespace) creates must name a
+// StorageClass, the way kubevirt/csi-driver writes it (spec.storage); the
+// driver admits a volume of no class (allowDefault) and would place it on
+// the management cluster's default class. Nobody else is matched.
+func TestCSIDataVolumePolicy(t *testing.T) {
+	_, _, v := loadPolicy(t, filepath.Join(repoRoot(t), "deploy", "csi-datavolume-policy.yaml"))
+	gvk := schema.GroupVersionKind{Group: "cdi.kubevirt.io", Version: "v1beta1", Kind: "DataVolume"}
+	gvr := schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
+	dv := func(storage string) *unstructured.Unstructured {
+		return obj(t, "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata: {name: pvc-1f2e, namespace: tenant-demo}\nspec: {source: {blank: {}}, "+storage+"}")
+	}
+	csi := "system:serviceaccount:tenant-demo:demo-kcsi-controller"
+	for _, c := range []struct {
+		name, storage, user string
+		want                bool
+	}{
+		{"class named", "storage: {storageClassName: replicated, resources: {requests: {storage: 1Gi}}}", csi, true},
+		{"no class", "storage: {resources: {requests: {storage: 1Gi}}}", csi, false},
+		{"empty class", "storage: {storageClassName: '', resources: {requests: {storage: 1Gi}}}", csi, false},
+		{"pvc with a class", "pvc: {storageClassName: replicated}", csi, true},
+		{"pvc without", "pvc: {accessModes: [ReadWriteOnce]}", csi, false},
+		{"another namespace's controller", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:tenant-other:demo-kcsi-controller", true},
+		{"KubeVirt's worker disks", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:kubevirt:kubevirt-controller", true},
+	} {
+		ok, msg := admitted(t, v, admission.Create, gvr, gvk, "", dv(c.storage), nil, nil, c.user)
+		if ok != c.want {
+			t.Errorf("%s: admitted %t, want %t (%s)", c.name, ok, c.want, msg)
+		}
+		if !ok && !strings.Contains(msg, "DataVolume pvc-1f2e: the KubeVirt CSI controller must name a StorageClass") {
+			t.Errorf("%s: denial %q does not name the DataVolume", c.name, msg)
+		}
 	}
 }
