@@ -332,7 +332,7 @@ bench: ## Benchmarks of the composition functions; writes bench/results.txt (BEN
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) \
 		./functions/control-plane ./functions/workers ./functions/addons; \
 	  $(GO) test -run '^$$' -bench 'RunFunctionGRPC' -benchtime $(BENCH_GRPC_CALLS)x -benchmem -count $(BENCH_COUNT) ./test/bench; \
-	  $(GO) test -run '^$$' -bench 'Pipeline.*GRPC|MessageSize|Wire' -benchmem -count $(BENCH_COUNT) ./test/bench; \
+	  $(GO) test -run '^$$' -bench 'Pipeline.*GRPC|MessageSize|Wire|Validation' -benchmem -count $(BENCH_COUNT) ./test/bench; \
 	  $(GO) test -run '^$$' -bench 'RSS' -benchmem -benchtime 1x -count 1 ./test/bench; \
 	  echo "# load average at the end $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	} | tee _output/bench-results.txt

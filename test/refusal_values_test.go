@@ -1,18 +1,10 @@
 package test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
-
-	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // TestRefusalsNameTheValue: a refusal names the value the tenant gave, at
@@ -21,9 +13,7 @@ import (
 // failure tests (evictionHardMemory 150%, a hard 1Gi against a soft 200Mi,
 // a malformed podCpuLimit) and their neighbours.
 func TestRefusalsNameTheValue(t *testing.T) {
-	s := xrdSpecSchema(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	schemaValidator := openAPIValidator(t)
+	xrd := clusterAdmission(t)
 	ng := func(fields string) string { return "{nodeGroups: {md0: {" + fields + "}}}" }
 	kubelet := func(fields string) string { return ng("kubelet: {" + fields + "}") }
 	apiServer := func(fields string) string { return "{controlPlane: {apiServer: {" + fields + "}}}" }
@@ -46,22 +36,23 @@ func TestRefusalsNameTheValue(t *testing.T) {
 		"DiskZero":                 {ng(`diskSize: 0Gi`), []string{"0Gi"}},
 		"NodeCPUTooMany":           {ng(`resources: {cpu: 257, memory: 4Gi}`), []string{"257"}},
 		"NodeMemoryTooBig":         {ng(`resources: {cpu: 2, memory: 5Ti}`), []string{"5Ti"}},
+		"VolumeNameRepeated": {apiServer(`extraVolumes: [{name: authn, secret: {secretName: a}}, {name: authn, configMap: {name: b}}]`),
+			[]string{"authn"}},
+		"MountWithoutVolume": {apiServer(`extraVolumes: [{name: authn, secret: {secretName: a}}], extraVolumeMounts: [{name: authz, mountPath: /etc/authz}]`),
+			[]string{"authz"}},
+		"MountPathRepeated": {apiServer(`extraVolumes: [{name: a, secret: {secretName: a}}, {name: b, secret: {secretName: b}}], ` +
+			`extraVolumeMounts: [{name: a, mountPath: /etc/authn}, {name: b, mountPath: /etc/authn}]`), []string{"/etc/authn"}},
+		"MountPathDotDot": {apiServer(`extraVolumes: [{name: a, secret: {secretName: a}}], extraVolumeMounts: [{name: a, mountPath: /srv/../etc}]`),
+			[]string{"/srv/../etc"}},
+		"UserRepeated":                  {`{oidc: {users: [{email: jane@example.com, role: view}, {email: jane@example.com, role: admin}]}}`, []string{"jane@example.com"}},
+		"MinAboveMax":                   {ng(`minReplicas: 4321, maxReplicas: 1234`), []string{"4321", "1234"}},
+		"InstanceTypeNotDNS":            {ng(`instanceType: U1_Large`), []string{"U1_Large"}},
+		"PodCPULimitBesideInstanceType": {ng(`instanceType: u1.large, podCpuLimit: 2500m`), []string{"2500m", "u1.large"}},
+		"PodCPURequestAboveLimit":       {ng(`instanceType: '', podCpuLimit: 1500m, podCpuRequest: 1501m`), []string{"1501m", "1500m"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			obj := decodeSpec(t, c.spec)
-			structuraldefaulting.Default(obj, s)
-			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
-			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
-			admission = append(admission, celErrs...)
-
-			spec := &v1alpha1.KubernetesClusterSpec{}
-			if err := yaml.Unmarshal([]byte(c.spec), spec); err != nil {
-				t.Fatal(err)
-			}
-			spec.Default()
-			functions := spec.Validate()
-
+			admission, functions := xrd.admit(t, c.spec, ""), clusterValidate(t, c.spec)
 			for who, errs := range map[string]field.ErrorList{"XRD admission": admission, "spec.Validate()": functions} {
 				agg := errs.ToAggregate()
 				if agg == nil {
@@ -75,5 +66,26 @@ func TestRefusalsNameTheValue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAdmissionWritesReplicasInDecimal: the minReplicas <= maxReplicas
+// refusal writes both numbers in decimal at admission (its
+// messageExpression spells integers digit by digit: CEL's cost estimator
+// bounds no string(int)), at each digit count's edges.
+func TestAdmissionWritesReplicasInDecimal(t *testing.T) {
+	xrd := clusterAdmission(t)
+	for _, c := range []struct{ min, max, want string }{
+		{"1", "0", "maxReplicas (0), not 1"},
+		{"10", "9", "maxReplicas (9), not 10"},
+		{"100", "99", "maxReplicas (99), not 100"},
+		{"1000", "999", "maxReplicas (999), not 1000"},
+		{"2020", "2019", "maxReplicas (2019), not 2020"},
+		{"5000", "4999", "maxReplicas (4999), not 5000"},
+	} {
+		errs := xrd.admit(t, "{nodeGroups: {md0: {minReplicas: "+c.min+", maxReplicas: "+c.max+"}}}", "")
+		if agg := errs.ToAggregate(); agg == nil || !strings.Contains(agg.Error(), c.want) {
+			t.Errorf("minReplicas %s, maxReplicas %s: message %v does not contain %q", c.min, c.max, agg, c.want)
+		}
 	}
 }

@@ -14,11 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -77,12 +74,7 @@ func tenantSpecStructural(t *testing.T) (*apiextensions.JSONSchemaProps, *struct
 // suggested maximum quota), storageClassName a DNS subdomain of at most
 // 253 characters; each at its edge and one past.
 func TestTenantValidationAgrees(t *testing.T) {
-	internal, s := tenantSpecStructural(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	schemaValidator, _, err := apiservervalidation.NewSchemaValidator(internal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	xrd := tenantAdmission(t)
 
 	type args struct{ spec string }
 	type want struct {
@@ -114,18 +106,7 @@ func TestTenantValidationAgrees(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			obj := decodeSpec(t, c.args.spec)
-			structuraldefaulting.Default(obj, s)
-			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
-			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
-			admission = append(admission, celErrs...)
-
-			spec := &v1alpha1.TenantSpec{}
-			if err := yaml.Unmarshal([]byte(c.args.spec), spec); err != nil {
-				t.Fatal(err)
-			}
-			spec.Default()
-			functions := spec.Validate()
+			admission, functions := xrd.admit(t, c.args.spec, ""), tenantValidate(t, c.args.spec)
 
 			want := normalizedPaths(c.want.paths)
 			if d := cmp.Diff(want, fieldPaths(admission)); d != "" {
@@ -153,34 +134,36 @@ func TestTenantValidationAgrees(t *testing.T) {
 // down; a bound volume cannot shrink). Quantities are compared as
 // quantities: 4096Mi is 4Gi, 8000Mi is less than 8Gi (8192Mi).
 func TestTenantEtcdMayNotDecrease(t *testing.T) {
-	_, s := tenantSpecStructural(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
+	xrd := tenantAdmission(t)
 	type args struct{ old, new string }
 	const etcd = "spec.etcd"
 	cases := map[string]struct {
 		reason string
 		args   args
 		want   []string // the fields refused
+		msgs   []string // each in the refusal: the old and the new value
 	}{
 		"Same":           {reason: "No change.", args: args{old: `{etcd: {replicas: 3, storageSize: 4Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}},
 		"SameDefaulted":  {reason: "The defaults (3, 4Gi) written out are no change.", args: args{old: `{}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}},
 		"SameOtherUnits": {reason: "4096Mi is 4Gi.", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: 4096Mi}}`}},
 		"Grow":           {reason: "More members and larger volumes are allowed.", args: args{old: `{etcd: {replicas: 3, storageSize: 4Gi}}`, new: `{etcd: {replicas: 5, storageSize: 8Gi}}`}},
-		"FewerMembers":   {reason: "One member fewer.", args: args{old: `{etcd: {replicas: 3}}`, new: `{etcd: {replicas: 2}}`}, want: []string{etcd + ".replicas"}},
-		"BelowDefault":   {reason: "From the default 3 to 1.", args: args{old: `{}`, new: `{etcd: {replicas: 1}}`}, want: []string{etcd + ".replicas"}},
-		"SmallerVolume":  {reason: "One byte less than 4Gi (4294967296).", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: "4294967295"}}`}, want: []string{etcd + ".storageSize"}},
-		"SmallerInMi":    {reason: "8000Mi is less than 8Gi.", args: args{old: `{etcd: {storageSize: 8Gi}}`, new: `{etcd: {storageSize: 8000Mi}}`}, want: []string{etcd + ".storageSize"}},
-		"BothDecrease":   {reason: "Both at once.", args: args{old: `{etcd: {replicas: 5, storageSize: 8Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}, want: []string{etcd + ".replicas", etcd + ".storageSize"}},
-		"UnsetToDefault": {reason: "Unsetting a grown value defaults it lower: refused.", args: args{old: `{etcd: {replicas: 5}}`, new: `{}`}, want: []string{etcd + ".replicas"}},
+		"FewerMembers":   {reason: "One member fewer.", args: args{old: `{etcd: {replicas: 3}}`, new: `{etcd: {replicas: 2}}`}, want: []string{etcd + ".replicas"}, msgs: []string{"replicas may not be lowered from 3 to 2"}},
+		"BelowDefault":   {reason: "From the default 3 to 1.", args: args{old: `{}`, new: `{etcd: {replicas: 1}}`}, want: []string{etcd + ".replicas"}, msgs: []string{"from 3 to 1"}},
+		"SmallerVolume":  {reason: "One byte less than 4Gi (4294967296).", args: args{old: `{etcd: {storageSize: 4Gi}}`, new: `{etcd: {storageSize: "4294967295"}}`}, want: []string{etcd + ".storageSize"}, msgs: []string{"storageSize may not be lowered from 4Gi to 4294967295"}},
+		"SmallerInMi":    {reason: "8000Mi is less than 8Gi.", args: args{old: `{etcd: {storageSize: 8Gi}}`, new: `{etcd: {storageSize: 8000Mi}}`}, want: []string{etcd + ".storageSize"}, msgs: []string{"from 8Gi to 8000Mi"}},
+		"BothDecrease":   {reason: "Both at once.", args: args{old: `{etcd: {replicas: 5, storageSize: 8Gi}}`, new: `{etcd: {replicas: 3, storageSize: 4Gi}}`}, want: []string{etcd + ".replicas", etcd + ".storageSize"}, msgs: []string{"from 5 to 3", "from 8Gi to 4Gi"}},
+		"UnsetToDefault": {reason: "Unsetting a grown value defaults it lower: refused.", args: args{old: `{etcd: {replicas: 5}}`, new: `{}`}, want: []string{etcd + ".replicas"}, msgs: []string{"from 5 to 3"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			old, obj := decodeSpec(t, c.args.old), decodeSpec(t, c.args.new)
-			structuraldefaulting.Default(old, s)
-			structuraldefaulting.Default(obj, s)
-			errs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, old, celconfig.RuntimeCELCostBudget)
+			errs := xrd.admit(t, c.args.new, c.args.old)
 			if d := cmp.Diff(normalizedPaths(c.want), fieldPaths(errs)); d != "" {
 				t.Errorf("%s\nXRD transition rules: fields (-want +got):\n%s\n%v", c.reason, d, errs.ToAggregate())
+			}
+			for _, m := range c.msgs {
+				if agg := errs.ToAggregate(); agg == nil || !strings.Contains(agg.Error(), m) {
+					t.Errorf("%s\nXRD transition rules: message %v does not contain %q", c.reason, agg, m)
+				}
 			}
 		})
 	}

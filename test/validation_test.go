@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -10,12 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
@@ -28,9 +22,7 @@ import (
 // docs/validation.md, written here by hand; each is tried at its edge and
 // one past it.
 func TestValidationAgrees(t *testing.T) {
-	s := xrdSpecSchema(t)
-	celValidator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	schemaValidator := openAPIValidator(t)
+	xrd := clusterAdmission(t)
 
 	rep := strings.Repeat
 	list := func(item string, n int) string { return strings.TrimSuffix(rep(item+", ", n), ", ") }
@@ -69,6 +61,13 @@ func TestValidationAgrees(t *testing.T) {
 			u[i] = fmt.Sprintf("{email: u%d@example.com, role: view}", i)
 		}
 		return u
+	}
+	mirrors := func(n int) string {
+		m := make([]string, n)
+		for i := range m {
+			m[i] = fmt.Sprintf(`"r%d.example.com": {endpoints: ["https://m.example.com"]}`, i)
+		}
+		return strings.Join(m, ", ")
 	}
 	kubelet := func(fields string) string { return ng("kubelet: {" + fields + "}") }
 	const md0 = "spec.nodeGroups[md0]"
@@ -819,6 +818,56 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: ng("instanceType: '', podCpuLimit: '1.5', podCpuRequest: 1501m")},
 			want:   want{paths: []string{md0 + ".podCpuRequest"}, msg: "podCpuRequest must be at most podCpuLimit (1.5)"},
 		},
+		// os and spec.talos: the worker OS, the Talos release against the
+		// support matrix (Talos v1.13: Kubernetes v1.31 to v1.36), the
+		// schematic and the registry mirrors.
+		"OSTalos":  {args: args{spec: ng("os: Talos")}, reason: "One of Ubuntu, Talos."},
+		"OSUbuntu": {args: args{spec: ng("os: Ubuntu")}, reason: "One of Ubuntu, Talos."},
+		"OSUnknown": {
+			reason: "Windows is no worker OS.",
+			args:   args{spec: ng("os: Windows")},
+			want:   want{paths: []string{md0 + ".os"}, msg: "Windows"},
+		},
+		"TalosDefaults": {args: args{spec: `{version: v1.31, talos: {}}`}, reason: "Talos v1.13.6 runs Kubernetes v1.31."},
+		"TalosOutsideMatrix": {
+			reason: "Talos v1.12 is not in the chart's support matrix: both versions are named.",
+			args:   args{spec: `{version: v1.35, talos: {version: v1.12.4}}`},
+			want:   want{paths: []string{"spec.talos.version"}, msg: "Talos v1.12.4 does not support Kubernetes v1.35"},
+		},
+		"TalosVersionNotRelease": {
+			reason: "A Talos release is vX.Y.Z.",
+			args:   args{spec: `{talos: {version: "1.13"}}`},
+			want:   want{paths: []string{"spec.talos.version"}, msg: "1.13"},
+		},
+		"TalosSchematicNotHex": {
+			reason: "A schematic ID is 64 lower-case hex digits.",
+			args:   args{spec: `{talos: {schematicID: ` + rep("A", 64) + `}}`},
+			want:   want{paths: []string{"spec.talos.schematicID"}},
+		},
+		"TalosSixteenMirrors": {
+			reason: "16 mirrored hosts is the most.",
+			args:   args{spec: `{talos: {registryMirrors: {` + mirrors(16) + `}}}`},
+		},
+		"TalosSeventeenMirrors": {
+			reason: "17 mirrored hosts is one too many.",
+			args:   args{spec: `{talos: {registryMirrors: {` + mirrors(17) + `}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors"}},
+		},
+		"TalosMirrorHost": {
+			reason: "A mirror key is a registry host.",
+			args:   args{spec: `{talos: {registryMirrors: {"Docker_IO": {endpoints: ["https://m.example.com"]}}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors"}, msg: "Docker_IO"},
+		},
+		"TalosMirrorEndpointScheme": {
+			reason: "A mirror endpoint is an http(s) URL.",
+			args:   args{spec: `{talos: {registryMirrors: {"docker.io": {endpoints: ["ftp://m.example.com"]}}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors[docker.io].endpoints[0]"}},
+		},
+		"TalosMirrorNineEndpoints": {
+			reason: "8 endpoints per host is the most.",
+			args:   args{spec: `{talos: {registryMirrors: {"docker.io": {endpoints: [` + list(`"https://m.example.com"`, 9) + `]}}}}`},
+			want:   want{paths: []string{"spec.talos.registryMirrors[docker.io].endpoints"}},
+		},
 		"AntiAffinityHard": {args: args{spec: ng("antiAffinity: Hard")}, reason: "One of Soft, Hard, None."},
 		"AntiAffinityOther": {
 			reason: "Not one of them.",
@@ -828,20 +877,8 @@ func TestValidationAgrees(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			// Admission: the API server defaults, then validates.
-			obj := decodeSpec(t, c.args.spec)
-			structuraldefaulting.Default(obj, s)
-			admission := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
-			celErrs, _ := celValidator.Validate(context.Background(), field.NewPath("spec"), s, obj, nil, celconfig.RuntimeCELCostBudget)
-			admission = append(admission, celErrs...)
-
-			// The functions: Go defaults, then Validate.
-			spec := &v1alpha1.KubernetesClusterSpec{}
-			if err := yaml.Unmarshal([]byte(c.args.spec), spec); err != nil {
-				t.Fatal(err)
-			}
-			spec.Default()
-			functions := spec.Validate()
+			admission := xrd.admit(t, c.args.spec, "")
+			functions := clusterValidate(t, c.args.spec)
 
 			want := normalizedPaths(c.want.paths)
 			if d := cmp.Diff(want, fieldPaths(admission)); d != "" {

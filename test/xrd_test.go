@@ -17,13 +17,11 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -144,9 +142,7 @@ func TestXRDDefaultsMatchGoDefaults(t *testing.T) {
 // TestXRDAdmission runs the XRD's OpenAPI and CEL validation (including the
 // transition rules) as the API server would on create and update.
 func TestXRDAdmission(t *testing.T) {
-	s := xrdSpecSchema(t)
-	validator := cel.NewValidator(s, false, celconfig.PerCallLimit)
-	schemaValidator := openAPIValidator(t)
+	xrd := clusterAdmission(t)
 
 	cases := map[string]struct {
 		old, new string
@@ -227,18 +223,7 @@ func TestXRDAdmission(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			obj := decodeSpec(t, c.new)
-			structuraldefaulting.Default(obj, s)
-			var old any
-			if c.old != "" {
-				o := decodeSpec(t, c.old)
-				structuraldefaulting.Default(o, s)
-				old = o
-			}
-			errs := apiservervalidation.ValidateCustomResource(field.NewPath("spec"), obj, schemaValidator)
-			celErrs, _ := validator.Validate(context.Background(), field.NewPath("spec"), s, obj, old, celconfig.RuntimeCELCostBudget)
-			errs = append(errs, celErrs...)
-			msg := errs.ToAggregate()
+			msg := xrd.admit(t, c.new, c.old).ToAggregate()
 			switch {
 			case c.want == "" && msg != nil:
 				t.Errorf("rejected: %v", msg)

@@ -1,8 +1,8 @@
 package v1alpha1
 
 // Bounds of what a tenant may write, enforced at admission by the XRD (the
-// markers in types.go carry the same numbers) and re-checked by the
-// functions. Every tenant shares the management cluster: no field may make
+// markers in types.go carry the same numbers; the quantity maxima reach it
+// through quantitybounds.go) and re-checked by the functions. Every tenant shares the management cluster: no field may make
 // an object, a function request or a workload in it grow without limit.
 const (
 	// MaxReplicasLimit is the XRD's maximum of a node group's minReplicas

@@ -43,6 +43,10 @@ const (
 	// ReasonInstanceTypePending: an instance type has not been fetched
 	// yet; the node group's observed objects are kept unchanged.
 	ReasonInstanceTypePending = "InstanceTypePending"
+	// ReasonWaitingForTalosPKI: a Talos node group waits for the Talos CA
+	// Secret N-talos-ca (cert-manager) and Kamaji's CA Secret N-ca, from
+	// which its machine configuration is computed.
+	ReasonWaitingForTalosPKI = "WaitingForTalosPKI"
 	// ReasonInstanceTypeNotFound: a node group names an instance type
 	// that does not exist (Fatal).
 	ReasonInstanceTypeNotFound = "InstanceTypeNotFound"

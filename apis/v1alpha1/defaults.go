@@ -62,6 +62,7 @@ func (s *KubernetesClusterSpec) Default() {
 		s.NodeGroups[name] = g
 	}
 	s.NodeHealthCheck.Default()
+	s.Talos.Default()
 	if s.MaxNodeProvisionTime == "" {
 		s.MaxNodeProvisionTime = DefaultMaxNodeProvisionTime
 	}

@@ -59,10 +59,8 @@ type TenantSpec struct {
 
 // TenantEtcd sizes the etcd cluster shared by a namespace's clusters.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('8Gi')) <= 0",messageExpression="'storageSize must be at most 8Gi, not ' + string(self.storageSize)",fieldPath=".storageSize"
-// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !isQuantity(string(self.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity('0')) > 0",messageExpression="'storageSize must be greater than zero, not ' + string(self.storageSize)",fieldPath=".storageSize"
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.replicas >= oldSelf.replicas",message="replicas may not be lowered: the etcd-operator removes no member when it scales down, and the etcd loses quorum",fieldPath=".replicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !has(oldSelf.storageSize) || !isQuantity(string(self.storageSize)) || !isQuantity(string(oldSelf.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity(string(oldSelf.storageSize))) >= 0",message="storageSize may not be lowered: a bound volume cannot shrink, and a lower quota-backend-bytes stops writes",fieldPath=".storageSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.replicas >= oldSelf.replicas",messageExpression=`'replicas may not be lowered from ' + (oldSelf.replicas >= 10 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][oldSelf.replicas / 10 % 10] : "") + ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][oldSelf.replicas % 10] + ' to ' + (self.replicas >= 10 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.replicas / 10 % 10] : "") + ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.replicas % 10] + ': the etcd-operator removes no member when it scales down, and the etcd loses quorum'`,fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !has(oldSelf.storageSize) || !isQuantity(string(self.storageSize)) || !isQuantity(string(oldSelf.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity(string(oldSelf.storageSize))) >= 0",messageExpression="'storageSize may not be lowered from ' + string(oldSelf.storageSize) + ' to ' + string(self.storageSize) + ': a bound volume cannot shrink, and a lower quota-backend-bytes stops writes'",fieldPath=".storageSize"
 type TenantEtcd struct {
 	// Replicas is the number of etcd members. It may grow, not shrink (the
 	// XRD refuses a lower value; the function refuses one below the running
@@ -124,7 +122,7 @@ func (s *TenantSpec) Validate() field.ErrorList {
 	if r := deref(s.Etcd.Replicas); r < 1 || r > MaxTenantEtcdReplicas {
 		errs = append(errs, field.Invalid(p.Child("replicas"), r, fmt.Sprintf("must be between 1 and %d", MaxTenantEtcdReplicas)))
 	}
-	errs = append(errs, validateQuantity(p.Child("storageSize"), string(s.Etcd.StorageSize), MaxTenantEtcdStorageSize)...)
+	errs = append(errs, etcdStorage.check(p, string(s.Etcd.StorageSize))...)
 	if s.Etcd.StorageClassName != "" {
 		errs = append(errs, validateSubdomain(p.Child("storageClassName"), s.Etcd.StorageClassName)...)
 	}
@@ -133,14 +131,14 @@ func (s *TenantSpec) Validate() field.ErrorList {
 
 // TenantCompositeResourceDefinition builds the Tenant's Crossplane v2 XRD
 // (apiextensions.crossplane.io/v2, scope Cluster) from the CRD
-// controller-gen generates for Tenant: its spec and status schema
-// unchanged, with printer columns. It returns an error when the CRD has no
+// controller-gen generates for Tenant: its spec and status schema with the
+// quantity bounds' CEL rules, and printer columns. It returns an error when the CRD has no
 // v1alpha1 schema.
 func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
 	version, err := xrdVersion(crd, []map[string]any{
 		{"name": "DATASTORE", "type": "string", "jsonPath": ".status.dataStoreName", "description": "Kamaji DataStore of the namespace's TenantClusters."},
 		{"name": "CLUSTERS", "type": "integer", "jsonPath": ".status.clusters", "description": "TenantClusters served: their control plane uses this DataStore."},
-	})
+	}, TenantQuantityBounds)
 	if err != nil {
 		return nil, err
 	}

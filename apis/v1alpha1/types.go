@@ -25,6 +25,7 @@ type XKubernetesCluster struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)",messageExpression="'storageClass is immutable: it was ' + oldSelf.storageClass + ', not ' + (has(self.storageClass) ? self.storageClass : 'unset')"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.version) || !has(self.version) || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 0 || int(self.version.substring(3)) - int(oldSelf.version.substring(3)) == 1",messageExpression="'version may only go up one minor at a time: from ' + oldSelf.version + ' the allowed versions are ' + (oldSelf.version == 'v1.30' ? 'v1.31' : oldSelf.version == 'v1.31' ? 'v1.31 and v1.32' : oldSelf.version == 'v1.32' ? 'v1.32 and v1.33' : oldSelf.version == 'v1.33' ? 'v1.33 and v1.34' : oldSelf.version == 'v1.34' ? 'v1.34 and v1.35' : oldSelf.version) + ', not ' + self.version"
+// +kubebuilder:validation:XValidation:rule="!has(self.talos) || !has(self.talos.version) || !self.talos.version.matches('^v1[.][0-9]{1,3}[.][0-9]{1,3}$') || !has(self.version) || !(self.version in ['v1.35', 'v1.34', 'v1.33', 'v1.32', 'v1.31']) || (self.talos.version.matches('^v1[.]13[.]') && int(self.version.substring(3)) >= 31 && int(self.version.substring(3)) <= 36)",messageExpression="'Talos ' + self.talos.version + ' does not support Kubernetes ' + self.version + ' (the support matrix: Talos v1.13 runs Kubernetes v1.31 to v1.36)'",fieldPath=".talos.version"
 type KubernetesClusterSpec struct {
 	// StorageClass used to store the data.
 	// +kubebuilder:default=replicated
@@ -102,31 +103,24 @@ type KubernetesClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	OIDC OIDC `json:"oidc,omitempty"`
+
+	// Talos worker image configuration: the Talos release, Image Factory
+	// schematic and registry mirrors of the node groups whose os is Talos.
+	// +kubebuilder:default={}
+	// +optional
+	Talos Talos `json:"talos,omitempty"`
 }
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
 // autoscaled between minReplicas and maxReplicas.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.ephemeralStorage)",messageExpression="'ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead, not ' + string(self.ephemeralStorage)",fieldPath=".ephemeralStorage"
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must be less than or equal to maxReplicas",fieldPath=".minReplicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('256')) <= 0",messageExpression="'resources.cpu must be at most 256 (cores), not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('0')) > 0",messageExpression="'resources.cpu must be greater than zero, not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || string(self.resources.cpu).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",messageExpression="'resources.cpu must be whole millicores such as 4000m or decimal cores such as 4, not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",messageExpression=`'minReplicas must be less than or equal to maxReplicas (' + (self.maxReplicas >= 1000 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.maxReplicas / 1000 % 10] : "") + (self.maxReplicas >= 100 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.maxReplicas / 100 % 10] : "") + (self.maxReplicas >= 10 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.maxReplicas / 10 % 10] : "") + ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.maxReplicas % 10] + '), not ' + (self.minReplicas >= 1000 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.minReplicas / 1000 % 10] : "") + (self.minReplicas >= 100 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.minReplicas / 100 % 10] : "") + (self.minReplicas >= 10 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.minReplicas / 10 % 10] : "") + ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.minReplicas % 10]`,fieldPath=".minReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !has(self.resources.memory) || string(self.resources.cpu).matches('^([0-9]+|[0-9]*000m|[0-9]+[.]0+)$')",messageExpression="'resources.cpu: a VM gets whole cores: must be a whole number of cores such as 4 or 4000m, not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('4Ti')) <= 0",messageExpression="'resources.memory must be at most 4Ti, not ' + string(self.resources.memory)",fieldPath=".resources.memory"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",messageExpression="'resources.memory must be greater than zero, not ' + string(self.resources.memory)",fieldPath=".resources.memory"
-// +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('64Ti')) <= 0",messageExpression="'diskSize must be at most 64Ti, not ' + string(self.diskSize)",fieldPath=".diskSize"
-// +kubebuilder:validation:XValidation:rule="!has(self.diskSize) || !isQuantity(string(self.diskSize)) || quantity(string(self.diskSize)).compareTo(quantity('0')) > 0",messageExpression="'diskSize must be greater than zero, not ' + string(self.diskSize)",fieldPath=".diskSize"
-// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || size(self.instanceType) == 0 || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots)",fieldPath=".instanceType"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuLimit cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype'",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || string(self.podCpuLimit).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",messageExpression="'podCpuLimit must be whole millicores such as 1500m or decimal cores such as 1.5, not ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('256')) <= 0",messageExpression="'podCpuLimit must be at most 256 (cores), not ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuRequest cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype'",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || string(self.podCpuRequest).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",messageExpression="'podCpuRequest must be whole millicores such as 1500m or decimal cores such as 1.5, not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('256')) <= 0",messageExpression="'podCpuRequest must be at most 256 (cores), not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuLimit)).compareTo(quantity('0')) > 0",messageExpression="'podCpuLimit must be greater than zero, not ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !isQuantity(string(self.podCpuRequest)) || quantity(string(self.podCpuRequest)).compareTo(quantity('0')) > 0",messageExpression="'podCpuRequest must be greater than zero, not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity(string(self.podCpuLimit))) <= 0",messageExpression="'podCpuRequest must be at most podCpuLimit (' + string(self.podCpuLimit) + ')'",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || size(self.instanceType) == 0 || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",messageExpression="'instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots), not ' + self.instanceType",fieldPath=".instanceType"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuLimit cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype; podCpuLimit is ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuRequest cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype; podCpuRequest is ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
+// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity(string(self.podCpuLimit))) <= 0",messageExpression="'podCpuRequest must be at most podCpuLimit (' + string(self.podCpuLimit) + '), not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
 type NodeGroup struct {
 	// Minimum number of replicas.
 	// +kubebuilder:default=0
@@ -258,6 +252,16 @@ type NodeGroup struct {
 	// +kubebuilder:validation:Enum=Soft;Hard;None
 	// +optional
 	AntiAffinity AntiAffinity `json:"antiAffinity,omitempty"`
+
+	// Operating system of the node group's VMs: Ubuntu (a container disk
+	// joined by kubeadm) or Talos (the Image Factory disk image of
+	// spec.talos, bootstrapped by Cluster API's Talos provider). Unset takes
+	// the platform's defaultWorkerOS (Ubuntu unless the platform says
+	// otherwise). Changing it, or the platform default a group follows,
+	// rolls the node group.
+	// +kubebuilder:validation:Enum=Ubuntu;Talos
+	// +optional
+	OS WorkerOS `json:"os,omitempty"`
 }
 
 // AntiAffinity is how a node group's VMs spread over the management
@@ -295,16 +299,6 @@ type GPU struct {
 // CPU by the seed's formula (5%, clamped to [256Mi, 1Gi] and [50m, 500m]).
 // Reservations stop at a node's maxima (256 cores, 4Ti).
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedMemory) || !isQuantity(string(self.systemReservedMemory)) || quantity(string(self.systemReservedMemory)).compareTo(quantity('4Ti')) <= 0",messageExpression="'systemReservedMemory must be at most 4Ti, not ' + string(self.systemReservedMemory)",fieldPath=".systemReservedMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedMemory) || !isQuantity(string(self.systemReservedMemory)) || quantity(string(self.systemReservedMemory)).compareTo(quantity('0')) > 0",messageExpression="'systemReservedMemory must be greater than zero, not ' + string(self.systemReservedMemory)",fieldPath=".systemReservedMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedMemory) || !isQuantity(string(self.kubeReservedMemory)) || quantity(string(self.kubeReservedMemory)).compareTo(quantity('4Ti')) <= 0",messageExpression="'kubeReservedMemory must be at most 4Ti, not ' + string(self.kubeReservedMemory)",fieldPath=".kubeReservedMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedMemory) || !isQuantity(string(self.kubeReservedMemory)) || quantity(string(self.kubeReservedMemory)).compareTo(quantity('0')) > 0",messageExpression="'kubeReservedMemory must be greater than zero, not ' + string(self.kubeReservedMemory)",fieldPath=".kubeReservedMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || !isQuantity(string(self.systemReservedCpu)) || quantity(string(self.systemReservedCpu)).compareTo(quantity('256')) <= 0",messageExpression="'systemReservedCpu must be at most 256 (cores), not ' + string(self.systemReservedCpu)",fieldPath=".systemReservedCpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || !isQuantity(string(self.systemReservedCpu)) || quantity(string(self.systemReservedCpu)).compareTo(quantity('0')) > 0",messageExpression="'systemReservedCpu must be greater than zero, not ' + string(self.systemReservedCpu)",fieldPath=".systemReservedCpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.systemReservedCpu) || string(self.systemReservedCpu).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",messageExpression="'systemReservedCpu must be whole millicores such as 100m or decimal cores such as 0.5, not ' + string(self.systemReservedCpu)",fieldPath=".systemReservedCpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || !isQuantity(string(self.kubeReservedCpu)) || quantity(string(self.kubeReservedCpu)).compareTo(quantity('256')) <= 0",messageExpression="'kubeReservedCpu must be at most 256 (cores), not ' + string(self.kubeReservedCpu)",fieldPath=".kubeReservedCpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || !isQuantity(string(self.kubeReservedCpu)) || quantity(string(self.kubeReservedCpu)).compareTo(quantity('0')) > 0",messageExpression="'kubeReservedCpu must be greater than zero, not ' + string(self.kubeReservedCpu)",fieldPath=".kubeReservedCpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.kubeReservedCpu) || string(self.kubeReservedCpu).matches('^([0-9]+m|[0-9]+([.][0-9]+)?|[.][0-9]+)$')",messageExpression="'kubeReservedCpu must be whole millicores such as 100m or decimal cores such as 0.5, not ' + string(self.kubeReservedCpu)",fieldPath=".kubeReservedCpu"
 // +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !string(self.evictionHardMemory).endsWith('%') || !string(self.evictionHardMemory).matches('^[0-9]+([.][0-9]+)?%$') || (double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) > 0.0 && double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) <= 100.0)",messageExpression="'evictionHardMemory: a percentage must be in (0, 100], not ' + string(self.evictionHardMemory)",fieldPath=".evictionHardMemory"
 // +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || string(self.evictionHardMemory).endsWith('%') || !isQuantity(string(self.evictionHardMemory)) || quantity(string(self.evictionHardMemory)).compareTo(quantity('0')) > 0",messageExpression="'evictionHardMemory must be greater than zero, not ' + string(self.evictionHardMemory)",fieldPath=".evictionHardMemory"
 // +kubebuilder:validation:XValidation:rule="!has(self.evictionSoftMemory) || !string(self.evictionSoftMemory).endsWith('%') || !string(self.evictionSoftMemory).matches('^[0-9]+([.][0-9]+)?%$') || (double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1)) > 0.0 && double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1)) <= 100.0)",messageExpression="'evictionSoftMemory: a percentage must be in (0, 100], not ' + string(self.evictionSoftMemory)",fieldPath=".evictionSoftMemory"
@@ -486,11 +480,6 @@ type ControlPlane struct {
 // resources override the preset key by key. Explicit resources stop at the
 // largest preset's (32 CPUs, 256Gi): the component runs in the management
 // cluster.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('32')) <= 0",messageExpression="'resources.cpu must be at most 32 (cores), not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('0')) > 0",messageExpression="'resources.cpu must be greater than zero, not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('256Gi')) <= 0",messageExpression="'resources.memory must be at most 256Gi, not ' + string(self.resources.memory)",fieldPath=".resources.memory"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",messageExpression="'resources.memory must be greater than zero, not ' + string(self.resources.memory)",fieldPath=".resources.memory"
 type Component struct {
 	// CPU and memory resources of the component; each key set overrides the
 	// preset's value for that key.
@@ -507,14 +496,10 @@ type Component struct {
 // spec.deployment.extraVolumes). The pod runs in the management cluster:
 // volumes come only from ConfigMaps and Secrets of the cluster's namespace.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('32')) <= 0",messageExpression="'resources.cpu must be at most 32 (cores), not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !isQuantity(string(self.resources.cpu)) || quantity(string(self.resources.cpu)).compareTo(quantity('0')) > 0",messageExpression="'resources.cpu must be greater than zero, not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('256Gi')) <= 0",messageExpression="'resources.memory must be at most 256Gi, not ' + string(self.resources.memory)",fieldPath=".resources.memory"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.memory) || !isQuantity(string(self.resources.memory)) || quantity(string(self.resources.memory)).compareTo(quantity('0')) > 0",messageExpression="'resources.memory must be greater than zero, not ' + string(self.resources.memory)",fieldPath=".resources.memory"
 // +kubebuilder:validation:XValidation:rule="!has(self.extraArgs) || self.extraArgs.all(a, self.extraArgs.exists_one(b, b.split('=')[0] == a.split('=')[0]))",messageExpression="'extraArgs: each flag at most once (Kamaji keys them by name): ' + self.extraArgs.filter(a, !self.extraArgs.exists_one(b, b.split('=')[0] == a.split('=')[0]))[0].split('=')[0] + ' is repeated'",fieldPath=".extraArgs"
-// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumes) || self.extraVolumes.all(v, self.extraVolumes.exists_one(w, w.name == v.name))",message="extraVolumes: names must be unique",fieldPath=".extraVolumes"
-// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, has(self.extraVolumes) && self.extraVolumes.exists(v, v.name == m.name))",message="extraVolumeMounts: each name must be a volume of extraVolumes",fieldPath=".extraVolumeMounts"
-// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, self.extraVolumeMounts.exists_one(n, n.mountPath == m.mountPath))",message="extraVolumeMounts: mount paths must be unique",fieldPath=".extraVolumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumes) || self.extraVolumes.all(v, self.extraVolumes.exists_one(w, w.name == v.name))",messageExpression="'extraVolumes: names must be unique: ' + self.extraVolumes.map(v, v.name).filter(n, !self.extraVolumes.exists_one(w, w.name == n))[0] + ' is repeated'",fieldPath=".extraVolumes"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, has(self.extraVolumes) && self.extraVolumes.exists(v, v.name == m.name))",messageExpression="'extraVolumeMounts: each name must be a volume of extraVolumes: ' + self.extraVolumeMounts.map(m, m.name).filter(n, !has(self.extraVolumes) || !self.extraVolumes.exists(v, v.name == n))[0] + ' is not'",fieldPath=".extraVolumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, self.extraVolumeMounts.exists_one(n, n.mountPath == m.mountPath))",messageExpression="'extraVolumeMounts: mount paths must be unique: ' + self.extraVolumeMounts.map(m, m.mountPath).filter(p, !self.extraVolumeMounts.exists_one(n, n.mountPath == p))[0] + ' is repeated'",fieldPath=".extraVolumeMounts"
 type APIServer struct {
 	// CPU and memory resources for API Server; each key set overrides the
 	// preset's value for that key.
@@ -610,7 +595,7 @@ type SecretVolume struct {
 // APIServerVolumeMount mounts one of extraVolumes into the kube-apiserver
 // container (a subset of core/v1 VolumeMount).
 //
-// +kubebuilder:validation:XValidation:rule="!self.mountPath.matches('(^|/)[.][.]?(/|$)')",message="mountPath may not hold . or .. segments",fieldPath=".mountPath"
+// +kubebuilder:validation:XValidation:rule="!self.mountPath.matches('(^|/)[.][.]?(/|$)')",messageExpression="'mountPath may not hold . or .. segments, not ' + self.mountPath",fieldPath=".mountPath"
 // +kubebuilder:validation:XValidation:rule="['/etc/kubernetes', '/etc/ca-certificates', '/etc/ssl/certs', '/usr/share/ca-certificates', '/usr/local/share/ca-certificates', '/run/konnectivity', '/var/run/secrets/kubernetes.io', '/dev', '/proc', '/sys'].all(r, self.mountPath != r && !self.mountPath.startsWith(r + '/') && !r.startsWith(self.mountPath + '/'))",messageExpression="'mountPath ' + self.mountPath + ' is on or above a path the control plane uses (/etc/kubernetes, /etc/ca-certificates, /etc/ssl/certs, /usr/share/ca-certificates, /usr/local/share/ca-certificates, /run/konnectivity, /var/run/secrets/kubernetes.io, /dev, /proc, /sys)'",fieldPath=".mountPath"
 type APIServerVolumeMount struct {
 	// Name of a volume of extraVolumes.
@@ -660,7 +645,7 @@ const (
 // and the users bound to a role inside the tenant cluster.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'CustomConfig' || (has(self.customConfig) && ((has(self.customConfig.config) && size(self.customConfig.config) > 0) != (has(self.customConfig.secretRef) && has(self.customConfig.secretRef.name) && size(self.customConfig.secretRef.name) > 0)))",message="mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)",fieldPath=".customConfig"
-// +kubebuilder:validation:XValidation:rule="!has(self.users) || self.users.all(u, self.users.exists_one(v, v.email == u.email))",message="users: each email at most once",fieldPath=".users"
+// +kubebuilder:validation:XValidation:rule="!has(self.users) || self.users.all(u, self.users.exists_one(v, v.email == u.email))",messageExpression="'users: each email at most once: ' + self.users.map(u, u.email).filter(e, !self.users.exists_one(v, v.email == e))[0] + ' is repeated'",fieldPath=".users"
 type OIDC struct {
 	// Identity mode. None: no OIDC, only the admin kubeconfig works.
 	// System: trust the platform's issuer with an audience unique to this

@@ -42,7 +42,6 @@ const (
 	msgHAMi          = "hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)"
 	msgOuroboros     = "ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)"
 	msgPositive      = "must be greater than zero"
-	msgWholeCPU      = "must be whole millicores such as 4000m or decimal cores such as 4"
 	msgWholeCores    = "a VM gets whole cores: must be a whole number of cores such as 4 or 4000m"
 
 	msgReservedFlag      = "is set by the platform, calls out from the management network or spends what tenants share; it cannot be set in extraArgs"
@@ -106,7 +105,7 @@ var ReservedMountPaths = []string{"/etc/kubernetes", "/etc/ca-certificates", "/e
 var (
 	// cpuPattern is a CPU value a user may write: whole millicores
 	// ("100m") or decimal cores ("0.5", "2").
-	cpuPattern = regexp.MustCompile(`^([0-9]+m|[0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
+	cpuPattern = regexp.MustCompile(cpuForm)
 	// rolePattern is a node role: the name part of the label
 	// node-role.kubernetes.io/<role>.
 	rolePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
@@ -169,7 +168,8 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	if img := s.Images.WaitForKubeconfig; longerThan(img, MaxImageLength) {
 		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
 	}
-	return append(errs, s.OIDC.Validate(p.Child("oidc"))...)
+	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
+	return append(errs, s.Talos.Validate(p.Child("talos"), s.Version)...)
 }
 
 // Validate returns every problem of one defaulted node group at path
@@ -193,7 +193,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 	} else if it != "" && !g.explicit() {
 		errs = append(errs, validateSubdomain(path.Child("instanceType"), it)...)
 	}
-	errs = append(errs, validateQuantity(path.Child("diskSize"), string(g.DiskSize), MaxDiskSize)...)
+	errs = append(errs, diskSize.check(path, string(g.DiskSize))...)
 	if g.StorageClass != "" {
 		errs = append(errs, validateSubdomain(path.Child("storageClass"), g.StorageClass)...)
 	}
@@ -217,7 +217,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(rp.Child("cpu"), fmt.Sprintf("%s (resources.memory is %q)", msgResourcesBoth, g.Resources.Memory)))
 	}
 	if cpu := string(g.Resources.CPU); cpu != "" {
-		ferrs := validateCPU(rp.Child("cpu"), cpu, MaxNodeCPU)
+		ferrs := validateCPU(path, cpu, nodeCPU)
 		if len(ferrs) == 0 && g.explicit() {
 			if q := resource.MustParse(cpu); q.MilliValue()%1000 != 0 {
 				ferrs = append(ferrs, field.Invalid(rp.Child("cpu"), cpu, msgWholeCores))
@@ -226,7 +226,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		errs = append(errs, ferrs...)
 	}
 	if mem := string(g.Resources.Memory); mem != "" {
-		errs = append(errs, validateQuantity(rp.Child("memory"), mem, MaxNodeMemory)...)
+		errs = append(errs, nodeMemory.check(path, mem)...)
 	}
 	if len(g.GPUs) > MaxGPUs {
 		errs = append(errs, field.TooMany(path.Child("gpus"), len(g.GPUs), MaxGPUs))
@@ -239,6 +239,9 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		case longerThan(gpu.Name, MaxNameLength):
 			errs = append(errs, tooLong(np, gpu.Name, MaxNameLength))
 		}
+	}
+	if g.OS != "" && !slices.Contains(WorkerOSes, g.OS) {
+		errs = append(errs, field.NotSupported(path.Child("os"), g.OS, WorkerOSes))
 	}
 	errs = append(errs, g.validateHealthOverrides(path)...)
 	errs = append(errs, g.validateVM(path)...)
@@ -256,24 +259,24 @@ func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	pod := map[string]*resource.Quantity{}
 	for _, f := range []struct {
-		name string
-		val  Quantity
-	}{{"podCpuLimit", g.PodCPULimit}, {"podCpuRequest", g.PodCPURequest}} {
+		b   QuantityBound
+		val Quantity
+	}{{podCPULimit, g.PodCPULimit}, {podCPURequest, g.PodCPURequest}} {
 		if !f.val.IsSet() {
 			continue
 		}
-		fp := path.Child(f.name)
+		fp := path.Child(f.b.Field)
 		if g.InstanceTypeName() != "" && !g.explicit() {
 			errs = append(errs, field.Invalid(fp, string(f.val), fmt.Sprintf(
 				"%s cannot be combined with instanceType sizing (instanceType is %s): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype",
-				f.name, g.InstanceTypeName())))
+				f.b.Field, g.InstanceTypeName())))
 		}
-		q, err := parsePodCPU(fp, f.name, string(f.val))
+		q, err := parsePodCPU(path, f.b, string(f.val))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		pod[f.name] = &q
+		pod[f.b.Field] = &q
 	}
 	lim, req := pod["podCpuLimit"], pod["podCpuRequest"]
 	if lim != nil && req != nil && req.Cmp(*lim) > 0 {
@@ -289,24 +292,14 @@ func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// parsePodCPU parses a virt-launcher CPU value the user wrote at path
-// (field name): cores or whole millicores, greater than zero (zero, or no
-// request, would let a pod escape a CPU quota) and at most MaxNodeCPU.
-func parsePodCPU(path *field.Path, name, text string) (resource.Quantity, *field.Error) {
+// parsePodCPU parses a virt-launcher CPU value the user wrote in the node
+// group at path: cores or whole millicores, within b (greater than zero:
+// zero, or no request, would let a pod escape a CPU quota).
+func parsePodCPU(path *field.Path, b QuantityBound, text string) (resource.Quantity, *field.Error) {
 	if !cpuPattern.MatchString(text) || !QuantityInRange(text) {
-		return resource.Quantity{}, field.Invalid(path, shorten(text), name+" must be whole millicores such as 1500m or decimal cores such as 1.5")
+		return resource.Quantity{}, field.Invalid(b.path(path), shorten(text), b.MsgCPUForm())
 	}
-	q, err := resource.ParseQuantity(text)
-	if err != nil {
-		return resource.Quantity{}, field.Invalid(path, text, name+" must be whole millicores such as 1500m or decimal cores such as 1.5")
-	}
-	if q.Sign() <= 0 {
-		return resource.Quantity{}, field.Invalid(path, text, name+" must be greater than zero")
-	}
-	if q.Cmp(resource.MustParse(MaxNodeCPU)) > 0 {
-		return resource.Quantity{}, field.Invalid(path, text, name+" must be at most "+MaxNodeCPU+" (cores)")
-	}
-	return q, nil
+	return b.Check(path, text)
 }
 
 // explicit reports whether a node group sets both resources.cpu and
@@ -324,20 +317,21 @@ func (g NodeGroup) explicit() bool {
 func (k Kubelet) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, f := range []struct {
-		name, val, max string
-		cpu            bool
+		b   QuantityBound
+		val Quantity
+		cpu bool
 	}{
-		{"systemReservedMemory", string(k.SystemReservedMemory), MaxNodeMemory, false},
-		{"kubeReservedMemory", string(k.KubeReservedMemory), MaxNodeMemory, false},
-		{"systemReservedCpu", string(k.SystemReservedCPU), MaxNodeCPU, true},
-		{"kubeReservedCpu", string(k.KubeReservedCPU), MaxNodeCPU, true},
+		{systemReservedMemory, k.SystemReservedMemory, false},
+		{kubeReservedMemory, k.KubeReservedMemory, false},
+		{systemReservedCPU, k.SystemReservedCPU, true},
+		{kubeReservedCPU, k.KubeReservedCPU, true},
 	} {
 		switch {
 		case f.val == "":
 		case f.cpu:
-			errs = append(errs, validateCPU(path.Child(f.name), f.val, f.max)...)
+			errs = append(errs, validateCPU(path, string(f.val), f.b)...)
 		default:
-			errs = append(errs, validateQuantity(path.Child(f.name), f.val, f.max)...)
+			errs = append(errs, f.b.check(path, string(f.val))...)
 		}
 	}
 	hp, sp := path.Child("evictionHardMemory"), path.Child("evictionSoftMemory")
@@ -481,10 +475,10 @@ func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
 		{path.Child("konnectivity", "server"), c.Konnectivity.Server.Resources},
 	} {
 		if cpu := string(comp.r.CPU); cpu != "" {
-			errs = append(errs, validateQuantity(comp.path.Child("resources", "cpu"), cpu, MaxComponentCPU)...)
+			errs = append(errs, componentCPU.check(comp.path, cpu)...)
 		}
 		if mem := string(comp.r.Memory); mem != "" {
-			errs = append(errs, validateQuantity(comp.path.Child("resources", "memory"), mem, MaxComponentMemory)...)
+			errs = append(errs, componentMem.check(comp.path, mem)...)
 		}
 	}
 	return append(errs, c.APIServer.Validate(path.Child("apiServer"))...)
@@ -718,20 +712,13 @@ func QuantityInRange(s string) bool {
 	return exp >= -MaxQuantityExponent && exp <= MaxQuantityExponent
 }
 
-func validateQuantity(path *field.Path, text, max string) field.ErrorList {
-	if _, err := ParseBounded(path, text, max); err != nil {
-		return field.ErrorList{err}
-	}
-	return nil
-}
-
-// validateCPU is validateQuantity for a CPU value, which must be written in
-// cores or whole millicores.
-func validateCPU(path *field.Path, text, max string) field.ErrorList {
+// validateCPU is b.check for a CPU value, which must be written in cores or
+// whole millicores.
+func validateCPU(path *field.Path, text string, b QuantityBound) field.ErrorList {
 	if !cpuPattern.MatchString(text) {
-		return field.ErrorList{field.Invalid(path, text, msgWholeCPU)}
+		return field.ErrorList{field.Invalid(b.path(path), text, b.MsgCPUForm())}
 	}
-	return validateQuantity(path, text, max)
+	return b.check(path, text)
 }
 
 func validateReplicas(path *field.Path, v int32) field.ErrorList {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -158,6 +159,12 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	}
 	if in.CPUAllocationRatio < 1 {
 		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
+	}
+	if !slices.Contains(tkv1alpha1.WorkerOSes, in.DefaultWorkerOS) {
+		return field.NotSupported(p.Child("defaultWorkerOS"), in.DefaultWorkerOS, tkv1alpha1.WorkerOSes)
+	}
+	if img := in.TalosCSRSignerImage; len(img) > tkv1alpha1.MaxImageLength || strings.ContainsAny(img, " \t\n") {
+		return field.Invalid(p.Child("talosCsrSignerImage"), img, "must be an image reference")
 	}
 	switch in.DeletionOrder {
 	case cpinput.DeletionOrderUsages, cpinput.DeletionOrderNone:

@@ -260,9 +260,9 @@ func TestSameClusterNameInTwoNamespaces(t *testing.T) {
 func TestComponentResourceBounds(t *testing.T) {
 	for spec, want := range map[string]string{
 		`{controlPlane: {apiServer: {resources: {cpu: 32, memory: 256Gi}}}}`:     "",
-		`{controlPlane: {apiServer: {resources: {cpu: 32001m}}}}`:                `spec.controlPlane.apiServer.resources.cpu: Invalid value: "32001m": must be at most 32`,
+		`{controlPlane: {apiServer: {resources: {cpu: 32001m}}}}`:                `spec.controlPlane.apiServer.resources.cpu: Invalid value: "32001m": resources.cpu must be at most 32`,
 		`{controlPlane: {scheduler: {resources: {memory: 256Gi}}}}`:              "",
-		`{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`: `spec.controlPlane.konnectivity.server.resources.memory: Invalid value: "257Gi": must be at most 256Gi`,
+		`{controlPlane: {konnectivity: {server: {resources: {memory: 257Gi}}}}}`: `spec.controlPlane.konnectivity.server.resources.memory: Invalid value: "257Gi": resources.memory must be at most 256Gi`,
 	} {
 		msg := fntest.FatalMessage(fntest.Call{Spec: spec}.Run(t, fn))
 		if (want == "" && msg != "") || !strings.Contains(msg, want) {

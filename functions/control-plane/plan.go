@@ -108,6 +108,9 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	if !external {
 		errs = appendError(errs, etcdOperatorChanged(r, clusterEtcdSite(t.ID, in.Etcd.Operator), "cluster "+t.ID.Namespace+"/"+t.ID.Name))
 	}
+	if ferr := checkTalosPlatform(spec, in); ferr != nil {
+		errs = append(errs, ferr)
+	}
 	clash, err := nameClash(t, r)
 	if err != nil {
 		errs = append(errs, field.InternalError(field.NewPath("requiredResources"), err))
@@ -193,6 +196,17 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	}
 	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName, auth)
 	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
+	if len(talosNodeGroups(spec, in)) > 0 && !waiting {
+		if ferr := composeTalos(p, r, t.ID, in, kcp); ferr != nil {
+			return nil, field.ErrorList{ferr}
+		}
+	} else if waiting {
+		for _, name := range []string{nameTalosSelfSignedIssuer, nameTalosCA, nameTalosCAIssuer, nameTalosTLS} {
+			if r.ObservedExists(name) {
+				keepObserved(p, r, name)
+			}
+		}
+	}
 	if waiting {
 		keepObserved(p, r, nameKamajiControlPlane)
 	} else {

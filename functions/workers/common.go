@@ -1,6 +1,8 @@
 package main
 
 import (
+	cabptv1alpha3 "github.com/tenantkube/tenantkube/internal/upstream/cabpt/v1alpha3"
+
 	"sort"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -75,6 +77,17 @@ type nodeGroupPlan struct {
 	// ObservedTemplate is the KubevirtMachineTemplate the observed
 	// MachineDeployment refers to ("" when none is observed).
 	ObservedTemplate string
+	// TalosImageURL is the system-disk image of a Talos group; "" for an
+	// Ubuntu group.
+	TalosImageURL string
+}
+
+// BootstrapKind is the kind of the group's bootstrap template.
+func (p nodeGroupPlan) BootstrapKind() string {
+	if p.TalosImageURL != "" {
+		return cabptv1alpha3.TalosConfigTemplateKind
+	}
+	return "KubeadmConfigTemplate"
 }
 
 // ObjectName is the Kubernetes name of the group's per-group objects: N-G.

@@ -85,7 +85,7 @@ func buildMachineDeployment(id function.Identity, p nodeGroupPlan, machineTempla
 				Spec: clusterv1.MachineSpec{
 					ClusterName: id.Name,
 					Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
-						APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate", Name: name,
+						APIGroup: bootstrapv1.GroupVersion.Group, Kind: p.BootstrapKind(), Name: name,
 					}},
 					InfrastructureRef: clusterv1.ContractVersionedObjectReference{
 						APIGroup: infrav1.GroupVersion.Group, Kind: "KubevirtMachineTemplate", Name: machineTemplate,

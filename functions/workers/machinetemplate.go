@@ -174,6 +174,9 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 		VirtualMachineTemplate: infrav1.VirtualMachineTemplateSpec{Spec: vm},
 		BootstrapCheckSpec:     infrav1.VirtualMachineBootstrapCheckSpec{CheckStrategy: "ssh"},
 	}}}
+	if p.TalosImageURL != "" {
+		talosSystemDisk(&spec, p.TalosImageURL)
+	}
 	hash, err := templateHash(spec)
 	if err != nil {
 		return nil, err

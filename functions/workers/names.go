@@ -51,6 +51,10 @@ const (
 // KubeadmConfigTemplate.
 func bootstrapResourceName(g string) string { return "nodegroup-" + g + "-bootstrap" }
 
+// talosBootstrapResourceName is the composed-resource name of a Talos
+// group G's TalosConfigTemplate.
+func talosBootstrapResourceName(g string) string { return "nodegroup-" + g + "-talosconfig" }
+
 // machineTemplateResourceName is the composed-resource name of G's
 // KubevirtMachineTemplate with the given 6-hex hash.
 func machineTemplateResourceName(g, hash string) string {

@@ -161,7 +161,7 @@ func keepObservedGroup(p *function.Plan, r *function.Request, g string, template
 			kept++
 		}
 	}
-	for _, name := range append([]string{bootstrapResourceName(g), healthCheckResourceName(g)}, templates...) {
+	for _, name := range append([]string{bootstrapResourceName(g), talosBootstrapResourceName(g), healthCheckResourceName(g)}, templates...) {
 		keep(function.Kept{Name: name})
 	}
 	// cluster-autoscaler owns the replicas: never write them.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"fmt"
 	"strings"
 
@@ -30,19 +32,23 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 	names := sortedKeys(spec.NodeGroups)
 	p := &function.Plan{}
 	requireInputs(p, id, spec, names)
+	pki, ferr := requireTalosPKI(p, r, id, spec, in)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
 	requireStatusInputs(p, id, spec)
 	referenced, msArrived, err := referencedMachineTemplates(r, id)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("requirements", requirementMachineSets), err)}
 	}
-	groups, errs := planGroups(r, spec, names)
+	groups, errs := planGroups(r, spec, names, in, pki)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	if errs := preflight(p, r, id, names, groups, in); len(errs) > 0 {
 		return nil, errs
 	}
-	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived)
+	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived, pki)
 	if ferr != nil {
 		return nil, field.ErrorList{ferr}
 	}
@@ -64,7 +70,7 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 		waitForControlPlane(p, r)
 		return p, nil
 	}
-	setWorkersReady(p, pending, notReady)
+	setWorkersReady(p, pending, notReady, pki)
 	return p, nil
 }
 
@@ -90,22 +96,27 @@ func waitForControlPlane(p *function.Plan, r *function.Request) {
 // status.nodeGroups, the pending groups and the groups below their minimum
 // of ready nodes, in the order of spec's groups.
 func composeGroups(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput,
-	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
+	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool, pki *talosPKI) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
 	templates := observedTemplatesByGroup(r)
 	status = map[string]v1alpha1.NodeGroupStatus{}
 	for _, g := range sortedKeys(spec.NodeGroups) {
 		ng, res := spec.NodeGroups[g], reservations{}
 		if gp, ok := groups[g]; ok {
-			current, err := composeGroup(p, id, gp, in)
+			current, err := composeGroup(p, id, gp, in, spec.Talos, pki)
 			if err != nil {
 				return nil, nil, nil, field.InternalError(NodeGroupPath(g), err)
 			}
 			keepOldTemplates(p, r, current, templates[g], referenced, msArrived, g)
+			keepOtherOSBootstrap(p, r, g, isTalos(gp.Group, in), templates[g], current)
 			ng, res = gp.Group, gp.Kubelet
-		} else { // pending: its instance type has not arrived
+		} else { // pending: its instance type, or the Talos PKI, has not arrived
 			kept := keepObservedGroup(p, r, g, templates[g])
-			p.Warn(v1alpha1.ReasonInstanceTypePending, fmt.Sprintf("node group %s: instance type %q has not been fetched yet; keeping its %d observed objects unchanged",
-				g, ng.InstanceTypeName(), kept))
+			if isTalos(ng, in) && !pki.Ready() {
+				p.Warn(v1alpha1.ReasonWaitingForTalosPKI, fmt.Sprintf("node group %s: %s; keeping its %d observed objects unchanged", g, pki.Waiting(id), kept))
+			} else {
+				p.Warn(v1alpha1.ReasonInstanceTypePending, fmt.Sprintf("node group %s: instance type %q has not been fetched yet; keeping its %d observed objects unchanged",
+					g, ng.InstanceTypeName(), kept))
+			}
 			pending = append(pending, g)
 		}
 		st, ready := observedGroupStatus(r, g, ng, res)
@@ -139,7 +150,7 @@ func requireInputs(p *function.Plan, id function.Identity, spec *v1alpha1.Kubern
 // planGroups plans each node group of names: its sizing, kubelet
 // reservations and version. A group whose instance type has not been
 // fetched yet is left out (pending). It returns every violation.
-func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names []string) (map[string]nodeGroupPlan, field.ErrorList) {
+func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput, pki *talosPKI) (map[string]nodeGroupPlan, field.ErrorList) {
 	row, err := versions.Lookup(spec.Version) // checked by checkSpec
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "version"), err)}
@@ -154,7 +165,7 @@ func planGroups(r *function.Request, spec *v1alpha1.KubernetesClusterSpec, names
 			errs = append(errs, ferr)
 			continue
 		}
-		if !arrived {
+		if !arrived || isTalos(ng, in) && !pki.Ready() {
 			continue
 		}
 		res, err := computeReservations(NodeGroupPath(g), ng.Kubelet, s)
@@ -213,24 +224,43 @@ func groupSizing(r *function.Request, g string, ng v1alpha1.NodeGroup) (Sizing, 
 	return Sizing{}, true, nil // instanceType "": the size is unknown
 }
 
-// composeGroup adds the four objects of one node group to p. It returns
-// the composed-resource name of the current machine template.
-func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput) (string, error) {
+// composeGroup adds the four objects of one node group to p: its
+// bootstrap template (KubeadmConfigTemplate, or TalosConfigTemplate for a
+// Talos group, which boots talos's release instead of a container disk),
+// machine template, MachineDeployment and health check. It returns the
+// composed-resource name of the current machine template.
+func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput, talos v1alpha1.Talos, pki *talosPKI) (string, error) {
 	image, err := in.ContainerDiskImage(gp.Minor)
 	if err != nil {
 		return "", err
 	}
-	kct := buildKubeadmConfigTemplate(id, gp, in)
-	bootstrapHash, err := canonicalHash(kct.Spec)
-	if err != nil {
-		return "", err
+	var bootstrap any
+	var bootstrapHash, bootstrapName string
+	if isTalos(gp.Group, in) {
+		gp.TalosImageURL = in.Talos.ImageURL(talos.SchematicID, talos.Version)
+		tct, err := buildTalosConfigTemplate(id, gp, talosTemplate{Spec: talos, Platform: in.Talos, PodCIDR: in.PodCIDR, ServiceCIDR: in.ServiceCIDR, PKI: *pki})
+		if err != nil {
+			return "", err
+		}
+		bootstrap, bootstrapName = tct, talosBootstrapResourceName(gp.Name)
+		bootstrapHash, err = canonicalHash(tct.Spec)
+		if err != nil {
+			return "", err
+		}
+	} else {
+		kct := buildKubeadmConfigTemplate(id, gp, in)
+		bootstrap, bootstrapName = kct, bootstrapResourceName(gp.Name)
+		bootstrapHash, err = canonicalHash(kct.Spec)
+		if err != nil {
+			return "", err
+		}
 	}
 	kmt, err := buildKubevirtMachineTemplate(id, gp, image, bootstrapHash)
 	if err != nil {
 		return "", err
 	}
 	tmplName := machineTemplateResourceName(gp.Name, strings.TrimPrefix(kmt.Name, gp.ObjectName(id)+"-"))
-	p.Add(bootstrapResourceName(gp.Name), kct, function.ReadyOnceObserved)
+	p.Add(bootstrapName, bootstrap, function.ReadyOnceObserved)
 	p.Add(tmplName, kmt, function.ReadyOnceObserved)
 	p.Add(machineDeploymentResourceName(gp.Name), buildMachineDeployment(id, gp, kmt.Name), machineDeploymentReady(gp.Name, deref(gp.Group.MinReplicas)))
 	p.Add(healthCheckResourceName(gp.Name), buildMachineHealthCheck(id, gp), function.ReadyOnceObserved)
@@ -281,11 +311,14 @@ func warnGPUsWithoutOperator(p *function.Plan, spec *v1alpha1.KubernetesClusterS
 	}
 }
 
-// setWorkersReady sets WorkersReady: False while instance types are
-// pending or node groups are below their minimum of ready nodes, True
-// otherwise.
-func setWorkersReady(p *function.Plan, pending, notReady []string) {
+// setWorkersReady sets WorkersReady: False while the Talos PKI, instance
+// types are pending or node groups are below their minimum of ready
+// nodes, True otherwise.
+func setWorkersReady(p *function.Plan, pending, notReady []string, pki *talosPKI) {
 	switch {
+	case len(pending) > 0 && pki.Needed && !pki.Ready():
+		p.SetCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonWaitingForTalosPKI,
+			"waiting for the Talos PKI of node groups "+strings.Join(pending, ", "))
 	case len(pending) > 0:
 		p.SetCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonInstanceTypePending,
 			"waiting for the instance types of node groups "+strings.Join(pending, ", "))
@@ -322,4 +355,29 @@ func minorString(version string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("v1.%d", n), nil
+}
+
+// keepOtherOSBootstrap keeps, while group g rolls from one OS to the
+// other, the observed bootstrap template of the OS it leaves
+// (KubeadmConfigTemplate or TalosConfigTemplate N-G): the MachineSets of
+// the machine templates still kept (keepOldTemplates) refer to it to
+// replace a machine before the rollout ends.
+func keepOtherOSBootstrap(p *function.Plan, r *function.Request, g string, talos bool, templates []string, current string) {
+	other := talosBootstrapResourceName(g)
+	if talos {
+		other = bootstrapResourceName(g)
+	}
+	if r.ObservedString(other, "metadata", "name") == "" {
+		return
+	}
+	kept := map[string]bool{}
+	for _, k := range p.Kept {
+		kept[k.Name] = true
+	}
+	for _, t := range templates {
+		if t != current && kept[t] {
+			p.Kept = append(p.Kept, function.Kept{Name: other, Ready: fnv1.Ready_READY_TRUE})
+			return
+		}
+	}
 }

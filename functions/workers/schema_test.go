@@ -25,13 +25,16 @@ func TestEmittedObjectsValidate(t *testing.T) {
 		"resources": `nodeGroups: {big: {resources: {cpu: 4, memory: 16Gi}, minReplicas: 1, maxReplicas: 3, roles: [worker]}}`,
 		"gpu":       `nodeGroups: {gpu: {instanceType: gn1.xlarge, storageClass: fast, roles: [ingress-nginx], gpus: [{name: nvidia.com/AD102GL_L40S}]}}`,
 		"mirror":    `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 0, maxReplicas: 0}}`,
+		"talos": `nodeGroups: {md0: {os: Talos, instanceType: u1.large}, gpu: {os: Talos, instanceType: gn1.xlarge, gpus: [{name: nvidia.com/AD102GL_L40S}]}}
+talos: {registryMirrors: {docker.io: {endpoints: ["https://mirror.example.com"], skipFallback: true}}}`,
+		"mixed": `nodeGroups: {ubuntu: {os: Ubuntu}, talos: {os: Talos}}`,
 	}
 	in := mustStruct(t, `apiVersion: fn.tenantkube.io/v1alpha1
 kind: WorkersInput
 registryMirror: {secretName: registry-mirrors}`)
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), fntest.WithInput(in)))
+			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), withTalosPKI(t), fntest.WithInput(in)))
 			mustNoFatal(t, rsp)
 			checked := 0
 			for _, rn := range desiredNames(rsp) {

@@ -29,5 +29,6 @@ var ComposedResources = []string{
 	"secrets",
 	"serviceaccounts",
 	"services",
+	"talosconfigtemplates.bootstrap.cluster.x-k8s.io",
 	"usages.protection.crossplane.io",
 }

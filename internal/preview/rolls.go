@@ -15,6 +15,7 @@ const (
 	kindMachineDeployment = "MachineDeployment"
 	kindMachineTemplate   = "KubevirtMachineTemplate"
 	kindBootstrapTemplate = "KubeadmConfigTemplate"
+	kindTalosTemplate     = "TalosConfigTemplate"
 )
 
 // Rolls reports whether Cluster API replaces the machines of a
@@ -73,6 +74,13 @@ var reasons = []reason{
 	// The kubelet and kubeadm downloads of the version (platform: kubernetesBinaryMirror).
 	{kind: kindBootstrapTemplate, path: "spec.template.spec.preKubeadmCommands", field: "version", platform: "kubernetesBinaryMirror"},
 	{kind: kindBootstrapTemplate, path: "spec.template.spec.files", platform: "registryMirror"},
+	// A Talos group: its system disk's image (spec.talos's version and
+	// schematic, or the platform's talos.imageFactoryURL), its machine
+	// configuration (the kubelet reservations, the registry mirrors, the
+	// installer) and release.
+	{kind: kindMachineTemplate, path: vmSpec + ".dataVolumeTemplates[*].spec.source.http.url", field: "talos", platform: "talos.imageFactoryURL"},
+	{kind: kindTalosTemplate, path: "spec.template.spec.strategicPatches", field: "talos or kubelet reservations"},
+	{kind: kindTalosTemplate, path: "spec.template.spec.talosVersion", field: "talos"},
 }
 
 // causes names what causes the changes of an object of kind: the fields of
@@ -132,11 +140,16 @@ func rollCauses(old Objects, oldMD *clusterv1.MachineDeployment, new Objects, ne
 	if oldMD.Spec.Template.Spec.FailureDomain != newMD.Spec.Template.Spec.FailureDomain {
 		out = append(out, kindMachineDeployment+" spec.template.spec.failureDomain")
 	}
+	// A new bootstrap kind is a new worker OS (os, or the platform's
+	// defaultWorkerOS): every other difference of the group follows from it.
+	if ok, nk := oldMD.Spec.Template.Spec.Bootstrap.ConfigRef.Kind, newMD.Spec.Template.Spec.Bootstrap.ConfigRef.Kind; ok != nk {
+		return uniqueSorted(append(out, "os ("+osOf(ok)+" to "+osOf(nk)+")"))
+	}
 	refs := []struct {
 		kind, oldName, newName string
 	}{
 		{kindMachineTemplate, oldMD.Spec.Template.Spec.InfrastructureRef.Name, newMD.Spec.Template.Spec.InfrastructureRef.Name},
-		{kindBootstrapTemplate, oldMD.Spec.Template.Spec.Bootstrap.ConfigRef.Name, newMD.Spec.Template.Spec.Bootstrap.ConfigRef.Name},
+		{newMD.Spec.Template.Spec.Bootstrap.ConfigRef.Kind, oldMD.Spec.Template.Spec.Bootstrap.ConfigRef.Name, newMD.Spec.Template.Spec.Bootstrap.ConfigRef.Name},
 	}
 	for _, ref := range refs {
 		o := find(old, ref.kind, oldMD.Namespace, ref.oldName)
@@ -151,6 +164,14 @@ func rollCauses(old Objects, oldMD *clusterv1.MachineDeployment, new Objects, ne
 		}
 	}
 	return uniqueSorted(out)
+}
+
+// osOf is the worker OS of a bootstrap template kind.
+func osOf(kind string) string {
+	if kind == kindTalosTemplate {
+		return "Talos"
+	}
+	return "Ubuntu"
 }
 
 // specOf is u with its spec only, so diff's paths start at "spec".

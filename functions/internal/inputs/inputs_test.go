@@ -36,7 +36,7 @@ func TestSharedSettingsAgree(t *testing.T) {
 			shared = append(shared, k)
 		}
 	}
-	want := []string{"allowedHostSuffixes", "allowedTenantHostSuffixes", "baseDomain", "cpuAllocationRatio", "deletionOrder", "ingressClassName", "maxCleanupObjects", "remoteStorageClasses", "serviceCIDR"}
+	want := []string{"allowedHostSuffixes", "allowedTenantHostSuffixes", "baseDomain", "cpuAllocationRatio", "defaultWorkerOS", "deletionOrder", "ingressClassName", "maxCleanupObjects", "podCIDR", "remoteStorageClasses", "serviceCIDR"}
 	if !sameSet(shared, want) {
 		t.Errorf("settings read by several functions = %v, want %v", shared, want)
 	}

@@ -133,6 +133,21 @@ type ControlPlaneInput struct {
 	// refused.
 	// +optional
 	OIDC OIDCIssuer `json:"oidc,omitempty"`
+
+	// DefaultWorkerOS is the operating system of a node group that does
+	// not set os (the workers input's setting, read here to serve Talos
+	// workers: their PKI and the CSR signer beside the API server).
+	// +kubebuilder:validation:Enum=Ubuntu;Talos
+	// +kubebuilder:default=Ubuntu
+	// +optional
+	DefaultWorkerOS tkv1alpha1.WorkerOS `json:"defaultWorkerOS,omitempty"`
+
+	// TalosCSRSignerImage is the talos-csr-signer image run beside the API
+	// server of a cluster with Talos node groups: it serves trustd's
+	// certificate API on port 50001, signing the workers' certificates
+	// with the cluster's Talos CA. Required once a node group boots Talos.
+	// +optional
+	TalosCSRSignerImage string `json:"talosCsrSignerImage,omitempty"`
 }
 
 // DefaultOIDCUsernameClaim is the token claim a System-mode cluster takes
@@ -279,5 +294,8 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if in.OIDC.UsernameClaim == "" {
 		in.OIDC.UsernameClaim = DefaultOIDCUsernameClaim
+	}
+	if in.DefaultWorkerOS == "" {
+		in.DefaultWorkerOS = tkv1alpha1.WorkerOSUbuntu
 	}
 }

@@ -10,6 +10,9 @@ package v1alpha1
 import (
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +31,14 @@ import (
 // Defaults of the workers function input. Image references are upstream
 // releases; a platform team mirrors them by overriding the fields.
 const (
+	// DefaultTalosImageFactoryURL and DefaultTalosInstallerRepository are
+	// the public Talos Image Factory's (the Cozystack chart's talos
+	// defaults).
+	DefaultTalosImageFactoryURL     = "https://factory.talos.dev"
+	DefaultTalosInstallerRepository = "factory.talos.dev/installer"
+	// DefaultPodCIDR and DefaultServiceCIDR are the control-plane input's.
+	DefaultPodCIDR     = "10.243.0.0/16"
+	DefaultServiceCIDR = "10.95.0.0/16"
 	// DefaultKubernetesBinaryMirror is where node bootstrap downloads
 	// kubelet and kubeadm: <mirror>/<patch>/bin/linux/<arch>/<binary>
 	// (the upstream Kubernetes release bucket).
@@ -280,6 +291,75 @@ type WorkersInput struct {
 	// +kubebuilder:default={}
 	// +optional
 	Controllers Controllers `json:"controllers,omitempty"`
+
+	// DefaultWorkerOS is the operating system of a node group that does
+	// not set os: Ubuntu or Talos. Changing it rolls every such group.
+	// +kubebuilder:validation:Enum=Ubuntu;Talos
+	// +kubebuilder:default=Ubuntu
+	// +optional
+	DefaultWorkerOS v1alpha1.WorkerOS `json:"defaultWorkerOS,omitempty"`
+
+	// Talos holds where Talos workers get their OS disk image and
+	// installer: the platform's trust decision, as allowedImageRegistries
+	// is.
+	// +kubebuilder:default={}
+	// +optional
+	Talos TalosPlatform `json:"talos,omitempty"`
+
+	// PodCIDR is the tenant clusters' pod network (Talos workers'
+	// cluster.network.podSubnets).
+	// +kubebuilder:default="10.243.0.0/16"
+	// +optional
+	PodCIDR string `json:"podCIDR,omitempty"`
+
+	// ServiceCIDR is the tenant clusters' service network (Talos workers'
+	// cluster.network.serviceSubnets, from which the kubelet's cluster DNS
+	// address is its 10th address).
+	// +kubebuilder:default="10.95.0.0/16"
+	// +optional
+	ServiceCIDR string `json:"serviceCIDR,omitempty"`
+}
+
+// TalosPlatform is where Talos workers get their OS disk image and
+// installer image.
+type TalosPlatform struct {
+	// ImageFactoryURL is the base URL of the Talos Image Factory (or a
+	// mirror of it, or a plain HTTP file server with its layout) that CDI
+	// imports a worker's system disk from:
+	// <imageFactoryURL>/image/<schematicID>/<version>/openstack-amd64.raw.xz.
+	// A trailing slash is tolerated.
+	// +kubebuilder:default="https://factory.talos.dev"
+	// +kubebuilder:validation:Pattern=`^https?://[^\s?#]+$`
+	// +optional
+	ImageFactoryURL string `json:"imageFactoryURL,omitempty"`
+	// InstallerRepository is the OCI repository prefix of the Talos
+	// installer image, <installerRepository>/<schematicID>:<version>
+	// (machine.install.image).
+	// +kubebuilder:default="factory.talos.dev/installer"
+	// +optional
+	InstallerRepository string `json:"installerRepository,omitempty"`
+}
+
+// ImageURL is the system-disk image of a Talos release and schematic:
+// <imageFactoryURL>/image/<schematicID>/<version>/openstack-amd64.raw.xz,
+// the factory URL without its trailing slashes.
+func (t TalosPlatform) ImageURL(schematicID, version string) string {
+	return strings.TrimRight(t.ImageFactoryURL, "/") + "/image/" + schematicID + "/" + version + "/openstack-amd64.raw.xz"
+}
+
+// InstallerImage is the Talos installer image of a release and
+// schematic: <installerRepository>/<schematicID>:<version>.
+func (t TalosPlatform) InstallerImage(schematicID, version string) string {
+	return strings.TrimRight(t.InstallerRepository, "/") + "/" + schematicID + ":" + version
+}
+
+// WorkerOS is the operating system of a node group whose os is os: os, or
+// the platform's default when it is unset.
+func (in *WorkersInput) WorkerOS(os v1alpha1.WorkerOS) v1alpha1.WorkerOS {
+	if os != "" {
+		return os
+	}
+	return in.DefaultWorkerOS
 }
 
 // Controllers are the settings of the once-per-cluster controllers.
@@ -550,6 +630,13 @@ func (in *WorkersInput) Default() {
 	setDefault(&f.ReadyUnknownTimeout, DefaultFloorReadyUnknownTimeout)
 	setDefault(&f.ReadyFalseTimeout, DefaultFloorReadyFalseTimeout)
 	setDefault(&f.MaxNodeProvisionTime, DefaultFloorMaxNodeProvisionTime)
+	if in.DefaultWorkerOS == "" {
+		in.DefaultWorkerOS = v1alpha1.WorkerOSUbuntu
+	}
+	setDefault(&in.Talos.ImageFactoryURL, DefaultTalosImageFactoryURL)
+	setDefault(&in.Talos.InstallerRepository, DefaultTalosInstallerRepository)
+	setDefault(&in.PodCIDR, DefaultPodCIDR)
+	setDefault(&in.ServiceCIDR, DefaultServiceCIDR)
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -618,8 +705,37 @@ func (in *WorkersInput) Validate() error {
 	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {
 		return field.Required(p.Child("registryMirror", "secretName"), "must name a Secret")
 	}
+	return in.validateTalos(p)
+}
+
+// validateTalos checks the worker OS settings: defaultWorkerOS one of
+// the worker OSes, the Image Factory an http(s) URL without query or
+// fragment, the installer repository an image repository, and the
+// CIDRs.
+func (in *WorkersInput) validateTalos(p *field.Path) error {
+	if !slices.Contains(v1alpha1.WorkerOSes, in.DefaultWorkerOS) {
+		return field.NotSupported(p.Child("defaultWorkerOS"), in.DefaultWorkerOS, v1alpha1.WorkerOSes)
+	}
+	tp := p.Child("talos")
+	if u, err := url.Parse(in.Talos.ImageFactoryURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil || strings.ContainsAny(in.Talos.ImageFactoryURL, " \t\n") {
+		return field.Invalid(tp.Child("imageFactoryURL"), in.Talos.ImageFactoryURL, "must be an http:// or https:// URL without user, query or fragment")
+	}
+	repo := strings.TrimRight(in.Talos.InstallerRepository, "/")
+	if !installerRepositoryPattern.MatchString(repo) {
+		return field.Invalid(tp.Child("installerRepository"), in.Talos.InstallerRepository, "must be an image repository such as factory.talos.dev/installer")
+	}
+	for _, c := range []struct{ name, v string }{{"podCIDR", in.PodCIDR}, {"serviceCIDR", in.ServiceCIDR}} {
+		if _, _, err := net.ParseCIDR(c.v); err != nil {
+			return field.Invalid(p.Child(c.name), c.v, "must be a CIDR such as 10.95.0.0/16")
+		}
+	}
 	return nil
 }
+
+// installerRepositoryPattern is an image repository: a registry host with
+// an optional port, then lower-case path components.
+var installerRepositoryPattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
 
 // ContainerDiskImage returns the container-disk image for a minor version
 // ("v1.35"). It returns an error when the input has none for that version.

@@ -3,6 +3,7 @@ package v1alpha2
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // KamajiControlPlaneKind is the kind name of KamajiControlPlane.
@@ -80,10 +81,13 @@ type KamajiControlPlaneSpec struct {
 }
 
 // DeploymentSpec is field spec.deployment of the Kamaji control-plane
-// provider v0.20.0 CRD; only extraVolumes is used.
+// provider v0.20.0 CRD; only extraVolumes and extraContainers are used.
 type DeploymentSpec struct {
 	// ExtraVolumes are added to the control-plane pod (core/v1 Volume).
 	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
+	// ExtraContainers are added to the control-plane pod (core/v1
+	// Container), such as the Talos CSR signer.
+	ExtraContainers []corev1.Container `json:"extraContainers,omitempty"`
 }
 
 // APIEndpoint is a host and port (field spec.controlPlaneEndpoint of the
@@ -207,6 +211,25 @@ type NetworkSpec struct {
 	// Ingress exposes the API server through an Ingress of the management
 	// cluster.
 	Ingress *IngressSpec `json:"ingress,omitempty"`
+	// CertSANs are extra subject alternative names of the API server's
+	// certificate.
+	CertSANs []string `json:"certSANs,omitempty"`
+	// AdditionalServicePorts are extra ports of the Service in front of
+	// the control-plane pods (for sidecars such as a CSR signer).
+	AdditionalServicePorts []AdditionalServicePort `json:"additionalServicePorts,omitempty"`
+}
+
+// AdditionalServicePort is one item of spec.network.additionalServicePorts
+// of the Kamaji control-plane provider CRD.
+type AdditionalServicePort struct {
+	// Name is a DNS label, not kube-apiserver or konnectivity-server.
+	Name string `json:"name"`
+	// Port is the Service's port.
+	Port int32 `json:"port"`
+	// Protocol is TCP (CRD default), UDP or SCTP.
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+	// TargetPort is the pods' port, a number or an IANA_SVC_NAME.
+	TargetPort intstr.IntOrString `json:"targetPort,omitempty"`
 }
 
 // IngressSpec is field spec.network.ingress of the Kamaji control-plane

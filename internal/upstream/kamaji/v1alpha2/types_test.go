@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/tenantkube/tenantkube/internal/upstream/internal/upstreamtest"
@@ -58,7 +59,9 @@ func demo() *kamajiv1alpha2.KamajiControlPlane {
 			APIServer: &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("2", "2Gi"),
 				ExtraVolumeMounts: []corev1.VolumeMount{{Name: "authentication-config", MountPath: "/etc/kubernetes/authentication-config", ReadOnly: true}}},
 			Deployment: &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{{Name: "authentication-config",
-				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "demo-oidc-authn-config"}}}}}},
+				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "demo-oidc-authn-config"}}}}},
+				ExtraContainers: []corev1.Container{{Name: "talos-csr-signer", Image: "ghcr.io/clastix/talos-csr-signer:v0.1.0", Args: []string{"--port=50001"},
+					Ports: []corev1.ContainerPort{{Name: "trustd", ContainerPort: 50001, Protocol: corev1.ProtocolTCP}}}}},
 			ControllerManager: &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("1", "1Gi")},
 			Scheduler:         &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("500m", "512Mi")},
 			Addons: &kamajiv1alpha2.AddonsSpec{Konnectivity: &kamajiv1alpha2.KonnectivitySpec{
@@ -90,6 +93,8 @@ func demo() *kamajiv1alpha2.KamajiControlPlane {
 					ExtraAnnotations: map[string]string{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"},
 					ExtraLabels:      map[string]string{"tenantkube.io/cluster": "demo"},
 				},
+				CertSANs:               []string{"demo.tenant-demo.svc"},
+				AdditionalServicePorts: []kamajiv1alpha2.AdditionalServicePort{{Name: "trustd", Port: 50001, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(50001)}},
 			},
 		},
 		Status: kamajiv1alpha2.KamajiControlPlaneStatus{

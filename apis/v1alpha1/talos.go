@@ -1,0 +1,194 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// WorkerOS is the operating system of a node group's VMs.
+type WorkerOS string
+
+// Worker operating systems.
+const (
+	// WorkerOSUbuntu is the Ubuntu container disk joined by kubeadm
+	// (Cluster API's kubeadm bootstrap provider).
+	WorkerOSUbuntu WorkerOS = "Ubuntu"
+	// WorkerOSTalos is the Talos disk image of the platform's Image
+	// Factory, bootstrapped by Cluster API's Talos bootstrap provider.
+	WorkerOSTalos WorkerOS = "Talos"
+)
+
+// WorkerOSes are the values of nodeGroups[G].os and of the platform's
+// defaultWorkerOS.
+var WorkerOSes = []WorkerOS{WorkerOSUbuntu, WorkerOSTalos}
+
+// Talos is the Talos worker image configuration of a cluster: what the
+// node groups whose os is Talos boot. The Image Factory and the installer
+// repository are the platform's (the workers input's talos).
+type Talos struct {
+	// Talos release used for the worker OS image and installer, vX.Y.Z.
+	// Must satisfy the Talos-Kubernetes support matrix against version
+	// (Talos v1.13 runs Kubernetes v1.31 to v1.36).
+	// +kubebuilder:default="v1.13.6"
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^v1\.[0-9]{1,3}\.[0-9]{1,3}$`
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Talos Image Factory schematic ID (64 lower-case hex digits): the
+	// system extensions and kernel arguments baked into the image.
+	// Defaults to the vanilla schematic Cozystack tests.
+	// +kubebuilder:default="ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	// +optional
+	SchematicID string `json:"schematicID,omitempty"`
+
+	// Talos machine.registries.mirrors of the worker nodes: upstream
+	// registry host (or "*") to its mirror endpoints. Talos still falls
+	// back to the upstream registry unless skipFallback is true. A change
+	// reaches only nodes created after it.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(h, size(h) <= 253 && h.matches('^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$'))",messageExpression="'registry mirror keys must be registry hosts (optionally with a port) or *, not ' + self.filter(h, !(size(h) <= 253 && h.matches('^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$')))[0]"
+	// +optional
+	RegistryMirrors map[string]TalosRegistryMirror `json:"registryMirrors,omitempty"`
+}
+
+// TalosRegistryMirror is one host's mirrors (Talos RegistryMirrorConfig).
+type TalosRegistryMirror struct {
+	// Mirror endpoints, http:// or https:// URLs, tried in order.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^https?://[^\s]+$`
+	Endpoints []string `json:"endpoints"`
+	// Do not fall back to the upstream registry when every endpoint fails.
+	// +optional
+	SkipFallback bool `json:"skipFallback,omitempty"`
+}
+
+// Defaults of spec.talos: the Cozystack chart's.
+const (
+	DefaultTalosVersion     = "v1.13.6"
+	DefaultTalosSchematicID = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+)
+
+// Bounds of spec.talos (the markers on Talos carry the same numbers).
+const (
+	MaxTalosMirrorHosts     = 16
+	MaxTalosMirrorEndpoints = 8
+	MaxTalosEndpointLength  = 512
+)
+
+// TalosSupport is the Talos-Kubernetes support matrix: Talos minor
+// ("v1.13") to the lowest and highest Kubernetes minor it runs (Cozystack
+// chart's _versions.tpl; Talos v1.13 support matrix: Kubernetes v1.31 to
+// v1.36). The XRD's rule on spec holds the same table.
+var TalosSupport = map[string][2]int{"v1.13": {31, 36}}
+
+var (
+	talosVersionPattern  = regexp.MustCompile(`^v1\.[0-9]{1,3}\.[0-9]{1,3}$`)
+	schematicPattern     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	mirrorHostPattern    = regexp.MustCompile(`^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$`)
+	mirrorEndpointPatten = regexp.MustCompile(`^https?://[^\s]+$`)
+)
+
+// Default fills the unset fields of t with the chart's defaults.
+func (t *Talos) Default() {
+	if t.Version == "" {
+		t.Version = DefaultTalosVersion
+	}
+	if t.SchematicID == "" {
+		t.SchematicID = DefaultTalosSchematicID
+	}
+}
+
+// Minor returns "v1.N" of Version "v1.N.P" ("" when it is not one).
+func (t Talos) Minor() string {
+	if !talosVersionPattern.MatchString(t.Version) {
+		return ""
+	}
+	return t.Version[:strings.LastIndex(t.Version, ".")]
+}
+
+// Validate returns every problem of a defaulted spec.talos at path against
+// the cluster's Kubernetes minor version ("v1.35"): the shapes, the
+// bounds and the support matrix.
+func (t Talos) Validate(path *field.Path, version string) field.ErrorList {
+	var errs field.ErrorList
+	vp := path.Child("version")
+	switch {
+	case !talosVersionPattern.MatchString(t.Version):
+		errs = append(errs, field.Invalid(vp, t.Version, "must be a Talos release vX.Y.Z such as "+DefaultTalosVersion))
+	case slices.Contains(Versions, version): // else spec.version is refused
+		if msg := talosSupports(t.Version, t.Minor(), version); msg != "" {
+			errs = append(errs, field.Invalid(vp, t.Version, msg))
+		}
+	}
+	if !schematicPattern.MatchString(t.SchematicID) {
+		errs = append(errs, field.Invalid(path.Child("schematicID"), t.SchematicID, "must be an Image Factory schematic ID: 64 lower-case hex digits"))
+	}
+	mp := path.Child("registryMirrors")
+	if len(t.RegistryMirrors) > MaxTalosMirrorHosts {
+		errs = append(errs, field.TooMany(mp, len(t.RegistryMirrors), MaxTalosMirrorHosts))
+	}
+	hosts := make([]string, 0, len(t.RegistryMirrors))
+	for h := range t.RegistryMirrors {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		if len(h) > MaxNameLength || !mirrorHostPattern.MatchString(h) {
+			errs = append(errs, field.Invalid(mp, shorten(h), "registry mirror keys must be registry hosts (optionally with a port) or *"))
+			continue
+		}
+		eps := t.RegistryMirrors[h].Endpoints
+		ep := mp.Key(h).Child("endpoints")
+		switch {
+		case len(eps) == 0:
+			errs = append(errs, field.Required(ep, "a mirror needs at least one endpoint"))
+		case len(eps) > MaxTalosMirrorEndpoints:
+			errs = append(errs, field.TooMany(ep, len(eps), MaxTalosMirrorEndpoints))
+		}
+		for i, e := range eps {
+			switch {
+			case longerThan(e, MaxTalosEndpointLength):
+				errs = append(errs, tooLong(ep.Index(i), e, MaxTalosEndpointLength))
+			case !mirrorEndpointPatten.MatchString(e):
+				errs = append(errs, field.Invalid(ep.Index(i), e, "must be an http:// or https:// URL"))
+			}
+		}
+	}
+	return errs
+}
+
+// talosSupports returns "" when Talos release of minor tm runs Kubernetes minor
+// version ("v1.35"), else why not, naming both and the matrix (the XRD's
+// rule says the same).
+func talosSupports(release, tm, version string) string {
+	r, ok := TalosSupport[tm]
+	n, err := strconv.Atoi(strings.TrimPrefix(version, "v1."))
+	if ok && err == nil && n >= r[0] && n <= r[1] {
+		return ""
+	}
+	return fmt.Sprintf("Talos %s does not support Kubernetes %s (the support matrix: %s)", release, version, supportMatrix())
+}
+
+// supportMatrix is TalosSupport as text, sorted.
+func supportMatrix() string {
+	keys := make([]string, 0, len(TalosSupport))
+	for k := range TalosSupport {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("Talos %s runs Kubernetes v1.%d to v1.%d", k, TalosSupport[k][0], TalosSupport[k][1]))
+	}
+	return strings.Join(parts, "; ")
+}
