@@ -1,10 +1,10 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -12,11 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
-	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/cel/environment"
-	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -29,80 +26,16 @@ const (
 	maxSizeKey     = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 )
 
-// loadPolicy reads the ValidatingAdmissionPolicy and its binding from path
-// (unknown fields rejected) and compiles the policy the way kube-apiserver's
-// ValidatingAdmissionPolicy plugin does (k8s.io/apiserver
-// policy/validating compilePolicy), failing on any compile error.
-func loadPolicy(t *testing.T, path string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, validating.Validator) {
-	t.Helper()
-	docs := yamlDocs(t, path)
-	if len(docs) != 2 {
-		t.Fatalf("%s: %d documents, want the policy and its binding", path, len(docs))
-	}
-	var p admissionregistrationv1.ValidatingAdmissionPolicy
-	var b admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	if err := yaml.UnmarshalStrict(docs[0], &p); err != nil || p.Kind != "ValidatingAdmissionPolicy" {
-		t.Fatalf("%s document 0: %s, %v", path, p.Kind, err)
-	}
-	if err := yaml.UnmarshalStrict(docs[1], &b); err != nil || b.Kind != "ValidatingAdmissionPolicyBinding" {
-		t.Fatalf("%s document 1: %s, %v", path, b.Kind, err)
-	}
-	if b.Spec.PolicyName != p.Name || len(b.Spec.ValidationActions) != 1 || b.Spec.ValidationActions[0] != admissionregistrationv1.Deny {
-		t.Errorf("%s: binding %s binds %q with %v, want %q with [Deny]", path, b.Name, b.Spec.PolicyName, b.Spec.ValidationActions, p.Name)
-	}
-	if p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admissionregistrationv1.Fail {
-		t.Errorf("%s: failurePolicy %v, want Fail", path, p.Spec.FailurePolicy)
-	}
-	opts := plugincel.OptionalVariableDeclarations{HasParams: p.Spec.ParamKind != nil, HasAuthorizer: true}
-	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range p.Spec.Variables {
-		if r := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, opts, environment.StoredExpressions); r.Error != nil {
-			t.Fatalf("%s variable %s: %v", path, v.Name, r.Error)
-		}
-	}
-	var conds, msgs []plugincel.ExpressionAccessor
-	for _, v := range p.Spec.Validations {
-		conds = append(conds, &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: v.Reason})
-		msgs = append(msgs, &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression})
-		for _, e := range []plugincel.ExpressionAccessor{conds[len(conds)-1], msgs[len(msgs)-1]} {
-			if r := compiler.CompileCELExpression(e, opts, environment.StoredExpressions); r.Error != nil {
-				t.Fatalf("%s validation %q: %v", path, e.GetExpression(), r.Error)
-			}
-		}
-	}
-	msgOpts := plugincel.OptionalVariableDeclarations{HasParams: opts.HasParams}
-	v := validating.NewValidator(
-		compiler.CompileCondition(conds, opts, environment.StoredExpressions), nil,
-		compiler.CompileCondition(nil, opts, environment.StoredExpressions),
-		compiler.CompileCondition(msgs, msgOpts, environment.StoredExpressions),
-		p.Spec.FailurePolicy, nil)
-	return &p, &b, v
-}
-
-// admitted evaluates v on one request and reports whether it admits it,
-// with the messages of its denials.
+// admitted evaluates v on one request by username (an authenticated user
+// with no other group) and reports whether it admits it, with the messages
+// of its denials.
 func admitted(t *testing.T, v validating.Validator, op admission.Operation, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, sub string, obj, old *unstructured.Unstructured, params runtime.Object, username string) (bool, string) {
 	t.Helper()
-	var o, oo runtime.Object
-	if obj != nil {
-		o = obj
-	}
-	if old != nil {
-		oo = old
-	}
-	name, ns := "", ""
-	if obj != nil {
-		name, ns = obj.GetName(), obj.GetNamespace()
-	}
-	attr := admission.NewAttributesRecord(o, oo, gvk, ns, name, gvr, sub, op, nil, false, &user.DefaultInfo{Name: username, Groups: []string{"system:authenticated"}})
-	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: o, VersionedOldObject: oo}
-	res := v.Validate(context.Background(), gvr, va, params, nil, 10_000_000, nil)
+	decisions := evaluate(t, v, admissionRequest{op: op, gvr: gvr, gvk: gvk, sub: sub, obj: obj, old: old, params: params,
+		user: &user.DefaultInfo{Name: username, Groups: []string{"system:authenticated"}}})
 	msg := ""
 	ok := true
-	for _, d := range res.Decisions {
+	for _, d := range decisions {
 		if d.Action != validating.ActionAdmit {
 			ok = false
 			msg += d.Message + "; "
@@ -287,5 +220,41 @@ func TestMachineDeploymentPolicy(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no composed MachineDeployment with both autoscaler annotations in the golden renders")
+	}
+}
+
+// TestCSIDataVolumePolicy evaluates deploy/csi-datavolume-policy.yaml: a
+// DataVolume a tenantkube CSI controller (ServiceAccount
+// <N>-kcsi-controller of the DataVolume's namespace) creates must name a
+// StorageClass, the way kubevirt/csi-driver writes it (spec.storage); the
+// driver admits a volume of no class (allowDefault) and would place it on
+// the management cluster's default class. Nobody else is matched.
+func TestCSIDataVolumePolicy(t *testing.T) {
+	_, _, v := loadPolicy(t, filepath.Join(repoRoot(t), "deploy", "csi-datavolume-policy.yaml"))
+	gvk := schema.GroupVersionKind{Group: "cdi.kubevirt.io", Version: "v1beta1", Kind: "DataVolume"}
+	gvr := schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
+	dv := func(storage string) *unstructured.Unstructured {
+		return obj(t, "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata: {name: pvc-1f2e, namespace: tenant-demo}\nspec: {source: {blank: {}}, "+storage+"}")
+	}
+	csi := "system:serviceaccount:tenant-demo:demo-kcsi-controller"
+	for _, c := range []struct {
+		name, storage, user string
+		want                bool
+	}{
+		{"class named", "storage: {storageClassName: replicated, resources: {requests: {storage: 1Gi}}}", csi, true},
+		{"no class", "storage: {resources: {requests: {storage: 1Gi}}}", csi, false},
+		{"empty class", "storage: {storageClassName: '', resources: {requests: {storage: 1Gi}}}", csi, false},
+		{"pvc with a class", "pvc: {storageClassName: replicated}", csi, true},
+		{"pvc without", "pvc: {accessModes: [ReadWriteOnce]}", csi, false},
+		{"another namespace's controller", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:tenant-other:demo-kcsi-controller", true},
+		{"KubeVirt's worker disks", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:kubevirt:kubevirt-controller", true},
+	} {
+		ok, msg := admitted(t, v, admission.Create, gvr, gvk, "", dv(c.storage), nil, nil, c.user)
+		if ok != c.want {
+			t.Errorf("%s: admitted %t, want %t (%s)", c.name, ok, c.want, msg)
+		}
+		if !ok && !strings.Contains(msg, "DataVolume pvc-1f2e: the KubeVirt CSI controller must name a StorageClass") {
+			t.Errorf("%s: denial %q does not name the DataVolume", c.name, msg)
+		}
 	}
 }

@@ -118,7 +118,13 @@ func pipelineCases(root string) []pipelineCase {
 	return []pipelineCase{
 		{name: "example", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}},
 		{name: "example-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml")}, observed: example("observed")},
-		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml")}},
+		// The cluster's class fast-ssd, a remote class of the platform: the
+		// csi release's tenant StorageClasses and the CSI driver's
+		// enforcement list both platform classes.
+		{name: "all-fields", xr: data("xr-all-fields.yaml"), required: []string{example("instancetypes.yaml"), data("platform-storage-classes.yaml")}, contains: []string{
+			"    storageClasses:\n      fast-ssd:\n        default: true\n        infraStorageClass: fast-ssd\n      kubevirt:\n        default: false\n        infraStorageClass: fast-ssd\n      replicated:\n        default: false\n        infraStorageClass: replicated\n",
+			"        - name: INFRA_STORAGE_CLASS_ENFORCEMENT\n          value: |\n            allowAll: false\n            allowDefault: true\n            allowList:\n            - replicated\n            - fast-ssd\n",
+		}},
 		{name: "name-clash", xr: data("xr-name-clash.yaml"), required: []string{example("instancetypes.yaml")}},
 		{name: "seed-parity", xr: data("xr-seed-parity.yaml"), required: []string{example("instancetypes.yaml")}},
 		// A shared DataStore and a base domain set in the EnvironmentConfig,

@@ -16,8 +16,9 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/internal/inputs"
 	"github.com/tenantkube/tenantkube/internal/function"
-	"github.com/tenantkube/tenantkube/internal/platform"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
 // Function is the gRPC server of this composition function.
@@ -65,7 +66,7 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 	if err := r.Input(in); err != nil {
 		return nil, fmt.Errorf("cannot decode the function input: %w", err)
 	}
-	settings, err := platform.Read(r, rsp, in)
+	settings, err := inputs.Platform.Read(r, rsp, in)
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +234,15 @@ func tenantAPIAnswers(r *function.Request) bool {
 
 // CheckTenantInput applies the platform's bounds (the input) to a spec that
 // may not have passed spec.Validate: each addons.ingressNginx.hosts entry
-// may be claimed by this tenant (hosts, HostPolicy.Check), and all
-// valuesOverride together encode to at most input.maxValuesOverrideBytes of
-// JSON. It returns every violation, naming the field and the value (or its
-// size).
+// may be claimed by this tenant (hosts, HostPolicy.Check), spec.storageClass
+// is one of input.remoteStorageClasses, and all valuesOverride together
+// encode to at most input.maxValuesOverrideBytes of JSON. It returns every
+// violation, naming the field and the value (or its size).
 func CheckTenantInput(spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, hosts function.HostPolicy) field.ErrorList {
 	var errs field.ErrorList
+	if err := storageclass.Check(field.NewPath("spec", "storageClass"), spec.StorageClass, in.RemoteStorageClasses); err != nil {
+		errs = append(errs, err)
+	}
 	ing := addonsPath("ingressNginx").Child("hosts")
 	for i, h := range spec.Addons.IngressNginx.Hosts {
 		if i == v1alpha1.MaxIngressHosts {

@@ -171,8 +171,32 @@ func TestValues(t *testing.T) {
 			spec: "{}", input: "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\nserviceCIDR: 10.96.0.0/12",
 			release: "coredns", path: []string{"service", "clusterIP"}, want: "10.96.0.10",
 		},
-		"csi storage class": {
-			spec: "storageClass: fast", release: "csi", path: []string{"storageClass"}, want: "fast",
+		// Today's chart's defaults (its kubevirt-csi-node values): replicated,
+		// the cluster's storageClass, the default class; kubevirt an alias of
+		// it; storageClass for the chart that predates storageClasses.
+		"csi storage classes by default": {
+			spec: "{}", release: "csi", path: nil, want: map[string]any{
+				"storageClass": "replicated",
+				"storageClasses": map[string]any{
+					"replicated": map[string]any{"infraStorageClass": "replicated", "default": true},
+					"kubevirt":   map[string]any{"infraStorageClass": "replicated", "default": false},
+				},
+			},
+		},
+		// Every remote class of the platform under its own name; the
+		// cluster's is the default and the alias follows it.
+		"csi storage classes of the platform": {
+			spec:    "storageClass: replicated-nvme",
+			input:   "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\nremoteStorageClasses: [replicated, replicated-nvme, linstor-r1]",
+			release: "csi", path: nil, want: map[string]any{
+				"storageClass": "replicated-nvme",
+				"storageClasses": map[string]any{
+					"replicated":      map[string]any{"infraStorageClass": "replicated", "default": false},
+					"replicated-nvme": map[string]any{"infraStorageClass": "replicated-nvme", "default": true},
+					"linstor-r1":      map[string]any{"infraStorageClass": "linstor-r1", "default": false},
+					"kubevirt":        map[string]any{"infraStorageClass": "replicated-nvme", "default": false},
+				},
+			},
 		},
 		"ingress-nginx Proxied node ports": {
 			spec: "addons: {ingressNginx: {enabled: true}}", release: "ingress-nginx", path: []string{"controller", "service"},
@@ -692,3 +716,38 @@ func TestPlatformSettings(t *testing.T) {
 // wrapper chart of the platform's (an ExternalArtifact), upstream values
 // under gpu-operator.
 const wrappedGPUOperator = "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ncharts: {gpuOperator: {kind: ExternalArtifact, name: gpu-operator, namespace: flux-system, valuesLayout: Wrapped, wrapperKey: gpu-operator}}"
+
+// The cluster's storageClass must be one of the platform's remote classes
+// (the EnvironmentConfig's remoteStorageClasses): the csi release would
+// otherwise make a class the platform does not allow the tenant's default.
+// The refusal names the field, the value and the classes allowed.
+func TestStorageClassOfThePlatform(t *testing.T) {
+	for _, c := range []struct {
+		spec, settings, fatal string
+	}{
+		{spec: "storageClass: local", fatal: `spec.storageClass: Unsupported value: "local": supported values: "replicated"`},
+		{spec: "storageClass: local", settings: "remoteStorageClasses: [replicated, replicated-nvme]",
+			fatal: `spec.storageClass: Unsupported value: "local": supported values: "replicated", "replicated-nvme"`},
+		{spec: "storageClass: replicated-nvme", settings: "remoteStorageClasses: [replicated, replicated-nvme]"},
+		{spec: "{}", settings: "remoteStorageClasses: [replicated, replicated]",
+			fatal: `EnvironmentConfig(tenantkube).data.remoteStorageClasses[1]: Duplicate value: "replicated"`},
+	} {
+		req := fntest.Call{Spec: c.spec}.Request(t)
+		if c.settings != "" {
+			if err := fntest.WithPlatformSettings(req, c.settings); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rsp, err := fntest.Run(runFn, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.fatal == "" {
+			fntest.NoFatal(t, rsp)
+			continue
+		}
+		if msg := fntest.FatalMessage(rsp); !strings.Contains(msg, c.fatal) {
+			t.Errorf("%s with %q: Fatal %q, want one containing %q", c.spec, c.settings, msg, c.fatal)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -129,7 +130,7 @@ var Table = []Addon{
 	{
 		Release: "csi", Namespace: "cozy-csi", Base: true, RetryInterval: 30 * time.Second,
 		DependsOn: deps("vsnap-crd", "cilium"),
-		Defaults:  func(c *Context) Values { return Values{"storageClass": c.Spec.StorageClass} },
+		Defaults:  csiDefaults,
 	},
 	{
 		Release: "prometheus-operator-crds", Namespace: "cozy-victoria-metrics-operator", Base: true, KeepCRDs: true,
@@ -458,5 +459,16 @@ func gpuOperatorWrapperDefaults(_ *Context, wrapperKey string) Values {
 	return Values{
 		"kernelModuleConfig": Values{"create": true, "content": "NVreg_NvLinkDisable=1\n"},
 		wrapperKey:           Values{"driver": Values{"kernelModuleConfig": Values{"name": gpuKernelModuleConfig}}},
+	}
+}
+
+// csiDefaults are the values of Cozystack's kubevirt-csi-node chart: the
+// tenant StorageClasses (storageClasses, storageclass.Tenant) and, for the
+// chart that predates them and makes one class kubevirt of it,
+// storageClass, the cluster's class.
+func csiDefaults(c *Context) Values {
+	return Values{
+		"storageClass":   c.Spec.StorageClass,
+		"storageClasses": storageclass.Tenant(c.Spec.StorageClass, c.Input.RemoteStorageClasses),
 	}
 }

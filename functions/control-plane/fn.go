@@ -17,6 +17,7 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/internal/inputs"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
 	"github.com/tenantkube/tenantkube/internal/versions"
@@ -93,14 +94,14 @@ func attributeAll(settings platform.Settings, errs field.ErrorList) field.ErrorL
 }
 
 // readInput reads the step's input, merges the platform settings over it
-// (platform.Read), defaults and validates it. Its error names the field,
+// (inputs.Platform), defaults and validates it. Its error names the field,
 // in the EnvironmentConfig when the value came from there.
 func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*cpinput.ControlPlaneInput, platform.Settings, error) {
 	in := &cpinput.ControlPlaneInput{}
 	if err := r.Input(in); err != nil {
 		return nil, platform.Settings{}, fmt.Errorf("cannot read the control-plane function input: %w", err)
 	}
-	settings, err := platform.Read(r, rsp, in)
+	settings, err := inputs.Platform.Read(r, rsp, in)
 	if err != nil {
 		return nil, settings, err
 	}

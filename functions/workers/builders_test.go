@@ -17,6 +17,7 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -436,7 +437,8 @@ func TestWorkerDiskStorageClassFallback(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, newRequest(t, c.spec, withMachineSets(t), withInstancetypes(t, "u1.medium")))
+			in := fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nremoteStorageClasses: [replicated, my-app-sc, app-sc]"))
+			rsp := run(t, newRequest(t, c.spec, withMachineSets(t), withInstancetypes(t, "u1.medium"), in))
 			mustNoFatal(t, rsp)
 			got := get(oneTemplate(t, rsp, "md0"), "spec", "template", "spec", "virtualMachineTemplate", "spec",
 				"dataVolumeTemplates", 0, "spec", "storage", "storageClassName")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
 // csiComponent is the component name of the KubeVirt CSI controller:
@@ -30,7 +31,10 @@ const (
 // management-cluster token). Its permissions in NS (VolumeSnapshots
 // included) are the ClusterRole tenantkube:kcsi-controller
 // (deploy/crossplane-rbac.yaml); outside NS it may only get PersistentVolumes
-// (csiPersistentVolumesClusterRole). It runs at the input's priority class.
+// (csiPersistentVolumesClusterRole). The driver creates volumes only of the
+// platform's remote StorageClasses (storageclass.Enforcement), whatever
+// class a StorageClass in the tenant cluster names. It runs at the input's
+// priority class.
 func buildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitImage string) controller {
 	sock := corev1.VolumeMount{Name: "socket-dir", MountPath: csiSocketDir}
 	rate := csiRateLimitArgs(in.Controllers)
@@ -54,7 +58,10 @@ func buildCSIController(id function.Identity, in *v1alpha1.WorkersInput, waitIma
 			"--run-controller-service=true",
 			"--v=2",
 		},
-		Env:          []corev1.EnvVar{{Name: "KUBE_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+		Env: []corev1.EnvVar{
+			{Name: "KUBE_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+			{Name: storageclass.EnforcementEnv, Value: storageclass.Enforcement(in.RemoteStorageClasses)},
+		},
 		VolumeMounts: []corev1.VolumeMount{sock, kubeconfigMount()},
 	}
 	liveness := corev1.Container{

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // TestCSIRateLimits holds the CSI controller's client rate limits to the
@@ -58,6 +59,72 @@ func TestCSIRateLimits(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want.withFlags, got); d != "" {
 				t.Errorf("%s\ncontainers with %v (-want +got):\n%s", tc.reason, tc.want.flags, d)
+			}
+		})
+	}
+}
+
+// TestCSIStorageClassEnforcement: the CSI driver creates volumes only of
+// the platform's remote StorageClasses, set by the EnvironmentConfig
+// (kubevirt/csi-driver reads INFRA_STORAGE_CLASS_ENFORCEMENT:
+// allowAll false limits infraStorageClassName to allowList), and a cluster
+// whose storageClass the platform does not list is refused, naming the
+// field, the value and the allowed classes.
+func TestCSIStorageClassEnforcement(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		spec     string
+		settings string // the EnvironmentConfig's data; "" for none
+		want     string // the driver's enforcement; "" when Fatal
+		fatal    string
+	}{
+		"Default": {
+			reason: "Without settings only replicated, the chart's default storageClass.",
+			spec:   `{}`,
+			want:   "allowAll: false\nallowDefault: true\nallowList:\n- replicated\n",
+		},
+		"Listed": {
+			reason:   "The platform's list, in its order; the cluster's class is one of them.",
+			spec:     `{storageClass: replicated-nvme}`,
+			settings: "remoteStorageClasses: [replicated, replicated-nvme]",
+			want:     "allowAll: false\nallowDefault: true\nallowList:\n- replicated\n- replicated-nvme\n",
+		},
+		"NotListed": {
+			reason: "local is not a remote class of the platform.",
+			spec:   `{storageClass: local}`,
+			fatal:  `spec.storageClass: Unsupported value: "local": supported values: "replicated"`,
+		},
+		"BadSetting": {
+			reason:   "An empty list would leave no class: Fatal naming the setting.",
+			spec:     `{}`,
+			settings: "remoteStorageClasses: []",
+			fatal:    "EnvironmentConfig(tenantkube).data.remoteStorageClasses: Required value",
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := newRequest(t, c.spec, withInstancetypes(t, "u1.medium"), withMachineSets(t))
+			if c.settings != "" {
+				if err := fntest.WithPlatformSettings(req, c.settings); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rsp := run(t, req)
+			if c.fatal != "" {
+				if msgs := fatals(rsp); len(msgs) != 1 || !strings.Contains(msgs[0], c.fatal) {
+					t.Errorf("%s\nFatal = %q, want one containing %q", c.reason, msgs, c.fatal)
+				}
+				return
+			}
+			mustNoFatal(t, rsp)
+			var got []any
+			for _, e := range get(desired(t, rsp, nameCSIDeployment), "spec", "template", "spec", "containers", 0, "env").([]any) {
+				if e.(map[string]any)["name"] == "INFRA_STORAGE_CLASS_ENFORCEMENT" {
+					got = append(got, e.(map[string]any)["value"])
+				}
+			}
+			if d := cmp.Diff([]any{c.want}, got); d != "" {
+				t.Errorf("%s\ncsi-driver INFRA_STORAGE_CLASS_ENFORCEMENT (-want +got):\n%s", c.reason, d)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
 // NodeGroupPath returns the field path of node group G: spec.nodeGroups[G].
@@ -20,11 +21,15 @@ func NodeGroupPath(name string) *field.Path {
 // validatePlatform checks a spec against the platform's bounds (the workers
 // input): at most input.maxNodeGroups node groups, each group's
 // minReplicas and maxReplicas at most input.maxReplicas, its virt-launcher
-// CPU request at least the platform's floor (validatePodCPURequest), and the
-// wait-for-kubeconfig image from an allowed registry. Every rule that needs no input is spec.Validate's
-// (apis/v1alpha1).
+// CPU request at least the platform's floor (validatePodCPURequest), the
+// wait-for-kubeconfig image from an allowed registry and spec.storageClass
+// one of input.remoteStorageClasses. Every rule that needs no input is
+// spec.Validate's (apis/v1alpha1).
 func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	var errs field.ErrorList
+	if err := storageclass.Check(field.NewPath("spec", "storageClass"), spec.StorageClass, in.RemoteStorageClasses); err != nil {
+		errs = append(errs, err)
+	}
 	if len(spec.NodeGroups) > in.MaxNodeGroups {
 		errs = append(errs, field.TooMany(field.NewPath("spec", "nodeGroups"), len(spec.NodeGroups), in.MaxNodeGroups))
 	}

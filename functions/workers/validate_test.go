@@ -20,7 +20,9 @@ func TestValidatePlatform(t *testing.T) {
 	type args struct {
 		groups map[string]v1alpha1.NodeGroup
 		image  string
-		in     func(*inputv1alpha1.WorkersInput)
+		// storageClass is spec.storageClass ("": the default, replicated).
+		storageClass string
+		in           func(*inputv1alpha1.WorkersInput)
 	}
 	type want struct {
 		errs  field.ErrorList
@@ -128,6 +130,17 @@ func TestValidatePlatform(t *testing.T) {
 			args:   args{image: "busybox:1.37"},
 			want:   want{image: "docker.io/library/busybox:1.37"},
 		},
+		"StorageClassNotRemote": {
+			reason: "A cluster class the platform does not list is refused, naming the value and the classes allowed (by default replicated).",
+			args:   args{storageClass: "local"},
+			want:   want{errs: field.ErrorList{field.NotSupported(field.NewPath("spec", "storageClass"), "local", []string{"replicated"})}},
+		},
+		"StorageClassRemote": {
+			reason: "Any class the platform lists may be the cluster's.",
+			args: args{storageClass: "replicated-nvme", in: func(in *inputv1alpha1.WorkersInput) {
+				in.RemoteStorageClasses = []string{"replicated", "replicated-nvme"}
+			}},
+		},
 		"ImageRefused": {
 			reason: "quay.io is not allowed by default.",
 			args:   args{image: "quay.io/x/y:1"},
@@ -141,7 +154,10 @@ func TestValidatePlatform(t *testing.T) {
 				c.args.in(in)
 			}
 			in.Default()
-			spec := &v1alpha1.KubernetesClusterSpec{NodeGroups: c.args.groups, Images: v1alpha1.Images{WaitForKubeconfig: c.args.image}}
+			spec := &v1alpha1.KubernetesClusterSpec{NodeGroups: c.args.groups, Images: v1alpha1.Images{WaitForKubeconfig: c.args.image}, StorageClass: c.args.storageClass}
+			if spec.StorageClass == "" {
+				spec.StorageClass = v1alpha1.DefaultStorageClass
+			}
 			errs := validatePlatform(spec, sortedKeys(spec.NodeGroups), in)
 			// The image's detail lists the allowed registries: compared by
 			// field and value.

@@ -4,6 +4,10 @@
 // function input fields by their JSON names. A platform team edits that one
 // object; no package is rebuilt.
 //
+// The settings are the fields of the function input types a Reader is made
+// with (NewReader); the functions make theirs from all three inputs
+// (functions/internal/inputs), and this package imports none of them.
+//
 // Each function requests the EnvironmentConfig as a required resource (the
 // Composition also declares it as each step's bootstrap requirement, so
 // Crossplane fetches it before the first call) and merges its data over the
@@ -45,9 +49,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
-	addonsinput "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
-	workersinput "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -68,22 +69,30 @@ func Selector() *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{ApiVersion: APIVersion, Kind: Kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: Name}}
 }
 
-// Inputs are the function input types whose fields the EnvironmentConfig
-// sets: every key of its data must be a field of one of them.
-func Inputs() []any {
-	return []any{&cpinput.ControlPlaneInput{}, &workersinput.WorkersInput{}, &addonsinput.AddonsInput{}}
+// Reader reads the platform settings over one function's input. The keys
+// it accepts are the fields of every input type it was made with, so a key
+// meant for another function is not refused by this one.
+type Reader struct {
+	// known are the data keys some input has.
+	known map[string]bool
+	// unknown is the detail of an error naming a data field no input has.
+	unknown string
 }
 
-// settingKeys are the data keys some input has.
-var settingKeys = func() map[string]bool {
-	known := map[string]bool{}
-	for _, t := range Inputs() {
-		for _, k := range Keys(t) {
-			known[k] = true
+// NewReader returns the Reader of the settings of inputs, pointers to the
+// function input types (Go structs whose JSON fields are the settings).
+func NewReader(inputs ...any) *Reader {
+	rd := &Reader{known: map[string]bool{}}
+	names := make([]string, 0, len(inputs))
+	for _, in := range inputs {
+		for _, k := range Keys(in) {
+			rd.known[k] = true
 		}
+		names = append(names, reflect.TypeOf(in).Elem().Name())
 	}
-	return known
-}()
+	rd.unknown = "unknown setting: no field of a tenantkube function input (" + strings.Join(names, ", ") + ") has this name"
+	return rd
+}
 
 // Settings says where a function's input came from.
 type Settings struct {
@@ -101,7 +110,7 @@ type Settings struct {
 // function input already decoded from the Composition's step. It returns an
 // error naming the data field for an unknown key or a value the input type
 // cannot take; in is unchanged then.
-func Read(r *function.Request, rsp *fnv1.RunFunctionResponse, in any) (Settings, error) {
+func (rd *Reader) Read(r *function.Request, rsp *fnv1.RunFunctionResponse, in any) (Settings, error) {
 	function.Require(rsp, RequirementKey, Selector())
 	items, arrived, err := function.Required[environmentConfig](r, RequirementKey)
 	s := Settings{Arrived: arrived}
@@ -113,7 +122,7 @@ func Read(r *function.Request, rsp *fnv1.RunFunctionResponse, in any) (Settings,
 	}
 	s.Found = true
 	data, _ := items[0].Data.(map[string]any)
-	return s, s.merge(data, in)
+	return s, s.merge(rd, data, in)
 }
 
 // environmentConfig is the part of the EnvironmentConfig read: its data, a
@@ -122,7 +131,7 @@ type environmentConfig struct {
 	Data any `json:"data"`
 }
 
-func (s *Settings) merge(data map[string]any, in any) error {
+func (s *Settings) merge(rd *Reader, data map[string]any, in any) error {
 	root := dataPath()
 	own := map[string]bool{}
 	for _, k := range Keys(in) {
@@ -130,8 +139,8 @@ func (s *Settings) merge(data map[string]any, in any) error {
 	}
 	patch := map[string]any{}
 	for _, k := range sortedKeys(data) {
-		if !settingKeys[k] {
-			return field.Forbidden(root.Child(k), unknownSetting+"; the settings are "+strings.Join(knownKeys(settingKeys), ", "))
+		if !rd.known[k] {
+			return field.Forbidden(root.Child(k), rd.unknown+"; the settings are "+strings.Join(knownKeys(rd.known), ", "))
 		}
 		if own[k] {
 			patch[k] = data[k]
@@ -158,7 +167,7 @@ func (s *Settings) merge(data map[string]any, in any) error {
 		return decodeError(root, patch, err)
 	}
 	if len(strict) > 0 {
-		return strictError(root, strict[0])
+		return strictError(root, strict[0], rd.unknown)
 	}
 	reflect.ValueOf(in).Elem().Set(reflect.ValueOf(out).Elem())
 	s.set = map[string]bool{}
@@ -228,9 +237,6 @@ func jsonKeys(t reflect.Type) []string {
 	return keys
 }
 
-// unknownSetting is the detail of an error naming a data field no input has.
-const unknownSetting = "unknown setting: no field of a tenantkube function input (ControlPlaneInput, WorkersInput, AddonsInput) has this name"
-
 // decodeError names the data field a JSON type error is about.
 func decodeError(root *field.Path, patch map[string]any, err error) error {
 	var te *json.UnmarshalTypeError
@@ -242,10 +248,10 @@ func decodeError(root *field.Path, patch map[string]any, err error) error {
 
 // strictError names the data field of a strict-decoding error of
 // sigs.k8s.io/json (an unknown field, such as images.csiDrivr).
-func strictError(root *field.Path, err error) error {
+func strictError(root *field.Path, err error, unknown string) error {
 	var fe interface{ FieldPath() string }
 	if errors.As(err, &fe) && fe.FieldPath() != "" {
-		return field.Forbidden(root.Child(fe.FieldPath()), unknownSetting)
+		return field.Forbidden(root.Child(fe.FieldPath()), unknown)
 	}
 	return field.Invalid(root, "<see message>", err.Error())
 }

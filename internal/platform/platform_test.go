@@ -1,225 +1,59 @@
 package platform
 
 import (
-	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
-	addonsinput "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
-	workersinput "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-type defaulter interface{ Default() }
-
-// The keys more than one function reads, found by hand in the three input
-// types: each is one setting, so every function must read it with the same
-// type and the same default.
-func TestSharedSettingsAgree(t *testing.T) {
-	owners := map[string][]int{}
-	for i, in := range Inputs() {
-		for _, k := range Keys(in) {
-			owners[k] = append(owners[k], i)
-		}
-	}
-	var shared []string
-	for k, o := range owners {
-		if len(o) > 1 {
-			shared = append(shared, k)
-		}
-	}
-	want := []string{"allowedHostSuffixes", "allowedTenantHostSuffixes", "baseDomain", "cpuAllocationRatio", "defaultWorkerOS", "deletionOrder", "ingressClassName", "maxCleanupObjects", "podCIDR", "serviceCIDR"}
-	if !sameSet(shared, want) {
-		t.Errorf("settings read by several functions = %v, want %v", shared, want)
-	}
-	defaults := make([]map[string]any, len(Inputs()))
-	for i, in := range Inputs() {
-		in.(defaulter).Default()
-		raw, _ := json.Marshal(in)
-		_ = json.Unmarshal(raw, &defaults[i])
-	}
-	for _, k := range shared {
-		first := owners[k][0]
-		for _, i := range owners[k][1:] {
-			if !reflect.DeepEqual(defaults[first][k], defaults[i][k]) {
-				t.Errorf("%s defaults to %v in %T but %v in %T", k, defaults[first][k], Inputs()[first], defaults[i][k], Inputs()[i])
-			}
-			if a, b := fieldType(Inputs()[first], k), fieldType(Inputs()[i], k); a.Kind() != b.Kind() {
-				t.Errorf("%s is a %s in %T but a %s in %T", k, a, Inputs()[first], b, Inputs()[i])
-			}
-		}
-	}
-	// The defaults themselves (docs/architecture.md: service CIDR
-	// 10.95.0.0/16; CPU allocation ratio 10; nginx ingress class).
-	for k, v := range map[string]any{"serviceCIDR": "10.95.0.0/16", "cpuAllocationRatio": float64(10), "ingressClassName": "nginx", "deletionOrder": "Usages"} {
-		if got := defaults[0][k]; got != v {
-			t.Errorf("default of %s = %v, want %v", k, got, v)
-		}
-	}
+// Two stand-in inputs: the Reader knows the keys of both, merges only a
+// function's own, and names an unknown key with every input type.
+type firstInput struct {
+	Domain string `json:"domain,omitempty"`
+	Shared int    `json:"shared,omitempty"`
 }
 
-func fieldType(in any, key string) reflect.Type {
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(in).Elem()) {
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == key {
-			return f.Type
-		}
-	}
-	return nil
+type secondInput struct {
+	Images struct {
+		Driver string `json:"driver,omitempty"`
+	} `json:"images,omitempty"`
+	Shared int `json:"shared,omitempty"`
 }
 
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	m := map[string]bool{}
-	for _, x := range a {
-		m[x] = true
-	}
-	for _, x := range b {
-		if !m[x] {
-			return false
-		}
-	}
-	return true
-}
-
-func envConfig(t *testing.T, dataYAML string) *structpb.Struct {
+func settingsRequest(t *testing.T, data map[string]any) *function.Request {
 	t.Helper()
-	obj := map[string]any{"apiVersion": APIVersion, "kind": Kind, "metadata": map[string]any{"name": Name}}
-	if dataYAML != "" {
-		data := map[string]any{}
-		if err := yaml.Unmarshal([]byte(dataYAML), &data); err != nil {
-			t.Fatal(err)
-		}
-		obj["data"] = data
-	}
-	s, err := structpb.NewStruct(obj)
+	obj, err := structpb.NewStruct(map[string]any{"apiVersion": APIVersion, "kind": Kind, "metadata": map[string]any{"name": Name}, "data": data})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return function.NewRequest(&fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{RequirementKey: {Items: []*fnv1.Resource{{Resource: obj}}}}})
 }
 
-func request(items ...*structpb.Struct) *fnv1.RunFunctionRequest {
-	rs := &fnv1.Resources{}
-	for _, it := range items {
-		rs.Items = append(rs.Items, &fnv1.Resource{Resource: it})
+func TestReaderKeys(t *testing.T) {
+	rd := NewReader(&firstInput{}, &secondInput{})
+	in := &firstInput{Domain: "old.test"}
+	s, err := rd.Read(settingsRequest(t, map[string]any{"domain": "new.test", "shared": 3, "images": map[string]any{"driver": "x"}}), &fnv1.RunFunctionResponse{}, in)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{RequirementKey: rs}}
-}
-
-func TestReadRequestsTheEnvironmentConfig(t *testing.T) {
-	for name, req := range map[string]*fnv1.RunFunctionRequest{
-		"not fetched yet": {},
-		"fetched":         request(),
+	if !s.Found || in.Domain != "new.test" || in.Shared != 3 {
+		t.Errorf("after the merge: found %v, %+v; want new.test and 3 (images is the other input's)", s.Found, in)
+	}
+	for data, want := range map[string]string{
+		"domian": `EnvironmentConfig(tenantkube).data.domian: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name; the settings are domain, images, shared`,
+		"images": `EnvironmentConfig(tenantkube).data.images.drivr: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name`,
 	} {
-		rsp := &fnv1.RunFunctionResponse{}
-		in := &cpinput.ControlPlaneInput{BaseDomain: "from.composition.test"}
-		s, err := Read(function.NewRequest(req), rsp, in)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		v := map[string]any{data: "x"}
+		if data == "images" {
+			v = map[string]any{"images": map[string]any{"drivr": "x"}}
 		}
-		sel := rsp.GetRequirements().GetResources()[RequirementKey]
-		if sel.GetApiVersion() != "apiextensions.crossplane.io/v1beta1" || sel.GetKind() != "EnvironmentConfig" || sel.GetMatchName() != "tenantkube" {
-			t.Errorf("%s: requirement %s = %v, want the EnvironmentConfig tenantkube", name, RequirementKey, sel)
+		_, err := rd.Read(settingsRequest(t, v), &fnv1.RunFunctionResponse{}, &secondInput{})
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", data, err, want)
 		}
-		if s.Found || in.BaseDomain != "from.composition.test" {
-			t.Errorf("%s: found=%v, baseDomain %q: the input must stay as the Composition gave it", name, s.Found, in.BaseDomain)
-		}
-		if s.Arrived != (name == "fetched") {
-			t.Errorf("%s: Arrived = %v", name, s.Arrived)
-		}
-	}
-}
-
-func TestReadMergesOverTheInput(t *testing.T) {
-	req := request(envConfig(t, `
-baseDomain: k8s.example.net
-etcd: {storageSize: 8Gi}
-dataStoreName: null
-serviceCIDR: 10.200.0.0/16
-images: {clusterAutoscaler: mirror.example.net/cluster-autoscaler:v1.35.1}
-charts: {cilium: {version: 1.19.0}}
-`))
-	cp := &cpinput.ControlPlaneInput{BaseDomain: "old.test", DataStoreName: "shared", Etcd: cpinput.Etcd{Replicas: 5}}
-	s, err := Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !s.Found {
-		t.Error("Found = false")
-	}
-	// Set by the EnvironmentConfig; etcd.replicas kept from the
-	// Composition (objects merge); dataStoreName unset by null.
-	if cp.BaseDomain != "k8s.example.net" || cp.Etcd.StorageSize != "8Gi" || cp.Etcd.Replicas != 5 || cp.DataStoreName != "" || cp.ServiceCIDR != "10.200.0.0/16" {
-		t.Errorf("control-plane input after the merge = %+v", cp)
-	}
-	w := &workersinput.WorkersInput{Images: workersinput.Images{CSIDriver: "from.composition/csi:v1"}}
-	if _, err := Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, w); err != nil {
-		t.Fatal(err)
-	}
-	if w.Images.ClusterAutoscaler != "mirror.example.net/cluster-autoscaler:v1.35.1" || w.Images.CSIDriver != "from.composition/csi:v1" {
-		t.Errorf("workers images after the merge = %+v", w.Images)
-	}
-	a := &addonsinput.AddonsInput{}
-	if _, err := Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, a); err != nil {
-		t.Fatal(err)
-	}
-	a.Default()
-	// Only the version changes; the rest of cilium's default source stays.
-	if a.ServiceCIDR != "10.200.0.0/16" || a.Charts.Cilium.Version != "1.19.0" || a.Charts.Cilium.URL != "https://helm.cilium.io/" {
-		t.Errorf("addons input after the merge: serviceCIDR %q, cilium %+v", a.ServiceCIDR, a.Charts.Cilium)
-	}
-}
-
-func TestReadRejectsBadSettings(t *testing.T) {
-	for _, c := range []struct {
-		data, path, value string
-		in                any
-	}{
-		{data: "baseDomian: x.test", path: "EnvironmentConfig(tenantkube).data.baseDomian"},
-		// An unknown top-level key fails every function, not only the one
-		// it was meant for.
-		{data: "baseDomian: x.test", path: "EnvironmentConfig(tenantkube).data.baseDomian", in: &addonsinput.AddonsInput{}},
-		{data: "images: {csiDrivr: x}", path: "EnvironmentConfig(tenantkube).data.images.csiDrivr", in: &workersinput.WorkersInput{}},
-		{data: "etcd: {replicas: three}", path: "EnvironmentConfig(tenantkube).data.etcd.replicas", value: `"three"`},
-		{data: "cpuAllocationRatio: [1]", path: "EnvironmentConfig(tenantkube).data.cpuAllocationRatio"},
-		{data: "apiVersion: v1", path: "EnvironmentConfig(tenantkube).data.apiVersion"},
-	} {
-		in := c.in
-		if in == nil {
-			in = &cpinput.ControlPlaneInput{BaseDomain: "keep.test"}
-		}
-		before, _ := json.Marshal(in)
-		_, err := Read(function.NewRequest(request(envConfig(t, c.data))), &fnv1.RunFunctionResponse{}, in)
-		if err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.value) {
-			t.Errorf("data %s (%T): error %v, want one naming %s %s", c.data, in, err, c.path, c.value)
-		}
-		if after, _ := json.Marshal(in); string(after) != string(before) {
-			t.Errorf("data %s: the input changed on error: %s", c.data, after)
-		}
-	}
-}
-
-func TestAttributeNamesTheEnvironmentConfig(t *testing.T) {
-	cp := &cpinput.ControlPlaneInput{}
-	s, err := Read(function.NewRequest(request(envConfig(t, "podCIDR: 10.0.0.0/99"))), &fnv1.RunFunctionResponse{}, cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromEnv := s.Attribute(field.Invalid(field.NewPath("input", "podCIDR"), cp.PodCIDR, "must be a CIDR"))
-	if got := fromEnv.Error(); !strings.HasPrefix(got, `EnvironmentConfig(tenantkube).data.podCIDR: Invalid value: "10.0.0.0/99"`) {
-		t.Errorf("error = %q", got)
-	}
-	fromInput := s.Attribute(field.Invalid(field.NewPath("input", "serviceCIDR"), "x", "must be a CIDR"))
-	if got := fromInput.Error(); !strings.HasPrefix(got, "input.serviceCIDR:") {
-		t.Errorf("an error about a field the EnvironmentConfig did not set = %q, want it under input", got)
 	}
 }

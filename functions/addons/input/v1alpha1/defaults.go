@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
 // Defaults of the Input's scalar fields (docs/architecture.md: service CIDR 10.95.0.0/16).
@@ -183,6 +184,9 @@ func (in *AddonsInput) Default() {
 	if in.MaxCleanupObjects == 0 {
 		in.MaxCleanupObjects = DefaultMaxCleanupObjects
 	}
+	if in.RemoteStorageClasses == nil {
+		in.RemoteStorageClasses = storageclass.DefaultRemote()
+	}
 	m := &in.Monitoring
 	fill(&m.MetricsWriteURL, DefaultMetricsWriteURL)
 	fill(&m.MetricsReadURL, DefaultMetricsReadURL)
@@ -260,6 +264,9 @@ func (in *AddonsInput) Validate() error {
 	case DeletionOrderUsages, DeletionOrderNone:
 	default:
 		return field.NotSupported(root.Child("deletionOrder"), in.DeletionOrder, []string{string(DeletionOrderUsages), string(DeletionOrderNone)})
+	}
+	if err := storageclass.ValidateRemote(root.Child("remoteStorageClasses"), in.RemoteStorageClasses); err != nil {
+		return err
 	}
 	if err := in.Monitoring.validate(root.Child("monitoring")); err != nil {
 		return err

@@ -102,6 +102,22 @@ type AddonsInput struct {
 	// +optional
 	MaxCleanupObjects int `json:"maxCleanupObjects,omitempty"`
 
+	// RemoteStorageClasses are the management cluster's StorageClasses a
+	// tenant cluster may use: classes whose volumes a worker VM on any node
+	// can attach (for LINSTOR, those without
+	// linstor.csi.linbit.com/allowRemoteVolumeAccess: "false"). Inside every
+	// tenant cluster the KubeVirt CSI release offers each under its own
+	// name, spec.storageClass (which must be one of them) as the default
+	// class, and kubevirt as an alias of spec.storageClass; the KubeVirt CSI
+	// controller refuses a volume of any other class. Changing the list
+	// upgrades every cluster's csi release and restarts its CSI controller.
+	// +kubebuilder:default={"replicated"}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	RemoteStorageClasses []string `json:"remoteStorageClasses,omitempty"`
+
 	// Charts is the chart source of each add-on.
 	// +kubebuilder:default={}
 	// +optional

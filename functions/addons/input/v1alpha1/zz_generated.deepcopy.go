@@ -34,6 +34,11 @@ func (in *AddonsInput) DeepCopyInto(out *AddonsInput) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.RemoteStorageClasses != nil {
+		in, out := &in.RemoteStorageClasses, &out.RemoteStorageClasses
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.Charts = in.Charts
 	in.Monitoring.DeepCopyInto(&out.Monitoring)
 }

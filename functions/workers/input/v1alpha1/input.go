@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
 // Defaults of the workers function input. Image references are upstream
@@ -267,6 +268,22 @@ type WorkersInput struct {
 	// +kubebuilder:default={}
 	// +optional
 	HealthCheckFloors HealthCheckFloors `json:"healthCheckFloors,omitempty"`
+
+	// RemoteStorageClasses are the management cluster's StorageClasses a
+	// tenant cluster may use: classes whose volumes a worker VM on any node
+	// can attach (for LINSTOR, those without
+	// linstor.csi.linbit.com/allowRemoteVolumeAccess: "false"). Inside every
+	// tenant cluster the KubeVirt CSI release offers each under its own
+	// name, spec.storageClass (which must be one of them) as the default
+	// class, and kubevirt as an alias of spec.storageClass; the KubeVirt CSI
+	// controller refuses a volume of any other class. Changing the list
+	// upgrades every cluster's csi release and restarts its CSI controller.
+	// +kubebuilder:default={"replicated"}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	RemoteStorageClasses []string `json:"remoteStorageClasses,omitempty"`
 
 	// Controllers are the platform's settings of the once-per-cluster
 	// controllers (cluster-autoscaler, KubeVirt cloud controller, KubeVirt
@@ -605,6 +622,9 @@ func (in *WorkersInput) Default() {
 	if in.MaxReplicas == 0 {
 		in.MaxReplicas = DefaultMaxReplicas
 	}
+	if in.RemoteStorageClasses == nil {
+		in.RemoteStorageClasses = storageclass.DefaultRemote()
+	}
 	f := &in.HealthCheckFloors
 	setDefault(&f.NodeStartupTimeout, DefaultFloorNodeStartupTimeout)
 	setDefault(&f.ReadyUnknownTimeout, DefaultFloorReadyUnknownTimeout)
@@ -675,6 +695,9 @@ func (in *WorkersInput) Validate() error {
 		if r == "" || strings.HasPrefix(r, "/") || strings.HasSuffix(r, "/") || strings.Contains(r, "://") {
 			return field.Invalid(p.Child("allowedImageRegistries").Index(i), r, "must be a registry host, optionally followed by /<repository prefix>")
 		}
+	}
+	if err := storageclass.ValidateRemote(p.Child("remoteStorageClasses"), in.RemoteStorageClasses); err != nil {
+		return err
 	}
 	if err := in.Controllers.validate(p.Child("controllers")); err != nil {
 		return err

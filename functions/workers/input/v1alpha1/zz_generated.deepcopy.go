@@ -150,6 +150,11 @@ func (in *WorkersInput) DeepCopyInto(out *WorkersInput) {
 		copy(*out, *in)
 	}
 	out.HealthCheckFloors = in.HealthCheckFloors
+	if in.RemoteStorageClasses != nil {
+		in, out := &in.RemoteStorageClasses, &out.RemoteStorageClasses
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	in.Controllers.DeepCopyInto(&out.Controllers)
 	out.Talos = in.Talos
 }
