@@ -62,6 +62,10 @@ type env struct {
 
 	testCA   *ca
 	versions []string
+
+	// apiserverExtra and coreExtra are flags a test adds to kube-apiserver's
+	// and Crossplane core's (TestScale: the audit log, the profiler).
+	apiserverExtra, coreExtra []string
 }
 
 var (
@@ -254,7 +258,7 @@ func (e *env) startEtcd() error {
 
 func (e *env) apiserverArgs() []string {
 	pki := func(f string) string { return filepath.Join(e.work, "pki", f) }
-	return []string{
+	return append([]string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", e.etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", e.apiPort),
@@ -267,7 +271,7 @@ func (e *env) apiserverArgs() []string {
 		"--authorization-mode=RBAC",
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-	}
+	}, e.apiserverExtra...)
 }
 
 func (e *env) startAPIServer() error {
@@ -490,7 +494,7 @@ func (e *env) startCore() error {
 	if err != nil {
 		return err
 	}
-	e.core = newProc(e.logs, "crossplane-core", e.binary("crossplane-core"), []string{
+	e.core = newProc(e.logs, "crossplane-core", e.binary("crossplane-core"), append([]string{
 		"core", "start", "--namespace=" + xpNamespace,
 		"--package-runtime=External",
 		"--enable-webhooks=true", fmt.Sprintf("--webhook-port=%d", e.webhookPort), "--tls-server-certs-dir=" + whDir,
@@ -503,7 +507,7 @@ func (e *env) startCore() error {
 		// scenarios wait minutes for its cool-down. A composition that
 		// writes on every reconcile is caught by the steady-state check.
 		"--circuit-breaker-burst=2000", "--circuit-breaker-refill-rate=50",
-	}, "KUBECONFIG="+e.xpKubeconfig)
+	}, e.coreExtra...), "KUBECONFIG="+e.xpKubeconfig)
 	if err := os.MkdirAll(filepath.Join(e.work, "crossplane", "xpkg-cache"), 0o755); err != nil {
 		return err
 	}
