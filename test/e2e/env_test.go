@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // functions are the three composition functions, in pipeline order.
@@ -486,6 +487,10 @@ func (e *env) startCore() error {
 	if err := writeFiles(whDir, map[string][]byte{"tls.crt": wh.certPEM, "tls.key": wh.keyPEM}); err != nil {
 		return err
 	}
+	platformArgs, err := crossplaneValuesArgs(e.path("deploy", "crossplane", "values.yaml"))
+	if err != nil {
+		return err
+	}
 	metrics, err := freePort()
 	if err != nil {
 		return err
@@ -507,7 +512,7 @@ func (e *env) startCore() error {
 		// scenarios wait minutes for its cool-down. A composition that
 		// writes on every reconcile is caught by the steady-state check.
 		"--circuit-breaker-burst=2000", "--circuit-breaker-refill-rate=50",
-	}, e.coreExtra...), "KUBECONFIG="+e.xpKubeconfig)
+	}, append(platformArgs, e.coreExtra...)...), "KUBECONFIG="+e.xpKubeconfig)
 	if err := os.MkdirAll(filepath.Join(e.work, "crossplane", "xpkg-cache"), 0o755); err != nil {
 		return err
 	}
@@ -537,6 +542,22 @@ func (e *env) startCore() error {
 		}},
 	}}
 	return apply(ctx, e.c, vwc)
+}
+
+// crossplaneValuesArgs reads the args of the platform's Helm values for
+// Crossplane's chart (deploy/crossplane/values.yaml).
+func crossplaneValuesArgs(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Args []string `json:"args"`
+	}
+	if err := yaml.UnmarshalStrict(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return v.Args, nil
 }
 
 func (e *env) fnArgs(f string) []string {
