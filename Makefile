@@ -322,7 +322,7 @@ SCALE_OUT     := _output/scale
 SCALE_TIMEOUT ?= 3h
 
 .PHONY: scale
-scale: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Management-plane cost at SCALE_N tenant clusters (default 100) against helm-controller; ends with one `scale:` line.
+scale: $(E2E_TOOLS) bin/source-controller bin/helm-controller $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Management-plane cost at SCALE_N tenant clusters (default 100) against helm-controller; ends with one `scale:` line.
 	@mkdir -p $(SCALE_OUT); rm -f $(SCALE_OUT)/result.txt $(E2E_OUT)/scale-summary.txt; rc=0; \
 	SCALE_N=$(SCALE_N) SCALE_WINDOW=$(SCALE_WINDOW) SCALE_SETTLE=$(SCALE_SETTLE) SCALE_CHANGES=$(SCALE_CHANGES) \
 	SCALE_OUT=$(CURDIR)/$(SCALE_OUT) E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/scale-summary.txt \

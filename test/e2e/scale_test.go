@@ -122,19 +122,9 @@ func TestScale(t *testing.T) {
 		e.up(t)
 		var kubeconfigs map[string]string
 		step(t, "Flux ServiceAccounts under their upstream ClusterRoles", func() error {
-			cs, err := e.newControllers()
+			flux, err := e.fluxIdentities()
 			if err != nil {
 				return err
-			}
-			ids, err := e.controllerIdentities(cs)
-			if err != nil {
-				return err
-			}
-			var flux []identity
-			for _, id := range ids {
-				if id.name == "source-controller" || id.name == "helm-controller" {
-					flux = append(flux, id)
-				}
 			}
 			kubeconfigs, err = e.setupIdentities(flux)
 			return err
