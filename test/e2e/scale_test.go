@@ -106,7 +106,8 @@ func TestScale(t *testing.T) {
 	policy := filepath.Join(e.work, "audit-policy.yaml")
 	e.must(t, os.WriteFile(policy, []byte(scaleAuditPolicy), 0o644), "audit policy")
 	e.apiserverExtra = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + audit,
-		"--audit-log-format=json", "--audit-log-mode=batch", "--audit-log-maxsize=0"}
+		"--audit-log-format=json", "--audit-log-mode=batch", "--audit-log-batch-max-size=100",
+		"--audit-log-batch-max-wait=1s", "--audit-log-maxsize=0"}
 	pprofPort, err := freePort()
 	e.must(t, err, "port")
 	e.coreExtra = []string{fmt.Sprintf("--profile=127.0.0.1:%d", pprofPort)}
@@ -303,6 +304,8 @@ func (sc *scaleRun) steady(t *testing.T, profile string) windowFigures {
 	if err := <-done; err != nil {
 		t.Errorf("CPU profile of crossplane core: %v", err)
 	}
+	// The audit log is written in batches of at most a second.
+	time.Sleep(3 * time.Second)
 	var err error
 	w.requests, err = countRequests(sc.audit, w.from.at, w.to.at)
 	sc.e.must(t, err, "audit log")
