@@ -308,6 +308,37 @@ e2e: $(E2E_TOOLS) $(CONTROLLER_TOOLS) $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),
 	echo "make e2e: $$( [ $$rc = 0 ] && echo PASSED || echo FAILED ) (logs of every component: $(E2E_OUT)/logs)"; \
 	exit $$rc
 
+# Scale: TestScale on the live stack (not part of `make test`): SCALE_N
+# tenant clusters against as many HelmReleases of an equivalent chart,
+# steady windows of SCALE_WINDOW each (docs/performance.md, Scale). About
+# 2 x (SCALE_SETTLE + SCALE_WINDOW) plus bring-up, creation and the
+# changes: some 35 minutes at the defaults. Output in $(SCALE_OUT); the last
+# line printed is the result.
+SCALE_N       ?= 100
+SCALE_WINDOW  ?= 10m
+SCALE_SETTLE  ?= 2m
+SCALE_CHANGES ?= 50
+SCALE_OUT     := _output/scale
+# SCALE_FN_TAGS: build tags for the functions of this run only (simplewire:
+# the SDK's protobuf-go path instead of the lazy codec).
+SCALE_FN_TAGS ?=
+SCALE_TIMEOUT ?= 3h
+
+.PHONY: scale
+scale: $(E2E_TOOLS) bin/source-controller bin/helm-controller $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Management-plane cost at SCALE_N tenant clusters (default 100) against helm-controller; ends with one `scale:` line.
+	@mkdir -p $(SCALE_OUT); rm -f $(SCALE_OUT)/result.txt $(E2E_OUT)/scale-summary.txt; rc=0; \
+	bindir=$(CURDIR)/bin; if [ -n '$(SCALE_FN_TAGS)' ]; then \
+		bindir=$(CURDIR)/$(SCALE_OUT)/bin-$(SCALE_FN_TAGS); rm -rf $$bindir; mkdir -p $$bindir; \
+		for b in bin/*; do ln -s $(CURDIR)/$$b $$bindir/; done; \
+		for f in $(FUNCTIONS); do rm $$bindir/function-$$f; $(GO) build -tags '$(SCALE_FN_TAGS)' -o $$bindir/function-$$f ./functions/$$f >&2; done; \
+	fi; \
+	E2E_BIN=$$bindir SCALE_N=$(SCALE_N) SCALE_WINDOW=$(SCALE_WINDOW) SCALE_SETTLE=$(SCALE_SETTLE) SCALE_CHANGES=$(SCALE_CHANGES) \
+	SCALE_OUT=$(CURDIR)/$(SCALE_OUT) E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/scale-summary.txt \
+		$(GO) test -tags e2e ./test/e2e/ -count=1 -v -run '^TestScale$$' -timeout $(SCALE_TIMEOUT) >&2 || rc=$$?; \
+	if [ -f $(E2E_OUT)/scale-summary.txt ]; then cat $(E2E_OUT)/scale-summary.txt >&2; fi; \
+	if [ $$rc != 0 ] || [ ! -f $(SCALE_OUT)/result.txt ]; then echo "make scale: FAILED (logs: $(E2E_OUT)/logs-scale)" >&2; exit 1; fi; \
+	cat $(SCALE_OUT)/result.txt
+
 # ---------------------------------------------------------------------------
 # Bench: regenerates the inputs in test/bench/testdata from the
 # current functions, runs every benchmark with -benchmem and writes the

@@ -35,7 +35,7 @@ type Function struct {
 // status.addons and the AddonsReady condition. Bad input is a Fatal result
 // whose message names the field; nothing is applied then.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := response.To(req, function.ResponseTTL)
 	r := function.NewRequest(req)
 	t, err := r.Cluster()
 	if err != nil {

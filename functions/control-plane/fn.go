@@ -37,7 +37,7 @@ type Function struct {
 // (planTenant). Bad input is a Fatal result naming the field; nothing earlier steps
 // put in the desired state is dropped.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := response.To(req, function.ResponseTTL)
 	r := function.NewRequest(req)
 	in, settings, err := readInput(r, rsp)
 	if err != nil {

@@ -27,7 +27,7 @@ type Function struct {
 // plan. Bad input gives a Fatal result naming every bad field, and
 // WorkersReady=False.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := response.To(req, function.ResponseTTL)
 	r := function.NewRequest(req)
 	in, err := readInput(r, rsp)
 	if err != nil {

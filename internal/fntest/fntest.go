@@ -129,7 +129,9 @@ func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Durat
 // and its test fails. The objects the response keeps encoded (the
 // function's own, and earlier steps' passed on) are decoded in the response
 // returned, so tests read every desired object as a Struct. It returns fn's
-// error.
+// error, and an error for a response with a TTL: Crossplane v2.4 requeues an
+// XR after the shortest non-zero TTL of its pipeline, which would override
+// the platform's --poll-interval (function.ResponseTTL).
 func Run(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	b, err := proto.Marshal(req)
 	if err != nil {
@@ -144,6 +146,9 @@ func Run(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, er
 		return nil, err
 	}
 	wire.DecodeKeptObjects(rsp.GetDesired())
+	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != 0 {
+		return rsp, fmt.Errorf("response TTL %s, want none", ttl)
+	}
 	return rsp, nil
 }
 

@@ -62,6 +62,23 @@ const helmReferenceNS = "helm-reference"
 //     scenario installs into the management cluster.
 //   - the others: nothing.
 func (e *env) controllerIdentities(cs *controllers) ([]identity, error) {
+	flux, err := e.fluxIdentities()
+	if err != nil {
+		return nil, err
+	}
+	return append([]identity{
+		{name: "capi-manager", namespace: "capi-system", serviceAccount: "capi-manager", prefix: "capi-",
+			roles: []string{filepath.Join(cs.capiDir, "config", "rbac", "role.yaml")}},
+		{name: "capi-kubeadm-bootstrap", namespace: "capi-kubeadm-bootstrap-system", serviceAccount: "capi-kubeadm-bootstrap-manager", prefix: "capi-kubeadm-bootstrap-",
+			roles: []string{filepath.Join(cs.capiDir, "bootstrap", "kubeadm", "config", "rbac", "role.yaml")}},
+		{name: "capk-manager", namespace: "capk-system", serviceAccount: "capk-manager", prefix: "capk-",
+			roles: []string{filepath.Join(cs.capkDir, "config", "rbac", "role.yaml")}},
+	}, flux...), nil
+}
+
+// fluxIdentities are source-controller's and helm-controller's identities
+// (controllerIdentities).
+func (e *env) fluxIdentities() ([]identity, error) {
 	srcDir, _, err := e.moduleDir("flux-source", "github.com/fluxcd/source-controller")
 	if err != nil {
 		return nil, err
@@ -71,12 +88,6 @@ func (e *env) controllerIdentities(cs *controllers) ([]identity, error) {
 		return nil, err
 	}
 	return []identity{
-		{name: "capi-manager", namespace: "capi-system", serviceAccount: "capi-manager", prefix: "capi-",
-			roles: []string{filepath.Join(cs.capiDir, "config", "rbac", "role.yaml")}},
-		{name: "capi-kubeadm-bootstrap", namespace: "capi-kubeadm-bootstrap-system", serviceAccount: "capi-kubeadm-bootstrap-manager", prefix: "capi-kubeadm-bootstrap-",
-			roles: []string{filepath.Join(cs.capiDir, "bootstrap", "kubeadm", "config", "rbac", "role.yaml")}},
-		{name: "capk-manager", namespace: "capk-system", serviceAccount: "capk-manager", prefix: "capk-",
-			roles: []string{filepath.Join(cs.capkDir, "config", "rbac", "role.yaml")}},
 		{name: "source-controller", namespace: "flux-system", serviceAccount: "source-controller", prefix: "source-",
 			roles: []string{filepath.Join(srcDir, "config", "rbac", "role.yaml")}},
 		{name: "helm-controller", namespace: "flux-system", serviceAccount: "helm-controller", prefix: "helm-",

@@ -153,16 +153,7 @@ func (e *env) managementCost(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		ns := fmt.Sprintf("tenant-cost-%02d", i)
 		e.must(t, e.ensureNamespace(ctx, ns), "namespace "+ns)
-		cl := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "tenantkube.io/v1alpha1", "kind": "KubernetesCluster",
-			"metadata": map[string]any{"name": "c", "namespace": ns},
-			"spec": map[string]any{
-				// Charts from the loopback repository: nothing may dial out.
-				"compositionRef": map[string]any{"name": e2eComposition},
-				"nodeGroups": map[string]any{"md0": map[string]any{
-					"minReplicas": int64(0), "maxReplicas": int64(3), "instanceType": "u1.medium", "diskSize": "20Gi"}},
-			},
-		}}
+		cl := loopbackClaim(ns, "c")
 		e.must(t, apply(ctx, e.c, cl), "claim "+ns+"/c")
 		claims = append(claims, [2]string{ns, "c"})
 	}
@@ -184,6 +175,21 @@ func (e *env) managementCost(t *testing.T) {
 	}
 }
 
+// loopbackClaim is a claim of one node group that scales from zero,
+// selecting the Composition whose charts come from the loopback repository.
+func loopbackClaim(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "tenantkube.io/v1alpha1", "kind": "KubernetesCluster",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			// Charts from the loopback repository: nothing may dial out.
+			"compositionRef": map[string]any{"name": e2eComposition},
+			"nodeGroups": map[string]any{"md0": map[string]any{
+				"minReplicas": int64(0), "maxReplicas": int64(3), "instanceType": "u1.medium", "diskSize": "20Gi"}},
+		},
+	}}
+}
+
 // deleteClaimQuick deletes a claim without waiting.
 func (e *env) deleteClaimQuick(t *testing.T, ns, name string) {
 	ctx, cancel := ctxT(30 * time.Second)
@@ -202,19 +208,19 @@ const equivalentTemplate = `{{- range $i, $o := .Values.objects }}
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: object-{{ $i }}
+  name: {{ $.Release.Name }}-object-{{ $i }}
 data:
   object.json: {{ $o | toJson | quote }}
 {{- end }}
 `
 
-// helmReference measures what helm-controller spends on one HelmRelease
-// per reconcile in steady state, the release being a chart equivalent to one
-// tenant cluster: as many objects as the demo cluster composes, each
-// carrying one composed object's spec. It runs against the management
-// cluster, reconciles forced by Flux's reconcile.fluxcd.io/requestedAt.
-func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
-	snap := e.snapshot(t, demo)
+// equivalentChart packages a chart equivalent to tenant cluster name: as
+// many objects as the cluster composes, each carrying one composed object's
+// spec. It returns the packaged chart, its object count and the bytes of
+// its values.
+func (e *env) equivalentChart(t *testing.T, name string) ([]byte, int, int) {
+	t.Helper()
+	snap := e.snapshot(t, name)
 	var objs []any
 	var keys []string
 	for k := range snap {
@@ -229,6 +235,42 @@ func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
 	e.must(t, err, "values")
 	tgz, err := buildChart("tenant-equivalent", equivalentTemplate, string(values))
 	e.must(t, err, "chart")
+	return tgz, len(objs), len(values)
+}
+
+// referenceRepository is the HelmRepository serving the equivalent chart,
+// at Cozystack's interval.
+func referenceRepository(ns, name, url string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"url": url, "interval": "5m"},
+	}}
+}
+
+// referenceRelease is a HelmRelease of the equivalent chart from
+// HelmRepository repo, at Cozystack's interval (5m).
+func referenceRelease(ns, name, repo string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"interval": "5m",
+			"chart": map[string]any{"spec": map[string]any{
+				"chart": "tenant-equivalent", "version": chartVersion,
+				"sourceRef": map[string]any{"kind": "HelmRepository", "name": repo},
+			}},
+		},
+	}}
+}
+
+// helmReference measures what helm-controller spends on one HelmRelease
+// per reconcile in steady state, the release being a chart equivalent to one
+// tenant cluster (equivalentChart of the demo cluster). It runs against the
+// management cluster, reconciles forced by Flux's
+// reconcile.fluxcd.io/requestedAt.
+func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
+	tgz, nobjs, nvalues := e.equivalentChart(t, demo)
 	repo, err := serveCharts(map[string][]byte{"tenant-equivalent": tgz})
 	e.must(t, err, "repository")
 	defer repo.srv.Close()
@@ -236,24 +278,7 @@ func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
 	defer cancel()
 	ns := helmReferenceNS
 	e.must(t, e.ensureNamespace(ctx, ns), "namespace")
-	for _, o := range []*unstructured.Unstructured{
-		{Object: map[string]any{
-			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
-			"metadata": map[string]any{"name": "reference", "namespace": ns},
-			"spec":     map[string]any{"url": repo.url, "interval": "5m"},
-		}},
-		{Object: map[string]any{
-			"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-			"metadata": map[string]any{"name": "reference", "namespace": ns},
-			"spec": map[string]any{
-				"interval": "5m",
-				"chart": map[string]any{"spec": map[string]any{
-					"chart": "tenant-equivalent", "version": chartVersion,
-					"sourceRef": map[string]any{"kind": "HelmRepository", "name": "reference"},
-				}},
-			},
-		}},
-	} {
+	for _, o := range []*unstructured.Unstructured{referenceRepository(ns, "reference", repo.url), referenceRelease(ns, "reference", "reference")} {
 		e.must(t, apply(ctx, e.c, o), describe(o))
 	}
 	waitFor(t, 3*time.Minute, "reference HelmRelease Ready", func(ctx context.Context) (bool, string, error) {
@@ -283,5 +308,5 @@ func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
 	after, err := cpuSeconds(fc.helm)
 	e.must(t, err, "helm-controller CPU")
 	report("reference: helm-controller, one HelmRelease of a chart equivalent to one tenant cluster (%d objects, %d bytes of values), steady state: %.1f ms CPU per reconcile over %d reconciles",
-		len(objs), len(values), (after-before)/rounds*1000, rounds)
+		nobjs, nvalues, (after-before)/rounds*1000, rounds)
 }

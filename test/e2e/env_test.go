@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // functions are the three composition functions, in pipeline order.
@@ -62,6 +63,10 @@ type env struct {
 
 	testCA   *ca
 	versions []string
+
+	// apiserverExtra and coreExtra are flags a test adds to kube-apiserver's
+	// and Crossplane core's (TestScale: the audit log, the profiler).
+	apiserverExtra, coreExtra []string
 }
 
 var (
@@ -254,7 +259,7 @@ func (e *env) startEtcd() error {
 
 func (e *env) apiserverArgs() []string {
 	pki := func(f string) string { return filepath.Join(e.work, "pki", f) }
-	return []string{
+	return append([]string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", e.etcdPort),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", e.apiPort),
@@ -267,7 +272,7 @@ func (e *env) apiserverArgs() []string {
 		"--authorization-mode=RBAC",
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-	}
+	}, e.apiserverExtra...)
 }
 
 func (e *env) startAPIServer() error {
@@ -482,6 +487,10 @@ func (e *env) startCore() error {
 	if err := writeFiles(whDir, map[string][]byte{"tls.crt": wh.certPEM, "tls.key": wh.keyPEM}); err != nil {
 		return err
 	}
+	platformArgs, err := crossplaneValuesArgs(e.path("deploy", "crossplane", "values.yaml"))
+	if err != nil {
+		return err
+	}
 	metrics, err := freePort()
 	if err != nil {
 		return err
@@ -490,7 +499,7 @@ func (e *env) startCore() error {
 	if err != nil {
 		return err
 	}
-	e.core = newProc(e.logs, "crossplane-core", e.binary("crossplane-core"), []string{
+	e.core = newProc(e.logs, "crossplane-core", e.binary("crossplane-core"), append([]string{
 		"core", "start", "--namespace=" + xpNamespace,
 		"--package-runtime=External",
 		"--enable-webhooks=true", fmt.Sprintf("--webhook-port=%d", e.webhookPort), "--tls-server-certs-dir=" + whDir,
@@ -503,7 +512,7 @@ func (e *env) startCore() error {
 		// scenarios wait minutes for its cool-down. A composition that
 		// writes on every reconcile is caught by the steady-state check.
 		"--circuit-breaker-burst=2000", "--circuit-breaker-refill-rate=50",
-	}, "KUBECONFIG="+e.xpKubeconfig)
+	}, append(platformArgs, e.coreExtra...)...), "KUBECONFIG="+e.xpKubeconfig)
 	if err := os.MkdirAll(filepath.Join(e.work, "crossplane", "xpkg-cache"), 0o755); err != nil {
 		return err
 	}
@@ -533,6 +542,22 @@ func (e *env) startCore() error {
 		}},
 	}}
 	return apply(ctx, e.c, vwc)
+}
+
+// crossplaneValuesArgs reads the args of the platform's Helm values for
+// Crossplane's chart (deploy/crossplane/values.yaml).
+func crossplaneValuesArgs(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Args []string `json:"args"`
+	}
+	if err := yaml.UnmarshalStrict(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return v.Args, nil
 }
 
 func (e *env) fnArgs(f string) []string {

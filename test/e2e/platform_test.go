@@ -56,9 +56,9 @@ func (e *env) setPlatformSettings(t *testing.T, data string) {
 }
 
 // waitPlatformValues waits, without touching any claim or XR, until every
-// tenant's objects carry the values: Crossplane re-runs each XR's pipeline
-// on its own (its poll interval, one minute by default), which reads the
-// EnvironmentConfig again.
+// tenant's objects carry the values: Crossplane watches the
+// EnvironmentConfig, a required resource of every XR, and re-runs each XR's
+// pipeline when it changes.
 func (e *env) waitPlatformValues(t *testing.T, tenants [][2]string, hostSuffix, autoscaler, cilium string) time.Duration {
 	t.Helper()
 	start := time.Now()

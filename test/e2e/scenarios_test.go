@@ -84,6 +84,7 @@ func TestE2E(t *testing.T) {
 		t.FailNow()
 	}
 	scenario(t, "quiet steady state", e.quietSteadyState)
+	scenario(t, "drift: a composed object edited by hand is restored", e.driftRestored)
 	scenario(t, "scale and change instance type", e.scaleAndInstanceType)
 	scenario(t, "enable then disable an add-on", e.addonToggle)
 	scenario(t, "add-on releases suspended while the tenant API does not answer", e.releasesFollowControlPlane)
@@ -630,6 +631,45 @@ func (e *env) quietSteadyState(t *testing.T) {
 		_, ok := v["e2eMarker"]
 		return !ok, fmt.Sprintf("values %v", v), nil
 	})
+}
+
+// driftBound is how soon Crossplane restores a composed object edited by
+// hand: realtime compositions reconcile the XR on the object's change, so
+// the poll interval (deploy/crossplane/values.yaml) plays no part.
+const driftBound = 30 * time.Second
+
+// driftRestored edits the demo cluster's MachineDeployment as someone with
+// write access to its namespace would (its max-size annotation and its
+// node drain timeout) and waits for Crossplane to restore both, touching
+// neither the claim nor the XR. (Its Kubernetes version would not do: the
+// workers function keeps the version a node group runs while a roll is
+// due.)
+func (e *env) driftRestored(t *testing.T) {
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	drain := func(md *unstructured.Unstructured) int64 {
+		v, _, _ := unstructured.NestedInt64(md.Object, "spec", "template", "spec", "deletion", "nodeDrainTimeoutSeconds")
+		return v
+	}
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	e.must(t, err, "MachineDeployment")
+	max, timeout := md.GetAnnotations()[maxSizeAnnotation], drain(md)
+	if max == "" || max == "77" || timeout == 0 || timeout == 7 {
+		t.Fatalf("MachineDeployment %s-md0 before the edit: max-size annotation %q, nodeDrainTimeoutSeconds %d", demo, max, timeout)
+	}
+	start := time.Now()
+	e.must(t, mergePatch(ctx, e.c, gvkMD, demoNS, demo+"-md0",
+		`{"metadata":{"annotations":{"`+maxSizeAnnotation+`":"77"}},"spec":{"template":{"spec":{"deletion":{"nodeDrainTimeoutSeconds":7}}}}}`), "edit the MachineDeployment")
+	waitFor(t, driftBound, "the hand edit undone", func(ctx context.Context) (bool, string, error) {
+		md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+		if err != nil {
+			return false, "", err
+		}
+		got, d := md.GetAnnotations()[maxSizeAnnotation], drain(md)
+		return got == max && d == timeout, fmt.Sprintf("max-size %s, nodeDrainTimeoutSeconds %d", got, d), nil
+	})
+	report("drift: a hand edit of a composed MachineDeployment undone by Crossplane %.1fs later (bound %s)",
+		time.Since(start).Seconds(), driftBound)
 }
 
 func (e *env) scaleAndInstanceType(t *testing.T) {
