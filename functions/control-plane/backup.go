@@ -177,6 +177,9 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	}
 
 	slot := slotStart(id, interval, now)
+	// Nothing watched changes when the next slot starts: Crossplane is
+	// asked to run the pipeline again then.
+	p.RunAgainAfter = slot.Add(interval).Sub(now)
 	backups := observedBackups(r)
 	if (len(backups) == 0 || backups[0].Before(slot)) && pki != nil && recipient != nil {
 		backups = append([]time.Time{slot}, backups...)

@@ -461,3 +461,30 @@ func TestRestore(t *testing.T) {
 		}
 	})
 }
+
+// The pipeline runs again when the next slot starts, nothing watched
+// changing then: at 2026-12-03T12:00:00Z the 24h slot began
+// 2026-12-02T18:30:44Z, so the next one is 6h30m44s away; the 6h slot began
+// 06:30:44, the next 30m44s away.
+func TestBackupRunsAgainAtTheNextSlot(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	for spec, want := range map[string]time.Duration{
+		"{}":                       6*time.Hour + 30*time.Minute + 44*time.Second,
+		"{backup: {interval: 6h}}": 30*time.Minute + 44*time.Second,
+	} {
+		p, err := planBackupsAt(t, fntest.Call{Spec: spec, Required: backupRequired(key)}, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.RunAgainAfter != want {
+			t.Errorf("spec %s: RunAgainAfter %s, want %s", spec, p.RunAgainAfter, want)
+		}
+	}
+	p, err := planBackupsAt(t, fntest.Call{Spec: "{}"}, "", backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RunAgainAfter != 0 {
+		t.Errorf("without backups: RunAgainAfter %s, want 0 (the platform's poll interval)", p.RunAgainAfter)
+	}
+}

@@ -118,7 +118,7 @@ func TestCSIStorageClassEnforcement(t *testing.T) {
 			}
 			mustNoFatal(t, rsp)
 			var got []any
-			for _, e := range get(desired(t, rsp, nameCSIDeployment), "spec", "template", "spec", "containers", 0, "env").([]any) {
+			for _, e := range get(desired(t, rsp, managementPrefix+nameCSIDeployment), "spec", "template", "spec", "containers", 0, "env").([]any) {
 				if e.(map[string]any)["name"] == "INFRA_STORAGE_CLASS_ENFORCEMENT" {
 					got = append(got, e.(map[string]any)["value"])
 				}

@@ -2,6 +2,7 @@ package function
 
 import (
 	"testing"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
@@ -161,6 +162,19 @@ func TestWriteSchemaRequirements(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]*fnv1.SchemaSelector{"k": sel}, rsp.GetRequirements().GetSchemas(), protocmp.Transform()); diff != "" {
 		t.Errorf("schema requirements of the response: -want, +got:\n%s", diff)
+	}
+}
+
+// RunAgainAfter is the response's TTL; none when zero.
+func TestWriteRunAgainAfter(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "0s", 90 * time.Minute: "1h30m0s"} {
+		rsp := &fnv1.RunFunctionResponse{Meta: &fnv1.ResponseMeta{}}
+		if err := Write(rsp, NewRequest(&fnv1.RunFunctionRequest{}), &Plan{RunAgainAfter: d}); err != nil {
+			t.Fatal(err)
+		}
+		if got := rsp.GetMeta().GetTtl().AsDuration().String(); got != want {
+			t.Errorf("RunAgainAfter %s: response TTL %s, want %s", d, got, want)
+		}
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -36,6 +38,10 @@ type Plan struct {
 	// SchemaRequirements are the required schemas (OpenAPI v3 of a kind)
 	// asked for the next call, by key.
 	SchemaRequirements map[string]*fnv1.SchemaSelector
+	// RunAgainAfter, when positive, is the response's TTL: the XR is
+	// reconciled again after it although nothing it watches changed (a
+	// change driven by the clock, such as the next backup slot).
+	RunAgainAfter time.Duration
 }
 
 // Composed is one composed resource of a Plan.
@@ -153,6 +159,12 @@ func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 			rsp.Requirements.Schemas = map[string]*fnv1.SchemaSelector{}
 		}
 		rsp.Requirements.Schemas[key] = sel
+	}
+	if p.RunAgainAfter > 0 {
+		if rsp.Meta == nil {
+			rsp.Meta = &fnv1.ResponseMeta{}
+		}
+		rsp.Meta.Ttl = durationpb.New(p.RunAgainAfter)
 	}
 	for _, c := range p.Composed {
 		ready := fnv1.Ready_READY_UNSPECIFIED
