@@ -334,7 +334,7 @@ scale: $(E2E_TOOLS) bin/source-controller bin/helm-controller $(FUNCTION_BINS) $
 	fi; \
 	E2E_BIN=$$bindir SCALE_N=$(SCALE_N) SCALE_WINDOW=$(SCALE_WINDOW) SCALE_SETTLE=$(SCALE_SETTLE) SCALE_CHANGES=$(SCALE_CHANGES) \
 	SCALE_OUT=$(CURDIR)/$(SCALE_OUT) E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/scale-summary.txt \
-		$(GO) test -tags e2e ./test/e2e/ -count=1 -v -run '^TestScale$$' -timeout $(SCALE_TIMEOUT) >&2 || rc=$$?; \
+		$(GO) test -tags 'e2e scale' ./test/e2e/ -count=1 -v -run '^TestScale$$' -timeout $(SCALE_TIMEOUT) >&2 || rc=$$?; \
 	if [ -f $(E2E_OUT)/scale-summary.txt ]; then cat $(E2E_OUT)/scale-summary.txt >&2; fi; \
 	if [ $$rc != 0 ] || [ ! -f $(SCALE_OUT)/result.txt ]; then echo "make scale: FAILED (logs: $(E2E_OUT)/logs-scale)" >&2; exit 1; fi; \
 	cat $(SCALE_OUT)/result.txt

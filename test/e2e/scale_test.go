@@ -1,4 +1,4 @@
-//go:build e2e
+//go:build e2e && scale
 
 package e2e
 
@@ -80,11 +80,8 @@ rules:
 // No Kamaji, Cluster API or KubeVirt controller runs: no composed object
 // changes status, so the XRs reconcile only on their own schedule, and
 // every add-on release stays suspended (the control plane never becomes
-// ready). It runs only when SCALE_N is set.
+// ready). Built only with the tag scale, which `make scale` sets.
 func TestScale(t *testing.T) {
-	if os.Getenv("SCALE_N") == "" {
-		t.Skip("run by `make scale` (SCALE_N)")
-	}
 	e, err := newEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +377,6 @@ func (sc *scaleRun) reconcileRounds(t *testing.T) {
 	sc.roundReconciles = end - base
 }
 
-const maxSizeAnnotation = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 
 // changeLatency changes claims' maxReplicas one at a time, round robin, and
 // times each from the claim's patch to the MachineDeployment's max-size
@@ -394,7 +390,7 @@ func (sc *scaleRun) changeLatency(t *testing.T) {
 		cancel()
 		e.must(t, err, "MachineDeployment of "+c[0])
 		want := "4"
-		if md.GetAnnotations()[maxSizeAnnotation] == "4" {
+		if md.GetAnnotations()[mdMaxKey] == "4" {
 			want = "3"
 		}
 		start := time.Now()
@@ -403,7 +399,7 @@ func (sc *scaleRun) changeLatency(t *testing.T) {
 			ctx, cancel := ctxT(10 * time.Second)
 			md, err := get(ctx, e.c, gvkMD, c[0], c[1]+"-md0")
 			cancel()
-			if err == nil && md.GetAnnotations()[maxSizeAnnotation] == want {
+			if err == nil && md.GetAnnotations()[mdMaxKey] == want {
 				break
 			}
 			if time.Since(start) > 3*time.Minute {

@@ -653,19 +653,19 @@ func (e *env) driftRestored(t *testing.T) {
 	}
 	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
 	e.must(t, err, "MachineDeployment")
-	max, timeout := md.GetAnnotations()[maxSizeAnnotation], drain(md)
+	max, timeout := md.GetAnnotations()[mdMaxKey], drain(md)
 	if max == "" || max == "77" || timeout == 0 || timeout == 7 {
 		t.Fatalf("MachineDeployment %s-md0 before the edit: max-size annotation %q, nodeDrainTimeoutSeconds %d", demo, max, timeout)
 	}
 	start := time.Now()
 	e.must(t, mergePatch(ctx, e.c, gvkMD, demoNS, demo+"-md0",
-		`{"metadata":{"annotations":{"`+maxSizeAnnotation+`":"77"}},"spec":{"template":{"spec":{"deletion":{"nodeDrainTimeoutSeconds":7}}}}}`), "edit the MachineDeployment")
+		`{"metadata":{"annotations":{"`+mdMaxKey+`":"77"}},"spec":{"template":{"spec":{"deletion":{"nodeDrainTimeoutSeconds":7}}}}}`), "edit the MachineDeployment")
 	waitFor(t, driftBound, "the hand edit undone", func(ctx context.Context) (bool, string, error) {
 		md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
 		if err != nil {
 			return false, "", err
 		}
-		got, d := md.GetAnnotations()[maxSizeAnnotation], drain(md)
+		got, d := md.GetAnnotations()[mdMaxKey], drain(md)
 		return got == max && d == timeout, fmt.Sprintf("max-size %s, nodeDrainTimeoutSeconds %d", got, d), nil
 	})
 	report("drift: a hand edit of a composed MachineDeployment undone by Crossplane %.1fs later (bound %s)",
