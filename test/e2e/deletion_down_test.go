@@ -109,6 +109,7 @@ func (e *env) deleteWithTenantDown(t *testing.T) {
 	e.must(t, apply(ctx, e.c, claim), "apply claim "+downNS+"/"+down)
 	e.waitComposed(t, downNS, down, withCertManager(), false)
 	e.must(t, e.playKamaji(ctx, ta, downNS, down), "play Kamaji")
+	e.checkManagementNamespace(t, downNS, down)
 	e.must(t, e.ownKamajiSecrets(ctx, downNS, down), "Kamaji's Secrets owned by the control plane")
 
 	releases := withCertManager()

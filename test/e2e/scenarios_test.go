@@ -457,6 +457,8 @@ func (e *env) claimConverges(t *testing.T) {
 	e.waitComposed(t, demoNS, demo, withCertManager(), true)
 	objs := e.snapshot(t, demo)
 	t.Logf("claim to all composed objects: %.1fs; %d composed objects", time.Since(start).Seconds(), len(objs))
+	ctx, cancel = ctxT(time.Minute)
+	defer cancel()
 	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
 	e.must(t, err, "MachineDeployment")
 	a := md.GetAnnotations()
@@ -478,7 +480,6 @@ func (e *env) claimConverges(t *testing.T) {
 // PersistentVolumes through the composed ClusterRoleBinding.
 func (e *env) checkCSIController(t *testing.T) {
 	t.Helper()
-	e.checkManagementNamespace(t)
 	e.checkCSIPersistentVolumeRead(t)
 	var d *unstructured.Unstructured
 	mgmt := fntest.ManagementNamespace(demoNS, demo)
@@ -1328,32 +1329,33 @@ func (e *env) deleteDemo(t *testing.T) {
 	})
 }
 
-// checkManagementNamespace: the demo claim's controllers run in its
-// management namespace (tenantkube-<digest>, worked out by
-// fntest.ManagementNamespace), labelled for the platform, whose kubeconfig
-// Secret the control-plane function rebuilt from Kamaji's: the server the
+// checkManagementNamespace: claim ns/n's management namespace
+// (tenantkube-<digest>, worked out by fntest.ManagementNamespace) is
+// labelled for the platform, and once Kamaji wrote the admin kubeconfig
+// (played: TestControllers) holds the controllers' kubeconfig Secret the
+// control-plane function rebuilt from Kamaji's: the server the
 // tenant API server's Service N.NS.svc:6443, Kamaji's CA, client
 // certificate and key, and nothing else.
-func (e *env) checkManagementNamespace(t *testing.T) {
+func (e *env) checkManagementNamespace(t *testing.T, ns, n string) {
 	t.Helper()
-	mgmt := fntest.ManagementNamespace(demoNS, demo)
+	mgmt := fntest.ManagementNamespace(ns, n)
 	var copied *unstructured.Unstructured
-	waitFor(t, time.Minute, "Secret "+mgmt+"/"+demo+"-admin-kubeconfig", func(ctx context.Context) (bool, string, error) {
+	waitFor(t, time.Minute, "Secret "+mgmt+"/"+n+"-admin-kubeconfig", func(ctx context.Context) (bool, string, error) {
 		var err error
-		if copied, err = get(ctx, e.c, gvkSecret, mgmt, demo+"-admin-kubeconfig"); kerrors.IsNotFound(err) {
+		if copied, err = get(ctx, e.c, gvkSecret, mgmt, n+"-admin-kubeconfig"); kerrors.IsNotFound(err) {
 			return false, "not found", nil
 		}
 		return err == nil, "", err
 	})
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
-	ns, err := get(ctx, e.c, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "", mgmt)
+	nsObj, err := get(ctx, e.c, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "", mgmt)
 	e.must(t, err, "Namespace "+mgmt)
-	if l := ns.GetLabels(); l["tenantkube.io/management-namespace"] != "true" || l["tenantkube.io/namespace"] != demoNS || l["tenantkube.io/cluster"] != demo {
+	if l := nsObj.GetLabels(); l["tenantkube.io/management-namespace"] != "true" || l["tenantkube.io/namespace"] != ns || l["tenantkube.io/cluster"] != n {
 		t.Errorf("Namespace %s labels %v", mgmt, l)
 	}
-	kamaji, err := get(ctx, e.c, gvkSecret, demoNS, demo+"-admin-kubeconfig")
-	e.must(t, err, "Kamaji's Secret "+demo+"-admin-kubeconfig")
+	kamaji, err := get(ctx, e.c, gvkSecret, ns, n+"-admin-kubeconfig")
+	e.must(t, err, "Kamaji's Secret "+n+"-admin-kubeconfig")
 	load := func(u *unstructured.Unstructured) *clientcmdapi.Config {
 		b64, _, _ := unstructured.NestedString(u.Object, "data", "super-admin.svc")
 		raw, err := base64.StdEncoding.DecodeString(b64)
@@ -1372,7 +1374,7 @@ func (e *env) checkManagementNamespace(t *testing.T) {
 	if gc == nil || gu == nil {
 		t.Fatalf("the copy's current context names no cluster or user")
 	}
-	if server := "https://" + demo + "." + demoNS + ".svc:6443"; gc.Server != server {
+	if server := "https://" + n + "." + ns + ".svc:6443"; gc.Server != server {
 		t.Errorf("the copy's server %q, want %q", gc.Server, server)
 	}
 	if !bytes.Equal(gc.CertificateAuthorityData, wc.CertificateAuthorityData) || !bytes.Equal(gu.ClientCertificateData, wu.ClientCertificateData) || !bytes.Equal(gu.ClientKeyData, wu.ClientKeyData) {
