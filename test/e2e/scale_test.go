@@ -377,7 +377,6 @@ func (sc *scaleRun) reconcileRounds(t *testing.T) {
 	sc.roundReconciles = end - base
 }
 
-
 // changeLatency changes claims' maxReplicas one at a time, round robin, and
 // times each from the claim's patch to the MachineDeployment's max-size
 // annotation showing it (polled every 20ms).
