@@ -21,10 +21,10 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	tkschema "github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // TestGeneratedFilesAreCurrent regenerates the XRD and the function input
@@ -64,48 +64,22 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 }
 
 // xrdRootSchema reads package/xrd.yaml and returns the openAPIV3Schema of
-// its single version (properties spec and status).
+// its one version.
 func xrdRootSchema(t *testing.T) apiextensionsv1.JSONSchemaProps {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
+	root, err := tkschema.XRDRoot(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var xrd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(raw, &xrd); err != nil {
-		t.Fatal(err)
-	}
-	if len(xrd.Spec.Versions) != 1 {
-		t.Fatalf("XRD has %d versions", len(xrd.Spec.Versions))
-	}
-	return xrd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	return root
 }
 
 // xrdSpecSchema loads package/xrd.yaml and returns the structural schema of
 // the XR's spec, with defaults pruned as the API server does.
 func xrdSpecSchema(t *testing.T) *structuralschema.Structural {
 	t.Helper()
-	spec := xrdRootSchema(t).Properties["spec"]
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&spec, internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := structuralschema.NewStructural(internal)
+	_, s, err := tkschema.XRDSpec(filepath.Join(repoRoot(t), "package", "xrd.yaml"))
 	if err != nil {
-		t.Fatalf("spec schema is not structural: %v", err)
-	}
-	if errs := structuralschema.ValidateStructural(field.NewPath("spec"), s); len(errs) > 0 {
-		t.Fatalf("spec schema is not structural: %v", errs.ToAggregate())
-	}
-	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	tkschema "github.com/tenantkube/tenantkube/internal/schema"
 )
 
 // BenchmarkValidation is what checking the reference spec costs each way:
@@ -96,32 +95,8 @@ func BenchmarkValidation(b *testing.B) {
 // xrdSpec is package/xrd.yaml's spec schema as the API server holds it,
 // and its OpenAPI validator.
 func xrdSpec(b *testing.B) (*structuralschema.Structural, apiservervalidation.SchemaValidator) {
-	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "package", "xrd.yaml"))
+	internal, s, err := tkschema.XRDSpec(filepath.Join(RepoRoot(), "package", "xrd.yaml"))
 	if err != nil {
-		b.Fatal(err)
-	}
-	var xrd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(raw, &xrd); err != nil {
-		b.Fatal(err)
-	}
-	v1 := xrd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, internal, nil); err != nil {
-		b.Fatal(err)
-	}
-	s, err := structuralschema.NewStructural(internal)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		b.Fatal(err)
 	}
 	openAPI, _, err := apiservervalidation.NewSchemaValidator(internal)

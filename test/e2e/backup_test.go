@@ -62,24 +62,24 @@ func TestBackupRestore(t *testing.T) {
 
 	src, err := e.startTenantAPI("backup-src")
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	cs := clientFor(t, src.kubeconfig)
 	const ns, sa = "workload", "app"
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}, Data: map[string]string{"answer": "42"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	acct, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 
 	// The backup.
@@ -87,17 +87,17 @@ func TestBackupRestore(t *testing.T) {
 	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{
 		Endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort)}, DialTimeout: 10 * time.Second,
 	}, dbPath); err != nil {
-		t.Fatalf("etcd snapshot: %v", err)
+		fatalf(t, "etcd snapshot: %v", err)
 	}
 	platform, err := age.GenerateX25519Identity()
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	srcPKI := filepath.Join(src.dir, "pki")
 	read := func(f string) []byte {
 		b, err := os.ReadFile(filepath.Join(srcPKI, f))
 		if err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		return b
 	}
@@ -106,21 +106,21 @@ func TestBackupRestore(t *testing.T) {
 		"sa-certificate": {"sa.pub": read("sa.pub"), "sa.key": read("sa.key")},
 	})
 	if bytes.Contains([]byte(bundle), src.ca.keyPEM()) {
-		t.Fatal("the PKI bundle holds the CA key in clear")
+		fatal(t, "the PKI bundle holds the CA key in clear")
 	}
 	oldKubeconfig := src.kubeconfig
 	if !src.api.stop() || !src.etcd.stop() {
-		t.Fatal("the source control plane did not stop")
+		fatal(t, "the source control plane did not stop")
 	}
 	if err := os.RemoveAll(src.dir); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 
 	// The restore.
 	pki := openPKI(t, platform, bundle)
 	restoredCA, err := parseCA(pki["ca"]["ca.crt"], pki["ca"]["ca.key"])
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	dir := filepath.Join(e.work, "restored")
 	etcdPort, apiPort, peer := mustPort(t), mustPort(t), mustPort(t)
@@ -129,7 +129,7 @@ func TestBackupRestore(t *testing.T) {
 		SnapshotPath: dbPath, Name: "restored", OutputDataDir: filepath.Join(dir, "etcd"),
 		PeerURLs: []string{peerURL}, InitialCluster: "restored=" + peerURL, InitialClusterToken: "restored",
 	}); err != nil {
-		t.Fatalf("etcdutl snapshot restore: %v", err)
+		fatalf(t, "etcdutl snapshot restore: %v", err)
 	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
 	etcd := newProc(e.logs, "restored-etcd", e.binary("etcd"), []string{
@@ -139,21 +139,21 @@ func TestBackupRestore(t *testing.T) {
 		"--initial-cluster=restored=" + peerURL, "--initial-cluster-token=restored", "--unsafe-no-fsync", "--log-level=warn",
 	})
 	if err := etcd.start(); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	defer etcd.stop()
 	if err := e.waitHTTP(etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	serving, err := restoredCA.issue("kube-apiserver", nil, []string{"localhost"}, loopback, true, false)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := writeFiles(filepath.Join(dir, "pki"), map[string][]byte{
 		"ca.crt": pki["ca"]["ca.crt"], "apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
 		"sa.pub": pki["sa-certificate"]["sa.pub"], "sa.key": pki["sa-certificate"]["sa.key"],
 	}); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	p := func(f string) string { return filepath.Join(dir, "pki", f) }
 	api := newProc(e.logs, "restored-kube-apiserver", e.binary("kube-apiserver"), []string{
@@ -171,7 +171,7 @@ func TestBackupRestore(t *testing.T) {
 		"--profiling=false",
 	})
 	if err := api.start(); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	defer api.stop()
 
@@ -192,10 +192,10 @@ func TestBackupRestore(t *testing.T) {
 		}
 		return true, "", nil
 	}); err != nil {
-		t.Fatalf("the admin kubeconfig issued before the backup on the restored cluster: %v", err)
+		fatalf(t, "the admin kubeconfig issued before the backup on the restored cluster: %v", err)
 	}
 	if _, err := restored.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
-		t.Errorf("namespace %s after the restore: %v", ns, err)
+		errorf(t, "namespace %s after the restore: %v", ns, err)
 	}
 
 	// The token issued before the backup, reviewed by the restored API
@@ -204,19 +204,19 @@ func TestBackupRestore(t *testing.T) {
 	review := func(token string) *authenticationv1.TokenReview {
 		tr, err := restored.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 		if err != nil {
-			t.Fatalf("TokenReview: %v", err)
+			fatalf(t, "TokenReview: %v", err)
 		}
 		return tr
 	}
 	tr := review(tok.Status.Token)
 	if !tr.Status.Authenticated {
-		t.Fatalf("the ServiceAccount token issued before the backup is not authenticated: %q", tr.Status.Error)
+		fatalf(t, "the ServiceAccount token issued before the backup is not authenticated: %q", tr.Status.Error)
 	}
 	if got, want := tr.Status.User.Username, "system:serviceaccount:"+ns+":"+sa; got != want {
-		t.Errorf("token authenticates as %q, want %q", got, want)
+		errorf(t, "token authenticates as %q, want %q", got, want)
 	}
 	if got := tr.Status.User.UID; got != string(acct.UID) {
-		t.Errorf("token's ServiceAccount UID %q, want the one created before the backup, %q", got, acct.UID)
+		errorf(t, "token's ServiceAccount UID %q, want the one created before the backup, %q", got, acct.UID)
 	}
 	// A token the restored key did not sign is refused: the check above
 	// can fail.
@@ -233,7 +233,7 @@ func newBackupEnv(t *testing.T) *env {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	e := &env{root: root, bin: filepath.Join(root, "bin"), logs: filepath.Join(root, "_output", "e2e", "logs", "backup")}
 	if d := os.Getenv("E2E_BIN"); d != "" {
@@ -241,14 +241,14 @@ func newBackupEnv(t *testing.T) *env {
 	}
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(e.binary(b)); err != nil {
-			t.Fatalf("bin/%s is missing: run make e2e-tools: %v", b, err)
+			fatalf(t, "bin/%s is missing: run make e2e-tools: %v", b, err)
 		}
 	}
 	if err := os.MkdirAll(e.logs, 0o755); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if e.work, err = os.MkdirTemp("", "tenantkube-e2e-backup-"); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -262,7 +262,7 @@ func mustPort(t *testing.T) int {
 	t.Helper()
 	p, err := freePort()
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return p
 }
@@ -271,12 +271,12 @@ func clientFor(t *testing.T, kubeconfig []byte) *kubernetes.Clientset {
 	t.Helper()
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	cfg.Timeout = 20 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return cs
 }
@@ -287,22 +287,22 @@ func sealPKI(t *testing.T, to age.Recipient, pki map[string]map[string][]byte) s
 	t.Helper()
 	plain, err := json.Marshal(pki)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	var buf bytes.Buffer
 	aw := armor.NewWriter(&buf)
 	w, err := age.Encrypt(aw, to)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if _, err := w.Write(plain); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if err := aw.Close(); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return buf.String()
 }
@@ -311,15 +311,15 @@ func openPKI(t *testing.T, id age.Identity, armored string) map[string]map[strin
 	t.Helper()
 	r, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	plain, err := io.ReadAll(r)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	var out map[string]map[string][]byte
 	if err := json.Unmarshal(plain, &out); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	return out
 }

@@ -169,7 +169,7 @@ func (e *env) etcdPKI(t *testing.T) {
 	dss, err := list(ctx, e.c, gvkDataStore, client.MatchingLabels{labelCluster: demo})
 	e.must(t, err, "DataStore")
 	if len(dss) != 1 {
-		t.Fatalf("%d DataStores labelled %s=%s, want 1", len(dss), labelCluster, demo)
+		fatalf(t, "%d DataStores labelled %s=%s, want 1", len(dss), labelCluster, demo)
 	}
 	ds := dss[0]
 	ref := func(path ...string) string {
@@ -184,12 +184,12 @@ func (e *env) etcdPKI(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(ca)
 	if _, err := clientCert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-		t.Errorf("DataStore client certificate %s does not chain to the DataStore CA %s for client auth: %v", clientName, caName, err)
+		errorf(t, "DataStore client certificate %s does not chain to the DataStore CA %s for client auth: %v", clientName, caName, err)
 	}
 	// The server certificate etcd presents to the DataStore's endpoint.
 	eps, _, _ := unstructured.NestedStringSlice(ds.Object, "spec", "endpoints")
 	if len(eps) != 1 {
-		t.Fatalf("DataStore endpoints %v, want 1", eps)
+		fatalf(t, "DataStore endpoints %v, want 1", eps)
 	}
 	host, _, err := net.SplitHostPort(eps[0])
 	e.must(t, err, "DataStore endpoint")
@@ -201,13 +201,13 @@ func (e *env) etcdPKI(t *testing.T) {
 		return v
 	}
 	if tlsName("clientTrustedCASecret") != caName || tlsName("clientSecret") != clientName {
-		t.Errorf("EtcdCluster trusts client CA %q with client Secret %q; the DataStore uses %q and %q",
+		errorf(t, "EtcdCluster trusts client CA %q with client Secret %q; the DataStore uses %q and %q",
 			tlsName("clientTrustedCASecret"), tlsName("clientSecret"), caName, clientName)
 	}
 	server, err := e.secretCert(ctx, demoNS, tlsName("serverSecret"))
 	e.must(t, err, "etcd server certificate")
 	if _, err := server.Verify(x509.VerifyOptions{Roots: roots, DNSName: host, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
-		t.Errorf("etcd server certificate does not verify for the DataStore endpoint %s against the DataStore CA: %v", host, err)
+		errorf(t, "etcd server certificate does not verify for the DataStore endpoint %s against the DataStore CA: %v", host, err)
 	}
 	// Peers dial each other by member name behind the headless Service,
 	// with the peer certificate as client and server.
@@ -220,17 +220,17 @@ func (e *env) etcdPKI(t *testing.T) {
 	member := fmt.Sprintf("%s-etcd-0.%s-etcd-headless.%s.svc", demo, demo, demoNS)
 	for _, u := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
 		if _, err := peer.Verify(x509.VerifyOptions{Roots: peerRoots, DNSName: member, KeyUsages: []x509.ExtKeyUsage{u}}); err != nil {
-			t.Errorf("etcd peer certificate for %s (usage %v): %v", member, u, err)
+			errorf(t, "etcd peer certificate for %s (usage %v): %v", member, u, err)
 		}
 	}
 	if _, err := peer.Verify(x509.VerifyOptions{Roots: roots}); err == nil {
-		t.Errorf("etcd peer certificate chains to the client CA %s; peers and clients must have separate CAs", caName)
+		errorf(t, "etcd peer certificate chains to the client CA %s; peers and clients must have separate CAs", caName)
 	}
 	for _, s := range issued {
 		sec := &corev1.Secret{}
 		e.must(t, e.c.Get(ctx, client.ObjectKey{Namespace: demoNS, Name: s}, sec), "Secret "+s)
 		if sec.Labels[labelCluster] != demo {
-			t.Errorf("Secret %s labels %v: want %s=%s from the Certificate's secretTemplate", s, sec.Labels, labelCluster, demo)
+			errorf(t, "Secret %s labels %v: want %s=%s from the Certificate's secretTemplate", s, sec.Labels, labelCluster, demo)
 		}
 	}
 }

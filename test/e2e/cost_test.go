@@ -144,7 +144,7 @@ func (e *env) managementCost(t *testing.T) {
 	report("management plane, 1 tenant cluster, steady state: %s over %d reconciles; Crossplane writes per reconcile %.2f (%d objects written)",
 		formatCost(c1), n1, float64(writes)/float64(n1), writes)
 	if writes != 0 {
-		t.Errorf("steady-state reconciles wrote %d composed objects", writes)
+		errorf(t, "steady-state reconciles wrote %d composed objects", writes)
 	}
 
 	ctx, cancel := ctxT(2 * time.Minute)

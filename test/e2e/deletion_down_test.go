@@ -134,7 +134,7 @@ func (e *env) deleteWithTenantDown(t *testing.T) {
 		secrets, err := helmStorage(ctx, ta, storage, release)
 		e.must(t, err, "Helm storage of "+r+" in "+down)
 		if len(secrets) != 1 || secrets[0].Labels["status"] != "deployed" {
-			t.Fatalf("release %s: %d Helm storage Secrets in %s of %s's tenant cluster, want 1 deployed", r, len(secrets), storage, down)
+			fatalf(t, "release %s: %d Helm storage Secrets in %s of %s's tenant cluster, want 1 deployed", r, len(secrets), storage, down)
 		}
 	}
 

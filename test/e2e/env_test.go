@@ -157,7 +157,7 @@ func step(t *testing.T, name string, f func() error) {
 	t.Helper()
 	start := time.Now()
 	if err := f(); err != nil {
-		t.Fatalf("bring-up: %s: %v", name, err)
+		fatalf(t, "bring-up: %s: %v", name, err)
 	}
 	t.Logf("bring-up: %-44s %6.1fs", name, time.Since(start).Seconds())
 }

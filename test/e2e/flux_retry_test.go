@@ -161,27 +161,27 @@ func (e *env) failingChartRetried(t *testing.T, ta *tenantAPI) {
 	})
 	t.Logf("after %.0fs: %s", time.Since(start).Seconds(), h)
 	if h.reason != "InstallFailed" && h.reason != "UpgradeFailed" {
-		t.Errorf("Ready reason %q, want helm-controller's InstallFailed or UpgradeFailed", h.reason)
+		errorf(t, "Ready reason %q, want helm-controller's InstallFailed or UpgradeFailed", h.reason)
 	}
 	if !strings.Contains(h.message, "-rejected") {
-		t.Errorf("Ready message %q does not name the rejected ConfigMap", h.message)
+		errorf(t, "Ready message %q does not name the rejected ConfigMap", h.message)
 	}
 	if len(h.history) < 2 {
-		t.Errorf("status.history %v: want every attempt recorded", h.history)
+		errorf(t, "status.history %v: want every attempt recorded", h.history)
 	}
 	for _, s := range h.history {
 		if !strings.HasSuffix(s, ":failed") {
-			t.Errorf("status.history %v: want only failed attempts", h.history)
+			errorf(t, "status.history %v: want only failed attempts", h.history)
 			break
 		}
 	}
 	if cmUID == "" {
-		t.Errorf("the failed install created no values ConfigMap (Helm applies what the server accepts)")
+		errorf(t, "the failed install created no values ConfigMap (Helm applies what the server accepts)")
 	}
 	if hr, err := get(ctx, e.c, gvkHR, demoNS, demo+"-velero"); err == nil {
 		for _, a := range []string{"install", "upgrade"} {
 			if ri, _, _ := unstructured.NestedString(hr.Object, "spec", a, "strategy", "retryInterval"); ri != loopbackRetryInterval {
-				t.Errorf("HelmRelease %s spec.%s.strategy.retryInterval %q, want %s (releaseRetryInterval)", hr.GetName(), a, ri, loopbackRetryInterval)
+				errorf(t, "HelmRelease %s spec.%s.strategy.retryInterval %q, want %s (releaseRetryInterval)", hr.GetName(), a, ri, loopbackRetryInterval)
 			}
 		}
 	}
@@ -198,20 +198,20 @@ func (e *env) failingChartRetried(t *testing.T, ta *tenantAPI) {
 		return h.ready == "True" && rs.installed != nil && same, h.String(), nil
 	})
 	if h.reason != "UpgradeSucceeded" {
-		t.Errorf("Ready reason %q after the fix, want UpgradeSucceeded", h.reason)
+		errorf(t, "Ready reason %q after the fix, want UpgradeSucceeded", h.reason)
 	}
 	if _, ok := rs.installed[rejectValue]; ok {
-		t.Errorf("installed values still carry %s: %v", rejectValue, rs.installed)
+		errorf(t, "installed values still carry %s: %v", rejectValue, rs.installed)
 	}
 	rej := &corev1.ConfigMap{}
 	if err := ta.c.Get(ctx, client.ObjectKey{Namespace: rs.target, Name: rs.release + "-rejected"}, rej); !kerrors.IsNotFound(err) {
-		t.Errorf("ConfigMap %s-rejected: %v, want not found", rs.release, err)
+		errorf(t, "ConfigMap %s-rejected: %v, want not found", rs.release, err)
 	}
 	if len(h.storage) == 0 || !strings.HasSuffix(h.storage[len(h.storage)-1], ":deployed") {
-		t.Errorf("Helm storage %v: want the newest revision deployed", h.storage)
+		errorf(t, "Helm storage %v: want the newest revision deployed", h.storage)
 	}
 	if len(sawUninstall) > 0 {
-		t.Errorf("the release was uninstalled at some point: %v", sawUninstall)
+		errorf(t, "the release was uninstalled at some point: %v", sawUninstall)
 	}
 	t.Logf("recovered: %s; values ConfigMap UID %s throughout", h, cmUID)
 }

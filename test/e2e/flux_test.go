@@ -360,21 +360,21 @@ func (e *env) fluxInstallsAddons(t *testing.T, ta *tenantAPI) {
 		e.must(t, err, "release "+r)
 		// No values at all reach the chart as an empty map.
 		if !(len(rs.installed) == 0 && len(rs.values) == 0) && !reflect.DeepEqual(rs.installed, rs.values) {
-			t.Errorf("release %s: values in the tenant cluster %v, composed %v", r, rs.installed, rs.values)
+			errorf(t, "release %s: values in the tenant cluster %v, composed %v", r, rs.installed, rs.values)
 		}
 		// CoreDNS's Service address, worked by hand: the 10th address of
 		// the platform's serviceCIDR 10.95.0.0/16, the tenant API server's
 		// --service-cluster-ip-range.
 		if ip, _, _ := unstructured.NestedString(rs.installed, "service", "clusterIP"); r == "coredns" && ip != "10.95.0.10" {
-			t.Errorf("release coredns: service.clusterIP %q in the tenant cluster, want 10.95.0.10", ip)
+			errorf(t, "release coredns: service.clusterIP %q in the tenant cluster, want 10.95.0.10", ip)
 		}
 		if _, err := get(ctx, ta.c, gvkNamespace, "", rs.target); err != nil {
-			t.Errorf("release %s: target namespace %s in the tenant cluster: %v", r, rs.target, err)
+			errorf(t, "release %s: target namespace %s in the tenant cluster: %v", r, rs.target, err)
 		}
 		secrets, err := helmStorage(ctx, ta, rs.storage, rs.release)
 		e.must(t, err, "Helm storage of "+r)
 		if len(secrets) != 1 || secrets[0].Labels["status"] != "deployed" {
-			t.Errorf("release %s: %d Helm storage Secrets in %s (want 1, deployed)", r, len(secrets), rs.storage)
+			errorf(t, "release %s: %d Helm storage Secrets in %s (want 1, deployed)", r, len(secrets), rs.storage)
 		}
 		cm := &corev1.ConfigMap{}
 		e.must(t, ta.c.Get(ctx, client.ObjectKey{Namespace: rs.target, Name: rs.release + "-values"}, cm), "values ConfigMap")
@@ -392,7 +392,7 @@ func (e *env) fluxInstallsAddons(t *testing.T, ta *tenantAPI) {
 				continue
 			}
 			if deployed[hr.GetName()].Before(at) {
-				t.Errorf("%s installed at %s, before its dependency %s (%s)", hr.GetName(), deployed[hr.GetName()], name, at)
+				errorf(t, "%s installed at %s, before its dependency %s (%s)", hr.GetName(), deployed[hr.GetName()], name, at)
 			}
 		}
 	}

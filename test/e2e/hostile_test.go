@@ -93,7 +93,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 				continue
 			}
 			if err := e.c.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
-				t.Errorf("delete %s %s: %v", o.GetKind(), o.GetName(), err)
+				errorf(t, "delete %s %s: %v", o.GetKind(), o.GetName(), err)
 			}
 		}
 	})
@@ -124,17 +124,17 @@ func (e *env) hostileTenantRole(t *testing.T) {
 			md = o
 		}
 		if o.GetNamespace() == demoNS && (o.GetKind() == "ServiceAccount" || o.GetKind() == "Deployment") {
-			t.Errorf("%s %s/%s: a claim composes no ServiceAccount or Deployment in its namespace", o.GetKind(), demoNS, o.GetName())
+			errorf(t, "%s %s/%s: a claim composes no ServiceAccount or Deployment in its namespace", o.GetKind(), demoNS, o.GetName())
 		}
 	}
 	sort.Strings(sas)
 	if len(sas) == 0 || cm == nil || dep == nil || md == nil || svc == nil {
-		t.Fatalf("composed in %s and %s: ServiceAccounts %v, ConfigMap %v, Deployment %v, MachineDeployment %v, Service %v; want each", demoNS, mgmt, sas, cm != nil, dep != nil, md != nil, svc != nil)
+		fatalf(t, "composed in %s and %s: ServiceAccounts %v, ConfigMap %v, Deployment %v, MachineDeployment %v, Service %v; want each", demoNS, mgmt, sas, cm != nil, dep != nil, md != nil, svc != nil)
 	}
 	maxSize := md.GetAnnotations()[mdMaxKey]
 	var max int64
 	if _, err := fmt.Sscan(maxSize, &max); err != nil || maxSize == "" {
-		t.Fatalf("MachineDeployment %s annotation %s %q", md.GetName(), mdMaxKey, maxSize)
+		fatalf(t, "MachineDeployment %s annotation %s %q", md.GetName(), mdMaxKey, maxSize)
 	}
 	t.Logf("composed: ServiceAccounts %s/%v, ConfigMap %s/%s, Deployment %s/%s, Service %s/%s, MachineDeployment %s/%s (max-size %d)",
 		mgmt, sas, cm.GetNamespace(), cm.GetName(), mgmt, dep.GetName(), demoNS, svc.GetName(), demoNS, md.GetName(), max)
@@ -191,7 +191,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	if _, ok, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !ok {
 		minSize := md.GetAnnotations()[mdMinKey]
 		if _, err := strconv.Atoi(minSize); err != nil {
-			t.Fatalf("MachineDeployment %s annotation %s %q", md.GetName(), mdMinKey, minSize)
+			fatalf(t, "MachineDeployment %s annotation %s %q", md.GetName(), mdMinKey, minSize)
 		}
 		e.must(t, mergePatch(ctx, e.c, gvkMD, demoNS, md.GetName(), `{"spec":{"replicas":`+minSize+`}}`),
 			"default spec.replicas of MachineDeployment "+md.GetName()+" to "+minSize)
@@ -233,14 +233,14 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	for _, m := range toControllers {
 		for _, u := range []string{hostileUser, editUser} {
 			if e.sar(ctx, t, cs, u, m.attr) {
-				t.Errorf("SubjectAccessReview: %s may %s", u, m.name)
+				errorf(t, "SubjectAccessReview: %s may %s", u, m.name)
 			}
 		}
 	}
 	var editAllows []string
 	for _, m := range inNamespace {
 		if e.sar(ctx, t, cs, hostileUser, m.attr) {
-			t.Errorf("SubjectAccessReview: %s may %s", hostileUser, m.name)
+			errorf(t, "SubjectAccessReview: %s may %s", hostileUser, m.name)
 		}
 		if e.sar(ctx, t, cs, editUser, m.attr) {
 			editAllows = append(editAllows, m.name)
@@ -249,7 +249,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	t.Logf("Kubernetes' edit in %s allows there: %s (none of it reaches a controller in %s)", demoNS, strings.Join(editAllows, "; "), mgmt)
 	for _, want := range []string{"create a pod", "patch Service " + svc.GetName()} {
 		if !contains(editAllows, want) {
-			t.Errorf("edit does not allow %q in %s: the edit user checks nothing", want, demoNS)
+			errorf(t, "edit does not allow %q in %s: the edit user checks nothing", want, demoNS)
 		}
 	}
 
@@ -257,7 +257,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	forbiddenAs := func(user, what string, err error) {
 		t.Helper()
 		if !kerrors.IsForbidden(err) {
-			t.Errorf("%s as %s: want Forbidden, got %v", what, user, err)
+			errorf(t, "%s as %s: want Forbidden, got %v", what, user, err)
 		}
 	}
 	forbidden := func(what string, err error) {
@@ -300,7 +300,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	refused := func(what, want string, err error) {
 		t.Helper()
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: want refused (%q), got %v", what, want, err)
+			errorf(t, "%s: want refused (%q), got %v", what, want, err)
 		}
 	}
 	refused("patch Service "+svc.GetName()+" as "+editUser, "composed by Crossplane",
@@ -324,7 +324,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	refused("raise MachineDeployment "+md.GetName()+" max-size as "+autoscalerSA, "only Crossplane changes", err)
 	// Inside the bounds the autoscaler still scales (dry run).
 	if err := scaleTo(ctx, asDyn, max, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-		t.Errorf("scale MachineDeployment %s to max-size %d as %s (dry run): %v", md.GetName(), max, autoscalerSA, err)
+		errorf(t, "scale MachineDeployment %s to max-size %d as %s (dry run): %v", md.GetName(), max, autoscalerSA, err)
 	}
 
 	// Nothing changed.
@@ -333,27 +333,27 @@ func (e *env) hostileTenantRole(t *testing.T) {
 		k := describe(o)
 		b, a := before[k], after[k]
 		if a.uid != b.uid || a.generation != b.generation {
-			t.Errorf("%s changed: uid %s -> %s, generation %d -> %d", k, b.uid, a.uid, b.generation, a.generation)
+			errorf(t, "%s changed: uid %s -> %s, generation %d -> %d", k, b.uid, a.uid, b.generation, a.generation)
 		}
 	}
 	cur, err := get(ctx, e.c, gvkDeployment, mgmt, dep.GetName())
 	e.must(t, err, "Deployment "+dep.GetName())
 	if strings.Contains(fmt.Sprint(cur.Object["spec"]), evilImage) {
-		t.Errorf("Deployment %s runs %s", dep.GetName(), evilImage)
+		errorf(t, "Deployment %s runs %s", dep.GetName(), evilImage)
 	}
 	cur, err = get(ctx, e.c, gvkConfigMap, cm.GetNamespace(), cm.GetName())
 	e.must(t, err, "ConfigMap "+cm.GetName())
 	if _, ok, _ := unstructured.NestedString(cur.Object, "data", "hostile"); ok {
-		t.Errorf("ConfigMap %s holds the hostile key", cm.GetName())
+		errorf(t, "ConfigMap %s holds the hostile key", cm.GetName())
 	}
 	cur, err = get(ctx, e.c, gvkMD, demoNS, md.GetName())
 	e.must(t, err, "MachineDeployment "+md.GetName())
 	if r, _, _ := unstructured.NestedInt64(cur.Object, "spec", "replicas"); r > max || cur.GetAnnotations()[mdMaxKey] != maxSize {
-		t.Errorf("MachineDeployment %s: replicas %d, %s %q; want at most %d and %q", md.GetName(), r, mdMaxKey, cur.GetAnnotations()[mdMaxKey], max, maxSize)
+		errorf(t, "MachineDeployment %s: replicas %d, %s %q; want at most %d and %q", md.GetName(), r, mdMaxKey, cur.GetAnnotations()[mdMaxKey], max, maxSize)
 	}
 	for _, sa := range sas {
 		if _, err := cs.CoreV1().Pods(mgmt).Get(ctx, "as-"+sa, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
-			t.Errorf("pod %s/as-%s: %v, want NotFound", mgmt, sa, err)
+			errorf(t, "pod %s/as-%s: %v, want NotFound", mgmt, sa, err)
 		}
 	}
 }

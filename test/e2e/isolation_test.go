@@ -363,7 +363,7 @@ func (e *env) sameNameTwoTenants(t *testing.T) {
 		return h + " " + ds
 	}
 	if a, b := hostOf(demoNS), hostOf(otherNS); a != "demo.tenant-demo.k8s.example.net:443 tenant-demo.demo" || b != "demo.tenant-b.k8s.example.net:443 tenant-b.demo" {
-		t.Errorf("host and DataStore: tenant-demo %q, tenant-b %q", a, b)
+		errorf(t, "host and DataStore: tenant-demo %q, tenant-b %q", a, b)
 	}
 	for _, ns := range []string{demoNS, otherNS} {
 		ds, err := get(ctx, e.c, gvkDataStore, "", ns+".demo")
@@ -373,7 +373,7 @@ func (e *env) sameNameTwoTenants(t *testing.T) {
 		x, err := get(ctx, e.c, gvkXR, "", xr)
 		e.must(t, err, "XR "+xr)
 		if controllerUID(ds) != string(x.GetUID()) {
-			t.Errorf("DataStore %s.demo is controlled by %q, not by the XR %s of %s/demo", ns, controllerUID(ds), xr, ns)
+			errorf(t, "DataStore %s.demo is controlled by %q, not by the XR %s of %s/demo", ns, controllerUID(ds), xr, ns)
 		}
 	}
 	e.compare(t, "tenant-demo/demo while tenant-b/demo converged", before, e.tenantObjects(t, demoNS, demo), false)
@@ -417,7 +417,7 @@ func (e *env) hostileTenant(t *testing.T) {
 	} {
 		err := apply(ctx, e.c, e.tenantClaim(t, evilNS, "x-"+name, c.spec))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("claim %s/x-%s: want a rejection containing %q, got %v", evilNS, name, c.want, err)
+			errorf(t, "claim %s/x-%s: want a rejection containing %q, got %v", evilNS, name, c.want, err)
 		}
 	}
 	// Admitted, answered by a Fatal result naming the field and value.
@@ -447,7 +447,7 @@ func (e *env) hostileTenant(t *testing.T) {
 			return s == "False" && strings.Contains(m, c.field) && strings.Contains(m, c.val), fmt.Sprintf("XR Synced=%s %s %q", s, r, m), nil
 		})
 		if left := e.tenantObjects(t, evilNS, name); len(left) > 0 {
-			t.Errorf("claim %s/%s: a Fatal pipeline composed %d objects", evilNS, name, len(left))
+			errorf(t, "claim %s/%s: a Fatal pipeline composed %d objects", evilNS, name, len(left))
 		}
 	}
 	// (tenant, demo-demo) and (tenant-demo, demo) were both "tenant-demo-demo"
@@ -455,7 +455,7 @@ func (e *env) hostileTenant(t *testing.T) {
 	e.must(t, apply(ctx, e.c, e.tenantClaim(t, evilNS, "demo-demo", nil)), "apply claim tenant/demo-demo")
 	e.waitComposed(t, evilNS, "demo-demo", withCertManager(), false)
 	if _, err := get(ctx, e.c, gvkDataStore, "", "tenant.demo-demo"); err != nil {
-		t.Errorf("DataStore tenant.demo-demo of tenant/demo-demo: %v", err)
+		errorf(t, "DataStore tenant.demo-demo of tenant/demo-demo: %v", err)
 	}
 	e.compare(t, "tenant-demo/demo while a hostile tenant tried every attack", before, e.tenantObjects(t, demoNS, demo), false)
 	for name := range fatal {

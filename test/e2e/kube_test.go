@@ -103,7 +103,7 @@ func list(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, opt
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
 	t.Helper()
 	if err := poll(timeout, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+		fatalf(t, "waiting for %s: %v", what, err)
 	}
 }
 

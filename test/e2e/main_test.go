@@ -26,14 +26,45 @@ type result struct {
 var (
 	resultsMu sync.Mutex
 	results   []result
+	failures  []string
 	versions  []string
 	workDir   string
 )
 
+// fatalf and errorf are t.Fatalf and t.Errorf that also keep the message
+// for the summary, which is the tail CI shows of a failed run.
+func fatalf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	keepFailure(t, fmt.Sprintf(format, args...))
+	t.Fatalf(format, args...)
+}
+
+func errorf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	keepFailure(t, fmt.Sprintf(format, args...))
+	t.Errorf(format, args...)
+}
+
+// maxFailureLen bounds one kept message (bytes), so the summary stays short.
+const maxFailureLen = 1500
+
+func keepFailure(t *testing.T, msg string) {
+	if len(msg) > maxFailureLen {
+		msg = msg[:maxFailureLen] + " …"
+	}
+	resultsMu.Lock()
+	failures = append(failures, t.Name()+": "+msg)
+	resultsMu.Unlock()
+}
+
 // scenario runs f as subtest name and records its outcome and duration.
 func scenario(t *testing.T, name string, f func(t *testing.T)) bool {
 	start := time.Now()
-	ok := t.Run(name, f)
+	ran := false
+	ok := t.Run(name, func(t *testing.T) { ran = true; f(t) })
+	if !ran { // left out by -run (E2E_RUN)
+		return ok
+	}
 	resultsMu.Lock()
 	results = append(results, result{name: name, passed: ok, took: time.Since(start)})
 	resultsMu.Unlock()
@@ -90,6 +121,12 @@ func summarize(total time.Duration) string {
 		fmt.Fprintf(&b, "  %s %-40s %7.1fs\n", st, r.name, r.took.Seconds())
 	}
 	fmt.Fprintf(&b, "passed %d/%d scenarios in %.0fs\n", passed, len(results), total.Seconds())
+	if len(failures) > 0 {
+		b.WriteString("failures:\n")
+		for _, f := range failures {
+			fmt.Fprintf(&b, "  %s\n", f)
+		}
+	}
 	measurementsMu.Lock()
 	defer measurementsMu.Unlock()
 	if len(measurements) > 0 {
@@ -99,4 +136,11 @@ func summarize(total time.Duration) string {
 		}
 	}
 	return b.String()
+}
+
+// fatal is t.Fatal that also keeps the message for the summary.
+func fatal(t *testing.T, args ...any) {
+	t.Helper()
+	keepFailure(t, fmt.Sprint(args...))
+	t.Fatal(args...)
 }

@@ -67,7 +67,7 @@ func (a *namespacedAPI) tenantCluster(t *testing.T, n string) *unstructured.Unst
 	objs, err := decodeFile(a.e.path("examples", "xr-namespaced.yaml"))
 	a.e.must(t, err, "read examples/xr-namespaced.yaml")
 	if len(objs) != 1 || objs[0].GroupVersionKind() != gvkTenantCluster {
-		t.Fatalf("examples/xr-namespaced.yaml: want one TenantCluster")
+		fatalf(t, "examples/xr-namespaced.yaml: want one TenantCluster")
 	}
 	objs[0].SetNamespace(v2NS)
 	objs[0].SetName(n)
@@ -81,7 +81,7 @@ func (a *namespacedAPI) tenant(t *testing.T) *unstructured.Unstructured {
 	objs, err := decodeFile(a.e.path("examples", "tenant.yaml"))
 	a.e.must(t, err, "read examples/tenant.yaml")
 	if len(objs) != 1 || objs[0].GroupVersionKind() != gvkTenant {
-		t.Fatalf("examples/tenant.yaml: want one Tenant")
+		fatalf(t, "examples/tenant.yaml: want one Tenant")
 	}
 	objs[0].SetName(v2NS)
 	return objs[0]
@@ -138,13 +138,13 @@ func (a *namespacedAPI) tenantRBAC(t *testing.T) {
 	got, err := get(ctx, a.user, gvkTenantCluster, v2NS, "one")
 	e.must(t, err, v2User+" reads TenantCluster "+v2NS+"/one")
 	if v, _, _ := unstructured.NestedString(got.Object, "spec", "version"); v != "v1.35" {
-		t.Errorf("TenantCluster %s/one as %s reads it: spec.version %q, want v1.35", v2NS, v2User, v)
+		errorf(t, "TenantCluster %s/one as %s reads it: spec.version %q, want v1.35", v2NS, v2User, v)
 	}
 
 	forbidden := func(what string, err error) {
 		t.Helper()
 		if !kerrors.IsForbidden(err) {
-			t.Errorf("%s as %s: want Forbidden, got %v", what, v2User, err)
+			errorf(t, "%s as %s: want Forbidden, got %v", what, v2User, err)
 		}
 	}
 	other := a.tenantCluster(t, "intruder")
@@ -161,7 +161,7 @@ func (a *namespacedAPI) tenantRBAC(t *testing.T) {
 	forbidden("list Tenants", err)
 	for _, r := range []string{"tenants", "xkubernetesclusters"} {
 		if ok, err := a.may(ctx, cs, "get", r, ""); err != nil || ok {
-			t.Errorf("%s may get %s: %t, %v; want false", v2User, r, ok, err)
+			errorf(t, "%s may get %s: %t, %v; want false", v2User, r, ok, err)
 		}
 	}
 }
@@ -186,7 +186,7 @@ func (a *namespacedAPI) waitsForTenant(t *testing.T) {
 	ctx, cancel := ctxT(3 * time.Minute)
 	defer cancel()
 	if _, err := get(ctx, e.c, gvkKCP, v2NS, "one"); !kerrors.IsNotFound(err) {
-		t.Errorf("KamajiControlPlane %s/one while its Tenant's DataStore does not exist: %v, want NotFound", v2NS, err)
+		errorf(t, "KamajiControlPlane %s/one while its Tenant's DataStore does not exist: %v, want NotFound", v2NS, err)
 	}
 	waiting, err := e.composed(ctx, "one")
 	e.must(t, err, "composed objects of one")
@@ -241,33 +241,33 @@ func (a *namespacedAPI) twoClustersOneTenant(t *testing.T) {
 		ds, _, _ := unstructured.NestedString(kcp.Object, "spec", "dataStoreName")
 		schema, _, _ := unstructured.NestedString(kcp.Object, "spec", "dataStoreSchema")
 		if ds != tenantDataStore(v2NS) || schema != dataStoreSchema(v2NS, n) {
-			t.Errorf("KamajiControlPlane %s/%s: dataStoreName %q dataStoreSchema %q, want %q %q", v2NS, n, ds, schema, tenantDataStore(v2NS), dataStoreSchema(v2NS, n))
+			errorf(t, "KamajiControlPlane %s/%s: dataStoreName %q dataStoreSchema %q, want %q %q", v2NS, n, ds, schema, tenantDataStore(v2NS), dataStoreSchema(v2NS, n))
 		}
 		schemas[schema] = true
 	}
 	if len(schemas) != 2 {
-		t.Errorf("the two clusters share a dataStoreSchema: %v", schemas)
+		errorf(t, "the two clusters share a dataStoreSchema: %v", schemas)
 	}
 
 	// The Tenant's etcd and its DataStore.
 	etcds, err := list(ctx, e.c, gvkEtcd, client.InNamespace(v2NS))
 	e.must(t, err, "EtcdClusters of "+v2NS)
 	if len(etcds) != 1 {
-		t.Fatalf("%d EtcdClusters in %s, want the Tenant's only", len(etcds), v2NS)
+		fatalf(t, "%d EtcdClusters in %s, want the Tenant's only", len(etcds), v2NS)
 	}
 	etcd := &etcds[0]
 	if controllerUID(etcd) != string(tenant.GetUID()) {
-		t.Errorf("EtcdCluster %s/%s is controlled by %q, not by the Tenant", v2NS, etcd.GetName(), controllerUID(etcd))
+		errorf(t, "EtcdCluster %s/%s is controlled by %q, not by the Tenant", v2NS, etcd.GetName(), controllerUID(etcd))
 	}
 	// No cluster name (at most 32 characters) nor "<N>-…" can equal the
 	// etcd's name or a name derived from it.
 	if run, _, _ := strings.Cut(etcd.GetName(), "-"); len(run) <= 32 {
-		t.Errorf("EtcdCluster %s: its name starts with %q, a run of %d characters without '-'; want more than 32", etcd.GetName(), run, len(run))
+		errorf(t, "EtcdCluster %s: its name starts with %q, a run of %d characters without '-'; want more than 32", etcd.GetName(), run, len(run))
 	}
 	ds, err := get(ctx, e.c, gvkDataStore, "", tenantDataStore(v2NS))
 	e.must(t, err, "DataStore "+tenantDataStore(v2NS))
 	if controllerUID(ds) != string(tenant.GetUID()) {
-		t.Errorf("DataStore %s is controlled by %q, not by the Tenant", ds.GetName(), controllerUID(ds))
+		errorf(t, "DataStore %s is controlled by %q, not by the Tenant", ds.GetName(), controllerUID(ds))
 	}
 	etcdTLS := func(k string) string {
 		v, _, _ := unstructured.NestedString(etcd.Object, "spec", "security", "tls", k)
@@ -292,7 +292,7 @@ func (a *namespacedAPI) twoClustersOneTenant(t *testing.T) {
 	spec, _, _ := unstructured.NestedMap(ds.Object, "spec")
 	for k, w := range want {
 		if fmt.Sprint(spec[k]) != fmt.Sprint(w) {
-			t.Errorf("DataStore %s spec.%s:\n  got  %v\n  want %v", ds.GetName(), k, spec[k], w)
+			errorf(t, "DataStore %s spec.%s:\n  got  %v\n  want %v", ds.GetName(), k, spec[k], w)
 		}
 	}
 	// Each Secret the DataStore and etcd name is written by a Certificate
@@ -308,7 +308,7 @@ func (a *namespacedAPI) twoClustersOneTenant(t *testing.T) {
 	}
 	for _, k := range []string{"clientTrustedCASecret", "clientSecret", "serverSecret", "peerTrustedCASecret", "peerSecret"} {
 		if !written[etcdTLS(k)] {
-			t.Errorf("EtcdCluster %s security.tls.%s %q is not the secretName of a Certificate the Tenant composed (%v)", etcd.GetName(), k, etcdTLS(k), written)
+			errorf(t, "EtcdCluster %s security.tls.%s %q is not the secretName of a Certificate the Tenant composed (%v)", etcd.GetName(), k, etcdTLS(k), written)
 		}
 	}
 
@@ -330,7 +330,7 @@ func (a *namespacedAPI) twoClustersOneTenant(t *testing.T) {
 		}}, metav1.CreateOptions{})
 		e.must(t, err, "SubjectAccessReview")
 		if r.Status.Allowed != want {
-			t.Errorf("%s may %s persistentvolumes: %t, want %t", sa, verb, r.Status.Allowed, want)
+			errorf(t, "%s may %s persistentvolumes: %t, want %t", sa, verb, r.Status.Allowed, want)
 		}
 	}
 }
@@ -397,7 +397,7 @@ func (a *namespacedAPI) changeReachesMachineDeployment(t *testing.T) {
 	after, err := get(ctx, e.c, gvkMD, v2NS, "two-md0")
 	e.must(t, err, "MachineDeployment two-md0")
 	if after.GetGeneration() != two.GetGeneration() || after.GetAnnotations()["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] != "0" {
-		t.Errorf("MachineDeployment two-md0 changed with cluster one: generation %d -> %d, annotations %v",
+		errorf(t, "MachineDeployment two-md0 changed with cluster one: generation %d -> %d, annotations %v",
 			two.GetGeneration(), after.GetGeneration(), after.GetAnnotations())
 	}
 }
@@ -428,7 +428,7 @@ func (a *namespacedAPI) deleteOneCluster(t *testing.T) {
 	t.Logf("the Tenant dropped cluster one's ClusterRoleBinding and Usages %.1fs after its deletion began", time.Since(start).Seconds())
 	e.compare(t, "cluster two while cluster one was deleted", before, e.tenantObjects(t, v2NS, "two"), false)
 	if now := a.tenantShared(t); fmt.Sprint(now) != fmt.Sprint(shared) {
-		t.Errorf("the Tenant's etcd and DataStore changed while cluster one was deleted: %v -> %v", shared, now)
+		errorf(t, "the Tenant's etcd and DataStore changed while cluster one was deleted: %v -> %v", shared, now)
 	}
 }
 
@@ -464,7 +464,7 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	etcds, err := list(ctx, e.c, gvkEtcd, client.InNamespace(v2NS))
 	e.must(t, err, "EtcdClusters")
 	if len(etcds) != 1 {
-		t.Fatalf("%d EtcdClusters in %s, want 1", len(etcds), v2NS)
+		fatalf(t, "%d EtcdClusters in %s, want 1", len(etcds), v2NS)
 	}
 	etcdName := etcds[0].GetName()
 	// The Tenant's objects (its labels) by UID.
@@ -493,16 +493,16 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	before := composedBy()
 	err = e.c.Delete(ctx, tenant, client.PropagationPolicy(metav1.DeletePropagationForeground))
 	if err == nil || !strings.Contains(err.Error(), "nousages.protection.crossplane.io") {
-		t.Fatalf("deleting Tenant %s while cluster two runs: want a denial by the Usage webhook, got %v", v2NS, err)
+		fatalf(t, "deleting Tenant %s while cluster two runs: want a denial by the Usage webhook, got %v", v2NS, err)
 	}
 	t.Logf("denied as expected: %v", err)
 	// Refused: for a while nothing of the Tenant changes.
 	time.Sleep(5 * time.Second)
 	if diff := fmt.Sprint(composedBy()); diff != fmt.Sprint(before) {
-		t.Errorf("the Tenant's objects changed after its deletion was refused:\n  before %v\n  after  %v", before, diff)
+		errorf(t, "the Tenant's objects changed after its deletion was refused:\n  before %v\n  after  %v", before, diff)
 	}
 	if u, err := get(ctx, e.c, gvkTenant, "", v2NS); err != nil || u.GetDeletionTimestamp() != nil {
-		t.Fatalf("Tenant %s after the refused deletion: %v, deletionTimestamp %v", v2NS, err, u.GetDeletionTimestamp())
+		fatalf(t, "Tenant %s after the refused deletion: %v, deletionTimestamp %v", v2NS, err, u.GetDeletionTimestamp())
 	}
 
 	// The tenant deletes its last cluster; the Tenant follows.
@@ -539,7 +539,7 @@ func (a *namespacedAPI) deleteTenantHeld(t *testing.T) {
 	k, ok1 := gone["KamajiControlPlane two"]
 	for _, used := range []string{"EtcdCluster", "DataStore"} {
 		if u, ok2 := gone[used]; !ok1 || !ok2 || u.Before(k) {
-			t.Errorf("the %s went at %v, the KamajiControlPlane using it at %v (both seen gone: %t, %t); want it after", used, u, k, ok1, ok2)
+			errorf(t, "the %s went at %v, the KamajiControlPlane using it at %v (both seen gone: %t, %t); want it after", used, u, k, ok1, ok2)
 		}
 	}
 	nsObj := &unstructured.Unstructured{}

@@ -98,7 +98,7 @@ func (e *env) platformSettingChange(t *testing.T) {
 		h, a, c, err := e.platformValues(ctx, tn[0], tn[1])
 		e.must(t, err, "read "+tn[1])
 		if !strings.HasSuffix(h, ".k8s.example.net:443") || a != "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1" || c != "1.18.4" {
-			t.Fatalf("%s/%s before the change: host %s, autoscaler %s, cilium %s; want *.k8s.example.net:443 (examples/platform-settings.yaml) and the defaults", tn[0], tn[1], h, a, c)
+			fatalf(t, "%s/%s before the change: host %s, autoscaler %s, cilium %s; want *.k8s.example.net:443 (examples/platform-settings.yaml) and the defaults", tn[0], tn[1], h, a, c)
 		}
 	}
 

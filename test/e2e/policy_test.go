@@ -72,7 +72,7 @@ func (e *env) compositionFields(t *testing.T) {
 		defer cancel()
 		for _, o := range policy {
 			if err := e.c.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
-				t.Errorf("delete %s: %v", describe(o), err)
+				errorf(t, "delete %s: %v", describe(o), err)
 			}
 		}
 	})
@@ -96,13 +96,13 @@ func (e *env) compositionFields(t *testing.T) {
 		return ok, why, nil
 	})
 	if _, err := get(ctx, e.c, gvkClaim, ns, "pinned"); !kerrors.IsNotFound(err) {
-		t.Errorf("claim %s/pinned after the refusal: %v, want NotFound", ns, err)
+		errorf(t, "claim %s/pinned after the refusal: %v, want NotFound", ns, err)
 	}
 
 	bound := e.tenantClaim(t, ns, "binder", nil)
 	e.must(t, unstructured.SetNestedField(bound.Object, map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "XKubernetesCluster", "name": "victim"}, "spec", "resourceRef"), "name an XR")
 	if ok, why := refused(tenant.Create(ctx, bound), "spec.resourceRef"); !ok {
-		t.Errorf("claim %s/binder naming XR victim as %s: %s; want Forbidden naming spec.resourceRef", ns, user, why)
+		errorf(t, "claim %s/binder naming XR victim as %s: %s; want Forbidden naming spec.resourceRef", ns, user, why)
 	}
 
 	tc := &unstructured.Unstructured{Object: map[string]any{
@@ -111,7 +111,7 @@ func (e *env) compositionFields(t *testing.T) {
 		"spec":     map[string]any{"crossplane": map[string]any{"compositionRef": map[string]any{"name": "tenantclusters.tenantkube.io"}}},
 	}}
 	if ok, why := refused(tenant.Create(ctx, tc), "spec.crossplane.compositionRef"); !ok {
-		t.Errorf("TenantCluster %s/chooser naming spec.crossplane.compositionRef as %s: %s; want Forbidden naming the field", ns, user, why)
+		errorf(t, "TenantCluster %s/chooser naming spec.crossplane.compositionRef as %s: %s; want Forbidden naming the field", ns, user, why)
 	}
 
 	e.must(t, tenant.Create(ctx, e.tenantClaim(t, ns, "plain", nil)), user+" creates the plain claim "+ns+"/plain")
@@ -122,7 +122,7 @@ func (e *env) compositionFields(t *testing.T) {
 	x, err := get(ctx, e.c, gvkXR, "", xr)
 	e.must(t, err, "XR "+xr)
 	if ref, _, _ := unstructured.NestedString(x.Object, "spec", "compositionRef", "name"); ref != "xkubernetesclusters.tenantkube.io" {
-		t.Errorf("XR %s spec.compositionRef.name %q, want xkubernetesclusters.tenantkube.io (written by Crossplane under the policy)", xr, ref)
+		errorf(t, "XR %s spec.compositionRef.name %q, want xkubernetesclusters.tenantkube.io (written by Crossplane under the policy)", xr, ref)
 	}
 	waitFor(t, time.Minute, "the claim carrying Crossplane's compositionRef", func(ctx context.Context) (bool, string, error) {
 		cl, err := get(ctx, tenant, gvkClaim, ns, "plain")
@@ -135,10 +135,10 @@ func (e *env) compositionFields(t *testing.T) {
 	e.must(t, mergePatch(ctx, tenant, gvkClaim, ns, "plain", `{"metadata":{"labels":{"team":"a"}}}`), user+" labels its claim")
 	err = mergePatch(ctx, tenant, gvkClaim, ns, "plain", `{"spec":{"compositionRevisionRef":{"name":"xkubernetesclusters.tenantkube.io-0ld0000"}}}`)
 	if ok, why := refused(err, "spec.compositionRevisionRef"); !ok {
-		t.Errorf("%s pins its claim's compositionRevisionRef: %s; want Forbidden naming the field", user, why)
+		errorf(t, "%s pins its claim's compositionRevisionRef: %s; want Forbidden naming the field", user, why)
 	}
 	err = mergePatch(ctx, tenant, gvkClaim, ns, "plain", `{"spec":{"compositionUpdatePolicy":"Manual"}}`)
 	if ok, why := refused(err, "spec.compositionUpdatePolicy"); !ok {
-		t.Errorf("%s sets its claim's compositionUpdatePolicy: %s; want Forbidden naming the field", user, why)
+		errorf(t, "%s sets its claim's compositionUpdatePolicy: %s; want Forbidden naming the field", user, why)
 	}
 }

@@ -84,11 +84,11 @@ rules:
 func TestScale(t *testing.T) {
 	e, err := newEnv()
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	s, err := scaleFromEnv(e.root)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	e.logs = filepath.Join(e.root, "_output", "e2e", "logs-scale")
 	_ = os.RemoveAll(e.logs)
@@ -306,7 +306,7 @@ func (sc *scaleRun) steady(t *testing.T, profile string) windowFigures {
 		w.reconciles = endCalls - startCalls
 	}
 	if err := <-done; err != nil {
-		t.Errorf("CPU profile of crossplane core: %v", err)
+		errorf(t, "CPU profile of crossplane core: %v", err)
 	}
 	// The audit log is written in batches of at most a second.
 	time.Sleep(3 * time.Second)
@@ -371,7 +371,7 @@ func (sc *scaleRun) reconcileRounds(t *testing.T) {
 	end, err := e.runFunctionCalls("workers")
 	e.must(t, err, "function metrics")
 	if err := <-done; err != nil {
-		t.Errorf("CPU profile of crossplane core: %v", err)
+		errorf(t, "CPU profile of crossplane core: %v", err)
 	}
 	sc.rounds = windowFigures{from: from, to: to}
 	sc.roundReconciles = end - base
@@ -402,7 +402,7 @@ func (sc *scaleRun) changeLatency(t *testing.T) {
 				break
 			}
 			if time.Since(start) > 3*time.Minute {
-				t.Fatalf("%s/%s: max-size not %s 3 minutes after the claim changed: %s", c[0], c[1], want, e.xrSynced(context.Background(), c[0], c[1]))
+				fatalf(t, "%s/%s: max-size not %s 3 minutes after the claim changed: %s", c[0], c[1], want, e.xrSynced(context.Background(), c[0], c[1]))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -70,7 +70,7 @@ var (
 func TestE2E(t *testing.T) {
 	e, err := newEnv()
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	workDir = e.work
 	t.Cleanup(func() { stopAll() })
@@ -116,7 +116,7 @@ func ctxT(d time.Duration) (context.Context, context.CancelFunc) {
 func (e *env) must(t *testing.T, err error, what string) {
 	t.Helper()
 	if err != nil {
-		t.Fatalf("%s: %v", what, err)
+		fatalf(t, "%s: %v", what, err)
 	}
 }
 
@@ -125,7 +125,7 @@ func (e *env) claimYAML(t *testing.T) *unstructured.Unstructured {
 	objs, err := decodeFile(e.path("examples", "claim.yaml"))
 	e.must(t, err, "read examples/claim.yaml")
 	if len(objs) != 1 {
-		t.Fatalf("examples/claim.yaml holds %d objects, want 1", len(objs))
+		fatalf(t, "examples/claim.yaml holds %d objects, want 1", len(objs))
 	}
 	return objs[0]
 }
@@ -239,10 +239,11 @@ func (e *env) snapshot(t *testing.T, name string) map[string]snap {
 	return out
 }
 
-// compare reports every object that disappeared, was re-created (new UID),
-// or changed generation (and resourceVersion when rv is set).
-func (e *env) compare(t *testing.T, what string, before, after map[string]snap, rv bool) {
-	t.Helper()
+// changes lists every object of before that disappeared, was re-created
+// (new UID), or changed generation (and resourceVersion when rv is set),
+// and every object of after that is new; dumps keep both versions of a
+// changed object in the logs directory.
+func (e *env) changes(what string, before, after map[string]snap, rv bool) []string {
 	var problems []string
 	for k, b := range before {
 		a, ok := after[k]
@@ -265,9 +266,41 @@ func (e *env) compare(t *testing.T, what string, before, after map[string]snap, 
 		}
 	}
 	sort.Strings(problems)
-	if len(problems) > 0 {
-		t.Errorf("%s: %d of %d composed objects changed (before/after JSON in %s):\n  %s",
+	return problems
+}
+
+// compare fails the test with every change between before and after.
+func (e *env) compare(t *testing.T, what string, before, after map[string]snap, rv bool) {
+	t.Helper()
+	if problems := e.changes(what, before, after, rv); len(problems) > 0 {
+		errorf(t, "%s: %d of %d composed objects changed (before/after JSON in %s):\n  %s",
 			what, len(problems), len(before), e.logs, strings.Join(problems, "\n  "))
+	}
+}
+
+// settleBound is how long a claim change may take to come to rest: the
+// objects composed from what earlier steps observe follow a few reconciles
+// after the first.
+const settleBound = 3 * time.Minute
+
+// settled waits until three reconciles through function f write none of
+// cluster name's composed objects, and returns their snapshot then.
+func (e *env) settled(t *testing.T, name, f string) map[string]snap {
+	t.Helper()
+	deadline := time.Now().Add(settleBound)
+	prev := e.snapshot(t, name)
+	for {
+		e.reconciles(t, f, 3, time.Minute)
+		cur := e.snapshot(t, name)
+		diff := e.changes("settling", prev, cur, true)
+		if len(diff) == 0 {
+			return cur
+		}
+		if time.Now().After(deadline) {
+			fatalf(t, "composed objects of %s still written after %s: %s", name, settleBound, strings.Join(diff, "; "))
+		}
+		t.Logf("settling: %s", strings.Join(diff, "; "))
+		prev = cur
 	}
 }
 
@@ -319,7 +352,7 @@ func (e *env) usageWebhook(t *testing.T) {
 	cm.SetName("used")
 	err := e.c.Delete(ctx, cm)
 	if err == nil || !strings.Contains(err.Error(), "nousages.protection.crossplane.io") {
-		t.Fatalf("deleting a used ConfigMap: want a denial by the Usage webhook, got %v", err)
+		fatalf(t, "deleting a used ConfigMap: want a denial by the Usage webhook, got %v", err)
 	}
 	t.Logf("denied as expected: %v", err)
 	user := cm.DeepCopy()
@@ -449,7 +482,7 @@ func (e *env) claimConverges(t *testing.T) {
 	defer cancel()
 	claim := e.claimYAML(t)
 	if claim.GetNamespace() != demoNS || claim.GetName() != demo {
-		t.Fatalf("examples/claim.yaml is %s/%s, the scenarios expect %s/%s", claim.GetNamespace(), claim.GetName(), demoNS, demo)
+		fatalf(t, "examples/claim.yaml is %s/%s, the scenarios expect %s/%s", claim.GetNamespace(), claim.GetName(), demoNS, demo)
 	}
 	e.must(t, e.ensureNamespace(ctx, demoNS), "namespace")
 	e.must(t, apply(ctx, e.c, claim), "apply examples/claim.yaml")
@@ -463,12 +496,12 @@ func (e *env) claimConverges(t *testing.T) {
 	e.must(t, err, "MachineDeployment")
 	a := md.GetAnnotations()
 	if a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] != "0" || a["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"] != "10" {
-		t.Errorf("MachineDeployment autoscaler annotations: %v", a)
+		errorf(t, "MachineDeployment autoscaler annotations: %v", a)
 	}
 	kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
 	e.must(t, err, "KamajiControlPlane")
 	if r, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas"); r != 2 {
-		t.Errorf("KamajiControlPlane replicas %d, want 2 (controlPlane.replicas)", r)
+		errorf(t, "KamajiControlPlane replicas %d, want 2 (controlPlane.replicas)", r)
 	}
 	e.checkCSIController(t)
 }
@@ -492,7 +525,7 @@ func (e *env) checkCSIController(t *testing.T) {
 	})
 	pod, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "spec")
 	if pod["priorityClassName"] != "system-cluster-critical" || pod["automountServiceAccountToken"] != false || pod["enableServiceLinks"] != false {
-		t.Errorf("CSI controller pod: priorityClassName %v, automountServiceAccountToken %v, enableServiceLinks %v",
+		errorf(t, "CSI controller pod: priorityClassName %v, automountServiceAccountToken %v, enableServiceLinks %v",
 			pod["priorityClassName"], pod["automountServiceAccountToken"], pod["enableServiceLinks"])
 	}
 	containers, _, _ := unstructured.NestedSlice(pod, "containers")
@@ -506,28 +539,28 @@ func (e *env) checkCSIController(t *testing.T) {
 		case "csi-snapshotter":
 			for _, a := range []string{"--csi-address=/csi/csi.sock", "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc", "--timeout=1m", "--worker-threads=10"} {
 				if !strings.Contains(args, a) {
-					t.Errorf("csi-snapshotter args %s lack %s", args, a)
+					errorf(t, "csi-snapshotter args %s lack %s", args, a)
 				}
 			}
 		case "snapshot-controller":
 			if !strings.Contains(args, "--kubeconfig=/etc/kubernetes/kubeconfig/super-admin.svc") || !strings.Contains(args, "--worker-threads=10") {
-				t.Errorf("snapshot-controller args %s", args)
+				errorf(t, "snapshot-controller args %s", args)
 			}
 		}
 		if lim, _, _ := unstructured.NestedString(c, "resources", "limits", "memory"); lim != "512Mi" {
-			t.Errorf("%s: memory limit %q, want 512Mi", name, lim)
+			errorf(t, "%s: memory limit %q, want 512Mi", name, lim)
 		}
 		if ro, _, _ := unstructured.NestedBool(c, "securityContext", "readOnlyRootFilesystem"); !ro {
-			t.Errorf("%s: root file system not read-only", name)
+			errorf(t, "%s: root file system not read-only", name)
 		}
 		token := strings.Contains(fmt.Sprint(c["volumeMounts"]), "/var/run/secrets/kubernetes.io/serviceaccount")
 		if token != (name == "csi-driver") {
-			t.Errorf("%s: management API token mounted %t", name, token)
+			errorf(t, "%s: management API token mounted %t", name, token)
 		}
 	}
 	want := []string{"csi-driver", "csi-provisioner", "csi-attacher", "csi-resizer", "csi-snapshotter", "snapshot-controller", "csi-liveness-probe"}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
-		t.Errorf("CSI controller containers %v, want %v", names, want)
+		errorf(t, "CSI controller containers %v, want %v", names, want)
 	}
 }
 
@@ -551,14 +584,14 @@ func (e *env) checkCSIPersistentVolumeRead(t *testing.T) {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
 	if role, _, _ := unstructured.NestedString(crb.Object, "roleRef", "name"); role != "tenantkube:kcsi-persistentvolumes" {
-		t.Errorf("ClusterRoleBinding %s binds %q", name, role)
+		errorf(t, "ClusterRoleBinding %s binds %q", name, role)
 	}
 	xr, err := e.xrName(ctx, demoNS, demo)
 	e.must(t, err, "XR of the demo claim")
 	x, err := get(ctx, e.c, gvkXR, "", xr)
 	e.must(t, err, "XR "+xr)
 	if controllerUID(crb) != string(x.GetUID()) {
-		t.Errorf("ClusterRoleBinding %s is controlled by %q, not by the XR %s", name, controllerUID(crb), xr)
+		errorf(t, "ClusterRoleBinding %s is controlled by %q, not by the XR %s", name, controllerUID(crb), xr)
 	}
 	cs, err := kubernetes.NewForConfig(e.cfg)
 	e.must(t, err, "clientset")
@@ -571,7 +604,7 @@ func (e *env) checkCSIPersistentVolumeRead(t *testing.T) {
 		}}, metav1.CreateOptions{})
 		e.must(t, err, "SubjectAccessReview")
 		if r.Status.Allowed != want {
-			t.Errorf("%s may %s persistentvolumes: %t, want %t", sa, verb, r.Status.Allowed, want)
+			errorf(t, "%s may %s persistentvolumes: %t, want %t", sa, verb, r.Status.Allowed, want)
 		}
 	}
 }
@@ -617,8 +650,7 @@ func (e *env) quietSteadyState(t *testing.T) {
 		return ok, fmt.Sprintf("values %v", v), nil
 	})
 	// Let the change settle, then watch 20 reconciles write nothing.
-	e.reconciles(t, "control-plane", 3, time.Minute)
-	before := e.snapshot(t, demo)
+	before := e.settled(t, demo, "control-plane")
 	e.reconciles(t, "addons", 20, 4*time.Minute)
 	after := e.snapshot(t, demo)
 	e.compare(t, "20 reconciles of a converged claim", before, after, true)
@@ -656,7 +688,7 @@ func (e *env) driftRestored(t *testing.T) {
 	e.must(t, err, "MachineDeployment")
 	max, timeout := md.GetAnnotations()[mdMaxKey], drain(md)
 	if max == "" || max == "77" || timeout == 0 || timeout == 7 {
-		t.Fatalf("MachineDeployment %s-md0 before the edit: max-size annotation %q, nodeDrainTimeoutSeconds %d", demo, max, timeout)
+		fatalf(t, "MachineDeployment %s-md0 before the edit: max-size annotation %q, nodeDrainTimeoutSeconds %d", demo, max, timeout)
 	}
 	start := time.Now()
 	e.must(t, mergePatch(ctx, e.c, gvkMD, demoNS, demo+"-md0",
@@ -733,12 +765,12 @@ func (e *env) scaleAndInstanceType(t *testing.T) {
 	e.must(t, err, "new KubevirtMachineTemplate")
 	it, _, _ := unstructured.NestedString(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "instancetype", "name")
 	if it != "u1.large" {
-		t.Errorf("new KubevirtMachineTemplate %s: instancetype %q, want u1.large", newKMT, it)
+		errorf(t, "new KubevirtMachineTemplate %s: instancetype %q, want u1.large", newKMT, it)
 	}
 	// The old template stays while the MachineSet refers to it.
 	e.reconciles(t, "workers", 3, time.Minute)
 	if _, err := get(ctx, e.c, gvkKMT, demoNS, oldKMT); err != nil {
-		t.Errorf("old KubevirtMachineTemplate %s, still used by MachineSet %s-md0-e2e, is gone: %v", oldKMT, demo, err)
+		errorf(t, "old KubevirtMachineTemplate %s, still used by MachineSet %s-md0-e2e, is gone: %v", oldKMT, demo, err)
 	}
 	e.must(t, e.c.Delete(ctx, ms), "delete MachineSet")
 	waitFor(t, 2*time.Minute, "old KubevirtMachineTemplate "+oldKMT+" gone once no MachineSet uses it", func(ctx context.Context) (bool, string, error) {
@@ -746,7 +778,7 @@ func (e *env) scaleAndInstanceType(t *testing.T) {
 		return kerrors.IsNotFound(err), fmt.Sprintf("get: %v", err), nil
 	})
 	if _, err := get(ctx, e.c, gvkKMT, demoNS, newKMT); err != nil {
-		t.Errorf("new KubevirtMachineTemplate %s: %v", newKMT, err)
+		errorf(t, "new KubevirtMachineTemplate %s: %v", newKMT, err)
 	}
 }
 
@@ -808,12 +840,12 @@ func (e *env) proxiedIngress(t *testing.T) {
 	})
 	kcp, err := get(context.Background(), e.c, gvkKCP, demoNS, demo)
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	ingresses = append(ingresses, fntest.KamajiIngress(kcp.Object))
 	v := fntest.ReadAsNginx("nginx", ingresses)
 	if len(v.Snippets) > 0 {
-		t.Errorf("snippet annotations %v", v.Snippets)
+		errorf(t, "snippet annotations %v", v.Snippets)
 	}
 	for h, want := range map[string][2]fntest.Backend{
 		host:    {{Namespace: demoNS, Service: proxy, Port: int64(443)}, {Namespace: demoNS, Service: proxy, Port: int64(80)}},
@@ -821,12 +853,12 @@ func (e *env) proxiedIngress(t *testing.T) {
 	} {
 		r := v.Routes[h]
 		if !r.Passthrough || r.HTTPSTo != want[0] || r.HTTPTo != want[1] {
-			t.Errorf("%s: route %+v, want TLS passed through to %+v, HTTP to %+v", h, r, want[0], want[1])
+			errorf(t, "%s: route %+v, want TLS passed through to %+v, HTTP to %+v", h, r, want[0], want[1])
 		}
 	}
 	for up := range v.Upstreams {
 		if !strings.HasPrefix(up, demoNS+"-"+proxy+"-") && !strings.HasPrefix(up, demoNS+"-"+api+"-") {
-			t.Errorf("upstream %s: not named after a Service with the cluster's digest", up)
+			errorf(t, "upstream %s: not named after a Service with the cluster's digest", up)
 		}
 	}
 	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
@@ -836,7 +868,7 @@ func (e *env) proxiedIngress(t *testing.T) {
 		sp = append(sp, fmt.Sprintf("%v:%v->%v", p["appProtocol"], p["port"], p["targetPort"]))
 	}
 	if want := []string{"http:80->30000", "https:443->30001"}; fmt.Sprint(sp) != fmt.Sprint(want) {
-		t.Errorf("Service ports %v, want %v", sp, want)
+		errorf(t, "Service ports %v, want %v", sp, want)
 	}
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"ingressNginx":{"enabled":false,"hosts":null}}}}`)
 	waitFor(t, 2*time.Minute, "Ingresses "+proxy+" gone", func(ctx context.Context) (bool, string, error) {
@@ -920,15 +952,15 @@ func (e *env) badClaims(t *testing.T) {
 	for _, r := range rejected {
 		err := apply(ctx, e.c, mk("bad-"+r.name, r.spec))
 		if err == nil {
-			t.Errorf("claim bad-%s was admitted; want a rejection mentioning %q", r.name, r.want)
+			errorf(t, "claim bad-%s was admitted; want a rejection mentioning %q", r.name, r.want)
 			continue
 		}
 		if !strings.Contains(err.Error(), r.want) {
-			t.Errorf("claim bad-%s rejected with %q; want it to mention %q", r.name, err, r.want)
+			errorf(t, "claim bad-%s rejected with %q; want it to mention %q", r.name, err, r.want)
 		}
 	}
 	if err := mergePatch(ctx, e.c, gvkClaim, demoNS, demo, `{"spec":{"storageClass":"other"}}`); err == nil || !strings.Contains(err.Error(), "storageClass is immutable") {
-		t.Errorf("changing storageClass of the demo claim: want rejection 'storageClass is immutable', got %v", err)
+		errorf(t, "changing storageClass of the demo claim: want rejection 'storageClass is immutable', got %v", err)
 	}
 
 	// Admitted, but the workers function answers Fatal: the instance type
@@ -987,7 +1019,7 @@ func (e *env) badClaims(t *testing.T) {
 		for i := range objs {
 			names = append(names, describe(&objs[i]))
 		}
-		t.Errorf("a Fatal pipeline composed %d objects: %s", len(objs), strings.Join(names, ", "))
+		errorf(t, "a Fatal pipeline composed %d objects: %s", len(objs), strings.Join(names, ", "))
 	}
 	e.must(t, e.c.Delete(ctx, bad), "delete claim bad-fatal")
 	waitFor(t, deleteBound, "claim bad-fatal gone", func(ctx context.Context) (bool, string, error) {
@@ -1210,7 +1242,7 @@ func (d *deletionOrder) check(t *testing.T, start time.Time) {
 		f, ok1 := d.gone[first]
 		g, ok2 := d.gone[then]
 		if ok1 && ok2 && f.After(g) {
-			t.Errorf("deletion order: %s went after %s (the Usages of docs/architecture.md want it first)", at(first), at(then))
+			errorf(t, "deletion order: %s went after %s (the Usages of docs/architecture.md want it first)", at(first), at(then))
 		}
 	}
 	before("MachineDeployment", "KamajiControlPlane")
@@ -1352,7 +1384,7 @@ func (e *env) checkManagementNamespace(t *testing.T, ns, n string) {
 	nsObj, err := get(ctx, e.c, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "", mgmt)
 	e.must(t, err, "Namespace "+mgmt)
 	if l := nsObj.GetLabels(); l["tenantkube.io/management-namespace"] != "true" || l["tenantkube.io/namespace"] != ns || l["tenantkube.io/cluster"] != n {
-		t.Errorf("Namespace %s labels %v", mgmt, l)
+		errorf(t, "Namespace %s labels %v", mgmt, l)
 	}
 	kamaji, err := get(ctx, e.c, gvkSecret, ns, n+"-admin-kubeconfig")
 	e.must(t, err, "Kamaji's Secret "+n+"-admin-kubeconfig")
@@ -1367,20 +1399,20 @@ func (e *env) checkManagementNamespace(t *testing.T, ns, n string) {
 	want, got := load(kamaji), load(copied)
 	wctx, gctx := want.Contexts[want.CurrentContext], got.Contexts[got.CurrentContext]
 	if wctx == nil || gctx == nil || len(got.Clusters) != 1 || len(got.AuthInfos) != 1 || len(got.Contexts) != 1 {
-		t.Fatalf("kubeconfigs: Kamaji's current context %v, the copy's %v with %d clusters, %d users, %d contexts; want one each", wctx, gctx, len(got.Clusters), len(got.AuthInfos), len(got.Contexts))
+		fatalf(t, "kubeconfigs: Kamaji's current context %v, the copy's %v with %d clusters, %d users, %d contexts; want one each", wctx, gctx, len(got.Clusters), len(got.AuthInfos), len(got.Contexts))
 	}
 	wc, gc := want.Clusters[wctx.Cluster], got.Clusters[gctx.Cluster]
 	wu, gu := want.AuthInfos[wctx.AuthInfo], got.AuthInfos[gctx.AuthInfo]
 	if gc == nil || gu == nil {
-		t.Fatalf("the copy's current context names no cluster or user")
+		fatalf(t, "the copy's current context names no cluster or user")
 	}
 	if server := "https://" + n + "." + ns + ".svc:6443"; gc.Server != server {
-		t.Errorf("the copy's server %q, want %q", gc.Server, server)
+		errorf(t, "the copy's server %q, want %q", gc.Server, server)
 	}
 	if !bytes.Equal(gc.CertificateAuthorityData, wc.CertificateAuthorityData) || !bytes.Equal(gu.ClientCertificateData, wu.ClientCertificateData) || !bytes.Equal(gu.ClientKeyData, wu.ClientKeyData) {
-		t.Errorf("the copy's CA, client certificate or key differ from Kamaji's")
+		errorf(t, "the copy's CA, client certificate or key differ from Kamaji's")
 	}
 	if gu.Token != "" || gu.TokenFile != "" || gu.Exec != nil || gu.AuthProvider != nil || gc.ProxyURL != "" || gc.InsecureSkipTLSVerify {
-		t.Errorf("the copy holds more than the CA, client certificate and key: %+v %+v", gc, gu)
+		errorf(t, "the copy holds more than the CA, client certificate and key: %+v %+v", gc, gu)
 	}
 }

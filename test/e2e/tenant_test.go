@@ -70,7 +70,7 @@ var (
 func TestControllers(t *testing.T) {
 	e, err := newEnv()
 	if err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	// Logs of its own, so TestE2E's clean start keeps them.
 	e.logs = filepath.Join(e.root, "_output", "e2e", "logs-controllers")
@@ -203,7 +203,7 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	// The MachineDeployment webhook defaulted replicas from the autoscaler's
 	// min-size annotation (the function leaves replicas to the autoscaler).
 	if r, ok, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !ok || r != 1 {
-		t.Errorf("MachineDeployment spec.replicas = %d (set %t), want 1 (defaulted by CAPI from min-size 1)", r, ok)
+		errorf(t, "MachineDeployment spec.replicas = %d (set %t), want 1 (defaulted by CAPI from min-size 1)", r, ok)
 	}
 
 	waitFor(t, 2*time.Minute, "Cluster provisioned and its control plane initialized", func(ctx context.Context) (bool, string, error) {
@@ -241,10 +241,10 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		return true, "", nil
 	})
 	if ref := metav1.GetControllerOf(&ms); ref == nil || ref.Kind != "MachineDeployment" || ref.Name != demo+"-md0" {
-		t.Errorf("MachineSet %s controller %v, want MachineDeployment %s-md0", ms.GetName(), ref, demo)
+		errorf(t, "MachineSet %s controller %v, want MachineDeployment %s-md0", ms.GetName(), ref, demo)
 	}
 	if r, _, _ := unstructured.NestedInt64(ms.Object, "spec", "replicas"); r != 1 {
-		t.Errorf("MachineSet %s spec.replicas %d, want 1", ms.GetName(), r)
+		errorf(t, "MachineSet %s spec.replicas %d, want 1", ms.GetName(), r)
 	}
 	for _, c := range []struct{ path []string }{
 		{[]string{"spec", "template", "spec", "infrastructureRef", "name"}},
@@ -254,11 +254,11 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		want, _, _ := unstructured.NestedString(md.Object, c.path...)
 		got, _, _ := unstructured.NestedString(ms.Object, c.path...)
 		if got != want || got == "" {
-			t.Errorf("MachineSet %s .%s = %q, want the MachineDeployment's %q", ms.GetName(), strings.Join(c.path, "."), got, want)
+			errorf(t, "MachineSet %s .%s = %q, want the MachineDeployment's %q", ms.GetName(), strings.Join(c.path, "."), got, want)
 		}
 	}
 	if v, _, _ := unstructured.NestedString(machine.Object, "spec", "version"); v != patchVersion {
-		t.Errorf("Machine %s spec.version %q, want %s", machine.GetName(), v, patchVersion)
+		errorf(t, "Machine %s spec.version %q, want %s", machine.GetName(), v, patchVersion)
 	}
 
 	// Bootstrap: the kubeadm bootstrap controller wrote join data with a
@@ -278,7 +278,7 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	e.must(t, e.c.Get(ctx, client.ObjectKey{Namespace: demoNS, Name: dataSecret}, sec), "bootstrap data Secret")
 	data := string(sec.Data["value"])
 	if !strings.Contains(data, "kubeadm join") && !strings.Contains(data, "kubeadm-join-config.yaml") {
-		t.Errorf("bootstrap data %s has no kubeadm join:\n%s", dataSecret, data)
+		errorf(t, "bootstrap data %s has no kubeadm join:\n%s", dataSecret, data)
 	}
 	// It joins the endpoint our KubeadmConfigTemplate names (the tenant API
 	// Service, reachable from the VMs) and pins the tenant cluster's CA, the
@@ -287,23 +287,23 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 	e.must(t, err, "KubeadmConfigTemplate")
 	endpoint, _, _ := unstructured.NestedString(kct.Object, "spec", "template", "spec", "joinConfiguration", "discovery", "bootstrapToken", "apiServerEndpoint")
 	if endpoint != demo+"."+demoNS+".svc:6443" {
-		t.Errorf("KubeadmConfigTemplate join endpoint %q, want %s.%s.svc:6443 (the tenant API Service)", endpoint, demo, demoNS)
+		errorf(t, "KubeadmConfigTemplate join endpoint %q, want %s.%s.svc:6443 (the tenant API Service)", endpoint, demo, demoNS)
 	}
 	if !strings.Contains(data, "apiServerEndpoint: "+endpoint) {
-		t.Errorf("bootstrap data %s does not join %s:\n%s", dataSecret, endpoint, data)
+		errorf(t, "bootstrap data %s does not join %s:\n%s", dataSecret, endpoint, data)
 	}
 	spki := sha256.Sum256(ta.ca.cert.RawSubjectPublicKeyInfo)
 	if h := "sha256:" + hex.EncodeToString(spki[:]); !strings.Contains(data, h) {
-		t.Errorf("bootstrap data %s does not pin the tenant CA (caCertHashes %s):\n%s", dataSecret, h, data)
+		errorf(t, "bootstrap data %s does not pin the tenant CA (caCertHashes %s):\n%s", dataSecret, h, data)
 	}
 	m := joinToken.FindStringSubmatch(data)
 	if m == nil {
-		t.Fatalf("bootstrap data %s carries no bootstrap token:\n%s", dataSecret, data)
+		fatalf(t, "bootstrap data %s carries no bootstrap token:\n%s", dataSecret, data)
 	}
 	tok := &corev1.Secret{}
 	e.must(t, ta.c.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "bootstrap-token-" + m[1]}, tok), "bootstrap token Secret in the tenant cluster")
 	if string(tok.Data["token-id"]) != m[1] || string(tok.Data["token-secret"]) != m[2] || string(tok.Data["usage-bootstrap-authentication"]) != "true" {
-		t.Errorf("tenant bootstrap-token-%s: token-id %q, usage-bootstrap-authentication %q", m[1], tok.Data["token-id"], tok.Data["usage-bootstrap-authentication"])
+		errorf(t, "tenant bootstrap-token-%s: token-id %q, usage-bootstrap-authentication %q", m[1], tok.Data["token-id"], tok.Data["usage-bootstrap-authentication"])
 	}
 
 	// The KubeVirt provider made the VirtualMachine from our template.
@@ -328,7 +328,7 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		return v
 	}
 	if it := fmt.Sprint(got("instancetype", "name")); it != "u1.medium" {
-		t.Errorf("VirtualMachine %s instancetype %q, want u1.medium (claim)", kvmName, it)
+		errorf(t, "VirtualMachine %s instancetype %q, want u1.medium (claim)", kvmName, it)
 	}
 	for _, p := range [][]string{
 		{"instancetype"},
@@ -338,7 +338,7 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		{"template", "spec", "networks"},
 	} {
 		if fmt.Sprint(got(p...)) != fmt.Sprint(want(p...)) {
-			t.Errorf("VirtualMachine %s .spec.%s = %v, want the template's %v", kvmName, strings.Join(p, "."), got(p...), want(p...))
+			errorf(t, "VirtualMachine %s .spec.%s = %v, want the template's %v", kvmName, strings.Join(p, "."), got(p...), want(p...))
 		}
 	}
 	// The provider adds its cloud-init disk to ours.
@@ -353,20 +353,20 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		ours = append(ours, d)
 	}
 	if w := want("template", "spec", "domain", "devices", "disks"); !cloudInitDisk || fmt.Sprint(ours) != fmt.Sprint(w) {
-		t.Errorf("VirtualMachine %s disks %v, want the template's %v and the provider's cloudinitvolume", kvmName, disks, w)
+		errorf(t, "VirtualMachine %s disks %v, want the template's %v and the provider's cloudinitvolume", kvmName, disks, w)
 	}
 	dvts, _ := got("dataVolumeTemplates").([]any)
 	wantDVTs, _ := want("dataVolumeTemplates").([]any)
 	if len(dvts) != len(wantDVTs) || len(dvts) == 0 {
-		t.Errorf("VirtualMachine %s has %d DataVolume templates, the template %d", kvmName, len(dvts), len(wantDVTs))
+		errorf(t, "VirtualMachine %s has %d DataVolume templates, the template %d", kvmName, len(dvts), len(wantDVTs))
 	} else {
 		dv := dvts[0].(map[string]any)
 		size, _, _ := unstructured.NestedString(dv, "spec", "storage", "resources", "requests", "storage")
 		if size != "20Gi" {
-			t.Errorf("VirtualMachine %s DataVolume template storage %q, want 20Gi (claim diskSize)", kvmName, size)
+			errorf(t, "VirtualMachine %s DataVolume template storage %q, want 20Gi (claim diskSize)", kvmName, size)
 		}
 		if fmt.Sprint(dv["spec"]) != fmt.Sprint(wantDVTs[0].(map[string]any)["spec"]) {
-			t.Errorf("VirtualMachine %s DataVolume template spec %v, want the template's %v", kvmName, dv["spec"], wantDVTs[0].(map[string]any)["spec"])
+			errorf(t, "VirtualMachine %s DataVolume template spec %v, want the template's %v", kvmName, dv["spec"], wantDVTs[0].(map[string]any)["spec"])
 		}
 	}
 	// Its cloud-init carries the bootstrap data, copied by the provider.
@@ -381,12 +381,12 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		}
 	}
 	if userdata != dataSecret+"-userdata" {
-		t.Errorf("VirtualMachine %s cloud-init Secret %q, want %s-userdata", kvmName, userdata, dataSecret)
+		errorf(t, "VirtualMachine %s cloud-init Secret %q, want %s-userdata", kvmName, userdata, dataSecret)
 	} else {
 		ud := &corev1.Secret{}
 		e.must(t, e.c.Get(ctx, client.ObjectKey{Namespace: demoNS, Name: userdata}, ud), "userdata Secret")
 		if !strings.Contains(string(ud.Data["userdata"]), m[1]+"."+m[2]) {
-			t.Errorf("userdata Secret %s does not carry the join token", userdata)
+			errorf(t, "userdata Secret %s does not carry the join token", userdata)
 		}
 	}
 	t.Logf("MachineSet %s, Machine %s, VirtualMachine %s, bootstrap token %s in the tenant cluster", ms.GetName(), machine.GetName(), kvmName, m[1])
@@ -448,7 +448,7 @@ func (e *env) autoscalerReplicasSurvive(t *testing.T) {
 	e.waitMachines(t, 2)
 	e.reconciles(t, "workers", 20, 4*time.Minute)
 	if r, err := e.mdReplicas(ctx); err != nil || r != 2 {
-		t.Errorf("after 20 reconciles MachineDeployment replicas = %d (%v), want 2 (the autoscaler's)", r, err)
+		errorf(t, "after 20 reconciles MachineDeployment replicas = %d (%v), want 2 (the autoscaler's)", r, err)
 	}
 	e.patchClaim(t, demoNS, demo, `{"spec":{"nodeGroups":{"md0":{"minReplicas":0}}}}`)
 	waitFor(t, 2*time.Minute, "min-size 0 on the MachineDeployment", func(ctx context.Context) (bool, string, error) {
@@ -460,7 +460,7 @@ func (e *env) autoscalerReplicasSurvive(t *testing.T) {
 	})
 	e.reconciles(t, "workers", 3, time.Minute)
 	if r, err := e.mdReplicas(ctx); err != nil || r != 2 {
-		t.Errorf("after minReplicas 1 -> 0 MachineDeployment replicas = %d (%v), want 2 (the autoscaler's)", r, err)
+		errorf(t, "after minReplicas 1 -> 0 MachineDeployment replicas = %d (%v), want 2 (the autoscaler's)", r, err)
 	}
 	e.waitMachines(t, 2)
 }
@@ -508,7 +508,7 @@ func (e *env) quietWithControllers(t *testing.T) {
 	}
 	sort.Strings(problems)
 	if len(problems) > 0 {
-		t.Errorf("Crossplane wrote %d of %d composed objects during 20 reconciles:\n  %s", len(problems), len(before), strings.Join(problems, "\n  "))
+		errorf(t, "Crossplane wrote %d of %d composed objects during 20 reconciles:\n  %s", len(problems), len(before), strings.Join(problems, "\n  "))
 	}
 	t.Logf("%d composed objects, none written by Crossplane in 20 reconciles", len(before))
 }
@@ -528,7 +528,7 @@ func (e *env) diskSizeRoll(t *testing.T) {
 	sets, err := e.machineSets(ctx)
 	e.must(t, err, "MachineSets")
 	if len(sets) != 1 {
-		t.Fatalf("%d MachineSets before the roll, want 1", len(sets))
+		fatalf(t, "%d MachineSets before the roll, want 1", len(sets))
 	}
 	oldMS := sets[0].GetName()
 	e.patchClaim(t, demoNS, demo, `{"spec":{"nodeGroups":{"md0":{"diskSize":"30Gi"}}}}`)
@@ -560,18 +560,18 @@ func (e *env) diskSizeRoll(t *testing.T) {
 	e.must(t, err, "new KubevirtMachineTemplate")
 	dvts, _, _ := unstructured.NestedSlice(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
 	if len(dvts) == 0 {
-		t.Fatalf("new KubevirtMachineTemplate %s has no DataVolume template", newKMT)
+		fatalf(t, "new KubevirtMachineTemplate %s has no DataVolume template", newKMT)
 	}
 	if size, _, _ := unstructured.NestedString(dvts[0].(map[string]any), "spec", "storage", "resources", "requests", "storage"); size != "30Gi" {
-		t.Errorf("new KubevirtMachineTemplate %s disk %q, want 30Gi", newKMT, size)
+		errorf(t, "new KubevirtMachineTemplate %s disk %q, want 30Gi", newKMT, size)
 	}
 	// Several reconciles while the old MachineSet exists: its template stays.
 	e.reconciles(t, "workers", 5, 2*time.Minute)
 	if _, err := get(ctx, e.c, gvkMS, demoNS, oldMS); err != nil {
-		t.Fatalf("old MachineSet %s: %v (CAPI removed it before the scale to zero)", oldMS, err)
+		fatalf(t, "old MachineSet %s: %v (CAPI removed it before the scale to zero)", oldMS, err)
 	}
 	if _, err := get(ctx, e.c, gvkKMT, demoNS, oldKMT); err != nil {
-		t.Errorf("old KubevirtMachineTemplate %s gone while MachineSet %s refers to it: %v", oldKMT, oldMS, err)
+		errorf(t, "old KubevirtMachineTemplate %s gone while MachineSet %s refers to it: %v", oldKMT, oldMS, err)
 	}
 	e.must(t, e.scaleMD(ctx, 0), "scale md0 to 0")
 	early := false
@@ -585,13 +585,13 @@ func (e *env) diskSizeRoll(t *testing.T) {
 		return kerrors.IsNotFound(msErr) && kerrors.IsNotFound(kmtErr), fmt.Sprintf("old MachineSet: %v; old template: %v", msErr, kmtErr), nil
 	})
 	if early {
-		t.Fatalf("old KubevirtMachineTemplate %s gone while MachineSet %s still exists", oldKMT, oldMS)
+		fatalf(t, "old KubevirtMachineTemplate %s gone while MachineSet %s still exists", oldKMT, oldMS)
 	}
 	if _, err := get(ctx, e.c, gvkKMT, demoNS, newKMT); err != nil {
-		t.Errorf("new KubevirtMachineTemplate %s: %v", newKMT, err)
+		errorf(t, "new KubevirtMachineTemplate %s: %v", newKMT, err)
 	}
 	if _, err := get(ctx, e.c, gvkMS, demoNS, newMS); err != nil {
-		t.Errorf("new MachineSet %s: %v", newMS, err)
+		errorf(t, "new MachineSet %s: %v", newMS, err)
 	}
 	e.waitMachines(t, 0)
 }
@@ -630,7 +630,7 @@ func (e *env) healthCheckStatus(t *testing.T) {
 	for i := range ms {
 		for _, c := range conditionsOf(&ms[i]) {
 			if strings.HasPrefix(c, "HealthCheckSucceeded=False") || strings.HasPrefix(c, "OwnerRemediated=") {
-				t.Errorf("Machine %s remediated before the 10-minute node startup timeout: %s", ms[i].GetName(), c)
+				errorf(t, "Machine %s remediated before the 10-minute node startup timeout: %s", ms[i].GetName(), c)
 			}
 		}
 	}
