@@ -69,14 +69,10 @@ func ofClaim(t *function.Cluster, r *function.Request) bool {
 }
 
 // otherAPI is a kind of the other API whose object named N may share t's
-// N and NS, under its required-resources key; its schema is required
-// first under key + schemaSuffix.
+// N and NS, under its required-resources key.
 type otherAPI struct {
 	key, kind, namespace string
 }
-
-// schemaSuffix ends the key of the schema requirement of an otherAPI.
-const schemaSuffix = "-schema"
 
 // otherAPIs are the kinds of the other API t asks for: a TenantCluster the
 // claim KubernetesCluster N in NS and the XKubernetesCluster N; a
@@ -92,10 +88,9 @@ func otherAPIs(t *function.Cluster) []otherAPI {
 }
 
 // requireSameName asks for the objects of the other API that may share
-// t's N and NS (otherAPIs), each once the schema of its kind says the API
-// server serves it: a platform may install one API only, and Crossplane
-// fails the composition of a function requiring a kind with no CRD. A
-// claim's XR asks for its claim too: the claim is what the tenant created,
+// t's N and NS (otherAPIs). The Configuration package installs every XRD,
+// so each kind asked for has a CRD (Crossplane fails the composition of a
+// function requiring a kind without one). A claim's XR asks for its claim too: the claim is what the tenant created,
 // its XR comes after it (possibly a second later), so the claim's
 // creationTimestamp is the one compared.
 func requireSameName(p *function.Plan, t *function.Cluster, r *function.Request) {
@@ -108,10 +103,7 @@ func requireSameName(p *function.Plan, t *function.Cluster, r *function.Request)
 		return s
 	}
 	for _, o := range otherAPIs(t) {
-		p.RequireSchema(o.key+schemaSuffix, &fnv1.SchemaSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: o.kind})
-		if served, _ := r.RequiredSchema(o.key + schemaSuffix); served {
-			p.Require(o.key, byName(o.kind, o.namespace))
-		}
+		p.Require(o.key, byName(o.kind, o.namespace))
 	}
 	if ofClaim(t, r) {
 		p.Require(requiredSameNameClaim, byName(tkv1alpha1.ClaimKind, t.ID.Namespace))
@@ -154,13 +146,6 @@ func nameClash(t *function.Cluster, r *function.Request) (*field.Error, error) {
 	}
 	for _, api := range otherAPIs(t) {
 		key := api.key
-		served, arrived := r.RequiredSchema(key + schemaSuffix)
-		if !arrived {
-			return nil, nil
-		}
-		if !served {
-			continue // that API is not installed: nothing of it can clash
-		}
 		items, arrived, err := read(key)
 		if err != nil || !arrived {
 			return nil, err

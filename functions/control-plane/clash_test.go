@@ -125,9 +125,6 @@ func TestNameClash(t *testing.T) {
 		// composed gives the observed XR a spec.crossplane.resourceRefs.
 		composed bool
 		required map[string][]string
-		// schemas are the schema requirements answered, by key: true
-		// served, false not (no CRD); nil answers every one served.
-		schemas map[string]bool
 	}
 	cases := map[string]struct {
 		reason string
@@ -227,21 +224,6 @@ func TestNameClash(t *testing.T) {
 			args: args{claimless: true, created: t0,
 				required: map[string][]string{"same-name-tenantcluster": {tc(t0)}}},
 		},
-		"TenantClusterSchemaNotArrived": {
-			reason: "Crossplane has not said whether the claim API is installed: no Fatal on a guess.",
-			args: args{namespaced: true, created: t5, schemas: map[string]bool{},
-				required: map[string][]string{"same-name-claim": {claim(t0)}, "same-name-xr": nil}},
-		},
-		"ClaimAPINotInstalled": {
-			reason: "No CRD serves the claim API's kinds: nothing of it can clash, the TenantCluster composes.",
-			args: args{namespaced: true, created: t5,
-				schemas: map[string]bool{"same-name-claim-schema": false, "same-name-xr-schema": false}},
-		},
-		"NamespacedAPINotInstalled": {
-			reason: "No CRD serves TenantCluster: the claim composes.",
-			args: args{created: t5, schemas: map[string]bool{"same-name-tenantcluster-schema": false},
-				required: map[string][]string{"same-name-claim": {claim(t5)}}},
-		},
 		"NoTenantCluster": {
 			reason: "No TenantCluster of that name: the claim composes.",
 			args: args{created: t5,
@@ -255,11 +237,6 @@ func TestNameClash(t *testing.T) {
 			if tc.args.claimless {
 				claimless(t, req)
 			}
-			schemas := tc.args.schemas
-			if schemas == nil {
-				schemas = map[string]bool{"same-name-claim-schema": true, "same-name-xr-schema": true, "same-name-tenantcluster-schema": true}
-			}
-			answerSchemas(t, req, schemas)
 			if tc.args.created != "" {
 				md := req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue()
 				md.Fields["creationTimestamp"] = structpb.NewStringValue(tc.args.created)
@@ -298,58 +275,29 @@ func TestRequireSameName(t *testing.T) {
 		}
 		return s
 	}
-	schema := func(kind string) *fnv1.SchemaSelector {
-		return &fnv1.SchemaSelector{ApiVersion: "tenantkube.io/v1alpha1", Kind: kind}
-	}
-	nsSchemas := map[string]*fnv1.SchemaSelector{"same-name-claim-schema": schema("KubernetesCluster"), "same-name-xr-schema": schema("XKubernetesCluster")}
-	xrSchemas := map[string]*fnv1.SchemaSelector{"same-name-tenantcluster-schema": schema("TenantCluster")}
-	type want struct {
-		Resources map[string]*fnv1.ResourceSelector
-		Schemas   map[string]*fnv1.SchemaSelector
-	}
 	cases := map[string]struct {
 		reason    string
 		call      fntest.Call
 		claimless bool
-		schemas   map[string]bool
-		want      want
+		want      map[string]*fnv1.ResourceSelector
 	}{
-		"TenantClusterFirstCall": {
-			reason: "A TenantCluster asks first whether the claim API's kinds are served.",
-			call:   fntest.Call{Namespaced: true},
-			want:   want{Schemas: nsSchemas},
-		},
 		"TenantCluster": {
-			reason:  "Served: it asks for the claim of its name in its namespace and for the XR of its name (cluster-scoped).",
-			call:    fntest.Call{Namespaced: true},
-			schemas: map[string]bool{"same-name-claim-schema": true, "same-name-xr-schema": true},
-			want: want{Schemas: nsSchemas, Resources: map[string]*fnv1.ResourceSelector{
+			reason: "A TenantCluster asks for the claim of its name in its namespace and for the XR of its name (cluster-scoped).",
+			call:   fntest.Call{Namespaced: true},
+			want: map[string]*fnv1.ResourceSelector{
 				"same-name-claim": sel("KubernetesCluster", "tenant-demo"), "same-name-xr": sel("XKubernetesCluster", ""),
-			}},
-		},
-		"TenantClusterClaimAPINotInstalled": {
-			reason:  "Not served: it asks for no object of them (Crossplane would fail the composition).",
-			call:    fntest.Call{Namespaced: true},
-			schemas: map[string]bool{"same-name-claim-schema": false, "same-name-xr-schema": false},
-			want:    want{Schemas: nsSchemas},
+			},
 		},
 		"ClaimlessXR": {
 			reason:    "An XR created without a claim asks only for the TenantCluster of its name in spec.namespace.",
 			claimless: true,
-			schemas:   map[string]bool{"same-name-tenantcluster-schema": true},
-			want:      want{Schemas: xrSchemas, Resources: map[string]*fnv1.ResourceSelector{"same-name-tenantcluster": sel("TenantCluster", "tenant-demo")}},
+			want:      map[string]*fnv1.ResourceSelector{"same-name-tenantcluster": sel("TenantCluster", "tenant-demo")},
 		},
 		"ClaimXR": {
-			reason:  "A claim's XR asks for the TenantCluster of the claim's name and namespace, and for the claim.",
-			schemas: map[string]bool{"same-name-tenantcluster-schema": true},
-			want: want{Schemas: xrSchemas, Resources: map[string]*fnv1.ResourceSelector{
+			reason: "A claim's XR asks for the TenantCluster of the claim's name and namespace, and for the claim.",
+			want: map[string]*fnv1.ResourceSelector{
 				"same-name-tenantcluster": sel("TenantCluster", "tenant-demo"), "same-name-claim": sel("KubernetesCluster", "tenant-demo"),
-			}},
-		},
-		"ClaimXRNamespacedAPINotInstalled": {
-			reason:  "TenantCluster not served: the claim's XR asks only for its claim.",
-			schemas: map[string]bool{"same-name-tenantcluster-schema": false},
-			want:    want{Schemas: xrSchemas, Resources: map[string]*fnv1.ResourceSelector{"same-name-claim": sel("KubernetesCluster", "tenant-demo")}},
+			},
 		},
 	}
 	for name, tc := range cases {
@@ -358,7 +306,6 @@ func TestRequireSameName(t *testing.T) {
 			if tc.claimless {
 				claimless(t, req)
 			}
-			answerSchemas(t, req, tc.schemas)
 			r := function.NewRequest(req)
 			tenant, err := r.Cluster()
 			if err != nil {
@@ -366,9 +313,11 @@ func TestRequireSameName(t *testing.T) {
 			}
 			p := &function.Plan{}
 			requireSameName(p, tenant, r)
-			got := want{Resources: p.Requirements, Schemas: p.SchemaRequirements}
-			if diff := cmp.Diff(tc.want, got, protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(tc.want, p.Requirements, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nrequireSameName: -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(p.SchemaRequirements) > 0 {
+				t.Errorf("%s\nrequireSameName asked for schemas %v: every XRD comes with the package, and a schema costs Crossplane an OpenAPI fetch and a second call", tc.reason, p.SchemaRequirements)
 			}
 		})
 	}
@@ -388,21 +337,4 @@ func claimless(t *testing.T, req *fnv1.RunFunctionRequest) {
 		xr.Fields["spec"] = structpb.NewStructValue(spec)
 	}
 	spec.Fields["namespace"] = structpb.NewStringValue("tenant-demo")
-}
-
-// answerSchemas answers the schema requirements of req by key: a kind's
-// schema when served, an empty one when not (as Crossplane does for a kind
-// no CRD serves).
-func answerSchemas(t *testing.T, req *fnv1.RunFunctionRequest, served map[string]bool) {
-	t.Helper()
-	for key, ok := range served {
-		if req.RequiredSchemas == nil {
-			req.RequiredSchemas = map[string]*fnv1.Schema{}
-		}
-		s := &fnv1.Schema{}
-		if ok {
-			s.OpenapiV3 = fntest.YAMLStruct(t, `{type: object, properties: {spec: {type: object}}}`)
-		}
-		req.RequiredSchemas[key] = s
-	}
 }

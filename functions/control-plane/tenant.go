@@ -71,8 +71,7 @@ var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEt
 // its claims (KubernetesCluster), whose clusters compose their own
 // ClusterRoleBinding; requiredTenantControlPlanes that of its
 // KamajiControlPlanes (tenantkube's), which say which clusters use the
-// Tenant's DataStore. The first two are asked for once their kind's schema
-// (key + schemaSuffix) says a CRD serves it.
+// Tenant's DataStore.
 const (
 	requiredTenantClusters      = "tenant-clusters"
 	requiredTenantClaims        = "tenant-claims"
@@ -279,17 +278,13 @@ func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcd
 	return present, nil
 }
 
-// requireTenantLists asks for the namespace's TenantClusters and claims,
-// each once its kind's schema says a CRD serves it (a platform may install
-// one API only, and Crossplane fails a function requiring a kind with no
-// CRD), and for its KamajiControlPlanes.
+// requireTenantLists asks for the namespace's TenantClusters, claims and
+// KamajiControlPlanes (the Configuration package installs both XRDs, so
+// both kinds have a CRD).
 func requireTenantLists(p *function.Plan, r *function.Request, ns string) {
 	all := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}}
 	for _, k := range []struct{ key, kind string }{{requiredTenantClusters, tkv1alpha1.NamespacedKind}, {requiredTenantClaims, tkv1alpha1.ClaimKind}} {
-		p.RequireSchema(k.key+schemaSuffix, &fnv1.SchemaSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: k.kind})
-		if served, _ := r.RequiredSchema(k.key + schemaSuffix); served {
-			p.Require(k.key, &fnv1.ResourceSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: k.kind, Match: all, Namespace: proto.String(ns)})
-		}
+		p.Require(k.key, &fnv1.ResourceSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: k.kind, Match: all, Namespace: proto.String(ns)})
 	}
 	p.Require(requiredTenantControlPlanes, &fnv1.ResourceSelector{
 		ApiVersion: kamajiv1alpha2.GroupVersion.String(),
@@ -360,14 +355,9 @@ type dataStoreUser struct {
 // composed), and a KamajiControlPlane N in ns names dsName: that leaves
 // out a TenantCluster its own function refuses, one that waits for the
 // DataStore, and any cluster of NS on another DataStore (a claim's, a
-// claimless XR's, a platform-shared one). Not served: no TenantCluster
-// (or claim) kind, no CRD of it.
+// claimless XR's, a platform-shared one).
 func tenantClusters(r *function.Request, ns, dsName string) ([]string, bool, error) {
 	read := func(key string) ([]*sameNameObject, bool, error) {
-		served, arrived := r.RequiredSchema(key + schemaSuffix)
-		if !arrived || !served {
-			return nil, arrived, nil
-		}
 		items, arrived, err := function.Required[sameNameObject](r, key)
 		if err != nil {
 			return nil, true, field.InternalError(field.NewPath("requiredResources", key), fmt.Errorf("cannot decode the objects of %s: %w", ns, err))

@@ -23,9 +23,6 @@ type tenantCall struct {
 	name, spec, input string
 	observed          map[string]string
 	required          map[string][]string
-	// schemas answer the schema requirements by key (true: served);
-	// nil answers the TenantCluster's and the claim's as served.
-	schemas map[string]bool
 }
 
 func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
@@ -58,11 +55,6 @@ func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
 		}
 		req.RequiredResources[key] = items
 	}
-	schemas := c.schemas
-	if schemas == nil {
-		schemas = map[string]bool{requiredTenantClusters + schemaSuffix: true, requiredTenantClaims + schemaSuffix: true}
-	}
-	answerSchemas(t, req, schemas)
 	return req
 }
 
@@ -356,27 +348,13 @@ func TestPlanTenant(t *testing.T) {
 				w.Composed, w.Bindings, w.Clusters, w.Requirement = with("kcsi-clusterrolebinding-older", "kcsi-clusterrolebinding-tiecomposed"), []string{binding("older"), binding("tiecomposed")}, 2.0, req
 			}),
 		},
-		"ClaimKindNotServed": {
-			reason: "No CRD serves the claim kind (only the v2 API installed): no claims are asked for, none clash, the TenantCluster is served.",
-			args: tenantCall{name: "tenant-demo", schemas: map[string]bool{requiredTenantClusters + schemaSuffix: true, requiredTenantClaims + schemaSuffix: false},
-				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
-			want: with2(etcdDefaults, func(w *want) {
-				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("demo")...), []string{binding("demo")}, usage("demo"), 1.0, reqClusters+reqKCPs
-			}),
-		},
-		"NoKindServed": {
-			reason: "Neither kind is served: no clusters, and the etcd and DataStore are composed all the same.",
-			args: tenantCall{name: "tenant-demo", schemas: map[string]bool{requiredTenantClusters + schemaSuffix: false, requiredTenantClaims + schemaSuffix: false},
-				required: map[string][]string{requiredTenantControlPlanes: {}}},
-			want: with2(etcdDefaults, func(w *want) { w.Composed, w.Clusters, w.Requirement = with(), 0.0, reqKCPs }),
-		},
-		"SchemasNotArrived": {
-			reason: "Before Crossplane says whether the kinds are served, nothing is asked for them; the per-cluster objects observed are kept.",
-			args: tenantCall{name: "tenant-demo", schemas: map[string]bool{},
+		"ListsNotArrived": {
+			reason: "Before Crossplane answers the lists of TenantClusters and claims, the per-cluster objects observed are kept.",
+			args: tenantCall{name: "tenant-demo",
 				required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}},
 				observed: map[string]string{"usage-tenant-by-kamajicontrolplane-demo": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-tenant-used-by-demo, namespace: tenant-demo}, spec: {of: {kind: Tenant, resourceRef: {name: tenant-demo, namespace: ""}}, by: {kind: KamajiControlPlane, resourceRef: {name: demo}}}}`}},
 			want: with2(etcdDefaults, func(w *want) {
-				w.Composed, w.UsageOf, w.Requirement = with("usage-tenant-by-kamajicontrolplane-demo"), usage("demo")[2:], reqKCPs
+				w.Composed, w.UsageOf, w.Requirement = with("usage-tenant-by-kamajicontrolplane-demo"), usage("demo")[2:], req
 			}),
 		},
 		"ClaimsNotArrived": {
