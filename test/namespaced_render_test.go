@@ -28,10 +28,8 @@ const namespacedTestdata = "testdata/namespaced"
 // the example with its tenant's DataStore, the example before the DataStore
 // exists (waiting conditions; only the CAPI Cluster and KubevirtCluster),
 // a spec.namespace naming another namespace (Fatal, as for a claim), and a
-// TenantCluster created after the claim of its name, with the claim API
-// served (Fatal naming metadata.name and the claim); the subtest
-// "name-clash-unserved" (no golden) renders it without the claim API's
-// schema: no Fatal. Then "scopes" renders
+// TenantCluster created after the claim of its name (Fatal naming
+// metadata.name and the claim). Then "scopes" renders
 // every case of TestPipelineRender without observed state through both
 // APIs from one list (pipelineCases) and holds the differences to the list
 // the scope must change; a Fatal case must name the same field and value
@@ -43,19 +41,16 @@ func TestNamespacedRender(t *testing.T) {
 	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	// admitted skips the XRD's schema check (pipelineCase.admitted).
-	renderXR := func(xr string, required []string, admitted bool, extra ...string) ([]byte, error) {
+	renderXR := func(xr string, required []string, admitted bool) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, ExtraArgs: extra, Stderr: &bytes.Buffer{},
+		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, Stderr: &bytes.Buffer{},
 			SkipXRValidation: admitted})
 	}
 
 	cases := []struct {
 		name, xr string
 		required []string
-		// schemas is a directory of OpenAPI v3 documents, the kinds the
-		// API server serves (--required-schemas); "" serves none.
-		schemas  string
 		fatal    []string
 		contains []string
 	}{
@@ -67,16 +62,11 @@ func TestNamespacedRender(t *testing.T) {
 			fatal: []string{"step control-plane", "spec.namespace", `"tenant-other"`}},
 		{name: "name-clash", xr: filepath.Join(root, "test", namespacedTestdata, "xr-name-clash.yaml"),
 			required: []string{example("instancetypes.yaml"), example("tenant-datastore.yaml"), filepath.Join(root, "test", namespacedTestdata, "claim-name-clash.yaml")},
-			schemas:  filepath.Join(root, "test", namespacedTestdata, "schemas"),
 			fatal:    []string{"step control-plane", "metadata.name", `"demo"`, "claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var extra []string
-			if c.schemas != "" {
-				extra = append(extra, "--required-schemas="+c.schemas)
-			}
-			out, err := renderXR(c.xr, c.required, false, extra...)
+			out, err := renderXR(c.xr, c.required, false)
 			var got []byte
 			if c.fatal != nil {
 				var ce *render.CrossplaneError
@@ -107,18 +97,6 @@ func TestNamespacedRender(t *testing.T) {
 			compareGolden(t, filepath.Join(namespacedTestdata, c.name+".golden.yaml"), got)
 		})
 	}
-	t.Run("name-clash-unserved", func(t *testing.T) {
-		// No CRD serves the claim API (no schema): the TenantCluster
-		// never asks for the claim, even one given, and composes.
-		out, err := renderXR(filepath.Join(root, "test", namespacedTestdata, "xr-name-clash.yaml"),
-			[]string{example("instancetypes.yaml"), example("tenant-datastore.yaml"), filepath.Join(root, "test", namespacedTestdata, "claim-name-clash.yaml")}, false)
-		if err != nil {
-			t.Fatalf("want a render, got %v", err)
-		}
-		if _, ok := renderedObjects(t, out)["KamajiControlPlane/demo"]; !ok {
-			t.Error("no KamajiControlPlane composed")
-		}
-	})
 	t.Run("waiting-composes-only-what-is-allowed", func(t *testing.T) {
 		// Before its tenant's DataStore exists the pipeline composes only
 		// what needs no control plane: the control-plane step's CAPI
