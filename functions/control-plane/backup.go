@@ -345,9 +345,10 @@ func ownerRefs(owner *metav1.OwnerReference) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*owner}
 }
 
-// buildEtcdSnapshot is the EtcdSnapshot name of cluster id's etcd, to the platform's destination: S3 under
-// <keyPrefix>/<NS>/, or the namespace's PVC under subPath; the operator
-// stores it as <name>.db there. owner is its Namespace reference.
+// buildEtcdSnapshot is the EtcdSnapshot name of cluster id's etcd, to the
+// platform's destination: S3 under <keyPrefix>/<NS>/, or the namespace's
+// PVC under subPath; the operator stores it as <name>.db there. owner is
+// its Namespace reference.
 func buildEtcdSnapshot(id function.Identity, b *cpinput.EtcdBackup, name string, owner *metav1.OwnerReference) *etcdv1alpha2.EtcdSnapshot {
 	return &etcdv1alpha2.EtcdSnapshot{
 		TypeMeta:   metav1.TypeMeta{APIVersion: etcdv1alpha2.GroupVersion.String(), Kind: etcdv1alpha2.EtcdSnapshotKind},
