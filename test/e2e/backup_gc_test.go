@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// composedManager stands for the field manager with which Crossplane applies
+// an XR's composed resources (apiextensions.crossplane.io/composed/<hash>).
+const composedManager = "apiextensions.crossplane.io/composed/e2e"
 
 var (
 	gvkEtcdSnapshot      = schema.GroupVersionKind{Group: "etcd-operator.cozystack.io", Version: "v1alpha2", Kind: "EtcdSnapshot"}
@@ -143,9 +148,16 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 			o.SetResourceVersion("")
 			o.SetManagedFields(nil)
 			//nolint:staticcheck // Patch with client.Apply works for unstructured objects.
-			e.must(t, e.c.Patch(ctx, o, client.Apply, client.FieldOwner("apiextensions.crossplane.io/composed/e2e"), client.ForceOwnership),
+			e.must(t, e.c.Patch(ctx, o, client.Apply, client.FieldOwner(composedManager), client.ForceOwnership),
 				"apply "+o.GetKind()+" "+o.GetName())
 			deps = append(deps, dep{o.GroupVersionKind(), o.GetNamespace(), o.GetName()})
+			// The form in which function.Kept reads the references
+			// Crossplane applied (internal/function/keptmetadata.go).
+			live, err := get(ctx, e.c, o.GroupVersionKind(), o.GetNamespace(), o.GetName())
+			e.must(t, err, "get "+o.GetName())
+			if !appliedOwnerRef(live, composedManager, string(nsObj.GetUID())) {
+				t.Errorf("%s %s: managedFields of %s hold no f:metadata.f:ownerReferences.k:{\"uid\":%q}", o.GetKind(), o.GetName(), composedManager, nsObj.GetUID())
+			}
 		}
 		e.must(t, e.c.Delete(ctx, xr, client.PropagationPolicy(policy)), "delete XR "+xr.GetName())
 	}
@@ -181,4 +193,23 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 		}
 		return true, "", nil
 	})
+}
+
+// appliedOwnerRef reports whether manager's Apply entry in u's
+// managedFields owns the ownerReference of uid (the list is keyed by uid).
+func appliedOwnerRef(u *unstructured.Unstructured, manager, uid string) bool {
+	for _, m := range u.GetManagedFields() {
+		if m.Manager != manager || m.Operation != metav1.ManagedFieldsOperationApply || m.FieldsV1 == nil {
+			continue
+		}
+		var f map[string]any
+		if json.Unmarshal(m.FieldsV1.Raw, &f) != nil {
+			continue
+		}
+		refs, _, _ := unstructured.NestedMap(f, "f:metadata", "f:ownerReferences")
+		if _, ok := refs[`k:{"uid":"`+uid+`"}`]; ok {
+			return true
+		}
+	}
+	return false
 }
