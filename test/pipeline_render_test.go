@@ -159,23 +159,26 @@ func pipelineCases(root string) []pipelineCase {
 		// 18:30:44 (sha256("tenant-demo/demo") starts 0x5e3740528f0aca54,
 		// 66644 s = 18h30m44s modulo a day); its backup, observed Complete
 		// at 18:31:05, is 17h28m old at 12:00 (truncated to the minute):
-		// no new one, the EtcdSnapshot re-composed, its PKI kept.
-		{name: "etcd-backup-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
+		// no new one, the EtcdSnapshot re-composed under its observed name,
+		// its PKI kept, both with the Namespace's ownerReference.
+		{name: "etcd-backup-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("tenant-namespace.yaml")},
 			observed: data("observed-etcd-backup"), contains: []string{
-				"name: demo-backup-20261202183044\n", "      key: tenantkube/tenant-demo\n", "time: \"2026-12-02T18:31:05Z\"\n",
+				"name: demo-backup-20261202183044-c62685\n", "      key: tenantkube/tenant-demo\n", "time: \"2026-12-02T18:31:05Z\"\n",
 				"age: 17h28m0s\n", "type: BackupCurrent\n", "reason: BackupSucceeded\n",
+				"  - apiVersion: v1\n    kind: Namespace\n    name: tenant-demo\n    uid: 3f1e9c2a-6b7d-4c05-8e1a-92d4b6f0c7e5\n",
 			}},
 		// A restore: the EtcdCluster reads the exact key
 		// <keyPrefix>/<NS>/<backup>.db; demo2-ca, demo2-sa-certificate and
 		// demo2-front-proxy-ca-certificate hold demo's PKI decrypted; no
-		// KamajiControlPlane until they are observed.
-		{name: "etcd-restore", xr: data("xr-restore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-bundle.yaml")},
+		// KamajiControlPlane until they are observed. Nothing of demo is
+		// observed: its bundle is all the restore reads.
+		{name: "etcd-restore", xr: data("xr-restore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-bundle.yaml"), data("tenant-namespace.yaml")},
 			contains: []string{
-				"        key: tenantkube/tenant-demo/demo-backup-20261202183044.db\n", "  name: demo2-ca\n", "  name: demo2-sa-certificate\n",
+				"        key: tenantkube/tenant-demo/demo-backup-20261202183044-c62685.db\n", "  name: demo2-ca\n", "  name: demo2-sa-certificate\n",
 				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
 			},
 			// A TenantCluster's etcd is its Tenant's: no backups to restore.
-			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"demo-backup-20261202183044"`, "takes no backups"}},
+			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"demo-backup-20261202183044-c62685"`, "takes no backups"}},
 		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},

@@ -746,7 +746,7 @@ func TestValidationAgrees(t *testing.T) {
 		},
 		"Restore": {
 			reason: "A backup name and a namespace, both DNS labels.",
-			args:   args{spec: `{restore: {backup: demo-backup-20261202183044, namespace: tenant-demo}}`},
+			args:   args{spec: `{restore: {backup: demo-backup-20261202183044-c62685, namespace: tenant-demo}}`},
 		},
 		"RestoreBadNames": {
 			reason: "Upper case and dots are no DNS label.",

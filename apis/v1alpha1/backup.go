@@ -41,8 +41,9 @@ func (b Backup) Validate(path *field.Path) field.ErrorList {
 // working.
 type Restore struct {
 	// Backup is the backup's name, <cluster>-backup-<UTC time
-	// YYYYMMDDhhmmss>, as status.backup of the cluster it came from names
-	// it.
+	// YYYYMMDDhhmmss>-<6 hex digits>, as status.backup of the cluster it
+	// came from names it. The cluster may since have been deleted: its
+	// backups stay until their namespace is deleted.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`

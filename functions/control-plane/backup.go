@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,6 +39,9 @@ const (
 	// backupTimeLayout is a slot's start in a backup's name: UTC
 	// YYYYMMDDhhmmss.
 	backupTimeLayout = "20060102150405"
+	// backupDigestLength is the length of a backup name's incarnation
+	// digest, in hex characters.
+	backupDigestLength = 6
 )
 
 // Required-resources keys of the backups.
@@ -53,8 +57,9 @@ const (
 	identityKey  = "identity"
 )
 
-// backupNamePattern is a backup's name: <N>-backup-<backupTimeLayout>.
-var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)-backup-([0-9]{14})$`)
+// backupNamePattern is a backup's name:
+// <N>-backup-<backupTimeLayout>-<incarnation digest>.
+var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)-backup-([0-9]{14})-([0-9a-f]{6})$`)
 
 // pkiRole is one Secret a backup carries: Role is its key in the bundle,
 // Secret its name for cluster id.
@@ -77,11 +82,58 @@ var backupPKI = []pkiRole{
 }
 
 // backupName is the name of cluster id's backup of the slot starting at
-// t: "<N>-backup-<UTC YYYYMMDDhhmmss>" (at most 32+8+14 characters). N
-// holds no dot and the suffix only digits, so the name says which
-// cluster and slot it is.
-func backupName(id function.Identity, t time.Time) string {
-	return id.Prefixed("backup-" + t.UTC().Format(backupTimeLayout))
+// t: "<N>-backup-<UTC YYYYMMDDhhmmss>-<incarnation>" (at most
+// 32+8+14+1+6 = 61 characters), incarnation the XR's incarnationDigest.
+// Backups outlive their XR (backupOwner), so a cluster created again under
+// the same name may reach a slot an earlier one's retained backup has:
+// the digest keeps their names apart, and so Crossplane never applies the
+// new cluster's backup over the retained one.
+func backupName(id function.Identity, incarnation string, t time.Time) string {
+	return id.Prefixed("backup-" + t.UTC().Format(backupTimeLayout) + "-" + incarnation)
+}
+
+// incarnationDigest is the first backupDigestLength hex characters of the
+// SHA-256 of the XR's metadata.uid: each XR of a claim has a UID of its
+// own.
+func incarnationDigest(uid string) string {
+	sum := sha256.Sum256([]byte(uid))
+	return hex.EncodeToString(sum[:])[:backupDigestLength]
+}
+
+// backupOwner is the ownerReference every backup object carries besides
+// Crossplane's controller reference to the XR: the tenant's Namespace
+// object (cluster-scoped, so it may own both the namespaced EtcdSnapshot
+// and the cluster-scoped EnvironmentConfig). Kubernetes' garbage collector
+// deletes an object only once all its owners are gone: deleting the
+// cluster leaves its backups, deleting the namespace removes them. nil
+// until the Namespace has arrived (function.RequirementNamespace).
+func backupOwner(r *function.Request, id function.Identity) (*metav1.OwnerReference, error) {
+	nss, _, err := function.Required[corev1.Namespace](r, function.RequirementNamespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range nss {
+		if ns.Name == id.Namespace && ns.UID != "" {
+			return &metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}, nil
+		}
+	}
+	return nil, nil
+}
+
+// observedBackupOwner is the Namespace ownerReference observed on
+// composed resource name (nil for none): what an observed backup keeps
+// while the Namespace has not arrived.
+func observedBackupOwner(r *function.Request, id function.Identity, name string) (*metav1.OwnerReference, error) {
+	obj, _, err := function.Observed[metav1.PartialObjectMetadata](r, name)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	for _, ref := range obj.OwnerReferences {
+		if ref.APIVersion == "v1" && ref.Kind == "Namespace" && ref.Name == id.Namespace && ref.UID != "" {
+			return &metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: id.Namespace, UID: ref.UID}, nil
+		}
+	}
+	return nil, nil
 }
 
 // backupBundleName is the cluster-scoped name of the EnvironmentConfig
@@ -149,9 +201,10 @@ type backupPlan struct {
 // planBackups adds to p the cluster's EtcdSnapshots and their encrypted
 // PKI (docs/architecture.md, Backups): the observed ones, the newest
 // retention of them kept, and one for the slot holding now when no
-// observed backup is of that slot or later and the PKI to carry has
-// arrived. It requires the PKI Secrets and the recipient; it sets
-// status.backup and the BackupCurrent condition.
+// observed backup is of that slot or later and the PKI to carry and the
+// tenant's Namespace (backupOwner) have arrived. It requires the PKI
+// Secrets and the recipient; it sets status.backup and the BackupCurrent
+// condition.
 func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput, schema, username string, now time.Time) *field.Error {
 	b := &in.Etcd.Backup
 	interval, ferr := backupInterval(t.Spec, b)
@@ -175,13 +228,25 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if ferr != nil {
 		return ferr
 	}
+	uid := r.CompositeString("metadata", "uid")
+	if uid == "" {
+		return field.Required(field.NewPath("metadata", "uid"), "backup names carry a digest of the XR's UID, which Crossplane's XRs always have")
+	}
+	incarnation := incarnationDigest(uid)
+	owner, err := backupOwner(r, id)
+	if err != nil {
+		return field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)
+	}
+	// A new backup object needs all it depends on: the PKI it carries, the
+	// key it is encrypted to and the Namespace that owns it.
+	canCreate := pki != nil && recipient != nil && owner != nil
 
 	slot := slotStart(id, interval, now)
 	// Nothing watched changes when the next slot starts: Crossplane is
 	// asked to run the pipeline again then.
 	p.RunAgainAfter = slot.Add(interval).Sub(now)
 	backups := observedBackups(r)
-	if (len(backups) == 0 || backups[0].Before(slot)) && pki != nil && recipient != nil {
+	if (len(backups) == 0 || backups[0].Before(slot)) && canCreate {
 		backups = append([]time.Time{slot}, backups...)
 	}
 	if len(backups) > int(b.Retention) {
@@ -190,14 +255,25 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	}
 	for _, ts := range backups {
 		suffix := ts.Format(backupTimeLayout)
-		p.Add(namePrefixBackup+suffix, buildEtcdSnapshot(id, b, ts), function.ReadyAlways)
+		snapshot := namePrefixBackup + suffix
+		name := backupObjectName(r, id, incarnation, snapshot, ts)
+		snapOwner := owner
+		if snapOwner == nil {
+			// Kept as observed until the Namespace arrives: an apply
+			// without the reference would remove it.
+			if snapOwner, err = observedBackupOwner(r, id, snapshot); err != nil {
+				return field.InternalError(field.NewPath("observed", snapshot), err)
+			}
+		}
+		p.Add(snapshot, buildEtcdSnapshot(id, b, name, snapOwner), function.ReadyAlways)
 		bundle := namePrefixBackupPKI + suffix
 		switch {
 		case r.ObservedExists(bundle):
-			// Encryption is randomised: what was written stays.
+			// Encryption is randomised: what was written stays (with
+			// its Namespace reference, function.Kept).
 			p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
-		case pki != nil && recipient != nil:
-			env, err := buildBackupBundle(id, backupName(id, ts), schema, username, pki, recipient)
+		case canCreate:
+			env, err := buildBackupBundle(id, name, schema, username, pki, recipient, owner)
 			if err != nil {
 				return field.InternalError(field.NewPath("input", "etcd", "backup", "recipientConfigMap"), err)
 			}
@@ -205,7 +281,7 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		}
 	}
 
-	bp := backupStatus(r, id, interval, backups, now)
+	bp := backupStatus(r, id, incarnation, interval, backups, now)
 	p.Status["backup"] = bp.Status
 	p.SetCondition(tkv1alpha1.ConditionBackupCurrent, bp.Current, bp.Reason, bp.Message)
 	return nil
@@ -214,14 +290,14 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 // backupStatus reads the newest successful backup (phase Complete) of
 // backups and says whether it is current: at most twice the interval old,
 // or, before the first, the cluster (its XR) younger than that.
-func backupStatus(r *function.Request, id function.Identity, interval time.Duration, backups []time.Time, now time.Time) backupPlan {
+func backupStatus(r *function.Request, id function.Identity, incarnation string, interval time.Duration, backups []time.Time, now time.Time) backupPlan {
 	bp := backupPlan{Interval: interval, Retained: len(backups)}
 	for _, ts := range backups {
 		name := namePrefixBackup + ts.Format(backupTimeLayout)
 		if r.ObservedString(name, "status", "phase") != etcdv1alpha2.SnapshotPhaseComplete {
 			continue
 		}
-		bp.LastName, bp.LastTime, bp.LastFound = backupName(id, ts), ts, true
+		bp.LastName, bp.LastTime, bp.LastFound = backupObjectName(r, id, incarnation, name, ts), ts, true
 		if c, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "creationTimestamp")); err == nil {
 			bp.LastTime = c.UTC()
 		}
@@ -252,14 +328,31 @@ func backupStatus(r *function.Request, id function.Identity, interval time.Durat
 	return bp
 }
 
-// buildEtcdSnapshot is the EtcdSnapshot of cluster id's etcd for the slot
-// starting at ts, to the platform's destination: S3 under
-// <keyPrefix>/<NS>/, or the namespace's PVC under subPath; the operator
-// stores it as <name>.db there.
-func buildEtcdSnapshot(id function.Identity, b *cpinput.EtcdBackup, ts time.Time) *etcdv1alpha2.EtcdSnapshot {
+// backupObjectName is the name of the backup of slot ts, composed as
+// snapshot: the observed EtcdSnapshot's, or backupName for a new one.
+func backupObjectName(r *function.Request, id function.Identity, incarnation, snapshot string, ts time.Time) string {
+	if n := r.ObservedString(snapshot, "metadata", "name"); n != "" {
+		return n
+	}
+	return backupName(id, incarnation, ts)
+}
+
+// ownerRefs is owner as a list (none for nil).
+func ownerRefs(owner *metav1.OwnerReference) []metav1.OwnerReference {
+	if owner == nil {
+		return nil
+	}
+	return []metav1.OwnerReference{*owner}
+}
+
+// buildEtcdSnapshot is the EtcdSnapshot name of cluster id's etcd, to the
+// platform's destination: S3 under <keyPrefix>/<NS>/, or the namespace's
+// PVC under subPath; the operator stores it as <name>.db there. owner is
+// its Namespace reference.
+func buildEtcdSnapshot(id function.Identity, b *cpinput.EtcdBackup, name string, owner *metav1.OwnerReference) *etcdv1alpha2.EtcdSnapshot {
 	return &etcdv1alpha2.EtcdSnapshot{
 		TypeMeta:   metav1.TypeMeta{APIVersion: etcdv1alpha2.GroupVersion.String(), Kind: etcdv1alpha2.EtcdSnapshotKind},
-		ObjectMeta: metav1.ObjectMeta{Name: backupName(id, ts), Namespace: id.Namespace, Labels: id.Labels()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels(), OwnerReferences: ownerRefs(owner)},
 		Spec: etcdv1alpha2.EtcdSnapshotSpec{
 			ClusterRef:  corev1.LocalObjectReference{Name: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster},
 			Destination: backupLocation(b, id.Namespace, ""),
@@ -354,8 +447,8 @@ const (
 // holding backup b's PKI, the JSON of {role: Secret data}, encrypted to
 // the platform's recipient (age, armored), and where the control plane's
 // data lives in etcd. Tenants cannot read EnvironmentConfigs, and only the
-// platform's identity decrypts it.
-func buildBackupBundle(id function.Identity, b, schema, username string, pki map[string]map[string][]byte, to age.Recipient) (*xpextv1beta1.EnvironmentConfig, error) {
+// platform's identity decrypts it. owner is its Namespace reference.
+func buildBackupBundle(id function.Identity, b, schema, username string, pki map[string]map[string][]byte, to age.Recipient, owner *metav1.OwnerReference) (*xpextv1beta1.EnvironmentConfig, error) {
 	plain, err := json.Marshal(pki)
 	if err != nil {
 		return nil, err
@@ -378,7 +471,7 @@ func buildBackupBundle(id function.Identity, b, schema, username string, pki map
 	str := func(s string) extv1.JSON { v, _ := json.Marshal(s); return extv1.JSON{Raw: v} }
 	return &xpextv1beta1.EnvironmentConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind},
-		ObjectMeta: metav1.ObjectMeta{Name: backupBundleName(id.Namespace, b), Labels: id.Labels(function.LabelNamespace, id.Namespace)},
+		ObjectMeta: metav1.ObjectMeta{Name: backupBundleName(id.Namespace, b), Labels: id.Labels(function.LabelNamespace, id.Namespace), OwnerReferences: ownerRefs(owner)},
 		Data: map[string]extv1.JSON{
 			bundleNamespace: str(id.Namespace), bundleCluster: str(id.Name), bundleBackup: str(b),
 			bundleSchema: str(schema), bundleUsername: str(username), bundlePKI: str(buf.String()),

@@ -13,6 +13,7 @@ import (
 	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -34,6 +35,22 @@ var (
 	slot6h     = "20261203063044"
 	prevSlot6h = "20261203003044"
 )
+
+// Incarnation digests of backup names: the first six hex characters of
+// the SHA-256 of the XR's UID (`printf <uid> | sha256sum`): fntest.XRUID
+// 5d6f2a7e-3b1c-4e8a-9f04-c2b7d1e0a913 gives bd279f..., laterUID (an XR
+// of a claim demo created again) 8e74b7....
+const (
+	digestDemo  = "bd279f"
+	laterUID    = "0e8c41b2-9d57-4a36-b1f8-7c2e5a90d4f1"
+	digestLater = "8e74b7"
+	// tenantDemoUID is the UID of the Namespace object tenant-demo.
+	tenantDemoUID = "3f1e9c2a-6b7d-4c05-8e1a-92d4b6f0c7e5"
+)
+
+// tenantNamespace is the Namespace object tenant-demo as Crossplane
+// sends it for function.RequirementNamespace.
+const tenantNamespace = `{apiVersion: v1, kind: Namespace, metadata: {name: tenant-demo, uid: ` + tenantDemoUID + `}}`
 
 // backupInput is a platform with S3 backups every 24h (tenants down to
 // 6h), keeping 3.
@@ -61,10 +78,12 @@ func secretYAML(name string, data map[string]string) string {
 }
 
 // backupRequired are the required resources of a backup: demo's PKI
-// Secrets and the recipient ConfigMap holding key's public key.
+// Secrets, the recipient ConfigMap holding key's public key and the
+// tenant's Namespace.
 func backupRequired(key *age.X25519Identity) map[string][]string {
 	req := map[string][]string{
-		requiredBackupRecipient: {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
+		requiredBackupRecipient:       {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
+		function.RequirementNamespace: {tenantNamespace},
 	}
 	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
 		"front-proxy-ca-certificate": "demo-front-proxy-ca-certificate", "etcd-ca": "demo-etcd-ca", "etcd-peer-ca": "demo-etcd-peer-ca"} {
@@ -73,10 +92,11 @@ func backupRequired(key *age.X25519Identity) map[string][]string {
 	return req
 }
 
-// snapshotYAML is an observed EtcdSnapshot of slot ts in phase, created at
-// created.
+// snapshotYAML is an observed EtcdSnapshot of demo's slot ts in phase,
+// created at created, owned by the Namespace tenant-demo.
 func snapshotYAML(ts, phase, created string) string {
-	return `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdSnapshot, metadata: {name: demo-backup-` + ts + `, namespace: tenant-demo, creationTimestamp: "` + created + `"},
+	return `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdSnapshot, metadata: {name: demo-backup-` + ts + `-` + digestDemo + `, namespace: tenant-demo, creationTimestamp: "` + created + `",
+    ownerReferences: [{apiVersion: v1, kind: Namespace, name: tenant-demo, uid: ` + tenantDemoUID + `}]},
   spec: {clusterRef: {name: demo-etcd}, destination: {s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, key: tenantkube/tenant-demo, credentialsSecretRef: {name: etcd-backup-s3}}}},
   status: {phase: ` + phase + `}}`
 }
@@ -146,7 +166,7 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Errorf("backups composed: %v, want %v", got, want)
 	}
 	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
-	if snap.Name != "demo-backup-"+slot24h || snap.Namespace != "tenant-demo" || snap.Spec.ClusterRef.Name != "demo-etcd" {
+	if snap.Name != "demo-backup-"+slot24h+"-"+digestDemo || snap.Namespace != "tenant-demo" || snap.Spec.ClusterRef.Name != "demo-etcd" {
 		t.Errorf("EtcdSnapshot %s/%s of %s", snap.Namespace, snap.Name, snap.Spec.ClusterRef.Name)
 	}
 	// The operator appends /<name>.db to the key prefix: each namespace's
@@ -156,16 +176,16 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Errorf("destination %+v", snap.Spec.Destination)
 	}
 	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
-	if env.Name != "tenant-demo.demo-backup-"+slot24h || env.Namespace != "" {
-		t.Errorf("bundle %q in %q, want cluster-scoped tenant-demo.demo-backup-%s", env.Name, env.Namespace, slot24h)
+	if env.Name != "tenant-demo.demo-backup-"+slot24h+"-"+digestDemo || env.Namespace != "" {
+		t.Errorf("bundle %q in %q, want cluster-scoped tenant-demo.demo-backup-%s-%s", env.Name, env.Namespace, slot24h, digestDemo)
 	}
 	str := func(k string) string {
 		var s string
 		_ = json.Unmarshal(env.Data[k].Raw, &s)
 		return s
 	}
-	if str("namespace") != "tenant-demo" || str("cluster") != "demo" || str("dataStoreSchema") != demoSchema {
-		t.Errorf("bundle data namespace %q cluster %q schema %q", str("namespace"), str("cluster"), str("dataStoreSchema"))
+	if str("namespace") != "tenant-demo" || str("cluster") != "demo" || str("dataStoreSchema") != demoSchema || str("backup") != snap.Name {
+		t.Errorf("bundle data namespace %q cluster %q schema %q backup %q", str("namespace"), str("cluster"), str("dataStoreSchema"), str("backup"))
 	}
 	if strings.Contains(string(env.Data["pki"].Raw), "cluster CA key") {
 		t.Fatal("the bundle holds the CA key in clear")
@@ -191,7 +211,7 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 func TestBackupSchedule(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	bundle := func(ts string) string {
-		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-backup-` + ts + `}, data: {pki: x}}`
+		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-backup-` + ts + `-` + digestDemo + `}, data: {pki: x}}`
 	}
 	for name, tc := range map[string]struct {
 		reason   string
@@ -301,7 +321,7 @@ func TestBackupStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			last, _ := p.Status["backup"].(map[string]any)["lastSuccessful"].(map[string]any)
-			if last["name"] != "demo-backup-"+ts || last["age"] != tc.wantAge || last["time"] != tc.created {
+			if last["name"] != "demo-backup-"+ts+"-"+digestDemo || last["age"] != tc.wantAge || last["time"] != tc.created {
 				t.Errorf("status.backup.lastSuccessful = %v", last)
 			}
 			var found bool
@@ -369,17 +389,25 @@ func TestRestore(t *testing.T) {
 	envJSON, _ := json.Marshal(env)
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	spec := `{restore: {backup: demo-backup-` + slot24h + `}}`
+	backup := "demo-backup-" + slot24h + "-" + digestDemo
+	spec := `{restore: {backup: ` + backup + `}}`
 
 	t.Run("OtherNamespace", func(t *testing.T) {
-		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-backup-` + slot24h + `, namespace: tenant-other}}`}, backupInput, backupNow)
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, namespace: tenant-other}}`}, backupInput, backupNow)
 		if err == nil || !strings.Contains(err.Error(), "spec.restore.namespace") || !strings.Contains(err.Error(), `"tenant-other"`) {
 			t.Errorf("restoring another namespace's backup: %v", err)
 		}
 	})
+	t.Run("NotABackupName", func(t *testing.T) {
+		// The slot alone names no backup: the incarnation digest is part of it.
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-backup-` + slot24h + `}}`}, backupInput, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"demo-backup-`+slot24h+`"`) {
+			t.Errorf("restoring a name without its digest: %v", err)
+		}
+	})
 	t.Run("NoSuchBackup", func(t *testing.T) {
 		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: nil}}, backupInput, backupNow)
-		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"demo-backup-`+slot24h+`"`) {
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"`+backup+`"`) {
 			t.Errorf("restoring a missing backup: %v", err)
 		}
 	})
@@ -411,7 +439,7 @@ func TestRestore(t *testing.T) {
 		etcd := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster)
 		src := etcd.Spec.Bootstrap.Restore.Source.S3
 		// The exact key the operator wrote: <prefix>/<NS>/<backup>.db.
-		if src == nil || src.Key != "tenantkube/tenant-demo/demo-backup-"+slot24h+".db" || src.CredentialsSecretRef.Name != "etcd-backup-s3" {
+		if src == nil || src.Key != "tenantkube/tenant-demo/"+backup+".db" || src.CredentialsSecretRef.Name != "etcd-backup-s3" {
 			t.Errorf("bootstrap.restore.source %+v", etcd.Spec.Bootstrap.Restore.Source)
 		}
 		for role, want := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate", "front-proxy-ca-certificate": "demo-front-proxy-ca-certificate"} {
@@ -486,5 +514,164 @@ func TestBackupRunsAgainAtTheNextSlot(t *testing.T) {
 	}
 	if p.RunAgainAfter != 0 {
 		t.Errorf("without backups: RunAgainAfter %s, want 0 (the platform's poll interval)", p.RunAgainAfter)
+	}
+}
+
+// Every backup object has, besides the controller reference Crossplane
+// adds, a reference to the tenant's Namespace: apiVersion v1, kind
+// Namespace, name NS, the Namespace's UID, not a controller. Kubernetes'
+// garbage collector keeps an object while any owner exists
+// (https://kubernetes.io/docs/concepts/architecture/garbage-collection/#owners-dependents),
+// so the backups outlive the XR and go with the namespace.
+func TestBackupOwnedByTheNamespace(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: "tenant-demo", UID: tenantDemoUID}}
+	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
+	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
+	for what, got := range map[string][]metav1.OwnerReference{"EtcdSnapshot": snap.OwnerReferences, "EnvironmentConfig": env.OwnerReferences} {
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s ownerReferences (-want +got):\n%s", what, d)
+		}
+	}
+}
+
+// Until the Namespace has arrived no new backup is composed (it would have
+// no owner but the XR, and go with the cluster), and the observed ones stay
+// in the desired state with the Namespace reference they were observed
+// with: the first call of a reconcile, before Crossplane sends required
+// resources, and a Namespace Crossplane answered with nothing.
+func TestBackupWaitsForTheNamespace(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	prev := "20261201183044"
+	obs := map[string]string{
+		"backup-" + prev:     snapshotYAML(prev, "Complete", "2026-12-01T18:31:00Z"),
+		"backup-pki-" + prev: `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-backup-` + prev + `-` + digestDemo + `}, data: {pki: x}}`,
+	}
+	for name, ns := range map[string][]string{"NotAsked": nil, "None": {}} {
+		t.Run(name, func(t *testing.T) {
+			req := backupRequired(key)
+			delete(req, function.RequirementNamespace)
+			if ns != nil {
+				req[function.RequirementNamespace] = ns
+			}
+			p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: req}, backupInput, backupNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := composedWithPrefix(p, namePrefixBackup), []string{"backup-" + prev}; !cmp.Equal(got, want) {
+				t.Errorf("composed %v, want %v (no backup of slot %s before the Namespace arrives)", got, want, slot24h)
+			}
+			snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+prev)
+			want := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: "tenant-demo", UID: tenantDemoUID}}
+			if d := cmp.Diff(want, snap.OwnerReferences); d != "" {
+				t.Errorf("observed EtcdSnapshot's ownerReferences (-want +got):\n%s", d)
+			}
+			kept := false
+			for _, k := range p.Kept {
+				kept = kept || k.Name == "backup-pki-"+prev
+			}
+			if !kept {
+				t.Errorf("observed bundle not kept: %v", p.Kept)
+			}
+		})
+	}
+}
+
+// A claim demo created again after demo was deleted gets an XR with a
+// new UID. In the slot of a retained backup of the earlier demo its own
+// backup must have another name: Crossplane would otherwise apply it over
+// the retained objects, taking them over and writing the new cluster's PKI
+// into the old backup's bundle.
+func TestBackupNamesOfAClusterCreatedAgain(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	p, err := planBackupsAt(t, fntest.Call{UID: laterUID, Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
+	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
+	if want := "demo-backup-" + slot24h + "-" + digestLater; snap.Name != want {
+		t.Errorf("EtcdSnapshot %s, want %s (the earlier demo's is -%s)", snap.Name, want, digestDemo)
+	}
+	if want := "tenant-demo.demo-backup-" + slot24h + "-" + digestLater; env.Name != want {
+		t.Errorf("EnvironmentConfig %s, want %s", env.Name, want)
+	}
+	// Without a UID there is nothing to tell incarnations apart.
+	c := fntest.Call{Spec: `{}`, Required: backupRequired(key)}
+	req := c.Request(t)
+	delete(req.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields(), "uid")
+	r := function.NewRequest(req)
+	tenant, err := r.Cluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs := plan(tenant, inputOf(t, backupInput), function.HostPolicy{TenantHost: tenantHost}, r, backupNow)
+	if msg := errs.ToAggregate(); msg == nil || !strings.Contains(msg.Error(), "metadata.uid: Required value") {
+		t.Errorf("XR without a UID: %v", msg)
+	}
+}
+
+// Disaster recovery: demo is gone (nothing of it observed, its bundle
+// retained with only the Namespace as owner) and a new claim demo restores
+// its backup; the new cluster's own backups do not reuse the name.
+func TestRestoreAfterTheClusterIsGone(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
+	// As the garbage collector leaves it: the XR's reference removed.
+	if len(env.OwnerReferences) != 1 || env.OwnerReferences[0].Kind != "Namespace" {
+		t.Fatalf("bundle owners %v", env.OwnerReferences)
+	}
+	envJSON, _ := json.Marshal(env)
+	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
+		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
+	backup := "demo-backup-" + slot24h + "-" + digestDemo
+	req := backupRequired(key)
+	req[requiredRestoreBundle] = []string{string(envJSON)}
+	req[requiredRestoreIdentity] = []string{identity}
+	c := fntest.Call{UID: laterUID, Spec: `{restore: {backup: ` + backup + `}}`, Required: req}
+	p, err = planBackupsAt(t, c, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster)
+	if src := etcd.Spec.Bootstrap.Restore.Source.S3; src == nil || src.Key != "tenantkube/tenant-demo/"+backup+".db" {
+		t.Errorf("bootstrap.restore.source %+v", etcd.Spec.Bootstrap.Restore.Source)
+	}
+	ca := composedObject[corev1.Secret](t, p, namePrefixRestoredPKI+"ca")
+	if ca.Name != "demo-ca" || string(ca.Data["ca.key"]) != "cluster CA key" {
+		t.Errorf("restored CA %s: %q", ca.Name, ca.Data["ca.key"])
+	}
+	// In the same slot as the backup it restores, the new demo's own
+	// backup is another object.
+	own := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
+	ownEnv := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
+	if want := "demo-backup-" + slot24h + "-" + digestLater; own.Name != want || ownEnv.Name != "tenant-demo."+want {
+		t.Errorf("the new demo's backup %s (%s), want %s", own.Name, ownEnv.Name, want)
+	}
+}
+
+// An observed backup keeps the name it was created with: the composed
+// EtcdSnapshot and status.backup name the object as observed.
+func TestBackupObservedName(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	obs := map[string]string{"backup-" + slot24h: snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z")}
+	p, err := planBackupsAt(t, fntest.Call{UID: laterUID, Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "demo-backup-" + slot24h + "-" + digestDemo
+	if snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h); snap.Name != want {
+		t.Errorf("EtcdSnapshot %s, want %s as observed", snap.Name, want)
+	}
+	if last, _ := p.Status["backup"].(map[string]any)["lastSuccessful"].(map[string]any); last["name"] != want {
+		t.Errorf("status.backup.lastSuccessful %v, want name %s", last, want)
 	}
 }

@@ -66,7 +66,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	}
 	m := backupNamePattern.FindStringSubmatch(rs.Backup)
 	if m == nil {
-		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-backup-<UTC time YYYYMMDDhhmmss>, as status.backup.lastSuccessful.name shows it"))
+		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-backup-<UTC time YYYYMMDDhhmmss>-<6 hex digits>, as status.backup.lastSuccessful.name shows it"))
 	}
 	b := &in.Etcd.Backup
 	if in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled() {

@@ -15,6 +15,8 @@ import (
 type Call struct {
 	// Namespace and Name are the claim's (default tenant-demo and demo).
 	Namespace, Name string
+	// UID is the XR's metadata.uid (default XRUID).
+	UID string
 	// Namespaced makes the XR a namespaced TenantCluster named Name in
 	// Namespace, without a claim (NamespacedXR).
 	Namespaced bool
@@ -68,6 +70,11 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 	if c.Namespaced {
 		xrMap = NamespacedXR(ns, n, spec)
 	}
+	uid := c.UID
+	if uid == "" {
+		uid = XRUID
+	}
+	xrMap["metadata"].(map[string]any)["uid"] = uid
 	xr, err := Struct(xrMap)
 	if err != nil {
 		t.Fatalf("bad test spec: %v", err)

@@ -27,6 +27,9 @@ const (
 	ClaimNamespace = "tenant-demo"
 )
 
+// XRUID is the metadata.uid of the XR a Call builds unless it sets one.
+const XRUID = "5d6f2a7e-3b1c-4e8a-9f04-c2b7d1e0a913"
+
 // XR returns the observed composite resource of claim demo in tenant-demo
 // with the given spec (any JSON-like value; nil for none).
 func XR(spec any) map[string]any {

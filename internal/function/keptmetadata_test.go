@@ -83,3 +83,54 @@ func TestKeptMetadataKeepsOnlyWhatCrossplaneApplied(t *testing.T) {
 		t.Errorf("no metadata: %v", got)
 	}
 }
+
+// An apply that leaves out an ownerReference it applied before removes it
+// (server-side apply, ownerReferences a list keyed by uid): a kept object
+// keeps the non-controller references Crossplane applied, in the
+// managedFields form the API server records them (k:{"uid":"<uid>"}).
+func TestKeptMetadataKeepsAppliedOwnerReferences(t *testing.T) {
+	const crossplane = "apiextensions.crossplane.io/composed/0123abcd"
+	xr := map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "XKubernetesCluster", "name": "demo-x7k2p", "uid": "xr-uid", "controller": true, "blockOwnerDeletion": true}
+	ns := map[string]any{"apiVersion": "v1", "kind": "Namespace", "name": "tenant-demo", "uid": "ns-uid"}
+	other := map[string]any{"apiVersion": "example.io/v1", "kind": "Thing", "name": "t", "uid": "other-uid"}
+	refs := func(uids ...string) map[string]any {
+		m := map[string]any{".": map[string]any{}}
+		for _, u := range uids {
+			m[`k:{"uid":"`+u+`"}`] = map[string]any{}
+		}
+		return m
+	}
+	obj := func(managed ...any) map[string]any {
+		return map[string]any{
+			"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+			"metadata": map[string]any{"name": "tenant-demo.demo-backup-20261202183044-1a2b3c", "ownerReferences": []any{xr, ns, other}, "managedFields": managed},
+		}
+	}
+	for name, tc := range map[string]struct {
+		obj  map[string]any
+		want any
+	}{
+		"recorded: Crossplane's non-controller reference kept": {
+			obj: obj(
+				map[string]any{"manager": crossplane, "operation": "Apply", "fieldsV1": map[string]any{"f:metadata": map[string]any{"f:ownerReferences": refs("xr-uid", "ns-uid")}}},
+				map[string]any{"manager": "other", "operation": "Update", "fieldsV1": map[string]any{"f:metadata": map[string]any{"f:ownerReferences": refs("other-uid")}}},
+			),
+			want: []any{ns},
+		},
+		"recorded without references: none kept": {
+			obj:  obj(map[string]any{"manager": crossplane, "operation": "Apply", "fieldsV1": map[string]any{"f:data": map[string]any{}}}),
+			want: nil,
+		},
+		"not recorded: every non-controller reference kept": {
+			obj:  obj(),
+			want: []any{ns, other},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := keptMetadata(mustStruct(t, tc.obj)).AsMap()["ownerReferences"]
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("kept ownerReferences (-want +got):\n%s", d)
+			}
+		})
+	}
+}
