@@ -48,10 +48,10 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 	e := newBackupEnv(t)
 	e.logs = filepath.Join(e.root, "_output", "e2e", "logs", "backup-gc")
 	if err := os.MkdirAll(e.logs, 0o755); err != nil {
-		t.Fatal(err)
+		fatal(t, err)
 	}
 	if _, err := os.Stat(e.binary("kube-controller-manager")); err != nil {
-		t.Fatalf("bin/kube-controller-manager is missing: run make e2e-tools: %v", err)
+		fatalf(t, "bin/kube-controller-manager is missing: run make e2e-tools: %v", err)
 	}
 	e.fnPorts, e.fnMetricsPorts = map[string]int{}, map[string]int{}
 	e.shared = filepath.Join(e.root, "..", "shared")
@@ -73,7 +73,7 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 	} {
 		objs, err := decodeFile(f)
 		if err != nil {
-			t.Fatal(err)
+			fatal(t, err)
 		}
 		crds = append(crds, objs...)
 	}
@@ -107,7 +107,7 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 		}
 	}
 	if len(backup) != 2 {
-		t.Fatalf("the golden holds %d backup objects, want an EtcdSnapshot and an EnvironmentConfig", len(backup))
+		fatalf(t, "the golden holds %d backup objects, want an EtcdSnapshot and an EnvironmentConfig", len(backup))
 	}
 
 	type dep struct {
@@ -134,7 +134,7 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 				switch refs[i].Kind {
 				case "Namespace":
 					if refs[i].Controller != nil || refs[i].Name != ns {
-						t.Fatalf("%s %s: Namespace reference %+v", o.GetKind(), g.GetName(), refs[i])
+						fatalf(t, "%s %s: Namespace reference %+v", o.GetKind(), g.GetName(), refs[i])
 					}
 					refs[i].UID = nsObj.GetUID()
 				case gvkXR.Kind:
@@ -142,7 +142,7 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 				}
 			}
 			if len(refs) != 2 || !kinds["Namespace"] || !kinds[gvkXR.Kind] {
-				t.Fatalf("%s %s of the golden has ownerReferences %+v, want the XR's and the Namespace's", o.GetKind(), g.GetName(), refs)
+				fatalf(t, "%s %s of the golden has ownerReferences %+v, want the XR's and the Namespace's", o.GetKind(), g.GetName(), refs)
 			}
 			o.SetOwnerReferences(refs)
 			o.SetResourceVersion("")
@@ -156,7 +156,7 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 			live, err := get(ctx, e.c, o.GroupVersionKind(), o.GetNamespace(), o.GetName())
 			e.must(t, err, "get "+o.GetName())
 			if !appliedOwnerRef(live, composedManager, string(nsObj.GetUID())) {
-				t.Errorf("%s %s: managedFields of %s hold no f:metadata.f:ownerReferences.k:{\"uid\":%q}", o.GetKind(), o.GetName(), composedManager, nsObj.GetUID())
+				errorf(t, "%s %s: managedFields of %s hold no f:metadata.f:ownerReferences.k:{\"uid\":%q}", o.GetKind(), o.GetName(), composedManager, nsObj.GetUID())
 			}
 		}
 		e.must(t, e.c.Delete(ctx, xr, client.PropagationPolicy(policy)), "delete XR "+xr.GetName())

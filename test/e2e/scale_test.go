@@ -266,10 +266,20 @@ func (sc *scaleRun) create(t *testing.T) {
 		sc.claims = append(sc.claims, [2]string{ns, name})
 		pending[[2]string{ns, name}] = true
 	}
-	waitFor(t, 10*time.Minute+time.Duration(sc.s.n)*3*time.Second, fmt.Sprintf("%d claims composed", sc.s.n), func(ctx context.Context) (bool, string, error) {
+	waitFor(t, 10*time.Minute+time.Duration(sc.s.n)*3*time.Second, fmt.Sprintf("%d claims composed", sc.s.n), func(context.Context) (bool, string, error) {
+		// Each cluster's check is some 16 reads: at N in the hundreds
+		// one round outlasts poll's 20s, so each check has its own
+		// deadline and a round stops after 15s (the rest wait for the
+		// next round).
 		var why string
+		round := time.Now()
 		for c := range pending {
+			if time.Since(round) > 15*time.Second {
+				break
+			}
+			ctx, cancel := ctxT(20 * time.Second)
 			w, err := e.expectedObjects(ctx, c[0], c[1], baseReleases)
+			cancel()
 			if err != nil {
 				return false, "", err
 			}
