@@ -46,6 +46,8 @@ func TestAddonsRender(t *testing.T) {
 		// admitted: the XR skips the XRD's schema check, as an object
 		// admitted before a rule existed reaches the function.
 		admitted bool
+		// required: a file of required resources ("" for none).
+		required string
 	}{
 		{name: "defaults", xr: "xr-defaults.yaml"},
 		{name: "everything", xr: "xr-everything.yaml"},
@@ -58,6 +60,22 @@ func TestAddonsRender(t *testing.T) {
 			"      driver:\n        kernelModuleConfig:\n          name: nvidia-kernel-module-params\n",
 		}},
 		{name: "observed-failed", xr: "xr-defaults.yaml", observed: "observed-failed.yaml"},
+		// Talos groups (the workers' XR) with the Talos CA observed: the
+		// talos-bootstrap-token release reads its values from the Secret
+		// demo-talos-bootstrap-token-values, which holds the workers'
+		// cluster.token e5amdg.pd63yt2fvbek7dsx
+		// (printf '{"tokenID":"e5amdg","tokenSecret":"pd63yt2fvbek7dsx"}' | base64).
+		{name: "talos", xr: "../workers/xr-talos.yaml", required: "../workers/talos-pki.yaml", contains: []string{
+			"  targetNamespace: kube-system\n  timeout: 10m0s\n",
+			"  valuesFrom:\n  - kind: Secret\n    name: demo-talos-bootstrap-token-values\n    valuesKey: values.yaml\n",
+			"  values.yaml: eyJ0b2tlbklEIjoiZTVhbWRnIiwidG9rZW5TZWNyZXQiOiJwZDYzeXQyZnZiZWs3ZHN4In0=\n",
+			"    name: tenantkube-addon-talos-bootstrap-token\n",
+		}},
+		// The same before the CA is observed: no release, the status says
+		// what it waits for.
+		{name: "talos-waiting", xr: "../workers/xr-talos.yaml", contains: []string{
+			"    talos-bootstrap-token:\n      message: waiting for the Talos CA Secret demo-talos-ca, from which the bootstrap\n",
+		}},
 		{name: "fatal-hami", xr: "xr-fatal-hami.yaml", fatal: "spec.addons.hami.enabled", admitted: true},
 		{name: "fatal-ouroboros-ingress", xr: "xr-fatal-ouroboros-ingress.yaml", fatal: "spec.addons.ouroboros.enabled", admitted: true},
 		{name: "fatal-ouroboros-gateway", xr: "xr-fatal-ouroboros-gateway.yaml", fatal: "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled"},
@@ -81,6 +99,9 @@ func TestAddonsRender(t *testing.T) {
 			}
 			if c.observed != "" {
 				opts.Observed = filepath.Join(root, "test", addonsTestdata, c.observed)
+			}
+			if c.required != "" {
+				opts.Required = []string{filepath.Join(root, "test", addonsTestdata, c.required)}
 			}
 			out, err := render.Render(ctx, opts)
 			var got []byte

@@ -81,7 +81,8 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 // the hosts it may claim and the observed state r reads: every object
 // Render makes with its readiness rule, the HelmCharts to delete with the
 // cluster, status.addons, the AddonsReady condition and the tenant's
-// Namespace as a required resource; while a namespaced cluster has no
+// Namespace as a required resource, with a Talos node group also its Talos
+// CA (talosTokens, keepTalosRelease); while a namespaced cluster has no
 // KamajiControlPlane, only what is observed. For bad input it returns every
 // problem spec.Validate and CheckTenantInput find (an aggregate of
 // *field.Error naming each field), else Render's *field.Error.
@@ -91,7 +92,11 @@ func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy,
 	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
-	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(r))
+	tokens, err := talosTokens(p, r, t.ID, t.Spec, in)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(r), tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +121,13 @@ func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy,
 			}
 		default:
 			p.Add(o.Name, o.Obj, function.ReadyAlways)
+		}
+	}
+	if tokens == nil && hasTalosGroup(t.Spec, in) {
+		st := keepTalosRelease(p, r, t.ID, in)
+		status[TalosBootstrapTokenRelease] = st
+		if !st.Ready {
+			pending = append(pending, TalosBootstrapTokenRelease+": "+st.Message)
 		}
 	}
 	// The HelmCharts helm-controller made from the releases' chart

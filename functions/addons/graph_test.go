@@ -15,7 +15,7 @@ func dependencyGraph(a *v1alpha1.Addons) map[string][]string {
 	g := map[string][]string{}
 	for i := range Table {
 		row := &Table[i]
-		if row.On(&v1alpha1.KubernetesClusterSpec{Addons: *a}) {
+		if row.On(&Context{Spec: &v1alpha1.KubernetesClusterSpec{Addons: *a}}) {
 			g[row.Release] = append([]string{}, row.DependsOn(a)...)
 		}
 	}

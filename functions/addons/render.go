@@ -19,6 +19,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/talos"
 )
 
 // Settings shared by every add-on HelmRelease.
@@ -71,24 +72,27 @@ type Object struct {
 // in-tenant uninstall of a suspended release). With the input's
 // DeletionOrder Usages, each HelmRelease also gets a Crossplane Usage
 // keeping the KamajiControlPlane until the release is uninstalled.
+// talosTokens are the Talos workers' tokens (nil: no Talos group, or its CA
+// not observed); with them the talos-bootstrap-token release is rendered.
+// A release with SecretValues gets its Secret N-<release>-values beside it.
 // The spec must have passed spec.Validate. It returns a *field.Error naming
 // the spec field when an ouroboros override turns Gateway API watching on
 // without addons.gatewayAPI.enabled, or a valuesOverride is not an object.
-func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, suspend bool) ([]Object, error) {
+func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *input.AddonsInput, suspend bool, talosTokens *talos.Tokens) ([]Object, error) {
 	if err := checkSpec(spec, in); err != nil {
 		return nil, err
 	}
-	c := &Context{ID: id, Spec: spec, Input: in}
+	c := &Context{ID: id, Spec: spec, Input: in, TalosTokens: talosTokens}
 	a := &spec.Addons
 
-	// At most a release, a Usage and a source per row, and the proxy's three
-	// objects: sized once.
-	objs := make([]Object, 0, 3*len(Table)+3)
+	// At most a release, its values Secret, a Usage and a source per row,
+	// and the proxy's three objects: sized once.
+	objs := make([]Object, 0, 4*len(Table)+3)
 	var sources, usages []Object
 	seenRepo := map[string]bool{}
 	for i := range Table {
 		row := &Table[i]
-		if !row.On(spec) {
+		if !row.On(c) {
 			continue
 		}
 		src, _ := in.Charts.Source(row.Release)
@@ -110,6 +114,14 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 			hr.Spec.Upgrade.Strategy.RetryInterval = &metav1.Duration{Duration: retry}
 		}
 		objs = append(objs, Object{Name: ComposedReleaseName(row.Release), Obj: hr, Release: row.Release, Base: row.Base})
+		if row.SecretValues != nil {
+			secret, err := valuesSecret(id, row.Release, row.SecretValues(c))
+			if err != nil {
+				return nil, err
+			}
+			hr.Spec.ValuesFrom = []helmv2.ValuesReference{{Kind: "Secret", Name: secret.Name, ValuesKey: ValuesSecretKey}}
+			objs = append(objs, Object{Name: ComposedValuesSecretName(row.Release), Obj: secret})
+		}
 		if in.DeletionOrder == input.DeletionOrderUsages {
 			usages = append(usages, Object{Name: ComposedUsageName(row.Release), Obj: id.Usage(
 				id.Prefixed("control-plane-used-by-addon-"+row.Release), id.KamajiControlPlaneRef(),
@@ -138,6 +150,34 @@ func Render(id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inpu
 		}
 	}
 	return objs, nil
+}
+
+// ValuesSecretKey is the key of a values Secret a release reads.
+const ValuesSecretKey = "values.yaml"
+
+// ComposedValuesSecretName is the composed-resource name of a release's
+// values Secret: values-<release>.
+func ComposedValuesSecretName(release string) string { return "values-" + release }
+
+// ValuesSecretName is the values Secret of a release: N-<release>-values in
+// NS, which only the cluster's own tenant and the platform read.
+func ValuesSecretName(id function.Identity, release string) string {
+	return id.Prefixed(release + "-values")
+}
+
+// valuesSecret is the Secret N-<release>-values holding values as JSON
+// (valid YAML) under ValuesSecretKey.
+func valuesSecret(id function.Identity, release string, values Values) (*corev1.Secret, error) {
+	raw, err := MarshalValues(values)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: ValuesSecretName(id, release), Namespace: id.Namespace, Labels: id.Labels()},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{ValuesSecretKey: raw.Raw},
+	}, nil
 }
 
 // releaseValues is the add-on's defaults, nested when the source is

@@ -12,6 +12,7 @@ import (
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/storageclass"
+	"github.com/tenantkube/tenantkube/internal/talos"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -38,9 +39,9 @@ type Addon struct {
 	// Enabled says whether an optional add-on is installed (nil for base
 	// add-ons).
 	Enabled func(a *v1alpha1.Addons) bool
-	// EnabledBySpec says whether an optional add-on that spec.addons does
-	// not switch is installed (nil for the others).
-	EnabledBySpec func(s *v1alpha1.KubernetesClusterSpec) bool
+	// EnabledBy says whether an optional add-on that spec.addons does not
+	// switch is installed (nil for the others).
+	EnabledBy func(c *Context) bool
 	// Override returns the user's valuesOverride of the add-on and its field
 	// path (nil when the add-on has none in the API).
 	Override func(a *v1alpha1.Addons) (*apiextensionsv1.JSON, *field.Path)
@@ -54,6 +55,11 @@ type Addon struct {
 	// top level, beside the upstream chart's key wrapperKey (nil: none);
 	// unused with an Upstream source.
 	WrapperDefaults func(c *Context, wrapperKey string) Values
+	// SecretValues builds values the release reads from the Secret
+	// N-<release>-values (valuesFrom, key values.yaml) instead of its
+	// spec.values: values that must stay out of the HelmRelease (nil:
+	// none).
+	SecretValues func(c *Context) Values
 	// RetryInterval is the release's own RetryOnFailure interval, which the
 	// platform's releaseRetryInterval does not replace (0: the platform's).
 	RetryInterval time.Duration
@@ -67,6 +73,10 @@ type Context struct {
 	Spec *v1alpha1.KubernetesClusterSpec
 	// Input is the defaulted function input.
 	Input *input.AddonsInput
+	// TalosTokens are the Talos workers' tokens, derived from the observed
+	// Talos CA: nil when no node group boots Talos or the CA is not
+	// observed yet.
+	TalosTokens *talos.Tokens
 }
 
 func addonsPath(name string) *field.Path { return field.NewPath("spec", "addons", name) }
@@ -240,10 +250,30 @@ var Table = []Addon{
 		// One ClusterRoleBinding per spec.oidc.users entry, installed while
 		// the list is not empty (docs/architecture.md, "OIDC").
 		Release: OIDCUsersRelease, Namespace: "kube-system",
-		EnabledBySpec: func(s *v1alpha1.KubernetesClusterSpec) bool { return len(s.OIDC.Users) > 0 },
-		DependsOn:     deps(),
-		Defaults:      oidcUsersDefaults,
+		EnabledBy: func(c *Context) bool { return len(c.Spec.OIDC.Users) > 0 },
+		DependsOn: deps(),
+		Defaults:  oidcUsersDefaults,
 	},
+	{
+		// The Talos workers' bootstrap token and the RBAC that lets them
+		// join, once the Talos CA the token is derived from is observed
+		// (docs/platform-guide.md, "Talos workers"). The token travels in
+		// the values Secret, not in the HelmRelease.
+		Release: TalosBootstrapTokenRelease, Namespace: "kube-system",
+		EnabledBy:    func(c *Context) bool { return c.TalosTokens != nil },
+		DependsOn:    deps(),
+		SecretValues: talosBootstrapTokenValues,
+	},
+}
+
+// TalosBootstrapTokenRelease is the release of the Talos workers'
+// bootstrap token inside the tenant cluster.
+const TalosBootstrapTokenRelease = "talos-bootstrap-token"
+
+// talosBootstrapTokenValues is the chart's values: tokenID and tokenSecret,
+// the two parts of the workers' cluster.token.
+func talosBootstrapTokenValues(c *Context) Values {
+	return Values{"tokenID": c.TalosTokens.BootstrapID, "tokenSecret": c.TalosTokens.BootstrapSecret}
 }
 
 // OIDCUsersRelease is the release of the ClusterRoleBindings of
@@ -285,9 +315,10 @@ func (a *Addon) HelmReleaseName() string {
 	return a.Release
 }
 
-// On reports whether the add-on is installed for this spec.
-func (a *Addon) On(s *v1alpha1.KubernetesClusterSpec) bool {
-	return a.Base || (a.Enabled != nil && a.Enabled(&s.Addons)) || (a.EnabledBySpec != nil && a.EnabledBySpec(s))
+// On reports whether the add-on is installed for c's spec, input and
+// observed state.
+func (a *Addon) On(c *Context) bool {
+	return a.Base || (a.Enabled != nil && a.Enabled(&c.Spec.Addons)) || (a.EnabledBy != nil && a.EnabledBy(c))
 }
 
 // ciliumDefaults: the tenant API server through its Service, port 6443;

@@ -114,9 +114,6 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	if !external {
 		errs = appendError(errs, etcdOperatorChanged(r, clusterEtcdSite(t.ID, in.Etcd.Operator), "cluster "+t.ID.Namespace+"/"+t.ID.Name))
 	}
-	if ferr := checkTalosPlatform(spec, in); ferr != nil {
-		errs = append(errs, ferr)
-	}
 	clash, err := nameClash(t, r)
 	if err != nil {
 		errs = append(errs, field.InternalError(field.NewPath("requiredResources"), err))

@@ -58,18 +58,6 @@ func talosNodeGroups(spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.Control
 	return out
 }
 
-// checkTalosPlatform refuses Talos node groups on a platform without the
-// CSR signer's image, naming the setting and the first such group.
-func checkTalosPlatform(spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput) *field.Error {
-	groups := talosNodeGroups(spec, in)
-	if len(groups) == 0 || in.TalosCSRSignerImage != "" {
-		return nil
-	}
-	return field.Required(field.NewPath("input", "talosCsrSignerImage"),
-		fmt.Sprintf("node group %s boots Talos (spec.nodeGroups[%s].os, or the platform's defaultWorkerOS %s): the platform must name the talos-csr-signer image",
-			groups[0], groups[0], in.DefaultWorkerOS))
-}
-
 // composeTalos adds to p, for a cluster with Talos node groups, the Talos
 // PKI through cert-manager and what the control plane needs to serve it,
 // each once what it depends on is observed:

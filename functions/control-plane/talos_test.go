@@ -32,19 +32,28 @@ func talosObserved(withService, withSecrets bool) map[string][]string {
 	return req
 }
 
-// TestTalosNeedsSignerImage: Talos groups on a platform that names no
-// talos-csr-signer image are refused, naming the setting and the group.
-func TestTalosNeedsSignerImage(t *testing.T) {
-	rsp := fntest.Call{Spec: talosSpec}.Run(t, fn)
-	msg := fntest.FatalMessage(rsp)
-	for _, w := range []string{"input.talosCsrSignerImage", "md0"} {
-		if !strings.Contains(msg, w) {
-			t.Errorf("Fatal %q does not name %s", msg, w)
-		}
-	}
-	rsp = fntest.Call{Spec: `{nodeGroups: {md0: {}}}`, Input: `{defaultWorkerOS: Talos}`}.Run(t, fn)
-	if !strings.Contains(fntest.FatalMessage(rsp), "defaultWorkerOS Talos") {
-		t.Errorf("a group following the platform's Talos default is not refused: %q", fntest.FatalMessage(rsp))
+// TestTalosSignerImageDefault: a platform that names no talos-csr-signer
+// image runs Cozystack's, the content of
+// packages/apps/kubernetes/images/talos-csr-signer.tag in
+// github.com/cozystack/cozystack at 3c780acd (release v1.6.0), also for a
+// group following the platform's Talos default.
+func TestTalosSignerImageDefault(t *testing.T) {
+	const cozystack = "ghcr.io/cozystack/cozystack/talos-csr-signer:v1.6.0@sha256:85b41e16e5e40398b1272fe0a69de72e205532c8034d0e6a9fc4a1d510f17818"
+	for name, c := range map[string]fntest.Call{
+		"os Talos":              {Spec: talosSpec, Required: talosObserved(true, true)},
+		"defaultWorkerOS Talos": {Spec: `{nodeGroups: {md0: {}}}`, Input: `{defaultWorkerOS: Talos}`, Required: talosObserved(true, true)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := c.Run(t, fn)
+			fntest.NoFatal(t, rsp)
+			containers, _ := fntest.Get(fntest.DesiredObject(t, rsp, nameKamajiControlPlane), "spec", "deployment", "extraContainers").([]any)
+			if len(containers) != 1 {
+				t.Fatalf("extraContainers = %v, want the signer", containers)
+			}
+			if got := containers[0].(map[string]any)["image"]; got != cozystack {
+				t.Errorf("signer image %v, want %s", got, cozystack)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
@@ -92,6 +94,7 @@ func DefaultCharts() map[string]ChartSource {
 		"velero":                         helm("vmware-tanzu", "https://vmware-tanzu.github.io/helm-charts", "velero", "12.2.1", "velero"),
 		"ouroboros":                      artifact("ouroboros"),
 		"oidc-users":                     artifact("oidc-users"),
+		"talos-bootstrap-token":          artifact("talos-bootstrap-token"),
 	}
 }
 
@@ -142,6 +145,8 @@ func (c *Charts) Source(release string) (*ChartSource, string) {
 		return &c.Ouroboros, "ouroboros"
 	case "oidc-users":
 		return &c.OIDCUsers, "oidcUsers"
+	case "talos-bootstrap-token":
+		return &c.TalosBootstrapToken, "talosBootstrapToken"
 	}
 	return nil, ""
 }
@@ -183,6 +188,9 @@ func (in *AddonsInput) Default() {
 	}
 	if in.MaxCleanupObjects == 0 {
 		in.MaxCleanupObjects = DefaultMaxCleanupObjects
+	}
+	if in.DefaultWorkerOS == "" {
+		in.DefaultWorkerOS = tkv1alpha1.WorkerOSUbuntu
 	}
 	if in.RemoteStorageClasses == nil {
 		in.RemoteStorageClasses = storageclass.DefaultRemote()
@@ -233,7 +241,7 @@ var urlPattern = regexp.MustCompile(`^(https?|oci)://.+$`)
 // Validate checks a defaulted Input. It returns a *field.Error under the
 // path "input" naming the offending field: a service CIDR that is not an
 // IPv4/IPv6 prefix with at least 10 addresses; a releaseRetryInterval
-// outside [10s, 1h]; a chart source whose kind is
+// outside [10s, 1h]; a defaultWorkerOS that is not a worker OS; a chart source whose kind is
 // unknown, whose managed url is malformed or of the wrong scheme for its
 // kind, a referenced source without a name, an ExternalArtifact with a url,
 // a HelmRepository without chart, an unknown values layout, a Wrapped layout
@@ -259,6 +267,9 @@ func (in *AddonsInput) Validate() error {
 	if r := in.ReleaseRetryInterval; r != nil && (r.Duration < MinReleaseRetryInterval || r.Duration > MaxReleaseRetryInterval) {
 		return field.Invalid(root.Child("releaseRetryInterval"), r.Duration.String(),
 			fmt.Sprintf("must be between %s and %s", MinReleaseRetryInterval, MaxReleaseRetryInterval))
+	}
+	if !slices.Contains(tkv1alpha1.WorkerOSes, in.DefaultWorkerOS) {
+		return field.NotSupported(root.Child("defaultWorkerOS"), in.DefaultWorkerOS, tkv1alpha1.WorkerOSes)
 	}
 	switch in.DeletionOrder {
 	case DeletionOrderUsages, DeletionOrderNone:

@@ -117,7 +117,9 @@ func TestValidate(t *testing.T) {
 		"retry under 10s": {func(in *AddonsInput) {
 			in.ReleaseRetryInterval = &metav1.Duration{Duration: 10*time.Second - time.Millisecond}
 		}, "input.releaseRetryInterval"},
-		"retry at 1h": {func(in *AddonsInput) { in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour} }, ""},
+		"Talos workers":     {func(in *AddonsInput) { in.DefaultWorkerOS = "Talos" }, ""},
+		"unknown worker OS": {func(in *AddonsInput) { in.DefaultWorkerOS = "Flatcar" }, "input.defaultWorkerOS"},
+		"retry at 1h":       {func(in *AddonsInput) { in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour} }, ""},
 		"retry over 1h": {func(in *AddonsInput) {
 			in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour + time.Second}
 		}, "input.releaseRetryInterval"},

@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"strings"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -117,6 +119,14 @@ type AddonsInput struct {
 	// +listType=set
 	// +optional
 	RemoteStorageClasses []string `json:"remoteStorageClasses,omitempty"`
+
+	// DefaultWorkerOS is the operating system of a node group that does
+	// not set os, as in the workers input: a cluster with a Talos group gets
+	// the talos-bootstrap-token release.
+	// +kubebuilder:validation:Enum=Ubuntu;Talos
+	// +kubebuilder:default=Ubuntu
+	// +optional
+	DefaultWorkerOS tkv1alpha1.WorkerOS `json:"defaultWorkerOS,omitempty"`
 
 	// Charts is the chart source of each add-on.
 	// +kubebuilder:default={}
@@ -373,4 +383,11 @@ type Charts struct {
 	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-oidc-users","namespace":"flux-system","valuesLayout":"Upstream"}
 	// +optional
 	OIDCUsers ChartSource `json:"oidcUsers,omitempty"`
+	// Chart source of the talos-bootstrap-token release (the Talos workers'
+	// bootstrap token and its RBAC; the chart is
+	// charts/talos-bootstrap-token of the tenantkube repository); default:
+	// ExternalArtifact flux-system/tenantkube-addon-talos-bootstrap-token.
+	// +kubebuilder:default={"kind":"ExternalArtifact","name":"tenantkube-addon-talos-bootstrap-token","namespace":"flux-system","valuesLayout":"Upstream"}
+	// +optional
+	TalosBootstrapToken ChartSource `json:"talosBootstrapToken,omitempty"`
 }

@@ -145,10 +145,18 @@ type ControlPlaneInput struct {
 	// TalosCSRSignerImage is the talos-csr-signer image run beside the API
 	// server of a cluster with Talos node groups: it serves trustd's
 	// certificate API on port 50001, signing the workers' certificates
-	// with the cluster's Talos CA. Required once a node group boots Talos.
+	// with the cluster's Talos CA. Default: Cozystack's build, pinned by
+	// digest.
+	// +kubebuilder:default="ghcr.io/cozystack/cozystack/talos-csr-signer:v1.6.0@sha256:85b41e16e5e40398b1272fe0a69de72e205532c8034d0e6a9fc4a1d510f17818"
 	// +optional
 	TalosCSRSignerImage string `json:"talosCsrSignerImage,omitempty"`
 }
+
+// DefaultTalosCSRSignerImage is the talos-csr-signer image of Cozystack
+// v1.6.0: packages/apps/kubernetes/images/talos-csr-signer.tag of
+// github.com/cozystack/cozystack at 3c780acd, the image its kubernetes
+// chart runs when images.talosCsrSigner is empty.
+const DefaultTalosCSRSignerImage = "ghcr.io/cozystack/cozystack/talos-csr-signer:v1.6.0@sha256:85b41e16e5e40398b1272fe0a69de72e205532c8034d0e6a9fc4a1d510f17818"
 
 // DefaultOIDCUsernameClaim is the token claim a System-mode cluster takes
 // the user name from: the email address, which spec.oidc.users name.
@@ -411,5 +419,8 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if in.DefaultWorkerOS == "" {
 		in.DefaultWorkerOS = tkv1alpha1.WorkerOSUbuntu
+	}
+	if in.TalosCSRSignerImage == "" {
+		in.TalosCSRSignerImage = DefaultTalosCSRSignerImage
 	}
 }
