@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"regexp"
@@ -208,8 +209,8 @@ func TestTalosBootstrapTokenRelease(t *testing.T) {
 }
 
 // TestTalosBootstrapTokenChart renders charts/talos-bootstrap-token's
-// template with Go's text/template (Helm's engine, with Helm's quote and
-// list) and reads back the token Secret and the bindings of kubelet TLS
+// template with Go's text/template (Helm's engine, with Helm's quote,
+// list and b64enc) and reads back the token Secret and the bindings of kubelet TLS
 // bootstrapping, as Kubernetes documents them.
 func TestTalosBootstrapTokenChart(t *testing.T) {
 	src, err := os.ReadFile("../../charts/talos-bootstrap-token/templates/bootstrap-token.yaml")
@@ -217,8 +218,9 @@ func TestTalosBootstrapTokenChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmpl := template.Must(template.New("token").Funcs(template.FuncMap{
-		"quote": func(s string) string { return fmt.Sprintf("%q", s) },
-		"list":  func(v ...any) []any { return v },
+		"quote":  func(s string) string { return fmt.Sprintf("%q", s) },
+		"list":   func(v ...any) []any { return v },
+		"b64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
 	}).Parse(string(src)))
 	var out bytes.Buffer
 	values := map[string]any{"tokenID": wantTokenID, "tokenSecret": wantTokenSecret}
@@ -234,7 +236,7 @@ func TestTalosBootstrapTokenChart(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(docs[0]), &secret); err != nil {
 		t.Fatalf("%v in:\n%s", err, docs[0])
 	}
-	group := secret.StringData["auth-extra-groups"]
+	group := string(secret.Data["auth-extra-groups"])
 	// Bootstrap token Secret format (kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/):
 	// name bootstrap-token-<token-id> in kube-system, its type, the
 	// usages, and extra groups under system:bootstrappers:.
@@ -242,11 +244,11 @@ func TestTalosBootstrapTokenChart(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-" + wantTokenID, Namespace: "kube-system", Labels: labels},
 		Type:       "bootstrap.kubernetes.io/token",
-		StringData: map[string]string{
-			"description": "Talos workers' kubelet bootstrap token, managed by tenantkube",
-			"token-id":    wantTokenID, "token-secret": wantTokenSecret,
-			"usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
-			"auth-extra-groups": group,
+		Data: map[string][]byte{
+			"description": []byte("Talos workers' kubelet bootstrap token, managed by tenantkube"),
+			"token-id":    []byte(wantTokenID), "token-secret": []byte(wantTokenSecret),
+			"usage-bootstrap-authentication": []byte("true"), "usage-bootstrap-signing": []byte("true"),
+			"auth-extra-groups": []byte(group),
 		},
 	}
 	if diff := cmp.Diff(wantSecret, secret); diff != "" {
