@@ -182,43 +182,60 @@ func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
 // BenchmarkFunctionServedWork is the work a served call of one function
 // (step) does besides gRPC's transport, in process: decode the wire
 // request with gRPC's protobuf codec, RunFunction, encode the response
-// with it, under the served binaries' collector setting (see
-// Collector). Run on the small and reference inputs.
+// with it, under the served binaries' collector setting (gc=served: see
+// Collector) and, for the reference input, under Go's default too
+// (gc=gogc100). Run on the small and reference inputs.
 func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
 	for _, input := range []string{Small, Reference} {
-		b.Run("input="+input, func(b *testing.B) {
-			req := LoadOrSkip(b, input, step)
-			Check(b, step+"/"+input, fn, req)
-			wire, err := proto.Marshal(req)
-			if err != nil {
-				b.Fatal(err)
+		gcs := []int{function.DefaultGCPercent}
+		if input == Reference {
+			gcs = append(gcs, 100)
+		}
+		for _, gc := range gcs {
+			name := "served"
+			if gc != function.DefaultGCPercent {
+				name = fmt.Sprintf("gogc%d", gc)
 			}
-			codec := encoding.GetCodecV2(grpcproto.Name)
-			ctx := context.Background()
-			defer Collector(function.DefaultGCPercent)()
-			b.ReportAllocs()
-			b.SetBytes(int64(len(wire)))
-			c0 := ProcessCPU()
-			b.ResetTimer()
-			for range b.N {
-				got := &fnv1.RunFunctionRequest{}
-				if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, got); err != nil {
-					b.Fatal(err)
-				}
-				rsp, err := fn(ctx, got)
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, err := codec.Marshal(rsp)
-				if err != nil {
-					b.Fatal(err)
-				}
-				out.Free()
-			}
-			b.StopTimer()
-			b.ReportMetric(float64((ProcessCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
+			b.Run(fmt.Sprintf("input=%s/gc=%s", input, name), func(b *testing.B) {
+				servedWork(b, step, fn, input, gc)
+			})
+		}
 	}
+}
+
+// servedWork is one run of BenchmarkFunctionServedWork: input under the
+// collector's target percentage gc.
+func servedWork(b *testing.B, step string, fn RunFunc, input string, gc int) {
+	req := LoadOrSkip(b, input, step)
+	Check(b, step+"/"+input, fn, req)
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	codec := encoding.GetCodecV2(grpcproto.Name)
+	ctx := context.Background()
+	defer Collector(gc)()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(wire)))
+	c0 := ProcessCPU()
+	b.ResetTimer()
+	for range b.N {
+		got := &fnv1.RunFunctionRequest{}
+		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, got); err != nil {
+			b.Fatal(err)
+		}
+		rsp, err := fn(ctx, got)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := codec.Marshal(rsp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Free()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((ProcessCPU()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkStep runs the three in-process benchmarks of one function
