@@ -319,20 +319,12 @@ SCALE_WINDOW  ?= 10m
 SCALE_SETTLE  ?= 2m
 SCALE_CHANGES ?= 50
 SCALE_OUT     := _output/scale
-# SCALE_FN_TAGS: build tags for the functions of this run only (simplewire:
-# the SDK's protobuf-go path instead of the lazy codec).
-SCALE_FN_TAGS ?=
 SCALE_TIMEOUT ?= 3h
 
 .PHONY: scale
 scale: $(E2E_TOOLS) bin/source-controller bin/helm-controller $(FUNCTION_BINS) $(foreach f,$(FUNCTIONS),$(XPKG_DIR)/function-$(f).xpkg) $(XPKG_DIR)/tenantkube.xpkg ## Management-plane cost at SCALE_N tenant clusters (default 100) against helm-controller; ends with one `scale:` line.
 	@mkdir -p $(SCALE_OUT); rm -f $(SCALE_OUT)/result.txt $(E2E_OUT)/scale-summary.txt; rc=0; \
-	bindir=$(CURDIR)/bin; if [ -n '$(SCALE_FN_TAGS)' ]; then \
-		bindir=$(CURDIR)/$(SCALE_OUT)/bin-$(SCALE_FN_TAGS); rm -rf $$bindir; mkdir -p $$bindir; \
-		for b in bin/*; do ln -s $(CURDIR)/$$b $$bindir/; done; \
-		for f in $(FUNCTIONS); do rm $$bindir/function-$$f; $(GO) build -tags '$(SCALE_FN_TAGS)' -o $$bindir/function-$$f ./functions/$$f >&2; done; \
-	fi; \
-	E2E_BIN=$$bindir SCALE_N=$(SCALE_N) SCALE_WINDOW=$(SCALE_WINDOW) SCALE_SETTLE=$(SCALE_SETTLE) SCALE_CHANGES=$(SCALE_CHANGES) \
+	SCALE_N=$(SCALE_N) SCALE_WINDOW=$(SCALE_WINDOW) SCALE_SETTLE=$(SCALE_SETTLE) SCALE_CHANGES=$(SCALE_CHANGES) \
 	SCALE_OUT=$(CURDIR)/$(SCALE_OUT) E2E_SUMMARY=$(CURDIR)/$(E2E_OUT)/scale-summary.txt \
 		$(GO) test -tags 'e2e scale' ./test/e2e/ -count=1 -v -run '^TestScale$$' -timeout $(SCALE_TIMEOUT) >&2 || rc=$$?; \
 	if [ -f $(E2E_OUT)/scale-summary.txt ]; then cat $(E2E_OUT)/scale-summary.txt >&2; fi; \

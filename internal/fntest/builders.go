@@ -114,8 +114,9 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 	return req
 }
 
-// Run runs fn on c's request as served (fntest.Run); it fails t when fn
-// errors or answers the request as served differently.
+// Run runs fn on c's request as served (fntest.Run) and returns the
+// response as Crossplane receives it; it fails t when fn errors or the
+// response does not encode.
 func (c Call) Run(t testing.TB, fn Runner) *fnv1.RunFunctionResponse {
 	t.Helper()
 	rsp, err := Run(fn, c.Request(t))

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
@@ -124,32 +123,34 @@ func CheckInvariants(fn Runner, req *fnv1.RunFunctionRequest, timeout time.Durat
 	}
 }
 
-// Run runs fn once on req as a served function receives it: encoded with
-// proto.Marshal and decoded by the served codec (wire.UnmarshalRequest),
-// which keeps each composed resource's object, observed and desired,
-// encoded until read through function.Request (or the function.Observed*
-// accessors); a function reading an object any other way sees it absent,
-// and its test fails. The objects the response keeps encoded (the
-// function's own, and earlier steps' passed on) are decoded in the response
-// returned, so tests read every desired object as a Struct. It returns fn's
-// error, and an error for a response with a TTL under a minute: Crossplane
-// v2.4 requeues an XR after the shortest non-zero TTL of its pipeline,
-// which overrides the platform's --poll-interval (function.ResponseTTL); a
-// TTL is only for a change the clock brings (function.Plan.RunAgainAfter).
+// Run runs fn once on req as a served function receives it, and returns
+// the response as Crossplane receives it: each encoded and decoded by
+// protobuf-go, as gRPC's codec does. It returns fn's error, an error for a
+// response that does not encode, and
+// an error for a response with a TTL under a minute: Crossplane v2.4
+// requeues an XR after the shortest non-zero TTL of its pipeline, which
+// overrides the platform's --poll-interval (function.ResponseTTL); a TTL is
+// only for a change the clock brings (function.Plan.RunAgainAfter).
 func Run(fn Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	b, err := proto.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the request: %w", err)
 	}
 	served := &fnv1.RunFunctionRequest{}
-	if err := wire.UnmarshalRequest(b, served); err != nil {
+	if err := proto.Unmarshal(b, served); err != nil {
 		return nil, fmt.Errorf("decoding the request as served: %w", err)
 	}
 	rsp, err := fn(context.Background(), served)
 	if err != nil {
 		return nil, err
 	}
-	wire.DecodeKeptObjects(rsp.GetDesired())
+	if b, err = proto.Marshal(rsp); err != nil {
+		return nil, fmt.Errorf("encoding the response: %w", err)
+	}
+	rsp = &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(b, rsp); err != nil {
+		return nil, fmt.Errorf("decoding the response: %w", err)
+	}
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != 0 && ttl < time.Minute {
 		return rsp, fmt.Errorf("response TTL %s, want none or at least a minute", ttl)
 	}
@@ -223,12 +224,11 @@ func CheckConfined(rsp *fnv1.RunFunctionResponse, before map[string]bool, ns, n 
 	if FatalMessage(rsp) != "" {
 		return nil
 	}
-	// Read as the next step would: each object decoded (wire.Decode).
 	for name := range rsp.GetDesired().GetResources() {
 		if before[name] {
 			continue
 		}
-		obj := wire.Decode(rsp.GetDesired().GetResources()[name])
+		obj := rsp.GetDesired().GetResources()[name].GetResource()
 		apiVersion := obj.GetFields()["apiVersion"].GetStringValue()
 		kind := obj.GetFields()["kind"].GetStringValue()
 		meta := obj.GetFields()["metadata"].GetStructValue().GetFields()

@@ -7,8 +7,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // CleanupKind names a kind of object that controllers of the tenant
@@ -130,7 +128,7 @@ type cleanupObject struct {
 // (see Plan.ComposeForCleanup), sorted by name.
 func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, opts CleanupOptions) (CleanupResult, []cleanupObject) {
 	accept := func(name string) bool { return name != "" && (opts.Keep == nil || opts.Keep(name)) }
-	xrUID := observedCompositeString(req, "metadata", "uid")
+	xrUID := observedCompositeValue(req, "metadata", "uid").GetStringValue()
 	prefix := k.composedName("")
 	present := map[string]bool{}
 	composed := map[string]bool{}
@@ -139,19 +137,19 @@ func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, op
 			continue // most observed objects: not looked into
 		}
 		obj := observedResource(req, name)
-		if n := wire.ValueAt(obj, "metadata", "name").GetStringValue(); sameKind(obj, k) && accept(n) {
+		if n := valueAt(obj, "metadata", "name").GetStringValue(); sameKind(obj, k) && accept(n) {
 			present[n], composed[n] = true, true
 		}
 	}
 	var candidates []*structpb.Struct
 	for _, item := range req.GetRequiredResources()[k.requiredKey()].GetItems() {
 		obj := item.GetResource()
-		n := wire.ValueAt(obj, "metadata", "name").GetStringValue()
-		if !sameKind(obj, k) || wire.ValueAt(obj, "metadata", "namespace").GetStringValue() != id.Namespace || !accept(n) {
+		n := valueAt(obj, "metadata", "name").GetStringValue()
+		if !sameKind(obj, k) || valueAt(obj, "metadata", "namespace").GetStringValue() != id.Namespace || !accept(n) {
 			continue
 		}
 		present[n] = true
-		if c := wire.ValueAt(obj, "metadata", "annotations", annotationComposedName).GetStringValue(); c != "" && !strings.HasPrefix(c, prefix) {
+		if c := valueAt(obj, "metadata", "annotations", annotationComposedName).GetStringValue(); c != "" && !strings.HasPrefix(c, prefix) {
 			continue // composed by a pipeline step under its own name
 		}
 		if controlledByOther(obj, xrUID) {
@@ -162,7 +160,7 @@ func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, op
 		}
 	}
 	sort.Slice(candidates, func(i, j int) bool {
-		return wire.ValueAt(candidates[i], "metadata", "name").GetStringValue() < wire.ValueAt(candidates[j], "metadata", "name").GetStringValue()
+		return valueAt(candidates[i], "metadata", "name").GetStringValue() < valueAt(candidates[j], "metadata", "name").GetStringValue()
 	})
 	var res CleanupResult
 	var out []cleanupObject
@@ -171,7 +169,7 @@ func cleanupObjects(req *fnv1.RunFunctionRequest, id Identity, k CleanupKind, op
 			res.Skipped++
 			continue
 		}
-		n := wire.ValueAt(obj, "metadata", "name").GetStringValue()
+		n := valueAt(obj, "metadata", "name").GetStringValue()
 		composed[n] = true
 		out = append(out, cleanupObject{name: k.composedName(n), object: cleanupObjectOf(obj)})
 	}
@@ -221,8 +219,8 @@ func cleanupObjectOf(obj *structpb.Struct) map[string]any {
 		"apiVersion": f["apiVersion"].GetStringValue(),
 		"kind":       f["kind"].GetStringValue(),
 		"metadata": map[string]any{
-			"name":      wire.ValueAt(obj, "metadata", "name").GetStringValue(),
-			"namespace": wire.ValueAt(obj, "metadata", "namespace").GetStringValue(),
+			"name":      valueAt(obj, "metadata", "name").GetStringValue(),
+			"namespace": valueAt(obj, "metadata", "namespace").GetStringValue(),
 		},
 	}
 	if t := f["type"].GetStringValue(); t != "" {
@@ -249,7 +247,7 @@ func sameKind(obj *structpb.Struct, k CleanupKind) bool {
 // controlledByOther reports whether obj has a controller ownerReference
 // whose uid is not xrUID.
 func controlledByOther(obj *structpb.Struct, xrUID string) bool {
-	for _, ref := range wire.ValueAt(obj, "metadata", "ownerReferences").GetListValue().GetValues() {
+	for _, ref := range valueAt(obj, "metadata", "ownerReferences").GetListValue().GetValues() {
 		f := ref.GetStructValue().GetFields()
 		if f["controller"].GetBoolValue() && (xrUID == "" || f["uid"].GetStringValue() != xrUID) {
 			return true

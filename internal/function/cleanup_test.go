@@ -6,8 +6,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
@@ -109,7 +107,7 @@ func TestComposeForCleanup(t *testing.T) {
 				if d := cmp.Diff(map[string]any{
 					"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
 					"metadata": map[string]any{"name": n, "namespace": "tenant-demo"},
-				}, wire.Decode(r).AsMap()); d != "" {
+				}, r.GetResource().AsMap()); d != "" {
 					t.Errorf("%s (-want +got):\n%s", n, d)
 				}
 				if r.GetReady() != fnv1.Ready_READY_TRUE {
@@ -160,7 +158,7 @@ func TestComposeForCleanupPresentLimitAndType(t *testing.T) {
 	if d := cmp.Diff(map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 		"metadata": map[string]any{"name": "a", "namespace": "tenant-demo"},
-	}, wire.Decode(rsp.GetDesired().GetResources()["cleanup-secret-a"]).AsMap()); d != "" {
+	}, rsp.GetDesired().GetResources()["cleanup-secret-a"].GetResource().AsMap()); d != "" {
 		t.Errorf("composed Secret (-want +got):\n%s", d)
 	}
 }
@@ -209,7 +207,7 @@ func TestKeepComposedForCleanup(t *testing.T) {
 	}
 	got := map[string]any{}
 	for n, r := range rsp.GetDesired().GetResources() {
-		got[n] = wire.Decode(r).AsMap()
+		got[n] = r.GetResource().AsMap()
 	}
 	want := map[string]any{
 		"cleanup-datavolume-pvc-1": map[string]any{

@@ -1,9 +1,9 @@
 package function
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
+	"encoding/json"
 )
 
 // CanonicalHash returns the SHA-256, as lower-case hex, of v's canonical
@@ -11,18 +11,19 @@ import (
 // dropped and object keys sorted (the value encoding/json decodes that
 // output into, encoded again). It returns an error when v does not marshal.
 func CanonicalHash(v any) (string, error) {
-	var sum string
-	err := wire.WithJSON(v, func(raw []byte) error {
-		s, err := wire.CanonicalSHA256(raw)
-		if err != nil {
-			return err
-		}
-		sum = hex.EncodeToString(s[:])
-		return nil
-	})
-	return sum, err
+	var decoded any
+	if err := jsonRoundTrip(v, &decoded); err != nil {
+		return "", err
+	}
+	dropNulls(decoded)
+	raw, err := json.Marshal(decoded)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // JSON returns json.Marshal(v): object keys sorted, so the same value always
 // gives the same bytes.
-func JSON(v any) ([]byte, error) { return wire.MarshalJSON(v) }
+func JSON(v any) ([]byte, error) { return json.Marshal(v) }

@@ -109,7 +109,7 @@ func checkObservedNamespaces(req *fnv1.RunFunctionRequest, id Identity, nsField 
 	names := slices.Sorted(observedNames(req))
 	mgmt := id.ManagementNamespace()
 	for _, name := range names {
-		ns := observedString(req, name, "metadata", "namespace")
+		ns := observedValue(req, name, "metadata", "namespace").GetStringValue()
 		if ns == "" || ns == id.Namespace || ns == mgmt {
 			continue
 		}

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // composedFieldManagerPrefix starts the name of the field manager with which
@@ -87,9 +85,9 @@ func appliedMetadataKeys(md *structpb.Struct) (owned map[string]map[string]bool,
 			continue
 		}
 		recorded = true
-		meta := wire.ValueAt(f["fieldsV1"].GetStructValue(), "f:metadata").GetStructValue()
+		meta := valueAt(f["fieldsV1"].GetStructValue(), "f:metadata").GetStructValue()
 		for _, k := range []string{"labels", "annotations"} {
-			for key := range wire.ValueAt(meta, "f:"+k).GetStructValue().GetFields() {
+			for key := range valueAt(meta, "f:"+k).GetStructValue().GetFields() {
 				if name, ok := strings.CutPrefix(key, "f:"); ok {
 					owned[k][name] = true
 				}

@@ -6,100 +6,76 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // observedResource returns the object of the observed composed resource
-// called name, or nil when there is none. An object UnmarshalRequest kept
-// encoded is decoded now, once (see wire/encodedobjects.go): this and the other
-// Observed* functions are the only way a function reads observed composed
-// resources.
+// called name, or nil when there is none.
 func observedResource(req *fnv1.RunFunctionRequest, name string) *structpb.Struct {
-	return wire.Decode(req.GetObserved().GetResources()[name])
+	return req.GetObserved().GetResources()[name].GetResource()
 }
 
 // observedExists reports whether the composed resource called name is in
 // req's observed state (it has been created). Templates, ConfigMaps,
 // ServiceAccounts and RBAC objects are ready once they exist.
 func observedExists(req *fnv1.RunFunctionRequest, name string) bool {
-	return wire.HasObject(req.GetObserved().GetResources()[name])
+	return observedResource(req, name) != nil
 }
 
 // observedNames yields the names of the observed composed resources, in
-// map order, without decoding any object.
+// map order.
 func observedNames(req *fnv1.RunFunctionRequest) iter.Seq[string] {
 	return maps.Keys(req.GetObserved().GetResources())
 }
 
 // observedValue returns the value at path (map keys) of the observed
 // composed resource called name, or nil when the resource or the path is
-// absent. Of an object kept encoded (UnmarshalRequest) it decodes only the
-// value found; with no path it returns the whole object.
+// absent; with no path, the whole object.
 func observedValue(req *fnv1.RunFunctionRequest, name string, path ...string) *structpb.Value {
-	return wire.Value(req.GetObserved().GetResources()[name], path)
+	return valueAt(observedResource(req, name), path...)
 }
 
-// observedString returns the string at path (map keys, at least one) of
-// the observed composed resource called name: "" when the resource or the
-// path is absent or the value is no string, as
-// observedValue(...).GetStringValue() gives, without decoding a Value of an
-// object kept encoded.
-func observedString(req *fnv1.RunFunctionRequest, name string, path ...string) string {
-	return wire.String(req.GetObserved().GetResources()[name], path)
-}
-
-// observedNumber returns the number at path (map keys, at least one) of
-// the observed composed resource called name: 0 when the resource or the
-// path is absent or the value is no number, as
-// observedValue(...).GetNumberValue() gives, without decoding a Value of an
-// object kept encoded.
-func observedNumber(req *fnv1.RunFunctionRequest, name string, path ...string) float64 {
-	return wire.Number(req.GetObserved().GetResources()[name], path)
+// observedComposite returns the observed composite resource's object, or
+// nil when there is none.
+func observedComposite(req *fnv1.RunFunctionRequest) *structpb.Struct {
+	return req.GetObserved().GetComposite().GetResource()
 }
 
 // observedCompositeValue is observedValue of the observed composite
-// resource: the value at path, or nil when the XR or the path is absent,
-// decoding only the value found.
+// resource.
 func observedCompositeValue(req *fnv1.RunFunctionRequest, path ...string) *structpb.Value {
-	return wire.Value(req.GetObserved().GetComposite(), path)
+	return valueAt(observedComposite(req), path...)
 }
 
-// observedCompositeString is observedString of the observed composite
-// resource: the string at path, "" when the XR or the path is absent or
-// the value is no string.
-func observedCompositeString(req *fnv1.RunFunctionRequest, path ...string) string {
-	return wire.String(req.GetObserved().GetComposite(), path)
+// valueAt returns the value at path (map keys) of s, or nil when s is nil
+// or the path is absent; the whole object as a Value for no path.
+func valueAt(s *structpb.Struct, path ...string) *structpb.Value {
+	if s == nil {
+		return nil
+	}
+	if len(path) == 0 {
+		return structpb.NewStructValue(s)
+	}
+	v := s.GetFields()[path[0]]
+	for _, p := range path[1:] {
+		if v = v.GetStructValue().GetFields()[p]; v == nil {
+			return nil
+		}
+	}
+	return v
 }
 
-// observedCompositeExists reports whether req has an observed composite
-// resource with an object.
-func observedCompositeExists(req *fnv1.RunFunctionRequest) bool {
-	return wire.HasObject(req.GetObserved().GetComposite())
-}
-
-// observedCompositeSpec returns the observed XR's spec, nil when there is
-// none. Of an XR kept encoded, a spec that is an object is decoded only in
-// the members keep accepts (the members a typed spec can take, not the
-// resourceRefs and other references Crossplane writes into it); the
-// caller must not look at the others.
-func observedCompositeSpec(req *fnv1.RunFunctionRequest, keep func(key string) bool) *structpb.Value {
-	return wire.Member(req.GetObserved().GetComposite(), "spec", keep)
-}
-
-// observedConditionStatus returns the status ("True", "False", "Unknown")
-// of the condition of type typ in status.conditions of the observed composed
-// resource called name, with its reason and message; status is "" when the
-// resource or the condition is absent. It works for metav1.Condition, CAPI
-// v1beta2 and cert-manager conditions alike.
-func observedConditionStatus(req *fnv1.RunFunctionRequest, name, typ string) (status, reason, message string) {
-	return wire.Condition(req.GetObserved().GetResources()[name], typ)
-}
-
-// observedCompositeCondition is observedConditionStatus of the observed
-// composite resource.
-func observedCompositeCondition(req *fnv1.RunFunctionRequest, typ string) (status, reason, message string) {
-	return wire.Condition(req.GetObserved().GetComposite(), typ)
+// conditionOf returns the status ("True", "False", "Unknown") of the
+// condition of type typ in status.conditions of obj, with its reason and
+// message; status is "" when obj or the condition is absent. It works for
+// metav1.Condition, CAPI v1beta2 and cert-manager conditions alike.
+func conditionOf(obj *structpb.Struct, typ string) (status, reason, message string) {
+	for _, c := range valueAt(obj, "status", "conditions").GetListValue().GetValues() {
+		f := c.GetStructValue().GetFields()
+		if f["type"].GetStringValue() == typ {
+			return f["status"].GetStringValue(), f["reason"].GetStringValue(), f["message"].GetStringValue()
+		}
+	}
+	return "", "", ""
 }
 
 // ReadyIf returns READY_TRUE when ok, else READY_FALSE: readiness is only

@@ -1,14 +1,13 @@
 package function
 
 import (
+	"encoding/json"
 	"iter"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // Request is what a function reads from a RunFunctionRequest: the observed
@@ -45,13 +44,13 @@ func (r *Request) ObservedNames() iter.Seq[string] { return observedNames(r.req)
 // ObservedString is the string at path (map keys) of the observed composed
 // resource called name; "" when absent or not a string.
 func (r *Request) ObservedString(name string, path ...string) string {
-	return observedString(r.req, name, path...)
+	return observedValue(r.req, name, path...).GetStringValue()
 }
 
 // ObservedNumber is the number at path of the observed composed resource
 // called name; 0 when absent or not a number.
 func (r *Request) ObservedNumber(name string, path ...string) float64 {
-	return observedNumber(r.req, name, path...)
+	return observedValue(r.req, name, path...).GetNumberValue()
 }
 
 // ObservedBool is the boolean at path of the observed composed resource
@@ -63,7 +62,7 @@ func (r *Request) ObservedBool(name string, path ...string) bool {
 // CompositeString is the string at path (map keys) of the observed XR; ""
 // when absent or not a string.
 func (r *Request) CompositeString(path ...string) string {
-	return observedCompositeString(r.req, path...)
+	return observedCompositeValue(r.req, path...).GetStringValue()
 }
 
 // CompositeComposed reports whether the observed XR lists a composed
@@ -77,7 +76,7 @@ func (r *Request) CompositeComposed() bool {
 // the observed composed resource called name: status ("True", "False",
 // "Unknown"; "" when absent), reason and message.
 func (r *Request) ObservedCondition(name, typ string) (status, reason, message string) {
-	return observedConditionStatus(r.req, name, typ)
+	return conditionOf(observedResource(r.req, name), typ)
 }
 
 // CompositeCondition is the condition of type typ in status.conditions of
@@ -86,7 +85,7 @@ func (r *Request) ObservedCondition(name, typ string) (status, reason, message s
 // function sets it again, so a function reads it to replace one it no
 // longer computes.
 func (r *Request) CompositeCondition(typ string) (status, reason, message string) {
-	return observedCompositeCondition(r.req, typ)
+	return conditionOf(observedComposite(r.req), typ)
 }
 
 // Observed decodes the observed composed resource called name into a T (a
@@ -151,16 +150,20 @@ func (r *Request) RequiredSchema(key string) (served, arrived bool) {
 // *field.Error under "spec" naming the field whose value has the wrong
 // type.
 func (r *Request) CompositeSpec(out any) error {
-	spec := observedCompositeSpec(r.req, func(string) bool { return true })
-	st := spec.GetStructValue()
-	if st == nil {
-		if spec == nil {
-			return nil
-		}
+	spec := observedCompositeValue(r.req, "spec")
+	if spec == nil {
+		return nil
+	}
+	if spec.GetStructValue() == nil {
 		return field.Invalid(field.NewPath("spec"), spec.AsInterface(), "must be an object")
 	}
-	if err := wire.DecodeStructWhere(st, func(string) bool { return true }, out); err != nil {
-		return decodeError(spec.AsInterface(), err)
+	v := spec.AsInterface()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return field.Invalid(field.NewPath("spec"), "<unencodable>", err.Error())
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return decodeError(v, err)
 	}
 	return nil
 }

@@ -4,17 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // Cluster is what every function reads first from a RunFunctionRequest: the
@@ -35,16 +32,11 @@ type Cluster struct {
 // decode into the API types (the error names the field), its identity
 // breaks the rules of identityOf, or its namespace is not the one its
 // observed composed resources live in (checkObservedNamespaces).
-//
-// Only the XR's spec and metadata are converted: the rest of the observed
-// XR (status, managedFields) is never decoded, and neither are the spec
-// members no field of the typed spec can take (Crossplane's resourceRefs,
-// claimRef, compositionRef, …: most of an observed spec).
 func readCluster(req *fnv1.RunFunctionRequest) (*Cluster, error) {
-	if !observedCompositeExists(req) {
+	if observedComposite(req) == nil {
 		return nil, fmt.Errorf("the request has no observed composite resource")
 	}
-	decoded, err := decodeSpecValue(observedCompositeSpec(req, specField))
+	decoded, err := decodeSpec(observedCompositeValue(req, "spec").AsInterface())
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +44,8 @@ func readCluster(req *fnv1.RunFunctionRequest) (*Cluster, error) {
 	for k, v := range observedCompositeValue(req, "metadata", "labels").GetStructValue().GetFields() {
 		labels[k] = v.GetStringValue()
 	}
-	namespace := observedCompositeString(req, "metadata", "namespace")
-	id, nsField, err := identityOf(labels, observedCompositeString(req, "metadata", "name"), namespace, decoded.Namespace)
+	namespace := observedCompositeValue(req, "metadata", "namespace").GetStringValue()
+	id, nsField, err := identityOf(labels, observedCompositeValue(req, "metadata", "name").GetStringValue(), namespace, decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -63,65 +55,6 @@ func readCluster(req *fnv1.RunFunctionRequest) (*Cluster, error) {
 	return &Cluster{ID: id, Spec: decoded, Namespaced: namespace != ""}, nil
 }
 
-// specFieldNames are the names of the typed spec's fields, read once: each
-// field's JSON name and Go name, a superset of the names encoding/json
-// decodes into them (keeping a member no field takes only costs time).
-var specFieldNames = jsonFieldNames(reflect.TypeFor[v1alpha1.KubernetesClusterSpec]())
-
-// specField reports whether encoding/json could decode a spec member of
-// this key into a field of the typed spec: whether it matches a field name
-// regardless of case (encoding/json folds case; a key with non-ASCII
-// characters is always kept, since Unicode folding could match it too).
-func specField(key string) bool {
-	for i := 0; i < len(key); i++ {
-		if key[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	for _, name := range specFieldNames {
-		if strings.EqualFold(key, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// jsonFieldNames returns the JSON name (from the tag) and the Go name of
-// every field of the struct type t, promoted fields of embedded structs
-// included.
-func jsonFieldNames(t reflect.Type) []string {
-	var names []string
-	for _, f := range reflect.VisibleFields(t) {
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" {
-			names = append(names, name)
-		}
-		names = append(names, f.Name)
-	}
-	return names
-}
-
-// decodeSpecValue is decodeSpec of the XR's spec as it is in the request
-// (nil when absent). It encodes the spec to JSON straight from the
-// structpb, leaving out the members no field of the typed spec takes,
-// which gives json.Unmarshal the same input as decodeSpec less what it
-// would skip: the same result, the same errors.
-func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, error) {
-	st := spec.GetStructValue()
-	if st == nil {
-		var v any
-		if spec != nil {
-			v = spec.AsInterface()
-		}
-		return decodeSpec(v)
-	}
-	out := &v1alpha1.KubernetesClusterSpec{}
-	if err := wire.DecodeStructWhere(st, specField, out); err != nil {
-		return nil, decodeError(spec.AsInterface(), err)
-	}
-	out.Default()
-	return out, nil
-}
-
 // decodeSpec decodes an XR's spec (the unstructured value under "spec") into
 // the typed spec and applies the seed's defaults. A nil spec is the all-
 // defaults spec. It returns a *field.Error under "spec" when a value has the
@@ -129,14 +62,9 @@ func decodeSpecValue(spec *structpb.Value) (*v1alpha1.KubernetesClusterSpec, err
 func decodeSpec(spec any) (*v1alpha1.KubernetesClusterSpec, error) {
 	out := &v1alpha1.KubernetesClusterSpec{}
 	if spec != nil {
-		// appendJSON encodes the unstructured spec without reflection
-		// (wire/jsonencode.go); anything else goes through encoding/json.
-		raw, ok := wire.AppendJSON(make([]byte, 0, 4096), spec)
-		if !ok {
-			var err error
-			if raw, err = json.Marshal(spec); err != nil {
-				return nil, field.Invalid(field.NewPath("spec"), "<unencodable>", err.Error())
-			}
+		raw, err := json.Marshal(spec)
+		if err != nil {
+			return nil, field.Invalid(field.NewPath("spec"), "<unencodable>", err.Error())
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
 			return nil, decodeError(spec, err)
@@ -216,8 +144,7 @@ func observedInto(req *fnv1.RunFunctionRequest, name string, out any) (bool, err
 
 // requiredResources returns the objects Crossplane sent for the required
 // resources of key (Crossplane v2 rsp.requirements.resources), and whether
-// it answered that requirement: what request.GetRequiredResource returns,
-// without converting every object to an unstructured map first.
+// it answered that requirement.
 func requiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.Struct, bool) {
 	required, ok := req.GetRequiredResources()[key]
 	if !ok {
@@ -231,24 +158,24 @@ func requiredResources(req *fnv1.RunFunctionRequest, key string) ([]*structpb.St
 }
 
 // decodeStruct decodes a Kubernetes object as the request carries it into
-// out (a pointer to a typed object) through JSON written straight from the
-// structpb (wire/jsonencode.go), without its metadata.managedFields: often the
-// largest part of an object and never read by a function. It returns the
-// decoding error.
-func decodeStruct(s *structpb.Struct, out any) error { return wire.DecodeStruct(s, out) }
+// out (a pointer to a typed object) through JSON, without its
+// metadata.managedFields: often the largest part of an object and never
+// read by a function. It returns the decoding error.
+func decodeStruct(s *structpb.Struct, out any) error {
+	obj := s.AsMap()
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields")
+	}
+	return structInto(obj, out)
+}
 
 // structInto decodes an unstructured object (a map as found in a structpb
 // Struct or an unstructured.Unstructured) into out, a pointer to a typed
 // object, through JSON. It returns the decoding error.
 func structInto(obj map[string]any, out any) error {
-	// appendJSON encodes JSON-like maps without reflection (wire/jsonencode.go);
-	// anything else goes through encoding/json as before.
-	raw, ok := wire.AppendJSON(make([]byte, 0, 4096), obj)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(obj); err != nil {
-			return err
-		}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return err
 	}
 	return json.Unmarshal(raw, out)
 }

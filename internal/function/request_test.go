@@ -54,63 +54,6 @@ func TestDecodeSpecAcceptsNumbersForQuantities(t *testing.T) {
 	}
 }
 
-// TestDecodeSpecValueMatchesDecodeSpec holds the spec decoding of
-// readCluster (straight from the structpb, members no field takes left out)
-// to decodeSpec of the whole spec: the same spec, or the same error.
-func TestDecodeSpecValueMatchesDecodeSpec(t *testing.T) {
-	for _, in := range []string{
-		`{}`, `null`, `"text"`, `[1]`, `7`,
-		`{version: v1.35, storageClass: fast, nodeGroups: {md0: {instanceType: u1.large, minReplicas: 1}},
-		  resourceRefs: [{apiVersion: v1, kind: Secret, name: x}], claimRef: {name: demo}, compositionRef: {name: c},
-		  compositionUpdatePolicy: Automatic, writeConnectionSecretToRef: {name: s}, crossplane: {resourceRefs: []}}`,
-		// encoding/json matches keys to fields regardless of case; the last
-		// of two spellings wins.
-		`{VERSION: v1.34, version: v1.35, NodeGroups: {md0: {maxReplicas: 3}}, "storageclass": slow}`,
-		`{version: v1.35, Version: v1.34}`,
-		// A non-ASCII key folds to a field name too (U+017F LATIN SMALL
-		// LETTER LONG S is s).
-		"{\"\u017FtorageClass\": \"long-s\", \"nodeGroups\": {\"md\u212A\": {}}}",
-		`{nodeGroups: {md0: {minReplicas: "two"}}, resourceRefs: "not a list"}`,
-		`{controlPlane: {replicas: true}, claimRef: 3}`,
-		`{version: 1.35, addons: {certManager: {enabled: "yes"}}}`,
-		`{nodeGroups: {md0: {diskSize: 1e10, kubelet: {systemReservedMemory: 500e6, kubeReservedCpu: 0.5}}}}`,
-	} {
-		var spec any
-		if err := yaml.Unmarshal([]byte(in), &spec); err != nil {
-			t.Fatal(err)
-		}
-		want, werr := decodeSpec(spec)
-		var v *structpb.Value
-		if spec != nil {
-			var err error
-			if v, err = structpb.NewValue(spec); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, gerr := decodeSpecValue(v)
-		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
-			t.Errorf("%s: error %v, want %v", in, gerr, werr)
-			continue
-		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%s: (-decodeSpec +decodeSpecValue):\n%s", in, d)
-		}
-	}
-	var spec any
-	if err := yaml.Unmarshal([]byte("{\"\u017FtorageClass\": long-s}"), &spec); err != nil {
-		t.Fatal(err)
-	}
-	v, _ := structpb.NewValue(spec)
-	if got, err := decodeSpecValue(v); err != nil || got.StorageClass != "long-s" {
-		t.Errorf("a key folding to storageClass gave %+v, %v", got, err)
-	}
-	// An absent spec is the all-defaults spec.
-	want, _ := decodeSpec(nil)
-	if got, err := decodeSpecValue(nil); err != nil || !cmp.Equal(want, got) {
-		t.Errorf("absent spec: %+v, %v", got, err)
-	}
-}
-
 // TestDecodeStructMatchesStructInto holds decodeStruct to structInto of the
 // object as an unstructured map, managedFields apart, and checks
 // requiredResources against the request.

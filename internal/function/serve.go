@@ -1,7 +1,6 @@
 package function
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net"
@@ -12,10 +11,6 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // ServerCLI is the command line shared by every tenantkube function binary.
@@ -55,43 +50,14 @@ const DefaultMemoryLimit = 64 << 20
 type NewRunner func(log Logger) fnv1.FunctionRunnerServiceServer
 
 // Main parses the command line of a function binary called name, builds its
-// runner and serves it until the listener fails, with StructCodec as the
-// process's gRPC codec. It exits the process with a non-zero status and a
-// message on a bad flag or a serve error.
+// runner and serves it with function-sdk-go (function.Serve, gRPC's
+// protobuf codec) until the listener fails. It exits the process with a
+// non-zero status and a message on a bad flag or a serve error.
 func Main(name, description string, newRunner NewRunner) {
 	cli := &ServerCLI{}
 	ctx := kong.Parse(cli, kong.Name(name), kong.Description(description), kong.UsageOnError(),
 		kong.Vars{"gc_percent": strconv.Itoa(DefaultGCPercent), "memory_limit": strconv.Itoa(DefaultMemoryLimit)})
 	ctx.FatalIfErrorf(cli.serve(newRunner))
-}
-
-// guardMalformedObjects wraps a function's runner as it is served: a call
-// whose function reads an object of the request that is no
-// google.protobuf.Struct (UnmarshalRequest keeps objects unchecked until
-// read; wire.Decode then panics with a MalformedObjectError) fails with
-// gRPC code InvalidArgument and the decoding error, as a request protobuf-go
-// cannot decode does. Any other panic goes on.
-func guardMalformedObjects(fn fnv1.FunctionRunnerServiceServer) fnv1.FunctionRunnerServiceServer {
-	return malformedObjectsGuard{fn}
-}
-
-type malformedObjectsGuard struct {
-	fnv1.FunctionRunnerServiceServer
-}
-
-// RunFunction runs the wrapped function, answering InvalidArgument when it
-// reads an object that is no Struct (see guardMalformedObjects).
-func (g malformedObjectsGuard) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			m, ok := p.(*wire.MalformedObjectError)
-			if !ok {
-				panic(p)
-			}
-			rsp, err = nil, status.Error(codes.InvalidArgument, m.Error())
-		}
-	}()
-	return g.FunctionRunnerServiceServer.RunFunction(ctx, req)
 }
 
 // setCollector applies --gc-percent and --memory-limit (0 or less: no
@@ -151,8 +117,7 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 	if err := c.setCollector(); err != nil {
 		return err
 	}
-	wire.RegisterStructCodec()
-	return function.Serve(guardMalformedObjects(newRunner(log)),
+	return function.Serve(newRunner(log),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

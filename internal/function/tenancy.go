@@ -9,8 +9,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // AnnotationTenantHost, on a tenant's Namespace object, sets the tenant
@@ -140,10 +138,10 @@ func (r *Request) TenantHostPolicy(id Identity, s HostSettings) (HostPolicy, err
 	}
 	p.Known = true
 	for _, ns := range items {
-		if wire.ValueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
+		if valueAt(ns, "metadata", "name").GetStringValue() != id.Namespace {
 			continue
 		}
-		v, ok := wire.ValueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
+		v, ok := valueAt(ns, "metadata", "annotations", AnnotationTenantHost).GetKind().(*structpb.Value_StringValue)
 		if !ok {
 			continue
 		}

@@ -14,8 +14,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
-
-	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // The functions served on loopback, built and started once for the whole
@@ -423,24 +421,6 @@ func BenchmarkWire(b *testing.B) {
 					b.SetBytes(int64(len(wire)))
 					for range b.N {
 						if err := proto.Unmarshal(wire, &fnv1.RunFunctionRequest{}); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-				b.Run("op=decode-structcodec", func(b *testing.B) {
-					b.ReportAllocs()
-					b.SetBytes(int64(len(wire)))
-					for range b.N {
-						if err := fnwire.UnmarshalMessage(wire, (&fnv1.RunFunctionRequest{}).ProtoReflect()); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-				b.Run("op=decode-served", func(b *testing.B) {
-					b.ReportAllocs()
-					b.SetBytes(int64(len(wire)))
-					for range b.N {
-						if err := fnwire.UnmarshalRequest(wire, &fnv1.RunFunctionRequest{}); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -16,8 +16,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	fnwire "github.com/tenantkube/tenantkube/internal/function/wire"
 )
 
 // LoadRequest reads the recorded request of step for input.
@@ -107,40 +105,6 @@ func Fresh(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
 	}
 	if req.GetContext() != nil {
 		out.Context = proto.Clone(req.GetContext()).(*structpb.Struct)
-	}
-	return out
-}
-
-// AsServed returns req as a served function receives it: encoded with
-// proto.Marshal and decoded by fnwire.UnmarshalRequest, the served
-// binaries' codec, which keeps each observed composed resource's object
-// encoded until the function reads it.
-func AsServed(req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionRequest, error) {
-	wire, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	out := &fnv1.RunFunctionRequest{}
-	if err := fnwire.UnmarshalRequest(wire, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// FreshServed is Fresh for a request decoded AsServed: besides the
-// desired state and context, each observed composed resource is a new
-// Resource holding the same encoded object, so that the objects one call
-// decodes (wire.Decode) are decoded again by the next, as
-// in a served process, where every call decodes its own request.
-func FreshServed(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
-	out := Fresh(req)
-	if obs := req.GetObserved(); obs != nil {
-		out.Observed = &fnv1.State{Composite: obs.GetComposite(), Resources: make(map[string]*fnv1.Resource, len(obs.GetResources()))}
-		for name, r := range obs.GetResources() {
-			c := &fnv1.Resource{Resource: r.GetResource(), ConnectionDetails: r.GetConnectionDetails(), Ready: r.GetReady()}
-			c.ProtoReflect().SetUnknown(r.ProtoReflect().GetUnknown())
-			out.Observed.Resources[name] = c
-		}
 	}
 	return out
 }

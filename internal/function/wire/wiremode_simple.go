@@ -1,6 +1,0 @@
-//go:build simplewire
-
-package wire
-
-// simpleWire: see wiremode_lazy.go.
-const simpleWire = true
