@@ -93,7 +93,7 @@ func appliedMetadataKeys(md *structpb.Struct) (owned map[string]map[string]bool,
 				}
 			}
 		}
-		for key := range wire.ValueAt(meta, "f:ownerReferences").GetStructValue().GetFields() {
+		for key := range valueAt(meta, "f:ownerReferences").GetStructValue().GetFields() {
 			var k struct {
 				UID string `json:"uid"`
 			}
