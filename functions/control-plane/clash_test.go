@@ -316,9 +316,6 @@ func TestRequireSameName(t *testing.T) {
 			if diff := cmp.Diff(tc.want, p.Requirements, protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nrequireSameName: -want, +got:\n%s", tc.reason, diff)
 			}
-			if len(p.SchemaRequirements) > 0 {
-				t.Errorf("%s\nrequireSameName asked for schemas %v: every XRD comes with the package, and a schema costs Crossplane an OpenAPI fetch and a second call", tc.reason, p.SchemaRequirements)
-			}
 		})
 	}
 }

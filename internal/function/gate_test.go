@@ -6,7 +6,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -108,60 +107,6 @@ func TestKeepOnlyObserved(t *testing.T) {
 				t.Errorf("%s\nKeepOnlyObserved: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
-	}
-}
-
-func TestRequiredSchema(t *testing.T) {
-	schema := func(fields map[string]any) *fnv1.Schema {
-		s, err := structpb.NewStruct(fields)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &fnv1.Schema{OpenapiV3: s}
-	}
-	type want struct{ Served, Arrived bool }
-	cases := map[string]struct {
-		reason  string
-		schemas map[string]*fnv1.Schema
-		want    want
-	}{
-		"NotArrived": {
-			reason: "Crossplane has not answered yet.",
-			want:   want{},
-		},
-		"NotServed": {
-			reason:  "Crossplane answered with an empty schema: no CRD serves the kind.",
-			schemas: map[string]*fnv1.Schema{"k": {}},
-			want:    want{Arrived: true},
-		},
-		"Served": {
-			reason:  "A schema: the kind is served.",
-			schemas: map[string]*fnv1.Schema{"k": schema(map[string]any{"type": "object"})},
-			want:    want{Served: true, Arrived: true},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			r := NewRequest(&fnv1.RunFunctionRequest{RequiredSchemas: tc.schemas})
-			var got want
-			got.Served, got.Arrived = r.RequiredSchema("k")
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nRequiredSchema: -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
-}
-
-func TestWriteSchemaRequirements(t *testing.T) {
-	sel := &fnv1.SchemaSelector{ApiVersion: "tenantkube.io/v1alpha1", Kind: "TenantCluster"}
-	p := &Plan{}
-	p.RequireSchema("k", sel)
-	rsp := &fnv1.RunFunctionResponse{}
-	if err := Write(rsp, NewRequest(&fnv1.RunFunctionRequest{}), p); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]*fnv1.SchemaSelector{"k": sel}, rsp.GetRequirements().GetSchemas(), protocmp.Transform()); diff != "" {
-		t.Errorf("schema requirements of the response: -want, +got:\n%s", diff)
 	}
 }
 

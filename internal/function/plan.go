@@ -35,9 +35,6 @@ type Plan struct {
 	// Requirements are the required resources asked for the next call,
 	// by key.
 	Requirements map[string]*fnv1.ResourceSelector
-	// SchemaRequirements are the required schemas (OpenAPI v3 of a kind)
-	// asked for the next call, by key.
-	SchemaRequirements map[string]*fnv1.SchemaSelector
 	// RunAgainAfter, when positive, is the response's TTL: the XR is
 	// reconciled again after it although nothing it watches changed (a
 	// change driven by the clock, such as the next backup slot).
@@ -119,17 +116,6 @@ func (p *Plan) Require(key string, selector *fnv1.ResourceSelector) {
 	p.Requirements[key] = selector
 }
 
-// RequireSchema asks Crossplane for the OpenAPI v3 schema of the kind
-// selector names, under key, for the next call: an empty schema says the
-// kind is not served (no CRD), where requiring its objects would fail the
-// whole composition.
-func (p *Plan) RequireSchema(key string, selector *fnv1.SchemaSelector) {
-	if p.SchemaRequirements == nil {
-		p.SchemaRequirements = map[string]*fnv1.SchemaSelector{}
-	}
-	p.SchemaRequirements[key] = selector
-}
-
 // Warn appends a Warning result.
 func (p *Plan) Warn(reason, message string) {
 	p.Warnings = append(p.Warnings, Warning{Reason: reason, Message: message})
@@ -150,15 +136,6 @@ func (p *Plan) SetCondition(typ string, isTrue bool, reason, message string) {
 func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 	for key, sel := range p.Requirements {
 		Require(rsp, key, sel)
-	}
-	for key, sel := range p.SchemaRequirements {
-		if rsp.Requirements == nil {
-			rsp.Requirements = &fnv1.Requirements{}
-		}
-		if rsp.Requirements.Schemas == nil {
-			rsp.Requirements.Schemas = map[string]*fnv1.SchemaSelector{}
-		}
-		rsp.Requirements.Schemas[key] = sel
 	}
 	if p.RunAgainAfter > 0 {
 		if rsp.Meta == nil {

@@ -137,14 +137,6 @@ func (r *Request) ControlPlaneComposed() bool {
 	return r.DesiredExists(KamajiControlPlaneResourceName) || r.ObservedExists(KamajiControlPlaneResourceName)
 }
 
-// RequiredSchema reports whether Crossplane has answered the schema
-// requirement of key (arrived) and whether the kind has a schema, that is
-// whether the API server serves it (a CRD of it is installed).
-func (r *Request) RequiredSchema(key string) (served, arrived bool) {
-	s, arrived := r.req.GetRequiredSchemas()[key]
-	return arrived && len(s.GetOpenapiV3().GetFields()) > 0, arrived
-}
-
 // CompositeSpec decodes the observed XR's spec into out (a pointer to a
 // typed spec); an absent spec leaves out as it is. It returns a
 // *field.Error under "spec" naming the field whose value has the wrong
