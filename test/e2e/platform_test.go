@@ -92,6 +92,8 @@ func (e *env) platformSettingChange(t *testing.T) {
 	}}
 	e.must(t, apply(ctx, e.c, claim), "apply claim "+platformTenant)
 	e.waitComposed(t, platformNS, platformTenant, baseReleases, false)
+	ctx, cancel = ctxT(time.Minute) // waitComposed may have taken the first one
+	defer cancel()
 	tenants := [][2]string{{demoNS, demo}, {platformNS, platformTenant}}
 	// examples/platform-settings.yaml, as installed, and the defaults.
 	for _, tn := range tenants {

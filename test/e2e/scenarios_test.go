@@ -1265,6 +1265,8 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 	}}
 	e.must(t, apply(ctx, e.c, claim), "apply claim dead")
 	e.waitComposed(t, ns, n, withCertManager(), false)
+	ctx, cancel = ctxT(time.Minute) // waitComposed may have taken the first one
+	defer cancel()
 	// The kubeconfig Secret Kamaji would have written, then removed: the
 	// tenant API is unreachable for Flux from now on.
 	sec := &unstructured.Unstructured{Object: map[string]any{
