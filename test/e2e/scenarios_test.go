@@ -1339,7 +1339,7 @@ func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 				pending = append(pending, describe(u))
 			}
 		}
-		return len(pending) == 0, fmt.Sprintf("not composed yet: %v; %s", pending, e.xrSynced(ctx, ns, n)), nil
+		return len(pending) == 0, fmt.Sprintf("not composed yet: %v", pending), nil
 	})
 }
 
