@@ -512,7 +512,7 @@ func (e *env) startCore() error {
 		// scenarios wait minutes for its cool-down. A composition that
 		// writes on every reconcile is caught by the steady-state check.
 		"--circuit-breaker-burst=2000", "--circuit-breaker-refill-rate=50",
-	}, append(platformArgs, e.coreExtra...)...), "KUBECONFIG="+e.xpKubeconfig)
+	}, append(append(platformArgs, e.coreExtra...), strings.Fields(os.Getenv("E2E_CORE_ARGS"))...)...), "KUBECONFIG="+e.xpKubeconfig)
 	if err := os.MkdirAll(filepath.Join(e.work, "crossplane", "xpkg-cache"), 0o755); err != nil {
 		return err
 	}

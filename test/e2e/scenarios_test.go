@@ -1327,7 +1327,10 @@ func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 		e.must(t, apply(ctx, e.c, o), "create "+describe(o))
 	}
 	e.must(t, e.nudge(ctx, ns, n), "nudge")
-	waitFor(t, 2*time.Minute, "the functions to compose what the tenant's controllers created", func(ctx context.Context) (bool, string, error) {
+	// The bound covers Crossplane's backoff while the management
+	// namespace's objects wait for their Namespace (applied in no set
+	// order on the claim's first reconciles).
+	waitFor(t, 4*time.Minute, "the functions to compose what the tenant's controllers created", func(ctx context.Context) (bool, string, error) {
 		var pending []string
 		for _, o := range objs {
 			u, err := get(ctx, e.c, o.GroupVersionKind(), ns, o.GetName())
@@ -1339,7 +1342,7 @@ func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 				pending = append(pending, describe(u))
 			}
 		}
-		return len(pending) == 0, fmt.Sprintf("not composed yet: %v", pending), nil
+		return len(pending) == 0, fmt.Sprintf("not composed yet: %v; %s", pending, e.xrSynced(ctx, ns, n)), nil
 	})
 }
 
