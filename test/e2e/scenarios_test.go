@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -256,7 +257,11 @@ func (e *env) changes(what string, before, after map[string]snap, rv bool) []str
 			problems = append(problems, fmt.Sprintf("%s: generation %d -> %d", k, b.generation, a.generation))
 			e.dump(what, k, b, a)
 		case rv && a.rv != b.rv:
-			problems = append(problems, fmt.Sprintf("%s: resourceVersion %s -> %s", k, b.rv, a.rv))
+			paths := changedPaths(b.obj, a.obj)
+			if len(paths) == 1 && paths[0] == "status" {
+				continue // a controller's status write (Crossplane's Usage controller), not the composition's
+			}
+			problems = append(problems, fmt.Sprintf("%s: resourceVersion %s -> %s, changed %v", k, b.rv, a.rv, paths))
 			e.dump(what, k, b, a)
 		}
 	}
@@ -267,6 +272,44 @@ func (e *env) changes(what string, before, after map[string]snap, rv bool) []str
 	}
 	sort.Strings(problems)
 	return problems
+}
+
+// changedPaths lists where two versions of an object differ: top-level
+// members, and metadata's members by name (metadata.labels, …), leaving out
+// what every write changes (resourceVersion, managedFields).
+func changedPaths(b, a map[string]any) []string {
+	var out []string
+	keys := map[string]bool{}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range keys {
+		if k != "metadata" {
+			if !reflect.DeepEqual(b[k], a[k]) {
+				out = append(out, k)
+			}
+			continue
+		}
+		bm, _ := b[k].(map[string]any)
+		am, _ := a[k].(map[string]any)
+		mk := map[string]bool{}
+		for m := range bm {
+			mk[m] = true
+		}
+		for m := range am {
+			mk[m] = true
+		}
+		for m := range mk {
+			if m != "resourceVersion" && m != "managedFields" && !reflect.DeepEqual(bm[m], am[m]) {
+				out = append(out, "metadata."+m)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // compare fails the test with every change between before and after.
@@ -284,7 +327,9 @@ func (e *env) compare(t *testing.T, what string, before, after map[string]snap, 
 const settleBound = 3 * time.Minute
 
 // settled waits until three reconciles through function f write none of
-// cluster name's composed objects, and returns their snapshot then.
+// cluster name's composed objects and Crossplane's Usage controller has
+// taken up every Usage (Ready; it then adds an ownerReference to the
+// using object, once), and returns their snapshot then.
 func (e *env) settled(t *testing.T, name, f string) map[string]snap {
 	t.Helper()
 	deadline := time.Now().Add(settleBound)
@@ -293,6 +338,14 @@ func (e *env) settled(t *testing.T, name, f string) map[string]snap {
 		e.reconciles(t, f, 3, time.Minute)
 		cur := e.snapshot(t, name)
 		diff := e.changes("settling", prev, cur, true)
+		for k, o := range cur {
+			u := unstructured.Unstructured{Object: o.obj}
+			if u.GetKind() == "Usage" {
+				if s, _, _ := condition(&u, "Ready"); s != "True" {
+					diff = append(diff, k+": not Ready yet")
+				}
+			}
+		}
 		if len(diff) == 0 {
 			return cur
 		}
