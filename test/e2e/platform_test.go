@@ -92,13 +92,17 @@ func (e *env) platformSettingChange(t *testing.T) {
 	}}
 	e.must(t, apply(ctx, e.c, claim), "apply claim "+platformTenant)
 	e.waitComposed(t, platformNS, platformTenant, baseReleases, false)
-	ctx, cancel = ctxT(time.Minute) // waitComposed may have taken the first one
-	defer cancel()
 	tenants := [][2]string{{demoNS, demo}, {platformNS, platformTenant}}
 	// examples/platform-settings.yaml, as installed, and the defaults.
 	for _, tn := range tenants {
-		h, a, c, err := e.platformValues(ctx, tn[0], tn[1])
-		e.must(t, err, "read "+tn[1])
+		// The controllers in the management namespace can follow the rest
+		// by Crossplane's back-off (composed before their Namespace exists).
+		var h, a, c string
+		waitFor(t, 3*time.Minute, "the platform values of "+tn[1], func(ctx context.Context) (bool, string, error) {
+			var err error
+			h, a, c, err = e.platformValues(ctx, tn[0], tn[1])
+			return err == nil, fmt.Sprint(err), nil
+		})
 		if !strings.HasSuffix(h, ".k8s.example.net:443") || a != "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1" || c != "1.18.4" {
 			fatalf(t, "%s/%s before the change: host %s, autoscaler %s, cilium %s; want *.k8s.example.net:443 (examples/platform-settings.yaml) and the defaults", tn[0], tn[1], h, a, c)
 		}
