@@ -36,12 +36,15 @@ func TestWorkersQuotaRender(t *testing.T) {
 	validator := sharedValidator(t)
 	data := func(p string) string { return filepath.Join(root, "test", workersTestdata, p) }
 	instancetypes := filepath.Join(root, "examples", "instancetypes.yaml")
-	renderXR := func(t *testing.T, quota, observed string) ([]byte, error) {
+	// renderXR renders the quota XR with the ResourceQuota quota and the
+	// observed composed resources observed; first renders the cluster's
+	// creation, its first reconcile (render.Options.FirstReconcile).
+	renderXR := func(t *testing.T, quota, observed string, first bool) ([]byte, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		return render.Render(ctx, render.Options{
-			Root: root, XR: data("xr-quota.yaml"), Required: paths(instancetypes, quota), Observed: observed, BinDir: binDir,
+			Root: root, XR: data("xr-quota.yaml"), Required: paths(instancetypes, quota), Observed: observed, FirstReconcile: first, BinDir: binDir,
 			Composition: data("composition.yaml"), Functions: data("functions.yaml"),
 			Stderr: &bytes.Buffer{},
 		})
@@ -63,7 +66,7 @@ func TestWorkersQuotaRender(t *testing.T) {
 		{"limits-cpu-exceeds", "quota-limits-cpu.yaml", "reason: MaximumExceedsQuota"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := renderXR(t, data(c.quota), "")
+			out, err := renderXR(t, data(c.quota), "", false)
 			ok(t, "quota-"+c.name+".golden.yaml", out, err)
 			if !strings.Contains(string(out), c.condition) {
 				t.Errorf("the XR has no CapacityFits condition with %s", c.condition)
@@ -72,7 +75,7 @@ func TestWorkersQuotaRender(t *testing.T) {
 	}
 
 	t.Run("min-exceeds-creation", func(t *testing.T) {
-		_, err := renderXR(t, data("quota-min.yaml"), "")
+		_, err := renderXR(t, data("quota-min.yaml"), "", true)
 		var ce *render.CrossplaneError
 		if !errors.As(err, &ce) {
 			t.Fatalf("want a Fatal render error, got %v", err)
@@ -107,17 +110,17 @@ func TestWorkersQuotaRender(t *testing.T) {
 	t.Run("min-exceeds-existing", func(t *testing.T) {
 		// The cluster exists: its objects are observed, md0's
 		// MachineDeployment with 2 machines.
-		first, err := renderXR(t, "", "")
+		first, err := renderXR(t, "", "", false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		observed := filepath.Join(t.TempDir(), "observed.yaml")
 		writeObservedWithMachines(t, observed, first, 2)
-		without, err := renderXR(t, "", observed)
+		without, err := renderXR(t, "", observed, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		with, err := renderXR(t, data("quota-min-existing.yaml"), observed)
+		with, err := renderXR(t, data("quota-min-existing.yaml"), observed, false)
 		ok(t, "quota-min-existing.golden.yaml", with, err)
 		if !strings.Contains(string(with), "reason: MinimumExceedsQuota") {
 			t.Error("the XR has no CapacityFits condition with reason MinimumExceedsQuota")

@@ -22,6 +22,8 @@ type cli struct {
 	Required []string `help:"File or directory of required resources (--required-resources); repeatable."`
 	Observed string   `help:"File or directory of observed composed resources (--observed-resources)."`
 
+	FirstReconcile bool `help:"Render an XKubernetesCluster's first reconcile: its management namespace not observed yet (by default it is, as on every later reconcile)." name:"first-reconcile"`
+
 	RenderArg      []string          `help:"Extra flag for 'crossplane composition render'; repeatable." name:"render-arg"`
 	Functions      string            `help:"Functions file (default <root>/examples/functions.yaml)."`
 	Composition    string            `help:"Composition (default <root>/package/composition.yaml)."`
@@ -42,17 +44,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var stderr bytes.Buffer
 	out, err := render.Render(ctx, render.Options{
-		Root:        c.Root,
-		XR:          c.XR,
-		Required:    c.Required,
-		Observed:    c.Observed,
-		ExtraArgs:   c.RenderArg,
-		Functions:   c.Functions,
-		Composition: c.Composition,
-		XRD:         c.XRD,
-		Binaries:    c.FunctionBinary,
-		Build:       c.Build,
-		Stderr:      &stderr,
+		Root:           c.Root,
+		XR:             c.XR,
+		Required:       c.Required,
+		Observed:       c.Observed,
+		FirstReconcile: c.FirstReconcile,
+		ExtraArgs:      c.RenderArg,
+		Functions:      c.Functions,
+		Composition:    c.Composition,
+		XRD:            c.XRD,
+		Binaries:       c.FunctionBinary,
+		Build:          c.Build,
+		Stderr:         &stderr,
 	})
 	interrupted := ctx.Err() != nil
 	stop()

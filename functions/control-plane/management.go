@@ -24,7 +24,7 @@ import (
 // kubeconfig, and the Usages keeping the namespace until each controller
 // Deployment (N-<component>) is gone.
 const (
-	nameManagementNamespace    = "management-namespace"
+	nameManagementNamespace    = function.ManagementNamespaceResourceName
 	nameControllersKubeconfig  = "controllers-kubeconfig"
 	nameNamespaceUsagePrefix   = "usage-namespace-by-"
 	controllersKubeconfigUser  = "super-admin"
@@ -140,9 +140,10 @@ func controllersKubeconfig(id function.Identity, secret *corev1.Secret) (*corev1
 }
 
 // composeManagement adds to p what the claim API composes for its
-// controllers outside NS: the management namespace, the Usages that keep it
-// until the controllers are gone (with usages), and the controllers'
-// kubeconfig rebuilt from Kamaji's Secret (controllersKubeconfig). While
+// controllers outside NS: the management namespace, then, once it is
+// observed (Plan.AddInManagementNamespace), the Usages that keep it until
+// the controllers are gone (with usages) and the controllers' kubeconfig
+// rebuilt from Kamaji's Secret (controllersKubeconfig). While
 // that Secret has not arrived, is gone or is refused, the copy last
 // composed is kept as observed (none until one was composed: the
 // controllers wait for it); a refused one also gets a Warning naming the
@@ -152,7 +153,7 @@ func composeManagement(p *function.Plan, r *function.Request, id function.Identi
 	if usages {
 		us := namespaceUsages(id)
 		for _, name := range sortedKeys(us) {
-			p.Add(name, us[name], readyOnReady)
+			p.AddInManagementNamespace(r, name, us[name], readyOnReady)
 		}
 	}
 	kc, err := controllersKubeconfig(id, secret)
@@ -166,7 +167,7 @@ func composeManagement(p *function.Plan, r *function.Request, id function.Identi
 	case kc == nil:
 		keepObserved(p, r, nameControllersKubeconfig)
 	default:
-		p.Add(nameControllersKubeconfig, kc, function.ReadyOnceObserved)
+		p.AddInManagementNamespace(r, nameControllersKubeconfig, kc, function.ReadyOnceObserved)
 	}
 	return nil
 }

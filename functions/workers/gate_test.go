@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -149,4 +150,35 @@ func conditionReason(rsp *fnv1.RunFunctionResponse, typ string) string {
 		}
 	}
 	return ""
+}
+
+// A claim's controllers run in its management namespace, which the
+// control-plane step composes: on the first reconcile, before that
+// Namespace is observed, nothing is composed into it (applying there would
+// fail Crossplane's whole composition), while the RoleBindings in NS are.
+func TestControllersWaitForTheManagementNamespace(t *testing.T) {
+	const spec = `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 1, maxReplicas: 2}}`
+	for name, c := range map[string]struct {
+		opts []fntest.RequestOption
+		want []string
+	}{
+		"NamespaceObserved": {want: []string{"kccm-rolebinding", "management-cluster-autoscaler-deployment", "management-cluster-autoscaler-serviceaccount",
+			"management-kccm-cloud-config", "management-kccm-deployment", "management-kccm-serviceaccount", "management-kcsi-controller-deployment", "management-kcsi-serviceaccount"}},
+		"FirstReconcile": {opts: []fntest.RequestOption{fntest.WithoutManagementNamespace()}, want: []string{"kccm-rolebinding"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := append([]fntest.RequestOption{withInstancetypes(t, "u1.large"), withMachineSets(t)}, c.opts...)
+			rsp := run(t, newRequest(t, spec, opts...))
+			var got []string
+			for n := range rsp.GetDesired().GetResources() {
+				if strings.HasPrefix(n, "management-") || n == "kccm-rolebinding" {
+					got = append(got, n)
+				}
+			}
+			sort.Strings(got)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("desired composed resources: -want, +got:\n%s", diff)
+			}
+		})
+	}
 }

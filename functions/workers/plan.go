@@ -59,7 +59,7 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 	warnGPUsWithoutOperator(p, spec)
 	warnNeverRemediated(p, spec)
 	wait, _ := waitForKubeconfigImage(spec, in) // checked by validatePlatform
-	if err := composeControllers(p, id, in, wait, t.ControllersNamespace(), !t.Namespaced); err != nil {
+	if err := composeControllers(p, r, id, in, wait, t.ControllersNamespace(), !t.Namespaced); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	if errs := composeForCleanup(p, r, id, in); len(errs) > 0 {
@@ -277,7 +277,7 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 // ControllersNamespace), named with managementPrefix outside NS; the
 // RoleBindings are in NS. wait is the
 // wait-for-kubeconfig image (waitForKubeconfigImage).
-func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha1.WorkersInput, wait, ns string, clusterScoped bool) error {
+func composeControllers(p *function.Plan, r *function.Request, id function.Identity, in *inputv1alpha1.WorkersInput, wait, ns string, clusterScoped bool) error {
 	cfg, err := buildCloudConfig(id, in.Controllers.LoadBalancerMode)
 	if err != nil {
 		return err
@@ -289,7 +289,11 @@ func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha
 		}
 		return name
 	}
-	p.Add(moved(nameCCMCloudConfig), cfg, function.ReadyOnceObserved)
+	add := p.Add // objects in ns
+	if ns != id.Namespace {
+		add = func(name string, obj any, ready function.Readiness) { p.AddInManagementNamespace(r, name, obj, ready) }
+	}
+	add(moved(nameCCMCloudConfig), cfg, function.ReadyOnceObserved)
 	for _, c := range []struct {
 		ctl                 controller
 		sa, rb, crb, deploy string
@@ -299,9 +303,9 @@ func composeControllers(p *function.Plan, id function.Identity, in *inputv1alpha
 		{buildCSIController(id, in, wait), nameCSIServiceAccount, nameCSIRoleBinding, nameCSIClusterRoleBinding, nameCSIDeployment},
 	} {
 		c.ctl = c.ctl.runIn(ns)
-		p.Add(moved(c.sa), c.ctl.ServiceAccount, function.ReadyOnceObserved)
+		add(moved(c.sa), c.ctl.ServiceAccount, function.ReadyOnceObserved)
 		p.Add(c.rb, c.ctl.RoleBinding, function.ReadyOnceObserved)
-		p.Add(moved(c.deploy), c.ctl.Deployment, deploymentReady)
+		add(moved(c.deploy), c.ctl.Deployment, deploymentReady)
 		if c.ctl.ClusterRoleBinding != nil && clusterScoped {
 			p.Add(c.crb, c.ctl.ClusterRoleBinding, function.ReadyOnceObserved)
 		}

@@ -388,7 +388,7 @@ func TestComposeControllers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := function.NewRequest(fntest.NewRequest(xr(t, ``), fntest.WithObserved(tc.observed)))
 			p := &function.Plan{}
-			if err := composeControllers(p, testID, defaultInput(), "", testID.Namespace, !tc.namespaced); err != nil {
+			if err := composeControllers(p, r, testID, defaultInput(), "", testID.Namespace, !tc.namespaced); err != nil {
 				t.Fatal(err)
 			}
 			got := map[string]fnv1.Ready{}

@@ -375,6 +375,9 @@ func TestCapacityPreflight(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			opts := []fntest.RequestOption{withInstancetypes(t, tc.instances...), withMachineSets(t), fntest.WithObserved(tc.observed)}
+			if len(tc.observed) == 0 { // creation: nothing observed, the management namespace neither
+				opts = append(opts, fntest.WithoutManagementNamespace())
+			}
 			if tc.quotas != nil {
 				opts = append(opts, withQuotas(tc.quotas...))
 			}
@@ -409,7 +412,7 @@ func TestCapacityPreflightResponse(t *testing.T) {
 
 	t.Run("Creation", func(t *testing.T) {
 		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large"), withMachineSets(t),
-			withQuotas(quotaObject(t, "compute", `{hard: {requests.memory: 12Gi}}`, ""))))
+			withQuotas(quotaObject(t, "compute", `{hard: {requests.memory: 12Gi}}`, "")), fntest.WithoutManagementNamespace()))
 		if f := fatals(rsp); len(f) != 1 || !strings.Contains(f[0], "need requests.memory 17906180608 (md0 (2 × 8953090304))") {
 			t.Errorf("want one Fatal naming md0 and requests.memory, got %v", f)
 		}

@@ -34,6 +34,10 @@ type Call struct {
 	// Required are the required resources by requirement key; a key with
 	// no objects is a requirement Crossplane answered with nothing.
 	Required map[string][]string
+	// NoManagementNamespace leaves a claim's management namespace out of
+	// the observed state (a cluster's first reconcile). Otherwise a
+	// claim's request observes it, as every reconcile after the first.
+	NoManagementNamespace bool
 }
 
 // YAMLStruct converts an object given as YAML to a Struct; it fails t when
@@ -92,6 +96,12 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 			req.Observed.Resources[name] = &fnv1.Resource{Resource: YAMLStruct(t, y)}
 		}
 	}
+	if _, ok := c.Observed[function.ManagementNamespaceResourceName]; !ok && !c.Namespaced && !c.NoManagementNamespace {
+		if req.Observed.Resources == nil {
+			req.Observed.Resources = map[string]*fnv1.Resource{}
+		}
+		req.Observed.Resources[function.ManagementNamespaceResourceName] = &fnv1.Resource{Resource: ManagementNamespaceObject(ns, n)}
+	}
 	if len(c.Desired) > 0 {
 		req.Desired.Resources = map[string]*fnv1.Resource{}
 		for name, y := range c.Desired {
@@ -144,4 +154,20 @@ func NoFatal(t testing.TB, rsp *fnv1.RunFunctionResponse) {
 	if m := FatalMessage(rsp); m != "" {
 		t.Fatalf("unexpected Fatal result: %s", m)
 	}
+}
+
+// ManagementNamespaceObject is the observed management namespace of the
+// claim N in NS, as the control-plane step composes it.
+func ManagementNamespaceObject(ns, n string) *structpb.Struct {
+	id := function.Identity{Namespace: ns, Name: n}
+	labels := map[string]any{}
+	for k, v := range id.ManagementNamespaceLabels() {
+		labels[k] = v
+	}
+	s, err := structpb.NewStruct(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": ManagementNamespace(ns, n), "labels": labels}})
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -7,6 +7,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // Request builders shared by the function tests: a request is
@@ -16,11 +18,17 @@ import (
 type RequestOption func(*fnv1.RunFunctionRequest)
 
 // NewRequest is a RunFunctionRequest observing the XR xr, with an empty
-// desired state, changed by opts in order.
+// desired state, changed by opts in order. A claim's XR (claim labels)
+// observes its management namespace, as every reconcile after the first
+// (WithoutManagementNamespace: the first).
 func NewRequest(xr *structpb.Struct, opts ...RequestOption) *fnv1.RunFunctionRequest {
 	r := &fnv1.RunFunctionRequest{
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: xr}},
 		Desired:  &fnv1.State{},
+	}
+	labels := xr.GetFields()["metadata"].GetStructValue().GetFields()["labels"].GetStructValue().GetFields()
+	if ns, n := labels["crossplane.io/claim-namespace"].GetStringValue(), labels["crossplane.io/claim-name"].GetStringValue(); ns != "" && n != "" {
+		r.Observed.Resources = map[string]*fnv1.Resource{function.ManagementNamespaceResourceName: {Resource: ManagementNamespaceObject(ns, n)}}
 	}
 	for _, o := range opts {
 		o(r)
@@ -37,6 +45,14 @@ func WithObserved(objs map[string]*structpb.Struct) RequestOption {
 		for k, v := range objs {
 			r.Observed.Resources[k] = &fnv1.Resource{Resource: v}
 		}
+	}
+}
+
+// WithoutManagementNamespace leaves the management namespace out of the
+// observed state (a claim's first reconcile).
+func WithoutManagementNamespace() RequestOption {
+	return func(r *fnv1.RunFunctionRequest) {
+		delete(r.Observed.Resources, function.ManagementNamespaceResourceName)
 	}
 }
 

@@ -43,3 +43,26 @@ func (c *Cluster) ControllersNamespace() string {
 	}
 	return c.ID.ManagementNamespace()
 }
+
+// ManagementNamespaceResourceName is the composed-resource name of the
+// management namespace (the control-plane step composes it).
+const ManagementNamespaceResourceName = "management-namespace"
+
+// AddInManagementNamespace adds obj, an object in the management
+// namespace, as Add does once that Namespace is observed. Before, obj is
+// kept as observed if it was composed already and left out otherwise:
+// Crossplane applies composed resources in no set order and fails the
+// whole composition (then retries with backoff) on an object whose
+// Namespace does not exist yet.
+func (p *Plan) AddInManagementNamespace(r *Request, name string, obj any, ready Readiness) {
+	switch {
+	case r.ObservedExists(ManagementNamespaceResourceName):
+		p.Add(name, obj, ready)
+	case r.ObservedExists(name):
+		k := Kept{Name: name}
+		if ready != nil {
+			k.Ready = ready(r, name)
+		}
+		p.Kept = append(p.Kept, k)
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -81,4 +84,45 @@ func FuzzManagementNamespaceInjective(f *testing.F) {
 			t.Fatalf("(%s, %s) and (%s, %s) share the management namespace %s", ns1, n1, ns2, n2, a)
 		}
 	})
+}
+
+// An object in the management namespace is composed once the Namespace is
+// observed; before, only one already observed stays (kept, with its
+// readiness), and a new one waits.
+func TestAddInManagementNamespace(t *testing.T) {
+	obj := &structpb.Struct{Fields: map[string]*structpb.Value{"kind": structpb.NewStringValue("Deployment")}}
+	observed := func(names ...string) *function.Request {
+		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: &structpb.Struct{}},
+			Resources: map[string]*fnv1.Resource{}}}
+		for _, n := range names {
+			req.Observed.Resources[n] = &fnv1.Resource{Resource: obj}
+		}
+		return function.NewRequest(req)
+	}
+	ready := func(*function.Request, string) fnv1.Ready { return fnv1.Ready_READY_TRUE }
+	type want struct {
+		Composed []string
+		Kept     []function.Kept
+	}
+	for name, c := range map[string]struct {
+		r    *function.Request
+		want want
+	}{
+		"NamespaceObserved":          {observed(function.ManagementNamespaceResourceName), want{Composed: []string{"kccm"}}},
+		"NamespaceAndObjectObserved": {observed(function.ManagementNamespaceResourceName, "kccm"), want{Composed: []string{"kccm"}}},
+		"OnlyObjectObserved":         {observed("kccm"), want{Kept: []function.Kept{{Name: "kccm", Ready: fnv1.Ready_READY_TRUE}}}},
+		"NothingObserved":            {observed(), want{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := &function.Plan{}
+			p.AddInManagementNamespace(c.r, "kccm", obj, ready)
+			got := want{Kept: p.Kept}
+			for _, x := range p.Composed {
+				got.Composed = append(got.Composed, x.Name)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("AddInManagementNamespace: -want, +got:\n%s", diff)
+			}
+		})
+	}
 }

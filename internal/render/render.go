@@ -65,6 +65,12 @@ type Options struct {
 	// Observed is a file or directory of observed composed resources, passed
 	// as --observed-resources when set.
 	Observed string
+	// FirstReconcile renders an XKubernetesCluster as on its first
+	// reconcile. By default its management namespace is observed (unless
+	// Observed holds it already), as on every reconcile after the first:
+	// the functions compose what lives in that namespace only once it
+	// exists.
+	FirstReconcile bool
 	// ExtraArgs are appended to the `crossplane composition render` command
 	// line (for example "--include-function-results").
 	ExtraArgs []string
@@ -227,11 +233,42 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 		}
 		args = append(args, "--required-resources="+dir)
 	}
-	if o.Observed != "" {
-		args = append(args, "--observed-resources="+o.Observed)
+	observed, err := o.observed(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if observed != "" {
+		args = append(args, "--observed-resources="+observed)
 	}
 	args = append(args, o.ExtraArgs...)
 	return runCrossplane(ctx, o.Root, o.Crossplane, args, o.Stderr)
+}
+
+// observed is what to pass as --observed-resources: Observed, plus the
+// XR's management namespace (managementNamespace) unless FirstReconcile or
+// Observed holds one, gathered under tmp.
+func (o Options) observed(tmp string) (string, error) {
+	if o.FirstReconcile {
+		return o.Observed, nil
+	}
+	if o.Observed != "" {
+		if ok, err := observesManagementNamespace(o.Observed); err != nil || ok {
+			return o.Observed, err
+		}
+	}
+	ns, err := managementNamespace(o.XR)
+	if err != nil || ns == nil {
+		return o.Observed, err
+	}
+	f := filepath.Join(tmp, "management-namespace.yaml")
+	if err := os.WriteFile(f, ns, 0o600); err != nil {
+		return "", err
+	}
+	if o.Observed == "" {
+		return f, nil
+	}
+	dir := filepath.Join(tmp, "observed")
+	return dir, gatherYAML(dir, []string{o.Observed, f})
 }
 
 // kindOf is the kind of the object in the YAML file path.
@@ -613,20 +650,9 @@ func gatherYAML(dir string, paths []string) error {
 	}
 	n := 0
 	for _, p := range paths {
-		files := []string{p}
-		if st, err := os.Stat(p); err != nil {
+		files, err := yamlFiles(p)
+		if err != nil {
 			return err
-		} else if st.IsDir() {
-			files = nil
-			entries, err := os.ReadDir(p)
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-					files = append(files, filepath.Join(p, e.Name()))
-				}
-			}
 		}
 		for _, f := range files {
 			b, err := os.ReadFile(f) //nolint:gosec // the caller's files

@@ -337,3 +337,67 @@ func TestCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderManagementNamespace: an XKubernetesCluster's controllers live
+// in its management namespace, which the functions compose into only once
+// it is observed. By default the render observes it, so the controllers'
+// Deployments appear in the Namespace the control-plane step composes;
+// FirstReconcile leaves them out; an observed state that holds the
+// Namespace already is passed as it is.
+func TestRenderManagementNamespace(t *testing.T) {
+	setup(t)
+	// deployments maps each rendered Deployment to its namespace, and ns is
+	// the name of the rendered Namespace.
+	rendered := func(t *testing.T, o render.Options) (ns string, deployments map[string]string) {
+		t.Helper()
+		out, err := render.Render(t.Context(), o)
+		if err != nil {
+			t.Fatalf("Render: %v", err)
+		}
+		deployments = map[string]string{}
+		for _, d := range parse(t, out)[1:] {
+			meta, _ := d["metadata"].(map[string]any)
+			name, _ := meta["name"].(string)
+			switch d["kind"] {
+			case "Namespace":
+				ns = name
+			case "Deployment":
+				deployments[name], _ = meta["namespace"].(string)
+			}
+		}
+		if !strings.HasPrefix(ns, "tenantkube-") {
+			t.Fatalf("the render composed Namespace %q, want the management namespace tenantkube-<digest>", ns)
+		}
+		return ns, deployments
+	}
+	controllers := []string{"demo-cluster-autoscaler", "demo-kccm", "demo-kcsi-controller"}
+
+	ns, got := rendered(t, options(t, "testdata/xr.yaml", &pids{}, io.Discard))
+	for _, d := range controllers {
+		if got[d] != ns {
+			t.Errorf("Deployment %s in namespace %q, want the management namespace %s", d, got[d], ns)
+		}
+	}
+
+	o := options(t, "testdata/xr.yaml", &pids{}, io.Discard)
+	o.FirstReconcile = true
+	if _, got := rendered(t, o); len(got) != 0 {
+		t.Errorf("first reconcile: Deployments %v composed before their Namespace exists, want none", got)
+	}
+
+	observed := filepath.Join(t.TempDir(), "observed.yaml")
+	if err := os.WriteFile(observed, []byte(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: `+ns+`
+  annotations:
+    crossplane.io/composition-resource-name: management-namespace
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o = options(t, "testdata/xr.yaml", &pids{}, io.Discard)
+	o.Observed = observed
+	if _, got := rendered(t, o); len(got) != len(controllers) {
+		t.Errorf("observed Namespace given: Deployments %v, want %v", got, controllers)
+	}
+}
