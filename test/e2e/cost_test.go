@@ -287,7 +287,7 @@ func (e *env) helmReference(t *testing.T, fc *fluxControllers) {
 			return false, "", err
 		}
 		s, r, m := condition(hr, "Ready")
-		return s == "True", fmt.Sprintf("Ready=%s %s %q", s, r, m), nil
+		return s == "True", fmt.Sprintf("Ready=%s %s %q %s", s, r, m, e.fluxState()), nil
 	})
 	const rounds = 20
 	before, err := cpuSeconds(fc.helm)

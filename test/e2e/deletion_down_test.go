@@ -124,7 +124,7 @@ func (e *env) deleteWithTenantDown(t *testing.T) {
 				pending = append(pending, r+" "+reason)
 			}
 		}
-		return len(pending) == 0, fmt.Sprintf("not Ready: %v", pending), nil
+		return len(pending) == 0, fmt.Sprintf("not Ready: %v %s", pending, e.fluxState()), nil
 	})
 	for _, r := range releases {
 		hr, err := get(ctx, e.c, gvkHR, downNS, down+"-"+r)

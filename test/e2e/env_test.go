@@ -57,6 +57,8 @@ type env struct {
 
 	etcdPort, apiPort, registryPort, webhookPort int
 	fnPorts, fnMetricsPorts                      map[string]int
+	// flux are the Flux controllers, once started (startFlux).
+	flux *fluxControllers
 
 	etcd, apiserver, kcm, registry, core *proc
 	fns                                  map[string]*proc

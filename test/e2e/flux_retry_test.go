@@ -157,7 +157,7 @@ func (e *env) failingChartRetried(t *testing.T, ta *tenantAPI) {
 			return false, "", err
 		}
 		ok := h.installFailures >= 1 && h.upgradeFailures >= 2 && h.ready == "False"
-		return ok, h.String(), nil
+		return ok, h.String() + " " + e.fluxState(), nil
 	})
 	t.Logf("after %.0fs: %s", time.Since(start).Seconds(), h)
 	if h.reason != "InstallFailed" && h.reason != "UpgradeFailed" {

@@ -273,6 +273,7 @@ func (e *env) startFlux(kubeconfigs map[string]string) (*fluxControllers, error)
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", ports[3]), fmt.Sprintf("--health-addr=127.0.0.1:%d", ports[4]),
 	}, "KUBECONFIG="+kubeconfigs["helm-controller"], "RUNTIME_NAMESPACE=flux-system")
 	for _, p := range []*proc{fc.source, fc.helm} {
+		p.supervise()
 		if err := p.start(); err != nil {
 			return nil, err
 		}
@@ -280,7 +281,36 @@ func (e *env) startFlux(kubeconfigs map[string]string) (*fluxControllers, error)
 	if err := e.waitHTTP(fc.source, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[2]), nil, 2*time.Minute); err != nil {
 		return nil, err
 	}
+	e.flux = fc
 	return fc, e.waitHTTP(fc.helm, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[4]), nil, 2*time.Minute)
+}
+
+// fluxState says, for a wait on a HelmRelease that failed, whether each
+// Flux controller still runs, how often it was restarted, and
+// helm-controller's last error lines.
+func (e *env) fluxState() string {
+	if e.flux == nil {
+		return "Flux not started"
+	}
+	var out []string
+	for _, p := range []*proc{e.flux.source, e.flux.helm} {
+		if n := p.restarted(); n > 0 {
+			out = append(out, fmt.Sprintf("%s restarted %d times after exiting unasked", p.name, n))
+		}
+		if !p.running() {
+			out = append(out, p.name+" exited: "+tail(p.log, 5))
+		}
+	}
+	var errs []string
+	for l := range strings.SplitSeq(tail(e.flux.helm.log, 2000), "\n") {
+		if strings.Contains(l, `"level":"error"`) {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) > 3 {
+		errs = errs[len(errs)-3:]
+	}
+	return fmt.Sprintf("[%s; helm-controller's last errors: %v]", strings.Join(append(out, "controllers running"), "; "), errs)
 }
 
 // releaseState is what the tenant cluster shows of one HelmRelease.
@@ -350,7 +380,7 @@ func (e *env) fluxInstallsAddons(t *testing.T, ta *tenantAPI) {
 				pending = append(pending, fmt.Sprintf("%s (Ready=%s %s %q)", r, s, reason, m))
 			}
 		}
-		return len(pending) == 0, fmt.Sprintf("not installed: %s", strings.Join(pending, "; ")), nil
+		return len(pending) == 0, fmt.Sprintf("not installed: %s %s", strings.Join(pending, "; "), e.fluxState()), nil
 	})
 	ctx, cancel := ctxT(2 * time.Minute)
 	defer cancel()
@@ -417,7 +447,7 @@ func (e *env) disabledAddonUninstalled(t *testing.T, ta *tenantAPI) {
 			return false, err.Error(), nil
 		}
 		s, r, m := condition(rs.hr, "Ready")
-		return rs.installed != nil, fmt.Sprintf("Ready=%s %s %q", s, r, m), nil
+		return rs.installed != nil, fmt.Sprintf("Ready=%s %s %q %s", s, r, m, e.fluxState()), nil
 	})
 	e.patchClaim(t, demoNS, demo, `{"spec":{"addons":{"velero":{"enabled":false}}}}`)
 	waitFor(t, 3*time.Minute, "velero uninstalled from the tenant cluster", func(ctx context.Context) (bool, string, error) {

@@ -127,6 +127,13 @@ func summarize(total time.Duration) string {
 			fmt.Fprintf(&b, "  %s\n", f)
 		}
 	}
+	procsMu.Lock()
+	for _, p := range procs {
+		if n := p.restarted(); n > 0 {
+			fmt.Fprintf(&b, "restarted: %s %d times after exiting unasked (log %s)\n", p.name, n, p.log)
+		}
+	}
+	procsMu.Unlock()
 	measurementsMu.Lock()
 	defer measurementsMu.Unlock()
 	if len(measurements) > 0 {

@@ -26,6 +26,26 @@ type proc struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
+	// restartAlways restarts the process when it exits unasked, as the
+	// kubelet restarts a Deployment's container (supervise); stopped is
+	// set by stop and kill; restarts counts the restarts.
+	restartAlways, stopped bool
+	restarts              int
+}
+
+// supervise makes p restart 2 s after it exits without stop or kill, as
+// the kubelet restarts a Deployment's container.
+func (p *proc) supervise() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.restartAlways = true
+}
+
+// restarted is how often p was restarted after exiting unasked.
+func (p *proc) restarted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
 }
 
 var (
@@ -44,6 +64,7 @@ func newProc(logDir, name, bin string, args []string, env ...string) *proc {
 func (p *proc) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.stopped = false
 	if p.cmd != nil {
 		select {
 		case <-p.done:
@@ -70,9 +91,31 @@ func (p *proc) start() error {
 		fmt.Fprintf(f, "=== %s: exited: %v\n", time.Now().Format(time.RFC3339), err)
 		f.Close()
 		close(done)
+		p.restartIfUnasked()
 	}()
 	p.cmd, p.done = cmd, done
 	return nil
+}
+
+// restartIfUnasked restarts a supervised process that exited while no
+// stop or kill was asked.
+func (p *proc) restartIfUnasked() {
+	p.mu.Lock()
+	again := p.restartAlways && !p.stopped
+	p.mu.Unlock()
+	if !again {
+		return
+	}
+	time.Sleep(2 * time.Second)
+	p.mu.Lock()
+	again = !p.stopped
+	if again {
+		p.restarts++
+	}
+	p.mu.Unlock()
+	if again {
+		_ = p.start()
+	}
 }
 
 func (p *proc) pid() int {
@@ -114,6 +157,7 @@ func (p *proc) exited() <-chan struct{} {
 // then it kills the group. It reports whether the process was running.
 func (p *proc) signal(sig syscall.Signal, grace time.Duration) bool {
 	p.mu.Lock()
+	p.stopped = true
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
 	if cmd == nil {
