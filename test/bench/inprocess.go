@@ -139,7 +139,21 @@ func ProcessCPU() time.Duration {
 // Collector) and, for the reference input, under Go's default too
 // (gc=gogc100).
 func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
-	for _, input := range Inputs {
+	runPerCollector(b, Inputs, func(b *testing.B, input string, gc int) {
+		req := LoadOrSkip(b, input, step)
+		rsp := Check(b, step+"/"+input, fn, req)
+		reqSize, rspSize := proto.Size(req), proto.Size(rsp)
+		LoopGC(b, fn, req, gc)
+		b.ReportMetric(float64(reqSize), "req-B")
+		b.ReportMetric(float64(rspSize), "rsp-B")
+	})
+}
+
+// runPerCollector runs bench as sub-benchmark input=<input>/gc=served for
+// each of inputs, under the served functions' collector setting, and for
+// the reference input also as gc=gogc100, under Go's default.
+func runPerCollector(b *testing.B, inputs []string, bench func(b *testing.B, input string, gc int)) {
+	for _, input := range inputs {
 		gcs := []int{function.DefaultGCPercent}
 		if input == Reference {
 			gcs = append(gcs, 100)
@@ -149,14 +163,7 @@ func BenchmarkFunction(b *testing.B, step string, fn RunFunc) {
 			if gc != function.DefaultGCPercent {
 				name = fmt.Sprintf("gogc%d", gc)
 			}
-			b.Run(fmt.Sprintf("input=%s/gc=%s", input, name), func(b *testing.B) {
-				req := LoadOrSkip(b, input, step)
-				rsp := Check(b, step+"/"+input, fn, req)
-				reqSize, rspSize := proto.Size(req), proto.Size(rsp)
-				LoopGC(b, fn, req, gc)
-				b.ReportMetric(float64(reqSize), "req-B")
-				b.ReportMetric(float64(rspSize), "rsp-B")
-			})
+			b.Run(fmt.Sprintf("input=%s/gc=%s", input, name), func(b *testing.B) { bench(b, input, gc) })
 		}
 	}
 }
@@ -186,21 +193,9 @@ func BenchmarkFunctionScaling(b *testing.B, step string, fn RunFunc) {
 // Collector) and, for the reference input, under Go's default too
 // (gc=gogc100). Run on the small and reference inputs.
 func BenchmarkFunctionServedWork(b *testing.B, step string, fn RunFunc) {
-	for _, input := range []string{Small, Reference} {
-		gcs := []int{function.DefaultGCPercent}
-		if input == Reference {
-			gcs = append(gcs, 100)
-		}
-		for _, gc := range gcs {
-			name := "served"
-			if gc != function.DefaultGCPercent {
-				name = fmt.Sprintf("gogc%d", gc)
-			}
-			b.Run(fmt.Sprintf("input=%s/gc=%s", input, name), func(b *testing.B) {
-				servedWork(b, step, fn, input, gc)
-			})
-		}
-	}
+	runPerCollector(b, []string{Small, Reference}, func(b *testing.B, input string, gc int) {
+		servedWork(b, step, fn, input, gc)
+	})
 }
 
 // servedWork is one run of BenchmarkFunctionServedWork: input under the

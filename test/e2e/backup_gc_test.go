@@ -77,21 +77,7 @@ func TestBackupOutlivesItsCluster(t *testing.T) {
 		}
 		crds = append(crds, objs...)
 	}
-	for _, o := range crds {
-		e.must(t, apply(ctx, e.c, o), "apply CRD "+o.GetName())
-	}
-	waitFor(t, time.Minute, "CRDs established", func(ctx context.Context) (bool, string, error) {
-		for _, o := range crds {
-			u, err := get(ctx, e.c, gvkCRD, "", o.GetName())
-			if err != nil {
-				return false, "", err
-			}
-			if s, _, _ := condition(u, "Established"); s != "True" {
-				return false, o.GetName() + " not Established", nil
-			}
-		}
-		return true, "", nil
-	})
+	e.must(t, e.applyCRDs(ctx, crds, time.Minute), "CRDs established")
 
 	const ns = "tenant-demo"
 	e.must(t, e.ensureNamespace(ctx, ns), "namespace "+ns)

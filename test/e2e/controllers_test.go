@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -203,18 +202,7 @@ func (e *env) installControllerCRDs(cs *controllers) error {
 		}
 		names = append(names, o.GetName())
 	}
-	return poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		for _, n := range names {
-			u, err := get(ctx, e.c, gvkCRD, "", n)
-			if err != nil {
-				return false, "", err
-			}
-			if s, _, _ := condition(u, "Established"); s != "True" {
-				return false, n + " not Established", nil
-			}
-		}
-		return true, "", nil
-	})
+	return e.waitEstablished(2*time.Minute, names...)
 }
 
 // installWebhooks applies each controller's webhook configurations from its

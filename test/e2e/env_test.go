@@ -411,19 +411,33 @@ func (e *env) installCRDs() error {
 		}
 	}
 	objs = append(objs, extraCRDs()...)
-	for _, o := range objs {
+	return e.applyCRDs(ctx, objs, 2*time.Minute)
+}
+
+// applyCRDs applies crds and waits up to timeout for each to be
+// Established.
+func (e *env) applyCRDs(ctx context.Context, crds []*unstructured.Unstructured, timeout time.Duration) error {
+	names := make([]string, 0, len(crds))
+	for _, o := range crds {
 		if err := apply(ctx, e.c, o); err != nil {
 			return fmt.Errorf("apply CRD %s: %w", o.GetName(), err)
 		}
+		names = append(names, o.GetName())
 	}
-	return poll(2*time.Minute, func(ctx context.Context) (bool, string, error) {
-		for _, o := range objs {
-			u, err := get(ctx, e.c, gvkCRD, "", o.GetName())
+	return e.waitEstablished(timeout, names...)
+}
+
+// waitEstablished waits up to timeout for each named CRD to be
+// Established.
+func (e *env) waitEstablished(timeout time.Duration, names ...string) error {
+	return poll(timeout, func(ctx context.Context) (bool, string, error) {
+		for _, n := range names {
+			u, err := get(ctx, e.c, gvkCRD, "", n)
 			if err != nil {
 				return false, "", err
 			}
 			if s, _, _ := condition(u, "Established"); s != "True" {
-				return false, o.GetName() + " not Established", nil
+				return false, n + " not Established", nil
 			}
 		}
 		return true, "", nil

@@ -229,18 +229,24 @@ func (e *env) installFluxCRDs() (sourceVersion, helmVersion string, err error) {
 			}
 		}
 	}
-	return sourceVersion, helmVersion, poll(time.Minute, func(ctx context.Context) (bool, string, error) {
-		for _, n := range names {
-			u, err := get(ctx, e.c, gvkCRD, "", n)
-			if err != nil {
-				return false, "", err
-			}
-			if s, _, _ := condition(u, "Established"); s != "True" {
-				return false, n + " not Established", nil
-			}
+	return sourceVersion, helmVersion, e.waitEstablished(time.Minute, names...)
+}
+
+// bringUpFlux runs the bring-up steps of Flux: its CRDs, source-controller
+// and helm-controller with kubeconfigs (startFlux; *fc), and the loopback
+// Helm repository (*repo) with the Composition charting from it. It
+// returns the controllers' versions.
+func (e *env) bringUpFlux(t *testing.T, kubeconfigs map[string]string, fc **fluxControllers, repo **helmRepo) (sourceVersion, helmVersion string) {
+	t.Helper()
+	step(t, "Flux CRDs", func() (err error) { sourceVersion, helmVersion, err = e.installFluxCRDs(); return err })
+	step(t, "Flux source-controller and helm-controller", func() (err error) { *fc, err = e.startFlux(kubeconfigs); return err })
+	step(t, "loopback Helm repository + Composition charting from it", func() (err error) {
+		if *repo, err = startHelmRepo(); err != nil {
+			return err
 		}
-		return true, "", nil
+		return e.installLoopbackComposition(*repo)
 	})
+	return sourceVersion, helmVersion
 }
 
 // startFlux starts source-controller and helm-controller with the flags of

@@ -127,14 +127,7 @@ func TestScale(t *testing.T) {
 			kubeconfigs, err = e.setupIdentities(flux)
 			return err
 		})
-		step(t, "Flux CRDs", func() error { _, _, err := e.installFluxCRDs(); return err })
-		step(t, "Flux source-controller and helm-controller", func() (err error) { fc, err = e.startFlux(kubeconfigs); return err })
-		step(t, "loopback Helm repository + Composition charting from it", func() (err error) {
-			if repo, err = startHelmRepo(); err != nil {
-				return err
-			}
-			return e.installLoopbackComposition(repo)
-		})
+		e.bringUpFlux(t, kubeconfigs, &fc, &repo)
 	}) {
 		t.FailNow()
 	}

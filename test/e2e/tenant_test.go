@@ -113,16 +113,7 @@ func TestControllers(t *testing.T) {
 			return nil
 		})
 		step(t, "Cluster API managers", func() error { return e.startControllers(cs) })
-		var srcV, helmV string
-		step(t, "Flux CRDs", func() (err error) { srcV, helmV, err = e.installFluxCRDs(); return err })
-		step(t, "Flux source-controller and helm-controller", func() (err error) { fc, err = e.startFlux(kubeconfigs); return err })
-		step(t, "loopback Helm repository + Composition charting from it", func() error {
-			var err error
-			if repo, err = startHelmRepo(); err != nil {
-				return err
-			}
-			return e.installLoopbackComposition(repo)
-		})
+		srcV, helmV := e.bringUpFlux(t, kubeconfigs, &fc, &repo)
 		versions = append(versions, cs.versions()...)
 		versions = append(versions,
 			"Flux source-controller "+srcV+" (bin/source-controller, runs under its upstream ClusterRole)",
