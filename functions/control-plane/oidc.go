@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -335,6 +336,13 @@ func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) fi
 		errs = append(errs, field.Invalid(path, shorten(fmt.Sprint(e.BadValue)), e.Field+": "+e.ErrorBody()))
 	}
 	if len(hosts) == 0 {
+		for i, j := range cfg.JWT {
+			for _, u := range []struct{ name, url string }{{"url", j.Issuer.URL}, {"discoveryURL", j.Issuer.DiscoveryURL}} {
+				if why := internalIssuerHost(u.url); u.url != "" && why != "" {
+					errs = append(errs, field.Invalid(path, shorten(u.url), fmt.Sprintf("jwt[%d].issuer.%s: %s", i, u.name, why)))
+				}
+			}
+		}
 		return errs
 	}
 	for i, j := range cfg.JWT {
@@ -351,6 +359,46 @@ func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) fi
 		}
 	}
 	return errs
+}
+
+// internalIssuerHost says why the tenant API server, which runs in the
+// management cluster, must not fetch rawURL on a tenant's word whatever
+// the platform allows, or "" when it may: an IP literal that is not a
+// public unicast address (loopback, link-local such as the cloud metadata
+// service 169.254.169.254, private, unspecified, multicast; IPv4-mapped
+// forms included), a name resolvers read as a number (0x7f.1, 2130706433:
+// glibc's inet_aton), a name without a dot (cluster search domains), or a
+// name of the cluster's or the cloud's internal DNS (localhost, .svc,
+// .cluster.local, .internal, .local). A public name may still resolve to
+// such an address: oidc.customConfigIssuerHosts is the platform's bound.
+func internalIssuerHost(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "must be a URL"
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if a, err := netip.ParseAddr(h); err == nil {
+		if a = a.Unmap(); !a.IsGlobalUnicast() || a.IsPrivate() {
+			return "must not be an address of the management network (loopback, link-local, private, unspecified or multicast): the tenant's API server runs there"
+		}
+		return ""
+	}
+	labels := strings.Split(h, ".")
+	last := labels[len(labels)-1]
+	switch {
+	case h == "":
+		return "must name a host"
+	case len(labels) == 1:
+		return "must be a fully qualified DNS name: a name without a dot resolves through the management cluster's search domains"
+	case strings.HasPrefix(last, "0x") || strings.Trim(last, "0123456789") == "":
+		return "must not be a number in a DNS name's place: resolvers read it as an IP address"
+	}
+	for _, suffix := range []string{"localhost", "svc", "cluster.local", "internal", "local"} {
+		if h == suffix || strings.HasSuffix(h, "."+suffix) {
+			return "must not be a name of the management cluster's or the cloud's internal DNS (." + suffix + ")"
+		}
+	}
+	return ""
 }
 
 // allowedIssuerHost reports whether rawURL is on one of hosts: its host an

@@ -222,10 +222,17 @@ jwt:
 			want: want{errs: []string{`spec.oidc.customConfig.secretRef.name: Invalid value: "my-authn": the platform allows only some issuer hosts`}},
 		},
 		"CustomServiceAccountIssuer": {
-			reason: "kube-apiserver refuses a jwt issuer equal to its --service-account-issuer, which Kamaji sets to https://kubernetes.default.svc.cluster.local.",
+			reason: "kube-apiserver refuses a jwt issuer equal to its --service-account-issuer, which Kamaji sets to https://kubernetes.default.svc.cluster.local; a name of the cluster's DNS is refused besides.",
 			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
 				Config: strings.Replace(docsConfig, "https://example.com", "https://kubernetes.default.svc.cluster.local", 1)}}},
-			want: want{errs: []string{`jwt[0].issuer.url: Invalid value: "https://kubernetes.default.svc.cluster.local": URL must not overlap with disallowed issuers`}},
+			want: want{errs: []string{`jwt[0].issuer.url: Invalid value: "https://kubernetes.default.svc.cluster.local": URL must not overlap with disallowed issuers`,
+				`jwt[0].issuer.url: must not be a name of the management cluster's or the cloud's internal DNS (.cluster.local)`}},
+		},
+		"MetadataServiceIssuer": {
+			reason: "The tenant API server runs in the management cluster: an issuer at the cloud metadata address would have it fetch from there.",
+			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{
+				Config: strings.Replace(docsConfig, "https://example.com", "https://169.254.169.254/latest", 1)}}},
+			want: want{errs: []string{`Invalid value: "https://169.254.169.254/latest": jwt[0].issuer.url: must not be an address of the management network`}},
 		},
 	}
 	for name, tc := range cases {
@@ -415,6 +422,52 @@ func TestPlanOIDCErrors(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, errs); diff != "" {
 		t.Errorf("plan(...): -want errors, +got:\n%s", diff)
+	}
+}
+
+// Hosts a tenant's CustomConfig may never name, whatever the platform
+// allows: each an address or name that reaches the management network
+// (RFC 1918, RFC 3927 link-local, RFC 4193 unique local, loopback), a form
+// glibc's inet_aton reads as 169.254.169.254 (0xa9fea9fe, 2852039166), a
+// search-domain name, or cluster and cloud internal DNS.
+func TestInternalIssuerHost(t *testing.T) {
+	for _, tc := range []struct {
+		url      string
+		internal bool
+	}{
+		{"https://169.254.169.254/latest", true},
+		{"https://[::ffff:169.254.169.254]/", true},
+		{"https://[fe80::1]/", true},
+		{"https://127.0.0.1/", true},
+		{"https://[::1]/", true},
+		{"https://0.0.0.0/", true},
+		{"https://10.0.0.1/", true},
+		{"https://172.16.5.4/", true},
+		{"https://192.168.1.1/", true},
+		{"https://[fd00::1]/", true},
+		{"https://224.0.0.1/", true},
+		{"https://2852039166/", true},
+		{"https://0xa9fea9fe/", true},
+		{"https://0x7f.1/", true},
+		{"https://10.1/", true},
+		{"https://keycloak/", true},
+		{"https://localhost/", true},
+		{"https://id.localhost/", true},
+		{"https://keycloak.auth.svc/", true},
+		{"https://keycloak.auth.svc.cluster.local/", true},
+		{"https://KEYCLOAK.auth.SVC.cluster.local./", true},
+		{"https://metadata.google.internal/", true},
+		{"https://printer.local/", true},
+		{"https://id.example.com/realms/x", false},
+		{"https://accounts.google.com", false},
+		{"https://8.8.8.8/", false},
+		{"https://[2001:4860:4860::8888]/", false},
+		{"https://svc.example.com/", false},
+		{"https://internal.example.com/", false},
+	} {
+		if got := internalIssuerHost(tc.url) != ""; got != tc.internal {
+			t.Errorf("internalIssuerHost(%q) refuses: %v, want %v", tc.url, got, tc.internal)
+		}
 	}
 }
 
