@@ -30,7 +30,7 @@ type proc struct {
 	// kubelet restarts a Deployment's container (supervise); stopped is
 	// set by stop and kill; restarts counts the restarts.
 	restartAlways, stopped bool
-	restarts              int
+	restarts               int
 }
 
 // supervise makes p restart 2 s after it exits without stop or kill, as

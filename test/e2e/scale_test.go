@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // scaleSettings are TestScale's knobs (environment, set by `make scale`).
@@ -532,19 +534,48 @@ func countRequests(path string, from, to time.Time) ([]requestCount, error) {
 
 const crossplaneUser = "system:serviceaccount:" + xpNamespace + ":crossplane"
 
-// pollInterval is the --poll-interval core ran with (deploy/crossplane/values.yaml),
-// Crossplane's default 1m if none.
-func (sc *scaleRun) pollInterval(t *testing.T) time.Duration {
+// coreIntervals are the --poll-interval and --sync-interval core ran with
+// (deploy/crossplane/values.yaml, then E2E_CORE_ARGS; the last wins),
+// Crossplane's defaults 1m and 1h where none is given.
+func (sc *scaleRun) coreIntervals(t *testing.T) (poll, sync time.Duration) {
 	args, err := crossplaneValuesArgs(sc.e.path("deploy", "crossplane", "values.yaml"))
 	sc.e.must(t, err, "Crossplane values")
-	d := time.Minute
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, "--poll-interval="); ok {
-			d, err = time.ParseDuration(v)
-			sc.e.must(t, err, a)
+	poll, sync = time.Minute, time.Hour
+	for _, a := range append(args, strings.Fields(os.Getenv("E2E_CORE_ARGS"))...) {
+		for _, f := range []struct {
+			flag string
+			d    *time.Duration
+		}{{"--poll-interval=", &poll}, {"--sync-interval=", &sync}} {
+			if v, ok := strings.CutPrefix(a, f.flag); ok {
+				*f.d, err = time.ParseDuration(v)
+				sc.e.must(t, err, a)
+			}
 		}
 	}
-	return d
+	return poll, sync
+}
+
+// watchedKinds is how many kinds Crossplane watches for one cluster's XR:
+// the XR's own and each distinct kind of its composed resources
+// (spec.crossplane.resourceRefs). Each kind's informer resyncs once per
+// --sync-interval, each at its own time (controller-runtime jitters every
+// informer's period by ±10%), and each resync enqueues the XRs that depend
+// on its objects: about this many reconciles per XR and sync interval.
+func (sc *scaleRun) watchedKinds(t *testing.T) int {
+	ctx, cancel := ctxT(time.Minute)
+	defer cancel()
+	c := sc.claims[0]
+	xr, err := sc.e.xrName(ctx, c[0], c[1])
+	sc.e.must(t, err, "XR of "+c[0]+"/"+c[1])
+	u, err := get(ctx, sc.e.c, gvkXR, "", xr)
+	sc.e.must(t, err, "XR "+xr)
+	refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "crossplane", "resourceRefs")
+	kinds := map[string]bool{}
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		kinds[fmt.Sprint(m["apiVersion"], "/", m["kind"])] = true
+	}
+	return len(kinds) + 1
 }
 
 // percentile is the p-th percentile (nearest rank) of ds.
@@ -572,11 +603,13 @@ func (sc *scaleRun) result(t *testing.T) {
 	helmProcs := []string{"helm-controller", "source-controller", "kube-apiserver", "etcd"}
 	helm := perClusterHour(sc.b, helmProcs...)
 	// A window shorter than the poll interval sees few of the reconciles an
-	// hour holds: each cluster is reconciled once per poll interval and once
-	// per --sync-interval (1h), whatever the window saw counted, the rest
-	// added at the measured cost of one reconcile.
-	poll := sc.pollInterval(t)
-	scheduled := time.Hour.Seconds()/poll.Seconds() + 1
+	// hour holds: each cluster is reconciled once per poll interval and
+	// once per watched kind and --sync-interval (watchedKinds); whatever
+	// the window saw counted, the rest added at the measured cost of one
+	// reconcile.
+	poll, sync := sc.coreIntervals(t)
+	kinds := sc.watchedKinds(t)
+	scheduled := time.Hour.Seconds()/poll.Seconds() + float64(kinds)*time.Hour.Seconds()/sync.Seconds()
 	seen := float64(sc.aReconciles) / n / sc.a.hours()
 	perReconcile := map[string]float64{}
 	reconcileTotal := 0.0
@@ -592,8 +625,8 @@ func (sc *scaleRun) result(t *testing.T) {
 	}
 	report("scale: one reconcile of one cluster (%d reconciles in %.0fs, every cluster nudged round after round): %.1f ms CPU (%s ms)",
 		sc.roundReconciles, sc.rounds.hours()*3600, reconcileTotal*1000, strings.Join(costParts, ", "))
-	report("scale: reconciles per cluster-hour: %.1f seen in window A, %.1f scheduled (poll interval %s, sync interval 1h); tenantkube per cluster-hour = window A + %.1f reconciles at the cost above",
-		seen, scheduled, poll, max(0, scheduled-seen))
+	report("scale: reconciles per cluster-hour: %.1f seen in window A, %.1f scheduled (poll interval %s; sync interval %s × %d watched kinds); tenantkube per cluster-hour = window A + %.1f reconciles at the cost above",
+		seen, scheduled, poll, sync, kinds, max(0, scheduled-seen))
 	report("scale: %d tenant clusters composed in %.1fs; %d HelmReleases of the equivalent chart (%d objects, %d bytes of values) Ready in %.1fs",
 		sc.s.n, sc.createS, sc.s.n, sc.chartObjects, sc.chartValueBytes, sc.helmS)
 	for _, w := range []struct {
