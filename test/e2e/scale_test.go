@@ -557,7 +557,7 @@ func (sc *scaleRun) coreIntervals(t *testing.T) (poll, sync time.Duration) {
 
 // watchedKinds is how many kinds Crossplane watches for one cluster's XR:
 // the XR's own and each distinct kind of its composed resources
-// (spec.crossplane.resourceRefs). Each kind's informer resyncs once per
+// (spec.crossplane.resourceRefs, or spec.resourceRefs). Each kind's informer resyncs once per
 // --sync-interval, each at its own time (controller-runtime jitters every
 // informer's period by ±10%), and each resync enqueues the XRs that depend
 // on its objects: about this many reconciles per XR and sync interval.
@@ -570,6 +570,9 @@ func (sc *scaleRun) watchedKinds(t *testing.T) int {
 	u, err := get(ctx, sc.e.c, gvkXR, "", xr)
 	sc.e.must(t, err, "XR "+xr)
 	refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "crossplane", "resourceRefs")
+	if len(refs) == 0 { // a claim's XR (legacy scope) keeps them at spec.resourceRefs
+		refs, _, _ = unstructured.NestedSlice(u.Object, "spec", "resourceRefs")
+	}
 	kinds := map[string]bool{}
 	for _, r := range refs {
 		m, _ := r.(map[string]any)
