@@ -8,9 +8,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -274,19 +276,22 @@ func (e *env) changes(what string, before, after map[string]snap, rv bool) []str
 	return problems
 }
 
+// unionKeys are the keys of b and a together, sorted.
+func unionKeys(b, a map[string]any) []string {
+	keys := maps.Clone(b)
+	if keys == nil {
+		keys = map[string]any{}
+	}
+	maps.Copy(keys, a)
+	return slices.Sorted(maps.Keys(keys))
+}
+
 // changedPaths lists where two versions of an object differ: top-level
 // members, and metadata's members by name (metadata.labels, …), leaving out
 // what every write changes (resourceVersion, managedFields).
 func changedPaths(b, a map[string]any) []string {
 	var out []string
-	keys := map[string]bool{}
-	for k := range b {
-		keys[k] = true
-	}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range keys {
+	for _, k := range unionKeys(b, a) {
 		if k != "metadata" {
 			if !reflect.DeepEqual(b[k], a[k]) {
 				out = append(out, k)
@@ -295,20 +300,12 @@ func changedPaths(b, a map[string]any) []string {
 		}
 		bm, _ := b[k].(map[string]any)
 		am, _ := a[k].(map[string]any)
-		mk := map[string]bool{}
-		for m := range bm {
-			mk[m] = true
-		}
-		for m := range am {
-			mk[m] = true
-		}
-		for m := range mk {
+		for _, m := range unionKeys(bm, am) {
 			if m != "resourceVersion" && m != "managedFields" && !reflect.DeepEqual(bm[m], am[m]) {
 				out = append(out, "metadata."+m)
 			}
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 
