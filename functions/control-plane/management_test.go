@@ -287,3 +287,36 @@ func TestNamespaceUsages(t *testing.T) {
 		}
 	}
 }
+
+// TestManagementNamespaceGate: what lives in the management namespace (its
+// Usages and the controllers' kubeconfig) is composed only once the
+// Namespace is observed; on a cluster's first reconcile only the Namespace
+// is, since an apply into a namespace that does not exist fails
+// Crossplane's whole composition.
+func TestManagementNamespaceGate(t *testing.T) {
+	ca, client := newPair(t, "tenant-ca"), newPair(t, "kubernetes-super-admin")
+	good := `{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}, data: {super-admin.svc: ` +
+		kcB64(kamajiKubeconfig(ca, client, "", "", "")) + `}}`
+	inNamespace := []string{nameControllersKubeconfig, "usage-namespace-by-cluster-autoscaler", "usage-namespace-by-kccm", "usage-namespace-by-kcsi-controller"}
+	for name, firstReconcile := range map[string]bool{"NamespaceObserved": false, "FirstReconcile": true} {
+		t.Run(name, func(t *testing.T) {
+			call := fntest.Call{Spec: `{}`, NoManagementNamespace: firstReconcile, Required: map[string][]string{requiredKubeconfig: {good}}}
+			p, errs := planOf(t, call, "")
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			composed := map[string]bool{}
+			for _, o := range p.Composed {
+				composed[o.Name] = true
+			}
+			if !composed[nameManagementNamespace] {
+				t.Errorf("management Namespace not composed")
+			}
+			for _, n := range inNamespace {
+				if composed[n] == firstReconcile {
+					t.Errorf("%s composed: %v, want %v", n, composed[n], !firstReconcile)
+				}
+			}
+		})
+	}
+}

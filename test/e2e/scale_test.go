@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 )
 
 // scaleSettings are TestScale's knobs (environment, set by `make scale`).
@@ -27,6 +28,10 @@ type scaleSettings struct {
 	settle  time.Duration // SCALE_SETTLE: wait before each window
 	changes int           // SCALE_CHANGES: claim changes timed one by one
 	out     string        // SCALE_OUT: result line, profile, audit summary
+	// grow (SCALE_GROW, 0 for none): after the comparison, tenant clusters
+	// are added up to this many, timed, and memory and change latency
+	// measured again at that size.
+	grow int
 }
 
 func scaleFromEnv(root string) (scaleSettings, error) {
@@ -45,6 +50,11 @@ func scaleFromEnv(root string) (scaleSettings, error) {
 	if v := os.Getenv("SCALE_CHANGES"); v != "" {
 		if s.changes, err = strconv.Atoi(v); err != nil {
 			return s, fmt.Errorf("SCALE_CHANGES: %w", err)
+		}
+	}
+	if v := os.Getenv("SCALE_GROW"); v != "" && v != "0" {
+		if s.grow, err = strconv.Atoi(v); err != nil || s.grow <= s.n {
+			return s, fmt.Errorf("SCALE_GROW=%q: want 0 or more than SCALE_N (%d)", v, s.n)
 		}
 	}
 	if v := os.Getenv("SCALE_OUT"); v != "" {
@@ -67,7 +77,8 @@ rules:
 // HelmReleases of a chart equivalent to one cluster (equivalentChart), on
 // the same stack: TestE2E's bring-up plus Flux's source-controller and
 // helm-controller under their upstream roles, kube-apiserver writing an
-// audit log (who makes which request) and Crossplane core serving pprof.
+// audit log (who makes which request), and Crossplane core and
+// kube-apiserver serving pprof.
 //
 //  1. Window A (tenantkube): N claims composed and settled; CPU of core,
 //     the functions, kube-apiserver and etcd; requests by user; core's CPU
@@ -78,6 +89,9 @@ rules:
 //     installed into the management cluster at a 5m interval.
 //  4. Window B (Helm): CPU of helm-controller, source-controller,
 //     kube-apiserver and etcd; requests by user.
+//  5. With SCALE_GROW: Flux stopped, core started again, claims added up
+//     to SCALE_GROW; the time to compose them, resident memory per added
+//     cluster and SCALE_CHANGES claim changes at that size.
 //
 // No Kamaji, Cluster API or KubeVirt controller runs: no composed object
 // changes status, so the XRs reconcile only on their own schedule, and
@@ -106,7 +120,7 @@ func TestScale(t *testing.T) {
 	e.must(t, os.WriteFile(policy, []byte(scaleAuditPolicy), 0o644), "audit policy")
 	e.apiserverExtra = []string{"--audit-policy-file=" + policy, "--audit-log-path=" + audit,
 		"--audit-log-format=json", "--audit-log-mode=batch", "--audit-log-batch-max-size=100",
-		"--audit-log-batch-max-wait=1s", "--audit-log-maxsize=0"}
+		"--audit-log-batch-max-wait=1s", "--audit-log-maxsize=0", "--profiling=true"}
 	pprofPort, err := freePort()
 	e.must(t, err, "port")
 	e.coreExtra = []string{fmt.Sprintf("--profile=127.0.0.1:%d", pprofPort)}
@@ -151,6 +165,12 @@ func TestScale(t *testing.T) {
 		}
 	}
 	sc.result(t)
+	if s.grow > 0 {
+		if !scenario(t, "scale: grow to SCALE_GROW tenant clusters", sc.growTo) {
+			t.FailNow()
+		}
+		sc.growResult(t)
+	}
 }
 
 // scaleRun is one TestScale run's state and figures.
@@ -172,6 +192,11 @@ type scaleRun struct {
 	changes                      []time.Duration
 	chartObjects                 int
 	chartValueBytes              int
+	// growFrom and grown are the samples before and after growing to
+	// SCALE_GROW; growS the time to compose the added clusters.
+	growFrom, grown sample
+	growS           float64
+	growChanges     []time.Duration
 }
 
 // sample is the CPU seconds and resident memory of each process at one
@@ -246,22 +271,29 @@ func scaleClaimName(i int) (ns, name string) {
 	return fmt.Sprintf("scale-%04d", i), fmt.Sprintf("c%04d", i)
 }
 
-// create applies N claims and waits until every one has its composed
-// objects.
-func (sc *scaleRun) create(t *testing.T) {
+// create applies SCALE_N claims and waits until every one has its
+// composed objects.
+func (sc *scaleRun) create(t *testing.T) { sc.createS = sc.createClaims(t, 0, sc.s.n) }
+
+// createClaims applies claims from to to-1 (scaleClaimName), waits until
+// every one has its composed objects and returns the seconds it took.
+func (sc *scaleRun) createClaims(t *testing.T, from, to int) float64 {
 	e := sc.e
+	n := to - from
+	// Up to 6 s per claim: 3.5 s each was measured at 100 clusters.
+	timeout := 10*time.Minute + time.Duration(n)*6*time.Second
 	start := time.Now()
-	ctx, cancel := ctxT(10*time.Minute + time.Duration(sc.s.n)*3*time.Second)
+	ctx, cancel := ctxT(timeout)
 	defer cancel()
 	pending := map[[2]string]bool{}
-	for i := 0; i < sc.s.n; i++ {
+	for i := from; i < to; i++ {
 		ns, name := scaleClaimName(i)
 		e.must(t, e.ensureNamespace(ctx, ns), "namespace "+ns)
 		e.must(t, apply(ctx, e.c, loopbackClaim(ns, name)), "claim "+ns+"/"+name)
 		sc.claims = append(sc.claims, [2]string{ns, name})
 		pending[[2]string{ns, name}] = true
 	}
-	waitFor(t, 10*time.Minute+time.Duration(sc.s.n)*3*time.Second, fmt.Sprintf("%d claims composed", sc.s.n), func(context.Context) (bool, string, error) {
+	waitFor(t, timeout, fmt.Sprintf("%d claims composed", n), func(context.Context) (bool, string, error) {
 		// Each cluster's check is some 16 reads: at N in the hundreds
 		// one round outlasts poll's 20s, so each check has its own
 		// deadline and a round stops after 15s (the rest wait for the
@@ -286,8 +318,9 @@ func (sc *scaleRun) create(t *testing.T) {
 		}
 		return len(pending) == 0, fmt.Sprintf("%d not composed yet (%s)", len(pending), why), nil
 	})
-	sc.createS = time.Since(start).Seconds()
-	t.Logf("%d tenant clusters composed in %.1fs", sc.s.n, sc.createS)
+	took := time.Since(start).Seconds()
+	t.Logf("%d tenant clusters composed in %.1fs", n, took)
+	return took
 }
 
 // steady settles, then measures one window, fetching core's CPU profile
@@ -323,8 +356,23 @@ func (sc *scaleRun) steady(t *testing.T, profile string) windowFigures {
 
 // profile writes Crossplane core's CPU profile over d to path.
 func (sc *scaleRun) profile(path string, d time.Duration) error {
-	hc := &http.Client{Timeout: d + time.Minute}
-	resp, err := hc.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", sc.pprofPort, int(d.Seconds())))
+	return fetchProfile(&http.Client{}, fmt.Sprintf("http://127.0.0.1:%d", sc.pprofPort), path, d)
+}
+
+// apiserverProfile writes kube-apiserver's CPU profile over d to path.
+func (sc *scaleRun) apiserverProfile(path string, d time.Duration) error {
+	hc, err := rest.HTTPClientFor(sc.e.cfg)
+	if err != nil {
+		return err
+	}
+	return fetchProfile(hc, strings.TrimSuffix(sc.e.cfg.Host, "/"), path, d)
+}
+
+// fetchProfile writes the CPU profile over d that the server at base
+// serves at /debug/pprof/profile to path.
+func fetchProfile(hc *http.Client, base, path string, d time.Duration) error {
+	hc.Timeout = d + time.Minute
+	resp, err := hc.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(d.Seconds())))
 	if err != nil {
 		return err
 	}
@@ -349,16 +397,17 @@ func (sc *scaleRun) windowTenantkube(t *testing.T) {
 }
 
 // reconcileRounds nudges every XR, round after round for a minute, with
-// core's CPU profile over the same time, and keeps each process's CPU
-// seconds per reconcile of one cluster.
+// core's and kube-apiserver's CPU profiles over the same time, and keeps
+// each process's CPU seconds per reconcile of one cluster.
 func (sc *scaleRun) reconcileRounds(t *testing.T) {
 	e := sc.e
 	const d = time.Minute
 	base, err := e.runFunctionCalls("workers")
 	e.must(t, err, "function metrics")
 	from := sc.sample(t)
-	done := make(chan error, 1)
+	done, apiDone := make(chan error, 1), make(chan error, 1)
 	go func() { done <- sc.profile(filepath.Join(sc.s.out, "crossplane-core-reconciles.pprof"), d) }()
+	go func() { apiDone <- sc.apiserverProfile(filepath.Join(sc.s.out, "kube-apiserver-reconciles.pprof"), d) }()
 	for time.Since(from.at) < d {
 		start, err := e.runFunctionCalls("workers")
 		e.must(t, err, "function metrics")
@@ -378,17 +427,25 @@ func (sc *scaleRun) reconcileRounds(t *testing.T) {
 	if err := <-done; err != nil {
 		errorf(t, "CPU profile of crossplane core: %v", err)
 	}
+	if err := <-apiDone; err != nil {
+		errorf(t, "CPU profile of kube-apiserver: %v", err)
+	}
 	sc.rounds = windowFigures{from: from, to: to}
 	sc.roundReconciles = end - base
 }
 
-// changeLatency changes claims' maxReplicas one at a time, round robin, and
-// times each from the claim's patch to the MachineDeployment's max-size
-// annotation showing it (polled every 20ms).
-func (sc *scaleRun) changeLatency(t *testing.T) {
+// changeLatency times SCALE_CHANGES claim changes (timeChanges).
+func (sc *scaleRun) changeLatency(t *testing.T) { sc.changes = sc.timeChanges(t) }
+
+// timeChanges changes SCALE_CHANGES claims' maxReplicas one at a time,
+// spread evenly over the claims, and times each from the claim's patch to
+// the MachineDeployment's max-size annotation showing it (polled every
+// 20ms).
+func (sc *scaleRun) timeChanges(t *testing.T) []time.Duration {
 	e := sc.e
+	var out []time.Duration
 	for i := 0; i < sc.s.changes; i++ {
-		c := sc.claims[i%len(sc.claims)]
+		c := sc.claims[i*len(sc.claims)/sc.s.changes%len(sc.claims)]
 		ctx, cancel := ctxT(time.Minute)
 		md, err := get(ctx, e.c, gvkMD, c[0], c[1]+"-md0")
 		cancel()
@@ -411,8 +468,9 @@ func (sc *scaleRun) changeLatency(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		sc.changes = append(sc.changes, time.Since(start))
+		out = append(out, time.Since(start))
 	}
+	return out
 }
 
 // createReleases stops Crossplane core and installs N HelmReleases of the
@@ -556,11 +614,15 @@ func (sc *scaleRun) coreIntervals(t *testing.T) (poll, sync time.Duration) {
 }
 
 // watchedKinds is how many kinds Crossplane watches for one cluster's XR:
-// the XR's own and each distinct kind of its composed resources
-// (spec.crossplane.resourceRefs, or spec.resourceRefs). Each kind's informer resyncs once per
-// --sync-interval, each at its own time (controller-runtime jitters every
-// informer's period by ±10%), and each resync enqueues the XRs that depend
-// on its objects: about this many reconciles per XR and sync interval.
+// the XR's own, CompositionRevision and each distinct kind of its composed
+// resources (spec.crossplane.resourceRefs, or spec.resourceRefs); the
+// kinds its functions require are left out. Each kind's informer resyncs
+// once per --sync-interval, each at its own time (controller-runtime
+// jitters every informer's period by ±10%), and each resync enqueues
+// every XR that depends on one of its objects (crossplane v2.4,
+// internal/controller/apiextensions/definition/handlers.go): at most
+// about this many reconciles per XR and sync interval, fewer where two
+// resyncs meet in the queue.
 func (sc *scaleRun) watchedKinds(t *testing.T) int {
 	ctx, cancel := ctxT(time.Minute)
 	defer cancel()
@@ -578,7 +640,7 @@ func (sc *scaleRun) watchedKinds(t *testing.T) int {
 		m, _ := r.(map[string]any)
 		kinds[fmt.Sprint(m["apiVersion"], "/", m["kind"])] = true
 	}
-	return len(kinds) + 1
+	return len(kinds) + 2
 }
 
 // percentile is the p-th percentile (nearest rank) of ds.
@@ -685,4 +747,51 @@ func (sc *scaleRun) result(t *testing.T) {
 		sc.s.n, tk, helm, tk/helm, writesPerHour, corePer, apiPer, p99.Seconds(), sc.createS)
 	t.Log(line)
 	sc.e.must(t, os.WriteFile(filepath.Join(sc.s.out, "result.txt"), []byte(line+"\n"), 0o644), "result")
+}
+
+// growTo stops Flux (its HelmReleases stay), starts Crossplane core again,
+// waits until it has reconciled every cluster and settled, then adds
+// claims up to SCALE_GROW and times SCALE_CHANGES claim changes at that
+// size.
+func (sc *scaleRun) growTo(t *testing.T) {
+	e := sc.e
+	sc.fc.helm.stop()
+	sc.fc.source.stop()
+	start, err := e.runFunctionCalls("workers")
+	e.must(t, err, "function metrics")
+	e.must(t, e.core.start(), "start crossplane core")
+	waitFor(t, 15*time.Minute, fmt.Sprintf("core reconciling %d clusters after its start", len(sc.claims)), func(ctx context.Context) (bool, string, error) {
+		cur, err := e.runFunctionCalls("workers")
+		return cur >= start+len(sc.claims), fmt.Sprintf("%d of %d", cur-start, len(sc.claims)), err
+	})
+	time.Sleep(sc.s.settle)
+	sc.growFrom = sc.sample(t)
+	sc.growS = sc.createClaims(t, sc.s.n, sc.s.grow)
+	time.Sleep(sc.s.settle)
+	sc.grown = sc.sample(t)
+	sc.growChanges = sc.timeChanges(t)
+}
+
+// growResult reports the figures at SCALE_GROW clusters and appends their
+// one-line summary to the result.
+func (sc *scaleRun) growResult(t *testing.T) {
+	added := float64(sc.s.grow - sc.s.n)
+	per := func(p string) float64 { return (sc.grown.rss[p] - sc.growFrom.rss[p]) / added }
+	report("scale: grown from %d to %d tenant clusters: the %d added composed in %.1fs (%.2f s each); resident memory crossplane core %.0f → %.0f MiB, kube-apiserver %.0f → %.0f MiB, etcd %.0f → %.0f MiB; load average %s",
+		sc.s.n, sc.s.grow, sc.s.grow-sc.s.n, sc.growS, sc.growS/added,
+		sc.growFrom.rss["crossplane-core"], sc.grown.rss["crossplane-core"], sc.growFrom.rss["kube-apiserver"], sc.grown.rss["kube-apiserver"],
+		sc.growFrom.rss["etcd"], sc.grown.rss["etcd"], sc.grown.load)
+	p50, p99 := percentile(sc.growChanges, 50), percentile(sc.growChanges, 99)
+	report("scale: claim change → MachineDeployment changed at %d clusters over %d changes: p50 %.2fs, p99 %.2fs, max %.2fs",
+		sc.s.grow, len(sc.growChanges), p50.Seconds(), p99.Seconds(), percentile(sc.growChanges, 100).Seconds())
+	// create_s: the first SCALE_N and the rest, composed one batch after
+	// the other.
+	line := fmt.Sprintf("scale: clusters=%d core_rss_mib=%.2f apiserver_rss_mib=%.2f etcd_rss_mib=%.2f change_p99_s=%.2f create_s=%.0f",
+		sc.s.grow, per("crossplane-core"), per("kube-apiserver"), per("etcd"), p99.Seconds(), sc.createS+sc.growS)
+	t.Log(line)
+	f, err := os.OpenFile(filepath.Join(sc.s.out, "result.txt"), os.O_APPEND|os.O_WRONLY, 0o644)
+	sc.e.must(t, err, "result")
+	_, err = fmt.Fprintln(f, line)
+	sc.e.must(t, err, "result")
+	sc.e.must(t, f.Close(), "result")
 }
