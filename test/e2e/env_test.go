@@ -270,7 +270,9 @@ func (e *env) apiserverArgs() []string {
 		"--client-ca-file=" + pki("ca.crt"),
 		"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range=10.96.0.0/24",
+		// Room for a ClusterIP per tenant cluster at `make scale`'s
+		// thousands (a /24 holds 254).
+		"--service-cluster-ip-range=10.96.0.0/16",
 		"--authorization-mode=RBAC",
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
