@@ -178,7 +178,17 @@ func pipelineCases(root string) []pipelineCase {
 				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
 			},
 			// A TenantCluster's etcd is its Tenant's: no backups to restore.
-			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"demo-backup-20261202183044-c62685"`, "takes no backups"}},
+			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"demo-backup-20261202183044-c62685"`, "a TenantCluster's etcd is its namespace's"}},
+		// A claim restoring the TenantCluster demo of the Tenant's backup:
+		// the Tenant's snapshot file, demo's PKI (demo-pki.yaml's
+		// placeholders; "demo cluster CA key" is ZGVtbyBjbHVzdGVyIENBIGtleQ==)
+		// under demo2's names.
+		{name: "etcd-restore-tenant", xr: data("xr-restore-tenant.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("tenant-backup-bundle.yaml"), data("tenant-namespace.yaml")},
+			contains: []string{
+				"        key: tenantkube/tenant-demo/20261203045905-e8f851.db\n", "  name: demo2-ca\n", "  ca.key: ZGVtbyBjbHVzdGVyIENBIGtleQ==\n",
+				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
+			},
+			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"20261203045905-e8f851"`, "a TenantCluster's etcd is its namespace's"}},
 		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},

@@ -3,13 +3,19 @@ package test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"filippo.io/age"
+	"filippo.io/age/armor"
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
@@ -18,6 +24,38 @@ import (
 )
 
 const tenantTestdata = "testdata/tenant"
+
+// ageArmor is an armored age file as a YAML string holds it.
+var ageArmor = regexp.MustCompile(`-----BEGIN AGE ENCRYPTED FILE-----[^"]*-----END AGE ENCRYPTED FILE-----(\\n)?`)
+
+// backupIdentity is the age identity of the Secret in keys (YAML documents:
+// a ConfigMap and the Secret etcd-backup-identity, key identity).
+func backupIdentity(t *testing.T, keys []byte) *age.X25519Identity {
+	t.Helper()
+	for _, doc := range bytes.Split(keys, []byte("\n---\n")) {
+		var s struct {
+			Kind string            `json:"kind"`
+			Data map[string]string `json:"data"`
+		}
+		if err := yaml.Unmarshal(doc, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Kind != "Secret" {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(s.Data["identity"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := age.ParseX25519Identity(strings.TrimSpace(string(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	t.Fatal("no identity Secret")
+	return nil
+}
 
 // tenantEtcd is the base name of a Tenant's etcd (docs/architecture.md,
 // Names), written here by hand.
@@ -48,7 +86,7 @@ func TestTenantRender(t *testing.T) {
 	renderXR := func(xr string, required []string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, ExtraArgs: []string{schemas}, Stderr: &bytes.Buffer{}})
+		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, ExtraArgs: []string{schemas}, Stderr: &bytes.Buffer{}, Clock: renderClock})
 	}
 
 	// 4Gi = 4294967296 bytes; 95% is 4080218931.2, rounded down.
@@ -82,6 +120,18 @@ func TestTenantRender(t *testing.T) {
 		{name: "etcd-cozystack", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), filepath.Join(root, "test", pipelineTestdata, "platform-etcd-cozystack.yaml")}, contains: []string{
 			"apiVersion: etcd-operator.cozystack.io/v1alpha2\n", "  - " + tenantEtcd + "-client.tenant-demo.svc:2379\n", "  - '*." + tenantEtcd + ".tenant-demo.svc'\n",
 			"    quotaBackendBytes: 4080218931\n", "  version: 3.6.11\n",
+		}},
+		// Backups of the Tenant's etcd: the 24h slot of
+		// tenant-demo/tenantkubenamespaceetcdofthetenant began 2026-12-03
+		// 04:59:05 (the first 8 bytes of its SHA-256, 0xa433d5226e8d1899,
+		// are 17945 s = 4h59m05s modulo a day); demo's PKI is carried,
+		// second's (no TenantCluster) is not. The name ends in e8f851, the
+		// digest of the UID render gives the Tenant
+		// (fc30b6c7-7f2d-5832-be29-81fc691c862f, `printf <uid> | sha256sum`).
+		{name: "etcd-backup", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), data("demo-pki.yaml"),
+			filepath.Join(root, "test", pipelineTestdata, "platform-etcd-backup.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"), filepath.Join(root, "test", pipelineTestdata, "tenant-namespace.yaml")}, contains: []string{
+			"kind: EtcdSnapshot\n", "  name: 20261203045905-e8f851\n", "    name: " + tenantEtcd + "\n", "      key: tenantkube/tenant-demo\n",
+			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      dataStoreSchema: ", "type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
 		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
 	}
@@ -117,9 +167,55 @@ func TestTenantRender(t *testing.T) {
 				got = out
 				outputs[c.name] = out
 			}
-			compareGolden(t, filepath.Join(tenantTestdata, c.name+".golden.yaml"), got)
+			// age encryption is randomised: the golden holds a placeholder
+			// (the etcd-backup-bundle case decrypts the real one).
+			compareGolden(t, filepath.Join(tenantTestdata, c.name+".golden.yaml"), ageArmor.ReplaceAll(got, []byte("<age encrypted>")))
 		})
 	}
+
+	t.Run("etcd-backup-bundle", func(t *testing.T) {
+		out := outputs["etcd-backup"]
+		if out == nil {
+			t.Fatal("the etcd-backup case did not render")
+		}
+		var bundle map[string]any
+		for name, o := range renderedObjects(t, out) {
+			if strings.HasPrefix(name, "EnvironmentConfig/tenant-demo.") {
+				bundle = o
+			}
+		}
+		if bundle == nil {
+			t.Fatal("no backup EnvironmentConfig rendered")
+		}
+		keys, err := os.ReadFile(filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := backupIdentity(t, keys)
+		armored, _ := bundle["data"].(map[string]any)["pki"].(string)
+		rd, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
+		if err != nil {
+			t.Fatalf("the platform's identity does not open the bundle: %v", err)
+		}
+		plain, err := io.ReadAll(rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pki map[string]map[string]map[string][]byte
+		if err := json.Unmarshal(plain, &pki); err != nil {
+			t.Fatal(err)
+		}
+		// demo-pki.yaml's values, decoded by hand.
+		for role, kv := range map[string][2]string{"ca": {"ca.key", "demo cluster CA key"}, "sa-certificate": {"sa.key", "demo service-account private key"},
+			"front-proxy-ca-certificate": {"front-proxy-ca.key", "demo front-proxy CA key"}} {
+			if got := string(pki["demo"][role][kv[0]]); got != kv[1] {
+				t.Errorf("bundle demo/%s[%s] = %q, want %q", role, kv[0], got, kv[1])
+			}
+		}
+		if len(pki) != 1 {
+			t.Errorf("bundle carries %d clusters, want demo alone", len(pki))
+		}
+	})
 
 	t.Run("example-datastore", func(t *testing.T) {
 		out := outputs["example"]

@@ -750,8 +750,17 @@ func TestValidationAgrees(t *testing.T) {
 		},
 		"RestoreBadNames": {
 			reason: "Upper case and dots are no DNS label.",
-			args:   args{spec: `{restore: {backup: Demo.backup, namespace: tenant.demo}}`},
-			want:   want{paths: []string{"spec.restore.backup", "spec.restore.namespace"}},
+			args:   args{spec: `{restore: {backup: Demo.backup, namespace: tenant.demo, cluster: De.mo}}`},
+			want:   want{paths: []string{"spec.restore.backup", "spec.restore.namespace", "spec.restore.cluster"}},
+		},
+		"RestoreTenantBackup": {
+			reason: "A Tenant's backup name and the TenantCluster it restores.",
+			args:   args{spec: `{restore: {backup: "20261203045905-e8f851", cluster: demo}}`},
+		},
+		"RestoreCluster33": {
+			reason: "A cluster name has at most 32 characters.",
+			args:   args{spec: `{restore: {backup: "20261203045905-e8f851", cluster: ` + strings.Repeat("c", 33) + `}}`},
+			want:   want{paths: []string{"spec.restore.cluster"}},
 		},
 		"MaxNodeProvisionTime24h1s": {
 			reason: "One second past 24h.",

@@ -36,13 +36,14 @@ func (b Backup) Validate(path *field.Path) field.ErrorList {
 }
 
 // Restore names the backup a new cluster starts from: its etcd data and
-// its PKI (cluster CA, service-account key, front-proxy CA, etcd CAs), so
+// its PKI (cluster CA, service-account key, front-proxy CA), so
 // kubeconfigs and service-account tokens issued before the backup keep
 // working.
 type Restore struct {
-	// Backup is the backup's name, <cluster>-backup-<UTC time
-	// YYYYMMDDhhmmss>-<6 hex digits>, as status.backup of the cluster it
-	// came from names it. The cluster may since have been deleted: its
+	// Backup is the backup's name, as status.backup of the cluster (or
+	// Tenant) it came from names it: <cluster>-<UTC time
+	// YYYYMMDDhhmmss>-<6 hex digits> for a cluster's, <UTC time>-<6 hex
+	// digits> for a Tenant's. The cluster may since have been deleted: its
 	// backups stay until their namespace is deleted.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
@@ -54,6 +55,12 @@ type Restore struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+	// Cluster is the TenantCluster whose state a Tenant's backup (of the
+	// namespace's shared etcd) restores; empty for a cluster's own backup.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // Validate returns every problem of r at path (spec.restore).
@@ -69,6 +76,9 @@ func (r *Restore) Validate(path *field.Path) field.ErrorList {
 	}
 	if r.Namespace != "" {
 		errs = append(errs, validateLabel(path.Child("namespace"), r.Namespace, validation.DNS1123LabelMaxLength)...)
+	}
+	if r.Cluster != "" {
+		errs = append(errs, validateLabel(path.Child("cluster"), r.Cluster, MaxClusterNameLength)...)
 	}
 	return errs
 }

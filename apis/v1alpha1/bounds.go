@@ -18,6 +18,9 @@ const (
 	// write (storage classes, instance types, GPU device names): a DNS
 	// subdomain's 253 characters.
 	MaxNameLength = 253
+	// MaxClusterNameLength is the longest cluster name N: every name
+	// derived from N stays a DNS label (function.MaxClusterNameLength).
+	MaxClusterNameLength = 32
 	// MaxImageLength is the longest image reference: a 255-character
 	// repository, a 128-character tag and a sha512 digest fit.
 	MaxImageLength = 512

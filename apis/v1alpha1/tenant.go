@@ -101,6 +101,11 @@ type TenantStatus struct {
 	// DataStore against deletion until its control plane is gone.
 	// +optional
 	Clusters int32 `json:"clusters,omitempty"`
+
+	// Backup is the backups of the namespace's etcd, where the platform
+	// takes them.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
 }
 
 // Default fills every unset field with its default (the XRD's), in place.

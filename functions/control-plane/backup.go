@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -57,9 +58,17 @@ const (
 	identityKey  = "identity"
 )
 
-// backupNamePattern is a backup's name:
-// <N>-backup-<backupTimeLayout>-<incarnation digest>.
-var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)-backup-([0-9]{14})-([0-9a-f]{6})$`)
+// backupNamePattern is a backup's name: "<N>-<UTC YYYYMMDDhhmmss>-<6 hex
+// digits>" (a cluster's), "<UTC YYYYMMDDhhmmss>-<6 hex digits>" (a
+// Tenant's), or an earlier cluster's "<N>-backup-<time>-<digits>".
+var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?-)?[0-9]{14}-[0-9a-f]{6}$`)
+
+// maxBackupNameLength bounds an EtcdSnapshot's name: etcd-operator v0.5.4
+// runs a snapshot as the Job "<name>-snapshot" (controllers/snapshot_job.go),
+// and Kubernetes copies a Job's name into its pods' label
+// batch.kubernetes.io/job-name, at most 63 characters; the operator leaves
+// a snapshot whose Job it cannot create Pending.
+const maxBackupNameLength = 63 - len("-snapshot")
 
 // pkiRole is one Secret a backup carries: Role is its key in the bundle,
 // Secret its name for cluster id.
@@ -81,15 +90,21 @@ var backupPKI = []pkiRole{
 	{"etcd-peer-ca", func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).PeerCA }},
 }
 
-// backupName is the name of cluster id's backup of the slot starting at
-// t: "<N>-backup-<UTC YYYYMMDDhhmmss>-<incarnation>" (at most
-// 32+8+14+1+6 = 61 characters), incarnation the XR's incarnationDigest.
-// Backups outlive their XR (backupOwner), so a cluster created again under
-// the same name may reach a slot an earlier one's retained backup has:
-// the digest keeps their names apart, and so Crossplane never applies the
-// new cluster's backup over the retained one.
-func backupName(id function.Identity, incarnation string, t time.Time) string {
-	return id.Prefixed("backup-" + t.UTC().Format(backupTimeLayout) + "-" + incarnation)
+// backupName is the name of a backup of the slot starting at t: for a
+// cluster's etcd (base N) "<N>-<UTC YYYYMMDDhhmmss>-<incarnation>", at
+// most 32+1+14+1+6 = 54 characters (maxBackupNameLength); for a Tenant's
+// (base "") "<UTC YYYYMMDDhhmmss>-<incarnation>", 21 characters, shorter
+// than any cluster's. incarnation is the XR's incarnationDigest: backups
+// outlive their XR (backupOwner), so a cluster created again under the
+// same name may reach a slot an earlier one's retained backup has; the
+// digest keeps their names apart, and so Crossplane never applies the new
+// cluster's backup over the retained one.
+func backupName(base, incarnation string, t time.Time) string {
+	name := t.UTC().Format(backupTimeLayout) + "-" + incarnation
+	if base == "" {
+		return name
+	}
+	return base + "-" + name
 }
 
 // incarnationDigest is the first backupDigestLength hex characters of the
@@ -107,14 +122,14 @@ func incarnationDigest(uid string) string {
 // deletes an object only once all its owners are gone: deleting the
 // cluster leaves its backups, deleting the namespace removes them. nil
 // until the Namespace has arrived (function.RequirementNamespace).
-func backupOwner(r *function.Request, id function.Identity) (*metav1.OwnerReference, error) {
+func backupOwner(r *function.Request, ns string) (*metav1.OwnerReference, error) {
 	nss, _, err := function.Required[corev1.Namespace](r, function.RequirementNamespace)
 	if err != nil {
 		return nil, err
 	}
-	for _, ns := range nss {
-		if ns.Name == id.Namespace && ns.UID != "" {
-			return &metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns.Name, UID: ns.UID}, nil
+	for _, o := range nss {
+		if o.Name == ns && o.UID != "" {
+			return &metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: o.Name, UID: o.UID}, nil
 		}
 	}
 	return nil, nil
@@ -123,14 +138,14 @@ func backupOwner(r *function.Request, id function.Identity) (*metav1.OwnerRefere
 // observedBackupOwner is the Namespace ownerReference observed on
 // composed resource name (nil for none): what an observed backup keeps
 // while the Namespace has not arrived.
-func observedBackupOwner(r *function.Request, id function.Identity, name string) (*metav1.OwnerReference, error) {
+func observedBackupOwner(r *function.Request, ns, name string) (*metav1.OwnerReference, error) {
 	obj, _, err := function.Observed[metav1.PartialObjectMetadata](r, name)
 	if err != nil || obj == nil {
 		return nil, err
 	}
 	for _, ref := range obj.OwnerReferences {
-		if ref.APIVersion == "v1" && ref.Kind == "Namespace" && ref.Name == id.Namespace && ref.UID != "" {
-			return &metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: id.Namespace, UID: ref.UID}, nil
+		if ref.APIVersion == "v1" && ref.Kind == "Namespace" && ref.Name == ns && ref.UID != "" {
+			return &metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns, UID: ref.UID}, nil
 		}
 	}
 	return nil, nil
@@ -141,14 +156,15 @@ func observedBackupOwner(r *function.Request, id function.Identity, name string)
 // "<NS>.<N>" is.
 func backupBundleName(ns, b string) string { return ns + "." + b }
 
-// backupInterval is the cluster's interval: spec.backup.interval within
-// the platform's [minInterval, interval], or the platform's interval.
-func backupInterval(spec *tkv1alpha1.KubernetesClusterSpec, b *cpinput.EtcdBackup) (time.Duration, *field.Error) {
+// backupInterval is the interval asked (spec.backup.interval) within the
+// platform's [minInterval, interval], or with none asked the platform's
+// interval.
+func backupInterval(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) (time.Duration, *field.Error) {
 	hi := b.Interval
-	if spec.Backup.Interval == "" {
+	if asked == "" {
 		return hi.Parse(field.NewPath("input", "etcd", "backup", "interval"), b.MinInterval, hi)
 	}
-	return spec.Backup.Interval.Parse(field.NewPath("spec", "backup", "interval"), b.MinInterval, hi)
+	return asked.Parse(field.NewPath("spec", "backup", "interval"), b.MinInterval, hi)
 }
 
 // slotStart is the start of the backup slot holding now: slots are
@@ -184,8 +200,8 @@ func observedBackups(r *function.Request) []time.Time {
 	return out
 }
 
-// backupPlan is what planBackups composes besides the objects: the status
-// and condition.
+// backupPlan is the state of a schedule's backups: the status and
+// condition.
 type backupPlan struct {
 	Status    map[string]any
 	Current   bool
@@ -198,74 +214,123 @@ type backupPlan struct {
 	LastFound bool
 }
 
-// planBackups adds to p the cluster's EtcdSnapshots and their encrypted
-// PKI (docs/architecture.md, Backups): the observed ones, the newest
-// retention of them kept, and one for the slot holding now when no
-// observed backup is of that slot or later and the PKI to carry and the
-// tenant's Namespace (backupOwner) have arrived. It requires the PKI
-// Secrets and the recipient; it sets status.backup and the BackupCurrent
-// condition.
+// backupSchedule is one etcd's scheduled backups: a claim's dedicated
+// etcd (planBackups) or a Tenant's (planTenantBackups).
+type backupSchedule struct {
+	// Slot seeds the slots' offset: "<NS>/<Slot.Name>".
+	Slot function.Identity
+	// Base is the first part of the backups' names (backupName).
+	Base string
+	// Etcd is the EtcdCluster's name; Labels the backup objects' labels.
+	Etcd   string
+	Labels map[string]string
+	// Interval is the length of a slot.
+	Interval time.Duration
+	// Require asks for what a backup carries; Carried reads it, nil until
+	// it has all arrived.
+	Require func(p *function.Plan)
+	Carried func(r *function.Request) (*backupContent, error)
+}
+
+// backupContent is what one backup's bundle holds besides its name and
+// namespace: PKI, encrypted (its JSON), and Fields, in the clear.
+type backupContent struct {
+	PKI    any
+	Fields map[string]any
+}
+
+// planBackups adds to p the claim's EtcdSnapshots and their encrypted PKI
+// (composeBackups): the five PKI Secrets of its dedicated etcd and control
+// plane, and where the control plane's data lives in etcd (schema,
+// username).
 func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput, schema, username string, now time.Time) *field.Error {
-	b := &in.Etcd.Backup
-	interval, ferr := backupInterval(t.Spec, b)
+	interval, ferr := backupInterval(t.Spec.Backup.Interval, &in.Etcd.Backup)
 	if ferr != nil {
 		return ferr
 	}
 	id := t.ID
-	for _, role := range backupPKI {
-		p.Require(requiredBackupSourcePrefix+role.Role, secretSelector(role.Secret(id), id.Namespace))
-	}
-	p.Require(requiredBackupRecipient, &fnv1.ResourceSelector{
-		ApiVersion: "v1", Kind: "ConfigMap",
-		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
-		Namespace: proto.String(b.PKINamespace),
-	})
-	pki, err := backupSources(r, id)
-	if err != nil {
-		return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
-	}
-	recipient, ferr := backupRecipient(r, b)
-	if ferr != nil {
-		return ferr
-	}
+	return composeBackups(p, r, &in.Etcd.Backup, backupSchedule{
+		Slot: id, Base: id.Name, Etcd: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster,
+		Labels: id.Labels(), Interval: interval,
+		Require: func(p *function.Plan) { requirePKI(p, id, "", backupPKI) },
+		Carried: func(r *function.Request) (*backupContent, error) {
+			pki, err := readPKI(r, id, "", backupPKI)
+			if pki == nil || err != nil {
+				return nil, err
+			}
+			return &backupContent{PKI: pki, Fields: map[string]any{
+				bundleCluster: id.Name, bundleSchema: schema, bundleUsername: username,
+			}}, nil
+		},
+	}, now)
+}
+
+// composeBackups adds to p the EtcdSnapshots of schedule s and their
+// encrypted PKI (docs/architecture.md, Backups): the observed ones, the
+// newest retention of them kept, and one for the slot holding now when no
+// observed backup is of that slot or later and what it carries, the
+// platform's recipient and the tenant's Namespace (backupOwner) have
+// arrived. What a backup carries is required only while one is to be
+// written. It sets status.backup and the BackupCurrent condition.
+func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, now time.Time) *field.Error {
+	ns := s.Slot.Namespace
 	uid := r.CompositeString("metadata", "uid")
 	if uid == "" {
 		return field.Required(field.NewPath("metadata", "uid"), "backup names carry a digest of the XR's UID, which Crossplane's XRs always have")
 	}
 	incarnation := incarnationDigest(uid)
-	owner, err := backupOwner(r, id)
+	owner, err := backupOwner(r, ns)
 	if err != nil {
 		return field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)
 	}
-	// A new backup object needs all it depends on: the PKI it carries, the
-	// key it is encrypted to and the Namespace that owns it.
-	canCreate := pki != nil && recipient != nil && owner != nil
 
-	slot := slotStart(id, interval, now)
+	slot := slotStart(s.Slot, s.Interval, now)
 	// Nothing watched changes when the next slot starts: Crossplane is
 	// asked to run the pipeline again then.
-	p.RunAgainAfter = slot.Add(interval).Sub(now)
+	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
 	backups := observedBackups(r)
-	if (len(backups) == 0 || backups[0].Before(slot)) && canCreate {
+	due := len(backups) == 0 || backups[0].Before(slot)
+	for _, ts := range retained(backups, b.Retention) {
+		due = due || !r.ObservedExists(namePrefixBackupPKI+ts.Format(backupTimeLayout))
+	}
+	var content *backupContent
+	var recipient age.Recipient
+	if due {
+		s.Require(p)
+		p.Require(requiredBackupRecipient, &fnv1.ResourceSelector{
+			ApiVersion: "v1", Kind: "ConfigMap",
+			Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
+			Namespace: proto.String(b.PKINamespace),
+		})
+		if content, err = s.Carried(r); err != nil {
+			return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+		}
+		var ferr *field.Error
+		if recipient, ferr = backupRecipient(r, b); ferr != nil {
+			return ferr
+		}
+	}
+	// A new backup object needs all it depends on: what it carries, the
+	// key that is encrypted to and the Namespace that owns it.
+	canCreate := content != nil && recipient != nil && owner != nil
+	if due && canCreate && (len(backups) == 0 || backups[0].Before(slot)) {
 		backups = append([]time.Time{slot}, backups...)
 	}
-	if len(backups) > int(b.Retention) {
-		// Older ones leave the desired state: Crossplane deletes them.
-		backups = backups[:b.Retention]
-	}
+	// Older ones leave the desired state: Crossplane deletes them.
+	backups = retained(backups, b.Retention)
 	for _, ts := range backups {
 		suffix := ts.Format(backupTimeLayout)
 		snapshot := namePrefixBackup + suffix
-		name := backupObjectName(r, id, incarnation, snapshot, ts)
+		name := backupObjectName(r, s.Base, incarnation, snapshot, ts)
 		snapOwner := owner
 		if snapOwner == nil {
 			// Kept as observed until the Namespace arrives: an apply
 			// without the reference would remove it.
-			if snapOwner, err = observedBackupOwner(r, id, snapshot); err != nil {
+			if snapOwner, err = observedBackupOwner(r, ns, snapshot); err != nil {
 				return field.InternalError(field.NewPath("observed", snapshot), err)
 			}
 		}
-		p.Add(snapshot, buildEtcdSnapshot(id, b, name, snapOwner), function.ReadyAlways)
+		p.Add(snapshot, buildEtcdSnapshot(ns, s.Etcd, s.Labels, b, name, snapOwner), function.ReadyAlways)
 		bundle := namePrefixBackupPKI + suffix
 		switch {
 		case r.ObservedExists(bundle):
@@ -273,7 +338,7 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 			// its Namespace reference, function.Kept).
 			p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
 		case canCreate:
-			env, err := buildBackupBundle(id, name, schema, username, pki, recipient, owner)
+			env, err := buildBackupBundle(ns, name, s.Labels, content, recipient, owner)
 			if err != nil {
 				return field.InternalError(field.NewPath("input", "etcd", "backup", "recipientConfigMap"), err)
 			}
@@ -281,23 +346,39 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		}
 	}
 
-	bp := backupStatus(r, id, incarnation, interval, backups, now)
+	bp := backupStatus(r, s.Base, incarnation, s.Interval, backups, now)
 	p.Status["backup"] = bp.Status
 	p.SetCondition(tkv1alpha1.ConditionBackupCurrent, bp.Current, bp.Reason, bp.Message)
 	return nil
 }
 
+// retained is the newest n of backups (newest first).
+func retained(backups []time.Time, n int32) []time.Time {
+	if len(backups) > int(n) {
+		return backups[:n]
+	}
+	return backups
+}
+
+// requirePKI asks for the PKI Secrets of roles of cluster id a backup
+// carries, as required resources requiredBackupSourcePrefix + key + role.
+func requirePKI(p *function.Plan, id function.Identity, key string, roles []pkiRole) {
+	for _, role := range roles {
+		p.Require(requiredBackupSourcePrefix+key+role.Role, secretSelector(role.Secret(id), id.Namespace))
+	}
+}
+
 // backupStatus reads the newest successful backup (phase Complete) of
 // backups and says whether it is current: at most twice the interval old,
-// or, before the first, the cluster (its XR) younger than that.
-func backupStatus(r *function.Request, id function.Identity, incarnation string, interval time.Duration, backups []time.Time, now time.Time) backupPlan {
+// or, before the first, the XR younger than that.
+func backupStatus(r *function.Request, base, incarnation string, interval time.Duration, backups []time.Time, now time.Time) backupPlan {
 	bp := backupPlan{Interval: interval, Retained: len(backups)}
 	for _, ts := range backups {
 		name := namePrefixBackup + ts.Format(backupTimeLayout)
 		if r.ObservedString(name, "status", "phase") != etcdv1alpha2.SnapshotPhaseComplete {
 			continue
 		}
-		bp.LastName, bp.LastTime, bp.LastFound = backupObjectName(r, id, incarnation, name, ts), ts, true
+		bp.LastName, bp.LastTime, bp.LastFound = backupObjectName(r, base, incarnation, name, ts), ts, true
 		if c, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "creationTimestamp")); err == nil {
 			bp.LastTime = c.UTC()
 		}
@@ -321,7 +402,7 @@ func backupStatus(r *function.Request, id function.Identity, incarnation string,
 		bp.Current = err != nil || now.Sub(created) <= limit
 		bp.Reason, bp.Message = tkv1alpha1.ReasonAwaitingFirstBackup, fmt.Sprintf("no backup has succeeded yet (interval %s)", interval)
 		if !bp.Current {
-			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("no backup has succeeded in the cluster's first %s: more than twice the interval %s", now.Sub(created).Truncate(time.Minute), interval)
+			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("no backup has succeeded in the first %s: more than twice the interval %s", now.Sub(created).Truncate(time.Minute), interval)
 		}
 	}
 	bp.Status = status
@@ -330,11 +411,11 @@ func backupStatus(r *function.Request, id function.Identity, incarnation string,
 
 // backupObjectName is the name of the backup of slot ts, composed as
 // snapshot: the observed EtcdSnapshot's, or backupName for a new one.
-func backupObjectName(r *function.Request, id function.Identity, incarnation, snapshot string, ts time.Time) string {
+func backupObjectName(r *function.Request, base, incarnation, snapshot string, ts time.Time) string {
 	if n := r.ObservedString(snapshot, "metadata", "name"); n != "" {
 		return n
 	}
-	return backupName(id, incarnation, ts)
+	return backupName(base, incarnation, ts)
 }
 
 // ownerRefs is owner as a list (none for nil).
@@ -345,17 +426,17 @@ func ownerRefs(owner *metav1.OwnerReference) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*owner}
 }
 
-// buildEtcdSnapshot is the EtcdSnapshot name of cluster id's etcd, to the
-// platform's destination: S3 under <keyPrefix>/<NS>/, or the namespace's
-// PVC under subPath; the operator stores it as <name>.db there. owner is
-// its Namespace reference.
-func buildEtcdSnapshot(id function.Identity, b *cpinput.EtcdBackup, name string, owner *metav1.OwnerReference) *etcdv1alpha2.EtcdSnapshot {
+// buildEtcdSnapshot is the EtcdSnapshot name in ns of EtcdCluster etcd,
+// to the platform's destination: S3 under <keyPrefix>/<ns>/, or the
+// namespace's PVC under subPath; the operator stores it as <name>.db
+// there. owner is its Namespace reference.
+func buildEtcdSnapshot(ns, etcd string, labels map[string]string, b *cpinput.EtcdBackup, name string, owner *metav1.OwnerReference) *etcdv1alpha2.EtcdSnapshot {
 	return &etcdv1alpha2.EtcdSnapshot{
 		TypeMeta:   metav1.TypeMeta{APIVersion: etcdv1alpha2.GroupVersion.String(), Kind: etcdv1alpha2.EtcdSnapshotKind},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels(), OwnerReferences: ownerRefs(owner)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, OwnerReferences: ownerRefs(owner)},
 		Spec: etcdv1alpha2.EtcdSnapshotSpec{
-			ClusterRef:  corev1.LocalObjectReference{Name: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster},
-			Destination: backupLocation(b, id.Namespace, ""),
+			ClusterRef:  corev1.LocalObjectReference{Name: etcd},
+			Destination: backupLocation(b, ns, ""),
 		},
 	}
 }
@@ -394,12 +475,13 @@ func secretSelector(name, ns string) *fnv1.ResourceSelector {
 	}
 }
 
-// backupSources are the data of the PKI Secrets a backup carries, by
-// role, once every one has arrived (nil before).
-func backupSources(r *function.Request, id function.Identity) (map[string]map[string][]byte, error) {
+// readPKI is the data of cluster id's Secrets of roles, required as
+// requiredBackupSourcePrefix + key + role, once every one has arrived
+// with data (nil before).
+func readPKI(r *function.Request, id function.Identity, key string, roles []pkiRole) (map[string]map[string][]byte, error) {
 	out := map[string]map[string][]byte{}
-	for _, role := range backupPKI {
-		secrets, _, err := function.Required[corev1.Secret](r, requiredBackupSourcePrefix+role.Role)
+	for _, role := range roles {
+		secrets, _, err := function.Required[corev1.Secret](r, requiredBackupSourcePrefix+key+role.Role)
 		if err != nil {
 			return nil, fmt.Errorf("cannot decode Secret %s/%s: %w", id.Namespace, role.Secret(id), err)
 		}
@@ -433,23 +515,25 @@ func backupRecipient(r *function.Request, b *cpinput.EtcdBackup) (age.Recipient,
 	return rcp, nil
 }
 
-// Data keys of a backup's EnvironmentConfig.
+// Data keys of a backup's EnvironmentConfig: a cluster's holds cluster,
+// dataStoreSchema and dataStoreUsername; a Tenant's clusters, by each
+// TenantCluster's name its dataStoreSchema and dataStoreUsername.
 const (
 	bundleNamespace = "namespace"
 	bundleCluster   = "cluster"
+	bundleClusters  = "clusters"
 	bundleBackup    = "backup"
 	bundleSchema    = "dataStoreSchema"
 	bundleUsername  = "dataStoreUsername"
 	bundlePKI       = "pki"
 )
 
-// buildBackupBundle is the cluster-scoped EnvironmentConfig "<NS>.<b>"
-// holding backup b's PKI, the JSON of {role: Secret data}, encrypted to
-// the platform's recipient (age, armored), and where the control plane's
-// data lives in etcd. Tenants cannot read EnvironmentConfigs, and only the
+// buildBackupBundle is the cluster-scoped EnvironmentConfig "<ns>.<b>" of
+// backup b: c's PKI, encrypted to the platform's recipient (age, armored),
+// and c's fields. Tenants cannot read EnvironmentConfigs, and only the
 // platform's identity decrypts it. owner is its Namespace reference.
-func buildBackupBundle(id function.Identity, b, schema, username string, pki map[string]map[string][]byte, to age.Recipient, owner *metav1.OwnerReference) (*xpextv1beta1.EnvironmentConfig, error) {
-	plain, err := json.Marshal(pki)
+func buildBackupBundle(ns, b string, labels map[string]string, c *backupContent, to age.Recipient, owner *metav1.OwnerReference) (*xpextv1beta1.EnvironmentConfig, error) {
+	plain, err := json.Marshal(c.PKI)
 	if err != nil {
 		return nil, err
 	}
@@ -468,27 +552,35 @@ func buildBackupBundle(id function.Identity, b, schema, username string, pki map
 	if err := aw.Close(); err != nil {
 		return nil, err
 	}
-	str := func(s string) extv1.JSON { v, _ := json.Marshal(s); return extv1.JSON{Raw: v} }
+	data := map[string]extv1.JSON{}
+	fields := map[string]any{bundleNamespace: ns, bundleBackup: b, bundlePKI: buf.String()}
+	maps.Copy(fields, c.Fields)
+	for k, v := range fields {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		data[k] = extv1.JSON{Raw: raw}
+	}
+	l := maps.Clone(labels)
+	l[function.LabelNamespace] = ns
 	return &xpextv1beta1.EnvironmentConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind},
-		ObjectMeta: metav1.ObjectMeta{Name: backupBundleName(id.Namespace, b), Labels: id.Labels(function.LabelNamespace, id.Namespace), OwnerReferences: ownerRefs(owner)},
-		Data: map[string]extv1.JSON{
-			bundleNamespace: str(id.Namespace), bundleCluster: str(id.Name), bundleBackup: str(b),
-			bundleSchema: str(schema), bundleUsername: str(username), bundlePKI: str(buf.String()),
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: backupBundleName(ns, b), Labels: l, OwnerReferences: ownerRefs(owner)},
+		Data:       data,
 	}, nil
 }
 
-// openBundle decrypts a backup's PKI with the platform's identity.
-func openBundle(armored string, id age.Identity) (map[string]map[string][]byte, error) {
+// openBundle decrypts a backup's PKI with the platform's identity into
+// out (the JSON its backupContent.PKI was).
+func openBundle(armored string, id age.Identity, out any) error {
 	rd, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	plain, err := io.ReadAll(rd)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out map[string]map[string][]byte
-	return out, json.Unmarshal(plain, &out)
+	return json.Unmarshal(plain, out)
 }

@@ -95,7 +95,7 @@ func backupRequired(key *age.X25519Identity) map[string][]string {
 // snapshotYAML is an observed EtcdSnapshot of demo's slot ts in phase,
 // created at created, owned by the Namespace tenant-demo.
 func snapshotYAML(ts, phase, created string) string {
-	return `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdSnapshot, metadata: {name: demo-backup-` + ts + `-` + digestDemo + `, namespace: tenant-demo, creationTimestamp: "` + created + `",
+	return `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdSnapshot, metadata: {name: demo-` + ts + `-` + digestDemo + `, namespace: tenant-demo, creationTimestamp: "` + created + `",
     ownerReferences: [{apiVersion: v1, kind: Namespace, name: tenant-demo, uid: ` + tenantDemoUID + `}]},
   spec: {clusterRef: {name: demo-etcd}, destination: {s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, key: tenantkube/tenant-demo, credentialsSecretRef: {name: etcd-backup-s3}}}},
   status: {phase: ` + phase + `}}`
@@ -166,7 +166,7 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Errorf("backups composed: %v, want %v", got, want)
 	}
 	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
-	if snap.Name != "demo-backup-"+slot24h+"-"+digestDemo || snap.Namespace != "tenant-demo" || snap.Spec.ClusterRef.Name != "demo-etcd" {
+	if snap.Name != "demo-"+slot24h+"-"+digestDemo || snap.Namespace != "tenant-demo" || snap.Spec.ClusterRef.Name != "demo-etcd" {
 		t.Errorf("EtcdSnapshot %s/%s of %s", snap.Namespace, snap.Name, snap.Spec.ClusterRef.Name)
 	}
 	// The operator appends /<name>.db to the key prefix: each namespace's
@@ -176,8 +176,8 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Errorf("destination %+v", snap.Spec.Destination)
 	}
 	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
-	if env.Name != "tenant-demo.demo-backup-"+slot24h+"-"+digestDemo || env.Namespace != "" {
-		t.Errorf("bundle %q in %q, want cluster-scoped tenant-demo.demo-backup-%s-%s", env.Name, env.Namespace, slot24h, digestDemo)
+	if env.Name != "tenant-demo.demo-"+slot24h+"-"+digestDemo || env.Namespace != "" {
+		t.Errorf("bundle %q in %q, want cluster-scoped tenant-demo.demo-%s-%s", env.Name, env.Namespace, slot24h, digestDemo)
 	}
 	str := func(k string) string {
 		var s string
@@ -191,11 +191,11 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Fatal("the bundle holds the CA key in clear")
 	}
 	other, _ := age.GenerateX25519Identity()
-	if _, err := openBundle(str("pki"), other); err == nil {
+	var pki map[string]map[string][]byte
+	if err := openBundle(str("pki"), other, &pki); err == nil {
 		t.Error("another identity decrypted the bundle")
 	}
-	pki, err := openBundle(str("pki"), key)
-	if err != nil {
+	if err := openBundle(str("pki"), key, &pki); err != nil {
 		t.Fatal(err)
 	}
 	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
@@ -211,7 +211,7 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 func TestBackupSchedule(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	bundle := func(ts string) string {
-		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-backup-` + ts + `-` + digestDemo + `}, data: {pki: x}}`
+		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-` + ts + `-` + digestDemo + `}, data: {pki: x}}`
 	}
 	for name, tc := range map[string]struct {
 		reason   string
@@ -321,7 +321,7 @@ func TestBackupStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			last, _ := p.Status["backup"].(map[string]any)["lastSuccessful"].(map[string]any)
-			if last["name"] != "demo-backup-"+ts+"-"+digestDemo || last["age"] != tc.wantAge || last["time"] != tc.created {
+			if last["name"] != "demo-"+ts+"-"+digestDemo || last["age"] != tc.wantAge || last["time"] != tc.created {
 				t.Errorf("status.backup.lastSuccessful = %v", last)
 			}
 			var found bool
@@ -377,7 +377,7 @@ func TestBackupBounds(t *testing.T) {
 }
 
 // TestRestore plays a restore into a new cluster demo2 of backup
-// demo-backup-<slot24h>, step by step as Crossplane calls the function.
+// demo-<slot24h>-<digest>, step by step as Crossplane calls the function.
 func TestRestore(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	// The bundle demo's backup wrote, as planBackups composes it.
@@ -389,7 +389,7 @@ func TestRestore(t *testing.T) {
 	envJSON, _ := json.Marshal(env)
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	backup := "demo-backup-" + slot24h + "-" + digestDemo
+	backup := "demo-" + slot24h + "-" + digestDemo
 	spec := `{restore: {backup: ` + backup + `}}`
 
 	t.Run("OtherNamespace", func(t *testing.T) {
@@ -400,8 +400,8 @@ func TestRestore(t *testing.T) {
 	})
 	t.Run("NotABackupName", func(t *testing.T) {
 		// The slot alone names no backup: the incarnation digest is part of it.
-		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-backup-` + slot24h + `}}`}, backupInput, backupNow)
-		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"demo-backup-`+slot24h+`"`) {
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `}}`}, backupInput, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"demo-`+slot24h+`"`) {
 			t.Errorf("restoring a name without its digest: %v", err)
 		}
 	})
@@ -549,7 +549,7 @@ func TestBackupWaitsForTheNamespace(t *testing.T) {
 	prev := "20261201183044"
 	obs := map[string]string{
 		"backup-" + prev:     snapshotYAML(prev, "Complete", "2026-12-01T18:31:00Z"),
-		"backup-pki-" + prev: `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-backup-` + prev + `-` + digestDemo + `}, data: {pki: x}}`,
+		"backup-pki-" + prev: `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-` + prev + `-` + digestDemo + `}, data: {pki: x}}`,
 	}
 	for name, ns := range map[string][]string{"NotAsked": nil, "None": {}} {
 		t.Run(name, func(t *testing.T) {
@@ -594,10 +594,10 @@ func TestBackupNamesOfAClusterCreatedAgain(t *testing.T) {
 	}
 	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
 	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
-	if want := "demo-backup-" + slot24h + "-" + digestLater; snap.Name != want {
+	if want := "demo-" + slot24h + "-" + digestLater; snap.Name != want {
 		t.Errorf("EtcdSnapshot %s, want %s (the earlier demo's is -%s)", snap.Name, want, digestDemo)
 	}
-	if want := "tenant-demo.demo-backup-" + slot24h + "-" + digestLater; env.Name != want {
+	if want := "tenant-demo.demo-" + slot24h + "-" + digestLater; env.Name != want {
 		t.Errorf("EnvironmentConfig %s, want %s", env.Name, want)
 	}
 	// Without a UID there is nothing to tell incarnations apart.
@@ -632,7 +632,7 @@ func TestRestoreAfterTheClusterIsGone(t *testing.T) {
 	envJSON, _ := json.Marshal(env)
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	backup := "demo-backup-" + slot24h + "-" + digestDemo
+	backup := "demo-" + slot24h + "-" + digestDemo
 	req := backupRequired(key)
 	req[requiredRestoreBundle] = []string{string(envJSON)}
 	req[requiredRestoreIdentity] = []string{identity}
@@ -653,21 +653,22 @@ func TestRestoreAfterTheClusterIsGone(t *testing.T) {
 	// backup is another object.
 	own := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
 	ownEnv := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
-	if want := "demo-backup-" + slot24h + "-" + digestLater; own.Name != want || ownEnv.Name != "tenant-demo."+want {
+	if want := "demo-" + slot24h + "-" + digestLater; own.Name != want || ownEnv.Name != "tenant-demo."+want {
 		t.Errorf("the new demo's backup %s (%s), want %s", own.Name, ownEnv.Name, want)
 	}
 }
 
-// An observed backup keeps the name it was created with: the composed
+// An observed backup keeps the name it was created with (here the form
+// "<N>-backup-<time>-<digest>" of earlier releases): the composed
 // EtcdSnapshot and status.backup name the object as observed.
 func TestBackupObservedName(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
-	obs := map[string]string{"backup-" + slot24h: snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z")}
+	want := "demo-backup-" + slot24h + "-" + digestDemo
+	obs := map[string]string{"backup-" + slot24h: strings.Replace(snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z"), "name: demo-"+slot24h+"-"+digestDemo, "name: "+want, 1)}
 	p, err := planBackupsAt(t, fntest.Call{UID: laterUID, Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "demo-backup-" + slot24h + "-" + digestDemo
 	if snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h); snap.Name != want {
 		t.Errorf("EtcdSnapshot %s, want %s as observed", snap.Name, want)
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"maps"
 	"testing"
+	"time"
 
+	"filippo.io/age"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
@@ -42,6 +45,12 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 			if !okA || !okB {
 				return
 			}
+			if namespaced && ns1 != ns2 {
+				// Each namespace's Tenant, serving the TenantCluster, with
+				// its backups: its names are its namespace's.
+				maps.Copy(a, tenantOutsideNames(t, ns1, n1))
+				maps.Copy(b, tenantOutsideNames(t, ns2, n2))
+			}
 			for name := range a {
 				if b[name] {
 					t.Fatalf("(%q, %q) and (%q, %q) (namespaced %v) share %s", ns1, n1, ns2, n2, namespaced, name)
@@ -49,6 +58,83 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzBackupKey is the platform's age key of the fuzzed backups.
+var fuzzBackupKey = func() *age.X25519Identity {
+	k, err := age.GenerateX25519Identity()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// backupAnswers are the required resources of cluster id's backup on
+// backupInput: its PKI Secrets by role key (keyed as key+role) and the
+// recipient.
+func backupAnswers(t *testing.T, id function.Identity, key string, roles []pkiRole) map[string]*fnv1.Resources {
+	t.Helper()
+	out := map[string]*fnv1.Resources{}
+	add := func(k string, obj map[string]any) {
+		s, err := fntest.Struct(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: s}}}
+	}
+	for _, role := range roles {
+		add(requiredBackupSourcePrefix+key+role.Role, map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": role.Secret(id), "namespace": id.Namespace}, "data": map[string]any{"k": "dg=="}})
+	}
+	add(requiredBackupRecipient, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "etcd-backup-recipient", "namespace": "tenantkube-system"}, "data": map[string]any{"recipient": fuzzBackupKey.Recipient().String()}})
+	return out
+}
+
+// tenantOutsideNames runs the function for the Tenant ns serving the
+// TenantCluster n, with backups and n's PKI answered, and returns what it
+// names outside ns (kind-qualified), nil when it refuses the identity.
+func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
+	t.Helper()
+	id := function.Identity{Namespace: ns, Name: n}
+	req := fntest.Call{Spec: `{}`, Input: backupInput}.Request(t)
+	xr, err := fntest.Struct(map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "Tenant", "metadata": map[string]any{"name": ns, "uid": tenantUID}, "spec": map[string]any{}})
+	if err != nil {
+		return nil
+	}
+	req.Observed.Composite.Resource = xr
+	req.Observed.Resources = nil
+	req.RequiredResources = backupAnswers(t, id, n+".", restoredPKI)
+	for key, obj := range map[string]map[string]any{
+		requiredTenantClusters:        {"apiVersion": "tenantkube.io/v1alpha1", "kind": "TenantCluster", "metadata": map[string]any{"name": n, "namespace": ns}},
+		requiredTenantControlPlanes:   {"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "metadata": map[string]any{"name": n, "namespace": ns}, "spec": map[string]any{"dataStoreName": id.TenantDataStoreName()}},
+		function.RequirementNamespace: {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "uid": tenantDemoUID}},
+	} {
+		o, err := fntest.Struct(obj)
+		if err != nil {
+			return nil
+		}
+		req.RequiredResources[key] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: o}}}
+	}
+	req.RequiredResources[requiredTenantClaims] = &fnv1.Resources{}
+	rsp, err := fntest.Run(fn, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fntest.FatalMessage(rsp) != "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, r := range rsp.GetDesired().GetResources() {
+		obj := r.GetResource().AsMap()
+		if objNS, _ := fntest.Get(obj, "metadata", "namespace").(string); objNS == "" {
+			out[obj["kind"].(string)+" "+fntest.Get(obj, "metadata", "name").(string)] = true
+		}
+	}
+	if !out["EnvironmentConfig "+ns+"."+backupName("", incarnationDigest(tenantUID), slotStart(function.Identity{Namespace: ns, Name: tenantEtcdBase}, 24*time.Hour, time.Now()))] {
+		t.Fatalf("Tenant %q serving %q: no backup bundle among %v", ns, n, out)
+	}
+	return out
 }
 
 // outsideNames runs the function for claim n of namespace ns (or the
@@ -60,7 +146,7 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool, bool) {
 	t.Helper()
 	out := map[string]bool{}
-	for _, input := range []string{`{}`, cozystackInput, `{dataStoreName: shared}`} {
+	for _, input := range []string{`{}`, cozystackInput, `{dataStoreName: shared}`, backupInput} {
 		req := fntest.Call{Spec: `{}`, Input: input}.Request(t)
 		x := fntest.TenantXR(ns, n, map[string]any{})
 		if namespaced {
@@ -71,11 +157,15 @@ func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool,
 			return nil, false
 		}
 		req.Observed.Composite.Resource = xr
-		nsObj, err := fntest.Struct(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+		nsObj, err := fntest.Struct(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "uid": tenantDemoUID}})
 		if err != nil {
 			return nil, false
 		}
 		req.RequiredResources = map[string]*fnv1.Resources{function.RequirementNamespace: {Items: []*fnv1.Resource{{Resource: nsObj}}}}
+		if input == backupInput && !namespaced {
+			// The claim's backup, with its bundle: a cluster-scoped name.
+			maps.Copy(req.RequiredResources, backupAnswers(t, function.Identity{Namespace: ns, Name: n}, "", backupPKI))
+		}
 		if namespaced {
 			id := function.Identity{Namespace: ns, Name: n}
 			ds, err := fntest.Struct(map[string]any{"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "DataStore",
@@ -108,6 +198,12 @@ func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool,
 					}
 				}
 				out["host "+fntest.Get(obj, "spec", "network", "ingress", "hostname").(string)] = true
+			}
+		}
+		if input == backupInput && !namespaced {
+			bundle := "EnvironmentConfig " + ns + "." + backupName(n, incarnationDigest(fntest.XRUID), slotStart(function.Identity{Namespace: ns, Name: n}, 24*time.Hour, time.Now()))
+			if !out[bundle] {
+				t.Fatalf("(%q, %q): no %s composed", ns, n, bundle)
 			}
 		}
 		if _, ok := rsp.GetDesired().GetResources()[nameKamajiControlPlane]; !ok {

@@ -44,7 +44,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return function.Fatal(rsp, err), nil
 	}
 	if r.CompositeString("kind") == tkv1alpha1.TenantKind {
-		return runTenant(r, rsp, in, settings), nil
+		return runTenant(r, rsp, in, settings, f.clock()), nil
 	}
 	t, err := r.Cluster()
 	if err != nil {

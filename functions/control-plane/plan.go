@@ -123,11 +123,15 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	p := &function.Plan{}
 	backups := !external && in.Etcd.Backup.Enabled()
 	if backups {
-		if _, err := backupInterval(spec, &in.Etcd.Backup); err != nil {
+		if _, err := backupInterval(spec.Backup.Interval, &in.Etcd.Backup); err != nil {
 			errs = append(errs, err)
 		}
 	} else if spec.Backup.Interval != "" && len(spec.Backup.Validate(field.NewPath("spec", "backup"))) == 0 {
-		p.Warn(tkv1alpha1.ReasonInvalidSpec, "spec.backup.interval is ignored: the platform takes no backups of this cluster")
+		msg := "spec.backup.interval is ignored: the platform takes no backups of this cluster"
+		if tenantDS && in.Etcd.Backup.Enabled() {
+			msg = "spec.backup.interval is ignored: a TenantCluster keeps its state in the namespace's etcd, which its Tenant backs up at the platform's interval"
+		}
+		p.Warn(tkv1alpha1.ReasonInvalidSpec, msg)
 	}
 	restore, rerrs := planRestore(p, r, t, in)
 	errs = append(errs, rerrs...)

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"filippo.io/age"
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
@@ -42,11 +45,11 @@ var restoredPKI = backupPKI[:3]
 // backup came from, and whether every restored PKI Secret is observed
 // (until then no control plane is composed).
 type restorePlan struct {
-	Source              etcdv1alpha2.SnapshotLocation
-	Schema, Username    string
-	PKIReady, Arrived   bool
-	Secrets             map[string]*corev1.Secret
-	Backup, FromCluster string
+	Source            etcdv1alpha2.SnapshotLocation
+	Schema, Username  string
+	PKIReady, Arrived bool
+	Secrets           map[string]*corev1.Secret
+	Backup            string
 }
 
 // planRestore reads the backup spec.restore names (t's own namespace only)
@@ -64,12 +67,14 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if rs.Namespace != "" && rs.Namespace != id.Namespace {
 		errs = append(errs, field.Forbidden(path.Child("namespace"), fmt.Sprintf("%q: a cluster of namespace %q restores only backups of its own namespace", rs.Namespace, id.Namespace)))
 	}
-	m := backupNamePattern.FindStringSubmatch(rs.Backup)
-	if m == nil {
-		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-backup-<UTC time YYYYMMDDhhmmss>-<6 hex digits>, as status.backup.lastSuccessful.name shows it"))
+	if !backupNamePattern.MatchString(rs.Backup) {
+		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-<UTC time YYYYMMDDhhmmss>-<6 hex digits> or a Tenant's <UTC time>-<6 hex digits>, as status.backup.lastSuccessful.name shows it"))
 	}
 	b := &in.Etcd.Backup
-	if in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled() {
+	switch {
+	case t.Namespaced && in.DataStoreName == "" && in.Etcd.Operator == cpinput.EtcdOperatorCozystack && b.Enabled():
+		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "a TenantCluster's etcd is its namespace's, shared with the namespace's other TenantClusters: restore a Tenant's backup into a KubernetesCluster, naming the TenantCluster in spec.restore.cluster"))
+	case in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled():
 		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "this platform takes no backups a cluster can restore (they need a dedicated etcd of a claim on the etcd-operator.cozystack.io/v1alpha2 operator and input.etcd.backup)"))
 	}
 	if len(errs) > 0 {
@@ -80,7 +85,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "a cluster restores a backup only when it is created; its etcd already runs")}
 	}
 
-	rp := &restorePlan{Backup: rs.Backup, FromCluster: m[1], Source: backupLocation(b, id.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
+	rp := &restorePlan{Backup: rs.Backup, Source: backupLocation(b, id.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
 	p.Require(requiredRestoreBundle, &fnv1.ResourceSelector{
 		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
 		Match: &fnv1.ResourceSelector_MatchName{MatchName: backupBundleName(id.Namespace, rs.Backup)},
@@ -95,19 +100,11 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if len(envs) != 1 {
 		return nil, field.ErrorList{field.NotFound(path.Child("backup"), rs.Backup)}
 	}
-	data := map[string]string{}
-	for k, v := range envs[0].Data {
-		var s string
-		if json.Unmarshal(v.Raw, &s) == nil {
-			data[k] = s
-		}
+	bundle, ferr := readBundle(envs[0], rs, id.Namespace)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
 	}
-	// The bundle is the platform's (tenants cannot write EnvironmentConfigs);
-	// its namespace and name are checked all the same.
-	if data[bundleNamespace] != id.Namespace || data[bundleBackup] != rs.Backup {
-		return nil, field.ErrorList{field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, data[bundleNamespace], id.Namespace))}
-	}
-	rp.Arrived, rp.Schema, rp.Username = true, data[bundleSchema], data[bundleUsername]
+	rp.Arrived, rp.Schema, rp.Username = true, bundle.Schema, bundle.Username
 
 	rp.PKIReady = true
 	for _, role := range restoredPKI {
@@ -144,7 +141,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("key %q is no age X25519 identity (AGE-SECRET-KEY-1...)", identityKey))}
 	}
-	pki, err := openBundle(data[bundlePKI], ident)
+	pki, err := bundle.open(ident)
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", rs.Backup, err))}
 	}
@@ -174,4 +171,69 @@ func composeRestoredPKI(p *function.Plan, rp *restorePlan) {
 			p.Add(namePrefixRestoredPKI+role.Role, s, function.ReadyOnceObserved)
 		}
 	}
+}
+
+// restoreBundle is what a restore reads of a backup's EnvironmentConfig:
+// the control plane's etcd account and its encrypted PKI; Cluster is the
+// TenantCluster a Tenant's backup restores ("" for a cluster's own).
+type restoreBundle struct {
+	Schema, Username string
+	Cluster          string
+	armored          string
+}
+
+// open decrypts the PKI of the restored cluster, by role.
+func (b restoreBundle) open(id age.Identity) (map[string]map[string][]byte, error) {
+	if b.Cluster == "" {
+		var pki map[string]map[string][]byte
+		return pki, openBundle(b.armored, id, &pki)
+	}
+	var byCluster map[string]map[string]map[string][]byte
+	if err := openBundle(b.armored, id, &byCluster); err != nil {
+		return nil, err
+	}
+	return byCluster[b.Cluster], nil
+}
+
+// readBundle reads backup env, which spec.restore rs names, for a cluster
+// of namespace ns: a cluster's bundle (cluster, dataStoreSchema,
+// dataStoreUsername) or a Tenant's (clusters, the one rs.Cluster names).
+// The bundle is the platform's (tenants cannot write EnvironmentConfigs);
+// its namespace and name are checked all the same.
+func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns string) (restoreBundle, *field.Error) {
+	path := field.NewPath("spec", "restore")
+	str := map[string]string{}
+	for k, v := range env.Data {
+		var s string
+		if json.Unmarshal(v.Raw, &s) == nil {
+			str[k] = s
+		}
+	}
+	if str[bundleNamespace] != ns || str[bundleBackup] != rs.Backup {
+		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str[bundleNamespace], ns))
+	}
+	out := restoreBundle{armored: str[bundlePKI]}
+	raw, tenant := env.Data[bundleClusters]
+	if !tenant {
+		if rs.Cluster != "" && rs.Cluster != str[bundleCluster] {
+			return restoreBundle{}, field.Invalid(path.Child("cluster"), rs.Cluster, fmt.Sprintf("backup %s is cluster %s's alone: leave spec.restore.cluster empty", rs.Backup, str[bundleCluster]))
+		}
+		out.Schema, out.Username = str[bundleSchema], str[bundleUsername]
+		return out, nil
+	}
+	var clusters map[string]map[string]string
+	if err := json.Unmarshal(raw.Raw, &clusters); err != nil {
+		return restoreBundle{}, field.InternalError(path.Child("backup"), fmt.Errorf("backup %s: %s: %w", rs.Backup, bundleClusters, err))
+	}
+	c, ok := clusters[rs.Cluster]
+	if !ok {
+		names := slices.Sorted(maps.Keys(clusters))
+		msg := fmt.Sprintf("backup %s is the namespace's etcd: name the TenantCluster it restores, one of %s", rs.Backup, strings.Join(names, ", "))
+		if rs.Cluster == "" {
+			return restoreBundle{}, field.Required(path.Child("cluster"), msg)
+		}
+		return restoreBundle{}, field.NotFound(path.Child("cluster"), rs.Cluster+": "+msg)
+	}
+	out.Cluster, out.Schema, out.Username = rs.Cluster, c[bundleSchema], c[bundleUsername]
+	return out, nil
 }

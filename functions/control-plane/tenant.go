@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -87,12 +88,12 @@ func tenantEtcdSite(ns string, op cpinput.EtcdOperator) etcdSite {
 
 // runTenant is RunFunction for a Tenant XR: its spec, planTenant, the
 // response.
-func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.ControlPlaneInput, settings platform.Settings) *fnv1.RunFunctionResponse {
+func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.ControlPlaneInput, settings platform.Settings, now time.Time) *fnv1.RunFunctionResponse {
 	spec := &tkv1alpha1.TenantSpec{}
 	if err := r.CompositeSpec(spec); err != nil {
 		return function.Fatal(rsp, err)
 	}
-	p, errs := planTenant(r.CompositeString("metadata", "name"), spec, in, r)
+	p, errs := planTenant(r.CompositeString("metadata", "name"), spec, in, r, now)
 	if len(errs) > 0 {
 		return function.FatalList(rsp, attributeAll(settings, errs))
 	}
@@ -111,10 +112,11 @@ func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.C
 // XR cannot compose and, with deletion order Usages, Usages keeping the
 // etcd, the DataStore, the client Secrets it reads and the Tenant itself
 // until N's KamajiControlPlane is gone; the etcd's leftovers for cleanup,
-// each kept by a Usage until the EtcdCluster is gone. Until the lists
-// arrive the per-cluster objects observed are kept. It returns every bad
+// each kept by a Usage until the EtcdCluster is gone; where the platform
+// takes backups, the etcd's (planTenantBackups, placed by now). Until the
+// lists arrive the per-cluster objects observed are kept. It returns every bad
 // spec value, a decrease of the running etcd and a bad name at once.
-func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlaneInput, r *function.Request) (*function.Plan, field.ErrorList) {
+func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlaneInput, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
 	var errs field.ErrorList
 	errs = appendError(errs, function.ValidateDNSLabel(field.NewPath("metadata", "name"), ns, validation.DNS1123LabelMaxLength))
 	spec.Default()
@@ -174,7 +176,8 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 			p.Kept = append(p.Kept, function.Kept{Name: name})
 		}
 	} else {
-		for _, n := range clusters {
+		for _, c := range clusters {
+			n := c.Name
 			id := function.Identity{Name: n, Namespace: ns}
 			p.Add(nameTenantCSIBindingPrefix+n, id.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole, id.Namespace), function.ReadyOnceObserved)
 			if usages {
@@ -193,6 +196,11 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		p.Status["clusters"] = len(clusters)
 	}
 	setDataStoreCondition(p, r, dsName, site.readyCondition())
+	if in.Etcd.Backup.Enabled() {
+		if err := planTenantBackups(p, r, site, clusters, arrived, in, now); err != nil {
+			return nil, field.ErrorList{err}
+		}
+	}
 	return p, nil
 }
 
@@ -343,11 +351,21 @@ func etcdDecreases(spec *tkv1alpha1.TenantSpec, site etcdSite, r *function.Reque
 type dataStoreUser struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
-		DataStoreName string `json:"dataStoreName"`
+		DataStoreName     string `json:"dataStoreName"`
+		DataStoreSchema   string `json:"dataStoreSchema"`
+		DataStoreUsername string `json:"dataStoreUsername"`
 	} `json:"spec"`
 }
 
-// tenantClusters are the sorted names of the TenantClusters of namespace
+// servedCluster is a TenantCluster the Tenant serves: its name and where
+// its control plane keeps its data in the namespace's etcd (the
+// KamajiControlPlane's dataStoreSchema and dataStoreUsername, Kamaji's
+// defaults when unset).
+type servedCluster struct {
+	Name, Schema, Username string
+}
+
+// tenantClusters are the TenantClusters, sorted by name, of namespace
 // ns that use the Tenant's DataStore dsName, and whether Crossplane has
 // answered every list it needs. A TenantCluster N is served when its name
 // is a cluster name, it does not yield to a claim N of the namespace
@@ -356,7 +374,7 @@ type dataStoreUser struct {
 // out a TenantCluster its own function refuses, one that waits for the
 // DataStore, and any cluster of NS on another DataStore (a claim's, a
 // claimless XR's, a platform-shared one).
-func tenantClusters(r *function.Request, ns, dsName string) ([]string, bool, error) {
+func tenantClusters(r *function.Request, ns, dsName string) ([]servedCluster, bool, error) {
 	read := func(key string) ([]*sameNameObject, bool, error) {
 		items, arrived, err := function.Required[sameNameObject](r, key)
 		if err != nil {
@@ -382,26 +400,34 @@ func tenantClusters(r *function.Request, ns, dsName string) ([]string, bool, err
 			claimed[c.Name] = c.CreationTimestamp
 		}
 	}
-	onDataStore := map[string]bool{}
+	onDataStore := map[string]*dataStoreUser{}
 	for _, k := range kcps {
 		if k.Namespace == ns && k.Spec.DataStoreName == dsName {
-			onDataStore[k.Name] = true
+			onDataStore[k.Name] = k
 		}
 	}
 	seen := map[string]bool{}
-	var out []string
+	var out []servedCluster
 	for _, it := range items {
 		n := it.Name
-		if it.Namespace != ns || seen[n] || !onDataStore[n] || function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
+		kcp := onDataStore[n]
+		if it.Namespace != ns || seen[n] || kcp == nil || function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
 			continue
 		}
 		if c, ok := claimed[n]; ok && yields(it.CreationTimestamp.Time, c.Time, false, it.composed()) {
 			continue
 		}
 		seen[n] = true
-		out = append(out, n)
+		schema, user := kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername
+		if schema == "" {
+			schema = kamajiDefaultSchema(function.Identity{Namespace: ns, Name: n})
+		}
+		if user == "" {
+			user = schema
+		}
+		out = append(out, servedCluster{Name: n, Schema: schema, Username: user})
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, arrived && claimsArrived && kcpsArrived, nil
 }
 

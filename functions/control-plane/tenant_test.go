@@ -21,13 +21,21 @@ import (
 // required resources by key (a key with no objects: answered with none).
 type tenantCall struct {
 	name, spec, input string
+	uid, created      string
 	observed          map[string]string
 	required          map[string][]string
 }
 
 func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
 	t.Helper()
-	xr := map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "Tenant", "metadata": map[string]any{"name": c.name}}
+	meta := map[string]any{"name": c.name}
+	if c.uid != "" {
+		meta["uid"] = c.uid
+	}
+	if c.created != "" {
+		meta["creationTimestamp"] = c.created
+	}
+	xr := map[string]any{"apiVersion": "tenantkube.io/v1alpha1", "kind": "Tenant", "metadata": meta}
 	if c.spec != "" {
 		xr["spec"] = fntest.YAMLStruct(t, c.spec).AsMap()
 	}

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // Labels Crossplane puts on the composite resource (XR) of a claim.
@@ -21,7 +23,7 @@ const (
 // the HelmRelease N-cozy-victoria-metrics-operator, N+31) and the names
 // CAPI derives from a MachineDeployment N-G (N+G+13 with a 16-character node
 // group) then stay within the 63-character DNS label limit.
-const MaxClusterNameLength = 32
+const MaxClusterNameLength = v1alpha1.MaxClusterNameLength
 
 // Identity names a tenant cluster: N (Name) and the namespace NS all its
 // namespaced objects live in.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -64,143 +66,181 @@ func TestBackupRestore(t *testing.T) {
 	if err != nil {
 		fatal(t, err)
 	}
-	cs := clientFor(t, src.kubeconfig)
-	const ns, sa = "workload", "app"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		fatal(t, err)
-	}
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep"}, Data: map[string]string{"answer": "42"}}, metav1.CreateOptions{}); err != nil {
-		fatal(t, err)
-	}
-	acct, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+	w := &workload{ns: "workload", configMap: "keep", data: map[string]string{"answer": "42"}, sa: "app"}
+	w.create(ctx, t, clientFor(t, src.kubeconfig))
+
+	// The backup.
+	platform := platformKey(t)
+	db, bundle := e.backup(ctx, t, "backup-src", fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort),
+		platform.Recipient(), clusterPKI(t, src), src.ca)
+	discard(t, []*proc{src.api, src.etcd}, src.dir)
+
+	// The restore.
+	restored := e.restoreControlPlane(t, "restored", db, openPKI[pkiSecrets](t, platform, bundle), "")
+	w.checkRestored(ctx, t, restored, restoredClient(t, src, restored))
+}
+
+// TestTenantBackupRestore plays the same for a Tenant's etcd, again on a
+// real etcd and real kube-apiservers (no Crossplane, no operator, no
+// Kamaji): the control planes of a namespace's TenantClusters share one
+// etcd, each under the key prefix Kamaji derives from its dataStoreSchema
+// (--etcd-prefix=/<dataStoreSchema>).
+//
+//   - one etcd and two kube-apiservers on it, cluster-a and cluster-b, each
+//     with a CA and service-account key of its own and
+//     --etcd-prefix=/<schema> (dataStoreSchema of the cluster in the
+//     namespace, two values); cluster-a holds a namespace, a ConfigMap and a
+//     ServiceAccount with a token, cluster-b a ConfigMap of another name in
+//     a namespace of the same name;
+//   - the backup: one snapshot of the etcd, taken as above, and both
+//     clusters' PKI sealed in one age bundle keyed by cluster name, shaped
+//     as the function's Tenant bundle ({"<cluster>": {"ca": ...,
+//     "sa-certificate": ...}}); then both kube-apiservers and the etcd are
+//     stopped and their directories removed;
+//   - the restore of cluster-a alone: the bundle opened, the snapshot
+//     restored with etcdutl into a new etcd of cluster-a's own (it holds
+//     both clusters' keys), and a new kube-apiserver with cluster-a's
+//     restored CA and service-account key and cluster-a's prefix;
+//   - checks: those of TestBackupRestore, for cluster-a; cluster-b's
+//     ConfigMap is not found through the restored API server, while the
+//     restored etcd holds that ConfigMap's key and others under cluster-b's
+//     prefix, and none under the default prefix, /registry.
+func TestTenantBackupRestore(t *testing.T) {
+	e := newBackupEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	shared, err := newEtcdMember("tenant", filepath.Join(e.work, "tenant-etcd"))
 	if err != nil {
 		fatal(t, err)
 	}
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+	etcd, err := e.startEtcdMember("tenant-shared", shared)
+	if err != nil {
+		fatal(t, err)
+	}
+	schemaA, schemaB := dataStoreSchema("tenant-backup", "cluster-a"), dataStoreSchema("tenant-backup", "cluster-b")
+	start := func(name, schema string) *tenantAPI {
+		ta, err := e.startTenantAPIWith(name, tenantAPIOptions{etcdURL: shared.clientURL(), etcdPrefix: "/" + schema, logName: name})
+		if err != nil {
+			fatal(t, err)
+		}
+		return ta
+	}
+	a, b := start("cluster-a", schemaA), start("cluster-b", schemaB)
+	wa := &workload{ns: "workload", configMap: "keep", data: map[string]string{"answer": "42"}, sa: "app"}
+	wa.create(ctx, t, clientFor(t, a.kubeconfig))
+	wb := &workload{ns: "workload", configMap: "other-cluster", data: map[string]string{"cluster": "b"}}
+	wb.create(ctx, t, clientFor(t, b.kubeconfig))
+
+	// The backup.
+	platform := platformKey(t)
+	db, bundle := e.backup(ctx, t, "tenant", shared.clientURL(), platform.Recipient(),
+		map[string]pkiSecrets{"cluster-a": clusterPKI(t, a), "cluster-b": clusterPKI(t, b)}, a.ca, b.ca)
+	discard(t, []*proc{a.api, b.api, etcd}, a.dir, b.dir, shared.dataDir)
+
+	// The restore of cluster-a.
+	pki := openPKI[map[string]pkiSecrets](t, platform, bundle)
+	if got := pki["cluster-b"]["ca"]["ca.crt"]; !bytes.Equal(got, b.ca.certPEM) {
+		errorf(t, "the bundle's cluster-b CA certificate is not cluster-b's:\n%s", got)
+	}
+	restored := e.restoreControlPlane(t, "cluster-a-restored", db, pki["cluster-a"], "/"+schemaA)
+	cs := restoredClient(t, a, restored)
+	wa.checkRestored(ctx, t, restored, cs)
+
+	// cluster-b's objects sit in the restored etcd, unserved.
+	if _, err := cs.CoreV1().ConfigMaps(wb.ns).Get(ctx, wb.configMap, metav1.GetOptions{}); !kerrors.IsNotFound(err) {
+		errorf(t, "cluster-b's ConfigMap %s/%s through the restored cluster-a: %v, want NotFound", wb.ns, wb.configMap, err)
+	}
+	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", restored.etcdPort)}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		fatal(t, err)
+	}
+	defer ec.Close()
+	keys := func(key string, opts ...clientv3.OpOption) int64 {
+		r, err := ec.Get(ctx, key, append(opts, clientv3.WithCountOnly())...)
+		if err != nil {
+			fatalf(t, "etcd get %s: %v", key, err)
+		}
+		return r.Count
+	}
+	for _, p := range []string{"/" + schemaA + "/", "/" + schemaB + "/"} {
+		if keys(p, clientv3.WithPrefix()) == 0 {
+			errorf(t, "the restored etcd holds no keys under %s", p)
+		}
+	}
+	if k := "/" + schemaB + "/configmaps/" + wb.ns + "/" + wb.configMap; keys(k) != 1 {
+		errorf(t, "the restored etcd does not hold cluster-b's ConfigMap at %s", k)
+	}
+	if n := keys("/registry/", clientv3.WithPrefix()); n != 0 {
+		errorf(t, "the restored etcd holds %d keys under the default prefix /registry/", n)
+	}
+}
+
+// workload is what a test leaves in a tenant cluster before the backup: a
+// namespace holding a ConfigMap and, when sa is set, a ServiceAccount with
+// a token (TokenRequest).
+type workload struct {
+	ns, configMap string
+	data          map[string]string
+	sa            string
+	// acct and token are the ServiceAccount and its token, once created.
+	acct  *corev1.ServiceAccount
+	token string
+}
+
+func (w *workload) create(ctx context.Context, t *testing.T, cs *kubernetes.Clientset) {
+	t.Helper()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}, metav1.CreateOptions{}); err != nil {
+		fatal(t, err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(w.ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.configMap}, Data: w.data}, metav1.CreateOptions{}); err != nil {
+		fatal(t, err)
+	}
+	if w.sa == "" {
+		return
+	}
+	var err error
+	if w.acct, err = cs.CoreV1().ServiceAccounts(w.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: w.sa}}, metav1.CreateOptions{}); err != nil {
+		fatal(t, err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(w.ns).CreateToken(ctx, w.sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
 		fatal(t, err)
 	}
+	w.token = tok.Status.Token
+}
 
-	// The backup.
-	dbPath := filepath.Join(e.work, "backup-src.db")
-	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{
-		Endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort)}, DialTimeout: 10 * time.Second,
-	}, dbPath); err != nil {
-		fatalf(t, "etcd snapshot: %v", err)
-	}
-	platform, err := age.GenerateX25519Identity()
-	if err != nil {
-		fatal(t, err)
-	}
-	srcPKI := filepath.Join(src.dir, "pki")
-	read := func(f string) []byte {
-		b, err := os.ReadFile(filepath.Join(srcPKI, f))
-		if err != nil {
-			fatal(t, err)
-		}
-		return b
-	}
-	bundle := sealPKI(t, platform.Recipient(), map[string]map[string][]byte{
-		"ca":             {"ca.crt": src.ca.certPEM, "ca.key": src.ca.keyPEM()},
-		"sa-certificate": {"sa.pub": read("sa.pub"), "sa.key": read("sa.key")},
-	})
-	if bytes.Contains([]byte(bundle), src.ca.keyPEM()) {
-		fatal(t, "the PKI bundle holds the CA key in clear")
-	}
-	oldKubeconfig := src.kubeconfig
-	if !src.api.stop() || !src.etcd.stop() {
-		fatal(t, "the source control plane did not stop")
-	}
-	if err := os.RemoveAll(src.dir); err != nil {
-		fatal(t, err)
-	}
-
-	// The restore.
-	pki := openPKI(t, platform, bundle)
-	restoredCA, err := parseCA(pki["ca"]["ca.crt"], pki["ca"]["ca.key"])
-	if err != nil {
-		fatal(t, err)
-	}
-	dir := filepath.Join(e.work, "restored")
-	etcdPort, apiPort, peer := mustPort(t), mustPort(t), mustPort(t)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	if err := snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
-		SnapshotPath: dbPath, Name: "restored", OutputDataDir: filepath.Join(dir, "etcd"),
-		PeerURLs: []string{peerURL}, InitialCluster: "restored=" + peerURL, InitialClusterToken: "restored",
-	}); err != nil {
-		fatalf(t, "etcdutl snapshot restore: %v", err)
-	}
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPort)
-	etcd := newProc(e.logs, "restored-etcd", e.binary("etcd"), []string{
-		"--name=restored", "--data-dir=" + filepath.Join(dir, "etcd"),
-		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
-		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=restored=" + peerURL, "--initial-cluster-token=restored", "--unsafe-no-fsync", "--log-level=warn",
-	})
-	if err := etcd.start(); err != nil {
-		fatal(t, err)
-	}
-	defer etcd.stop()
-	if err := e.waitHTTP(etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
-		fatal(t, err)
-	}
-	serving, err := restoredCA.issue("kube-apiserver", nil, []string{"localhost"}, loopback, true, false)
-	if err != nil {
-		fatal(t, err)
-	}
-	if err := writeFiles(filepath.Join(dir, "pki"), map[string][]byte{
-		"ca.crt": pki["ca"]["ca.crt"], "apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
-		"sa.pub": pki["sa-certificate"]["sa.pub"], "sa.key": pki["sa-certificate"]["sa.key"],
-	}); err != nil {
-		fatal(t, err)
-	}
-	p := func(f string) string { return filepath.Join(dir, "pki", f) }
-	api := newProc(e.logs, "restored-kube-apiserver", e.binary("kube-apiserver"), []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", apiPort),
-		"--cert-dir=" + filepath.Join(dir, "apiserver"),
-		"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
-		"--client-ca-file=" + p("ca.crt"),
-		"--service-account-key-file=" + p("sa.pub"), "--service-account-signing-key-file=" + p("sa.key"),
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range=10.95.0.0/16",
-		"--authorization-mode=Node,RBAC",
-		"--endpoint-reconciler-type=none",
-		"--profiling=false",
-	})
-	if err := api.start(); err != nil {
-		fatal(t, err)
-	}
-	defer api.stop()
-
-	// The kubeconfig issued before the backup, pointed at the restored
-	// control plane's address.
-	kc := bytes.Replace(oldKubeconfig, fmt.Appendf(nil, "https://127.0.0.1:%d", src.apiPort), fmt.Appendf(nil, "https://127.0.0.1:%d", apiPort), 1)
-	restored := clientFor(t, kc)
+// checkRestored checks w on the restored control plane through restored,
+// the admin kubeconfig issued before the backup (restoredClient): it lists
+// the namespace and reads the ConfigMap's data; the token issued before the
+// backup authenticates as its ServiceAccount, with the UID it had before (a
+// TokenReview of the restored API server: its service-account key verifies
+// the signature, and the ServiceAccount it names must exist with the
+// token's UID), while the same token with a broken signature is refused.
+func (w *workload) checkRestored(ctx context.Context, t *testing.T, ta *tenantAPI, restored *kubernetes.Clientset) {
+	t.Helper()
 	if err := poll(90*time.Second, func(ctx context.Context) (bool, string, error) {
-		if !api.running() {
-			return false, "", fmt.Errorf("restored kube-apiserver exited:\n%s", tail(api.log, 20))
+		if !ta.api.running() {
+			return false, "", fmt.Errorf("restored kube-apiserver exited:\n%s", tail(ta.api.log, 20))
 		}
-		cm, err := restored.CoreV1().ConfigMaps(ns).Get(ctx, "keep", metav1.GetOptions{})
+		cm, err := restored.CoreV1().ConfigMaps(w.ns).Get(ctx, w.configMap, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		if cm.Data["answer"] != "42" {
-			return false, "", fmt.Errorf("restored ConfigMap data %v, want answer: 42", cm.Data)
+		if !maps.Equal(cm.Data, w.data) {
+			return false, "", fmt.Errorf("restored ConfigMap data %v, want %v", cm.Data, w.data)
 		}
 		return true, "", nil
 	}); err != nil {
 		fatalf(t, "the admin kubeconfig issued before the backup on the restored cluster: %v", err)
 	}
-	if _, err := restored.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
-		errorf(t, "namespace %s after the restore: %v", ns, err)
+	if _, err := restored.CoreV1().Namespaces().Get(ctx, w.ns, metav1.GetOptions{}); err != nil {
+		errorf(t, "namespace %s after the restore: %v", w.ns, err)
 	}
-
-	// The token issued before the backup, reviewed by the restored API
-	// server (TokenReview: its service-account key verifies the signature,
-	// and the ServiceAccount it names must exist with the token's UID).
+	if w.sa == "" {
+		return
+	}
 	review := func(token string) *authenticationv1.TokenReview {
 		tr, err := restored.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 		if err != nil {
@@ -208,25 +248,140 @@ func TestBackupRestore(t *testing.T) {
 		}
 		return tr
 	}
-	tr := review(tok.Status.Token)
+	tr := review(w.token)
 	if !tr.Status.Authenticated {
 		fatalf(t, "the ServiceAccount token issued before the backup is not authenticated: %q", tr.Status.Error)
 	}
-	if got, want := tr.Status.User.Username, "system:serviceaccount:"+ns+":"+sa; got != want {
+	if got, want := tr.Status.User.Username, "system:serviceaccount:"+w.ns+":"+w.sa; got != want {
 		errorf(t, "token authenticates as %q, want %q", got, want)
 	}
-	if got := tr.Status.User.UID; got != string(acct.UID) {
-		errorf(t, "token's ServiceAccount UID %q, want the one created before the backup, %q", got, acct.UID)
+	if got := tr.Status.User.UID; got != string(w.acct.UID) {
+		errorf(t, "token's ServiceAccount UID %q, want the one created before the backup, %q", got, w.acct.UID)
 	}
 	// A token the restored key did not sign is refused: the check above
 	// can fail.
-	forged := tok.Status.Token[:len(tok.Status.Token)-4] + "AAAA"
-	if forged == tok.Status.Token {
-		forged = tok.Status.Token[:len(tok.Status.Token)-4] + "BBBB"
+	forged := w.token[:len(w.token)-4] + "AAAA"
+	if forged == w.token {
+		forged = w.token[:len(w.token)-4] + "BBBB"
 	}
 	if review(forged).Status.Authenticated {
 		t.Error("a token with a broken signature authenticated")
 	}
+}
+
+// pkiSecrets is one cluster's PKI as a backup carries it: Secret ("ca",
+// "sa-certificate"), key, value.
+type pkiSecrets = map[string]map[string][]byte
+
+// clusterPKI is the PKI the function carries for ta: its cluster CA and
+// service-account key pair.
+func clusterPKI(t *testing.T, ta *tenantAPI) pkiSecrets {
+	t.Helper()
+	read := func(f string) []byte {
+		b, err := os.ReadFile(filepath.Join(ta.dir, "pki", f))
+		if err != nil {
+			fatal(t, err)
+		}
+		return b
+	}
+	return pkiSecrets{
+		"ca":             {"ca.crt": ta.ca.certPEM, "ca.key": ta.ca.keyPEM()},
+		"sa-certificate": {"sa.pub": read("sa.pub"), "sa.key": read("sa.key")},
+	}
+}
+
+func platformKey(t *testing.T) *age.X25519Identity {
+	t.Helper()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		fatal(t, err)
+	}
+	return id
+}
+
+// backup takes a snapshot of the etcd at etcdURL with etcd's own client
+// (clientv3/snapshot.SaveWithVersion, as the operator's snapshot agent
+// streams clientv3's Snapshot) into the work directory as name.db, and
+// seals pki to to (sealPKI). It returns the snapshot's path and the
+// bundle, which must not hold the key of any of cas in clear.
+func (e *env) backup(ctx context.Context, t *testing.T, name, etcdURL string, to age.Recipient, pki any, cas ...*ca) (db, bundle string) {
+	t.Helper()
+	db = filepath.Join(e.work, name+".db")
+	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{
+		Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second,
+	}, db); err != nil {
+		fatalf(t, "etcd snapshot: %v", err)
+	}
+	bundle = sealPKI(t, to, pki)
+	for _, c := range cas {
+		if bytes.Contains([]byte(bundle), c.keyPEM()) {
+			fatal(t, "the PKI bundle holds a CA key in clear")
+		}
+	}
+	return db, bundle
+}
+
+// discard stops ps and removes dirs: the source is gone.
+func discard(t *testing.T, ps []*proc, dirs ...string) {
+	t.Helper()
+	for _, p := range ps {
+		if !p.stop() {
+			fatalf(t, "%s did not stop", p.name)
+		}
+	}
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			fatal(t, err)
+		}
+	}
+}
+
+// restoreControlPlane is what the operator and Kamaji make of a backup for
+// one cluster: the snapshot db restored with etcdutl's snapshot.Restore
+// (etcd's own restore: a new member and cluster ID) into a new data
+// directory, a new etcd started on it, and a new kube-apiserver on new
+// ports with the cluster's restored CA and service-account key (pki) and
+// --etcd-prefix etcdPrefix ("": the default) (startTenantAPIWith: a new
+// serving certificate signed by the restored CA, as Kamaji issues one).
+func (e *env) restoreControlPlane(t *testing.T, name, db string, pki pkiSecrets, etcdPrefix string) *tenantAPI {
+	t.Helper()
+	restoredCA, err := parseCA(pki["ca"]["ca.crt"], pki["ca"]["ca.key"])
+	if err != nil {
+		fatal(t, err)
+	}
+	m, err := newEtcdMember(name, filepath.Join(e.work, "tenant-"+name, "etcd"))
+	if err != nil {
+		fatal(t, err)
+	}
+	if err := snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
+		SnapshotPath: db, Name: m.name, OutputDataDir: m.dataDir,
+		PeerURLs: []string{m.peerURL()}, InitialCluster: m.name + "=" + m.peerURL(), InitialClusterToken: m.name,
+	}); err != nil {
+		fatalf(t, "etcdutl snapshot restore: %v", err)
+	}
+	etcd, err := e.startEtcdMember(name, m)
+	if err != nil {
+		fatal(t, err)
+	}
+	t.Cleanup(func() { etcd.stop() })
+	ta, err := e.startTenantAPIWith(name, tenantAPIOptions{
+		etcdURL: m.clientURL(), etcdPrefix: etcdPrefix, logName: name,
+		ca: restoredCA, saKey: pki["sa-certificate"]["sa.key"], saPub: pki["sa-certificate"]["sa.pub"],
+	})
+	if err != nil {
+		fatal(t, err)
+	}
+	t.Cleanup(func() { ta.api.stop() })
+	ta.etcd, ta.etcdPort = etcd, m.clientPort
+	return ta
+}
+
+// restoredClient is a client of after with the admin kubeconfig issued for
+// before, its server pointed at after's address.
+func restoredClient(t *testing.T, before, after *tenantAPI) *kubernetes.Clientset {
+	t.Helper()
+	return clientFor(t, bytes.Replace(before.kubeconfig,
+		fmt.Appendf(nil, "https://127.0.0.1:%d", before.apiPort), fmt.Appendf(nil, "https://127.0.0.1:%d", after.apiPort), 1))
 }
 
 func newBackupEnv(t *testing.T) *env {
@@ -282,8 +437,9 @@ func clientFor(t *testing.T, kubeconfig []byte) *kubernetes.Clientset {
 }
 
 // sealPKI is the JSON of pki encrypted to to, armored: the "pki" of a
-// backup's EnvironmentConfig.
-func sealPKI(t *testing.T, to age.Recipient, pki map[string]map[string][]byte) string {
+// backup's EnvironmentConfig (a cluster's pkiSecrets, or a Tenant's: cluster
+// name to pkiSecrets).
+func sealPKI(t *testing.T, to age.Recipient, pki any) string {
 	t.Helper()
 	plain, err := json.Marshal(pki)
 	if err != nil {
@@ -307,7 +463,8 @@ func sealPKI(t *testing.T, to age.Recipient, pki map[string]map[string][]byte) s
 	return buf.String()
 }
 
-func openPKI(t *testing.T, id age.Identity, armored string) map[string]map[string][]byte {
+// openPKI is the PKI sealPKI sealed, decrypted with id.
+func openPKI[T any](t *testing.T, id age.Identity, armored string) T {
 	t.Helper()
 	r, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
 	if err != nil {
@@ -317,7 +474,7 @@ func openPKI(t *testing.T, id age.Identity, armored string) map[string]map[strin
 	if err != nil {
 		fatal(t, err)
 	}
-	var out map[string]map[string][]byte
+	var out T
 	if err := json.Unmarshal(plain, &out); err != nil {
 		fatal(t, err)
 	}

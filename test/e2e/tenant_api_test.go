@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"encoding/base64"
@@ -26,6 +27,8 @@ import (
 // kube-apiserver on loopback, with a CA of its own, standing where Kamaji's
 // pods would serve the tenant's API.
 type tenantAPI struct {
+	// etcdPort is 0 and etcd nil when the control plane keeps its data in
+	// an etcd it shares (tenantAPIOptions.etcdURL).
 	etcdPort, apiPort int
 	dir               string
 	ca                *ca
@@ -36,22 +39,84 @@ type tenantAPI struct {
 	c          client.Client
 }
 
-// startTenantAPI starts the tenant cluster's etcd and kube-apiserver.
-func (e *env) startTenantAPI(name string) (*tenantAPI, error) {
-	ta := &tenantAPI{dir: filepath.Join(e.work, "tenant-"+name)}
+// tenantAPIOptions sets a tenant control plane apart from the default one
+// (an etcd of its own, a fresh CA and service-account key, its data under
+// the kube-apiserver's default prefix, logs tenant-*.log).
+type tenantAPIOptions struct {
+	// etcdURL is an etcd already serving, which the kube-apiserver shares
+	// with others, as Kamaji's control planes share a DataStore.
+	etcdURL string
+	// etcdPrefix is the kube-apiserver's --etcd-prefix: "/" + the
+	// TenantControlPlane's dataStoreSchema, as Kamaji sets it.
+	etcdPrefix string
+	// ca and saKey, saPub (PEM) are the CA and service-account key pair to
+	// serve with, as Kamaji serves with PKI Secrets that exist.
+	ca           *ca
+	saKey, saPub []byte
+	// logName names the processes' logs: <logName>-etcd.log and
+	// <logName>-kube-apiserver.log.
+	logName string
+}
+
+// etcdMember is a single-member etcd cluster on loopback.
+type etcdMember struct {
+	name, dataDir        string
+	clientPort, peerPort int
+}
+
+// newEtcdMember is member name, keeping its data in dataDir, on two free
+// ports.
+func newEtcdMember(name, dataDir string) (etcdMember, error) {
+	m := etcdMember{name: name, dataDir: dataDir}
 	var err error
-	if ta.etcdPort, err = freePort(); err != nil {
+	if m.clientPort, err = freePort(); err != nil {
+		return m, err
+	}
+	m.peerPort, err = freePort()
+	return m, err
+}
+
+func (m etcdMember) clientURL() string { return fmt.Sprintf("http://127.0.0.1:%d", m.clientPort) }
+func (m etcdMember) peerURL() string   { return fmt.Sprintf("http://127.0.0.1:%d", m.peerPort) }
+
+// startEtcdMember starts m, logged as <logName>-etcd.log, and waits until
+// it is healthy. A data directory that holds a member already (a restored
+// one) is served as it is.
+func (e *env) startEtcdMember(logName string, m etcdMember) (*proc, error) {
+	p := newProc(e.logs, logName+"-etcd", e.binary("etcd"), []string{
+		"--name=" + m.name, "--data-dir=" + m.dataDir,
+		"--listen-client-urls=" + m.clientURL(), "--advertise-client-urls=" + m.clientURL(),
+		"--listen-peer-urls=" + m.peerURL(), "--initial-advertise-peer-urls=" + m.peerURL(),
+		"--initial-cluster=" + m.name + "=" + m.peerURL(), "--initial-cluster-token=" + m.name,
+		"--unsafe-no-fsync", "--log-level=warn",
+	})
+	if err := p.start(); err != nil {
 		return nil, err
 	}
+	if err := e.waitHTTP(p, m.clientURL()+"/health", nil, 30*time.Second); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// startTenantAPI starts the tenant cluster's etcd and kube-apiserver.
+func (e *env) startTenantAPI(name string) (*tenantAPI, error) {
+	return e.startTenantAPIWith(name, tenantAPIOptions{})
+}
+
+// startTenantAPIWith starts the tenant cluster's kube-apiserver, and its
+// etcd unless o.etcdURL names one.
+func (e *env) startTenantAPIWith(name string, o tenantAPIOptions) (*tenantAPI, error) {
+	ta := &tenantAPI{dir: filepath.Join(e.work, "tenant-"+name), ca: o.ca}
+	logName := cmp.Or(o.logName, "tenant")
+	var err error
 	if ta.apiPort, err = freePort(); err != nil {
 		return nil, err
 	}
-	peer, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	if ta.ca, err = newCA(name + "-ca"); err != nil {
-		return nil, err
+	if ta.ca == nil {
+		if ta.ca, err = newCA(name + "-ca"); err != nil {
+			return nil, err
+		}
 	}
 	serving, err := ta.ca.issue("kube-apiserver", nil,
 		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, loopback, true, false)
@@ -61,9 +126,11 @@ func (e *env) startTenantAPI(name string) (*tenantAPI, error) {
 	if ta.admin, err = ta.ca.issue("kubernetes-super-admin", []string{"system:masters"}, nil, nil, false, true); err != nil {
 		return nil, err
 	}
-	saKey, saPub, err := rsaKeyPEM()
-	if err != nil {
-		return nil, err
+	saKey, saPub := o.saKey, o.saPub
+	if saKey == nil {
+		if saKey, saPub, err = rsaKeyPEM(); err != nil {
+			return nil, err
+		}
 	}
 	pki := filepath.Join(ta.dir, "pki")
 	if err := writeFiles(pki, map[string][]byte{
@@ -74,22 +141,19 @@ func (e *env) startTenantAPI(name string) (*tenantAPI, error) {
 	}
 	ta.kubeconfig = kubeconfigFor(fmt.Sprintf("https://127.0.0.1:%d", ta.apiPort), ta.ca.certPEM, ta.admin, name)
 
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ta.etcdPort)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	ta.etcd = newProc(e.logs, "tenant-etcd", e.binary("etcd"), []string{
-		"--name=tenant", "--data-dir=" + filepath.Join(ta.dir, "etcd"),
-		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
-		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=tenant=" + peerURL, "--unsafe-no-fsync", "--log-level=warn",
-	})
-	if err := ta.etcd.start(); err != nil {
-		return nil, err
-	}
-	if err := e.waitHTTP(ta.etcd, etcdURL+"/health", nil, 30*time.Second); err != nil {
-		return nil, err
+	etcdURL := o.etcdURL
+	if etcdURL == "" {
+		m, err := newEtcdMember("tenant", filepath.Join(ta.dir, "etcd"))
+		if err != nil {
+			return nil, err
+		}
+		if ta.etcd, err = e.startEtcdMember(logName, m); err != nil {
+			return nil, err
+		}
+		ta.etcdPort, etcdURL = m.clientPort, m.clientURL()
 	}
 	p := func(f string) string { return filepath.Join(pki, f) }
-	ta.api = newProc(e.logs, "tenant-kube-apiserver", e.binary("kube-apiserver"), []string{
+	args := []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ta.apiPort),
@@ -102,7 +166,11 @@ func (e *env) startTenantAPI(name string) (*tenantAPI, error) {
 		"--authorization-mode=Node,RBAC",
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-	})
+	}
+	if o.etcdPrefix != "" {
+		args = append(args, "--etcd-prefix="+o.etcdPrefix)
+	}
+	ta.api = newProc(e.logs, logName+"-kube-apiserver", e.binary("kube-apiserver"), args)
 	if err := ta.api.start(); err != nil {
 		return nil, err
 	}
