@@ -131,7 +131,8 @@ func TestTenantRender(t *testing.T) {
 		{name: "etcd-backup", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), data("demo-pki.yaml"),
 			filepath.Join(root, "test", pipelineTestdata, "platform-etcd-backup.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"), filepath.Join(root, "test", pipelineTestdata, "tenant-namespace.yaml")}, contains: []string{
 			"kind: EtcdSnapshot\n", "  name: 20261203045905-e8f851\n", "    name: " + tenantEtcd + "\n", "      key: tenantkube/tenant-demo\n",
-			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      dataStoreSchema: ", "type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
+			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      clusterPKI: tenant-demo.demo-pki-e8f851-cff91bfdc0\n      dataStoreSchema: ",
+			"type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
 		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
 	}
@@ -168,52 +169,50 @@ func TestTenantRender(t *testing.T) {
 				outputs[c.name] = out
 			}
 			// age encryption is randomised: the golden holds a placeholder
-			// (the etcd-backup-bundle case decrypts the real one).
+			// (the etcd-backup-pki case decrypts the real one).
 			compareGolden(t, filepath.Join(tenantTestdata, c.name+".golden.yaml"), ageArmor.ReplaceAll(got, []byte("<age encrypted>")))
 		})
 	}
 
-	t.Run("etcd-backup-bundle", func(t *testing.T) {
+	t.Run("etcd-backup-pki", func(t *testing.T) {
 		out := outputs["etcd-backup"]
 		if out == nil {
 			t.Fatal("the etcd-backup case did not render")
 		}
-		var bundle map[string]any
-		for name, o := range renderedObjects(t, out) {
-			if strings.HasPrefix(name, "EnvironmentConfig/tenant-demo.") {
-				bundle = o
-			}
-		}
-		if bundle == nil {
-			t.Fatal("no backup EnvironmentConfig rendered")
+		// The PKI object of demo: cff91bfdc0 is the first 10 hex digits of
+		// the SHA-256 of demo-pki.yaml's values as JSON (Python's
+		// json.dumps, sorted keys, no spaces, values base64).
+		obj := renderedObjects(t, out)["EnvironmentConfig/tenant-demo.demo-pki-e8f851-cff91bfdc0"]
+		if obj == nil {
+			t.Fatal("no PKI object tenant-demo.demo-pki-e8f851-cff91bfdc0 rendered")
 		}
 		keys, err := os.ReadFile(filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		id := backupIdentity(t, keys)
-		armored, _ := bundle["data"].(map[string]any)["pki"].(string)
+		armored, _ := obj["data"].(map[string]any)["pki"].(string)
 		rd, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
 		if err != nil {
-			t.Fatalf("the platform's identity does not open the bundle: %v", err)
+			t.Fatalf("the platform's identity does not open the PKI object: %v", err)
 		}
 		plain, err := io.ReadAll(rd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var pki map[string]map[string]map[string][]byte
+		var pki map[string]map[string][]byte
 		if err := json.Unmarshal(plain, &pki); err != nil {
 			t.Fatal(err)
 		}
 		// demo-pki.yaml's values, decoded by hand.
 		for role, kv := range map[string][2]string{"ca": {"ca.key", "demo cluster CA key"}, "sa-certificate": {"sa.key", "demo service-account private key"},
 			"front-proxy-ca-certificate": {"front-proxy-ca.key", "demo front-proxy CA key"}} {
-			if got := string(pki["demo"][role][kv[0]]); got != kv[1] {
-				t.Errorf("bundle demo/%s[%s] = %q, want %q", role, kv[0], got, kv[1])
+			if got := string(pki[role][kv[0]]); got != kv[1] {
+				t.Errorf("PKI object %s[%s] = %q, want %q", role, kv[0], got, kv[1])
 			}
 		}
-		if len(pki) != 1 {
-			t.Errorf("bundle carries %d clusters, want demo alone", len(pki))
+		if len(pki) != 3 {
+			t.Errorf("the PKI object carries %d Secrets, want 3", len(pki))
 		}
 	})
 

@@ -56,7 +56,8 @@ type Restore struct {
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 	// Cluster is the TenantCluster whose state a Tenant's backup (of the
-	// namespace's shared etcd) restores; empty for a cluster's own backup.
+	// namespace's shared etcd) restores; for a cluster's own backup, empty
+	// or that cluster's name.
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional

@@ -136,6 +136,9 @@ const (
 	// ReasonBackupOverdue: the last successful backup (or, with none, the
 	// cluster) is older than twice the interval.
 	ReasonBackupOverdue = "BackupOverdue"
+	// ReasonNothingToBackUp: no cluster keeps its state in the etcd (a
+	// Tenant serving no TenantCluster).
+	ReasonNothingToBackUp = "NothingToBackUp"
 )
 
 // ReasonRestoringPKI is a reason of ControlPlaneReady: the cluster

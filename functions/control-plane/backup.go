@@ -60,7 +60,8 @@ const (
 
 // backupNamePattern is a backup's name: "<N>-<UTC YYYYMMDDhhmmss>-<6 hex
 // digits>" (a cluster's), "<UTC YYYYMMDDhhmmss>-<6 hex digits>" (a
-// Tenant's), or an earlier cluster's "<N>-backup-<time>-<digits>".
+// Tenant's); its first part may be any DNS label, as an observed backup
+// keeps the name it has (such as "<N>-backup-<time>-<digits>").
 var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?-)?[0-9]{14}-[0-9a-f]{6}$`)
 
 // maxBackupNameLength bounds an EtcdSnapshot's name: etcd-operator v0.5.4
@@ -226,17 +227,17 @@ type backupSchedule struct {
 	Labels map[string]string
 	// Interval is the length of a slot.
 	Interval time.Duration
-	// Require asks for what a backup carries; Carried reads it, nil until
-	// it has all arrived.
+	// Tenant: a bundle lists the clusters it carries (a Tenant's);
+	// otherwise it is one cluster's.
+	Tenant bool
+	// Since is when the first backup became due (zero: the XR's
+	// creation); Idle says there is nothing to back up.
+	Since time.Time
+	Idle  bool
+	// Require asks for what a backup carries; Carried reads it: the
+	// identities of the clusters it carries, none until they arrived.
 	Require func(p *function.Plan)
-	Carried func(r *function.Request) (*backupContent, error)
-}
-
-// backupContent is what one backup's bundle holds besides its name and
-// namespace: PKI, encrypted (its JSON), and Fields, in the clear.
-type backupContent struct {
-	PKI    any
-	Fields map[string]any
+	Carried func(r *function.Request, p *function.Plan) ([]clusterIdentity, error)
 }
 
 // planBackups adds to p the claim's EtcdSnapshots and their encrypted PKI
@@ -253,25 +254,24 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		Slot: id, Base: id.Name, Etcd: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster,
 		Labels: id.Labels(), Interval: interval,
 		Require: func(p *function.Plan) { requirePKI(p, id, "", backupPKI) },
-		Carried: func(r *function.Request) (*backupContent, error) {
-			pki, err := readPKI(r, id, "", backupPKI)
+		Carried: func(r *function.Request, p *function.Plan) ([]clusterIdentity, error) {
+			pki, err := readPKI(p, r, id, "", backupPKI)
 			if pki == nil || err != nil {
 				return nil, err
 			}
-			return &backupContent{PKI: pki, Fields: map[string]any{
-				bundleCluster: id.Name, bundleSchema: schema, bundleUsername: username,
-			}}, nil
+			return []clusterIdentity{{Cluster: id.Name, PKI: pki, Schema: schema, Username: username}}, nil
 		},
 	}, now)
 }
 
-// composeBackups adds to p the EtcdSnapshots of schedule s and their
-// encrypted PKI (docs/architecture.md, Backups): the observed ones, the
-// newest retention of them kept, and one for the slot holding now when no
-// observed backup is of that slot or later and what it carries, the
-// platform's recipient and the tenant's Namespace (backupOwner) have
-// arrived. What a backup carries is required only while one is to be
-// written. It sets status.backup and the BackupCurrent condition.
+// composeBackups adds to p the EtcdSnapshots of schedule s, their bundles
+// and the PKI objects the bundles name (docs/architecture.md, Backups): the
+// observed ones, the newest retention of them kept, and one for the slot
+// holding now when no observed backup is of that slot or later and what
+// it carries, the platform's recipient and the tenant's Namespace
+// (backupOwner) have arrived. What a backup carries is required only while
+// the current slot's backup is to be written. It sets status.backup and
+// the BackupCurrent condition.
 func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, now time.Time) *field.Error {
 	ns := s.Slot.Namespace
 	uid := r.CompositeString("metadata", "uid")
@@ -289,11 +289,12 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	// asked to run the pipeline again then.
 	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
 	backups := observedBackups(r)
-	due := len(backups) == 0 || backups[0].Before(slot)
-	for _, ts := range retained(backups, b.Retention) {
-		due = due || !r.ObservedExists(namePrefixBackupPKI+ts.Format(backupTimeLayout))
-	}
-	var content *backupContent
+	current := len(backups) > 0 && !backups[0].Before(slot)
+	// Due: the current slot has no backup, or its bundle is missing. An
+	// older backup without its bundle is not completed: the PKI and
+	// clusters of now are not those of its slot.
+	due := !current || !r.ObservedExists(namePrefixBackupPKI+backups[0].Format(backupTimeLayout))
+	var ids []clusterIdentity
 	var recipient age.Recipient
 	if due {
 		s.Require(p)
@@ -302,7 +303,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 			Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
 			Namespace: proto.String(b.PKINamespace),
 		})
-		if content, err = s.Carried(r); err != nil {
+		if ids, err = s.Carried(r, p); err != nil {
 			return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
 		}
 		var ferr *field.Error
@@ -312,13 +313,14 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	}
 	// A new backup object needs all it depends on: what it carries, the
 	// key that is encrypted to and the Namespace that owns it.
-	canCreate := content != nil && recipient != nil && owner != nil
-	if due && canCreate && (len(backups) == 0 || backups[0].Before(slot)) {
+	canCreate := len(ids) > 0 && recipient != nil && owner != nil
+	if !current && canCreate {
 		backups = append([]time.Time{slot}, backups...)
 	}
 	// Older ones leave the desired state: Crossplane deletes them.
 	backups = retained(backups, b.Retention)
-	for _, ts := range backups {
+	pkis := &pkiObjects{ns: ns, incarnation: incarnation, labels: s.Labels, owner: owner}
+	for i, ts := range backups {
 		suffix := ts.Format(backupTimeLayout)
 		snapshot := namePrefixBackup + suffix
 		name := backupObjectName(r, s.Base, incarnation, snapshot, ts)
@@ -334,19 +336,21 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 		bundle := namePrefixBackupPKI + suffix
 		switch {
 		case r.ObservedExists(bundle):
-			// Encryption is randomised: what was written stays (with
-			// its Namespace reference, function.Kept).
 			p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
-		case canCreate:
-			env, err := buildBackupBundle(ns, name, s.Labels, content, recipient, owner)
+			pkis.referencedBy(r, bundle)
+		case canCreate && i == 0 && !ts.Before(slot):
+			refs, err := pkis.carry(ids)
 			if err != nil {
-				return field.InternalError(field.NewPath("input", "etcd", "backup", "recipientConfigMap"), err)
+				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
 			}
-			p.Add(bundle, env, function.ReadyAlways)
+			p.Add(bundle, buildBackupBundle(ns, name, s, ids, refs, owner), function.ReadyAlways)
 		}
 	}
+	if err := pkis.compose(p, r, recipient); err != nil {
+		return field.InternalError(field.NewPath("input", "etcd", "backup", "recipientConfigMap"), err)
+	}
 
-	bp := backupStatus(r, s.Base, incarnation, s.Interval, backups, now)
+	bp := backupStatus(r, s, incarnation, backups, now)
 	p.Status["backup"] = bp.Status
 	p.SetCondition(tkv1alpha1.ConditionBackupCurrent, bp.Current, bp.Reason, bp.Message)
 	return nil
@@ -370,15 +374,17 @@ func requirePKI(p *function.Plan, id function.Identity, key string, roles []pkiR
 
 // backupStatus reads the newest successful backup (phase Complete) of
 // backups and says whether it is current: at most twice the interval old,
-// or, before the first, the XR younger than that.
-func backupStatus(r *function.Request, base, incarnation string, interval time.Duration, backups []time.Time, now time.Time) backupPlan {
+// or, before the first, the schedule younger than that (s.Since, else the
+// XR's creation). With nothing to back up (s.Idle) it is current.
+func backupStatus(r *function.Request, s backupSchedule, incarnation string, backups []time.Time, now time.Time) backupPlan {
+	interval := s.Interval
 	bp := backupPlan{Interval: interval, Retained: len(backups)}
 	for _, ts := range backups {
 		name := namePrefixBackup + ts.Format(backupTimeLayout)
 		if r.ObservedString(name, "status", "phase") != etcdv1alpha2.SnapshotPhaseComplete {
 			continue
 		}
-		bp.LastName, bp.LastTime, bp.LastFound = backupObjectName(r, base, incarnation, name, ts), ts, true
+		bp.LastName, bp.LastTime, bp.LastFound = backupObjectName(r, s.Base, incarnation, name, ts), ts, true
 		if c, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "creationTimestamp")); err == nil {
 			bp.LastTime = c.UTC()
 		}
@@ -398,12 +404,23 @@ func backupStatus(r *function.Request, base, incarnation string, interval time.D
 			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("the last successful backup, %s, is %s old: more than twice the interval %s", bp.LastName, age, interval)
 		}
 	default:
-		created, err := time.Parse(time.RFC3339, r.CompositeString("metadata", "creationTimestamp"))
-		bp.Current = err != nil || now.Sub(created) <= limit
+		since := s.Since
+		if since.IsZero() {
+			c, err := time.Parse(time.RFC3339, r.CompositeString("metadata", "creationTimestamp"))
+			if err != nil {
+				c = now
+			}
+			since = c
+		}
+		bp.Current = now.Sub(since) <= limit
 		bp.Reason, bp.Message = tkv1alpha1.ReasonAwaitingFirstBackup, fmt.Sprintf("no backup has succeeded yet (interval %s)", interval)
 		if !bp.Current {
-			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("no backup has succeeded in the first %s: more than twice the interval %s", now.Sub(created).Truncate(time.Minute), interval)
+			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("no backup has succeeded in the first %s: more than twice the interval %s", now.Sub(since).Truncate(time.Minute), interval)
 		}
+	}
+	if s.Idle {
+		bp.Current = true
+		bp.Reason, bp.Message = tkv1alpha1.ReasonNothingToBackUp, "no cluster keeps its state in this etcd: nothing to back up"
 	}
 	bp.Status = status
 	return bp
@@ -475,10 +492,17 @@ func secretSelector(name, ns string) *fnv1.ResourceSelector {
 	}
 }
 
+// maxPKISecretBytes bounds the data of one PKI Secret a backup carries,
+// in bytes: a CA or key pair in PEM is a few KiB, and whatever a tenant
+// writes into a Secret of its namespace travels in every request with its
+// backups.
+const maxPKISecretBytes = 16 << 10
+
 // readPKI is the data of cluster id's Secrets of roles, required as
 // requiredBackupSourcePrefix + key + role, once every one has arrived
-// with data (nil before).
-func readPKI(r *function.Request, id function.Identity, key string, roles []pkiRole) (map[string]map[string][]byte, error) {
+// with data (nil before). A Secret over maxPKISecretBytes is not carried:
+// nil, with a warning on p.
+func readPKI(p *function.Plan, r *function.Request, id function.Identity, key string, roles []pkiRole) (map[string]map[string][]byte, error) {
 	out := map[string]map[string][]byte{}
 	for _, role := range roles {
 		secrets, _, err := function.Required[corev1.Secret](r, requiredBackupSourcePrefix+key+role.Role)
@@ -486,6 +510,14 @@ func readPKI(r *function.Request, id function.Identity, key string, roles []pkiR
 			return nil, fmt.Errorf("cannot decode Secret %s/%s: %w", id.Namespace, role.Secret(id), err)
 		}
 		if len(secrets) != 1 || len(secrets[0].Data) == 0 {
+			return nil, nil
+		}
+		size := 0
+		for k, v := range secrets[0].Data {
+			size += len(k) + len(v)
+		}
+		if size > maxPKISecretBytes {
+			p.Warn(tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("cluster %s is not backed up: Secret %s/%s holds %d bytes, more than the %d a PKI Secret may", id.Name, id.Namespace, role.Secret(id), size, maxPKISecretBytes))
 			return nil, nil
 		}
 		out[role.Role] = secrets[0].Data
@@ -515,60 +547,77 @@ func backupRecipient(r *function.Request, b *cpinput.EtcdBackup) (age.Recipient,
 	return rcp, nil
 }
 
-// Data keys of a backup's EnvironmentConfig: a cluster's holds cluster,
-// dataStoreSchema and dataStoreUsername; a Tenant's clusters, by each
-// TenantCluster's name its dataStoreSchema and dataStoreUsername.
+// Data keys of a backup's EnvironmentConfig (its bundle): a cluster's
+// holds cluster, dataStoreSchema, dataStoreUsername and clusterPKI (its PKI
+// object's name); a Tenant's clusters, by each TenantCluster's name its
+// dataStoreSchema, dataStoreUsername and clusterPKI. pki: the encrypted
+// PKI of a PKI object, or of a bundle without clusterPKI.
 const (
-	bundleNamespace = "namespace"
-	bundleCluster   = "cluster"
-	bundleClusters  = "clusters"
-	bundleBackup    = "backup"
-	bundleSchema    = "dataStoreSchema"
-	bundleUsername  = "dataStoreUsername"
-	bundlePKI       = "pki"
+	bundleNamespace  = "namespace"
+	bundleCluster    = "cluster"
+	bundleClusters   = "clusters"
+	bundleBackup     = "backup"
+	bundleSchema     = "dataStoreSchema"
+	bundleUsername   = "dataStoreUsername"
+	bundleClusterPKI = "clusterPKI"
+	bundlePKI        = "pki"
 )
 
 // buildBackupBundle is the cluster-scoped EnvironmentConfig "<ns>.<b>" of
-// backup b: c's PKI, encrypted to the platform's recipient (age, armored),
-// and c's fields. Tenants cannot read EnvironmentConfigs, and only the
-// platform's identity decrypts it. owner is its Namespace reference.
-func buildBackupBundle(ns, b string, labels map[string]string, c *backupContent, to age.Recipient, owner *metav1.OwnerReference) (*xpextv1beta1.EnvironmentConfig, error) {
-	plain, err := json.Marshal(c.PKI)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	aw := armor.NewWriter(&buf)
-	w, err := age.Encrypt(aw, to)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(plain); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	if err := aw.Close(); err != nil {
-		return nil, err
-	}
-	data := map[string]extv1.JSON{}
-	fields := map[string]any{bundleNamespace: ns, bundleBackup: b, bundlePKI: buf.String()}
-	maps.Copy(fields, c.Fields)
-	for k, v := range fields {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
+// backup b of schedule s: for each of ids where its control plane keeps
+// its data in etcd and the name of its PKI object (refs, by cluster).
+// owner is its Namespace reference.
+func buildBackupBundle(ns, b string, s backupSchedule, ids []clusterIdentity, refs map[string]string, owner *metav1.OwnerReference) *xpextv1beta1.EnvironmentConfig {
+	fields := map[string]any{bundleNamespace: ns, bundleBackup: b}
+	clusters := map[string]any{}
+	for _, c := range ids {
+		f := map[string]any{bundleSchema: c.Schema, bundleUsername: c.Username, bundleClusterPKI: refs[c.Cluster]}
+		if !s.Tenant {
+			f[bundleCluster] = c.Cluster
+			maps.Copy(fields, f)
 		}
-		data[k] = extv1.JSON{Raw: raw}
+		clusters[c.Cluster] = f
 	}
-	l := maps.Clone(labels)
+	if s.Tenant {
+		fields[bundleClusters] = clusters
+	}
+	l := maps.Clone(s.Labels)
 	l[function.LabelNamespace] = ns
 	return &xpextv1beta1.EnvironmentConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind},
 		ObjectMeta: metav1.ObjectMeta{Name: backupBundleName(ns, b), Labels: l, OwnerReferences: ownerRefs(owner)},
-		Data:       data,
-	}, nil
+		Data:       jsonData(fields),
+	}
+}
+
+// jsonData is fields as EnvironmentConfig data (values that marshal).
+func jsonData(fields map[string]any) map[string]extv1.JSON {
+	data := make(map[string]extv1.JSON, len(fields))
+	for k, v := range fields {
+		raw, _ := json.Marshal(v) // strings and maps of strings
+		data[k] = extv1.JSON{Raw: raw}
+	}
+	return data
+}
+
+// seal is plain encrypted to the platform's recipient, armored.
+func seal(plain []byte, to age.Recipient) (string, error) {
+	var buf bytes.Buffer
+	aw := armor.NewWriter(&buf)
+	w, err := age.Encrypt(aw, to)
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write(plain); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	if err := aw.Close(); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
 }
 
 // openBundle decrypts a backup's PKI with the platform's identity into

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -162,7 +163,8 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := composedWithPrefix(p, namePrefixBackup), []string{"backup-" + slot24h, "backup-pki-" + slot24h}; !cmp.Equal(got, want) {
+	pkiKey := pkiObjectKey(t, p, "demo")
+	if got, want := composedWithPrefix(p, namePrefixBackup), []string{"backup-" + slot24h, "backup-pki-" + slot24h, pkiKey}; !cmp.Equal(got, want) {
 		t.Errorf("backups composed: %v, want %v", got, want)
 	}
 	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
@@ -179,33 +181,77 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 	if env.Name != "tenant-demo.demo-"+slot24h+"-"+digestDemo || env.Namespace != "" {
 		t.Errorf("bundle %q in %q, want cluster-scoped tenant-demo.demo-%s-%s", env.Name, env.Namespace, slot24h, digestDemo)
 	}
-	str := func(k string) string {
+	str := func(env *xpextv1beta1.EnvironmentConfig, k string) string {
 		var s string
 		_ = json.Unmarshal(env.Data[k].Raw, &s)
 		return s
 	}
-	if str("namespace") != "tenant-demo" || str("cluster") != "demo" || str("dataStoreSchema") != demoSchema || str("backup") != snap.Name {
-		t.Errorf("bundle data namespace %q cluster %q schema %q backup %q", str("namespace"), str("cluster"), str("dataStoreSchema"), str("backup"))
+	obj := composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiKey)
+	if str(env, "namespace") != "tenant-demo" || str(env, "cluster") != "demo" || str(env, "dataStoreSchema") != demoSchema || str(env, "backup") != snap.Name || str(env, "clusterPKI") != obj.Name {
+		t.Errorf("bundle data %v", env.Data)
 	}
-	if strings.Contains(string(env.Data["pki"].Raw), "cluster CA key") {
-		t.Fatal("the bundle holds the CA key in clear")
+	if _, inline := env.Data["pki"]; inline {
+		t.Error("the bundle holds the PKI itself, not its PKI object's name")
+	}
+	// The PKI object: <NS>.<N>-pki-<incarnation>-<10 hex digits of its content>.
+	if !regexp.MustCompile(`^tenant-demo\.demo-pki-`+digestDemo+`-[0-9a-f]{10}$`).MatchString(obj.Name) || str(obj, "namespace") != "tenant-demo" || str(obj, "cluster") != "demo" {
+		t.Errorf("PKI object %s: %v", obj.Name, obj.Data)
+	}
+	if len(obj.OwnerReferences) != 1 || string(obj.OwnerReferences[0].UID) != tenantDemoUID {
+		t.Errorf("PKI object owners %v, want the Namespace tenant-demo", obj.OwnerReferences)
+	}
+	if strings.Contains(string(obj.Data["pki"].Raw), "cluster CA key") {
+		t.Fatal("the PKI object holds the CA key in clear")
 	}
 	other, _ := age.GenerateX25519Identity()
 	var pki map[string]map[string][]byte
-	if err := openBundle(str("pki"), other, &pki); err == nil {
-		t.Error("another identity decrypted the bundle")
+	if err := openBundle(str(obj, "pki"), other, &pki); err == nil {
+		t.Error("another identity decrypted the PKI object")
 	}
-	if err := openBundle(str("pki"), key, &pki); err != nil {
+	if err := openBundle(str(obj, "pki"), key, &pki); err != nil {
 		t.Fatal(err)
 	}
 	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
 		"front-proxy-ca-certificate": "demo-front-proxy-ca-certificate", "etcd-ca": "demo-etcd-ca", "etcd-peer-ca": "demo-etcd-peer-ca"} {
 		for k, v := range backupPKIData[name] {
 			if got := string(pki[role][k]); got != v {
-				t.Errorf("bundle %s[%s] = %q, want %q", role, k, got, v)
+				t.Errorf("PKI object %s[%s] = %q, want %q", role, k, got, v)
 			}
 		}
 	}
+}
+
+// The same PKI is the same PKI object: a cluster's backups name one as
+// long as its PKI does not change, and a changed PKI is another.
+func TestBackupPKIObjectIsNamedByItsContent(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	name := func(req map[string][]string) string {
+		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: req}, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "demo")).Name
+	}
+	first, again := name(backupRequired(key)), name(backupRequired(key))
+	if first != again {
+		t.Errorf("the same PKI named %s and %s", first, again)
+	}
+	req := backupRequired(key)
+	req[requiredBackupSourcePrefix+"ca"] = []string{secretYAML("demo-ca", map[string]string{"ca.crt": "a rotated CA", "ca.key": "its key"})}
+	if rotated := name(req); rotated == first {
+		t.Errorf("a changed CA kept the PKI object name %s", first)
+	}
+}
+
+// pkiObjectKey is the composed-resource name of cluster n's one PKI
+// object in p.
+func pkiObjectKey(t *testing.T, p *function.Plan, n string) string {
+	t.Helper()
+	keys := composedWithPrefix(p, namePrefixBackupClusterPKI+n+"-")
+	if len(keys) != 1 {
+		t.Fatalf("PKI objects of %s composed: %v, want one", n, keys)
+	}
+	return keys[0]
 }
 
 func TestBackupSchedule(t *testing.T) {
@@ -267,7 +313,7 @@ func TestBackupSchedule(t *testing.T) {
 			}
 			var got []string
 			for _, n := range composedWithPrefix(p, namePrefixBackup) {
-				if !strings.HasPrefix(n, namePrefixBackupPKI) {
+				if !strings.HasPrefix(n, namePrefixBackupPKI) && !strings.HasPrefix(n, namePrefixBackupClusterPKI) {
 					got = append(got, n)
 				}
 			}
@@ -387,6 +433,7 @@ func TestRestore(t *testing.T) {
 	}
 	env := composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h)
 	envJSON, _ := json.Marshal(env)
+	pkiJSON, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "demo")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
 	backup := "demo-" + slot24h + "-" + digestDemo
@@ -430,8 +477,38 @@ func TestRestore(t *testing.T) {
 			}
 		}
 	})
-	t.Run("PKIFirst", func(t *testing.T) {
+	t.Run("WaitsForThePKIObject", func(t *testing.T) {
 		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestoreIdentity: {identity}}}
+		p, err := planBackupsAt(t, c, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkiName string
+		_ = json.Unmarshal(env.Data["clusterPKI"].Raw, &pkiName)
+		if sel := p.Requirements[requiredRestorePKIObject]; sel.GetMatchName() != pkiName || pkiName == "" {
+			t.Errorf("PKI object asked for: %v, want %s", sel, pkiName)
+		}
+		if got := composedWithPrefix(p, namePrefixRestoredPKI); len(got) != 0 {
+			t.Errorf("restored PKI composed before its PKI object arrived: %v", got)
+		}
+	})
+	for name, tc := range map[string]struct {
+		pki  []string
+		want string
+	}{
+		"PKIObjectGone":             {nil, "its PKI object tenant-demo.demo-pki-" + digestDemo + "-"},
+		"PKIObjectOfAnotherCluster": {[]string{strings.Replace(string(pkiJSON), `"cluster":"demo"`, `"cluster":"other"`, 1)}, "is cluster tenant-demo/other's, not tenant-demo/demo's"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: tc.pki, requiredRestoreIdentity: {identity}}}
+			_, err := planBackupsAt(t, c, backupInput, backupNow)
+			if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want spec.restore.backup ... %s", err, tc.want)
+			}
+		})
+	}
+	t.Run("PKIFirst", func(t *testing.T) {
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -630,11 +707,13 @@ func TestRestoreAfterTheClusterIsGone(t *testing.T) {
 		t.Fatalf("bundle owners %v", env.OwnerReferences)
 	}
 	envJSON, _ := json.Marshal(env)
+	pkiJSON, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "demo")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
 	backup := "demo-" + slot24h + "-" + digestDemo
 	req := backupRequired(key)
 	req[requiredRestoreBundle] = []string{string(envJSON)}
+	req[requiredRestorePKIObject] = []string{string(pkiJSON)}
 	req[requiredRestoreIdentity] = []string{identity}
 	c := fntest.Call{UID: laterUID, Spec: `{restore: {backup: ` + backup + `}}`, Required: req}
 	p, err = planBackupsAt(t, c, backupInput, backupNow)
@@ -658,9 +737,9 @@ func TestRestoreAfterTheClusterIsGone(t *testing.T) {
 	}
 }
 
-// An observed backup keeps the name it was created with (here the form
-// "<N>-backup-<time>-<digest>" of earlier releases): the composed
-// EtcdSnapshot and status.backup name the object as observed.
+// An observed backup keeps the name it was created with (here one of the
+// form "<N>-backup-<time>-<digest>"): the composed EtcdSnapshot and
+// status.backup name the object as observed.
 func TestBackupObservedName(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	want := "demo-backup-" + slot24h + "-" + digestDemo

@@ -60,6 +60,10 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 	})
 }
 
+// fnAtBackupNow is the function with its clock at backupNow, where the
+// fuzzed backups' slots are worked out.
+var fnAtBackupNow fntest.Runner = (&Function{now: func() time.Time { return backupNow }}).RunFunction
+
 // fuzzBackupKey is the platform's age key of the fuzzed backups.
 var fuzzBackupKey = func() *age.X25519Identity {
 	k, err := age.GenerateX25519Identity()
@@ -117,7 +121,7 @@ func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
 		req.RequiredResources[key] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: o}}}
 	}
 	req.RequiredResources[requiredTenantClaims] = &fnv1.Resources{}
-	rsp, err := fntest.Run(fn, req)
+	rsp, err := fntest.Run(fnAtBackupNow, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +135,7 @@ func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
 			out[obj["kind"].(string)+" "+fntest.Get(obj, "metadata", "name").(string)] = true
 		}
 	}
-	if !out["EnvironmentConfig "+ns+"."+backupName("", incarnationDigest(tenantUID), slotStart(function.Identity{Namespace: ns, Name: tenantEtcdBase}, 24*time.Hour, time.Now()))] {
+	if !out["EnvironmentConfig "+ns+"."+backupName("", incarnationDigest(tenantUID), slotStart(function.Identity{Namespace: ns, Name: tenantEtcdBase}, 24*time.Hour, backupNow))] {
 		t.Fatalf("Tenant %q serving %q: no backup bundle among %v", ns, n, out)
 	}
 	return out
@@ -175,7 +179,7 @@ func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool,
 			}
 			req.RequiredResources[requiredTenantDataStore] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: ds}}}
 		}
-		rsp, err := fntest.Run(fn, req)
+		rsp, err := fntest.Run(fnAtBackupNow, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +205,7 @@ func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool,
 			}
 		}
 		if input == backupInput && !namespaced {
-			bundle := "EnvironmentConfig " + ns + "." + backupName(n, incarnationDigest(fntest.XRUID), slotStart(function.Identity{Namespace: ns, Name: n}, 24*time.Hour, time.Now()))
+			bundle := "EnvironmentConfig " + ns + "." + backupName(n, incarnationDigest(fntest.XRUID), slotStart(function.Identity{Namespace: ns, Name: n}, 24*time.Hour, backupNow))
 			if !out[bundle] {
 				t.Fatalf("(%q, %q): no %s composed", ns, n, bundle)
 			}

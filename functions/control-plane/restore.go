@@ -23,8 +23,9 @@ import (
 
 // Required-resources keys of a restore.
 const (
-	requiredRestoreBundle   = "restore-backup"
-	requiredRestoreIdentity = "restore-identity"
+	requiredRestoreBundle    = "restore-backup"
+	requiredRestoreIdentity  = "restore-identity"
+	requiredRestorePKIObject = "restore-pki"
 )
 
 // namePrefixRestoredPKI + role is the composed-resource name of a
@@ -127,11 +128,15 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.IdentitySecret},
 		Namespace: proto.String(b.PKINamespace),
 	})
+	armored, waiting, ferr := bundle.pki(p, r, rs.Backup, id.Namespace)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
 	secrets, arrived, err := function.Required[corev1.Secret](r, requiredRestoreIdentity)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(idPath, err)}
 	}
-	if !arrived {
+	if !arrived || waiting {
 		return rp, nil
 	}
 	if len(secrets) != 1 {
@@ -141,7 +146,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("key %q is no age X25519 identity (AGE-SECRET-KEY-1...)", identityKey))}
 	}
-	pki, err := bundle.open(ident)
+	pki, err := bundle.open(armored, ident)
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", rs.Backup, err))}
 	}
@@ -174,25 +179,54 @@ func composeRestoredPKI(p *function.Plan, rp *restorePlan) {
 }
 
 // restoreBundle is what a restore reads of a backup's EnvironmentConfig:
-// the control plane's etcd account and its encrypted PKI; Cluster is the
-// TenantCluster a Tenant's backup restores ("" for a cluster's own).
+// the cluster it restores (a claim's, or the TenantCluster of a Tenant's
+// backup), its control plane's etcd account and where its PKI is: the PKI
+// object PKIObject or, for a bundle holding it, inline.
 type restoreBundle struct {
 	Schema, Username string
 	Cluster          string
-	armored          string
+	PKIObject        string
+	inline           string
 }
 
-// open decrypts the PKI of the restored cluster, by role.
-func (b restoreBundle) open(id age.Identity) (map[string]map[string][]byte, error) {
-	if b.Cluster == "" {
-		var pki map[string]map[string][]byte
-		return pki, openBundle(b.armored, id, &pki)
+// pki is the encrypted PKI of the restored cluster: inline, or its PKI
+// object's, which it requires (waiting until it arrived). A PKI object
+// that is gone, or not the namespace's and cluster's, is an error naming
+// the backup.
+func (b restoreBundle) pki(p *function.Plan, r *function.Request, backup, ns string) (armored string, waiting bool, ferr *field.Error) {
+	if b.PKIObject == "" {
+		return b.inline, false, nil
 	}
-	var byCluster map[string]map[string]map[string][]byte
-	if err := openBundle(b.armored, id, &byCluster); err != nil {
-		return nil, err
+	p.Require(requiredRestorePKIObject, &fnv1.ResourceSelector{
+		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: b.PKIObject},
+	})
+	path := field.NewPath("spec", "restore", "backup")
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestorePKIObject)
+	if err != nil {
+		return "", false, field.InternalError(path, err)
 	}
-	return byCluster[b.Cluster], nil
+	if !arrived {
+		return "", true, nil
+	}
+	if len(envs) != 1 {
+		return "", false, field.Invalid(path, backup, fmt.Sprintf("its PKI object %s is gone: the backup cannot be restored", b.PKIObject))
+	}
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(envs[0].Data[k].Raw, &s)
+		return s
+	}
+	if str(bundleNamespace) != ns || str(bundleCluster) != b.Cluster {
+		return "", false, field.Forbidden(path, fmt.Sprintf("%q: its PKI object %s is cluster %s/%s's, not %s/%s's", backup, b.PKIObject, str(bundleNamespace), str(bundleCluster), ns, b.Cluster))
+	}
+	return str(bundlePKI), false, nil
+}
+
+// open decrypts armored, the PKI of the restored cluster, by role.
+func (b restoreBundle) open(armored string, id age.Identity) (map[string]map[string][]byte, error) {
+	var pki map[string]map[string][]byte
+	return pki, openBundle(armored, id, &pki)
 }
 
 // readBundle reads backup env, which spec.restore rs names, for a cluster
@@ -212,14 +246,12 @@ func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns 
 	if str[bundleNamespace] != ns || str[bundleBackup] != rs.Backup {
 		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str[bundleNamespace], ns))
 	}
-	out := restoreBundle{armored: str[bundlePKI]}
 	raw, tenant := env.Data[bundleClusters]
 	if !tenant {
 		if rs.Cluster != "" && rs.Cluster != str[bundleCluster] {
 			return restoreBundle{}, field.Invalid(path.Child("cluster"), rs.Cluster, fmt.Sprintf("backup %s is cluster %s's alone: leave spec.restore.cluster empty", rs.Backup, str[bundleCluster]))
 		}
-		out.Schema, out.Username = str[bundleSchema], str[bundleUsername]
-		return out, nil
+		return checkedBundle(restoreBundle{Cluster: str[bundleCluster], Schema: str[bundleSchema], Username: str[bundleUsername], PKIObject: str[bundleClusterPKI], inline: str[bundlePKI]}, rs.Backup)
 	}
 	var clusters map[string]map[string]string
 	if err := json.Unmarshal(raw.Raw, &clusters); err != nil {
@@ -234,6 +266,15 @@ func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns 
 		}
 		return restoreBundle{}, field.NotFound(path.Child("cluster"), rs.Cluster+": "+msg)
 	}
-	out.Cluster, out.Schema, out.Username = rs.Cluster, c[bundleSchema], c[bundleUsername]
-	return out, nil
+	return checkedBundle(restoreBundle{Cluster: rs.Cluster, Schema: c[bundleSchema], Username: c[bundleUsername], PKIObject: c[bundleClusterPKI]}, rs.Backup)
+}
+
+// checkedBundle is b once it names everything a restore needs: the
+// cluster, its etcd account (Kamaji would take its own default otherwise,
+// and serve none of the backup's data) and its PKI.
+func checkedBundle(b restoreBundle, backup string) (restoreBundle, *field.Error) {
+	if b.Cluster == "" || b.Schema == "" || b.Username == "" || (b.PKIObject == "" && b.inline == "") {
+		return restoreBundle{}, field.Invalid(field.NewPath("spec", "restore", "backup"), backup, "the backup names no cluster, etcd account or PKI: it cannot be restored")
+	}
+	return b, nil
 }

@@ -363,6 +363,8 @@ type dataStoreUser struct {
 // defaults when unset).
 type servedCluster struct {
 	Name, Schema, Username string
+	// Created is the TenantCluster's creation.
+	Created time.Time
 }
 
 // tenantClusters are the TenantClusters, sorted by name, of namespace
@@ -425,7 +427,7 @@ func tenantClusters(r *function.Request, ns, dsName string) ([]servedCluster, bo
 		if user == "" {
 			user = schema
 		}
-		out = append(out, servedCluster{Name: n, Schema: schema, Username: user})
+		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: it.CreationTimestamp.Time})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, arrived && claimsArrived && kcpsArrived, nil

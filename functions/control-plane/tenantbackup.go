@@ -11,12 +11,14 @@ import (
 
 // planTenantBackups adds to p the Tenant's backups of the namespace's etcd
 // at the platform's interval (composeBackups), named "<UTC
-// YYYYMMDDhhmmss>-<incarnation>". Each carries, for every TenantCluster
-// served whose PKI Secrets have arrived, its cluster CA, service-account
-// key pair and front-proxy CA (restoredPKI: the Tenant's etcd CAs are not
-// restored) and where its control plane keeps its data in the etcd. One is
-// taken once the lists have arrived and at least one cluster's PKI has:
-// until then the observed backups are kept.
+// YYYYMMDDhhmmss>-<incarnation>". Each names, for every TenantCluster
+// served whose PKI Secrets have arrived, the identity holding its cluster
+// CA, service-account key pair and front-proxy CA (restoredPKI: the
+// Tenant's etcd CAs are not restored) and where its control plane keeps
+// its data in the etcd. One is taken once the lists have arrived and at
+// least one cluster's PKI has: until then the observed backups are kept.
+// With no cluster served there is nothing to back up; the first backup is
+// due from the oldest served cluster's creation.
 func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clusters []servedCluster, arrived bool, in *cpinput.ControlPlaneInput, now time.Time) *field.Error {
 	b := &in.Etcd.Backup
 	interval, ferr := backupInterval("", b)
@@ -25,35 +27,36 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 	}
 	ns := site.Namespace
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(function.Identity{Namespace: ns}))
-	return composeBackups(p, r, b, backupSchedule{
+	s := backupSchedule{
 		Slot: function.Identity{Namespace: ns, Name: site.Names.Cluster}, Etcd: site.Names.Cluster,
-		Labels: site.Labels, Interval: interval,
+		Labels: site.Labels, Interval: interval, Tenant: true,
+		Idle: arrived && len(clusters) == 0,
 		Require: func(p *function.Plan) {
 			for _, c := range clusters {
 				requirePKI(p, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
 			}
 		},
-		Carried: func(r *function.Request) (*backupContent, error) {
+		Carried: func(r *function.Request, p *function.Plan) ([]clusterIdentity, error) {
 			if !arrived {
 				return nil, nil
 			}
-			pki := map[string]map[string]map[string][]byte{}
-			accounts := map[string]map[string]string{}
+			var ids []clusterIdentity
 			for _, c := range clusters {
-				data, err := readPKI(r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
+				pki, err := readPKI(p, r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
 				if err != nil {
 					return nil, err
 				}
-				if data == nil {
-					continue
+				if pki != nil {
+					ids = append(ids, clusterIdentity{Cluster: c.Name, PKI: pki, Schema: c.Schema, Username: c.Username})
 				}
-				pki[c.Name] = data
-				accounts[c.Name] = map[string]string{bundleSchema: c.Schema, bundleUsername: c.Username}
 			}
-			if len(pki) == 0 {
-				return nil, nil
-			}
-			return &backupContent{PKI: pki, Fields: map[string]any{bundleClusters: accounts}}, nil
+			return ids, nil
 		},
-	}, now)
+	}
+	for _, c := range clusters {
+		if s.Since.IsZero() || c.Created.Before(s.Since) {
+			s.Since = c.Created
+		}
+	}
+	return composeBackups(p, r, b, s, now)
 }

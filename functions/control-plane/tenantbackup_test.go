@@ -105,26 +105,33 @@ func TestTenantBackup(t *testing.T) {
 	if err := json.Unmarshal(env.Data["clusters"].Raw, &clusters); err != nil {
 		t.Fatal(err)
 	}
+	obj := composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "a"))
 	// b's PKI has not arrived: the backup carries a alone.
-	if want := map[string]map[string]string{"a": {"dataStoreSchema": schemaA, "dataStoreUsername": schemaA}}; !cmp.Equal(clusters, want) {
+	if want := map[string]map[string]string{"a": {"dataStoreSchema": schemaA, "dataStoreUsername": schemaA, "clusterPKI": obj.Name}}; !cmp.Equal(clusters, want) {
 		t.Errorf("bundle clusters %v, want %v", clusters, want)
 	}
-	var armored string
-	_ = json.Unmarshal(env.Data["pki"].Raw, &armored)
-	if strings.Contains(armored, "a ca") {
-		t.Fatal("the bundle holds a's CA in clear")
+	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 {
+		t.Errorf("PKI objects %v, want a's alone", got)
 	}
-	var pki map[string]map[string]map[string][]byte
+	if !strings.HasPrefix(obj.Name, "tenant-demo.a-pki-"+tenantDigest+"-") || obj.Labels[function.LabelCluster] != "a" {
+		t.Errorf("a's PKI object %s labelled %v", obj.Name, obj.Labels)
+	}
+	var armored string
+	_ = json.Unmarshal(obj.Data["pki"].Raw, &armored)
+	if strings.Contains(armored, "a ca") {
+		t.Fatal("the PKI object holds a's CA in clear")
+	}
+	var pki map[string]map[string][]byte
 	if err := openBundle(armored, key, &pki); err != nil {
 		t.Fatal(err)
 	}
 	for _, role := range []string{"ca", "sa-certificate", "front-proxy-ca-certificate"} {
-		if got := string(pki["a"][role]["key"]); got != "a "+role {
-			t.Errorf("bundle a[%s] = %q, want %q", role, got, "a "+role)
+		if got := string(pki[role]["key"]); got != "a "+role {
+			t.Errorf("PKI object %s[key] = %q, want %q", role, got, "a "+role)
 		}
 	}
-	if len(pki) != 1 || len(pki["a"]) != 3 {
-		t.Errorf("bundle PKI holds %d clusters, a %d Secrets; want 1 and 3", len(pki), len(pki["a"]))
+	if len(pki) != 3 {
+		t.Errorf("PKI object holds %d Secrets, want 3", len(pki))
 	}
 	if got := p.Status["backup"].(map[string]any)["interval"]; got != "24h0m0s" {
 		t.Errorf("status.backup.interval %v", got)
@@ -217,8 +224,8 @@ func TestBackupNameFitsTheSnapshotJob(t *testing.T) {
 			t.Fatalf("cluster %s's backup is named as the Tenant's: %s", n, name)
 		}
 	}
-	if got := backupName(strings.Repeat("a", function.MaxClusterNameLength), "ffffff", ts); len(got) != 54 {
-		t.Errorf("the longest cluster's backup name has %d characters, want 32+1+14+1+6 = 54", len(got))
+	if got := backupName(strings.Repeat("a", function.MaxClusterNameLength), "ffffff", ts); len(got) != 54 || len(got) > maxBackupNameLength {
+		t.Errorf("the longest cluster's backup name has %d characters, want 32+1+14+1+6 = 54, at most %d", len(got), maxBackupNameLength)
 	}
 }
 
@@ -228,9 +235,10 @@ func TestRestoreATenantBackup(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	p := planTenantAt(t, tenantBackupCall(key, "a", "b"), backupNow)
 	envJSON, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+tenantSlot))
+	pkiB, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "b")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	req := map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestoreIdentity: {identity}}
+	req := map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiB)}, requiredRestoreIdentity: {identity}}
 	restore := func(extra string) fntest.Call {
 		return fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `"` + extra + `}}`, Required: req}
 	}
@@ -276,6 +284,31 @@ func TestRestoreATenantBackup(t *testing.T) {
 			}
 		})
 	}
+	t.Run("IncompleteBundle", func(t *testing.T) {
+		// A bundle naming no etcd account for the cluster would restore a
+		// control plane serving none of the backup's data.
+		broken := strings.Replace(string(envJSON), `"dataStoreSchema":"`+schemaB+`",`, ``, 1)
+		if broken == string(envJSON) {
+			t.Fatal("the bundle holds no b dataStoreSchema to remove")
+		}
+		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `", cluster: b}}`, Required: map[string][]string{requiredRestoreBundle: {broken}}}
+		if _, err := planBackupsAt(t, c, backupInput, backupNow); err == nil || !strings.Contains(err.Error(), "names no cluster, etcd account or PKI") {
+			t.Errorf("got %v, want a Fatal saying the backup cannot be restored", err)
+		}
+	})
+	t.Run("OwnClusterOfAClusterBackup", func(t *testing.T) {
+		// A cluster's backup restores with restore.cluster empty or naming
+		// that cluster.
+		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h))
+		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `, cluster: demo}}`, Required: map[string][]string{requiredRestoreBundle: {string(own)}}}
+		if _, err := planBackupsAt(t, c, backupInput, backupNow); err != nil {
+			t.Errorf("restoring demo's backup naming demo: %v", err)
+		}
+	})
 	t.Run("ClusterOfAClusterBackup", func(t *testing.T) {
 		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
 		if err != nil {
@@ -292,12 +325,166 @@ func TestRestoreATenantBackup(t *testing.T) {
 }
 
 // A TenantCluster restores nothing: its etcd is shared with the
-// namespace's other TenantClusters. The Fatal says where to restore.
+// namespace's other TenantClusters. The Fatal says where to restore, or,
+// on a platform without backups, that there are none.
 func TestTenantClusterRestoreIsRefused(t *testing.T) {
 	c := fntest.Call{Name: "demo2", Namespaced: true, Spec: `{restore: {backup: "` + tenantBackup + `", cluster: a}}`}
-	_, err := planBackupsAt(t, c, backupInput, backupNow)
-	if want := "spec.restore.backup: Invalid value: \"" + tenantBackup + "\": a TenantCluster's etcd is its namespace's"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("got %v, want %q", err, want)
+	for input, want := range map[string]string{
+		backupInput:    "spec.restore.backup: Invalid value: \"" + tenantBackup + "\": a TenantCluster's etcd is its namespace's",
+		cozystackInput: "spec.restore.backup: Invalid value: \"" + tenantBackup + "\": this platform takes no backups",
+	} {
+		_, err := planBackupsAt(t, c, input, backupNow)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
+
+// The Tenant never drops a backup because something has not arrived in
+// this call: with its backups observed, and in turn no lists, no
+// Namespace, no recipient and no PKI, every snapshot, bundle and PKI
+// object stays desired, the objects with their Namespace reference.
+func TestTenantBackupsKeptWhileRequirementsArrive(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	first := planTenantAt(t, tenantBackupCall(key, "a"), backupNow)
+	observed := map[string]string{}
+	for _, c := range first.Composed {
+		if strings.HasPrefix(c.Name, namePrefixBackup) {
+			y, err := json.Marshal(c.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			observed[c.Name] = string(y)
+		}
+	}
+	if len(observed) != 3 {
+		t.Fatalf("the first backup composed %d objects, want a snapshot, a bundle and a PKI object", len(observed))
+	}
+	// The next slot: a backup is due.
+	later := backupNow.Add(24 * time.Hour)
+	for name, drop := range map[string][]string{
+		"NoLists":     {requiredTenantClusters, requiredTenantClaims, requiredTenantControlPlanes},
+		"NoNamespace": {function.RequirementNamespace},
+		"NoRecipient": {requiredBackupRecipient},
+		"NoPKI":       {requiredBackupSourcePrefix + "a.ca"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := tenantBackupCall(key, "a")
+			c.observed = observed
+			for _, k := range drop {
+				delete(c.required, k)
+			}
+			p := planTenantAt(t, c, later)
+			desired := map[string]bool{}
+			for _, d := range p.Composed {
+				desired[d.Name] = true
+				if snap, ok := d.Object.(*etcdv1alpha2.EtcdSnapshot); ok && observed[d.Name] != "" && len(snap.OwnerReferences) != 1 {
+					t.Errorf("%s composed with owners %v, want the Namespace's kept", d.Name, snap.OwnerReferences)
+				}
+			}
+			for _, k := range p.Kept {
+				desired[k.Name] = true
+			}
+			for k := range observed {
+				if !desired[k] {
+					t.Errorf("observed %s left the desired state", k)
+				}
+			}
+		})
+	}
+}
+
+// A Tenant serving no TenantCluster has nothing to back up: BackupCurrent
+// is True (NothingToBackUp), never an alert. With clusters, the first
+// backup is due from the oldest one's creation, not the Tenant's.
+func TestTenantBackupCurrent(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	condition := func(p *function.Plan) (bool, string) {
+		for _, c := range p.Conditions {
+			if c.Type == tkv1alpha1.ConditionBackupCurrent {
+				return c.True, c.Reason
+			}
+		}
+		t.Fatal("no BackupCurrent condition")
+		return false, ""
+	}
+	idle := tenantBackupCall(key)
+	idle.created = "2026-11-01T00:00:00Z"
+	idle.required[requiredTenantClusters], idle.required[requiredTenantControlPlanes] = nil, nil
+	if ok, reason := condition(planTenantAt(t, idle, backupNow)); !ok || reason != tkv1alpha1.ReasonNothingToBackUp {
+		t.Errorf("a Tenant serving no cluster: BackupCurrent %v %s, want True %s", ok, reason, tkv1alpha1.ReasonNothingToBackUp)
+	}
+	for name, tc := range map[string]struct {
+		created string
+		ok      bool
+		reason  string
+	}{
+		// backupNow is 2026-12-03T12:00Z; twice the 24h interval is 48h.
+		"ClusterYoung":  {"2026-12-02T00:00:00Z", true, tkv1alpha1.ReasonAwaitingFirstBackup},
+		"ClusterTooOld": {"2026-12-01T11:59:00Z", false, tkv1alpha1.ReasonBackupOverdue},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := tenantBackupCall(key) // no PKI: no backup is taken
+			c.created = "2026-11-01T00:00:00Z"
+			c.required[requiredTenantClusters] = []string{stamped("TenantCluster", "a", tc.created), stamped("TenantCluster", "b", "2026-12-03T11:00:00Z")}
+			if ok, reason := condition(planTenantAt(t, c, backupNow)); ok != tc.ok || reason != tc.reason {
+				t.Errorf("BackupCurrent %v %s, want %v %s", ok, reason, tc.ok, tc.reason)
+			}
+		})
+	}
+}
+
+// Only the current slot's backup gets a missing bundle: an older snapshot
+// without one stays so, since the clusters and PKI of now are not those
+// of its slot.
+func TestBackupBundleOnlyForTheCurrentSlot(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	// The current slot's snapshot without its bundle gets one; a backup of
+	// the current slot is taken beside an older snapshot without one, which
+	// gets none.
+	for name, tc := range map[string]struct {
+		slot string
+		want bool
+	}{
+		"CurrentSlot": {slot24h, true},
+		"OlderSlot":   {"20261201183044", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			obs := map[string]string{"backup-" + tc.slot: snapshotYAML(tc.slot, "Complete", "2026-12-01T18:31:00Z")}
+			p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			composed := map[string]bool{}
+			for _, c := range p.Composed {
+				composed[c.Name] = true
+			}
+			if composed["backup-pki-"+tc.slot] != tc.want || !composed["backup-pki-"+slot24h] {
+				t.Errorf("bundles composed: slot %s %v (want %v), current slot %v (want true)", tc.slot, composed["backup-pki-"+tc.slot], tc.want, composed["backup-pki-"+slot24h])
+			}
+		})
+	}
+}
+
+// A PKI Secret larger than maxPKISecretBytes (a tenant may write any
+// Secret of its namespace) is not carried: no backup of that cluster, a
+// warning naming the Secret; the Tenant's other clusters are backed up.
+func TestBackupRefusesAnOversizedPKISecret(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	big := strings.Repeat("x", maxPKISecretBytes)
+	c := tenantBackupCall(key, "a", "b")
+	c.required[requiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big})}
+	p := planTenantAt(t, c, backupNow)
+	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 || !strings.HasPrefix(got[0], namePrefixBackupClusterPKI+"a-") {
+		t.Errorf("PKI objects %v, want a's alone", got)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Message, "Secret tenant-demo/b-ca holds 16390 bytes") {
+		t.Errorf("warnings %v, want one naming tenant-demo/b-ca and its 16390 bytes (6 of key, 16384 of value)", p.Warnings)
+	}
+	// At the bound it is carried.
+	c.required[requiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big[:maxPKISecretBytes-len("ca.key")]})}
+	if got := composedWithPrefix(planTenantAt(t, c, backupNow), namePrefixBackupClusterPKI); len(got) != 2 {
+		t.Errorf("PKI objects %v, want a's and b's", got)
 	}
 }
 

@@ -71,12 +71,12 @@ func TestBackupRestore(t *testing.T) {
 
 	// The backup.
 	platform := platformKey(t)
-	db, bundle := e.backup(ctx, t, "backup-src", fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort),
-		platform.Recipient(), clusterPKI(t, src), src.ca)
+	db, sealed := e.backup(ctx, t, "backup-src", fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort),
+		platform.Recipient(), map[string]pkiSecrets{"backup-src": clusterPKI(t, src)}, src.ca)
 	discard(t, []*proc{src.api, src.etcd}, src.dir)
 
 	// The restore.
-	restored := e.restoreControlPlane(t, "restored", db, openPKI[pkiSecrets](t, platform, bundle), "")
+	restored := e.restoreControlPlane(t, "restored", db, openPKI[pkiSecrets](t, platform, sealed["backup-src"]), "")
 	w.checkRestored(ctx, t, restored, restoredClient(t, src, restored))
 }
 
@@ -92,12 +92,11 @@ func TestBackupRestore(t *testing.T) {
 //     namespace, two values); cluster-a holds a namespace, a ConfigMap and a
 //     ServiceAccount with a token, cluster-b a ConfigMap of another name in
 //     a namespace of the same name;
-//   - the backup: one snapshot of the etcd, taken as above, and both
-//     clusters' PKI sealed in one age bundle keyed by cluster name, shaped
-//     as the function's Tenant bundle ({"<cluster>": {"ca": ...,
-//     "sa-certificate": ...}}); then both kube-apiservers and the etcd are
-//     stopped and their directories removed;
-//   - the restore of cluster-a alone: the bundle opened, the snapshot
+//   - the backup: one snapshot of the etcd, taken as above, and each
+//     cluster's PKI sealed on its own, as the function's PKI objects hold
+//     it; then both kube-apiservers and the etcd are stopped and their
+//     directories removed;
+//   - the restore of cluster-a alone: its PKI opened, the snapshot
 //     restored with etcdutl into a new etcd of cluster-a's own (it holds
 //     both clusters' keys), and a new kube-apiserver with cluster-a's
 //     restored CA and service-account key and cluster-a's prefix;
@@ -134,16 +133,15 @@ func TestTenantBackupRestore(t *testing.T) {
 
 	// The backup.
 	platform := platformKey(t)
-	db, bundle := e.backup(ctx, t, "tenant", shared.clientURL(), platform.Recipient(),
+	db, sealed := e.backup(ctx, t, "tenant", shared.clientURL(), platform.Recipient(),
 		map[string]pkiSecrets{"cluster-a": clusterPKI(t, a), "cluster-b": clusterPKI(t, b)}, a.ca, b.ca)
 	discard(t, []*proc{a.api, b.api, etcd}, a.dir, b.dir, shared.dataDir)
 
 	// The restore of cluster-a.
-	pki := openPKI[map[string]pkiSecrets](t, platform, bundle)
-	if got := pki["cluster-b"]["ca"]["ca.crt"]; !bytes.Equal(got, b.ca.certPEM) {
-		errorf(t, "the bundle's cluster-b CA certificate is not cluster-b's:\n%s", got)
+	if got := openPKI[pkiSecrets](t, platform, sealed["cluster-b"])["ca"]["ca.crt"]; !bytes.Equal(got, b.ca.certPEM) {
+		errorf(t, "the sealed cluster-b CA certificate is not cluster-b's:\n%s", got)
 	}
-	restored := e.restoreControlPlane(t, "cluster-a-restored", db, pki["cluster-a"], "/"+schemaA)
+	restored := e.restoreControlPlane(t, "cluster-a-restored", db, openPKI[pkiSecrets](t, platform, sealed["cluster-a"]), "/"+schemaA)
 	cs := restoredClient(t, a, restored)
 	wa.checkRestored(ctx, t, restored, cs)
 
@@ -302,9 +300,10 @@ func platformKey(t *testing.T) *age.X25519Identity {
 // backup takes a snapshot of the etcd at etcdURL with etcd's own client
 // (clientv3/snapshot.SaveWithVersion, as the operator's snapshot agent
 // streams clientv3's Snapshot) into the work directory as name.db, and
-// seals pki to to (sealPKI). It returns the snapshot's path and the
-// bundle, which must not hold the key of any of cas in clear.
-func (e *env) backup(ctx context.Context, t *testing.T, name, etcdURL string, to age.Recipient, pki any, cas ...*ca) (db, bundle string) {
+// seals each cluster's pki to to (sealPKI), as the function's PKI objects
+// hold it. It returns the snapshot's path and the sealed PKI by cluster,
+// none of which may hold the key of any of cas in clear.
+func (e *env) backup(ctx context.Context, t *testing.T, name, etcdURL string, to age.Recipient, pki map[string]pkiSecrets, cas ...*ca) (db string, sealed map[string]string) {
 	t.Helper()
 	db = filepath.Join(e.work, name+".db")
 	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{
@@ -312,13 +311,16 @@ func (e *env) backup(ctx context.Context, t *testing.T, name, etcdURL string, to
 	}, db); err != nil {
 		fatalf(t, "etcd snapshot: %v", err)
 	}
-	bundle = sealPKI(t, to, pki)
-	for _, c := range cas {
-		if bytes.Contains([]byte(bundle), c.keyPEM()) {
-			fatal(t, "the PKI bundle holds a CA key in clear")
+	sealed = map[string]string{}
+	for cluster, p := range pki {
+		sealed[cluster] = sealPKI(t, to, p)
+		for _, c := range cas {
+			if bytes.Contains([]byte(sealed[cluster]), c.keyPEM()) {
+				fatalf(t, "the sealed PKI of %s holds a CA key in clear", cluster)
+			}
 		}
 	}
-	return db, bundle
+	return db, sealed
 }
 
 // discard stops ps and removes dirs: the source is gone.

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"filippo.io/age"
+	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// clusterIdentity is one cluster's part of a backup: its PKI Secrets'
+// data by role (its PKI object), and where its control plane keeps its
+// data in etcd.
+type clusterIdentity struct {
+	Cluster          string
+	PKI              map[string]map[string][]byte
+	Schema, Username string
+}
+
+// namePrefixBackupClusterPKI + N + "-" + digest is the composed-resource
+// name of cluster N's PKI object of that content digest.
+const namePrefixBackupClusterPKI = "backup-clusterpki-"
+
+// pkiDigestLength is the length of a PKI object's content digest, in hex
+// characters.
+const pkiDigestLength = 10
+
+// clusterPKIName is the cluster-scoped EnvironmentConfig holding cluster
+// n's PKI of content digest d, written by the XR of incarnation inc:
+// "<ns>.<n>-identity-<inc>-<d>" (at most 63+1+32+10+6+1+10 = 123
+// characters). A cluster's PKI rarely changes, so its backups share one
+// identity: a request carries each cluster's PKI once, not once per
+// retained backup. The incarnation keeps a cluster restored with the same
+// PKI, under another XR, from taking over a retained identity.
+func clusterPKIName(ns, n, inc, d string) string {
+	return ns + "." + n + "-pki-" + inc + "-" + d
+}
+
+// clusterPKIKey is the composed-resource name of cluster n's PKI object
+// name.
+func clusterPKIKey(n, name string) string {
+	return namePrefixBackupClusterPKI + n + "-" + name[max(0, len(name)-pkiDigestLength):]
+}
+
+// pkiObjects are the PKI objects a schedule's retained bundles name: those
+// observed bundles name (kept as observed) and those of the bundle written
+// in this call (composed).
+type pkiObjects struct {
+	ns, incarnation string
+	labels          map[string]string
+	owner           *metav1.OwnerReference
+	// want: composed-resource name → the PKI object's cluster and name;
+	// fresh: composed-resource name → the PKI to write, when not observed.
+	want  map[string][2]string
+	fresh map[string]clusterIdentity
+}
+
+func (x *pkiObjects) add(cluster, name string) string {
+	if x.want == nil {
+		x.want, x.fresh = map[string][2]string{}, map[string]clusterIdentity{}
+	}
+	k := clusterPKIKey(cluster, name)
+	x.want[k] = [2]string{cluster, name}
+	return k
+}
+
+// referencedBy adds the PKI objects the observed bundle names.
+func (x *pkiObjects) referencedBy(r *function.Request, bundle string) {
+	env, _, err := function.Observed[xpextv1beta1.EnvironmentConfig](r, bundle)
+	if err != nil || env == nil {
+		return
+	}
+	for c, ref := range bundleRefs(env) {
+		x.add(c, ref)
+	}
+}
+
+// bundleRefs are the PKI objects bundle env names, by cluster: a
+// cluster's one (cluster, clusterPKI) or a Tenant's
+// (clusters.<N>.clusterPKI); none for a bundle holding its PKI inline.
+func bundleRefs(env *xpextv1beta1.EnvironmentConfig) map[string]string {
+	str := func(raw []byte) string {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	out := map[string]string{}
+	if c, ref := str(env.Data[bundleCluster].Raw), str(env.Data[bundleClusterPKI].Raw); c != "" && ref != "" {
+		out[c] = ref
+	}
+	var clusters map[string]map[string]string
+	if raw, ok := env.Data[bundleClusters]; ok && json.Unmarshal(raw.Raw, &clusters) == nil {
+		for c, f := range clusters {
+			if f[bundleClusterPKI] != "" {
+				out[c] = f[bundleClusterPKI]
+			}
+		}
+	}
+	return out
+}
+
+// carry adds the PKI objects of ids, named by their content, and returns
+// their names by cluster.
+func (x *pkiObjects) carry(ids []clusterIdentity) (map[string]string, error) {
+	refs := map[string]string{}
+	for _, c := range ids {
+		plain, err := json.Marshal(c.PKI) // keys sorted: the same PKI, the same bytes
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(plain)
+		name := clusterPKIName(x.ns, c.Cluster, x.incarnation, hex.EncodeToString(sum[:])[:pkiDigestLength])
+		x.fresh[x.add(c.Cluster, name)] = c
+		refs[c.Cluster] = name
+	}
+	return refs, nil
+}
+
+// compose adds each wanted PKI object to p: kept as observed (encryption
+// is randomised), or written now, encrypted to the platform's recipient.
+// One named but neither observed nor written now (deleted by hand) stays
+// gone: its backups cannot be restored.
+func (x *pkiObjects) compose(p *function.Plan, r *function.Request, to age.Recipient) error {
+	for _, k := range slices.Sorted(maps.Keys(x.want)) {
+		if r.ObservedExists(k) {
+			p.Kept = append(p.Kept, function.Kept{Name: k, Ready: fnv1.Ready_READY_TRUE})
+			continue
+		}
+		c, ok := x.fresh[k]
+		if !ok {
+			continue
+		}
+		plain, err := json.Marshal(c.PKI)
+		if err != nil {
+			return err
+		}
+		armored, err := seal(plain, to)
+		if err != nil {
+			return err
+		}
+		l := maps.Clone(x.labels)
+		l[function.LabelNamespace], l[function.LabelCluster] = x.ns, c.Cluster
+		p.Add(k, &xpextv1beta1.EnvironmentConfig{
+			TypeMeta:   metav1.TypeMeta{APIVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind},
+			ObjectMeta: metav1.ObjectMeta{Name: x.want[k][1], Labels: l, OwnerReferences: ownerRefs(x.owner)},
+			Data:       jsonData(map[string]any{bundleNamespace: x.ns, bundleCluster: c.Cluster, bundlePKI: armored}),
+		}, function.ReadyAlways)
+	}
+	return nil
+}
