@@ -127,11 +127,12 @@ func TestTenantRender(t *testing.T) {
 		// are 17945 s = 4h59m05s modulo a day); demo's PKI is carried,
 		// second's (no TenantCluster) is not. The name ends in e8f851, the
 		// digest of the UID render gives the Tenant
-		// (fc30b6c7-7f2d-5832-be29-81fc691c862f, `printf <uid> | sha256sum`).
+		// (fc30b6c7-7f2d-5832-be29-81fc691c862f, `printf <uid> | sha256sum`),
+		// whose first 12, e8f85153369b, are in demo's PKI object's name.
 		{name: "etcd-backup", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), data("demo-pki.yaml"),
 			filepath.Join(root, "test", pipelineTestdata, "platform-etcd-backup.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"), filepath.Join(root, "test", pipelineTestdata, "tenant-namespace.yaml")}, contains: []string{
 			"kind: EtcdSnapshot\n", "  name: 20261203045905-e8f851\n", "    name: " + tenantEtcd + "\n", "      key: tenantkube/tenant-demo\n",
-			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      clusterPKI: tenant-demo.demo-pki-e8f851-cff91bfdc0\n      dataStoreSchema: ",
+			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      clusterPKI: tenant-demo.demo-pki-e8f85153369b-cff91bfdc0\n      dataStoreSchema: ",
 			"type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
 		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
@@ -182,9 +183,9 @@ func TestTenantRender(t *testing.T) {
 		// The PKI object of demo: cff91bfdc0 is the first 10 hex digits of
 		// the SHA-256 of demo-pki.yaml's values as JSON (Python's
 		// json.dumps, sorted keys, no spaces, values base64).
-		obj := renderedObjects(t, out)["EnvironmentConfig/tenant-demo.demo-pki-e8f851-cff91bfdc0"]
+		obj := renderedObjects(t, out)["EnvironmentConfig/tenant-demo.demo-pki-e8f85153369b-cff91bfdc0"]
 		if obj == nil {
-			t.Fatal("no PKI object tenant-demo.demo-pki-e8f851-cff91bfdc0 rendered")
+			t.Fatal("no PKI object tenant-demo.demo-pki-e8f85153369b-cff91bfdc0 rendered")
 		}
 		keys, err := os.ReadFile(filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"))
 		if err != nil {

@@ -139,6 +139,9 @@ const (
 	// ReasonNothingToBackUp: no cluster keeps its state in the etcd (a
 	// Tenant serving no TenantCluster).
 	ReasonNothingToBackUp = "NothingToBackUp"
+	// ReasonPKISecretTooLarge: a cluster's backup is not taken, a PKI
+	// Secret it would carry being larger than a PKI Secret may be.
+	ReasonPKISecretTooLarge = "PKISecretTooLarge"
 )
 
 // ReasonRestoringPKI is a reason of ControlPlaneReady: the cluster

@@ -111,9 +111,12 @@ func backupName(base, incarnation string, t time.Time) string {
 // incarnationDigest is the first backupDigestLength hex characters of the
 // SHA-256 of the XR's metadata.uid: each XR of a claim has a UID of its
 // own.
-func incarnationDigest(uid string) string {
+func incarnationDigest(uid string) string { return uidDigest(uid, backupDigestLength) }
+
+// uidDigest is the first n hex characters of the SHA-256 of uid.
+func uidDigest(uid string, n int) string {
 	sum := sha256.Sum256([]byte(uid))
-	return hex.EncodeToString(sum[:])[:backupDigestLength]
+	return hex.EncodeToString(sum[:])[:n]
 }
 
 // backupOwner is the ownerReference every backup object carries besides
@@ -235,9 +238,10 @@ type backupSchedule struct {
 	Since time.Time
 	Idle  bool
 	// Require asks for what a backup carries; Carried reads it: the
-	// identities of the clusters it carries, none until they arrived.
+	// identities of the clusters it carries (none until they arrived) and
+	// why a cluster's is refused (readPKI).
 	Require func(p *function.Plan)
-	Carried func(r *function.Request, p *function.Plan) ([]clusterIdentity, error)
+	Carried func(r *function.Request) ([]clusterIdentity, []string, error)
 }
 
 // planBackups adds to p the claim's EtcdSnapshots and their encrypted PKI
@@ -254,12 +258,12 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		Slot: id, Base: id.Name, Etcd: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster,
 		Labels: id.Labels(), Interval: interval,
 		Require: func(p *function.Plan) { requirePKI(p, id, "", backupPKI) },
-		Carried: func(r *function.Request, p *function.Plan) ([]clusterIdentity, error) {
-			pki, err := readPKI(p, r, id, "", backupPKI)
+		Carried: func(r *function.Request) ([]clusterIdentity, []string, error) {
+			pki, refused, err := readPKI(r, id, "", backupPKI)
 			if pki == nil || err != nil {
-				return nil, err
+				return nil, refused, err
 			}
-			return []clusterIdentity{{Cluster: id.Name, PKI: pki, Schema: schema, Username: username}}, nil
+			return []clusterIdentity{{Cluster: id.Name, PKI: pki, Schema: schema, Username: username}}, nil, nil
 		},
 	}, now)
 }
@@ -290,11 +294,22 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
 	backups := observedBackups(r)
 	current := len(backups) > 0 && !backups[0].Before(slot)
-	// Due: the current slot has no backup, or its bundle is missing. An
-	// older backup without its bundle is not completed: the PKI and
-	// clusters of now are not those of its slot.
-	due := !current || !r.ObservedExists(namePrefixBackupPKI+backups[0].Format(backupTimeLayout))
+	pkis := &pkiObjects{ns: ns, incarnation: uidDigest(uid, pkiIncarnationLength), labels: s.Labels, owner: owner}
+	// Due: the current slot has no backup, its bundle is missing, or a PKI
+	// object its bundle names is. An older backup without its bundle is
+	// not completed: the PKI and clusters of now are not those of its
+	// slot.
+	due := !current
+	if current {
+		bundle := namePrefixBackupPKI + backups[0].Format(backupTimeLayout)
+		missing, err := pkis.missing(r, bundle)
+		if err != nil {
+			return field.InternalError(field.NewPath("observed", bundle), err)
+		}
+		due = !r.ObservedExists(bundle) || missing
+	}
 	var ids []clusterIdentity
+	var refused []string
 	var recipient age.Recipient
 	if due {
 		s.Require(p)
@@ -303,7 +318,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 			Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
 			Namespace: proto.String(b.PKINamespace),
 		})
-		if ids, err = s.Carried(r, p); err != nil {
+		if ids, refused, err = s.Carried(r); err != nil {
 			return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
 		}
 		var ferr *field.Error
@@ -319,8 +334,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	}
 	// Older ones leave the desired state: Crossplane deletes them.
 	backups = retained(backups, b.Retention)
-	pkis := &pkiObjects{ns: ns, incarnation: incarnation, labels: s.Labels, owner: owner}
-	for i, ts := range backups {
+	for _, ts := range backups {
 		suffix := ts.Format(backupTimeLayout)
 		snapshot := namePrefixBackup + suffix
 		name := backupObjectName(r, s.Base, incarnation, snapshot, ts)
@@ -337,8 +351,17 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 		switch {
 		case r.ObservedExists(bundle):
 			p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
-			pkis.referencedBy(r, bundle)
-		case canCreate && i == 0 && !ts.Before(slot):
+			if err := pkis.referencedBy(r, bundle); err != nil {
+				return field.InternalError(field.NewPath("observed", bundle), err)
+			}
+			if canCreate && !ts.Before(slot) {
+				// The current slot's PKI objects, written again where
+				// one is missing and the PKI has not changed.
+				if err := pkis.refill(ids); err != nil {
+					return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+				}
+			}
+		case canCreate && !ts.Before(slot):
 			refs, err := pkis.carry(ids)
 			if err != nil {
 				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
@@ -351,6 +374,9 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	}
 
 	bp := backupStatus(r, s, incarnation, backups, now)
+	if len(refused) > 0 {
+		bp.Current, bp.Reason, bp.Message = false, tkv1alpha1.ReasonPKISecretTooLarge, strings.Join(refused, "; ")
+	}
 	p.Status["backup"] = bp.Status
 	p.SetCondition(tkv1alpha1.ConditionBackupCurrent, bp.Current, bp.Reason, bp.Message)
 	return nil
@@ -501,28 +527,27 @@ const maxPKISecretBytes = 16 << 10
 // readPKI is the data of cluster id's Secrets of roles, required as
 // requiredBackupSourcePrefix + key + role, once every one has arrived
 // with data (nil before). A Secret over maxPKISecretBytes is not carried:
-// nil, with a warning on p.
-func readPKI(p *function.Plan, r *function.Request, id function.Identity, key string, roles []pkiRole) (map[string]map[string][]byte, error) {
+// nil, and why.
+func readPKI(r *function.Request, id function.Identity, key string, roles []pkiRole) (map[string]map[string][]byte, []string, error) {
 	out := map[string]map[string][]byte{}
 	for _, role := range roles {
 		secrets, _, err := function.Required[corev1.Secret](r, requiredBackupSourcePrefix+key+role.Role)
 		if err != nil {
-			return nil, fmt.Errorf("cannot decode Secret %s/%s: %w", id.Namespace, role.Secret(id), err)
+			return nil, nil, fmt.Errorf("cannot decode Secret %s/%s: %w", id.Namespace, role.Secret(id), err)
 		}
 		if len(secrets) != 1 || len(secrets[0].Data) == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		size := 0
 		for k, v := range secrets[0].Data {
 			size += len(k) + len(v)
 		}
 		if size > maxPKISecretBytes {
-			p.Warn(tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("cluster %s is not backed up: Secret %s/%s holds %d bytes, more than the %d a PKI Secret may", id.Name, id.Namespace, role.Secret(id), size, maxPKISecretBytes))
-			return nil, nil
+			return nil, []string{fmt.Sprintf("cluster %s is not backed up: Secret %s/%s holds %d bytes, more than the %d a PKI Secret may", id.Name, id.Namespace, role.Secret(id), size, maxPKISecretBytes)}, nil
 		}
 		out[role.Role] = secrets[0].Data
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // backupRecipient is the platform's age recipient once its ConfigMap
@@ -620,8 +645,8 @@ func seal(plain []byte, to age.Recipient) (string, error) {
 	return buf.String(), nil
 }
 
-// openBundle decrypts a backup's PKI with the platform's identity into
-// out (the JSON its backupContent.PKI was).
+// openBundle decrypts an encrypted PKI (sealed) with the platform's
+// identity into out.
 func openBundle(armored string, id age.Identity, out any) error {
 	rd, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
 	if err != nil {

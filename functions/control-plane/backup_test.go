@@ -42,7 +42,11 @@ var (
 // 5d6f2a7e-3b1c-4e8a-9f04-c2b7d1e0a913 gives bd279f..., laterUID (an XR
 // of a claim demo created again) 8e74b7....
 const (
-	digestDemo  = "bd279f"
+	digestDemo = "bd279f"
+	// uidDemo12 and uidTenant12: 12 hex characters of the same digests,
+	// the incarnation in a PKI object's name.
+	uidDemo12   = "bd279ff89f6a"
+	uidTenant12 = "24ff681e0eba"
 	laterUID    = "0e8c41b2-9d57-4a36-b1f8-7c2e5a90d4f1"
 	digestLater = "8e74b7"
 	// tenantDemoUID is the UID of the Namespace object tenant-demo.
@@ -194,7 +198,7 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Error("the bundle holds the PKI itself, not its PKI object's name")
 	}
 	// The PKI object: <NS>.<N>-pki-<incarnation>-<10 hex digits of its content>.
-	if !regexp.MustCompile(`^tenant-demo\.demo-pki-`+digestDemo+`-[0-9a-f]{10}$`).MatchString(obj.Name) || str(obj, "namespace") != "tenant-demo" || str(obj, "cluster") != "demo" {
+	if !regexp.MustCompile(`^tenant-demo\.demo-pki-`+uidDemo12+`-[0-9a-f]{10}$`).MatchString(obj.Name) || str(obj, "namespace") != "tenant-demo" || str(obj, "cluster") != "demo" {
 		t.Errorf("PKI object %s: %v", obj.Name, obj.Data)
 	}
 	if len(obj.OwnerReferences) != 1 || string(obj.OwnerReferences[0].UID) != tenantDemoUID {
@@ -496,8 +500,9 @@ func TestRestore(t *testing.T) {
 		pki  []string
 		want string
 	}{
-		"PKIObjectGone":             {nil, "its PKI object tenant-demo.demo-pki-" + digestDemo + "-"},
-		"PKIObjectOfAnotherCluster": {[]string{strings.Replace(string(pkiJSON), `"cluster":"demo"`, `"cluster":"other"`, 1)}, "is cluster tenant-demo/other's, not tenant-demo/demo's"},
+		"PKIObjectGone":               {nil, "its PKI object tenant-demo.demo-pki-" + uidDemo12 + "-"},
+		"PKIObjectOfAnotherCluster":   {[]string{strings.Replace(string(pkiJSON), `"cluster":"demo"`, `"cluster":"other"`, 1)}, "is cluster tenant-demo/other's, not tenant-demo/demo's"},
+		"PKIObjectOfAnotherNamespace": {[]string{strings.Replace(string(pkiJSON), `"namespace":"tenant-demo"`, `"namespace":"tenant-other"`, 1)}, "is cluster tenant-other/demo's, not tenant-demo/demo's"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: tc.pki, requiredRestoreIdentity: {identity}}}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -28,17 +29,21 @@ type clusterIdentity struct {
 // name of cluster N's PKI object of that content digest.
 const namePrefixBackupClusterPKI = "backup-clusterpki-"
 
-// pkiDigestLength is the length of a PKI object's content digest, in hex
-// characters.
-const pkiDigestLength = 10
+// pkiDigestLength is the length of a PKI object's content digest, and
+// pkiIncarnationLength of its XR's, in hex characters.
+const (
+	pkiDigestLength      = 10
+	pkiIncarnationLength = 12
+)
 
 // clusterPKIName is the cluster-scoped EnvironmentConfig holding cluster
-// n's PKI of content digest d, written by the XR of incarnation inc:
-// "<ns>.<n>-identity-<inc>-<d>" (at most 63+1+32+10+6+1+10 = 123
-// characters). A cluster's PKI rarely changes, so its backups share one
-// identity: a request carries each cluster's PKI once, not once per
-// retained backup. The incarnation keeps a cluster restored with the same
-// PKI, under another XR, from taking over a retained identity.
+// n's PKI of content digest d, written by the XR of incarnation inc (12
+// hex characters of the SHA-256 of its UID): "<ns>.<n>-pki-<inc>-<d>", at
+// most 63+1+32+5+12+1+10 = 124 characters. A cluster's PKI rarely
+// changes, so its backups share one PKI object: a request carries each
+// cluster's PKI once, not once per retained backup. The incarnation keeps
+// a cluster restored with the same PKI, under another XR, from taking
+// over a retained PKI object.
 func clusterPKIName(ns, n, inc, d string) string {
 	return ns + "." + n + "-pki-" + inc + "-" + d
 }
@@ -62,6 +67,8 @@ type pkiObjects struct {
 	fresh map[string]clusterIdentity
 }
 
+// add names cluster's PKI object name as wanted; it returns its
+// composed-resource name.
 func (x *pkiObjects) add(cluster, name string) string {
 	if x.want == nil {
 		x.want, x.fresh = map[string][2]string{}, map[string]clusterIdentity{}
@@ -72,20 +79,40 @@ func (x *pkiObjects) add(cluster, name string) string {
 }
 
 // referencedBy adds the PKI objects the observed bundle names.
-func (x *pkiObjects) referencedBy(r *function.Request, bundle string) {
-	env, _, err := function.Observed[xpextv1beta1.EnvironmentConfig](r, bundle)
-	if err != nil || env == nil {
-		return
-	}
-	for c, ref := range bundleRefs(env) {
+func (x *pkiObjects) referencedBy(r *function.Request, bundle string) error {
+	refs, err := observedBundleRefs(r, bundle)
+	for c, ref := range refs {
 		x.add(c, ref)
 	}
+	return err
+}
+
+// missing says whether a PKI object the observed bundle names is not
+// observed.
+func (x *pkiObjects) missing(r *function.Request, bundle string) (bool, error) {
+	refs, err := observedBundleRefs(r, bundle)
+	for c, ref := range refs {
+		if !r.ObservedExists(clusterPKIKey(c, ref)) {
+			return true, err
+		}
+	}
+	return false, err
+}
+
+// observedBundleRefs are the PKI objects the observed bundle names, by
+// cluster (none when it is not observed).
+func observedBundleRefs(r *function.Request, bundle string) (map[string]string, error) {
+	env, _, err := function.Observed[xpextv1beta1.EnvironmentConfig](r, bundle)
+	if err != nil || env == nil {
+		return nil, err
+	}
+	return bundleRefs(env)
 }
 
 // bundleRefs are the PKI objects bundle env names, by cluster: a
 // cluster's one (cluster, clusterPKI) or a Tenant's
 // (clusters.<N>.clusterPKI); none for a bundle holding its PKI inline.
-func bundleRefs(env *xpextv1beta1.EnvironmentConfig) map[string]string {
+func bundleRefs(env *xpextv1beta1.EnvironmentConfig) (map[string]string, error) {
 	str := func(raw []byte) string {
 		var s string
 		_ = json.Unmarshal(raw, &s)
@@ -95,15 +122,46 @@ func bundleRefs(env *xpextv1beta1.EnvironmentConfig) map[string]string {
 	if c, ref := str(env.Data[bundleCluster].Raw), str(env.Data[bundleClusterPKI].Raw); c != "" && ref != "" {
 		out[c] = ref
 	}
+	raw, ok := env.Data[bundleClusters]
+	if !ok {
+		return out, nil
+	}
 	var clusters map[string]map[string]string
-	if raw, ok := env.Data[bundleClusters]; ok && json.Unmarshal(raw.Raw, &clusters) == nil {
-		for c, f := range clusters {
-			if f[bundleClusterPKI] != "" {
-				out[c] = f[bundleClusterPKI]
-			}
+	if err := json.Unmarshal(raw.Raw, &clusters); err != nil {
+		return nil, fmt.Errorf("cannot read the clusters of bundle %s: %w", env.Name, err)
+	}
+	for c, f := range clusters {
+		if f[bundleClusterPKI] != "" {
+			out[c] = f[bundleClusterPKI]
 		}
 	}
-	return out
+	return out, nil
+}
+
+// refill writes again those PKI objects of ids that are named (add) and
+// not observed, where the PKI has not changed: the same content is the
+// same name.
+func (x *pkiObjects) refill(ids []clusterIdentity) error {
+	for _, c := range ids {
+		name, err := x.nameOf(c)
+		if err != nil {
+			return err
+		}
+		if k := clusterPKIKey(c.Cluster, name); x.want[k] == [2]string{c.Cluster, name} {
+			x.fresh[k] = c
+		}
+	}
+	return nil
+}
+
+// nameOf is the PKI object name of c's PKI.
+func (x *pkiObjects) nameOf(c clusterIdentity) (string, error) {
+	plain, err := json.Marshal(c.PKI) // keys sorted: the same PKI, the same bytes
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(plain)
+	return clusterPKIName(x.ns, c.Cluster, x.incarnation, hex.EncodeToString(sum[:])[:pkiDigestLength]), nil
 }
 
 // carry adds the PKI objects of ids, named by their content, and returns
@@ -111,12 +169,10 @@ func bundleRefs(env *xpextv1beta1.EnvironmentConfig) map[string]string {
 func (x *pkiObjects) carry(ids []clusterIdentity) (map[string]string, error) {
 	refs := map[string]string{}
 	for _, c := range ids {
-		plain, err := json.Marshal(c.PKI) // keys sorted: the same PKI, the same bytes
+		name, err := x.nameOf(c)
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(plain)
-		name := clusterPKIName(x.ns, c.Cluster, x.incarnation, hex.EncodeToString(sum[:])[:pkiDigestLength])
 		x.fresh[x.add(c.Cluster, name)] = c
 		refs[c.Cluster] = name
 	}

@@ -87,6 +87,13 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	}
 
 	rp := &restorePlan{Backup: rs.Backup, Source: backupLocation(b, id.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
+	if restored(p, r) && r.ObservedExists(nameKamajiControlPlane) {
+		// Done: the control plane runs on the restored data, with its
+		// account as observed. The backup is not read again; retention
+		// may since have deleted it.
+		rp.Arrived, rp.PKIReady = true, true
+		return rp, nil
+	}
 	p.Require(requiredRestoreBundle, &fnv1.ResourceSelector{
 		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
 		Match: &fnv1.ResourceSelector_MatchName{MatchName: backupBundleName(id.Namespace, rs.Backup)},
@@ -107,15 +114,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	}
 	rp.Arrived, rp.Schema, rp.Username = true, bundle.Schema, bundle.Username
 
-	rp.PKIReady = true
-	for _, role := range restoredPKI {
-		if name := namePrefixRestoredPKI + role.Role; r.ObservedExists(name) {
-			// Kept as written: the identity may be gone after the restore.
-			p.Kept = append(p.Kept, function.Kept{Name: name, Ready: fnv1.Ready_READY_TRUE})
-		} else {
-			rp.PKIReady = false
-		}
-	}
+	rp.PKIReady = restored(p, r)
 	if rp.PKIReady {
 		return rp, nil
 	}
@@ -166,6 +165,24 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		}
 	}
 	return rp, nil
+}
+
+// restored says whether every restored PKI Secret is observed; those
+// that are are kept as written (the platform's identity may be gone after
+// the restore). Kept is added to once per call.
+func restored(p *function.Plan, r *function.Request) bool {
+	all := true
+	for _, role := range restoredPKI {
+		name := namePrefixRestoredPKI + role.Role
+		if !r.ObservedExists(name) {
+			all = false
+			continue
+		}
+		if !slices.ContainsFunc(p.Kept, func(k function.Kept) bool { return k.Name == name }) {
+			p.Kept = append(p.Kept, function.Kept{Name: name, Ready: fnv1.Ready_READY_TRUE})
+		}
+	}
+	return all
 }
 
 // composeRestoredPKI adds the decrypted PKI Secrets of rp to p (those

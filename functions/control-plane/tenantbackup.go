@@ -12,7 +12,7 @@ import (
 // planTenantBackups adds to p the Tenant's backups of the namespace's etcd
 // at the platform's interval (composeBackups), named "<UTC
 // YYYYMMDDhhmmss>-<incarnation>". Each names, for every TenantCluster
-// served whose PKI Secrets have arrived, the identity holding its cluster
+// served whose PKI Secrets have arrived, the PKI object holding its cluster
 // CA, service-account key pair and front-proxy CA (restoredPKI: the
 // Tenant's etcd CAs are not restored) and where its control plane keeps
 // its data in the etcd. One is taken once the lists have arrived and at
@@ -36,21 +36,23 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 				requirePKI(p, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
 			}
 		},
-		Carried: func(r *function.Request, p *function.Plan) ([]clusterIdentity, error) {
+		Carried: func(r *function.Request) ([]clusterIdentity, []string, error) {
 			if !arrived {
-				return nil, nil
+				return nil, nil, nil
 			}
 			var ids []clusterIdentity
+			var refused []string
 			for _, c := range clusters {
-				pki, err := readPKI(p, r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
+				pki, why, err := readPKI(r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
+				refused = append(refused, why...)
 				if pki != nil {
 					ids = append(ids, clusterIdentity{Cluster: c.Name, PKI: pki, Schema: c.Schema, Username: c.Username})
 				}
 			}
-			return ids, nil
+			return ids, refused, nil
 		},
 	}
 	for _, c := range clusters {

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +115,7 @@ func TestTenantBackup(t *testing.T) {
 	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 {
 		t.Errorf("PKI objects %v, want a's alone", got)
 	}
-	if !strings.HasPrefix(obj.Name, "tenant-demo.a-pki-"+tenantDigest+"-") || obj.Labels[function.LabelCluster] != "a" {
+	if !strings.HasPrefix(obj.Name, "tenant-demo.a-pki-"+uidTenant12+"-") || obj.Labels[function.LabelCluster] != "a" {
 		t.Errorf("a's PKI object %s labelled %v", obj.Name, obj.Labels)
 	}
 	var armored string
@@ -296,30 +298,24 @@ func TestRestoreATenantBackup(t *testing.T) {
 			t.Errorf("got %v, want a Fatal saying the backup cannot be restored", err)
 		}
 	})
-	t.Run("OwnClusterOfAClusterBackup", func(t *testing.T) {
-		// A cluster's backup restores with restore.cluster empty or naming
-		// that cluster.
-		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
-		if err != nil {
-			t.Fatal(err)
-		}
-		own, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h))
-		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `, cluster: demo}}`, Required: map[string][]string{requiredRestoreBundle: {string(own)}}}
-		if _, err := planBackupsAt(t, c, backupInput, backupNow); err != nil {
-			t.Errorf("restoring demo's backup naming demo: %v", err)
-		}
-	})
 	t.Run("ClusterOfAClusterBackup", func(t *testing.T) {
+		// A cluster's backup restores with restore.cluster empty or naming
+		// that cluster, and no other.
 		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		own, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h))
 		backup := "demo-" + slot24h + "-" + digestDemo
-		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, cluster: other}}`, Required: map[string][]string{requiredRestoreBundle: {string(own)}, requiredRestoreIdentity: {identity}}}
-		_, err = planBackupsAt(t, c, backupInput, backupNow)
-		if want := `spec.restore.cluster: Invalid value: "other": backup ` + backup + ` is cluster demo's alone`; err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("got %v, want %q", err, want)
+		for cluster, want := range map[string]string{
+			"demo":  "",
+			"other": `spec.restore.cluster: Invalid value: "other": backup ` + backup + ` is cluster demo's alone`,
+		} {
+			c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, cluster: ` + cluster + `}}`, Required: map[string][]string{requiredRestoreBundle: {string(own)}}}
+			_, err := planBackupsAt(t, c, backupInput, backupNow)
+			if (want == "" && err != nil) || (want != "" && (err == nil || !strings.Contains(err.Error(), want))) {
+				t.Errorf("restore.cluster %s: got %v, want %q", cluster, err, want)
+			}
 		}
 	})
 }
@@ -467,8 +463,9 @@ func TestBackupBundleOnlyForTheCurrentSlot(t *testing.T) {
 }
 
 // A PKI Secret larger than maxPKISecretBytes (a tenant may write any
-// Secret of its namespace) is not carried: no backup of that cluster, a
-// warning naming the Secret; the Tenant's other clusters are backed up.
+// Secret of its namespace) is not carried: no backup of that cluster,
+// BackupCurrent False naming the Secret; the Tenant's other clusters are
+// backed up.
 func TestBackupRefusesAnOversizedPKISecret(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	big := strings.Repeat("x", maxPKISecretBytes)
@@ -478,8 +475,17 @@ func TestBackupRefusesAnOversizedPKISecret(t *testing.T) {
 	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 || !strings.HasPrefix(got[0], namePrefixBackupClusterPKI+"a-") {
 		t.Errorf("PKI objects %v, want a's alone", got)
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Message, "Secret tenant-demo/b-ca holds 16390 bytes") {
-		t.Errorf("warnings %v, want one naming tenant-demo/b-ca and its 16390 bytes (6 of key, 16384 of value)", p.Warnings)
+	var found bool
+	for _, c := range p.Conditions {
+		if c.Type == tkv1alpha1.ConditionBackupCurrent {
+			found = true
+			if c.True || c.Reason != tkv1alpha1.ReasonPKISecretTooLarge || !strings.Contains(c.Message, "Secret tenant-demo/b-ca holds 16390 bytes") {
+				t.Errorf("BackupCurrent %v %s %q, want False %s naming tenant-demo/b-ca and its 16390 bytes (6 of key, 16384 of value)", c.True, c.Reason, c.Message, tkv1alpha1.ReasonPKISecretTooLarge)
+			}
+		}
+	}
+	if !found {
+		t.Error("no BackupCurrent condition")
 	}
 	// At the bound it is carried.
 	c.required[requiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big[:maxPKISecretBytes-len("ca.key")]})}
@@ -502,5 +508,100 @@ func TestTenantClusterBackupIntervalIgnored(t *testing.T) {
 		if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Message, want) {
 			t.Errorf("warnings %v, want one saying %q", p.Warnings, want)
 		}
+	}
+}
+
+// A cluster's backups share its PKI object; the function keeps the ones
+// retained bundles name, writes one again where the current slot's bundle
+// names it and it is gone (the same PKI, the same name), and lets go of
+// one no bundle names.
+func TestBackupPKIObjectsFollowTheBundles(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	first, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkiKey := pkiObjectKey(t, first, "demo")
+	observed := map[string]string{}
+	for _, c := range first.Composed {
+		if strings.HasPrefix(c.Name, namePrefixBackup) {
+			y, _ := json.Marshal(c.Object)
+			observed[c.Name] = string(y)
+		}
+	}
+	run := func(obs map[string]string) *function.Plan {
+		t.Helper()
+		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	kept := func(p *function.Plan, name string) bool {
+		return slices.ContainsFunc(p.Kept, func(k function.Kept) bool { return k.Name == name })
+	}
+
+	t.Run("Kept", func(t *testing.T) {
+		p := run(observed)
+		if !kept(p, pkiKey) || len(composedWithPrefix(p, namePrefixBackupClusterPKI)) != 0 {
+			t.Errorf("the observed PKI object: kept %v, composed %v; want kept, as written", kept(p, pkiKey), composedWithPrefix(p, namePrefixBackupClusterPKI))
+		}
+		if _, asked := p.Requirements[requiredBackupSourcePrefix+"ca"]; asked {
+			t.Error("the PKI Secrets asked for with the current slot's backup complete")
+		}
+	})
+	t.Run("WrittenAgain", func(t *testing.T) {
+		obs := maps.Clone(observed)
+		delete(obs, pkiKey)
+		p := run(obs)
+		want := composedObject[xpextv1beta1.EnvironmentConfig](t, first, pkiKey).Name
+		if got := composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiKey).Name; got != want {
+			t.Errorf("PKI object written again as %s, want %s", got, want)
+		}
+	})
+	t.Run("NotNamed", func(t *testing.T) {
+		obs := maps.Clone(observed)
+		orphan := namePrefixBackupClusterPKI + "demo-0000000000"
+		obs[orphan] = `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-pki-` + uidDemo12 + `-0000000000}, data: {pki: x}}`
+		p := run(obs)
+		if kept(p, orphan) || slices.Contains(composedWithPrefix(p, orphan), orphan) {
+			t.Errorf("a PKI object no bundle names stayed desired")
+		}
+		if !kept(p, pkiKey) {
+			t.Errorf("the named PKI object left the desired state")
+		}
+	})
+	for name, slot := range map[string]string{"UnreadableBundle": slot24h, "UnreadableOlderBundle": "20261201183044"} {
+		t.Run(name, func(t *testing.T) {
+			obs := maps.Clone(observed)
+			obs["backup-"+slot] = snapshotYAML(slot, "Complete", "2026-12-01T18:31:00Z")
+			bundle := namePrefixBackupPKI + slot
+			obs[bundle] = `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-` + slot + `-` + digestDemo + `}, data: {clusters: [not, a, map]}}`
+			_, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
+			if err == nil || !strings.Contains(err.Error(), "observed."+bundle) {
+				t.Errorf("got %v, want an error naming observed.%s (its PKI objects would otherwise be let go)", err, bundle)
+			}
+		})
+	}
+}
+
+// Once restored — the restored PKI Secrets and the control plane observed
+// — a cluster no longer reads its backup, which retention may have
+// deleted since.
+func TestRestoreDoneReadsNoBackup(t *testing.T) {
+	obs := map[string]string{nameKamajiControlPlane: `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: demo2, namespace: tenant-demo}, spec: {dataStoreName: tenant-demo.demo2, dataStoreSchema: ` + demoSchema + `, dataStoreUsername: ` + demoSchema + `}}`}
+	for _, role := range restoredPKI {
+		obs[namePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
+	}
+	c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`, Observed: obs, Required: map[string][]string{requiredRestoreBundle: nil}}
+	p, err := planBackupsAt(t, c, backupInput, backupNow)
+	if err != nil {
+		t.Fatalf("a restored cluster whose backup is gone: %v", err)
+	}
+	if _, asked := p.Requirements[requiredRestoreBundle]; asked {
+		t.Error("the backup is still asked for")
+	}
+	if kcp := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane); kcp.Spec.DataStoreSchema != demoSchema {
+		t.Errorf("dataStoreSchema %v, want the observed %s", kcp.Spec.DataStoreSchema, demoSchema)
 	}
 }
