@@ -1,10 +1,13 @@
 package main
 
 import (
+	"slices"
 	"time"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
@@ -61,4 +64,52 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 		}
 	}
 	return composeBackups(p, r, b, s, now)
+}
+
+// backupReasons are the reasons of BackupCurrent.
+var backupReasons = []string{tkv1alpha1.ReasonBackupSucceeded, tkv1alpha1.ReasonAwaitingFirstBackup, tkv1alpha1.ReasonBackupOverdue, tkv1alpha1.ReasonNothingToBackUp, tkv1alpha1.ReasonPKISecretTooLarge}
+
+// requiredTenantXR is the required-resources key of a TenantCluster's
+// Tenant, named after the namespace.
+const requiredTenantXR = "tenant"
+
+// tenantBackupState is what mirrorTenantBackups reads of a Tenant.
+type tenantBackupState struct {
+	Status struct {
+		Backup     *tkv1alpha1.BackupStatus `json:"backup"`
+		Conditions []struct {
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// mirrorTenantBackups sets on a TenantCluster of namespace ns the backups
+// of the namespace's etcd as its Tenant reports them: status.backup and
+// the BackupCurrent condition (tenants read no Tenant; a TenantCluster's
+// restore names the Tenant's backup). Nothing until the Tenant reports
+// backups.
+func mirrorTenantBackups(p *function.Plan, r *function.Request, ns string) error {
+	p.Require(requiredTenantXR, &fnv1.ResourceSelector{
+		ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: tkv1alpha1.TenantKind,
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: ns},
+	})
+	tenants, _, err := function.Required[tenantBackupState](r, requiredTenantXR)
+	if err != nil || len(tenants) != 1 || tenants[0].Status.Backup == nil {
+		return err
+	}
+	b := tenants[0].Status.Backup
+	status := map[string]any{"interval": b.Interval, "retained": b.Retained}
+	if l := b.LastSuccessful; l != nil {
+		status["lastSuccessful"] = map[string]any{"name": l.Name, "time": l.Time, "age": l.Age}
+	}
+	p.Status["backup"] = status
+	for _, c := range tenants[0].Status.Conditions {
+		if c.Type == tkv1alpha1.ConditionBackupCurrent && slices.Contains(backupReasons, c.Reason) {
+			p.SetCondition(tkv1alpha1.ConditionBackupCurrent, c.Status == "True", c.Reason, "the namespace's etcd (Tenant "+ns+"): "+c.Message)
+		}
+	}
+	return nil
 }

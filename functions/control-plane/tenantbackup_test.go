@@ -605,3 +605,53 @@ func TestRestoreDoneReadsNoBackup(t *testing.T) {
 		t.Errorf("dataStoreSchema %v, want the observed %s", kcp.Spec.DataStoreSchema, demoSchema)
 	}
 }
+
+// A TenantCluster shows its namespace's backups as its Tenant reports
+// them (tenants read no Tenant): status.backup, whose last backup is what
+// a claim's restore.backup names, and BackupCurrent; nothing before the
+// Tenant reports backups.
+func TestTenantClusterShowsTheTenantsBackups(t *testing.T) {
+	tenant := `{apiVersion: tenantkube.io/v1alpha1, kind: Tenant, metadata: {name: tenant-demo}, status: {
+  backup: {interval: 24h0m0s, retained: 2, lastSuccessful: {name: "` + tenantBackup + `", time: "2026-12-03T04:59:30Z", age: 7h0m0s}},
+  conditions: [{type: BackupCurrent, status: "False", reason: BackupOverdue, message: "the last successful backup is old"}, {type: DataStoreReady, status: "True", reason: Available}]}}`
+	c := fntest.Call{Namespaced: true, Spec: `{}`, Required: map[string][]string{requiredTenantXR: {tenant}}}
+	p, err := planBackupsAt(t, c, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := p.Requirements[requiredTenantXR]; sel.GetKind() != "Tenant" || sel.GetMatchName() != "tenant-demo" {
+		t.Errorf("Tenant asked for as %v", sel)
+	}
+	want := map[string]any{"interval": "24h0m0s", "retained": int64(2), "lastSuccessful": map[string]any{"name": tenantBackup, "time": "2026-12-03T04:59:30Z", "age": "7h0m0s"}}
+	if d := cmp.Diff(want, p.Status["backup"]); d != "" {
+		t.Errorf("status.backup (-want +got):\n%s", d)
+	}
+	var found bool
+	for _, cond := range p.Conditions {
+		if cond.Type == tkv1alpha1.ConditionBackupCurrent {
+			found = true
+			if cond.True || cond.Reason != tkv1alpha1.ReasonBackupOverdue || cond.Message != "the namespace's etcd (Tenant tenant-demo): the last successful backup is old" {
+				t.Errorf("BackupCurrent %v %s %q", cond.True, cond.Reason, cond.Message)
+			}
+		}
+	}
+	if !found {
+		t.Error("no BackupCurrent condition")
+	}
+	// A reason outside BackupCurrent's is not carried over.
+	c.Required[requiredTenantXR] = []string{strings.Replace(tenant, "reason: BackupOverdue", "reason: Anything", 1)}
+	p, err = planBackupsAt(t, c, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cond := range p.Conditions {
+		if cond.Type == tkv1alpha1.ConditionBackupCurrent {
+			t.Errorf("BackupCurrent with reason %q carried over", cond.Reason)
+		}
+	}
+	// Before the Tenant reports backups.
+	c.Required[requiredTenantXR] = nil
+	if p, err = planBackupsAt(t, c, backupInput, backupNow); err != nil || p.Status["backup"] != nil {
+		t.Errorf("without the Tenant: status.backup %v, err %v", p.Status["backup"], err)
+	}
+}
