@@ -615,6 +615,14 @@ func buildBackupBundle(ns, b string, s backupSchedule, ids []clusterIdentity, re
 	}
 }
 
+// dataString is the string at key of env's data ("" for none or another
+// JSON value).
+func dataString(env *xpextv1beta1.EnvironmentConfig, key string) string {
+	var s string
+	_ = json.Unmarshal(env.Data[key].Raw, &s)
+	return s
+}
+
 // jsonData is fields as EnvironmentConfig data (values that marshal).
 func jsonData(fields map[string]any) map[string]extv1.JSON {
 	data := make(map[string]extv1.JSON, len(fields))

@@ -62,16 +62,18 @@ type pkiObjects struct {
 	labels          map[string]string
 	owner           *metav1.OwnerReference
 	// want: composed-resource name → the PKI object's cluster and name;
-	// fresh: composed-resource name → the PKI to write, when not observed.
+	// fresh: composed-resource name → the PKI's JSON to write, when not
+	// observed; refs: the PKI objects each observed bundle names, as read.
 	want  map[string][2]string
-	fresh map[string]clusterIdentity
+	fresh map[string][]byte
+	refs  map[string]map[string]string
 }
 
 // add names cluster's PKI object name as wanted; it returns its
 // composed-resource name.
 func (x *pkiObjects) add(cluster, name string) string {
 	if x.want == nil {
-		x.want, x.fresh = map[string][2]string{}, map[string]clusterIdentity{}
+		x.want, x.fresh = map[string][2]string{}, map[string][]byte{}
 	}
 	k := clusterPKIKey(cluster, name)
 	x.want[k] = [2]string{cluster, name}
@@ -80,7 +82,7 @@ func (x *pkiObjects) add(cluster, name string) string {
 
 // referencedBy adds the PKI objects the observed bundle names.
 func (x *pkiObjects) referencedBy(r *function.Request, bundle string) error {
-	refs, err := observedBundleRefs(r, bundle)
+	refs, err := x.observedRefs(r, bundle)
 	for c, ref := range refs {
 		x.add(c, ref)
 	}
@@ -90,7 +92,7 @@ func (x *pkiObjects) referencedBy(r *function.Request, bundle string) error {
 // missing says whether a PKI object the observed bundle names is not
 // observed.
 func (x *pkiObjects) missing(r *function.Request, bundle string) (bool, error) {
-	refs, err := observedBundleRefs(r, bundle)
+	refs, err := x.observedRefs(r, bundle)
 	for c, ref := range refs {
 		if !r.ObservedExists(clusterPKIKey(c, ref)) {
 			return true, err
@@ -99,27 +101,33 @@ func (x *pkiObjects) missing(r *function.Request, bundle string) (bool, error) {
 	return false, err
 }
 
-// observedBundleRefs are the PKI objects the observed bundle names, by
-// cluster (none when it is not observed).
-func observedBundleRefs(r *function.Request, bundle string) (map[string]string, error) {
+// observedRefs are the PKI objects the observed bundle names, by cluster
+// (none when it is not observed), each bundle decoded once.
+func (x *pkiObjects) observedRefs(r *function.Request, bundle string) (map[string]string, error) {
+	if refs, ok := x.refs[bundle]; ok {
+		return refs, nil
+	}
 	env, _, err := function.Observed[xpextv1beta1.EnvironmentConfig](r, bundle)
 	if err != nil || env == nil {
 		return nil, err
 	}
-	return bundleRefs(env)
+	refs, err := bundleRefs(env)
+	if err != nil {
+		return nil, err
+	}
+	if x.refs == nil {
+		x.refs = map[string]map[string]string{}
+	}
+	x.refs[bundle] = refs
+	return refs, nil
 }
 
 // bundleRefs are the PKI objects bundle env names, by cluster: a
 // cluster's one (cluster, clusterPKI) or a Tenant's
 // (clusters.<N>.clusterPKI); none for a bundle holding its PKI inline.
 func bundleRefs(env *xpextv1beta1.EnvironmentConfig) (map[string]string, error) {
-	str := func(raw []byte) string {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
 	out := map[string]string{}
-	if c, ref := str(env.Data[bundleCluster].Raw), str(env.Data[bundleClusterPKI].Raw); c != "" && ref != "" {
+	if c, ref := dataString(env, bundleCluster), dataString(env, bundleClusterPKI); c != "" && ref != "" {
 		out[c] = ref
 	}
 	raw, ok := env.Data[bundleClusters]
@@ -143,25 +151,25 @@ func bundleRefs(env *xpextv1beta1.EnvironmentConfig) (map[string]string, error) 
 // same name.
 func (x *pkiObjects) refill(ids []clusterIdentity) error {
 	for _, c := range ids {
-		name, err := x.nameOf(c)
+		name, plain, err := x.nameOf(c)
 		if err != nil {
 			return err
 		}
 		if k := clusterPKIKey(c.Cluster, name); x.want[k] == [2]string{c.Cluster, name} {
-			x.fresh[k] = c
+			x.fresh[k] = plain
 		}
 	}
 	return nil
 }
 
-// nameOf is the PKI object name of c's PKI.
-func (x *pkiObjects) nameOf(c clusterIdentity) (string, error) {
+// nameOf is the PKI object name of c's PKI, and the PKI's JSON.
+func (x *pkiObjects) nameOf(c clusterIdentity) (string, []byte, error) {
 	plain, err := json.Marshal(c.PKI) // keys sorted: the same PKI, the same bytes
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	sum := sha256.Sum256(plain)
-	return clusterPKIName(x.ns, c.Cluster, x.incarnation, hex.EncodeToString(sum[:])[:pkiDigestLength]), nil
+	return clusterPKIName(x.ns, c.Cluster, x.incarnation, hex.EncodeToString(sum[:])[:pkiDigestLength]), plain, nil
 }
 
 // carry adds the PKI objects of ids, named by their content, and returns
@@ -169,11 +177,11 @@ func (x *pkiObjects) nameOf(c clusterIdentity) (string, error) {
 func (x *pkiObjects) carry(ids []clusterIdentity) (map[string]string, error) {
 	refs := map[string]string{}
 	for _, c := range ids {
-		name, err := x.nameOf(c)
+		name, plain, err := x.nameOf(c)
 		if err != nil {
 			return nil, err
 		}
-		x.fresh[x.add(c.Cluster, name)] = c
+		x.fresh[x.add(c.Cluster, name)] = plain
 		refs[c.Cluster] = name
 	}
 	return refs, nil
@@ -189,24 +197,21 @@ func (x *pkiObjects) compose(p *function.Plan, r *function.Request, to age.Recip
 			p.Kept = append(p.Kept, function.Kept{Name: k, Ready: fnv1.Ready_READY_TRUE})
 			continue
 		}
-		c, ok := x.fresh[k]
+		plain, ok := x.fresh[k]
 		if !ok {
 			continue
-		}
-		plain, err := json.Marshal(c.PKI)
-		if err != nil {
-			return err
 		}
 		armored, err := seal(plain, to)
 		if err != nil {
 			return err
 		}
+		cluster := x.want[k][0]
 		l := maps.Clone(x.labels)
-		l[function.LabelNamespace], l[function.LabelCluster] = x.ns, c.Cluster
+		l[function.LabelNamespace], l[function.LabelCluster] = x.ns, cluster
 		p.Add(k, &xpextv1beta1.EnvironmentConfig{
 			TypeMeta:   metav1.TypeMeta{APIVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind},
 			ObjectMeta: metav1.ObjectMeta{Name: x.want[k][1], Labels: l, OwnerReferences: ownerRefs(x.owner)},
-			Data:       jsonData(map[string]any{bundleNamespace: x.ns, bundleCluster: c.Cluster, bundlePKI: armored}),
+			Data:       jsonData(map[string]any{bundleNamespace: x.ns, bundleCluster: cluster, bundlePKI: armored}),
 		}, function.ReadyAlways)
 	}
 	return nil

@@ -229,15 +229,11 @@ func (b restoreBundle) pki(p *function.Plan, r *function.Request, backup, ns str
 	if len(envs) != 1 {
 		return "", false, field.Invalid(path, backup, fmt.Sprintf("its PKI object %s is gone: the backup cannot be restored", b.PKIObject))
 	}
-	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(envs[0].Data[k].Raw, &s)
-		return s
+	obj := envs[0]
+	if dataString(obj, bundleNamespace) != ns || dataString(obj, bundleCluster) != b.Cluster {
+		return "", false, field.Forbidden(path, fmt.Sprintf("%q: its PKI object %s is cluster %s/%s's, not %s/%s's", backup, b.PKIObject, dataString(obj, bundleNamespace), dataString(obj, bundleCluster), ns, b.Cluster))
 	}
-	if str(bundleNamespace) != ns || str(bundleCluster) != b.Cluster {
-		return "", false, field.Forbidden(path, fmt.Sprintf("%q: its PKI object %s is cluster %s/%s's, not %s/%s's", backup, b.PKIObject, str(bundleNamespace), str(bundleCluster), ns, b.Cluster))
-	}
-	return str(bundlePKI), false, nil
+	return dataString(obj, bundlePKI), false, nil
 }
 
 // open decrypts armored, the PKI of the restored cluster, by role.
@@ -253,22 +249,16 @@ func (b restoreBundle) open(armored string, id age.Identity) (map[string]map[str
 // its namespace and name are checked all the same.
 func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns string) (restoreBundle, *field.Error) {
 	path := field.NewPath("spec", "restore")
-	str := map[string]string{}
-	for k, v := range env.Data {
-		var s string
-		if json.Unmarshal(v.Raw, &s) == nil {
-			str[k] = s
-		}
-	}
-	if str[bundleNamespace] != ns || str[bundleBackup] != rs.Backup {
-		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str[bundleNamespace], ns))
+	str := func(k string) string { return dataString(env, k) }
+	if str(bundleNamespace) != ns || str(bundleBackup) != rs.Backup {
+		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str(bundleNamespace), ns))
 	}
 	raw, tenant := env.Data[bundleClusters]
 	if !tenant {
-		if rs.Cluster != "" && rs.Cluster != str[bundleCluster] {
-			return restoreBundle{}, field.Invalid(path.Child("cluster"), rs.Cluster, fmt.Sprintf("backup %s is cluster %s's alone: leave spec.restore.cluster empty", rs.Backup, str[bundleCluster]))
+		if rs.Cluster != "" && rs.Cluster != str(bundleCluster) {
+			return restoreBundle{}, field.Invalid(path.Child("cluster"), rs.Cluster, fmt.Sprintf("backup %s is cluster %s's alone: leave spec.restore.cluster empty", rs.Backup, str(bundleCluster)))
 		}
-		return checkedBundle(restoreBundle{Cluster: str[bundleCluster], Schema: str[bundleSchema], Username: str[bundleUsername], PKIObject: str[bundleClusterPKI], inline: str[bundlePKI]}, rs.Backup)
+		return checkedBundle(restoreBundle{Cluster: str(bundleCluster), Schema: str(bundleSchema), Username: str(bundleUsername), PKIObject: str(bundleClusterPKI), inline: str(bundlePKI)}, rs.Backup)
 	}
 	var clusters map[string]map[string]string
 	if err := json.Unmarshal(raw.Raw, &clusters); err != nil {
