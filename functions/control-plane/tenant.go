@@ -162,20 +162,26 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	p.Status = map[string]any{"dataStoreName": dsName}
 	if !arrived {
 		// Never shrink: what was composed for the clusters stays.
-		var kept []string
-		for name := range r.ObservedNames() {
-			for _, prefix := range tenantPerClusterPrefixes {
-				if strings.HasPrefix(name, prefix) {
-					kept = append(kept, name)
-					break
-				}
-			}
-		}
-		sort.Strings(kept)
-		for _, name := range kept {
-			p.Kept = append(p.Kept, function.Kept{Name: name})
-		}
+		keepPerCluster(p, r, nil)
 	} else {
+		served := make(map[string]bool, len(clusters))
+		firstUsages := false
+		for _, c := range clusters {
+			served[c.Name] = true
+			firstUsages = firstUsages || (usages && !r.ObservedExists(nameTenantEtcdUsagePrefix+c.Name))
+		}
+		if firstUsages {
+			// Crossplane deletes undesired composed resources before it
+			// applies the desired ones, and a deleted Usage takes the
+			// in-use label off the used object when the Usage
+			// controller's cache holds no other Usage of it
+			// (internal/controller/protection/usage, v2.4): a Usage
+			// created in the same reconcile may be missed, and the
+			// object stays unprotected until the new Usage's next poll.
+			// The Usages of clusters gone therefore go one reconcile
+			// after the first Usages of a new cluster are composed.
+			keepPerCluster(p, r, served)
+		}
 		for _, c := range clusters {
 			n := c.Name
 			id := function.Identity{Name: n, Namespace: ns}
@@ -202,6 +208,26 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		}
 	}
 	return p, nil
+}
+
+// keepPerCluster keeps the per-cluster objects observed of every cluster
+// not in served (nil: of every cluster).
+func keepPerCluster(p *function.Plan, r *function.Request, served map[string]bool) {
+	var kept []string
+	for name := range r.ObservedNames() {
+		for _, prefix := range tenantPerClusterPrefixes {
+			if n, ok := strings.CutPrefix(name, prefix); ok {
+				if !served[n] {
+					kept = append(kept, name)
+				}
+				break
+			}
+		}
+	}
+	sort.Strings(kept)
+	for _, name := range kept {
+		p.Kept = append(p.Kept, function.Kept{Name: name})
+	}
 }
 
 // tenantUsages are the Usages in NS keeping the tenant's EtcdCluster, its

@@ -376,6 +376,37 @@ func TestPlanTenant(t *testing.T) {
 			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {}}},
 			want:   with2(etcdDefaults, func(w *want) { w.Composed, w.Requirement = with(), req }),
 		},
+		"GoneClusterKeptWhileANewOneGetsItsUsages": {
+			reason: "Cluster one is gone and cluster two gets its first Usages: one's observed objects are kept this reconcile, so the Usage of the etcd by one is not deleted in the reconcile that creates two's (the in-use label would be taken off); cluster three, served and observed, is composed as computed (its old binding replaced).",
+			args: tenantCall{name: "tenant-demo",
+				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two"), tenantCluster("tenant-demo", "three")}, requiredTenantClaims: {},
+					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS), controlPlane("tenant-demo", "three", tenantDS)}},
+				observed: map[string]string{
+					"kcsi-clusterrolebinding-three":                 `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "tenantkube:kcsi-controller:tenant-demo.three"}, subjects: [{kind: ServiceAccount, name: three-kcsi-controller, namespace: tenant-demo}], roleRef: {name: old}}`,
+					"usage-etcdcluster-by-kamajicontrolplane-three": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-three, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: three}}}}`,
+					"kcsi-clusterrolebinding-one":                   `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "tenantkube:kcsi-controller:tenant-demo.one"}, subjects: [{kind: ServiceAccount, name: one-kcsi-controller, namespace: tenant-demo}], roleRef: {name: tenantkube:kcsi-persistentvolumes}}`,
+					"usage-etcdcluster-by-kamajicontrolplane-one":   `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-one, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: one}}}}`,
+				}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed = with(append(append([]string{"kcsi-clusterrolebinding-one", "usage-etcdcluster-by-kamajicontrolplane-one"}, perCluster("two")...), perCluster("three")...)...)
+				w.Bindings = []string{binding("one"), binding("three"), binding("two")}
+				w.UsageOf = []string{usage("three")[0], usage("two")[0], usage("one")[1], usage("three")[1], usage("two")[1], usage("three")[2], usage("two")[2]}
+				w.Clusters, w.Requirement = 2.0, req
+			}),
+		},
+		"GoneClusterDropped": {
+			reason: "Once cluster two's Usages are observed, cluster one's objects go.",
+			args: tenantCall{name: "tenant-demo",
+				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two")}, requiredTenantClaims: {},
+					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
+				observed: map[string]string{
+					"usage-etcdcluster-by-kamajicontrolplane-one": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-one, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: one}}}}`,
+					"usage-etcdcluster-by-kamajicontrolplane-two": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-two, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: two}}}}`,
+				}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("two")...), []string{binding("two")}, usage("two"), 1.0, req
+			}),
+		},
 		"ListNotArrived": {
 			reason: "Before the TenantClusters arrive, the per-cluster objects observed are kept (never shrink), nothing new is composed for them.",
 			args: tenantCall{name: "tenant-demo", observed: map[string]string{

@@ -1134,6 +1134,24 @@ func (e *env) deleteAndWait(t *testing.T, ns, name string) {
 	e.deleteClusterAndWait(t, e.c, gvkClaim, ns, name)
 }
 
+// inUseWriters says, for an object missing the in-use label, which field
+// managers last wrote its labels and when (metadata.managedFields), so a
+// wait on a Usage says who took the label away.
+func inUseWriters(obj *unstructured.Unstructured) string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		if m.FieldsV1 == nil || !strings.Contains(string(m.FieldsV1.Raw), `"f:labels"`) {
+			continue
+		}
+		at := ""
+		if m.Time != nil {
+			at = m.Time.UTC().Format("15:04:05")
+		}
+		out = append(out, fmt.Sprintf("%s %s %s", m.Manager, m.Operation, at))
+	}
+	return fmt.Sprintf("resourceVersion %s, labels written by [%s]", obj.GetResourceVersion(), strings.Join(out, "; "))
+}
+
 // deleteClusterAndWait deletes the claim or TenantCluster (gvk) ns/name
 // through c (foreground), and waits, within deleteBound, until it and
 // every object labelled with the cluster are gone, in the Usages' order
@@ -1161,8 +1179,11 @@ func (e *env) deleteClusterAndWait(t *testing.T, c client.Client, gvk schema.Gro
 			kind, _, _ := unstructured.NestedString(u.Object, "spec", "of", "kind")
 			used, _, _ := unstructured.NestedString(u.Object, "spec", "of", "resourceRef", "name")
 			obj, err := get(ctx, e.c, schema.FromAPIVersionAndKind(apiVersion, kind), ns, used)
-			if err != nil || obj.GetLabels()["crossplane.io/in-use"] != "true" {
-				pending = append(pending, u.GetName())
+			switch {
+			case err != nil:
+				pending = append(pending, fmt.Sprintf("%s (%s %s: %v)", u.GetName(), kind, used, err))
+			case obj.GetLabels()["crossplane.io/in-use"] != "true":
+				pending = append(pending, fmt.Sprintf("%s (%s %s: %s)", u.GetName(), kind, used, inUseWriters(obj)))
 			}
 		}
 		return len(usages) > 0 && len(pending) == 0, fmt.Sprintf("%d Usages, not in effect: %v", len(usages), pending), nil
