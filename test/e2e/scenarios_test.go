@@ -1168,7 +1168,9 @@ func (e *env) deleteClusterAndWait(t *testing.T, c client.Client, gvk schema.Gro
 	// each Usage in effect (labelled the used object crossplane.io/in-use,
 	// which the Usage webhook looks for); a claim deleted before that has
 	// no order to keep.
-	waitFor(t, time.Minute, fmt.Sprintf("the Usages of claim %s/%s in effect", ns, name), func(ctx context.Context) (bool, string, error) {
+	// The Usage controller puts a missing label back at its next poll of
+	// the Usage (core's --poll-interval, a minute).
+	waitFor(t, 90*time.Second, fmt.Sprintf("the Usages of claim %s/%s in effect", ns, name), func(ctx context.Context) (bool, string, error) {
 		usages, err := list(ctx, e.c, gvkUsage, client.InNamespace(ns), client.MatchingLabels{labelCluster: name})
 		if err != nil {
 			return false, "", err
