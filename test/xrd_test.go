@@ -143,6 +143,12 @@ func TestXRDAdmission(t *testing.T) {
 		"v1.30 moves to v1.31":      {old: `{version: v1.30}`, new: `{version: v1.31}`},
 		"v1.30 stays":               {old: `{version: v1.30}`, new: `{version: v1.30}`, want: "v1.30"},
 		"v1.30 skips a minor":       {old: `{version: v1.30}`, new: `{version: v1.32}`, want: "allowed versions are v1.31, not v1.32"},
+		// spec.restore is a create-time field: a field-level transition
+		// rule is not run when the field appears or goes, the spec's is.
+		"restore kept":    {old: `{restore: {backup: demo-20261202183044-bd279f}}`, new: `{restore: {backup: demo-20261202183044-bd279f}}`},
+		"restore changed": {old: `{restore: {backup: demo-20261202183044-bd279f}}`, new: `{restore: {backup: demo-20261201183044-bd279f}}`, want: "restore cannot change once the cluster exists"},
+		"restore removed": {old: `{restore: {backup: demo-20261202183044-bd279f}}`, new: `{}`, want: "spec.restore: Invalid value: spec.restore cannot be removed: the cluster was restored from backup demo-20261202183044-bd279f"},
+		"restore added":   {old: `{}`, new: `{restore: {backup: demo-20261202183044-bd279f}}`, want: "spec.restore: Invalid value: spec.restore cannot be added"},
 	}
 	// Every bound at its edge (admitted) and past it (refused).
 	rep := func(s string, n int) string { return strings.Repeat(s, n) }

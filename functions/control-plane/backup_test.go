@@ -12,6 +12,7 @@ import (
 
 	"filippo.io/age"
 	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -570,6 +571,49 @@ func TestRestore(t *testing.T) {
 			t.Errorf("restored PKI kept: %v", p.Kept)
 		}
 	})
+}
+
+// A restored cluster whose spec.restore is gone (admission refuses that
+// update; the function does not rely on it) keeps its restored PKI
+// Secrets as observed: dropped from the desired state, Crossplane would
+// delete demo2-ca, demo2-sa-certificate and
+// demo2-front-proxy-ca-certificate, and Kamaji would issue a new CA. A
+// cluster never restored composes none.
+func TestRestoredPKIOutlivesSpecRestore(t *testing.T) {
+	restoredData := map[string]map[string]string{
+		"ca":                         {"ca.crt": "cluster CA cert", "ca.key": "cluster CA key"},
+		"sa-certificate":             {"sa.pub": "sa public", "sa.key": "sa private"},
+		"front-proxy-ca-certificate": {"front-proxy-ca.crt": "fp cert", "front-proxy-ca.key": "fp key"},
+	}
+	obs := map[string]string{}
+	for role, data := range restoredData {
+		obs[namePrefixRestoredPKI+role] = secretYAML("demo2-"+role, data)
+	}
+	rsp := fntest.Call{Name: "demo2", Spec: `{}`, Input: backupInput, Observed: obs}.Run(t, fn)
+	fntest.NoFatal(t, rsp)
+	for role, data := range restoredData {
+		name := namePrefixRestoredPKI + role
+		got := fntest.DesiredObject(t, rsp, name)
+		if n := fntest.Get(got, "metadata", "name"); n != "demo2-"+role {
+			t.Errorf("%s: Secret %v, want demo2-%s", name, n, role)
+		}
+		for k, v := range data {
+			if b := fntest.Get(got, "data", k); b != base64.StdEncoding.EncodeToString([]byte(v)) {
+				t.Errorf("%s: data[%s] = %v, want the observed %q", name, k, b, v)
+			}
+		}
+		if r := rsp.GetDesired().GetResources()[name].GetReady(); r != fnv1.Ready_READY_TRUE {
+			t.Errorf("%s: ready %v, want READY_TRUE", name, r)
+		}
+	}
+
+	rsp = fntest.Call{Name: "demo2", Spec: `{}`, Input: backupInput}.Run(t, fn)
+	fntest.NoFatal(t, rsp)
+	for _, n := range fntest.DesiredNames(rsp) {
+		if strings.HasPrefix(n, namePrefixRestoredPKI) {
+			t.Errorf("a cluster never restored composes %s", n)
+		}
+	}
 }
 
 // The pipeline runs again when the next slot starts, nothing watched

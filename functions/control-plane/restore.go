@@ -56,10 +56,14 @@ type restorePlan struct {
 // planRestore reads the backup spec.restore names (t's own namespace only)
 // and returns what the restore composes. It requires the backup's
 // EnvironmentConfig and, while a restored PKI Secret is not observed yet,
-// the platform's identity to decrypt it. nil, nil: no restore.
+// the platform's identity to decrypt it. nil, nil: no restore; restored
+// PKI Secrets observed all the same are kept.
 func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput) (*restorePlan, field.ErrorList) {
 	rs := t.Spec.Restore
 	if rs == nil {
+		// spec.restore gone from a restored cluster: its PKI Secrets
+		// stay, or Kamaji would issue a new CA.
+		restored(p, r)
 		return nil, nil
 	}
 	path := field.NewPath("spec", "restore")
