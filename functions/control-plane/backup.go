@@ -270,7 +270,8 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 
 // composeBackups adds to p the EtcdSnapshots of schedule s, their bundles
 // and the PKI objects the bundles name (docs/architecture.md, Backups): the
-// observed ones, the newest retention of them kept, and one for the slot
+// observed ones, the newest retention of them kept (and the newest
+// Complete one, retained), and one for the slot
 // holding now when no observed backup is of that slot or later and what
 // it carries, the platform's recipient and the tenant's Namespace
 // (backupOwner) have arrived. What a backup carries is required only while
@@ -333,7 +334,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 		backups = append([]time.Time{slot}, backups...)
 	}
 	// Older ones leave the desired state: Crossplane deletes them.
-	backups = retained(backups, b.Retention)
+	backups = retained(r, backups, b.Retention)
 	for _, ts := range backups {
 		suffix := ts.Format(backupTimeLayout)
 		snapshot := namePrefixBackup + suffix
@@ -382,12 +383,26 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	return nil
 }
 
-// retained is the newest n of backups (newest first).
-func retained(backups []time.Time, n int32) []time.Time {
-	if len(backups) > int(n) {
-		return backups[:n]
+// retained is the newest n of backups (newest first) and, when none of
+// them is Complete, the newest Complete one: snapshots failing n slots
+// in a row never leave the cluster without a backup to restore.
+func retained(r *function.Request, backups []time.Time, n int32) []time.Time {
+	if len(backups) <= int(n) {
+		return backups
 	}
-	return backups
+	kept := backups[:n:n]
+	if slices.ContainsFunc(kept, func(ts time.Time) bool { return complete(r, ts) }) {
+		return kept
+	}
+	if i := slices.IndexFunc(backups[n:], func(ts time.Time) bool { return complete(r, ts) }); i >= 0 {
+		return append(kept, backups[int(n)+i])
+	}
+	return kept
+}
+
+// complete says whether the observed EtcdSnapshot of slot ts succeeded.
+func complete(r *function.Request, ts time.Time) bool {
+	return r.ObservedString(namePrefixBackup+ts.Format(backupTimeLayout), "status", "phase") == etcdv1alpha2.SnapshotPhaseComplete
 }
 
 // requirePKI asks for the PKI Secrets of roles of cluster id a backup
@@ -407,7 +422,7 @@ func backupStatus(r *function.Request, s backupSchedule, incarnation string, bac
 	bp := backupPlan{Interval: interval, Retained: len(backups)}
 	for _, ts := range backups {
 		name := namePrefixBackup + ts.Format(backupTimeLayout)
-		if r.ObservedString(name, "status", "phase") != etcdv1alpha2.SnapshotPhaseComplete {
+		if !complete(r, ts) {
 			continue
 		}
 		bp.LastName, bp.LastTime, bp.LastFound = backupObjectName(r, s.Base, incarnation, name, ts), ts, true

@@ -341,6 +341,79 @@ func TestBackupSchedule(t *testing.T) {
 	}
 }
 
+// Snapshots failing retention slots in a row (an S3 outage, credentials
+// deleted) do not take the last restorable backup with them: with
+// retention 2, the two newest (Failed) are kept and so is the newest
+// Complete one, 20261129, with its bundle and the PKI object only its
+// bundle names (the PKI was rotated since: the Failed ones name
+// another). 20261130, Failed and not among the newest two, leaves, and
+// so does 20261128, Complete but older.
+func TestRetentionKeepsTheNewestCompleteBackup(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	const (
+		pkiA = "tenant-demo.demo-pki-" + uidDemo12 + "-aaaaaaaaaa"
+		pkiB = "tenant-demo.demo-pki-" + uidDemo12 + "-bbbbbbbbbb"
+	)
+	bundle := func(ts, pki string) string {
+		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-` + ts + `-` + digestDemo + `},
+  data: {namespace: tenant-demo, cluster: demo, backup: demo-` + ts + `-` + digestDemo + `, dataStoreSchema: x, dataStoreUsername: x, clusterPKI: "` + pki + `"}}`
+	}
+	pkiObject := func(name string) string {
+		return `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: "` + name + `"}, data: {namespace: tenant-demo, cluster: demo, pki: x}}`
+	}
+	obs := map[string]string{
+		"backup-20261128183044":             snapshotYAML("20261128183044", "Complete", "2026-11-28T18:31:00Z"),
+		"backup-pki-20261128183044":         bundle("20261128183044", pkiA),
+		"backup-20261129183044":             snapshotYAML("20261129183044", "Complete", "2026-11-29T18:31:00Z"),
+		"backup-pki-20261129183044":         bundle("20261129183044", pkiA),
+		"backup-20261130183044":             snapshotYAML("20261130183044", "Failed", "2026-11-30T18:31:00Z"),
+		"backup-pki-20261130183044":         bundle("20261130183044", pkiB),
+		"backup-20261201183044":             snapshotYAML("20261201183044", "Failed", "2026-12-01T18:31:00Z"),
+		"backup-pki-20261201183044":         bundle("20261201183044", pkiB),
+		"backup-" + slot24h:                 snapshotYAML(slot24h, "Failed", "2026-12-02T18:31:00Z"),
+		"backup-pki-" + slot24h:             bundle(slot24h, pkiB),
+		"backup-clusterpki-demo-aaaaaaaaaa": pkiObject(pkiA),
+		"backup-clusterpki-demo-bbbbbbbbbb": pkiObject(pkiB),
+	}
+	input := strings.Replace(backupInput, "retention: 3", "retention: 2", 1)
+	p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, input, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, k := range p.Kept {
+		if strings.HasPrefix(k.Name, namePrefixBackup) {
+			kept = append(kept, k.Name)
+		}
+	}
+	sort.Strings(kept)
+	// Newest first.
+	if got, want := composedWithPrefix(p, "backup-2026"), []string{"backup-" + slot24h, "backup-20261201183044", "backup-20261129183044"}; !cmp.Equal(got, want) {
+		t.Errorf("EtcdSnapshots %v, want %v", got, want)
+	}
+	want := []string{"backup-clusterpki-demo-aaaaaaaaaa", "backup-clusterpki-demo-bbbbbbbbbb", "backup-pki-20261129183044", "backup-pki-20261201183044", "backup-pki-" + slot24h}
+	if !cmp.Equal(kept, want) {
+		t.Errorf("bundles and PKI objects kept %v, want %v", kept, want)
+	}
+	st := p.Status["backup"].(map[string]any)
+	last, _ := st["lastSuccessful"].(map[string]any)
+	// 2026-11-29T18:31 to 2026-12-03T12:00 is 96h less 6h31m.
+	if last["name"] != "demo-20261129183044-"+digestDemo || last["age"] != "89h29m0s" || st["retained"] != int64(3) {
+		t.Errorf("status.backup %v", st)
+	}
+
+	// None Complete: the newest two only.
+	obs["backup-20261128183044"] = snapshotYAML("20261128183044", "Failed", "2026-11-28T18:31:00Z")
+	obs["backup-20261129183044"] = snapshotYAML("20261129183044", "Failed", "2026-11-29T18:31:00Z")
+	p, err = planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, input, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := composedWithPrefix(p, "backup-2026"), []string{"backup-" + slot24h, "backup-20261201183044"}; !cmp.Equal(got, want) {
+		t.Errorf("without a Complete backup: EtcdSnapshots %v, want %v", got, want)
+	}
+}
+
 func contains(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {

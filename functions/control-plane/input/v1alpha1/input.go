@@ -305,7 +305,8 @@ type EtcdBackup struct {
 	// +optional
 	MinInterval tkv1alpha1.Duration `json:"minInterval,omitempty"`
 	// Retention is how many backups of a cluster are kept; older ones are
-	// deleted.
+	// deleted, but for the newest Complete one while none of those kept
+	// is Complete.
 	// +kubebuilder:default=7
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
