@@ -295,12 +295,21 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
 	backups := observedBackups(r)
 	current := len(backups) > 0 && !backups[0].Before(slot)
+	// Each interval has its own slots: a slot's backup is taken only when
+	// it starts at least the platform's minInterval after the newest
+	// backup's, or every edit of spec.backup.interval would find a slot
+	// newer than the newest backup and snapshot the etcd again.
+	gap, perr := time.ParseDuration(string(b.MinInterval))
+	if perr != nil {
+		return field.Invalid(field.NewPath("input", "etcd", "backup", "minInterval"), b.MinInterval, perr.Error())
+	}
+	spaced := len(backups) == 0 || slot.Sub(backups[0]) >= min(gap, s.Interval)
 	pkis := &pkiObjects{ns: ns, incarnation: uidDigest(uid, pkiIncarnationLength), labels: s.Labels, owner: owner}
 	// Due: the current slot has no backup, its bundle is missing, or a PKI
 	// object its bundle names is. An older backup without its bundle is
 	// not completed: the PKI and clusters of now are not those of its
 	// slot.
-	due := !current
+	due := !current && spaced
 	if current {
 		bundle := namePrefixBackupPKI + backups[0].Format(backupTimeLayout)
 		missing, err := pkis.missing(r, bundle)
@@ -367,7 +376,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 			if err != nil {
 				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
 			}
-			p.Add(bundle, buildBackupBundle(ns, name, s, ids, refs, owner), function.ReadyAlways)
+			p.Add(bundle, buildBackupBundle(ns, name, backupLocation(b, ns, name+".db"), s, ids, refs, owner), function.ReadyAlways)
 		}
 	}
 	if err := pkis.compose(p, r, recipient); err != nil {
@@ -591,7 +600,10 @@ func backupRecipient(r *function.Request, b *cpinput.EtcdBackup) (age.Recipient,
 // holds cluster, dataStoreSchema, dataStoreUsername and clusterPKI (its PKI
 // object's name); a Tenant's clusters, by each TenantCluster's name its
 // dataStoreSchema, dataStoreUsername and clusterPKI. pki: the encrypted
-// PKI of a PKI object, or of a bundle without clusterPKI.
+// PKI of a PKI object, or of a bundle without clusterPKI. source: the
+// snapshot file a restore bootstraps from (an etcd-operator
+// SnapshotLocation), where the platform's settings put it when it was
+// taken.
 const (
 	bundleNamespace  = "namespace"
 	bundleCluster    = "cluster"
@@ -601,14 +613,15 @@ const (
 	bundleUsername   = "dataStoreUsername"
 	bundleClusterPKI = "clusterPKI"
 	bundlePKI        = "pki"
+	bundleSource     = "source"
 )
 
 // buildBackupBundle is the cluster-scoped EnvironmentConfig "<ns>.<b>" of
 // backup b of schedule s: for each of ids where its control plane keeps
 // its data in etcd and the name of its PKI object (refs, by cluster).
-// owner is its Namespace reference.
-func buildBackupBundle(ns, b string, s backupSchedule, ids []clusterIdentity, refs map[string]string, owner *metav1.OwnerReference) *xpextv1beta1.EnvironmentConfig {
-	fields := map[string]any{bundleNamespace: ns, bundleBackup: b}
+// source is the snapshot's file; owner is its Namespace reference.
+func buildBackupBundle(ns, b string, source etcdv1alpha2.SnapshotLocation, s backupSchedule, ids []clusterIdentity, refs map[string]string, owner *metav1.OwnerReference) *xpextv1beta1.EnvironmentConfig {
+	fields := map[string]any{bundleNamespace: ns, bundleBackup: b, bundleSource: source}
 	clusters := map[string]any{}
 	for _, c := range ids {
 		f := map[string]any{bundleSchema: c.Schema, bundleUsername: c.Username, bundleClusterPKI: refs[c.Cluster]}
@@ -642,7 +655,7 @@ func dataString(env *xpextv1beta1.EnvironmentConfig, key string) string {
 func jsonData(fields map[string]any) map[string]extv1.JSON {
 	data := make(map[string]extv1.JSON, len(fields))
 	for k, v := range fields {
-		raw, _ := json.Marshal(v) // strings and maps of strings
+		raw, _ := json.Marshal(v) // strings, maps of strings, a SnapshotLocation
 		data[k] = extv1.JSON{Raw: raw}
 	}
 	return data

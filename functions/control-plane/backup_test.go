@@ -624,6 +624,20 @@ func TestRestore(t *testing.T) {
 			t.Errorf("ControlPlaneReady reason %q, want %s", reason, tkv1alpha1.ReasonRestoringPKI)
 		}
 	})
+	t.Run("FromWhereItWasWritten", func(t *testing.T) {
+		// The bundle records the snapshot's file: a restore after the
+		// platform moved its backups still reads it there.
+		moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		p, err := planBackupsAt(t, c, moved, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster).Spec.Bootstrap.Restore.Source.S3
+		if src == nil || src.Bucket != "etcd-backups" || src.Key != "tenantkube/tenant-demo/"+backup+".db" || src.Endpoint != "https://s3.corp.test" {
+			t.Errorf("bootstrap.restore.source.s3 %+v, want etcd-backups/tenantkube/tenant-demo/%s.db at https://s3.corp.test", src, backup)
+		}
+	})
 	t.Run("ThenTheControlPlane", func(t *testing.T) {
 		obs := map[string]string{}
 		for _, role := range restoredPKI {
@@ -662,8 +676,16 @@ func TestRestoredPKIOutlivesSpecRestore(t *testing.T) {
 	for role, data := range restoredData {
 		obs[namePrefixRestoredPKI+role] = secretYAML("demo2-"+role, data)
 	}
+	const key = "tenantkube/tenant-demo/demo-20261202183044-bd279f.db"
+	obs[nameEtcdCluster] = `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: demo2-etcd, namespace: tenant-demo}, spec: {replicas: 3,
+  bootstrap: {restore: {source: {s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, key: "` + key + `", credentialsSecretRef: {name: etcd-backup-s3}}}}}}}`
 	rsp := fntest.Call{Name: "demo2", Spec: `{}`, Input: backupInput, Observed: obs}.Run(t, fn)
 	fntest.NoFatal(t, rsp)
+	// The etcd keeps the bootstrap it started from (the operator's CRD
+	// refuses a change).
+	if got := fntest.Get(fntest.DesiredObject(t, rsp, nameEtcdCluster), "spec", "bootstrap", "restore", "source", "s3", "key"); got != key {
+		t.Errorf("EtcdCluster bootstrap key %v, want the observed %s", got, key)
+	}
 	for role, data := range restoredData {
 		name := namePrefixRestoredPKI + role
 		got := fntest.DesiredObject(t, rsp, name)
@@ -875,5 +897,42 @@ func TestBackupObservedName(t *testing.T) {
 	}
 	if last, _ := p.Status["backup"].(map[string]any)["lastSuccessful"].(map[string]any); last["name"] != want {
 		t.Errorf("status.backup.lastSuccessful %v, want name %s", last, want)
+	}
+}
+
+// A tenant's interval edits do not snapshot the etcd again: every
+// interval has its own slots (demo's 6h0m1s slot holding backupNow starts
+// 06:53:25, worked out with Python from slotStart's formula), and a slot's
+// backup is taken only when it starts at least minInterval (6h) after the
+// newest backup's.
+func TestBackupsAtLeastMinIntervalApart(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	for name, tc := range map[string]struct {
+		newest string
+		want   []string
+	}{
+		// 06:30:44 to 06:53:25: 22m41s.
+		"TooSoon": {"20261203063044", []string{"backup-20261203063044"}},
+		// 2026-12-02T18:30:44 to 06:53:25: 12h22m41s.
+		"Spaced": {slot24h, []string{"backup-" + slot24h, "backup-20261203065325"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fntest.Call{Spec: `{backup: {interval: 6h0m1s}}`, Required: backupRequired(key),
+				Observed: map[string]string{"backup-" + tc.newest: snapshotYAML(tc.newest, "Complete", "2026-12-02T00:00:00Z")}}
+			p, err := planBackupsAt(t, c, backupInput, backupNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string // the EtcdSnapshots: backup-<slot>
+			for _, n := range composedWithPrefix(p, namePrefixBackup) {
+				if _, err := time.Parse(backupTimeLayout, strings.TrimPrefix(n, namePrefixBackup)); err == nil {
+					got = append(got, n)
+				}
+			}
+			sort.Strings(got)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("EtcdSnapshots (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -173,6 +173,15 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 			composeRestoredPKI(p, restore)
 			p.Add(nameEtcdCluster, etcd, site.ready())
 		default:
+			// An etcd started from a backup keeps its bootstrap, should
+			// spec.restore be gone: the operator's CRD refuses a change.
+			src, err := observedRestoreSource(r)
+			if err != nil {
+				return nil, field.ErrorList{field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err)}
+			}
+			if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok && src != nil {
+				e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: *src}}
+			}
 			p.Add(nameEtcdCluster, etcd, site.ready())
 		}
 		p.Add(nameDataStore, ds, function.ReadyOnStatusReady)

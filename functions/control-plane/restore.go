@@ -75,6 +75,18 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if !backupNamePattern.MatchString(rs.Backup) {
 		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-<UTC time YYYYMMDDhhmmss>-<6 hex digits> or a Tenant's <UTC time>-<6 hex digits>, as status.backup.lastSuccessful.name shows it"))
 	}
+	// Once started, a restore keeps the etcd's observed bootstrap (the
+	// EtcdCluster CRD refuses any change of spec.bootstrap), whatever the
+	// platform's backup settings have become; once done, those settings
+	// are not checked again.
+	source, err := observedRestoreSource(r)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err)}
+	}
+	done := restored(p, r) && r.ObservedExists(nameKamajiControlPlane)
+	if source != nil && done && len(errs) == 0 {
+		return &restorePlan{Backup: rs.Backup, Source: *source, Secrets: map[string]*corev1.Secret{}, Arrived: true, PKIReady: true}, nil
+	}
 	b := &in.Etcd.Backup
 	switch {
 	case t.Namespaced && in.DataStoreName == "" && in.Etcd.Operator == cpinput.EtcdOperatorCozystack && b.Enabled():
@@ -85,16 +97,18 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	if r.ObservedExists(nameEtcdCluster) && r.ObservedString(nameEtcdCluster, "spec", "bootstrap", "restore", "source", "s3", "key") == "" &&
-		r.ObservedString(nameEtcdCluster, "spec", "bootstrap", "restore", "source", "pvc", "subPath") == "" {
+	if r.ObservedExists(nameEtcdCluster) && source == nil {
 		return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "a cluster restores a backup only when it is created; its etcd already runs")}
 	}
 
 	rp := &restorePlan{Backup: rs.Backup, Source: backupLocation(b, id.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
-	if restored(p, r) && r.ObservedExists(nameKamajiControlPlane) {
-		// Done: the control plane runs on the restored data, with its
-		// account as observed. The backup is not read again; retention
-		// may since have deleted it.
+	if source != nil {
+		rp.Source = *source
+	}
+	if done {
+		// The control plane runs on the restored data, with its account
+		// as observed. The backup is not read again; retention may since
+		// have deleted it.
 		rp.Arrived, rp.PKIReady = true, true
 		return rp, nil
 	}
@@ -117,6 +131,11 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		return nil, field.ErrorList{ferr}
 	}
 	rp.Arrived, rp.Schema, rp.Username = true, bundle.Schema, bundle.Username
+	if source == nil && bundle.Source != nil {
+		// Where the snapshot was written, whatever the platform's
+		// settings have become since.
+		rp.Source = *bundle.Source
+	}
 
 	rp.PKIReady = restored(p, r)
 	if rp.PKIReady {
@@ -171,6 +190,20 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	return rp, nil
 }
 
+// observedRestoreSource is spec.bootstrap.restore.source of the observed
+// EtcdCluster; nil when none is observed or it names no snapshot.
+func observedRestoreSource(r *function.Request) (*etcdv1alpha2.SnapshotLocation, error) {
+	e, ok, err := function.Observed[etcdv1alpha2.EtcdCluster](r, nameEtcdCluster)
+	if err != nil || !ok || e.Spec.Bootstrap == nil || e.Spec.Bootstrap.Restore == nil {
+		return nil, err
+	}
+	src := e.Spec.Bootstrap.Restore.Source
+	if (src.S3 == nil || src.S3.Key == "") && (src.PVC == nil || src.PVC.SubPath == "") {
+		return nil, nil
+	}
+	return &src, nil
+}
+
 // restored says whether every restored PKI Secret is observed; those
 // that are are kept as written (the platform's identity may be gone after
 // the restore). Kept is added to once per call.
@@ -208,6 +241,9 @@ type restoreBundle struct {
 	Cluster          string
 	PKIObject        string
 	inline           string
+	// Source is the snapshot's file as the bundle records it; nil in a
+	// bundle that records none.
+	Source *etcdv1alpha2.SnapshotLocation
 }
 
 // pki is the encrypted PKI of the restored cluster: inline, or its PKI
@@ -257,12 +293,19 @@ func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns 
 	if str(bundleNamespace) != ns || str(bundleBackup) != rs.Backup {
 		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str(bundleNamespace), ns))
 	}
+	var source *etcdv1alpha2.SnapshotLocation
+	if raw, ok := env.Data[bundleSource]; ok {
+		source = &etcdv1alpha2.SnapshotLocation{}
+		if err := json.Unmarshal(raw.Raw, source); err != nil || (source.S3 == nil && source.PVC == nil) {
+			return restoreBundle{}, field.Invalid(path.Child("backup"), rs.Backup, fmt.Sprintf("the backup records no snapshot file it can be restored from (%s)", raw.Raw))
+		}
+	}
 	raw, tenant := env.Data[bundleClusters]
 	if !tenant {
 		if rs.Cluster != "" && rs.Cluster != str(bundleCluster) {
 			return restoreBundle{}, field.Invalid(path.Child("cluster"), rs.Cluster, fmt.Sprintf("backup %s is cluster %s's alone: leave spec.restore.cluster empty", rs.Backup, str(bundleCluster)))
 		}
-		return checkedBundle(restoreBundle{Cluster: str(bundleCluster), Schema: str(bundleSchema), Username: str(bundleUsername), PKIObject: str(bundleClusterPKI), inline: str(bundlePKI)}, rs.Backup)
+		return checkedBundle(restoreBundle{Cluster: str(bundleCluster), Schema: str(bundleSchema), Username: str(bundleUsername), PKIObject: str(bundleClusterPKI), inline: str(bundlePKI), Source: source}, rs.Backup)
 	}
 	var clusters map[string]map[string]string
 	if err := json.Unmarshal(raw.Raw, &clusters); err != nil {
@@ -277,7 +320,7 @@ func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns 
 		}
 		return restoreBundle{}, field.NotFound(path.Child("cluster"), rs.Cluster+": "+msg)
 	}
-	return checkedBundle(restoreBundle{Cluster: rs.Cluster, Schema: c[bundleSchema], Username: c[bundleUsername], PKIObject: c[bundleClusterPKI]}, rs.Backup)
+	return checkedBundle(restoreBundle{Cluster: rs.Cluster, Schema: c[bundleSchema], Username: c[bundleUsername], PKIObject: c[bundleClusterPKI], Source: source}, rs.Backup)
 }
 
 // checkedBundle is b once it names everything a restore needs: the

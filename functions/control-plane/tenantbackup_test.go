@@ -655,3 +655,37 @@ func TestTenantClusterShowsTheTenantsBackups(t *testing.T) {
 		t.Errorf("without the Tenant: status.backup %v, err %v", p.Status["backup"], err)
 	}
 }
+
+// A restored cluster keeps its etcd's bootstrap as observed (the
+// EtcdCluster CRD refuses a change of spec.bootstrap) and is not refused
+// once the platform moves its backups elsewhere or stops taking them.
+func TestRestoredClusterOutlivesBackupSettings(t *testing.T) {
+	key := "tenantkube/tenant-demo/demo-" + slot24h + "-" + digestDemo + ".db"
+	obs := map[string]string{
+		nameKamajiControlPlane: `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: demo2, namespace: tenant-demo}, spec: {dataStoreName: tenant-demo.demo2, dataStoreSchema: ` + demoSchema + `, dataStoreUsername: ` + demoSchema + `}}`,
+		nameEtcdCluster: `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: demo2-etcd, namespace: tenant-demo}, spec: {replicas: 3,
+  bootstrap: {restore: {source: {s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, key: "` + key + `", forcePathStyle: true, credentialsSecretRef: {name: etcd-backup-s3}}}}}}}`,
+	}
+	for _, role := range restoredPKI {
+		obs[namePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
+	}
+	c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`, Observed: obs}
+	for name, input := range map[string]string{
+		"moved":   strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "elsewhere/"`, 1), "bucket: etcd-backups", "bucket: other", 1),
+		"stopped": `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := planBackupsAt(t, c, input, backupNow)
+			if err != nil {
+				t.Fatalf("a restored cluster after the platform's backups %s: %v", name, err)
+			}
+			e := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster)
+			if e.Spec.Bootstrap == nil || e.Spec.Bootstrap.Restore == nil || e.Spec.Bootstrap.Restore.Source.S3 == nil {
+				t.Fatalf("bootstrap %+v, want the observed one", e.Spec.Bootstrap)
+			}
+			if s3 := e.Spec.Bootstrap.Restore.Source.S3; s3.Key != key || s3.Bucket != "etcd-backups" {
+				t.Errorf("bootstrap from %s/%s, want the observed etcd-backups/%s", s3.Bucket, s3.Key, key)
+			}
+		})
+	}
+}
