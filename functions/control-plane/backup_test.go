@@ -556,7 +556,7 @@ func TestRestore(t *testing.T) {
 		}
 	})
 	t.Run("WaitsForThePKIObject", func(t *testing.T) {
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -579,7 +579,7 @@ func TestRestore(t *testing.T) {
 		"PKIObjectOfAnotherNamespace": {[]string{strings.Replace(string(pkiJSON), `"namespace":"tenant-demo"`, `"namespace":"tenant-other"`, 1)}, "is cluster tenant-other/demo's, not tenant-demo/demo's"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: tc.pki, requiredRestoreIdentity: {identity}}}
+			c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: tc.pki, requiredRestoreIdentity: {identity}}}
 			_, err := planBackupsAt(t, c, backupInput, backupNow)
 			if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want spec.restore.backup ... %s", err, tc.want)
@@ -587,7 +587,7 @@ func TestRestore(t *testing.T) {
 		})
 	}
 	t.Run("PKIFirst", func(t *testing.T) {
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -624,11 +624,31 @@ func TestRestore(t *testing.T) {
 			t.Errorf("ControlPlaneReady reason %q, want %s", reason, tkv1alpha1.ReasonRestoringPKI)
 		}
 	})
+	t.Run("AnEarlierNamespaceOfItsName", func(t *testing.T) {
+		// The namespace was deleted and created again: the garbage
+		// collector has not yet deleted the earlier one's bundle.
+		again := strings.Replace(tenantNamespace, tenantDemoUID, "6b1f0a52-0000-4000-8000-000000000002", 1)
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {again}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		_, err := planBackupsAt(t, c, backupInput, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), "an earlier namespace tenant-demo's (UID "+tenantDemoUID+")") {
+			t.Errorf("restoring an earlier namespace's backup: %v", err)
+		}
+	})
+	t.Run("WaitsForTheNamespace", func(t *testing.T) {
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		p, err := planBackupsAt(t, c, backupInput, backupNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := composedWithPrefix(p, nameEtcdCluster); len(got) != 0 {
+			t.Errorf("composed before the Namespace arrived: %v", got)
+		}
+	})
 	t.Run("FromWhereItWasWritten", func(t *testing.T) {
 		// The bundle records the snapshot's file: a restore after the
 		// platform moved its backups still reads it there.
 		moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, moved, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -644,7 +664,7 @@ func TestRestore(t *testing.T) {
 			obs[namePrefixRestoredPKI+role.Role] = secretYAML(role.Secret(function.Identity{Namespace: "tenant-demo", Name: "demo2"}), map[string]string{"k": "v"})
 		}
 		// No identity any more: the restored Secrets are kept as observed.
-		c := fntest.Call{Name: "demo2", Spec: spec, Observed: obs, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Observed: obs, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}}}
 		p, err := planBackupsAt(t, c, strings.Replace(backupInput, ", identitySecret: etcd-backup-identity", "", 1), backupNow)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -126,7 +127,16 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if len(envs) != 1 {
 		return nil, field.ErrorList{field.NotFound(path.Child("backup"), rs.Backup)}
 	}
-	bundle, ferr := readBundle(envs[0], rs, id.Namespace)
+	owner, err := backupOwner(r, id.Namespace)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)}
+	}
+	if owner == nil {
+		// The Namespace is asked for on every call; its UID tells this
+		// namespace's backups from those of an earlier one of its name.
+		return rp, nil
+	}
+	bundle, ferr := readBundle(envs[0], rs, id.Namespace, owner.UID)
 	if ferr != nil {
 		return nil, field.ErrorList{ferr}
 	}
@@ -287,11 +297,19 @@ func (b restoreBundle) open(armored string, id age.Identity) (map[string]map[str
 // dataStoreUsername) or a Tenant's (clusters, the one rs.Cluster names).
 // The bundle is the platform's (tenants cannot write EnvironmentConfigs);
 // its namespace and name are checked all the same.
-func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns string) (restoreBundle, *field.Error) {
+func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns string, nsUID types.UID) (restoreBundle, *field.Error) {
 	path := field.NewPath("spec", "restore")
 	str := func(k string) string { return dataString(env, k) }
 	if str(bundleNamespace) != ns || str(bundleBackup) != rs.Backup {
 		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str(bundleNamespace), ns))
+	}
+	for _, ref := range env.OwnerReferences {
+		if ref.APIVersion == "v1" && ref.Kind == "Namespace" && ref.UID != nsUID {
+			// A namespace deleted and created again under its name: the
+			// garbage collector has not yet deleted the earlier one's
+			// bundles.
+			return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is an earlier namespace %s's (UID %s), not this one's (UID %s)", rs.Backup, ns, ref.UID, nsUID))
+		}
 	}
 	var source *etcdv1alpha2.SnapshotLocation
 	if raw, ok := env.Data[bundleSource]; ok {

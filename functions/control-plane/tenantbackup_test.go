@@ -240,7 +240,7 @@ func TestRestoreATenantBackup(t *testing.T) {
 	pkiB, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "b")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	req := map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiB)}, requiredRestoreIdentity: {identity}}
+	req := map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiB)}, requiredRestoreIdentity: {identity}}
 	restore := func(extra string) fntest.Call {
 		return fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `"` + extra + `}}`, Required: req}
 	}
@@ -293,7 +293,7 @@ func TestRestoreATenantBackup(t *testing.T) {
 		if broken == string(envJSON) {
 			t.Fatal("the bundle holds no b dataStoreSchema to remove")
 		}
-		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `", cluster: b}}`, Required: map[string][]string{requiredRestoreBundle: {broken}}}
+		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `", cluster: b}}`, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {broken}}}
 		if _, err := planBackupsAt(t, c, backupInput, backupNow); err == nil || !strings.Contains(err.Error(), "names no cluster, etcd account or PKI") {
 			t.Errorf("got %v, want a Fatal saying the backup cannot be restored", err)
 		}
@@ -311,7 +311,7 @@ func TestRestoreATenantBackup(t *testing.T) {
 			"demo":  "",
 			"other": `spec.restore.cluster: Invalid value: "other": backup ` + backup + ` is cluster demo's alone`,
 		} {
-			c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, cluster: ` + cluster + `}}`, Required: map[string][]string{requiredRestoreBundle: {string(own)}}}
+			c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, cluster: ` + cluster + `}}`, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(own)}}}
 			_, err := planBackupsAt(t, c, backupInput, backupNow)
 			if (want == "" && err != nil) || (want != "" && (err == nil || !strings.Contains(err.Error(), want))) {
 				t.Errorf("restore.cluster %s: got %v, want %q", cluster, err, want)
