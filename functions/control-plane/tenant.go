@@ -65,7 +65,10 @@ const (
 
 // tenantPerClusterPrefixes are the prefixes above, for keeping what was
 // observed while the list of TenantClusters has not arrived.
-var tenantPerClusterPrefixes = []string{nameTenantCSIBindingPrefix, nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix, nameTenantXRUsagePrefix}
+var tenantPerClusterPrefixes = append([]string{nameTenantCSIBindingPrefix}, tenantUsagePrefixes...)
+
+// tenantUsagePrefixes are the prefixes of the per-cluster Usages.
+var tenantUsagePrefixes = []string{nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix, nameTenantXRUsagePrefix}
 
 // requiredTenantClusters is the required-resources key of the
 // TenantClusters of the Tenant's namespace; requiredTenantClaims that of
@@ -162,13 +165,32 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	p.Status = map[string]any{"dataStoreName": dsName}
 	if !arrived {
 		// Never shrink: what was composed for the clusters stays.
-		keepPerCluster(p, r, nil)
+		keepPerCluster(p, r, nil, tenantPerClusterPrefixes)
 	} else {
 		served := make(map[string]bool, len(clusters))
 		firstUsages := false
 		for _, c := range clusters {
-			served[c.Name] = true
-			firstUsages = firstUsages || (usages && !r.ObservedExists(nameTenantEtcdUsagePrefix+c.Name))
+			n := c.Name
+			served[n] = true
+			id := function.Identity{Name: n, Namespace: ns}
+			p.Add(nameTenantCSIBindingPrefix+n, id.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole, id.Namespace), function.ReadyOnceObserved)
+			if !usages {
+				continue
+			}
+			etcdUsage, dsUsage, xrUsage := tenantUsages(site, dsName, id)
+			add := func(name string, u *protectionv1beta1.Usage) {
+				p.Add(name, u, readyOnReady)
+				firstUsages = firstUsages || !r.ObservedExists(name)
+			}
+			add(nameTenantEtcdUsagePrefix+n, etcdUsage)
+			add(nameTenantDataStoreUsagePrefix+n, dsUsage)
+			add(nameTenantXRUsagePrefix+n, xrUsage)
+			for _, u := range []struct{ prefix, secret string }{{nameTenantClientCAUsagePrefix, site.Names.ClientCA}, {nameTenantClientUsagePrefix, site.Names.Client}} {
+				if present[u.secret] {
+					add(u.prefix+n, tenantUsage(id, u.secret+"-used-by-"+n, function.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: u.secret},
+						fmt.Sprintf("the DataStore reaches the tenant etcd of cluster %s with this certificate until its control plane is deleted", n)))
+				}
+			}
 		}
 		if firstUsages {
 			// Crossplane deletes undesired composed resources before it
@@ -179,25 +201,8 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 			// created in the same reconcile may be missed, and the
 			// object stays unprotected until the new Usage's next poll.
 			// The Usages of clusters gone therefore go one reconcile
-			// after the first Usages of a new cluster are composed.
-			keepPerCluster(p, r, served)
-		}
-		for _, c := range clusters {
-			n := c.Name
-			id := function.Identity{Name: n, Namespace: ns}
-			p.Add(nameTenantCSIBindingPrefix+n, id.ControllerClusterRoleBinding(function.CSIControllerComponent, function.CSIPersistentVolumesClusterRole, id.Namespace), function.ReadyOnceObserved)
-			if usages {
-				etcdUsage, dsUsage, xrUsage := tenantUsages(site, dsName, id)
-				p.Add(nameTenantEtcdUsagePrefix+n, etcdUsage, readyOnReady)
-				p.Add(nameTenantDataStoreUsagePrefix+n, dsUsage, readyOnReady)
-				p.Add(nameTenantXRUsagePrefix+n, xrUsage, readyOnReady)
-				for _, u := range []struct{ prefix, secret string }{{nameTenantClientCAUsagePrefix, site.Names.ClientCA}, {nameTenantClientUsagePrefix, site.Names.Client}} {
-					if present[u.secret] {
-						p.Add(u.prefix+n, tenantUsage(id, u.secret+"-used-by-"+n, function.ObjectRef{APIVersion: "v1", Kind: "Secret", Name: u.secret},
-							fmt.Sprintf("the DataStore reaches the tenant etcd of cluster %s with this certificate until its control plane is deleted", n)), readyOnReady)
-					}
-				}
-			}
+			// after every Usage of the served clusters is observed.
+			keepPerCluster(p, r, served, tenantUsagePrefixes)
 		}
 		p.Status["clusters"] = len(clusters)
 	}
@@ -210,12 +215,12 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	return p, nil
 }
 
-// keepPerCluster keeps the per-cluster objects observed of every cluster
-// not in served (nil: of every cluster).
-func keepPerCluster(p *function.Plan, r *function.Request, served map[string]bool) {
+// keepPerCluster keeps the per-cluster objects observed under prefixes
+// of every cluster not in served (nil: of every cluster).
+func keepPerCluster(p *function.Plan, r *function.Request, served map[string]bool, prefixes []string) {
 	var kept []string
 	for name := range r.ObservedNames() {
-		for _, prefix := range tenantPerClusterPrefixes {
+		for _, prefix := range prefixes {
 			if n, ok := strings.CutPrefix(name, prefix); ok {
 				if !served[n] {
 					kept = append(kept, name)

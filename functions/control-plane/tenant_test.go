@@ -80,6 +80,12 @@ func controlPlane(ns, n, ds string) string {
 	return "{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: " + n + ", namespace: " + ns + "}, spec: {dataStoreName: " + ds + "}}"
 }
 
+// usageYAML is an observed Usage in tenant-demo of kind/name by the
+// KamajiControlPlane n, named u-<n>.
+func usageYAML(n, kind, name string) string {
+	return `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: u-` + n + `, namespace: tenant-demo}, spec: {of: {kind: ` + kind + `, resourceRef: {name: ` + name + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: ` + n + `}}}}`
+}
+
 // tenantDS is the DataStore of the Tenant tenant-demo.
 const tenantDS = "tenantkube.tenant.tenant-demo"
 
@@ -377,7 +383,7 @@ func TestPlanTenant(t *testing.T) {
 			want:   with2(etcdDefaults, func(w *want) { w.Composed, w.Requirement = with(), req }),
 		},
 		"GoneClusterKeptWhileANewOneGetsItsUsages": {
-			reason: "Cluster one is gone and cluster two gets its first Usages: one's observed objects are kept this reconcile, so the Usage of the etcd by one is not deleted in the reconcile that creates two's (the in-use label would be taken off); cluster three, served and observed, is composed as computed (its old binding replaced).",
+			reason: "Cluster one is gone and cluster two gets its first Usages: one's observed Usages are kept this reconcile (its CSI binding goes), so the Usage of the etcd by one is not deleted in the reconcile that creates two's (the in-use label would be taken off); cluster three, served and observed, is composed as computed (its old binding replaced).",
 			args: tenantCall{name: "tenant-demo",
 				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two"), tenantCluster("tenant-demo", "three")}, requiredTenantClaims: {},
 					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS), controlPlane("tenant-demo", "three", tenantDS)}},
@@ -388,20 +394,36 @@ func TestPlanTenant(t *testing.T) {
 					"usage-etcdcluster-by-kamajicontrolplane-one":   `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-one, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: one}}}}`,
 				}},
 			want: with2(etcdDefaults, func(w *want) {
-				w.Composed = with(append(append([]string{"kcsi-clusterrolebinding-one", "usage-etcdcluster-by-kamajicontrolplane-one"}, perCluster("two")...), perCluster("three")...)...)
-				w.Bindings = []string{binding("one"), binding("three"), binding("two")}
+				w.Composed = with(append(append([]string{"usage-etcdcluster-by-kamajicontrolplane-one"}, perCluster("two")...), perCluster("three")...)...)
+				w.Bindings = []string{binding("three"), binding("two")}
 				w.UsageOf = []string{usage("three")[0], usage("two")[0], usage("one")[1], usage("three")[1], usage("two")[1], usage("three")[2], usage("two")[2]}
 				w.Clusters, w.Requirement = 2.0, req
 			}),
 		},
-		"GoneClusterDropped": {
-			reason: "Once cluster two's Usages are observed, cluster one's objects go.",
+		"GoneClusterKeptUntilEveryUsageIsObserved": {
+			reason: "Cluster two's etcd Usage is observed, its DataStore and Tenant Usages not yet (Crossplane stopped at an apply error): cluster one's Usages are kept.",
 			args: tenantCall{name: "tenant-demo",
 				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two")}, requiredTenantClaims: {},
 					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
 				observed: map[string]string{
-					"usage-etcdcluster-by-kamajicontrolplane-one": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-one, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: one}}}}`,
-					"usage-etcdcluster-by-kamajicontrolplane-two": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-two, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: two}}}}`,
+					"usage-tenant-by-kamajicontrolplane-one":      usageYAML("one", "Tenant", "tenant-demo"),
+					"usage-etcdcluster-by-kamajicontrolplane-two": usageYAML("two", "EtcdCluster", base),
+				}},
+			want: with2(etcdDefaults, func(w *want) {
+				w.Composed, w.Bindings, w.Clusters, w.Requirement = with(append([]string{"usage-tenant-by-kamajicontrolplane-one"}, perCluster("two")...)...), []string{binding("two")}, 1.0, req
+				w.UsageOf = []string{usage("two")[0], usage("two")[1], "tenant-demo/u-one: Tenant/tenant-demo by KamajiControlPlane/one", usage("two")[2]}
+			}),
+		},
+		"GoneClusterDropped": {
+			reason: "Once every Usage of cluster two is observed, cluster one's objects go.",
+			args: tenantCall{name: "tenant-demo",
+				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two")}, requiredTenantClaims: {},
+					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
+				observed: map[string]string{
+					"usage-etcdcluster-by-kamajicontrolplane-one": usageYAML("one", "EtcdCluster", base),
+					"usage-etcdcluster-by-kamajicontrolplane-two": usageYAML("two", "EtcdCluster", base),
+					"usage-datastore-by-kamajicontrolplane-two":   usageYAML("two", "DataStore", tenantDS),
+					"usage-tenant-by-kamajicontrolplane-two":      usageYAML("two", "Tenant", "tenant-demo"),
 				}},
 			want: with2(etcdDefaults, func(w *want) {
 				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("two")...), []string{binding("two")}, usage("two"), 1.0, req
