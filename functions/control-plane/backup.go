@@ -356,7 +356,15 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 				return field.InternalError(field.NewPath("observed", snapshot), err)
 			}
 		}
-		p.Add(snapshot, buildEtcdSnapshot(ns, s.Etcd, s.Labels, b, name, snapOwner), function.ReadyAlways)
+		snap := buildEtcdSnapshot(ns, s.Etcd, s.Labels, b, name, snapOwner)
+		// A snapshot's spec is immutable: one taken before the platform
+		// moved its backups keeps the destination it was written to.
+		if dst, err := observedDestination(r, snapshot); err != nil {
+			return field.InternalError(field.NewPath("observed", snapshot, "spec", "destination"), err)
+		} else if dst != nil {
+			snap.Spec.Destination = *dst
+		}
+		p.Add(snapshot, snap, function.ReadyAlways)
 		bundle := namePrefixBackupPKI + suffix
 		switch {
 		case r.ObservedExists(bundle):
@@ -491,6 +499,33 @@ func ownerRefs(owner *metav1.OwnerReference) []metav1.OwnerReference {
 		return nil
 	}
 	return []metav1.OwnerReference{*owner}
+}
+
+// observedDestination is spec.destination of the observed EtcdSnapshot
+// name; nil when none is observed.
+func observedDestination(r *function.Request, name string) (*etcdv1alpha2.SnapshotLocation, error) {
+	o, ok, err := function.Observed[etcdv1alpha2.EtcdSnapshot](r, name)
+	if err != nil || !ok || (o.Spec.Destination.S3 == nil && o.Spec.Destination.PVC == nil) {
+		return nil, err
+	}
+	return &o.Spec.Destination, nil
+}
+
+// keepObservedBackups keeps every observed backup object (EtcdSnapshots,
+// bundles, PKI objects: composed names starting namePrefixBackup) as it
+// is: with the platform's backups off, what was taken stays restorable
+// until the platform deletes it.
+func keepObservedBackups(p *function.Plan, r *function.Request) {
+	var kept []string
+	for name := range r.ObservedNames() {
+		if strings.HasPrefix(name, namePrefixBackup) {
+			kept = append(kept, name)
+		}
+	}
+	slices.Sort(kept)
+	for _, name := range kept {
+		p.Kept = append(p.Kept, function.Kept{Name: name, Ready: fnv1.Ready_READY_TRUE})
+	}
 }
 
 // buildEtcdSnapshot is the EtcdSnapshot name in ns of EtcdCluster etcd,

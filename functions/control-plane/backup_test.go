@@ -956,3 +956,61 @@ func TestBackupsAtLeastMinIntervalApart(t *testing.T) {
 		})
 	}
 }
+
+// A backup taken before the platform moved its backups keeps the
+// destination it was written to (an EtcdSnapshot's spec is immutable);
+// the next one goes to the new place.
+func TestBackupKeepsItsDestination(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
+	c := fntest.Call{Spec: `{}`, Required: backupRequired(key),
+		Observed: map[string]string{"backup-20261201183044": snapshotYAML("20261201183044", "Complete", "2026-12-01T18:31:00Z")}}
+	p, err := planBackupsAt(t, c, moved, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"backup-20261201183044": "etcd-backups/tenantkube/tenant-demo", "backup-" + slot24h: "other/moved/tenant-demo"} {
+		s3 := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, name).Spec.Destination.S3
+		if s3 == nil || s3.Bucket+"/"+s3.Key != want {
+			t.Errorf("%s destination %+v, want %s", name, s3, want)
+		}
+	}
+}
+
+// With the platform's backups off, the backups taken stay (a claim's and
+// a Tenant's): snapshot, bundle and PKI object kept as observed.
+func TestBackupsOffKeepsTheBackups(t *testing.T) {
+	objs := map[string]string{
+		"backup-" + slot24h:                 snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z"),
+		"backup-pki-" + slot24h:             `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-` + slot24h + `-` + digestDemo + `}, data: {namespace: tenant-demo}}`,
+		"backup-clusterpki-demo-0123456789": `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-pki-x}, data: {namespace: tenant-demo}}`,
+	}
+	want := []string{"backup-" + slot24h, "backup-clusterpki-demo-0123456789", "backup-pki-" + slot24h}
+	keptNames := func(p *function.Plan) []string {
+		var out []string
+		for _, k := range p.Kept {
+			if strings.HasPrefix(k.Name, namePrefixBackup) {
+				out = append(out, k.Name)
+			}
+		}
+		return out
+	}
+	p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: objs}, `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2}}`, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, keptNames(p)); d != "" {
+		t.Errorf("a claim's backups kept (-want +got):\n%s", d)
+	}
+	rsp, err := fntest.Run(fn, tenantCall{name: "tenant-demo", input: `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2}}`, observed: objs,
+		required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {}}}.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fntest.NoFatal(t, rsp)
+	for _, n := range want {
+		if _, ok := rsp.GetDesired().GetResources()[n]; !ok {
+			t.Errorf("the Tenant's %s left the desired state", n)
+		}
+	}
+}

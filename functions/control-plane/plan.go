@@ -299,9 +299,12 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		if err := planBackups(p, r, t, in, schema, username, now); err != nil {
 			return nil, field.ErrorList{err}
 		}
-	} else if tenantDS && in.Etcd.Backup.Enabled() {
-		if err := mirrorTenantBackups(p, r, t.ID.Namespace); err != nil {
-			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredTenantXR), err)}
+	} else {
+		keepObservedBackups(p, r)
+		if tenantDS && in.Etcd.Backup.Enabled() {
+			if err := mirrorTenantBackups(p, r, t.ID.Namespace); err != nil {
+				return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredTenantXR), err)}
+			}
 		}
 	}
 	if needKubeconfig {

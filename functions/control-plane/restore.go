@@ -82,7 +82,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	// are not checked again.
 	source, err := observedRestoreSource(r)
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err)}
+		return nil, append(errs, field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err))
 	}
 	done := restored(p, r) && r.ObservedExists(nameKamajiControlPlane)
 	if source != nil && done && len(errs) == 0 {
@@ -203,6 +203,9 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 // observedRestoreSource is spec.bootstrap.restore.source of the observed
 // EtcdCluster; nil when none is observed or it names no snapshot.
 func observedRestoreSource(r *function.Request) (*etcdv1alpha2.SnapshotLocation, error) {
+	if r.ObservedString(nameEtcdCluster, "apiVersion") != etcdv1alpha2.GroupVersion.String() {
+		return nil, nil // none, or the etcd.aenix.io operator's (no bootstrap)
+	}
 	e, ok, err := function.Observed[etcdv1alpha2.EtcdCluster](r, nameEtcdCluster)
 	if err != nil || !ok || e.Spec.Bootstrap == nil || e.Spec.Bootstrap.Restore == nil {
 		return nil, err

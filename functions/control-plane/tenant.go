@@ -211,6 +211,8 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		if err := planTenantBackups(p, r, site, clusters, arrived, in, now); err != nil {
 			return nil, field.ErrorList{err}
 		}
+	} else {
+		keepObservedBackups(p, r)
 	}
 	return p, nil
 }
