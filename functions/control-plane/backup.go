@@ -384,7 +384,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 			if err != nil {
 				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
 			}
-			p.Add(bundle, buildBackupBundle(ns, name, backupLocation(b, ns, name+".db"), s, ids, refs, owner), function.ReadyAlways)
+			p.Add(bundle, buildBackupBundle(ns, name, snapshotFile(snap.Spec.Destination, name+".db"), s, ids, refs, owner), function.ReadyAlways)
 		}
 	}
 	if err := pkis.compose(p, r, recipient); err != nil {
@@ -548,24 +548,37 @@ func buildEtcdSnapshot(ns, etcd string, labels map[string]string, b *cpinput.Etc
 // S3 key prefix <keyPrefix>/<ns> (key <keyPrefix>/<ns>/<file>), or the
 // PVC subPath (<subPath>/<file>).
 func backupLocation(b *cpinput.EtcdBackup, ns, file string) etcdv1alpha2.SnapshotLocation {
+	var dst etcdv1alpha2.SnapshotLocation
 	if b.S3 != nil {
 		key := ns
 		if pre := strings.Trim(b.S3.KeyPrefix, "/"); pre != "" {
 			key = pre + "/" + ns
 		}
-		if file != "" {
-			key += "/" + file
-		}
-		return etcdv1alpha2.SnapshotLocation{S3: &etcdv1alpha2.S3SnapshotLocation{
+		dst.S3 = &etcdv1alpha2.S3SnapshotLocation{
 			Endpoint: b.S3.Endpoint, Bucket: b.S3.Bucket, Key: key, Region: b.S3.Region, ForcePathStyle: b.S3.ForcePathStyle,
 			CredentialsSecretRef: corev1.LocalObjectReference{Name: b.S3.CredentialsSecretName},
-		}}
+		}
+	} else {
+		dst.PVC = &etcdv1alpha2.PVCSnapshotLocation{ClaimName: b.PVC.ClaimName, SubPath: strings.Trim(b.PVC.SubPath, "/")}
 	}
-	sub := strings.Trim(b.PVC.SubPath, "/")
-	if file != "" {
-		sub = strings.TrimPrefix(path.Join(sub, file), "/")
+	return snapshotFile(dst, file)
+}
+
+// snapshotFile is the location of file in destination dst, where
+// etcd-operator's snapshot agent writes it: S3 key <key>/<file>, PVC
+// subPath <subPath>/<file> (dst itself for file "").
+func snapshotFile(dst etcdv1alpha2.SnapshotLocation, file string) etcdv1alpha2.SnapshotLocation {
+	if file == "" {
+		return dst
 	}
-	return etcdv1alpha2.SnapshotLocation{PVC: &etcdv1alpha2.PVCSnapshotLocation{ClaimName: b.PVC.ClaimName, SubPath: sub}}
+	out := *dst.DeepCopy()
+	if out.S3 != nil {
+		out.S3.Key += "/" + file
+	}
+	if out.PVC != nil {
+		out.PVC.SubPath = strings.TrimPrefix(path.Join(out.PVC.SubPath, file), "/")
+	}
+	return out
 }
 
 // secretSelector selects Secret name in ns.
@@ -638,17 +651,18 @@ func backupRecipient(r *function.Request, b *cpinput.EtcdBackup) (age.Recipient,
 // PKI of a PKI object, or of a bundle without clusterPKI. source: the
 // snapshot file a restore bootstraps from (an etcd-operator
 // SnapshotLocation), where the platform's settings put it when it was
-// taken.
+// taken. namespaceUID: the UID of the Namespace the backup was taken in.
 const (
-	bundleNamespace  = "namespace"
-	bundleCluster    = "cluster"
-	bundleClusters   = "clusters"
-	bundleBackup     = "backup"
-	bundleSchema     = "dataStoreSchema"
-	bundleUsername   = "dataStoreUsername"
-	bundleClusterPKI = "clusterPKI"
-	bundlePKI        = "pki"
-	bundleSource     = "source"
+	bundleNamespace    = "namespace"
+	bundleCluster      = "cluster"
+	bundleClusters     = "clusters"
+	bundleBackup       = "backup"
+	bundleSchema       = "dataStoreSchema"
+	bundleUsername     = "dataStoreUsername"
+	bundleClusterPKI   = "clusterPKI"
+	bundlePKI          = "pki"
+	bundleSource       = "source"
+	bundleNamespaceUID = "namespaceUID"
 )
 
 // buildBackupBundle is the cluster-scoped EnvironmentConfig "<ns>.<b>" of
@@ -657,6 +671,9 @@ const (
 // source is the snapshot's file; owner is its Namespace reference.
 func buildBackupBundle(ns, b string, source etcdv1alpha2.SnapshotLocation, s backupSchedule, ids []clusterIdentity, refs map[string]string, owner *metav1.OwnerReference) *xpextv1beta1.EnvironmentConfig {
 	fields := map[string]any{bundleNamespace: ns, bundleBackup: b, bundleSource: source}
+	if owner != nil {
+		fields[bundleNamespaceUID] = string(owner.UID)
+	}
 	clusters := map[string]any{}
 	for _, c := range ids {
 		f := map[string]any{bundleSchema: c.Schema, bundleUsername: c.Username, bundleClusterPKI: refs[c.Cluster]}

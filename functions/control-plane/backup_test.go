@@ -634,6 +634,19 @@ func TestRestore(t *testing.T) {
 			t.Errorf("restoring an earlier namespace's backup: %v", err)
 		}
 	})
+	t.Run("AnEarlierNamespaceAfterGarbageCollection", func(t *testing.T) {
+		// The earlier namespace's bundle lost its Namespace reference
+		// (its XR outlived the namespace); the UID in its data remains.
+		stripped := env.DeepCopy()
+		stripped.OwnerReferences = nil
+		strippedJSON, _ := json.Marshal(stripped)
+		again := strings.Replace(tenantNamespace, tenantDemoUID, "6b1f0a52-0000-4000-8000-000000000002", 1)
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {again}, requiredRestoreBundle: {string(strippedJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		_, err := planBackupsAt(t, c, backupInput, backupNow)
+		if err == nil || !strings.Contains(err.Error(), "an earlier namespace tenant-demo's (UID "+tenantDemoUID+")") {
+			t.Errorf("restoring an earlier namespace's backup without its Namespace reference: %v", err)
+		}
+	})
 	t.Run("WaitsForTheNamespace", func(t *testing.T) {
 		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
@@ -1012,5 +1025,25 @@ func TestBackupsOffKeepsTheBackups(t *testing.T) {
 		if _, ok := rsp.GetDesired().GetResources()[n]; !ok {
 			t.Errorf("the Tenant's %s left the desired state", n)
 		}
+	}
+}
+
+// A current slot's bundle written again after the platform moved its
+// backups records where its snapshot was written, not the new place.
+func TestBundleRecordsTheSnapshotsDestination(t *testing.T) {
+	key, _ := age.GenerateX25519Identity()
+	moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
+	c := fntest.Call{Spec: `{}`, Required: backupRequired(key),
+		Observed: map[string]string{"backup-" + slot24h: snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z")}}
+	p, err := planBackupsAt(t, c, moved, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src etcdv1alpha2.SnapshotLocation
+	if err := json.Unmarshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h).Data["source"].Raw, &src); err != nil {
+		t.Fatal(err)
+	}
+	if want := "etcd-backups/tenantkube/tenant-demo/demo-" + slot24h + "-" + digestDemo + ".db"; src.S3 == nil || src.S3.Bucket+"/"+src.S3.Key != want {
+		t.Errorf("bundle source %+v, want %s", src.S3, want)
 	}
 }

@@ -306,13 +306,18 @@ func readBundle(env *xpextv1beta1.EnvironmentConfig, rs *tkv1alpha1.Restore, ns 
 	if str(bundleNamespace) != ns || str(bundleBackup) != rs.Backup {
 		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is namespace %q's, not %q's", rs.Backup, str(bundleNamespace), ns))
 	}
+	// A namespace deleted and created again under its name: the earlier
+	// one's bundles outlive it while their XR does, or until the garbage
+	// collector deletes them. The UID in the data stays; a bundle without
+	// it is checked by its Namespace reference.
+	uid := types.UID(str(bundleNamespaceUID))
 	for _, ref := range env.OwnerReferences {
-		if ref.APIVersion == "v1" && ref.Kind == "Namespace" && ref.UID != nsUID {
-			// A namespace deleted and created again under its name: the
-			// garbage collector has not yet deleted the earlier one's
-			// bundles.
-			return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is an earlier namespace %s's (UID %s), not this one's (UID %s)", rs.Backup, ns, ref.UID, nsUID))
+		if uid == "" && ref.APIVersion == "v1" && ref.Kind == "Namespace" {
+			uid = ref.UID
 		}
+	}
+	if uid != "" && uid != nsUID {
+		return restoreBundle{}, field.Forbidden(path.Child("backup"), fmt.Sprintf("%q: the backup is an earlier namespace %s's (UID %s), not this one's (UID %s)", rs.Backup, ns, uid, nsUID))
 	}
 	var source *etcdv1alpha2.SnapshotLocation
 	if raw, ok := env.Data[bundleSource]; ok {
