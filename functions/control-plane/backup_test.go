@@ -64,6 +64,10 @@ const backupInput = `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2, back
   s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, keyPrefix: "tenantkube/", credentialsSecretName: etcd-backup-s3, forcePathStyle: true},
   interval: 24h, minInterval: 6h, retention: 3, pkiNamespace: tenantkube-system, recipientConfigMap: etcd-backup-recipient, identitySecret: etcd-backup-identity}}}`
 
+// movedBackupInput is backupInput after the platform moved its backups
+// to another bucket and key prefix.
+var movedBackupInput = strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
+
 // backupPKIData is the data of the five PKI Secrets of demo, by Secret name.
 var backupPKIData = map[string]map[string]string{
 	"demo-ca":                         {"ca.crt": "cluster CA cert", "ca.key": "cluster CA key"},
@@ -660,9 +664,8 @@ func TestRestore(t *testing.T) {
 	t.Run("FromWhereItWasWritten", func(t *testing.T) {
 		// The bundle records the snapshot's file: a restore after the
 		// platform moved its backups still reads it there.
-		moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
 		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
-		p, err := planBackupsAt(t, c, moved, backupNow)
+		p, err := planBackupsAt(t, c, movedBackupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -975,10 +978,9 @@ func TestBackupsAtLeastMinIntervalApart(t *testing.T) {
 // the next one goes to the new place.
 func TestBackupKeepsItsDestination(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
-	moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
 	c := fntest.Call{Spec: `{}`, Required: backupRequired(key),
 		Observed: map[string]string{"backup-20261201183044": snapshotYAML("20261201183044", "Complete", "2026-12-01T18:31:00Z")}}
-	p, err := planBackupsAt(t, c, moved, backupNow)
+	p, err := planBackupsAt(t, c, movedBackupInput, backupNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1032,10 +1034,9 @@ func TestBackupsOffKeepsTheBackups(t *testing.T) {
 // backups records where its snapshot was written, not the new place.
 func TestBundleRecordsTheSnapshotsDestination(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
-	moved := strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "moved/"`, 1), "bucket: etcd-backups", "bucket: other", 1)
 	c := fntest.Call{Spec: `{}`, Required: backupRequired(key),
 		Observed: map[string]string{"backup-" + slot24h: snapshotYAML(slot24h, "Complete", "2026-12-02T18:31:00Z")}}
-	p, err := planBackupsAt(t, c, moved, backupNow)
+	p, err := planBackupsAt(t, c, movedBackupInput, backupNow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -671,7 +671,7 @@ func TestRestoredClusterOutlivesBackupSettings(t *testing.T) {
 	}
 	c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`, Observed: obs}
 	for name, input := range map[string]string{
-		"moved":   strings.Replace(strings.Replace(backupInput, `keyPrefix: "tenantkube/"`, `keyPrefix: "elsewhere/"`, 1), "bucket: etcd-backups", "bucket: other", 1),
+		"moved":   movedBackupInput,
 		"stopped": `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
