@@ -133,6 +133,17 @@ func planBackupsAt(t *testing.T, c fntest.Call, input string, now time.Time) (*f
 	return p, nil
 }
 
+// planCondition is the condition of type typ p sets (the last, as the
+// XR gets it); false when p sets none.
+func planCondition(p *function.Plan, typ string) (function.Condition, bool) {
+	for i := len(p.Conditions) - 1; i >= 0; i-- {
+		if p.Conditions[i].Type == typ {
+			return p.Conditions[i], true
+		}
+	}
+	return function.Condition{}, false
+}
+
 func composedWithPrefix(p *function.Plan, prefix string) []string {
 	var out []string
 	for _, c := range p.Composed {
@@ -452,17 +463,10 @@ func TestBackupStatus(t *testing.T) {
 			if last["name"] != "demo-"+ts+"-"+digestDemo || last["age"] != tc.wantAge || last["time"] != tc.created {
 				t.Errorf("status.backup.lastSuccessful = %v", last)
 			}
-			var found bool
-			for _, c := range p.Conditions {
-				if c.Type == tkv1alpha1.ConditionBackupCurrent {
-					found = true
-					if c.True != tc.wantTrue || c.Reason != tc.wantReason {
-						t.Errorf("BackupCurrent %v %s (%s), want %v %s", c.True, c.Reason, c.Message, tc.wantTrue, tc.wantReason)
-					}
-				}
-			}
-			if !found {
+			if c, found := planCondition(p, tkv1alpha1.ConditionBackupCurrent); !found {
 				t.Error("no BackupCurrent condition")
+			} else if c.True != tc.wantTrue || c.Reason != tc.wantReason {
+				t.Errorf("BackupCurrent %v %s (%s), want %v %s", c.True, c.Reason, c.Message, tc.wantTrue, tc.wantReason)
 			}
 		})
 	}
@@ -618,14 +622,8 @@ func TestRestore(t *testing.T) {
 				t.Error("KamajiControlPlane composed before the restored PKI is observed")
 			}
 		}
-		var reason string
-		for _, c := range p.Conditions {
-			if c.Type == tkv1alpha1.ConditionControlPlaneReady {
-				reason = c.Reason
-			}
-		}
-		if reason != tkv1alpha1.ReasonRestoringPKI {
-			t.Errorf("ControlPlaneReady reason %q, want %s", reason, tkv1alpha1.ReasonRestoringPKI)
+		if c, _ := planCondition(p, tkv1alpha1.ConditionControlPlaneReady); c.Reason != tkv1alpha1.ReasonRestoringPKI {
+			t.Errorf("ControlPlaneReady reason %q, want %s", c.Reason, tkv1alpha1.ReasonRestoringPKI)
 		}
 	})
 	t.Run("AnEarlierNamespaceOfItsName", func(t *testing.T) {

@@ -166,21 +166,19 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		switch {
 		case restore != nil && !restore.Arrived:
 			keepObserved(p, r, nameEtcdCluster)
-		case restore != nil:
-			if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok {
-				e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: restore.Source}}
-			}
-			composeRestoredPKI(p, restore)
-			p.Add(nameEtcdCluster, etcd, site.ready())
 		default:
-			// An etcd started from a backup keeps its bootstrap, should
-			// spec.restore be gone: the operator's CRD refuses a change.
-			src, err := observedRestoreSource(r)
-			if err != nil {
+			// The restore's source or, should spec.restore be gone, the
+			// bootstrap an etcd started from a backup keeps (the
+			// operator's CRD refuses a change).
+			var source *etcdv1alpha2.SnapshotLocation
+			if restore != nil {
+				source = &restore.Source
+				composeRestoredPKI(p, restore)
+			} else if source, err = observedRestoreSource(r); err != nil {
 				return nil, field.ErrorList{field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err)}
 			}
-			if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok && src != nil {
-				e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: *src}}
+			if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok && source != nil {
+				e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: *source}}
 			}
 			p.Add(nameEtcdCluster, etcd, site.ready())
 		}

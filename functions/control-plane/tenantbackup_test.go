@@ -148,14 +148,8 @@ func TestTenantBackupWaitsForAClusterPKI(t *testing.T) {
 	if got := composedWithPrefix(p, namePrefixBackup); len(got) != 0 {
 		t.Errorf("backups composed without any cluster's PKI: %v", got)
 	}
-	var reason string
-	for _, c := range p.Conditions {
-		if c.Type == tkv1alpha1.ConditionBackupCurrent {
-			reason = c.Reason
-		}
-	}
-	if reason != tkv1alpha1.ReasonAwaitingFirstBackup {
-		t.Errorf("BackupCurrent reason %q, want %s", reason, tkv1alpha1.ReasonAwaitingFirstBackup)
+	if c, _ := planCondition(p, tkv1alpha1.ConditionBackupCurrent); c.Reason != tkv1alpha1.ReasonAwaitingFirstBackup {
+		t.Errorf("BackupCurrent reason %q, want %s", c.Reason, tkv1alpha1.ReasonAwaitingFirstBackup)
 	}
 	// Each served cluster's three Secrets are asked for.
 	for _, n := range []string{"a", "b"} {
@@ -396,13 +390,11 @@ func TestTenantBackupsKeptWhileRequirementsArrive(t *testing.T) {
 func TestTenantBackupCurrent(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	condition := func(p *function.Plan) (bool, string) {
-		for _, c := range p.Conditions {
-			if c.Type == tkv1alpha1.ConditionBackupCurrent {
-				return c.True, c.Reason
-			}
+		c, found := planCondition(p, tkv1alpha1.ConditionBackupCurrent)
+		if !found {
+			t.Fatal("no BackupCurrent condition")
 		}
-		t.Fatal("no BackupCurrent condition")
-		return false, ""
+		return c.True, c.Reason
 	}
 	idle := tenantBackupCall(key)
 	idle.created = "2026-11-01T00:00:00Z"
@@ -475,17 +467,10 @@ func TestBackupRefusesAnOversizedPKISecret(t *testing.T) {
 	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 || !strings.HasPrefix(got[0], namePrefixBackupClusterPKI+"a-") {
 		t.Errorf("PKI objects %v, want a's alone", got)
 	}
-	var found bool
-	for _, c := range p.Conditions {
-		if c.Type == tkv1alpha1.ConditionBackupCurrent {
-			found = true
-			if c.True || c.Reason != tkv1alpha1.ReasonPKISecretTooLarge || !strings.Contains(c.Message, "Secret tenant-demo/b-ca holds 16390 bytes") {
-				t.Errorf("BackupCurrent %v %s %q, want False %s naming tenant-demo/b-ca and its 16390 bytes (6 of key, 16384 of value)", c.True, c.Reason, c.Message, tkv1alpha1.ReasonPKISecretTooLarge)
-			}
-		}
-	}
-	if !found {
+	if cond, found := planCondition(p, tkv1alpha1.ConditionBackupCurrent); !found {
 		t.Error("no BackupCurrent condition")
+	} else if cond.True || cond.Reason != tkv1alpha1.ReasonPKISecretTooLarge || !strings.Contains(cond.Message, "Secret tenant-demo/b-ca holds 16390 bytes") {
+		t.Errorf("BackupCurrent %v %s %q, want False %s naming tenant-demo/b-ca and its 16390 bytes (6 of key, 16384 of value)", cond.True, cond.Reason, cond.Message, tkv1alpha1.ReasonPKISecretTooLarge)
 	}
 	// At the bound it is carried.
 	c.required[requiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big[:maxPKISecretBytes-len("ca.key")]})}
@@ -626,17 +611,10 @@ func TestTenantClusterShowsTheTenantsBackups(t *testing.T) {
 	if d := cmp.Diff(want, p.Status["backup"]); d != "" {
 		t.Errorf("status.backup (-want +got):\n%s", d)
 	}
-	var found bool
-	for _, cond := range p.Conditions {
-		if cond.Type == tkv1alpha1.ConditionBackupCurrent {
-			found = true
-			if cond.True || cond.Reason != tkv1alpha1.ReasonBackupOverdue || cond.Message != "the namespace's etcd (Tenant tenant-demo): the last successful backup is old" {
-				t.Errorf("BackupCurrent %v %s %q", cond.True, cond.Reason, cond.Message)
-			}
-		}
-	}
-	if !found {
+	if cond, found := planCondition(p, tkv1alpha1.ConditionBackupCurrent); !found {
 		t.Error("no BackupCurrent condition")
+	} else if cond.True || cond.Reason != tkv1alpha1.ReasonBackupOverdue || cond.Message != "the namespace's etcd (Tenant tenant-demo): the last successful backup is old" {
+		t.Errorf("BackupCurrent %v %s %q", cond.True, cond.Reason, cond.Message)
 	}
 	// A reason outside BackupCurrent's is not carried over.
 	c.Required[requiredTenantXR] = []string{strings.Replace(tenant, "reason: BackupOverdue", "reason: Anything", 1)}
@@ -644,10 +622,8 @@ func TestTenantClusterShowsTheTenantsBackups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cond := range p.Conditions {
-		if cond.Type == tkv1alpha1.ConditionBackupCurrent {
-			t.Errorf("BackupCurrent with reason %q carried over", cond.Reason)
-		}
+	if cond, found := planCondition(p, tkv1alpha1.ConditionBackupCurrent); found {
+		t.Errorf("BackupCurrent with reason %q carried over", cond.Reason)
 	}
 	// Before the Tenant reports backups.
 	c.Required[requiredTenantXR] = nil
