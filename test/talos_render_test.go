@@ -34,13 +34,15 @@ func TestTalosRender(t *testing.T) {
 		required []string
 		want     []string // substrings of the output
 	}{
-		{"talos", "xr-talos.yaml", []string{instancetypes, data("talos-pki.yaml")}, []string{
+		// The gpu group's disks are on fast-ssd, a remote class of the
+		// platform (platform-fast-ssd.yaml).
+		{"talos", "xr-talos.yaml", []string{instancetypes, data("talos-pki.yaml"), data("platform-fast-ssd.yaml")}, []string{
 			"kind: TalosConfigTemplate",
 			"url: https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6/openstack-amd64.raw.xz",
 			"image: factory.talos.dev/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6",
 			"kind: KubeadmConfigTemplate\n    name: demo-legacy",
 		}},
-		{"talos-waiting", "xr-talos.yaml", []string{instancetypes}, []string{"reason: WaitingForTalosPKI", "name: demo-legacy"}},
+		{"talos-waiting", "xr-talos.yaml", []string{instancetypes, data("platform-fast-ssd.yaml")}, []string{"reason: WaitingForTalosPKI", "name: demo-legacy"}},
 		{"talos-platform-default", "xr-default.yaml", []string{instancetypes, data("talos-pki.yaml"), data("platform-talos.yaml")}, []string{
 			"url: https://images.example.com/talos/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6/openstack-amd64.raw.xz",
 			"image: registry.example.com/siderolabs/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6",

@@ -48,7 +48,7 @@ func TestWorkersRender(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		return render.Render(ctx, render.Options{
-			Root: root, XR: xr, Required: paths(required), Observed: observed, BinDir: binDir,
+			Root: root, XR: xr, Required: paths(strings.Fields(required)...), Observed: observed, BinDir: binDir,
 			Composition: data("composition.yaml"), Functions: data("functions.yaml"),
 			Stderr: &bytes.Buffer{},
 		})
@@ -71,15 +71,18 @@ func TestWorkersRender(t *testing.T) {
 		compareGolden(t, data(name+".golden.yaml"), out)
 	}
 
-	for _, c := range []struct{ name, xr string }{
-		{"default", "xr-default.yaml"},
-		{"instancetype", "xr-instancetype.yaml"},
-		{"three-groups", "xr-three-groups.yaml"},
-		{"kubelet-overrides", "xr-kubelet-overrides.yaml"},
-		{"health", "xr-health.yaml"},
+	// fastSSD lists fast-ssd, the class of the gpu group's disks, among
+	// the platform's remote classes.
+	fastSSD := instancetypes + " " + data("platform-fast-ssd.yaml")
+	for _, c := range []struct{ name, xr, required string }{
+		{"default", "xr-default.yaml", instancetypes},
+		{"instancetype", "xr-instancetype.yaml", instancetypes},
+		{"three-groups", "xr-three-groups.yaml", fastSSD},
+		{"kubelet-overrides", "xr-kubelet-overrides.yaml", instancetypes},
+		{"health", "xr-health.yaml", instancetypes},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := renderWorkers(t, data(c.xr), instancetypes, "")
+			out, err := renderWorkers(t, data(c.xr), c.required, "")
 			ok(t, c.name, out, err)
 		})
 	}
@@ -95,6 +98,17 @@ func TestWorkersRender(t *testing.T) {
 			Stderr: &bytes.Buffer{},
 		})
 		ok(t, "vm-settings", out, err)
+	})
+
+	// A node group's storageClass is the class of its VMs' disks on the
+	// management cluster: one the platform does not list is refused like
+	// spec.storageClass, naming the group, the value and the list.
+	t.Run("fatal-group-storage-class", func(t *testing.T) {
+		_, err := renderWorkers(t, data("xr-three-groups.yaml"), instancetypes, "")
+		var ce *render.CrossplaneError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Stderr, `spec.nodeGroups[gpu].storageClass: Unsupported value: "fast-ssd": supported values: "replicated"`) {
+			t.Errorf("want a Fatal naming spec.nodeGroups[gpu].storageClass and fast-ssd, got %v", err)
+		}
 	})
 
 	t.Run("fatal-instancetype", func(t *testing.T) {
@@ -198,8 +212,8 @@ func TestWorkersRender(t *testing.T) {
 	})
 
 	t.Run("deterministic", func(t *testing.T) {
-		a, errA := renderWorkers(t, data("xr-three-groups.yaml"), instancetypes, "")
-		b, errB := renderWorkers(t, data("xr-three-groups.yaml"), instancetypes, "")
+		a, errA := renderWorkers(t, data("xr-three-groups.yaml"), fastSSD, "")
+		b, errB := renderWorkers(t, data("xr-three-groups.yaml"), fastSSD, "")
 		if errA != nil || errB != nil {
 			t.Fatalf("render: %v / %v", errA, errB)
 		}

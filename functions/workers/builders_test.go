@@ -437,7 +437,7 @@ func TestWorkerDiskStorageClassFallback(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nremoteStorageClasses: [replicated, my-app-sc, app-sc]"))
+			in := fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nremoteStorageClasses: [replicated, my-app-sc, app-sc, my-storage, group-sc]"))
 			rsp := run(t, newRequest(t, c.spec, withMachineSets(t), withInstancetypes(t, "u1.medium"), in))
 			mustNoFatal(t, rsp)
 			got := get(oneTemplate(t, rsp, "md0"), "spec", "template", "spec", "virtualMachineTemplate", "spec",

@@ -272,7 +272,7 @@ func TestDeterministic(t *testing.T) {
   c: {instanceType: u1.medium, storageClass: fast}`
 	var first []byte
 	for i := 0; i < 5; i++ {
-		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large", "u1.medium"), withMachineSets(t)))
+		rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.large", "u1.medium"), withMachineSets(t), withRemoteClasses(t, "fast")))
 		mustNoFatal(t, rsp)
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
 		if err != nil {

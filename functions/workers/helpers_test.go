@@ -63,6 +63,12 @@ func withMachineSets(t testing.TB, templates ...string) fntest.RequestOption {
 	return fntest.WithRequired(requirementMachineSets, items...)
 }
 
+// withRemoteClasses sets the input's remoteStorageClasses to replicated
+// and classes: the management classes a node group's disks may use.
+func withRemoteClasses(t testing.TB, classes ...string) fntest.RequestOption {
+	return fntest.WithInput(mustStruct(t, "apiVersion: fn.tenantkube.io/v1alpha1\nkind: WorkersInput\nremoteStorageClasses: [replicated, "+strings.Join(classes, ", ")+"]"))
+}
+
 // newRequest builds a RunFunctionRequest for the XR spec.
 func newRequest(t testing.TB, spec string, opts ...fntest.RequestOption) *fnv1.RunFunctionRequest {
 	t.Helper()

@@ -89,7 +89,7 @@ func TestNodeGroupBounds(t *testing.T) {
 		{spec: `nodeGroups: {md0: {resources: {cpu: 4, memory: 4097Gi}}}`, fatal: g + `resources.memory: Invalid value: "4097Gi": resources.memory must be at most 4Ti`},
 		{spec: `nodeGroups: {md0: {diskSize: 64Ti}}`},
 		{spec: `nodeGroups: {md0: {diskSize: 65537Gi}}`, fatal: g + `diskSize: Invalid value: "65537Gi": diskSize must be at most 64Ti`},
-		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 253) + `}}`},
+		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 253) + `}}`, input: "remoteStorageClasses: [replicated, " + strings.Repeat("s", 253) + "]"},
 		{spec: `nodeGroups: {md0: {storageClass: ` + strings.Repeat("s", 254) + `}}`, fatal: g + `storageClass: Invalid value: "` + strings.Repeat("s", 64) + `...": must be at most 253 characters (is 254)`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}, kubelet: {systemReservedCpu: 257}}}`, fatal: g + `kubelet.systemReservedCpu: Invalid value: "257": systemReservedCpu must be at most 256`},
 		{spec: `nodeGroups: {md0: {resources: {cpu: 256, memory: 4Ti}, kubelet: {kubeReservedMemory: 4097Gi}}}`, fatal: g + `kubelet.kubeReservedMemory: Invalid value: "4097Gi": kubeReservedMemory must be at most 4Ti`},

@@ -384,7 +384,14 @@ func TestCapacityPreflight(t *testing.T) {
 			if tc.xrCondition != "" {
 				opts = append(opts, withXRCondition(t, "CapacityFits", "False", tc.xrCondition))
 			}
-			p, errs, _ := planOf(t, newRequest(t, tc.spec, opts...))
+			r := function.NewRequest(newRequest(t, tc.spec, opts...))
+			tenant, err := r.Cluster()
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := defaultInput()
+			in.RemoteStorageClasses = append(in.RemoteStorageClasses, "fast") // md1's disks
+			p, errs := plan(tenant, in, r)
 			got := want{}
 			if len(errs) > 0 {
 				got.Fatal = errs.ToAggregate().Error()

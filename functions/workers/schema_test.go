@@ -31,7 +31,8 @@ talos: {registryMirrors: {docker.io: {endpoints: ["https://mirror.example.com"],
 	}
 	in := mustStruct(t, `apiVersion: fn.tenantkube.io/v1alpha1
 kind: WorkersInput
-registryMirror: {secretName: registry-mirrors}`)
+registryMirror: {secretName: registry-mirrors}
+remoteStorageClasses: [replicated, fast]`)
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, spec, withInstancetypes(t, "u1.medium", "u1.large", "gn1.xlarge"), withMachineSets(t), withTalosPKI(t), fntest.WithInput(in)))

@@ -84,7 +84,7 @@ func workersInput(t *testing.T, y string) fntest.RequestOption {
 // from the Image Factory, of diskSize; the values are the chart's
 // defaults and the issue's URL shape, written here by hand.
 func TestTalosGroupObjects(t *testing.T) {
-	rsp := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}, diskSize: 30Gi, storageClass: fast}}`, withMachineSets(t), withTalosPKI(t)))
+	rsp := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}, diskSize: 30Gi, storageClass: fast}}`, withMachineSets(t), withTalosPKI(t), withRemoteClasses(t, "fast")))
 	mustNoFatal(t, rsp)
 	names := desiredNames(rsp)
 	for _, n := range names {

@@ -22,9 +22,10 @@ func NodeGroupPath(name string) *field.Path {
 // input): at most input.maxNodeGroups node groups, each group's
 // minReplicas and maxReplicas at most input.maxReplicas, its virt-launcher
 // CPU request at least the platform's floor (validatePodCPURequest), the
-// wait-for-kubeconfig image from an allowed registry and spec.storageClass
-// one of input.remoteStorageClasses. Every rule that needs no input is
-// spec.Validate's (apis/v1alpha1).
+// wait-for-kubeconfig image from an allowed registry, and spec.storageClass
+// and each group's storageClass (the class of its VMs' disks on the
+// management cluster, diskStorageClass) one of input.remoteStorageClasses.
+// Every rule that needs no input is spec.Validate's (apis/v1alpha1).
 func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	var errs field.ErrorList
 	if err := storageclass.Check(field.NewPath("spec", "storageClass"), spec.StorageClass, in.RemoteStorageClasses); err != nil {
@@ -46,6 +47,11 @@ func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *
 		}
 		if err := validatePodCPURequest(p, g, in); err != nil {
 			errs = append(errs, err)
+		}
+		if g.StorageClass != "" {
+			if err := storageclass.Check(p.Child("storageClass"), g.StorageClass, in.RemoteStorageClasses); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if _, err := waitForKubeconfigImage(spec, in); err != nil {

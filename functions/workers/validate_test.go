@@ -141,6 +141,27 @@ func TestValidatePlatform(t *testing.T) {
 				in.RemoteStorageClasses = []string{"replicated", "replicated-nvme"}
 			}},
 		},
+		"GroupStorageClassNotRemote": {
+			reason: "A node group's class is its VMs' disk class on the management cluster: one the platform does not list is refused like the cluster's, each group named.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{
+				"md0": group(func(g *v1alpha1.NodeGroup) { g.StorageClass = "local-path-platform-only" }),
+				"md1": group(func(g *v1alpha1.NodeGroup) { g.StorageClass = "replicated" }),
+				"md2": group(func(g *v1alpha1.NodeGroup) { g.StorageClass = "local" }),
+			}},
+			want: want{errs: field.ErrorList{
+				field.NotSupported(md0Path.Child("storageClass"), "local-path-platform-only", []string{"replicated"}),
+				field.NotSupported(field.NewPath("spec", "nodeGroups").Key("md2").Child("storageClass"), "local", []string{"replicated"}),
+			}},
+		},
+		"GroupStorageClassRemote": {
+			reason: "A group may put its disks on any class the platform lists; without one it takes the cluster's.",
+			args: args{groups: map[string]v1alpha1.NodeGroup{
+				"md0": group(func(g *v1alpha1.NodeGroup) { g.StorageClass = "replicated-nvme" }),
+				"md1": group(nil),
+			}, in: func(in *inputv1alpha1.WorkersInput) {
+				in.RemoteStorageClasses = []string{"replicated", "replicated-nvme"}
+			}},
+		},
 		"ImageRefused": {
 			reason: "quay.io is not allowed by default.",
 			args:   args{image: "quay.io/x/y:1"},

@@ -48,8 +48,10 @@ func ValidateRemote(path *field.Path, remote []string) error {
 	return nil
 }
 
-// Check refuses a cluster class (spec.storageClass at path) that is not one
-// of the platform's remote classes.
+// Check refuses a management class at path that is not one of the
+// platform's remote classes: the cluster's spec.storageClass, and a node
+// group's storageClass, the class of its worker VMs' disks (a live
+// migration moves a VM to any node, which must attach its disk).
 func Check(path *field.Path, class string, remote []string) *field.Error {
 	if slices.Contains(remote, class) {
 		return nil
