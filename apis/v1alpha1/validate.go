@@ -51,6 +51,7 @@ const (
 	msgReservedMountPath = "is on or above a path the control plane uses"
 	msgCustomConfig      = "mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)"
 	msgVerbosity         = "--v must be a level from 0 to 4: higher levels log request contents into the management cluster's logs"
+	msgPeerProxyGate     = "the feature gate UnknownVersionInteroperabilityProxy (the peer proxy, which dials the addresses peers advertise from the management network) cannot be set in extraArgs"
 	msgOIDCFlag          = "cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"
 )
 
@@ -61,7 +62,12 @@ const (
 // selector, bootstrap tokens for joining nodes, authorization, and
 // anonymous access, which the pod's probes need), the configuration files
 // whose webhooks and exporters the API server would call from the
-// management cluster's network, and what would spend resources shared
+// management cluster's network, the mixed-version peer proxy's --peer-*
+// (with --peer-ca-file a replica proxies requests to the address and port
+// each peer advertises: a tenant's choice would have it dial into the
+// management network;
+// https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/controlplane/apiserver/config.go
+// BuildPeerProxy), and what would spend resources shared
 // with other tenants: the audit log and policy (files written on the
 // management node's ephemeral storage), --event-ttl and the watch cache
 // (the load and size of a shared DataStore), --enable-logs-handler
@@ -69,7 +75,16 @@ const (
 // --log-* and --logging-format (the volume and format of logs the
 // management cluster collects; --v is bounded by MaxVerbosityFlag). The
 // XRD's rule on APIServerArg holds the same expression.
-const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler|vmodule|log-[-a-z0-9]*|logging-format)(=.*)?$`
+const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|peer-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler|vmodule|log-[-a-z0-9]*|logging-format)(=.*)?$`
+
+// PeerProxyFeatureGate matches a --feature-gates flag that names the
+// UnknownVersionInteroperabilityProxy gate, whatever its value: the gate
+// of the peer proxy (ReservedFlags refuses its --peer-* flags).
+// kube-apiserver trims Unicode white space around each key=value pair
+// (k8s.io/component-base featuregate Set) and gate names are
+// case-sensitive, so any occurrence of the name is refused. The XRD's
+// rule on APIServerArg holds the same expression.
+const PeerProxyFeatureGate = `^--feature-gates=.*UnknownVersionInteroperabilityProxy`
 
 // OIDCFlags matches the kube-apiserver flags of OIDC authentication,
 // refused in extraArgs whatever oidc.mode: OIDC goes only through
@@ -114,11 +129,12 @@ var (
 	// hostPattern is an ingress host, optionally a wildcard.
 	hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	// argPattern is a kube-apiserver flag as extraArgs takes it.
-	argPattern          = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
-	reservedFlagPattern = regexp.MustCompile(ReservedFlags)
-	oidcFlagPattern     = regexp.MustCompile(OIDCFlags)
-	verbosityPattern    = regexp.MustCompile(VerbosityFlag)
-	maxVerbosityPattern = regexp.MustCompile(MaxVerbosityFlag)
+	argPattern           = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
+	reservedFlagPattern  = regexp.MustCompile(ReservedFlags)
+	peerProxyGatePattern = regexp.MustCompile(PeerProxyFeatureGate)
+	oidcFlagPattern      = regexp.MustCompile(OIDCFlags)
+	verbosityPattern     = regexp.MustCompile(VerbosityFlag)
+	maxVerbosityPattern  = regexp.MustCompile(MaxVerbosityFlag)
 	// mountPathPattern is an absolute path without a trailing slash or ':'.
 	mountPathPattern = regexp.MustCompile(`^(/[^/:]+)+$`)
 	dotSegment       = regexp.MustCompile(`(^|/)[.][.]?(/|$)`)
@@ -512,6 +528,8 @@ func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgReservedFlag))
 		case oidcFlagPattern.MatchString(s):
 			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgOIDCFlag))
+		case peerProxyGatePattern.MatchString(s):
+			errs = append(errs, field.Invalid(ap.Index(i), s, msgPeerProxyGate))
 		case verbosityPattern.MatchString(s) && !maxVerbosityPattern.MatchString(s):
 			errs = append(errs, field.Invalid(ap.Index(i), s, msgVerbosity))
 		}
