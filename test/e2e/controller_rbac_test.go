@@ -5,8 +5,10 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,12 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 )
 
 // identity is how one upstream controller runs in the management cluster:
 // a ServiceAccount bound to the ClusterRoles of the controller's own
 // config/rbac/role.yaml, read from the module the tools module pins, named
-// with the prefix its config/default kustomization gives them.
+// with the prefix its config/default kustomization gives them; or, for
+// Flux, bound by the RBAC manifests of the Flux release that ships it.
 type identity struct {
 	// name is the controller (its log and kubeconfig file name).
 	name string
@@ -32,35 +36,35 @@ type identity struct {
 	// roles are the upstream role files; prefix the kustomize namePrefix.
 	roles  []string
 	prefix string
-	// extra are rules the test adds beside the upstream role, each said why
-	// (docs/testing.md, Live test).
-	extra []rbacv1.PolicyRule
-	// namespaceAdmin are namespaces where the ServiceAccount is bound to
-	// the built-in ClusterRole admin.
-	namespaceAdmin []string
+	// release are manifests applied as their release ships them (names
+	// unchanged; namespaced objects into namespace); they bind the
+	// ServiceAccount themselves.
+	release []string
+	// clusterAdmin: the release binds the ServiceAccount to cluster-admin,
+	// and the test checks that it holds what its release gives it.
+	clusterAdmin bool
 }
 
 // helmReferenceNS is where the helm-controller reference scenario installs
 // a chart into the management cluster itself.
 const helmReferenceNS = "helm-reference"
 
-// controllerIdentities are the five controllers' identities. What the test
-// adds to the upstream roles:
-//   - helm-controller: its role.yaml (manager-role) holds only what the
-//     controller's own kubebuilder markers list; upstream also binds
-//     reconciler-role (every verb on every resource, config/rbac/
-//     cluster_role.yaml), because Flux installs charts into its own cluster.
-//     Here every release targets a tenant cluster through spec.kubeConfig,
-//     so instead of reconciler-role the test grants: get on Secrets (the
-//     tenant kubeconfig Secret each release names, read uncached), list and
-//     watch on Secrets and ConfigMaps (helm-controller watches their
-//     metadata to reconcile releases whose values or kubeconfig change; it
-//     exits when that watch cannot sync: "timed out waiting for cache to be
-//     synced for Kind *v1.PartialObjectMetadata"), create/update/patch/
-//     delete on HelmCharts (it creates each release's HelmChart from
-//     spec.chart), and admin in helm-reference, where the reference
-//     scenario installs into the management cluster.
-//   - the others: nothing.
+// fluxRelease is the Flux release whose manifests install helm-controller
+// v1.4.3, the version tools/flux-helm builds (manifests/bases/
+// helm-controller/kustomization.yaml of the release names it; fluxRBAC
+// checks that). Its manifests/rbac are the RBAC every Flux install applies.
+const fluxRelease = "v2.7.3"
+
+// fluxModule is the Go module of the Flux CLI, whose source carries the
+// release's manifests.
+const fluxModule = "github.com/fluxcd/flux2/v2"
+
+// controllerIdentities are the five controllers' identities, each with
+// exactly the RBAC of its own release: Cluster API's and the KubeVirt
+// provider's role.yaml; Flux's manifests/rbac, which binds helm-controller
+// to cluster-admin (cluster-reconciler) and source-controller to
+// crd-controller, and aggregates flux-edit and flux-view into Kubernetes'
+// admin, edit and view.
 func (e *env) controllerIdentities(cs *controllers) ([]identity, error) {
 	flux, err := e.fluxIdentities()
 	if err != nil {
@@ -77,28 +81,66 @@ func (e *env) controllerIdentities(cs *controllers) ([]identity, error) {
 }
 
 // fluxIdentities are source-controller's and helm-controller's identities
-// (controllerIdentities).
+// (controllerIdentities), under the RBAC of Flux release fluxRelease.
 func (e *env) fluxIdentities() ([]identity, error) {
-	srcDir, _, err := e.moduleDir("flux-source", "github.com/fluxcd/source-controller")
-	if err != nil {
-		return nil, err
-	}
-	helmDir, _, err := e.moduleDir("flux-helm", "github.com/fluxcd/helm-controller")
+	rbac, err := e.fluxRBAC()
 	if err != nil {
 		return nil, err
 	}
 	return []identity{
-		{name: "source-controller", namespace: "flux-system", serviceAccount: "source-controller", prefix: "source-",
-			roles: []string{filepath.Join(srcDir, "config", "rbac", "role.yaml")}},
-		{name: "helm-controller", namespace: "flux-system", serviceAccount: "helm-controller", prefix: "helm-",
-			roles: []string{filepath.Join(helmDir, "config", "rbac", "role.yaml")},
-			extra: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}},
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}},
-				{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"helmcharts"}, Verbs: []string{"create", "update", "patch", "delete"}},
-			},
-			namespaceAdmin: []string{helmReferenceNS}},
+		{name: "source-controller", namespace: "flux-system", serviceAccount: "source-controller", release: rbac},
+		{name: "helm-controller", namespace: "flux-system", serviceAccount: "helm-controller", release: rbac, clusterAdmin: true},
 	}, nil
+}
+
+// fluxRBAC are the files of manifests/rbac of Flux release fluxRelease (its
+// kustomization's resources), after checking that the release installs the
+// helm-controller tools/flux-helm builds.
+func (e *env) fluxRBAC() ([]string, error) {
+	dir, err := downloadModule(fluxModule, fluxRelease)
+	if err != nil {
+		return nil, err
+	}
+	_, helmVersion, err := e.moduleDir("flux-helm", "github.com/fluxcd/helm-controller")
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.ReadFile(filepath.Join(dir, "manifests", "bases", "helm-controller", "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(string(base), "/releases/download/"+helmVersion+"/helm-controller.deployment.yaml") {
+		return nil, fmt.Errorf("Flux %s does not install helm-controller %s (tools/flux-helm): pin the release that does", fluxRelease, helmVersion)
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifests", "rbac", "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil || len(k.Resources) == 0 {
+		return nil, fmt.Errorf("Flux %s manifests/rbac/kustomization.yaml: %v, resources %v", fluxRelease, err, k.Resources)
+	}
+	var files []string
+	for _, r := range k.Resources {
+		files = append(files, filepath.Join(dir, "manifests", "rbac", r))
+	}
+	return files, nil
+}
+
+// downloadModule is the directory of module mod at version in the module
+// cache, downloaded from the module proxy if it is not there.
+func downloadModule(mod, version string) (string, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", mod+"@"+version).Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w", mod, version, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s: %v %s", mod, version, err, m.Error)
+	}
+	return m.Dir, nil
 }
 
 // setupIdentities creates each controller's ServiceAccount, ClusterRoles
@@ -146,24 +188,17 @@ func (e *env) setupIdentities(ids []identity) (map[string]string, error) {
 				objs = append(objs, r, bind(r.GetName()))
 			}
 		}
-		if len(id.extra) > 0 {
-			name := "e2e:" + id.name + ":extra"
-			objs = append(objs, &rbacv1.ClusterRole{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Rules:      id.extra,
-			}, bind(name))
-		}
-		for _, ns := range id.namespaceAdmin {
-			if err := e.ensureNamespace(ctx, ns); err != nil {
-				return nil, err
+		for _, f := range id.release {
+			manifests, err := decodeFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
 			}
-			objs = append(objs, &rbacv1.RoleBinding{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-				ObjectMeta: metav1.ObjectMeta{Name: "e2e:" + id.name + ":admin", Namespace: ns},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
-				Subjects:   []rbacv1.Subject{subject},
-			})
+			for _, m := range manifests {
+				if m.GetKind() != "ClusterRole" && m.GetKind() != "ClusterRoleBinding" {
+					m.SetNamespace(id.namespace)
+				}
+				objs = append(objs, m)
+			}
 		}
 		for _, o := range objs {
 			var u *unstructured.Unstructured
@@ -181,7 +216,7 @@ func (e *env) setupIdentities(ids []identity) (map[string]string, error) {
 				return nil, fmt.Errorf("%s: apply %s %s: %w", id.name, u.GetKind(), u.GetName(), err)
 			}
 		}
-		if err := notAdmin(ctx, cs, "system:serviceaccount:"+id.namespace+":"+id.serviceAccount); err != nil {
+		if err := adminAsReleased(ctx, cs, "system:serviceaccount:"+id.namespace+":"+id.serviceAccount, id.clusterAdmin); err != nil {
 			return nil, fmt.Errorf("%s: %w", id.name, err)
 		}
 		tok, err := cs.CoreV1().ServiceAccounts(id.namespace).CreateToken(ctx, id.serviceAccount, &authenticationv1.TokenRequest{
@@ -202,9 +237,12 @@ func (e *env) setupIdentities(ids []identity) (map[string]string, error) {
 	return out, nil
 }
 
-// notAdmin fails when user may delete Namespaces or bind ClusterRoles
-// (what system:masters, and Flux's upstream reconciler-role, may).
-func notAdmin(ctx context.Context, cs kubernetes.Interface, user string) error {
+// adminAsReleased fails unless user may delete Namespaces and bind and
+// grant ClusterRoles (what cluster-admin may) exactly when its release
+// makes it an administrator: never more than its release gives, and, for
+// helm-controller, not less (a narrower test world hides what a tenant
+// could make it do).
+func adminAsReleased(ctx context.Context, cs kubernetes.Interface, user string, admin bool) error {
 	for _, ra := range []authorizationv1.ResourceAttributes{
 		{Verb: "delete", Resource: "namespaces"},
 		{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
@@ -217,8 +255,8 @@ func notAdmin(ctx context.Context, cs kubernetes.Interface, user string) error {
 		if err != nil {
 			return err
 		}
-		if sar.Status.Allowed {
-			return fmt.Errorf("%s may %s %s: more than its upstream role", user, ra.Verb, strings.TrimPrefix(ra.Group+"/"+ra.Resource, "/"))
+		if sar.Status.Allowed != admin {
+			return fmt.Errorf("%s may %s %s: %t, but its release makes it cluster-admin: %t", user, ra.Verb, strings.TrimPrefix(ra.Group+"/"+ra.Resource, "/"), sar.Status.Allowed, admin)
 		}
 	}
 	return nil

@@ -43,10 +43,11 @@ var (
 //   - Flux source-controller v1.9 and helm-controller v1.4 (v1.6 needs a
 //     Helm fork the module proxy does not serve), with the flags of their
 //     Deployments, leader election off; CRDs from their own modules.
-//     Each controller runs under a ServiceAccount of its own, bound to the
-//     ClusterRole of its module's config/rbac/role.yaml, through a token
-//     (setupIdentities; helm-controller's additions are listed in
-//     controllerIdentities), never as system:masters.
+//     Each controller runs under a ServiceAccount of its own through a
+//     token, never as system:masters: Cluster API's and the provider's
+//     bound to the ClusterRole of their module's config/rbac/role.yaml,
+//     Flux's by the RBAC of the Flux release that ships helm-controller
+//     v1.4.3 (controllerIdentities), helm-controller as cluster-admin.
 //   - A second etcd + kube-apiserver is the tenant cluster's API server.
 //
 // cert-manager's controller does not build (its main module does not
@@ -116,8 +117,7 @@ func TestControllers(t *testing.T) {
 		srcV, helmV := e.bringUpFlux(t, kubeconfigs, &fc, &repo)
 		versions = append(versions, cs.versions()...)
 		versions = append(versions,
-			"Flux source-controller "+srcV+" (bin/source-controller, runs under its upstream ClusterRole)",
-			"Flux helm-controller "+helmV+" (bin/helm-controller, runs under its upstream manager-role + the grants docs/testing.md lists; charts from a loopback Helm repository the test serves)")
+			"Flux source-controller "+srcV+" (bin/source-controller) and helm-controller "+helmV+" (bin/helm-controller) under the RBAC of Flux "+fluxRelease+" (manifests/rbac: helm-controller cluster-admin, flux-edit and flux-view aggregated into admin, edit and view); charts from a loopback Helm repository the test serves")
 		versions = append(versions, "tenant API server: second etcd + kube-apiserver; Kamaji and virt-controller played (TestControllers doc)")
 	}) {
 		t.FailNow()
@@ -127,6 +127,7 @@ func TestControllers(t *testing.T) {
 	}
 	scenario(t, "etcd PKI issued from the Certificates (cert-manager played)", e.etcdPKI)
 	scenario(t, "flux: add-ons installed into the tenant cluster", func(t *testing.T) { e.fluxInstallsAddons(t, ta) })
+	scenario(t, "flux: as Flux ships, only the platform reaches the management cluster through it", e.fluxBoundary)
 	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
 	scenario(t, "controllers: MachineHealthCheck status", e.healthCheckStatus)
