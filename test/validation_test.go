@@ -574,6 +574,11 @@ func TestValidationAgrees(t *testing.T) {
 			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: etc-kubernetes-pki, secret: {secretName: mine}}]}}}`},
 			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes[0].name"}, msg: "a volume of the control plane itself"},
 		},
+		"ExtraVolumeTalosNames": {
+			reason: "tenantkube's own volumes (the Talos signer's CA and serving certificate) would clash in the pod Kamaji builds.",
+			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: talos-ca, secret: {secretName: mine}}, {name: talos-tls-cert, configMap: {name: mine}}]}}}`},
+			want:   want{paths: []string{"spec.controlPlane.apiServer.extraVolumes[0].name", "spec.controlPlane.apiServer.extraVolumes[1].name"}, msg: "talos-tls-cert"},
+		},
 		"ExtraVolumeBadSecretName": {
 			reason: "A Secret name is a DNS subdomain.",
 			args:   args{spec: `{controlPlane: {apiServer: {extraVolumes: [{name: v, secret: {secretName: Bad_Name}}]}}}`},

@@ -567,7 +567,7 @@ type APIServerArg string
 // a Secret of the cluster's namespace (a subset of core/v1 Volume).
 //
 // +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.secret)",messageExpression="'set exactly one source: configMap or secret (the only sources allowed: the pod runs in the management cluster) on volume ' + self.name"
-// +kubebuilder:validation:XValidation:rule="!(self.name in ['authentication-config', 'etc-kubernetes-pki', 'etc-ca-certificates', 'etc-ssl-certs', 'usr-share-ca-certificates', 'usr-local-share-ca-certificates', 'scheduler-kubeconfig', 'controller-manager-kubeconfig', 'konnectivity-uds', 'egress-selector-configuration', 'konnectivity-server-kubeconfig', 'kine-config', 'kine-certs'])",messageExpression="'name ' + self.name + ' is a volume of the control plane itself'",fieldPath=".name"
+// +kubebuilder:validation:XValidation:rule="!(self.name in ['authentication-config', 'talos-ca', 'talos-tls-cert', 'etc-kubernetes-pki', 'etc-ca-certificates', 'etc-ssl-certs', 'usr-share-ca-certificates', 'usr-local-share-ca-certificates', 'scheduler-kubeconfig', 'controller-manager-kubeconfig', 'konnectivity-uds', 'egress-selector-configuration', 'konnectivity-server-kubeconfig', 'kine-config', 'kine-certs', 'kine-uds'])",messageExpression="'name ' + self.name + ' is a volume of the control plane itself'",fieldPath=".name"
 type APIServerVolume struct {
 	// Volume name, a DNS label, unique among extraVolumes.
 	// +kubebuilder:validation:MinLength=1

@@ -104,11 +104,43 @@ const (
 	MaxVerbosityFlag = `^--v=[0-4]$`
 )
 
-// ReservedVolumeNames are the control-plane pod's own volumes (Kamaji's,
-// and authentication-config for oidc): an extra volume may not take one.
-var ReservedVolumeNames = []string{"authentication-config", "etc-kubernetes-pki", "etc-ca-certificates", "etc-ssl-certs",
-	"usr-share-ca-certificates", "usr-local-share-ca-certificates", "scheduler-kubeconfig", "controller-manager-kubeconfig",
-	"konnectivity-uds", "egress-selector-configuration", "konnectivity-server-kubeconfig", "kine-config", "kine-certs"}
+// The volumes and the container tenantkube adds to the control-plane pod
+// (the KamajiControlPlane's spec.deployment): the AuthenticationConfiguration
+// of spec.oidc, and the Talos CSR signer with its CA and serving
+// certificate. The functions that add them use these names.
+const (
+	AuthenticationConfigVolume = "authentication-config"
+	TalosCAVolume              = "talos-ca"
+	TalosTLSVolume             = "talos-tls-cert"
+	TalosSignerContainer       = "talos-csr-signer"
+)
+
+// TenantkubeVolumeNames and TenantkubeContainerNames are the volumes and
+// containers tenantkube adds to the control-plane pod.
+var (
+	TenantkubeVolumeNames    = []string{AuthenticationConfigVolume, TalosCAVolume, TalosTLSVolume}
+	TenantkubeContainerNames = []string{TalosSignerContainer}
+)
+
+// KamajiVolumeNames and KamajiContainerNames are the volumes and
+// containers (init containers included) Kamaji gives every control-plane
+// pod (Kamaji, internal/builders/controlplane/deployment.go and
+// konnectivity_server.go:
+// https://github.com/clastix/kamaji/tree/master/internal/builders/controlplane).
+var (
+	KamajiVolumeNames = []string{"etc-kubernetes-pki", "etc-ca-certificates", "etc-ssl-certs",
+		"usr-share-ca-certificates", "usr-local-share-ca-certificates", "scheduler-kubeconfig", "controller-manager-kubeconfig",
+		"konnectivity-uds", "egress-selector-configuration", "konnectivity-server-kubeconfig", "kine-config", "kine-certs", "kine-uds"}
+	KamajiContainerNames = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "konnectivity-server", "kine", "chmod"}
+)
+
+// ReservedVolumeNames are the control-plane pod's own volumes, tenantkube's
+// and Kamaji's: an extra volume may not take one. The XRD's rule on
+// extraVolumes holds the same list.
+var ReservedVolumeNames = slices.Concat(TenantkubeVolumeNames, KamajiVolumeNames)
+
+// ReservedContainerNames are the control-plane pod's own containers.
+var ReservedContainerNames = slices.Concat(TenantkubeContainerNames, KamajiContainerNames)
 
 // ReservedMountPaths are directories the kube-apiserver container uses
 // (Kamaji's configuration, certificates and konnectivity socket, the

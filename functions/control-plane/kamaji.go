@@ -271,3 +271,53 @@ func apiServerComponent(a tkv1alpha1.APIServer, resources corev1.ResourceRequire
 	}
 	return c, &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: volumes}
 }
+
+// checkPod refuses a KamajiControlPlane whose pod the Deployment Kamaji
+// builds from it would not hold: a volume of spec.deployment.extraVolumes
+// named twice or as one of Kamaji's own (tkv1alpha1.KamajiVolumeNames), a
+// container of extraContainers named twice or as one of Kamaji's
+// (KamajiContainerNames), and a volume mount of a component or an extra
+// container naming no extra volume. Kamaji prepends the extra volumes and
+// containers to its own, and the API server refuses a pod with two of one
+// name. The paths are the KamajiControlPlane's; every problem is listed.
+func checkPod(kcp *kamajiv1alpha2.KamajiControlPlane) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("kamajiControlPlane", "spec")
+	d := kcp.Spec.Deployment
+	if d == nil {
+		d = &kamajiv1alpha2.DeploymentSpec{}
+	}
+	volumes := map[string]bool{}
+	vp := spec.Child("deployment", "extraVolumes")
+	for i, v := range d.ExtraVolumes {
+		if volumes[v.Name] || slices.Contains(tkv1alpha1.KamajiVolumeNames, v.Name) {
+			errs = append(errs, field.Duplicate(vp.Index(i).Child("name"), v.Name))
+		}
+		volumes[v.Name] = true
+	}
+	containers := map[string]bool{}
+	cp := spec.Child("deployment", "extraContainers")
+	mounts := func(p *field.Path, ms []corev1.VolumeMount) {
+		for i, m := range ms {
+			if !volumes[m.Name] {
+				errs = append(errs, field.NotFound(p.Index(i).Child("name"), m.Name))
+			}
+		}
+	}
+	for i, c := range d.ExtraContainers {
+		if containers[c.Name] || slices.Contains(tkv1alpha1.KamajiContainerNames, c.Name) {
+			errs = append(errs, field.Duplicate(cp.Index(i).Child("name"), c.Name))
+		}
+		containers[c.Name] = true
+		mounts(cp.Index(i).Child("volumeMounts"), c.VolumeMounts)
+	}
+	for _, c := range []struct {
+		name string
+		c    *kamajiv1alpha2.ControlPlaneComponent
+	}{{"apiServer", kcp.Spec.APIServer}, {"controllerManager", kcp.Spec.ControllerManager}, {"scheduler", kcp.Spec.Scheduler}} {
+		if c.c != nil {
+			mounts(spec.Child(c.name, "extraVolumeMounts"), c.c.ExtraVolumeMounts)
+		}
+	}
+	return errs
+}

@@ -38,7 +38,7 @@ import (
 const (
 	nameAuthenticationConfig   = "oidc-authn-config"
 	AuthenticationConfigKey    = "config.yaml"
-	AuthenticationConfigVolume = "authentication-config"
+	AuthenticationConfigVolume = tkv1alpha1.AuthenticationConfigVolume
 	AuthenticationConfigDir    = "/etc/kubernetes/authentication-config"
 )
 

@@ -256,6 +256,9 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 			}
 		}
 	}
+	if errs := checkPod(kcp); len(errs) > 0 {
+		return nil, errs
+	}
 	if waiting || restoring {
 		keepObserved(p, r, nameKamajiControlPlane)
 	} else {

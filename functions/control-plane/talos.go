@@ -35,8 +35,6 @@ const (
 	requiredTalosTLS         = "talos-tls-secret"
 	requiredAPIServerService = "talos-apiserver-service"
 
-	// talosSignerContainer is the CSR signer's container name.
-	talosSignerContainer = "talos-csr-signer"
 	// Mount paths of the Talos CA and the serving certificate in it.
 	talosCAMountPath  = "/etc/talos-ca"
 	talosTLSMountPath = "/etc/talos-tls"
@@ -156,11 +154,11 @@ func addTalosSigner(kcp *kamajiv1alpha2.KamajiControlPlane, id function.Identity
 	}
 	d := kcp.Spec.Deployment
 	d.ExtraVolumes = append(d.ExtraVolumes,
-		corev1.Volume{Name: talos.CAVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: talos.CASecretName(id)}}},
-		corev1.Volume{Name: talos.TLSVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: talos.TLSSecretName(id)}}},
+		corev1.Volume{Name: tkv1alpha1.TalosCAVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: talos.CASecretName(id)}}},
+		corev1.Volume{Name: tkv1alpha1.TalosTLSVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: talos.TLSSecretName(id)}}},
 	)
 	d.ExtraContainers = append(d.ExtraContainers, corev1.Container{
-		Name:  talosSignerContainer,
+		Name:  tkv1alpha1.TalosSignerContainer,
 		Image: image,
 		// Flags of talos-csr-signer (github.com/clastix/talos-csr-signer).
 		Args: []string{
@@ -173,8 +171,8 @@ func addTalosSigner(kcp *kamajiv1alpha2.KamajiControlPlane, id function.Identity
 		},
 		Ports: []corev1.ContainerPort{{Name: "trustd", ContainerPort: talos.TrustdPort, Protocol: corev1.ProtocolTCP}},
 		VolumeMounts: []corev1.VolumeMount{
-			{Name: talos.CAVolume, MountPath: talosCAMountPath, ReadOnly: true},
-			{Name: talos.TLSVolume, MountPath: talosTLSMountPath, ReadOnly: true},
+			{Name: tkv1alpha1.TalosCAVolume, MountPath: talosCAMountPath, ReadOnly: true},
+			{Name: tkv1alpha1.TalosTLSVolume, MountPath: talosTLSMountPath, ReadOnly: true},
 		},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},

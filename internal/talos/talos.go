@@ -19,11 +19,6 @@ const (
 	// TrustdPort is the port Talos workers ask for their certificates on
 	// (trustd's), served by the CSR signer beside the tenant API server.
 	TrustdPort = 50001
-	// CAVolume and TLSVolume are the control-plane pod's volumes of the
-	// Talos CA and of the signer's serving certificate (the chart's
-	// reserved names).
-	CAVolume  = "talos-ca"
-	TLSVolume = "talos-tls-cert"
 )
 
 // CASecretName is the Secret N-talos-ca cert-manager writes the Talos
