@@ -16,6 +16,7 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	go.etcd.io/etcd/client/v3 v3.6.10
 	go.etcd.io/etcd/etcdutl/v3 v3.6.8
+	golang.org/x/net v0.58.0
 	google.golang.org/grpc v1.83.1
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
 	k8s.io/api v0.36.4
@@ -135,7 +136,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/mod v0.40.0 // indirect
-	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect

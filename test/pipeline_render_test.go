@@ -223,7 +223,7 @@ func pipelineCases(root string) []pipelineCase {
 			"name: oidc-oidc-kubeconfig\n",
 		}},
 		{name: "oidc-custom", xr: data("xr-oidc-custom.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"name: byo-oidc-authn-config\n", "url: https://example.com\n"}},
-		{name: "oidc-secret", xr: data("xr-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, contains: []string{"secretName: my-authn-config\n"}},
+		{name: "fatal-oidc-secret", xr: data("xr-fatal-oidc-secret.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.customConfig.secretRef.name", `"my-authn-config"`, "inline"}},
 		{name: "fatal-oidc-system", xr: data("xr-fatal-oidc-system.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.mode", `"System"`, "oidc.issuerURL"}},
 		{name: "fatal-oidc-config", xr: data("xr-fatal-oidc-config.yaml"), required: []string{example("instancetypes.yaml")}, fatal: []string{"spec.oidc.customConfig.config", "jwt[0].issuer.url", "https"}},
 	}

@@ -691,7 +691,10 @@ type OIDCCustomConfig struct {
 	// +optional
 	Config string `json:"config,omitempty"`
 	// Secret in the cluster's namespace whose key config.yaml holds the
-	// AuthenticationConfiguration. Mutually exclusive with config.
+	// AuthenticationConfiguration. Mutually exclusive with config. The
+	// control-plane function refuses it: kube-apiserver reloads a
+	// Secret's edits, so its issuers could not be checked; give the
+	// configuration inline in config.
 	// +kubebuilder:default={}
 	// +optional
 	SecretRef OIDCSecretRef `json:"secretRef,omitempty"`

@@ -40,7 +40,7 @@ func admits(t *testing.T, id function.Identity, in cpinput.OIDCIssuer, claimsJSO
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := CheckAuthenticationConfig(field.NewPath("config"), b, nil); len(errs) > 0 {
+	if _, errs := loadAuthenticationConfig(field.NewPath("config"), b); len(errs) > 0 {
 		t.Fatalf("the System configuration of %v does not load: %v", id, errs)
 	}
 	var cfg apiserverv1beta1.AuthenticationConfiguration

@@ -6,10 +6,12 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"golang.org/x/net/publicsuffix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,10 +69,19 @@ func OIDCAudience(id function.Identity) string {
 	return id.Namespace + "." + id.Name
 }
 
+// msgSecretRef refuses customConfig.secretRef: kube-apiserver reloads the
+// configuration file when it changes (the kubelet updates a mounted
+// Secret within about a minute), so a Secret checked once could name any
+// issuer after its next edit, with no reconcile to check it again.
+const msgSecretRef = "the issuers of an AuthenticationConfiguration in a Secret cannot be checked (kube-apiserver reloads the Secret's edits without a reconcile): give the configuration inline in customConfig.config"
+
 // planAuthentication resolves spec.oidc (docs/architecture.md, OIDC). It
 // returns a *field.Error naming spec.oidc.mode when mode System finds no
-// platform issuer, and one naming spec.oidc.customConfig.config when the
-// inline configuration is not a valid AuthenticationConfiguration.
+// platform issuer, one naming spec.oidc.customConfig.secretRef.name for a
+// configuration in a Secret (msgSecretRef), and one naming
+// spec.oidc.customConfig.config when the inline configuration is not a
+// valid AuthenticationConfiguration or names an issuer the tenant's API
+// server may not fetch.
 func planAuthentication(id function.Identity, o tkv1alpha1.OIDC, in cpinput.OIDCIssuer) (authentication, field.ErrorList) {
 	var text string
 	source := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -89,15 +100,7 @@ func planAuthentication(id function.Identity, o tkv1alpha1.OIDC, in cpinput.OIDC
 		text = string(b)
 	case tkv1alpha1.OIDCModeCustomConfig:
 		if name := o.CustomConfig.SecretRef.Name; name != "" && o.CustomConfig.Config == "" {
-			if len(in.CustomConfigIssuerHosts) > 0 {
-				return authentication{}, field.ErrorList{field.Invalid(field.NewPath("spec", "oidc", "customConfig", "secretRef", "name"), name,
-					"the platform allows only some issuer hosts (control-plane input oidc.customConfigIssuerHosts) and does not read Secrets to check them; give the configuration inline in customConfig.config")}
-			}
-			source = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: name,
-				Items:      []corev1.KeyToPath{{Key: AuthenticationConfigKey, Path: AuthenticationConfigKey}},
-			}}
-			break
+			return authentication{}, field.ErrorList{field.Invalid(field.NewPath("spec", "oidc", "customConfig", "secretRef", "name"), name, msgSecretRef)}
 		}
 		text = o.CustomConfig.Config
 		if errs := CheckAuthenticationConfig(field.NewPath("spec", "oidc", "customConfig", "config"), []byte(text), in.CustomConfigIssuerHosts); len(errs) > 0 {
@@ -303,38 +306,60 @@ var authenticationDecoder = sync.OnceValue(func() runtime.Decoder {
 // built once.
 var authenticationCompiler = sync.OnceValue(authenticationcel.NewDefaultCompiler)
 
-// CheckAuthenticationConfig parses an AuthenticationConfiguration as the
+// CheckAuthenticationConfig checks a tenant's AuthenticationConfiguration
+// at path: loadAuthenticationConfig's rules, then, without hosts, no
+// issuer url or discoveryURL the management network would answer
+// (internalIssuerHost); with hosts, each on one of them
+// (allowedIssuerHost) and no distributed claims. Every problem is listed.
+func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) field.ErrorList {
+	cfg, errs := loadAuthenticationConfig(path, data)
+	if cfg == nil {
+		return errs
+	}
+	return append(errs, checkIssuerHosts(path, cfg, hosts)...)
+}
+
+// loadAuthenticationConfig parses an AuthenticationConfiguration as the
 // tenant's kube-apiserver would (strict decoding, then upstream's
-// validation) and returns every problem at path: apiVersion
+// validation) and returns it with every problem at path: apiVersion
 // apiserver.config.k8s.io/v1beta1 (served from v1.30, the oldest version
 // a tenant runs), kind AuthenticationConfiguration, at least one jwt
-// issuer, none of them the tenant's ServiceAccountIssuer; with hosts, each
-// issuer's url and discoveryURL on one of them (allowedIssuerHost).
-func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) field.ErrorList {
+// issuer, none of them the tenant's ServiceAccountIssuer. The
+// configuration is nil when it does not decode or has no issuer.
+func loadAuthenticationConfig(path *field.Path, data []byte) (*apiserver.AuthenticationConfiguration, field.ErrorList) {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err != nil {
-		return field.ErrorList{field.Invalid(path, shorten(string(data)), "must be YAML: "+err.Error())}
+		return nil, field.ErrorList{field.Invalid(path, shorten(string(data)), "must be YAML: "+err.Error())}
 	}
 	want := metav1.TypeMeta{APIVersion: apiserverv1beta1.ConfigSchemeGroupVersion.String(), Kind: "AuthenticationConfiguration"}
 	if tm != want {
-		return field.ErrorList{field.Invalid(path, tm.APIVersion+", "+tm.Kind,
+		return nil, field.ErrorList{field.Invalid(path, tm.APIVersion+", "+tm.Kind,
 			"must be apiVersion "+want.APIVersion+", kind "+want.Kind)}
 	}
 	obj, _, err := authenticationDecoder().Decode(data, nil, nil)
 	if err != nil {
-		return field.ErrorList{field.Invalid(path, shorten(string(data)), "not an AuthenticationConfiguration: "+err.Error())}
+		return nil, field.ErrorList{field.Invalid(path, shorten(string(data)), "not an AuthenticationConfiguration: "+err.Error())}
 	}
 	cfg, ok := obj.(*apiserver.AuthenticationConfiguration)
 	if !ok {
-		return field.ErrorList{field.Invalid(path, fmt.Sprintf("%T", obj), "not an AuthenticationConfiguration")}
+		return nil, field.ErrorList{field.Invalid(path, fmt.Sprintf("%T", obj), "not an AuthenticationConfiguration")}
 	}
 	if len(cfg.JWT) == 0 {
-		return field.ErrorList{field.Required(path, "an AuthenticationConfiguration needs at least one jwt issuer")}
+		return nil, field.ErrorList{field.Required(path, "an AuthenticationConfiguration needs at least one jwt issuer")}
 	}
 	var errs field.ErrorList
 	for _, e := range apiservervalidation.ValidateAuthenticationConfiguration(authenticationCompiler(), cfg, []string{ServiceAccountIssuer}) {
 		errs = append(errs, field.Invalid(path, shorten(fmt.Sprint(e.BadValue)), e.Field+": "+e.ErrorBody()))
 	}
+	return cfg, errs
+}
+
+// checkIssuerHosts checks the issuers of a tenant's configuration cfg at
+// path against what the tenant API server may fetch: without hosts, no
+// internalIssuerHost; with hosts, allowedIssuerHost and no distributed
+// claims.
+func checkIssuerHosts(path *field.Path, cfg *apiserver.AuthenticationConfiguration, hosts []string) field.ErrorList {
+	var errs field.ErrorList
 	if len(hosts) == 0 {
 		for i, j := range cfg.JWT {
 			for _, u := range []struct{ name, url string }{{"url", j.Issuer.URL}, {"discoveryURL", j.Issuer.DiscoveryURL}} {
@@ -363,14 +388,21 @@ func CheckAuthenticationConfig(path *field.Path, data []byte, hosts []string) fi
 
 // internalIssuerHost says why the tenant API server, which runs in the
 // management cluster, must not fetch rawURL on a tenant's word whatever
-// the platform allows, or "" when it may: an IP literal that is not a
-// public unicast address (loopback, link-local such as the cloud metadata
-// service 169.254.169.254, private, unspecified, multicast; IPv4-mapped
-// forms included), a name resolvers read as a number (0x7f.1, 2130706433:
-// glibc's inet_aton), a name without a dot (cluster search domains), or a
-// name of the cluster's or the cloud's internal DNS (localhost, .svc,
-// .cluster.local, .internal, .local). A public name may still resolve to
-// such an address: oidc.customConfigIssuerHosts is the platform's bound.
+// the platform allows, or "" when it may. An address literal must be
+// public (nonPublicAddress). A name must be an ASCII DNS name under a
+// public suffix ICANN manages (golang.org/x/net/publicsuffix: its top
+// label an ICANN TLD, the name longer than its public suffix): a name
+// with no dot or under an unlisted top label (kubernetes.default,
+// <service>.<namespace>) resolves through the management cluster's DNS
+// search path (<namespace>.svc.cluster.local, svc.cluster.local,
+// cluster.local), and a number in the top label's place is read as an
+// IP address (0x7f.1, 2130706433: glibc's inet_aton). It must not be a
+// name of the cluster's or the cloud's internal DNS: localhost, .svc,
+// .cluster.local, .internal, .local, .home.arpa, or a name with a label
+// svc after two others (<service>.<namespace>.svc.<cluster domain>,
+// whatever the management cluster's domain). A public name may still
+// resolve to a management address: oidc.customConfigIssuerHosts is the
+// platform's bound.
 func internalIssuerHost(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -378,8 +410,8 @@ func internalIssuerHost(rawURL string) string {
 	}
 	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if a, err := netip.ParseAddr(h); err == nil {
-		if a = a.Unmap(); !a.IsGlobalUnicast() || a.IsPrivate() {
-			return "must not be an address of the management network (loopback, link-local, private, unspecified or multicast): the tenant's API server runs there"
+		if r := nonPublicAddress(a); r != "" {
+			return "must not be an address of the management network or another non-public range (" + r + "): the tenant's API server runs there"
 		}
 		return ""
 	}
@@ -392,13 +424,82 @@ func internalIssuerHost(rawURL string) string {
 		return "must be a fully qualified DNS name: a name without a dot resolves through the management cluster's search domains"
 	case strings.HasPrefix(last, "0x") || strings.Trim(last, "0123456789") == "":
 		return "must not be a number in a DNS name's place: resolvers read it as an IP address"
+	case len(validation.IsDNS1123Subdomain(h)) > 0:
+		return "must be an ASCII DNS name (an internationalized name in its xn-- form)"
 	}
-	for _, suffix := range []string{"localhost", "svc", "cluster.local", "internal", "local"} {
+	for _, suffix := range []string{"localhost", "svc", "cluster.local", "internal", "local", "home.arpa"} {
 		if h == suffix || strings.HasSuffix(h, "."+suffix) {
 			return "must not be a name of the management cluster's or the cloud's internal DNS (." + suffix + ")"
 		}
 	}
+	if i := slices.Index(labels, "svc"); i >= 2 {
+		return "must not be a Service name of the management cluster's DNS (<service>.<namespace>.svc.<cluster domain>)"
+	}
+	if _, icann := publicsuffix.PublicSuffix(last); !icann {
+		return "must be a fully qualified DNS name under a public top-level domain (" + last + " is none): other names resolve through the management cluster's DNS search path"
+	}
+	if _, err := publicsuffix.EffectiveTLDPlusOne(h); err != nil {
+		return "must be a host name under a public suffix, not the suffix itself"
+	}
 	return ""
+}
+
+// nonPublicAddress names the range of IANA's special-purpose address
+// registries (https://www.iana.org/assignments/iana-ipv4-special-registry,
+// https://www.iana.org/assignments/iana-ipv6-special-registry) or of
+// net/netip's classes that a holds, or "" for a public unicast address. An
+// IPv4-mapped IPv6 address is read as its IPv4 address; an address with a
+// zone is never public.
+func nonPublicAddress(a netip.Addr) string {
+	a = a.Unmap()
+	switch {
+	case a.Zone() != "":
+		return "an address with a zone"
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
+		return "link-local"
+	case a.IsMulticast():
+		return "multicast"
+	case a.IsPrivate():
+		return "private"
+	case !a.IsGlobalUnicast():
+		return "not global unicast"
+	}
+	for _, r := range specialRanges {
+		if r.prefix.Contains(a) {
+			return r.name + " " + r.prefix.String()
+		}
+	}
+	return ""
+}
+
+// specialRanges are the special-purpose ranges net/netip has no method
+// for, none of them a public unicast address.
+var specialRanges = []struct {
+	prefix netip.Prefix
+	name   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), `"this network"`},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
+	{netip.MustParsePrefix("100::/64"), "discard-only"},
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol assignments (Teredo among them)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2002::/16"), "6to4, which embeds an IPv4 address"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation"},
+	{netip.MustParsePrefix("5f00::/16"), "segment routing"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 }
 
 // allowedIssuerHost reports whether rawURL is on one of hosts: its host an
@@ -461,7 +562,10 @@ func validateIssuer(path *field.Path, in cpinput.OIDCIssuer, published function.
 	if err != nil {
 		return field.InternalError(path, err)
 	}
-	if errs := CheckAuthenticationConfig(path, b, nil); len(errs) > 0 {
+	// The platform's own issuer: valid as kube-apiserver reads it; where
+	// it lives (a name of the management cluster's, say) is the
+	// platform's choice.
+	if _, errs := loadAuthenticationConfig(path, b); len(errs) > 0 {
 		return errs[0]
 	}
 	return nil

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,11 +140,10 @@ jwt:
 			want:   want{arg: flag, volume: configMapVolume, mount: mount, config: docsConfig},
 		},
 		"CustomSecret": {
-			reason: "The tenant's Secret is mounted as it is, key config.yaml; no ConfigMap.",
+			reason: "kube-apiserver reloads a Secret's edits without a reconcile, so a configuration in a Secret could name any issuer after a check: refused whatever the platform allows.",
 			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig,
 				CustomConfig: tkv1alpha1.OIDCCustomConfig{SecretRef: tkv1alpha1.OIDCSecretRef{Name: "my-authn"}}}},
-			want: want{arg: flag, mount: mount, volume: &corev1.Volume{Name: "authentication-config", VolumeSource: corev1.VolumeSource{
-				Secret: &corev1.SecretVolumeSource{SecretName: "my-authn", Items: []corev1.KeyToPath{{Key: "config.yaml", Path: "config.yaml"}}}}}},
+			want: want{errs: []string{`spec.oidc.customConfig.secretRef.name: Invalid value: "my-authn": the issuers of an AuthenticationConfiguration in a Secret cannot be checked`}},
 		},
 		"CustomWrongKind": {
 			reason: "Only apiserver.config.k8s.io/v1beta1 AuthenticationConfiguration.",
@@ -215,11 +216,11 @@ jwt:
 			want: want{arg: flag, volume: configMapVolume, mount: mount, config: docsConfig + "    groups:\n      claim: groups\n      prefix: \"\"\n"},
 		},
 		"CustomSecretWithHosts": {
-			reason: "The function does not read Secrets, so with an allow-list of hosts a Secret's configuration is refused.",
+			reason: "With an allow-list of hosts a Secret's configuration is refused too.",
 			args: args{oidc: tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig,
 				CustomConfig: tkv1alpha1.OIDCCustomConfig{SecretRef: tkv1alpha1.OIDCSecretRef{Name: "my-authn"}}},
 				issuer: cpinput.OIDCIssuer{CustomConfigIssuerHosts: []string{"example.com"}}},
-			want: want{errs: []string{`spec.oidc.customConfig.secretRef.name: Invalid value: "my-authn": the platform allows only some issuer hosts`}},
+			want: want{errs: []string{`spec.oidc.customConfig.secretRef.name: Invalid value: "my-authn": the issuers of an AuthenticationConfiguration in a Secret cannot be checked`}},
 		},
 		"CustomServiceAccountIssuer": {
 			reason: "kube-apiserver refuses a jwt issuer equal to its --service-account-issuer, which Kamaji sets to https://kubernetes.default.svc.cluster.local; a name of the cluster's DNS is refused besides.",
@@ -429,12 +430,55 @@ func TestPlanOIDCErrors(t *testing.T) {
 // allows: each an address or name that reaches the management network
 // (RFC 1918, RFC 3927 link-local, RFC 4193 unique local, loopback), a form
 // glibc's inet_aton reads as 169.254.169.254 (0xa9fea9fe, 2852039166), a
-// search-domain name, or cluster and cloud internal DNS.
+// search-domain name, cluster and cloud internal DNS, a name under no
+// ICANN top-level domain, and the address ranges of IANA's special-purpose
+// registries; public names and addresses stay accepted.
 func TestInternalIssuerHost(t *testing.T) {
 	for _, tc := range []struct {
 		url      string
 		internal bool
 	}{
+		// Names the management cluster's DNS search path answers.
+		{"https://kubernetes.default", true},
+		{"https://kubernetes.default/", true},
+		{"https://keycloak.auth", true},
+		{"https://keycloak.auth:8443/realms/x", true},
+		{"https://kubernetes.default.svc", true},
+		{"https://keycloak.auth.svc.k8s.example.com/", true}, // a cluster domain of the platform's
+		{"https://id.corp.test/", true},                      // test, example, invalid: no ICANN TLD
+		{"https://id.example/", true},
+		{"https://id.invalid/", true},
+		{"https://router.home.arpa/", true},
+		{"https://co.uk/", true}, // a public suffix is no host
+		{"https://b\u00fccher.example.com/", true},
+		// Address literals of non-public ranges.
+		{"https://100.64.0.1/", true}, // carrier-grade NAT
+		{"https://100.127.255.254/", true},
+		{"https://[64:ff9b::a9fe:a9fe]/", true}, // NAT64 of 169.254.169.254
+		{"https://[64:ff9b:1::a00:1]/", true},   // local-use NAT64
+		{"https://[fc00::1]/", true},            // unique local
+		{"https://[::]/", true},                 // unspecified
+		{"https://[ff02::1]/", true},            // multicast
+		{"https://239.1.1.1/", true},
+		{"https://255.255.255.255/", true},
+		{"https://192.0.2.1/", true}, // documentation
+		{"https://198.51.100.7/", true},
+		{"https://203.0.113.9/", true},
+		{"https://[2001:db8::1]/", true},
+		{"https://198.18.0.1/", true},            // benchmarking
+		{"https://240.0.0.1/", true},             // reserved
+		{"https://0.1.2.3/", true},               // "this network"
+		{"https://192.0.0.9/", true},             // IETF protocol assignments
+		{"https://[::10.0.0.1]/", true},          // IPv4-compatible
+		{"https://[2002:a9fe:a9fe::1]/", true},   // 6to4 of 169.254.169.254
+		{"https://[2001:0:a9fe:a9fe::1]/", true}, // Teredo
+		{"https://[fe80::1%25eth0]/", true},      // a zone
+		{"https://[fec0::1]/", true},             // site-local
+		// Public, accepted.
+		{"https://login.microsoftonline.com/common/v2.0", false},
+		{"https://tenant.github.io/", false}, // a private suffix under an ICANN TLD
+		{"https://id.example.co.uk/", false},
+		{"https://1.1.1.1/", false},
 		{"https://169.254.169.254/latest", true},
 		{"https://[::ffff:169.254.169.254]/", true},
 		{"https://[fe80::1]/", true},
@@ -467,6 +511,42 @@ func TestInternalIssuerHost(t *testing.T) {
 	} {
 		if got := internalIssuerHost(tc.url) != ""; got != tc.internal {
 			t.Errorf("internalIssuerHost(%q) refuses: %v, want %v", tc.url, got, tc.internal)
+		}
+	}
+}
+
+// TestTenantIssuersRefused: with the platform's default empty
+// customConfigIssuerHosts, an inline configuration whose issuer url or
+// discoveryURL the management network would answer is a Fatal naming
+// spec.oidc.customConfig.config, the URL and the field inside, every one
+// at once; a public issuer composes.
+func TestTenantIssuersRefused(t *testing.T) {
+	id := function.Identity{Namespace: "tenant-demo", Name: "demo"}
+	config := func(urls ...string) string {
+		out := "apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt:\n"
+		for i, u := range urls {
+			out += "- issuer:\n    url: " + u + "\n    audiences: [a" + strconv.Itoa(i) + "]\n  claimMappings:\n    username: {claim: sub, prefix: \"\"}\n"
+		}
+		return out
+	}
+	refused := []string{"https://kubernetes.default", "https://keycloak.auth", "https://kubernetes.default.svc",
+		"https://100.64.0.1", "https://[64:ff9b::a9fe:a9fe]", "https://[64:ff9b:1::a00:1]", "https://[fd00::1]", "https://10.0.0.1"}
+	_, errs := planAuthentication(id, tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: config(refused...)}}, cpinput.OIDCIssuer{})
+	msg := errs.ToAggregate().Error()
+	for i, u := range refused {
+		if w := fmt.Sprintf(`spec.oidc.customConfig.config: Invalid value: %q: jwt[%d].issuer.url: must`, u, i); !strings.Contains(msg, w) {
+			t.Errorf("the Fatal does not name %s:\n%s", w, msg)
+		}
+	}
+	discovery := strings.Replace(config("https://id.example.com"), "    audiences:", "    discoveryURL: https://keycloak.auth/.well-known/openid-configuration\n    audiences:", 1)
+	if _, errs := planAuthentication(id, tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: discovery}}, cpinput.OIDCIssuer{}); !strings.Contains(errs.ToAggregate().Error(),
+		`Invalid value: "https://keycloak.auth/.well-known/openid-configuration": jwt[0].issuer.discoveryURL: must be a fully qualified DNS name under a public top-level domain (auth is none)`) {
+		t.Errorf("discoveryURL on a search-path name: %v", errs)
+	}
+	for _, u := range []string{"https://accounts.google.com", "https://id.example.com/realms/tenant"} {
+		a, errs := planAuthentication(id, tkv1alpha1.OIDC{Mode: tkv1alpha1.OIDCModeCustomConfig, CustomConfig: tkv1alpha1.OIDCCustomConfig{Config: config(u)}}, cpinput.OIDCIssuer{})
+		if len(errs) > 0 || a.ConfigMap == nil {
+			t.Errorf("public issuer %s: %v", u, errs)
 		}
 	}
 }
