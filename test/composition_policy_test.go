@@ -18,7 +18,9 @@ import (
 // (spec.<field>) or a TenantCluster (spec.crossplane.<field>), may keep a
 // value Crossplane wrote, and Crossplane's ServiceAccount, system:masters
 // and the group tenantkube:platform may do anything. A tenant's claim may
-// not name the XR it binds (spec.resourceRef) either. The field names are
+// not name the XR it binds (spec.resourceRef) either, nor set or change
+// the annotation crossplane.io/paused on a claim, TenantCluster or
+// XKubernetesCluster (it may keep or remove one). The field names are
 // Crossplane's (claim and legacy XR spec, v2 XR spec.crossplane).
 func TestCompositionPolicy(t *testing.T) {
 	policy, _, v := loadPolicy(t, filepath.Join(repoRoot(t), "deploy", "composition-policy.yaml"))
@@ -42,6 +44,14 @@ func TestCompositionPolicy(t *testing.T) {
 	}
 	tc := func(spec string) *unstructured.Unstructured {
 		return obj(t, "apiVersion: tenantkube.io/v1alpha1\nkind: TenantCluster\nmetadata: {name: demo, namespace: tenant-a}\nspec: "+spec)
+	}
+	// paused is u with the annotation crossplane.io/paused of value v.
+	paused := func(u *unstructured.Unstructured, v string) *unstructured.Unstructured {
+		u.SetAnnotations(map[string]string{"crossplane.io/paused": v, "note": "kept"})
+		return u
+	}
+	xr := func(spec string) *unstructured.Unstructured {
+		return obj(t, "apiVersion: tenantkube.io/v1alpha1\nkind: XKubernetesCluster\nmetadata: {name: demo-x7k2p}\nspec: "+spec)
 	}
 	const picked = `{version: v1.35, compositionRef: {name: kubernetesclusters.tenantkube.io}, compositionRevisionRef: {name: kubernetesclusters.tenantkube.io-abc1234}}`
 	cases := map[string]struct {
@@ -83,6 +93,23 @@ func TestCompositionPolicy(t *testing.T) {
 		"CrossplaneBinds": {user: crossplane, old: claim(`{version: v1.35}`),
 			new: claim(`{resourceRef: {apiVersion: tenantkube.io/v1alpha1, kind: XKubernetesCluster, name: demo-x7k2p}}`), resource: "kubernetesclusters"},
 		"CrossplaneOnTenantCluster": {user: crossplane, new: tc(`{crossplane: {compositionRef: {name: tenantclusters.tenantkube.io}}}`), resource: "tenantclusters"},
+		"ClaimPaused": {user: tenant, old: claim(`{version: v1.35}`), new: paused(claim(`{version: v1.35}`), "true"), resource: "kubernetesclusters",
+			denied: []string{"crossplane.io/paused"}},
+		"ClaimCreatedPaused":   {user: tenant, new: paused(claim(`{version: v1.35}`), "true"), resource: "kubernetesclusters", denied: []string{"crossplane.io/paused"}},
+		"ClaimPauseFalse":      {user: tenant, new: paused(claim(`{version: v1.35}`), "false"), resource: "kubernetesclusters", denied: []string{"crossplane.io/paused"}},
+		"ClaimPauseChanged":    {user: tenant, old: paused(claim(`{version: v1.35}`), "false"), new: paused(claim(`{version: v1.35}`), "true"), resource: "kubernetesclusters", denied: []string{"crossplane.io/paused"}},
+		"ClaimKeepsPause":      {user: tenant, old: paused(claim(`{version: v1.35}`), "true"), new: paused(claim(`{version: v1.34}`), "true"), resource: "kubernetesclusters"},
+		"ClaimUnpauses":        {user: tenant, old: paused(claim(`{version: v1.35}`), "true"), new: claim(`{version: v1.35}`), resource: "kubernetesclusters"},
+		"TenantClusterPaused":  {user: tenant, old: tc(`{version: v1.35}`), new: paused(tc(`{version: v1.35}`), "true"), resource: "tenantclusters", denied: []string{"crossplane.io/paused"}},
+		"XRPaused":             {user: tenant, old: xr(`{version: v1.35}`), new: paused(xr(`{version: v1.35}`), "true"), resource: "xkubernetesclusters", denied: []string{"crossplane.io/paused"}},
+		"PlatformPauses":       {user: platform, old: claim(`{version: v1.35}`), new: paused(claim(`{version: v1.35}`), "true"), resource: "kubernetesclusters"},
+		"AdminPausesXR":        {user: admin, old: xr(`{version: v1.35}`), new: paused(xr(`{version: v1.35}`), "true"), resource: "xkubernetesclusters"},
+		"CrossplanePropagates": {user: crossplane, old: xr(`{version: v1.35}`), new: paused(xr(`{version: v1.35}`), "true"), resource: "xkubernetesclusters"},
+		"TenantAnnotates": {user: tenant, old: claim(`{version: v1.35}`), new: func() *unstructured.Unstructured {
+			u := claim(`{version: v1.35}`)
+			u.SetAnnotations(map[string]string{"note": "mine"})
+			return u
+		}(), resource: "kubernetesclusters"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

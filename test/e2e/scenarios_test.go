@@ -96,6 +96,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "composition fields refused to a tenant by the platform's admission policy", e.compositionFields)
 	scenario(t, "a hostile tenant tries every attack", e.hostileTenant)
 	scenario(t, "a hostile tenant with the prescribed role tries every move", e.hostileTenantRole)
+	scenario(t, "a tenant holding edit cannot replace a composed object", e.composedReplaceRefused)
 	scenario(t, "kccm: the cloud controller cannot carry tenant Service fields into the management cluster", e.kccmServicePolicy)
 	scenario(t, "fault: kill and restart a function", e.faultFunction)
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
