@@ -60,6 +60,12 @@ func TestNamespacedRender(t *testing.T) {
 			contains: []string{"reason: WaitingForTenantDataStore\n"}},
 		{name: "fatal-namespace", xr: filepath.Join(root, "test", namespacedTestdata, "xr-fatal-namespace.yaml"),
 			fatal: []string{"step control-plane", "spec.namespace", `"tenant-other"`}},
+		// Labels Crossplane copies onto every composed resource, forged
+		// by the tenant, and a tenantkube.io/ label: each named.
+		{name: "fatal-forged-labels", xr: filepath.Join(root, "test", namespacedTestdata, "xr-fatal-forged-labels.yaml"),
+			fatal: []string{"step control-plane", `metadata.labels[crossplane.io/composite]: Invalid value: "victim-x7k2p"`,
+				`metadata.labels[crossplane.io/claim-name]: Forbidden: "victim"`, `metadata.labels[crossplane.io/claim-namespace]: Forbidden: "tenant-victim"`,
+				`metadata.labels[tenantkube.io/cluster]: Forbidden: "victim"`}},
 		{name: "name-clash", xr: filepath.Join(root, "test", namespacedTestdata, "xr-name-clash.yaml"),
 			required: []string{example("instancetypes.yaml"), example("tenant-datastore.yaml"), filepath.Join(root, "test", namespacedTestdata, "claim-name-clash.yaml")},
 			fatal:    []string{"step control-plane", "metadata.name", `"demo"`, "claim KubernetesCluster tenant-demo/demo, created 2026-12-01T10:00:00Z"}},

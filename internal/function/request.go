@@ -29,7 +29,8 @@ type Cluster struct {
 
 // readCluster decodes the observed XR of req into a Cluster. It returns an
 // error suitable for a Fatal result when the XR is missing, its spec does not
-// decode into the API types (the error names the field), its identity
+// decode into the API types (the error names the field), it carries a
+// reserved label (checkReservedLabels, every one named), its identity
 // breaks the rules of identityOf, or its namespace is not the one its
 // observed composed resources live in (checkObservedNamespaces).
 func readCluster(req *fnv1.RunFunctionRequest) (*Cluster, error) {
@@ -45,7 +46,11 @@ func readCluster(req *fnv1.RunFunctionRequest) (*Cluster, error) {
 		labels[k] = v.GetStringValue()
 	}
 	namespace := observedCompositeValue(req, "metadata", "namespace").GetStringValue()
-	id, nsField, err := identityOf(labels, observedCompositeValue(req, "metadata", "name").GetStringValue(), namespace, decoded.Namespace)
+	name := observedCompositeValue(req, "metadata", "name").GetStringValue()
+	if errs := checkReservedLabels(labels, name, namespace != ""); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	id, nsField, err := identityOf(labels, name, namespace, decoded.Namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -47,13 +47,35 @@ func TestTenantScope(t *testing.T) {
 			want:   want{err: `spec.namespace: Forbidden: "tenant-b": must be empty or the XR's namespace "tenant-a"; a cluster's objects always live in its XR's namespace`},
 		},
 		"NamespacedForgedClaimLabels": {
-			reason: "Claim labels a tenant writes on its namespaced XR are ignored: its objects stay in its own namespace.",
+			reason: "Claim labels a tenant writes on its namespaced XR, which Crossplane would copy onto every composed resource, are refused, each named with its value.",
 			xr: func() map[string]any {
 				xr := fntest.NamespacedXR("tenant-a", "demo", map[string]any{})
 				xr["metadata"].(map[string]any)["labels"] = map[string]any{"crossplane.io/claim-name": "victim", "crossplane.io/claim-namespace": "tenant-b"}
 				return xr
 			}(),
-			want: want{id: function.Identity{Name: "demo", Namespace: "tenant-a"}, namespaced: true},
+			want: want{err: `[metadata.labels[crossplane.io/claim-name]: Forbidden: "victim": a namespaced XR has no claim, and Crossplane would copy the claim labels onto every composed resource, ` +
+				`metadata.labels[crossplane.io/claim-namespace]: Forbidden: "tenant-b": a namespaced XR has no claim, and Crossplane would copy the claim labels onto every composed resource]`},
+		},
+		"ClaimForgedLabels": {
+			reason: "A claim's labels reach its XR: a composite label naming another XR and a tenantkube.io/ label are refused, each named with its value.",
+			xr: func() map[string]any {
+				xr := fntest.TenantXR("tenant-a", "demo", map[string]any{})
+				md := xr["metadata"].(map[string]any)
+				md["labels"].(map[string]any)["crossplane.io/composite"] = "victim-x7k2p"
+				md["labels"].(map[string]any)["tenantkube.io/cluster"] = "victim"
+				return xr
+			}(),
+			want: want{err: `[metadata.labels[crossplane.io/composite]: Invalid value: "victim-x7k2p": must be the XR's own name "demo-x7k2p": Crossplane copies it onto every composed resource, ` +
+				`metadata.labels[tenantkube.io/cluster]: Forbidden: "victim": tenantkube.io/ labels are the platform's, which composed resources carry with the values the functions derive]`},
+		},
+		"ClaimOwnComposite": {
+			reason: "The composite label Crossplane gives a claim's XR, its own name, is accepted.",
+			xr: func() map[string]any {
+				xr := fntest.TenantXR("tenant-a", "demo", map[string]any{})
+				xr["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/composite"] = xr["metadata"].(map[string]any)["name"]
+				return xr
+			}(),
+			want: want{id: function.Identity{Name: "demo", Namespace: "tenant-a"}},
 		},
 		"NamespacedNameTooLong": {
 			reason: "A namespaced XR's name is N: at most 32 characters.",
