@@ -20,9 +20,16 @@ type etcdPKI struct {
 	Certificates map[string]*certmanagerv1.Certificate
 }
 
+// managementClusterDomain is the DNS domain of the management cluster
+// (the kubelet's --cluster-domain), under which cluster DNS answers a
+// member pod's reverse lookup: <member>.<headless>.<NS>.svc.<domain>.
+// Kubernetes' default; no platform setting changes it yet.
+const managementClusterDomain = "cluster.local"
+
 // buildEtcdPKI returns the etcd PKI of cluster id on operator op with
-// replicas members. The server and peer certificates cover the client
-// Service, every member's headless name and localhost/127.0.0.1.
+// replicas members. The server certificate covers the client Service,
+// every member's headless name and localhost/127.0.0.1; the peer
+// certificate covers the members' headless names only (etcdPeerNames).
 func buildEtcdPKI(id function.Identity, op cpinput.EtcdOperator, replicas int32) etcdPKI {
 	return buildEtcdPKIOf(clusterEtcdSite(id, op), replicas)
 }
@@ -62,10 +69,9 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 		return certmanagerv1.IssuerReference{Name: issuer, Kind: certmanagerv1.IssuerKind, Group: certmanagerv1.GroupVersion.Group}
 	}
 	caDuration := &metav1.Duration{Duration: 10 * 365 * 24 * 60 * 60 * 1e9}
-	members := etcdMemberNames(site, replicas)
 	serverNames := append([]string{
 		n.ClientService, n.ClientService + "." + ns, n.ClientService + "." + ns + ".svc",
-	}, members...)
+	}, etcdMemberNames(site, replicas)...)
 	serverNames = append(serverNames, "localhost")
 	loopback := []string{"127.0.0.1"}
 	leafUsages := func(u ...certmanagerv1.KeyUsage) []certmanagerv1.KeyUsage {
@@ -87,12 +93,18 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 				CommonName: n.ClientCA, IsCA: true, Duration: caDuration, IssuerRef: by(n.SelfSignedIssuer),
 				Usages: []certmanagerv1.KeyUsage{certmanagerv1.UsageCertSign, certmanagerv1.UsageCRLSign},
 			}),
+			// Client auth too: etcd's gRPC gateway dials the member's own
+			// client listener with this certificate as its client
+			// certificate (go.etcd.io/etcd/server/v3 embed/etcd.go:823-833),
+			// and both operators set --client-cert-auth (cozystack v0.5.4
+			// controllers/etcdmember_controller.go:736, Ænix v0.4.2
+			// internal/controller/factory/statefulset.go:295).
 			"etcd-server-cert": cert(n.Server, certmanagerv1.CertificateSpec{
 				CommonName: n.Cluster, DNSNames: serverNames, IPAddresses: loopback, IssuerRef: by(n.ClientCAIssuer),
-				Usages: leafUsages(certmanagerv1.UsageServerAuth),
+				Usages: leafUsages(certmanagerv1.UsageServerAuth, certmanagerv1.UsageClientAuth),
 			}),
 			"etcd-peer-cert": cert(n.Peer, certmanagerv1.CertificateSpec{
-				CommonName: n.Cluster, DNSNames: serverNames, IPAddresses: loopback, IssuerRef: by(n.PeerCAIssuer),
+				CommonName: n.Cluster, DNSNames: etcdPeerNames(site), IssuerRef: by(n.PeerCAIssuer),
 				Usages: leafUsages(certmanagerv1.UsageServerAuth, certmanagerv1.UsageClientAuth),
 			}),
 			"etcd-client-cert": cert(n.Client, certmanagerv1.CertificateSpec{
@@ -101,6 +113,24 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 			}),
 		},
 	}
+}
+
+// etcdPeerNames are the DNS names of the peer certificate of site: the
+// members behind the headless Service, as the operators' peer URLs name
+// them (https://<member>.<headless>.<NS>.svc:2380: cozystack v0.5.4
+// controllers/helpers.go:136-138, Ænix v0.4.2
+// internal/controller/factory/statefulset.go:309) and under the cluster
+// domain. A member checks a
+// connecting peer's client certificate against the peer's address: the
+// reverse lookup's name, <member>.<headless>.<NS>.svc.<domain>, against
+// the wildcards, else forward lookups of the other names
+// (go.etcd.io/etcd/client/pkg/v3 transport/listener_tls.go:223-298). The
+// same two names as cozystack v0.5.4's own peer certificate
+// (controllers/etcdcluster_controller.go:1800-1803). Nothing dials the
+// peer port on loopback or through the client Service.
+func etcdPeerNames(site etcdSite) []string {
+	wildcard := fmt.Sprintf("*.%s.%s.svc", site.Names.Headless, site.Namespace)
+	return []string{wildcard, wildcard + "." + managementClusterDomain}
 }
 
 // etcdMemberNames are the DNS names of the etcd members of site behind
