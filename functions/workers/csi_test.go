@@ -90,9 +90,21 @@ func TestCSIStorageClassEnforcement(t *testing.T) {
 			want:     "allowAll: false\nallowDefault: true\nallowList:\n- replicated\n- replicated-nvme\n",
 		},
 		"NotListed": {
-			reason: "local is not a remote class of the platform.",
-			spec:   `{storageClass: local}`,
-			fatal:  `spec.storageClass: Unsupported value: "local": supported values: "replicated"`,
+			reason:   "local is not a remote class of the platform.",
+			spec:     `{storageClass: local}`,
+			settings: "remoteStorageClasses: [replicated]",
+			fatal:    `spec.storageClass: Unsupported value: "local": supported values: "replicated"`,
+		},
+		"NotListedGroup": {
+			reason:   "A node group's class, its VMs' disk class, is held to the same list.",
+			spec:     `{nodeGroups: {md0: {storageClass: local}}}`,
+			settings: "remoteStorageClasses: [replicated]",
+			fatal:    `spec.nodeGroups[md0].storageClass: Unsupported value: "local": supported values: "replicated"`,
+		},
+		"SettingsPending": {
+			reason: "Before the settings arrive the classes wait for them (Crossplane calls again with them; only that call counts): the defaults compose meanwhile.",
+			spec:   `{storageClass: local, nodeGroups: {md0: {storageClass: local}}}`,
+			want:   "allowAll: false\nallowDefault: true\nallowList:\n- replicated\n",
 		},
 		"BadSetting": {
 			reason:   "An empty list would leave no class: Fatal naming the setting.",

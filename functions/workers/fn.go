@@ -84,6 +84,7 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*inputv1alph
 		// settings, and only that call counts; a Fatal result from a
 		// default now would end the pipeline before they arrive.
 		in.AllowSerialConsoleLog = true
+		in.SettingsPending = true
 		f := &in.HealthCheckFloors
 		for _, d := range []struct {
 			floor *string

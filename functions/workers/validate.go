@@ -28,7 +28,7 @@ func NodeGroupPath(name string) *field.Path {
 // Every rule that needs no input is spec.Validate's (apis/v1alpha1).
 func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	var errs field.ErrorList
-	if err := storageclass.Check(field.NewPath("spec", "storageClass"), spec.StorageClass, in.RemoteStorageClasses); err != nil {
+	if err := checkClass(field.NewPath("spec", "storageClass"), spec.StorageClass, in); err != nil {
 		errs = append(errs, err)
 	}
 	if len(spec.NodeGroups) > in.MaxNodeGroups {
@@ -49,7 +49,7 @@ func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *
 			errs = append(errs, err)
 		}
 		if g.StorageClass != "" {
-			if err := storageclass.Check(p.Child("storageClass"), g.StorageClass, in.RemoteStorageClasses); err != nil {
+			if err := checkClass(p.Child("storageClass"), g.StorageClass, in); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -58,6 +58,15 @@ func validatePlatform(spec *v1alpha1.KubernetesClusterSpec, names []string, in *
 		errs = append(errs, err)
 	}
 	return append(errs, validateFloors(spec, names, in)...)
+}
+
+// checkClass refuses a management class at path that is not one of the
+// platform's remote classes, once the platform settings have arrived.
+func checkClass(path *field.Path, class string, in *inputv1alpha1.WorkersInput) *field.Error {
+	if in.SettingsPending {
+		return nil
+	}
+	return storageclass.Check(path, class, in.RemoteStorageClasses)
 }
 
 // validateFloors checks the platform's switches and floors (the input):

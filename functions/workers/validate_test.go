@@ -162,6 +162,12 @@ func TestValidatePlatform(t *testing.T) {
 				in.RemoteStorageClasses = []string{"replicated", "replicated-nvme"}
 			}},
 		},
+		"StorageClassesSettingsPending": {
+			reason: "Before the platform settings arrive the classes are not checked: Crossplane calls again with them, and a Fatal now would end the pipeline first.",
+			args: args{storageClass: "fast-ssd", groups: map[string]v1alpha1.NodeGroup{
+				"md0": group(func(g *v1alpha1.NodeGroup) { g.StorageClass = "fast-ssd" }),
+			}, in: func(in *inputv1alpha1.WorkersInput) { in.SettingsPending = true }},
+		},
 		"ImageRefused": {
 			reason: "quay.io is not allowed by default.",
 			args:   args{image: "quay.io/x/y:1"},

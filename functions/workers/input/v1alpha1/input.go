@@ -285,6 +285,12 @@ type WorkersInput struct {
 	// +optional
 	RemoteStorageClasses []string `json:"remoteStorageClasses,omitempty"`
 
+	// SettingsPending is set by the function, never read from the input,
+	// while the platform settings have not arrived: Crossplane calls again
+	// with them and only that call counts, so the checks against the
+	// platform's lists (RemoteStorageClasses) wait for them.
+	SettingsPending bool `json:"-"`
+
 	// Controllers are the platform's settings of the once-per-cluster
 	// controllers (cluster-autoscaler, KubeVirt cloud controller, KubeVirt
 	// CSI controller) that run in NS.
