@@ -22,6 +22,7 @@ CRD_REF_DOCS_VERSION    := v0.3.0
 CROSSPLANE_VERSION_VAR  := github.com/crossplane/crossplane-runtime/v2/pkg/version.version
 KUBERNETES_VERSION      := v1.36.3
 ETCD_VERSION            := v3.6.16
+COREDNS_VERSION         := v1.15.0
 K8S_VERSION_PKG         := k8s.io/component-base/version
 K8S_LDFLAGS             := -s -w -X $(K8S_VERSION_PKG).gitVersion=$(KUBERNETES_VERSION) \
 	-X $(K8S_VERSION_PKG).gitMajor=1 -X $(K8S_VERSION_PKG).gitMinor=36 \
@@ -50,11 +51,16 @@ bin/crd-ref-docs: tools/crd-ref-docs/go.mod tools/crd-ref-docs/go.sum tools/crd-
 	@cd tools/crd-ref-docs && $(GO) build -trimpath -ldflags '-s -w' \
 		-o ../../bin/crd-ref-docs github.com/elastic/crd-ref-docs >&2
 
-# Live end-to-end components (test/e2e): etcd, kube-apiserver,
-# kube-controller-manager and crane (the loopback OCI registry).
+# Live end-to-end components (test/e2e): etcd, CoreDNS (only the plugins
+# tools/coredns/main.go imports), kube-apiserver, kube-controller-manager
+# and crane (the loopback OCI registry).
 bin/etcd: tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
 	@echo "building bin/etcd (etcd $(ETCD_VERSION))" >&2
 	cd tools/etcd && $(GO) build -trimpath -ldflags '-s -w' -o ../../bin/etcd . >&2
+
+bin/coredns: tools/coredns/go.mod tools/coredns/go.sum tools/coredns/main.go
+	@echo "building bin/coredns (CoreDNS $(COREDNS_VERSION), trimmed)" >&2
+	cd tools/coredns && $(GO) build -trimpath -ldflags '-s -w' -o ../../bin/coredns . >&2
 
 bin/kube-apiserver: tools/kubernetes/go.mod tools/kubernetes/go.sum tools/kubernetes/tools.go
 	@echo "building bin/kube-apiserver (Kubernetes $(KUBERNETES_VERSION)); a cold build takes minutes" >&2
@@ -111,7 +117,7 @@ CONTROLLER_TOOLS := bin/capi-manager bin/capi-kubeadm-bootstrap bin/capk-manager
 controllers: ## Build the upstream controllers the live test runs (Cluster API, CAPK, Flux) into ./bin (once).
 	@for b in $(CONTROLLER_TOOLS); do $(MAKE) --no-print-directory $$b; done
 
-E2E_TOOLS := bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/crane bin/crossplane bin/crossplane-core
+E2E_TOOLS := bin/etcd bin/coredns bin/kube-apiserver bin/kube-controller-manager bin/crane bin/crossplane bin/crossplane-core
 
 .PHONY: e2e-tools
 e2e-tools: $(E2E_TOOLS) ## Build the live end-to-end components into ./bin (once).
