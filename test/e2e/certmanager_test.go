@@ -60,40 +60,9 @@ func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, er
 		if err != nil {
 			return nil, fmt.Errorf("Certificate %s: issuer: %w", c.GetName(), err)
 		}
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		key, tmpl, err := certificateTemplate(spec)
 		if err != nil {
-			return nil, err
-		}
-		cn, _, _ := unstructured.NestedString(spec, "commonName")
-		isCA, _, _ := unstructured.NestedBool(spec, "isCA")
-		dns, _, _ := unstructured.NestedStringSlice(spec, "dnsNames")
-		ipStrs, _, _ := unstructured.NestedStringSlice(spec, "ipAddresses")
-		usages, _, _ := unstructured.NestedStringSlice(spec, "usages")
-		tmpl := &x509.Certificate{
-			SerialNumber: serial(), Subject: pkix.Name{CommonName: cn},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour),
-			DNSNames: dns, IsCA: isCA, BasicConstraintsValid: true,
-		}
-		for _, ip := range ipStrs {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
-		}
-		for _, u := range usages {
-			switch u {
-			case "digital signature":
-				tmpl.KeyUsage |= x509.KeyUsageDigitalSignature
-			case "key encipherment":
-				tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
-			case "cert sign":
-				tmpl.KeyUsage |= x509.KeyUsageCertSign
-			case "crl sign":
-				tmpl.KeyUsage |= x509.KeyUsageCRLSign
-			case "server auth":
-				tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
-			case "client auth":
-				tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
-			default:
-				return nil, fmt.Errorf("Certificate %s: usage %q not issued by this test", c.GetName(), u)
-			}
+			return nil, fmt.Errorf("Certificate %s: %w", c.GetName(), err)
 		}
 		parent, signer, caPEM := tmpl, any(key), []byte(nil)
 		if caSecret, ok, _ := unstructured.NestedString(iss.Object, "spec", "ca", "secretName"); ok {
@@ -142,6 +111,48 @@ func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, er
 		issued = append(issued, secretName)
 	}
 	return issued, nil
+}
+
+// certificateTemplate is what cert-manager issues for a Certificate's
+// spec, before signing: a new ECDSA P-256 key and a template with the
+// spec's common name, DNS names, IP addresses, isCA and usages.
+func certificateTemplate(spec map[string]any) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	cn, _, _ := unstructured.NestedString(spec, "commonName")
+	isCA, _, _ := unstructured.NestedBool(spec, "isCA")
+	dns, _, _ := unstructured.NestedStringSlice(spec, "dnsNames")
+	ipStrs, _, _ := unstructured.NestedStringSlice(spec, "ipAddresses")
+	usages, _, _ := unstructured.NestedStringSlice(spec, "usages")
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour),
+		DNSNames: dns, IsCA: isCA, BasicConstraintsValid: true,
+	}
+	for _, ip := range ipStrs {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
+	}
+	for _, u := range usages {
+		switch u {
+		case "digital signature":
+			tmpl.KeyUsage |= x509.KeyUsageDigitalSignature
+		case "key encipherment":
+			tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
+		case "cert sign":
+			tmpl.KeyUsage |= x509.KeyUsageCertSign
+		case "crl sign":
+			tmpl.KeyUsage |= x509.KeyUsageCRLSign
+		case "server auth":
+			tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+		case "client auth":
+			tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+		default:
+			return nil, nil, fmt.Errorf("usage %q not issued by this test", u)
+		}
+	}
+	return key, tmpl, nil
 }
 
 // secretCert reads the certificate (tls.crt) of a Secret.
