@@ -161,7 +161,7 @@ func pipelineCases(root string) []pipelineCase {
 		// at 18:31:05, is 17h28m old at 12:00 (truncated to the minute):
 		// no new one, the EtcdSnapshot re-composed under its observed name,
 		// its PKI kept, both with the Namespace's ownerReference.
-		{name: "etcd-backup-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("tenant-namespace.yaml")},
+		{name: "etcd-backup-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-credentials.yaml"), data("tenant-namespace.yaml")},
 			observed: data("observed-etcd-backup"), contains: []string{
 				"name: demo-backup-20261202183044-c62685\n", "      key: tenantkube/tenant-demo\n", "time: \"2026-12-02T18:31:05Z\"\n",
 				"age: 17h28m0s\n", "type: BackupCurrent\n", "reason: BackupSucceeded\n",
@@ -172,7 +172,7 @@ func pipelineCases(root string) []pipelineCase {
 		// demo2-front-proxy-ca-certificate hold demo's PKI decrypted; no
 		// KamajiControlPlane until they are observed. Nothing of demo is
 		// observed: its bundle is all the restore reads.
-		{name: "etcd-restore", xr: data("xr-restore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-bundle.yaml"), data("tenant-namespace.yaml")},
+		{name: "etcd-restore", xr: data("xr-restore.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-credentials.yaml"), data("backup-bundle.yaml"), data("tenant-namespace.yaml")},
 			contains: []string{
 				"        key: tenantkube/tenant-demo/demo-backup-20261202183044-c62685.db\n", "  name: demo2-ca\n", "  name: demo2-sa-certificate\n",
 				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
@@ -183,7 +183,7 @@ func pipelineCases(root string) []pipelineCase {
 		// the Tenant's snapshot file, demo's PKI (demo-pki.yaml's
 		// placeholders; "demo cluster CA key" is ZGVtbyBjbHVzdGVyIENBIGtleQ==)
 		// under demo2's names.
-		{name: "etcd-restore-tenant", xr: data("xr-restore-tenant.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("tenant-backup-bundle.yaml"), data("tenant-namespace.yaml")},
+		{name: "etcd-restore-tenant", xr: data("xr-restore-tenant.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-credentials.yaml"), data("tenant-backup-bundle.yaml"), data("tenant-namespace.yaml")},
 			contains: []string{
 				"        key: tenantkube/tenant-demo/20261203045905-e8f851.db\n", "  name: demo2-ca\n", "  ca.key: ZGVtbyBjbHVzdGVyIENBIGtleQ==\n",
 				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",

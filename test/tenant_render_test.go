@@ -130,7 +130,7 @@ func TestTenantRender(t *testing.T) {
 		// (fc30b6c7-7f2d-5832-be29-81fc691c862f, `printf <uid> | sha256sum`),
 		// whose first 12, e8f85153369b, are in demo's PKI object's name.
 		{name: "etcd-backup", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), data("demo-pki.yaml"),
-			filepath.Join(root, "test", pipelineTestdata, "platform-etcd-backup.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"), filepath.Join(root, "test", pipelineTestdata, "tenant-namespace.yaml")}, contains: []string{
+			filepath.Join(root, "test", pipelineTestdata, "platform-etcd-backup.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-credentials.yaml"), filepath.Join(root, "test", pipelineTestdata, "tenant-namespace.yaml")}, contains: []string{
 			"kind: EtcdSnapshot\n", "  name: 20261203045905-e8f851\n", "    name: " + tenantEtcd + "\n", "      key: tenantkube/tenant-demo\n",
 			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      clusterPKI: tenant-demo.demo-pki-e8f85153369b-cff91bfdc0\n      dataStoreSchema: ",
 			"type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",

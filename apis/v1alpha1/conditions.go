@@ -142,7 +142,35 @@ const (
 	// ReasonPKISecretTooLarge: a cluster's backup is not taken, a PKI
 	// Secret it would carry being larger than a PKI Secret may be.
 	ReasonPKISecretTooLarge = "PKISecretTooLarge"
+	// ReasonBackupCredentialsNotScoped: no backup is taken, the
+	// namespace's S3 credentials Secret (etcd.backup.s3.credentialsSecretName)
+	// being missing, or not marked by the platform as scoped to the
+	// namespace (LabelBackupCredentialsFor), or without the keys the
+	// operator reads. Backups taken before are kept.
+	ReasonBackupCredentialsNotScoped = "BackupCredentialsNotScoped"
+	// ReasonTooManyDeletedClusterBackups: a cluster with no backup yet
+	// takes none, its namespace holding at least
+	// etcd.backup.maxDeletedClusterBackups backups of deleted clusters.
+	ReasonTooManyDeletedClusterBackups = "TooManyDeletedClusterBackups"
 )
+
+// LabelBackupCredentialsFor marks the S3 credentials Secret of namespace
+// NS (etcd.backup.s3.credentialsSecretName, in NS) as the platform's
+// statement that it is scoped to NS: its value is NS, and the credentials
+// write and read only <keyPrefix>/<NS>/ of the bucket. Tenants can read
+// the Secret; a Secret without the label, or labelled for another
+// namespace, takes no backup (ReasonBackupCredentialsNotScoped).
+const LabelBackupCredentialsFor = "tenantkube.io/backup-credentials-for"
+
+// ConditionDataStoreShared is True on a cluster whose control plane
+// keeps its state in the platform's shared Kamaji DataStore
+// (dataStoreName) rather than in a dedicated etcd: other tenants' clusters
+// share that etcd and its space quota, so one filling it makes every
+// cluster on it read-only. It is set only on such clusters.
+const ConditionDataStoreShared = "DataStoreShared"
+
+// ReasonSharedDataStore is the reason of ConditionDataStoreShared.
+const ReasonSharedDataStore = "SharedDataStore"
 
 // ReasonRestoringPKI is a reason of ControlPlaneReady: the cluster
 // restores a backup and its PKI Secrets are not observed yet, so no

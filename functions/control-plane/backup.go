@@ -274,7 +274,10 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 // Complete one, retained), and one for the slot
 // holding now when no observed backup is of that slot or later and what
 // it carries, the platform's recipient and the tenant's Namespace
-// (backupOwner) have arrived. What a backup carries is required only while
+// (backupOwner) have arrived, the namespace's S3 credentials are marked as
+// its own (backupCredentials) and, for a first backup, the namespace holds
+// fewer deleted clusters' backups than the platform's bound
+// (deletedClusterBackups). What a backup carries is required only while
 // the current slot's backup is to be written. It sets status.backup and
 // the BackupCurrent condition.
 func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, now time.Time) *field.Error {
@@ -336,9 +339,23 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 			return ferr
 		}
 	}
+	// The namespace's credentials, on every reconcile: BackupCurrent says
+	// at once when they are not the namespace's, due or not. A schedule's
+	// first backup also needs its namespace under the bound on deleted
+	// clusters' backups.
+	refusal, cleared, err := backupCredentials(p, r, b, ns)
+	if err != nil {
+		return field.InternalError(field.NewPath("requiredResources", requiredBackupCredentials), err)
+	}
+	if due && cleared && refusal == nil && len(backups) == 0 {
+		if refusal, cleared, err = deletedClusterBackups(p, r, b, ns); err != nil {
+			return field.InternalError(field.NewPath("requiredResources", requiredNamespaceBackups), err)
+		}
+	}
 	// A new backup object needs all it depends on: what it carries, the
-	// key that is encrypted to and the Namespace that owns it.
-	canCreate := len(ids) > 0 && recipient != nil && owner != nil
+	// key that is encrypted to, the Namespace that owns it and the checks
+	// above passed. A refusal leaves what was taken as it is.
+	canCreate := cleared && refusal == nil && len(ids) > 0 && recipient != nil && owner != nil
 	if !current && canCreate {
 		backups = append([]time.Time{slot}, backups...)
 	}
@@ -392,7 +409,10 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	}
 
 	bp := backupStatus(r, s, incarnation, backups, now)
-	if len(refused) > 0 {
+	switch {
+	case refusal != nil && !s.Idle:
+		bp.Current, bp.Reason, bp.Message = false, refusal.Reason, refusal.Message
+	case len(refused) > 0:
 		bp.Current, bp.Reason, bp.Message = false, tkv1alpha1.ReasonPKISecretTooLarge, strings.Join(refused, "; ")
 	}
 	p.Status["backup"] = bp.Status

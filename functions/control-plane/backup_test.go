@@ -87,13 +87,31 @@ func secretYAML(name string, data map[string]string) string {
 	return b.String() + "}}"
 }
 
+// credentialsSecretYAML is the S3 credentials Secret etcd-backup-s3 of
+// tenant-demo with labels (YAML map, "" for none).
+func credentialsSecretYAML(labels string) string {
+	l := ""
+	if labels != "" {
+		l = ", labels: " + labels
+	}
+	return `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-s3, namespace: tenant-demo` + l + `},
+  data: {AWS_ACCESS_KEY_ID: a2V5, AWS_SECRET_ACCESS_KEY: c2VjcmV0}}`
+}
+
+// scopedCredentials is the credentials Secret of tenant-demo as the
+// platform marks it: scoped to tenant-demo.
+var scopedCredentials = credentialsSecretYAML(`{tenantkube.io/backup-credentials-for: tenant-demo}`)
+
 // backupRequired are the required resources of a backup: demo's PKI
-// Secrets, the recipient ConfigMap holding key's public key and the
-// tenant's Namespace.
+// Secrets, the recipient ConfigMap holding key's public key, the
+// tenant's Namespace, its credentials Secret marked as its own and its
+// EtcdSnapshots (none).
 func backupRequired(key *age.X25519Identity) map[string][]string {
 	req := map[string][]string{
 		requiredBackupRecipient:       {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
 		function.RequirementNamespace: {tenantNamespace},
+		requiredBackupCredentials:     {scopedCredentials},
+		requiredNamespaceBackups:      nil,
 	}
 	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
 		"front-proxy-ca-certificate": "demo-front-proxy-ca-certificate", "etcd-ca": "demo-etcd-ca", "etcd-peer-ca": "demo-etcd-peer-ca"} {

@@ -92,6 +92,9 @@ func backupAnswers(t *testing.T, id function.Identity, key string, roles []pkiRo
 	}
 	add(requiredBackupRecipient, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "etcd-backup-recipient", "namespace": "tenantkube-system"}, "data": map[string]any{"recipient": fuzzBackupKey.Recipient().String()}})
+	add(requiredBackupCredentials, map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "etcd-backup-s3", "namespace": id.Namespace, "labels": map[string]any{"tenantkube.io/backup-credentials-for": id.Namespace}}})
+	out[requiredNamespaceBackups] = &fnv1.Resources{}
 	return out
 }
 

@@ -243,6 +243,8 @@ func validateBackup(p *field.Path, in *cpinput.ControlPlaneInput) error {
 		return field.Required(p.Child("recipientConfigMap"), "backups encrypt the PKI they carry to the age public key of ConfigMap pkiNamespace/recipientConfigMap")
 	case b.Retention < 1 || b.Retention > cpinput.MaxBackupRetention:
 		return field.Invalid(p.Child("retention"), b.Retention, fmt.Sprintf("must be from 1 to %d", cpinput.MaxBackupRetention))
+	case b.MaxDeletedClusterBackups < 1 || b.MaxDeletedClusterBackups > cpinput.MaxMaxDeletedClusterBackups:
+		return field.Invalid(p.Child("maxDeletedClusterBackups"), b.MaxDeletedClusterBackups, fmt.Sprintf("must be from 1 to %d", cpinput.MaxMaxDeletedClusterBackups))
 	}
 	if msgs := validation.IsDNS1123Label(b.PKINamespace); len(msgs) > 0 {
 		return field.Invalid(p.Child("pkiNamespace"), b.PKINamespace, msgs[0])

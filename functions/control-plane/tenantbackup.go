@@ -67,7 +67,7 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 }
 
 // backupReasons are the reasons of BackupCurrent.
-var backupReasons = []string{tkv1alpha1.ReasonBackupSucceeded, tkv1alpha1.ReasonAwaitingFirstBackup, tkv1alpha1.ReasonBackupOverdue, tkv1alpha1.ReasonNothingToBackUp, tkv1alpha1.ReasonPKISecretTooLarge}
+var backupReasons = []string{tkv1alpha1.ReasonBackupSucceeded, tkv1alpha1.ReasonAwaitingFirstBackup, tkv1alpha1.ReasonBackupOverdue, tkv1alpha1.ReasonNothingToBackUp, tkv1alpha1.ReasonPKISecretTooLarge, tkv1alpha1.ReasonBackupCredentialsNotScoped, tkv1alpha1.ReasonTooManyDeletedClusterBackups}
 
 // requiredTenantXR is the required-resources key of a TenantCluster's
 // Tenant, named after the namespace.

@@ -57,6 +57,8 @@ func tenantBackupCall(key *age.X25519Identity, withPKI ...string) tenantCall {
 		requiredTenantControlPlanes:   {kcp("a", schemaA), kcp("b", schemaB)},
 		requiredBackupRecipient:       {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
 		function.RequirementNamespace: {tenantNamespace},
+		requiredBackupCredentials:     {scopedCredentials},
+		requiredNamespaceBackups:      nil,
 	}
 	for _, n := range withPKI {
 		for _, role := range restoredPKI {

@@ -282,6 +282,11 @@ const (
 	// MaxBackupRetention bounds the snapshots kept per cluster (each is a
 	// composed resource of every request).
 	MaxBackupRetention = 100
+	// DefaultMaxDeletedClusterBackups and MaxMaxDeletedClusterBackups:
+	// the default and bound of maxDeletedClusterBackups (the namespace's
+	// EtcdSnapshots travel in the request of a cluster's first backup).
+	DefaultMaxDeletedClusterBackups = 30
+	MaxMaxDeletedClusterBackups     = 1000
 )
 
 // EtcdBackup is where, how often and how many etcd backups are kept, and
@@ -312,6 +317,16 @@ type EtcdBackup struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Retention int32 `json:"retention,omitempty"`
+	// MaxDeletedClusterBackups bounds the backups of deleted clusters a
+	// namespace keeps (EtcdSnapshots whose XR is gone, which outlive it
+	// with their bundles and PKI objects): while the namespace holds at
+	// least this many, a cluster (or Tenant) with no backup yet takes
+	// none. Clusters that have backups keep taking them.
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MaxDeletedClusterBackups int32 `json:"maxDeletedClusterBackups,omitempty"`
 	// PKINamespace is the namespace of RecipientConfigMap and
 	// IdentitySecret, the platform's: no tenant may read it.
 	// +kubebuilder:validation:MaxLength=63
@@ -356,8 +371,11 @@ type BackupS3 struct {
 	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
 	// CredentialsSecretName names the Secret, in each tenant namespace,
 	// holding AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the operator
-	// reads it from the cluster's namespace). Give each namespace
-	// credentials limited to its own prefix.
+	// reads it from the cluster's namespace, so the tenant can read it).
+	// Each namespace's must be limited to its own prefix
+	// <keyPrefix>/<namespace>/ and carry the label
+	// tenantkube.io/backup-credentials-for: <namespace>; without it no
+	// backup is taken in that namespace.
 	// +kubebuilder:validation:MinLength=1
 	CredentialsSecretName string `json:"credentialsSecretName"`
 }
@@ -414,6 +432,9 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if in.Etcd.Backup.Retention == 0 {
 		in.Etcd.Backup.Retention = DefaultBackupRetention
+	}
+	if in.Etcd.Backup.MaxDeletedClusterBackups == 0 {
+		in.Etcd.Backup.MaxDeletedClusterBackups = DefaultMaxDeletedClusterBackups
 	}
 	if in.OIDC.UsernameClaim == "" {
 		in.OIDC.UsernameClaim = DefaultOIDCUsernameClaim
