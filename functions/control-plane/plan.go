@@ -285,6 +285,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		waitingFor = dsName
 	}
 	setControlPlaneCondition(p, r, host, external, waitingFor, site.readyCondition())
+	setDataStoreShared(p, in.DataStoreName)
 	if restoring && !r.ObservedExists(nameKamajiControlPlane) {
 		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, false, tkv1alpha1.ReasonRestoringPKI,
 			"restoring backup "+restore.Backup+": no control plane is composed until its PKI Secrets are observed")
