@@ -20,6 +20,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/utils/ptr"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 const (
@@ -513,6 +515,9 @@ func TestCSIDataVolumePolicy(t *testing.T) {
 		return obj(t, "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata: {name: pvc-1f2e, namespace: tenant-demo}\nspec: {source: {blank: {}}, "+storage+"}")
 	}
 	csi := "system:serviceaccount:tenant-demo:demo-kcsi-controller"
+	// A claim's CSI controller runs in the claim's management namespace
+	// (fntest.ManagementNamespace: tenantkube- and 26 base32 characters).
+	claimCSI := "system:serviceaccount:" + fntest.ManagementNamespace("tenant-demo", "demo") + ":demo-kcsi-controller"
 	for _, c := range []struct {
 		name, storage, user string
 		want                bool
@@ -523,6 +528,10 @@ func TestCSIDataVolumePolicy(t *testing.T) {
 		{"pvc with a class", "pvc: {storageClassName: replicated}", csi, true},
 		{"pvc without", "pvc: {accessModes: [ReadWriteOnce]}", csi, false},
 		{"another namespace's controller", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:tenant-other:demo-kcsi-controller", true},
+		{"a claim's controller, in its management namespace", "storage: {resources: {requests: {storage: 1Gi}}}", claimCSI, false},
+		{"a claim's controller naming a class", "storage: {storageClassName: replicated, resources: {requests: {storage: 1Gi}}}", claimCSI, true},
+		{"a lookalike management namespace", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:tenantkube-x:demo-kcsi-controller", true},
+		{"a controller name with a suffix", "storage: {resources: {requests: {storage: 1Gi}}}", claimCSI + "-x", true},
 		{"KubeVirt's worker disks", "storage: {resources: {requests: {storage: 1Gi}}}", "system:serviceaccount:kubevirt:kubevirt-controller", true},
 	} {
 		ok, msg := admitted(t, v, admission.Create, gvr, gvk, "", dv(c.storage), nil, nil, c.user)
