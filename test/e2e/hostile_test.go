@@ -68,7 +68,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	e.must(t, err, "clientset")
 
 	var installed []*unstructured.Unstructured
-	for _, f := range []string{"tenant-rbac.yaml", "composed-objects-policy.yaml", "machinedeployment-policy.yaml"} {
+	for _, f := range []string{"tenant-rbac.yaml", "composed-objects-policy.yaml", "machinedeployment-policy.yaml", "csi-datavolume-policy.yaml"} {
 		objs, err := decodeFile(e.path("deploy", f))
 		e.must(t, err, "deploy/"+f)
 		for _, o := range objs {
@@ -332,6 +332,34 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	// Inside the bounds the autoscaler still scales (dry run).
 	if err := scaleTo(ctx, asDyn, max, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		errorf(t, "scale MachineDeployment %s to max-size %d as %s (dry run): %v", md.GetName(), max, autoscalerSA, err)
+	}
+	// The CSI controller's own power (played by the administrator): a
+	// volume of no StorageClass would land on the management cluster's
+	// default class.
+	csiSA := "system:serviceaccount:" + mgmt + ":" + demo + "-kcsi-controller"
+	csiCfg := rest.CopyConfig(e.cfg)
+	csiCfg.Impersonate = rest.ImpersonationConfig{UserName: csiSA}
+	csiDyn, err := dynamic.NewForConfig(csiCfg)
+	e.must(t, err, "dynamic client as "+csiSA)
+	gvrDV := schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
+	dv := func(class string) *unstructured.Unstructured {
+		storage := map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}
+		if class != "" {
+			storage["storageClassName"] = class
+		}
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+			"metadata": map[string]any{"name": "pvc-hostile", "namespace": demoNS},
+			"spec":     map[string]any{"source": map[string]any{"blank": map[string]any{}}, "storage": storage},
+		}}
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	waitFor(t, time.Minute, "the CSI DataVolume policy to refuse a dry run of a volume of no class by "+csiSA, func(ctx context.Context) (bool, string, error) {
+		_, err := csiDyn.Resource(gvrDV).Namespace(demoNS).Create(ctx, dv(""), dryRun)
+		return err != nil && strings.Contains(err.Error(), "must name a StorageClass"), fmt.Sprintf("%v", err), nil
+	})
+	if _, err := csiDyn.Resource(gvrDV).Namespace(demoNS).Create(ctx, dv("replicated"), dryRun); err != nil {
+		errorf(t, "create a DataVolume naming a StorageClass as %s (dry run): %v", csiSA, err)
 	}
 
 	// Nothing changed.
