@@ -67,9 +67,9 @@ import (
 // three started members, a write readable through every member and through
 // a member's gRPC gateway), that the leader killed and restarted on its
 // data rejoins (it serves a write the other two took while it was down),
-// and that the same run with the peer certificate main composed before the
-// cluster-domain wildcard never forms, each member logging etcd's refusal
-// of its peers' certificates. Then the same for the render golden example
+// and that the same run with the peer certificate the function composed
+// before the cluster-domain wildcard never forms, each member logging
+// etcd's refusal of its peers' certificates. Then the same for the render golden example
 // (the default operator, etcd.aenix.io/v1alpha1 of Ænix v0.4.2): members
 // <cluster>-<ordinal> behind <cluster>-headless with the flags of its
 // StatefulSet (internal/controller/factory/statefulset.go:267-317), the
@@ -515,9 +515,9 @@ func (w *peersWorld) write(t *testing.T, dir string, s *issuedSecret) string {
 	return dir
 }
 
-// previousPeer issues the peer Secret with the names main composed before
-// the cluster-domain wildcard: the client Service's, the members' wildcard,
-// localhost and 127.0.0.1.
+// previousPeer issues the peer Secret with the names the function
+// composed before the cluster-domain wildcard: the client Service's, the
+// members' wildcard, localhost and 127.0.0.1.
 func (w *peersWorld) previousPeer(t *testing.T) string {
 	t.Helper()
 	client := w.clientService
@@ -577,13 +577,17 @@ func (w *peersWorld) start(t *testing.T, peer string) {
 	}
 }
 
+// stopMembers kills every member at once: their data is not used again,
+// and a graceful stop takes etcd about 2 s each.
 func (w *peersWorld) stopMembers(t *testing.T) {
 	t.Helper()
+	var wg sync.WaitGroup
 	for _, m := range w.members {
-		if m.proc != nil {
-			m.proc.stop()
+		if p := m.proc; p != nil {
+			wg.Go(func() { p.kill() })
 		}
 	}
+	wg.Wait()
 }
 
 // tlsConfig is the operator's client: its client certificate, trusting
