@@ -198,6 +198,12 @@ func TestValues(t *testing.T) {
 				},
 			},
 		},
+		// metrics-server's README (Requirements): kubelet certificates
+		// signed by the cluster CA, or --kubelet-insecure-tls; kubeadm and
+		// Talos kubelets serve self-signed ones.
+		"metrics-server skips the kubelets' self-signed certificates": {
+			spec: "{}", release: "metrics-server", path: nil, want: map[string]any{"args": []any{"--kubelet-insecure-tls"}},
+		},
 		"ingress-nginx Proxied node ports": {
 			spec: "addons: {ingressNginx: {enabled: true}}", release: "ingress-nginx", path: []string{"controller", "service"},
 			want: map[string]any{"type": "NodePort", "nodePorts": map[string]any{"http": 30000.0, "https": 30001.0}},

@@ -149,6 +149,7 @@ var Table = []Addon{
 	{
 		Release: "metrics-server", Namespace: "cozy-monitoring", Base: true,
 		DependsOn: deps("cilium", "prometheus-operator-crds"),
+		Defaults:  metricsServerDefaults,
 	},
 	{
 		Release: "cert-manager-crds", Namespace: "cozy-cert-manager-crds", KeepCRDs: true,
@@ -348,6 +349,16 @@ func ciliumDefaults(c *Context) Values {
 func corednsDefaults(c *Context) Values {
 	ip, _ := input.TenthAddress(c.Input.ServiceCIDR)
 	return Values{"service": Values{"clusterIP": ip}}
+}
+
+// metricsServerDefaults: kubeadm and Talos kubelets serve a self-signed
+// certificate (no serving-certificate CSR is signed for them), so
+// metrics-server reads them without verifying it
+// (https://github.com/kubernetes-sigs/metrics-server#requirements; the
+// chart's args are appended to its defaultArgs). docs/platform-guide.md,
+// Security model, states the risk.
+func metricsServerDefaults(*Context) Values {
+	return Values{"args": []any{"--kubelet-insecure-tls"}}
 }
 
 // certManagerDefaults: CRDs come from the cert-manager-crds release; with
