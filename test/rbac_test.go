@@ -282,9 +282,9 @@ func TestRBACClusterRole(t *testing.T) {
 	// Kinds the functions read as required resources. Crossplane's RBAC
 	// manager grants Crossplane every verb on the XRDs' own kinds
 	// (ClusterRole crossplane:composite:<XRD>:aggregate-to-crossplane)
-	// when it runs; the claim and the TenantCluster, which a Tenant lists
-	// in its namespace, are granted here too so the reads do not depend
-	// on it (docs/platform-guide.md, RBAC).
+	// when it runs; the claim and the TenantCluster, which the name clash
+	// reads, are granted here too so the reads do not depend on it
+	// (docs/platform-guide.md, RBAC).
 	required := []struct{ apiVersion, kind, source string }{
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "workers: instance types of node groups"},
 		{"cluster.x-k8s.io/v1beta2", "MachineSet", "workers: MachineSets still using a machine template"},
@@ -292,8 +292,6 @@ func TestRBACClusterRole(t *testing.T) {
 		{"v1", "ResourceQuota", "workers: capacity pre-flight (requirementResourceQuotas)"},
 		{"v1", "Secret", "control-plane: the admin kubeconfig Secret"},
 		{"v1", "Namespace", "control-plane, addons: the tenant-host annotation (RequireNamespace)"},
-		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantClusters of a Tenant's namespace (requiredTenantClusters)"},
-		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claims of a Tenant's namespace (requiredTenantClaims)"},
 		{"tenantkube.io/v1alpha1", "TenantCluster", "control-plane: the TenantCluster of a claim's name (name clash, requiredSameNameTenantCluster)"},
 		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claim of a TenantCluster's name, and a claim's XR's own claim (name clash, requiredSameNameClaim)"},
 		{"tenantkube.io/v1alpha1", "XKubernetesCluster", "control-plane: the XR without a claim of a TenantCluster's name (name clash, requiredSameNameXR)"},

@@ -65,10 +65,11 @@ const tenantEtcd = "tenantkubenamespaceetcdofthetenant"
 // Crossplane engine and its own Composition and XRD
 // (package/composition-tenant.yaml, package/xrd-tenant.yaml, picked by the
 // XR's kind as `make render` does) and compares with golden files: the
-// example with the TenantCluster of examples/xr-namespaced.yaml, the
-// example with a second TenantCluster (each with its KamajiControlPlane
-// on the Tenant's DataStore, both kinds served), and a name that is no namespace
-// (Fatal). It checks values worked out by hand, that
+// example serving the TenantCluster demo of examples/xr-namespaced.yaml,
+// the example serving a second TenantCluster (the Tenant reads no
+// TenantCluster: each is served through its KamajiControlPlane on the
+// Tenant's DataStore, controlled by the TenantCluster), and a name that
+// is no namespace (Fatal). It checks values worked out by hand, that
 // examples/tenant-datastore.yaml is the DataStore the Tenant composes, and
 // that the CSI ClusterRoleBinding is the one the claim of the same cluster
 // composes (test/testdata/workers/default.golden.yaml).
@@ -80,13 +81,10 @@ func TestTenantRender(t *testing.T) {
 	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", tenantTestdata, p) }
-	// The API server serves TenantCluster and KubernetesCluster (their
-	// schemas, --required-schemas): the Tenant asks for both.
-	schemas := "--required-schemas=" + data("schemas")
 	renderXR := func(xr string, required []string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, ExtraArgs: []string{schemas}, Stderr: &bytes.Buffer{}, Clock: renderClock})
+		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, Stderr: &bytes.Buffer{}, Clock: renderClock})
 	}
 
 	// 4Gi = 4294967296 bytes; 95% is 4080218931.2, rounded down.
@@ -109,27 +107,29 @@ func TestTenantRender(t *testing.T) {
 		fatal    []string
 		contains []string
 	}{
-		{name: "example", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml")}, contains: exampleLines},
-		{name: "two-clusters", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("tenantcluster-second.yaml"), data("controlplanes.yaml")}, contains: []string{
+		{name: "example", xr: example("tenant.yaml"), required: []string{data("controlplanes.yaml")}, contains: exampleLines},
+		{name: "two-clusters", xr: example("tenant.yaml"), required: []string{data("controlplanes.yaml"), data("controlplane-second.yaml")}, contains: []string{
 			"  name: tenantkube:kcsi-controller:tenant-demo.demo\n", "  name: tenantkube:kcsi-controller:tenant-demo.second\n",
 			"  name: " + tenantEtcd + "-used-by-second\n", "  name: " + tenantEtcd + "-datastore-used-by-second\n",
 			"  name: " + tenantEtcd + "-tenant-used-by-second\n", "  clusters: 2\n",
 		}},
 		// The Tenant's etcd on the etcd-operator.cozystack.io/v1alpha2
 		// operator: its client Service <base>-client, its headless <base>.
-		{name: "etcd-cozystack", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), filepath.Join(root, "test", pipelineTestdata, "platform-etcd-cozystack.yaml")}, contains: []string{
+		{name: "etcd-cozystack", xr: example("tenant.yaml"), required: []string{data("controlplanes.yaml"), filepath.Join(root, "test", pipelineTestdata, "platform-etcd-cozystack.yaml")}, contains: []string{
 			"apiVersion: etcd-operator.cozystack.io/v1alpha2\n", "  - " + tenantEtcd + "-client.tenant-demo.svc:2379\n", "  - '*." + tenantEtcd + ".tenant-demo.svc'\n",
 			"    quotaBackendBytes: 4080218931\n", "  version: 3.6.11\n",
 		}},
 		// Backups of the Tenant's etcd: the 24h slot of
 		// tenant-demo/tenantkubenamespaceetcdofthetenant began 2026-12-03
 		// 04:59:05 (the first 8 bytes of its SHA-256, 0xa433d5226e8d1899,
-		// are 17945 s = 4h59m05s modulo a day); demo's PKI is carried,
-		// second's (no TenantCluster) is not. The name ends in e8f851, the
+		// are 17945 s = 4h59m05s modulo a day); demo, the one cluster
+		// served, has its PKI carried; its KamajiControlPlane, created at
+		// 10:00, is 2h old, so the first backup is awaited, not overdue
+		// (twice the interval, 48h). The name ends in e8f851, the
 		// digest of the UID render gives the Tenant
 		// (fc30b6c7-7f2d-5832-be29-81fc691c862f, `printf <uid> | sha256sum`),
 		// whose first 12, e8f85153369b, are in demo's PKI object's name.
-		{name: "etcd-backup", xr: example("tenant.yaml"), required: []string{example("xr-namespaced.yaml"), data("controlplanes.yaml"), data("demo-pki.yaml"),
+		{name: "etcd-backup", xr: example("tenant.yaml"), required: []string{data("controlplanes.yaml"), data("demo-pki.yaml"),
 			filepath.Join(root, "test", pipelineTestdata, "platform-etcd-backup.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-keys.yaml"), filepath.Join(root, "test", pipelineTestdata, "backup-credentials.yaml"), filepath.Join(root, "test", pipelineTestdata, "tenant-namespace.yaml")}, contains: []string{
 			"kind: EtcdSnapshot\n", "  name: 20261203045905-e8f851\n", "    name: " + tenantEtcd + "\n", "      key: tenantkube/tenant-demo\n",
 			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      clusterPKI: tenant-demo.demo-pki-e8f85153369b-cff91bfdc0\n      dataStoreSchema: ",

@@ -1034,7 +1034,7 @@ func TestBackupsOffKeepsTheBackups(t *testing.T) {
 		t.Errorf("a claim's backups kept (-want +got):\n%s", d)
 	}
 	rsp, err := fntest.Run(fn, tenantCall{name: "tenant-demo", input: `{etcd: {operator: etcd-operator.cozystack.io/v1alpha2}}`, observed: objs,
-		required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {}}}.request(t))
+		required: map[string][]string{requiredTenantControlPlanes: {}}}.request(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"filippo.io/age"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -113,8 +114,10 @@ func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
 	req.Observed.Resources = nil
 	req.RequiredResources = backupAnswers(t, id, n+".", restoredPKI)
 	for key, obj := range map[string]map[string]any{
-		requiredTenantClusters:        {"apiVersion": "tenantkube.io/v1alpha1", "kind": "TenantCluster", "metadata": map[string]any{"name": n, "namespace": ns}},
-		requiredTenantControlPlanes:   {"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "metadata": map[string]any{"name": n, "namespace": ns}, "spec": map[string]any{"dataStoreName": id.TenantDataStoreName()}},
+		requiredTenantControlPlanes: {"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "metadata": map[string]any{"name": n, "namespace": ns,
+			"creationTimestamp": "2026-12-03T10:00:00Z", "ownerReferences": []any{map[string]any{
+				"apiVersion": tkv1alpha1.GroupVersion.String(), "kind": tkv1alpha1.NamespacedKind, "name": n, "uid": tenantUID, "controller": true, "blockOwnerDeletion": true}}},
+			"spec": map[string]any{"dataStoreName": id.TenantDataStoreName()}},
 		function.RequirementNamespace: {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "uid": tenantDemoUID}},
 	} {
 		o, err := fntest.Struct(obj)
@@ -123,7 +126,6 @@ func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
 		}
 		req.RequiredResources[key] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: o}}}
 	}
-	req.RequiredResources[requiredTenantClaims] = &fnv1.Resources{}
 	rsp, err := fntest.Run(fnAtBackupNow, req)
 	if err != nil {
 		t.Fatal(err)

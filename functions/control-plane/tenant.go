@@ -64,23 +64,19 @@ const (
 )
 
 // tenantPerClusterPrefixes are the prefixes above, for keeping what was
-// observed while the list of TenantClusters has not arrived.
+// observed while the list of KamajiControlPlanes has not arrived.
 var tenantPerClusterPrefixes = append([]string{nameTenantCSIBindingPrefix}, tenantUsagePrefixes...)
 
 // tenantUsagePrefixes are the prefixes of the per-cluster Usages.
 var tenantUsagePrefixes = []string{nameTenantEtcdUsagePrefix, nameTenantDataStoreUsagePrefix, nameTenantClientCAUsagePrefix, nameTenantClientUsagePrefix, nameTenantXRUsagePrefix}
 
-// requiredTenantClusters is the required-resources key of the
-// TenantClusters of the Tenant's namespace; requiredTenantClaims that of
-// its claims (KubernetesCluster), whose clusters compose their own
-// ClusterRoleBinding; requiredTenantControlPlanes that of its
-// KamajiControlPlanes (tenantkube's), which say which clusters use the
-// Tenant's DataStore.
-const (
-	requiredTenantClusters      = "tenant-clusters"
-	requiredTenantClaims        = "tenant-claims"
-	requiredTenantControlPlanes = "tenant-controlplanes"
-)
+// requiredTenantControlPlanes is the required-resources key of the
+// KamajiControlPlanes (tenantkube's) of the Tenant's namespace, which say
+// which TenantClusters it serves (tenantClusters). The Tenant asks for
+// nothing a tenant writes: TenantClusters and claims carry tenant-sized
+// specs, a KamajiControlPlane only what the control-plane step composed
+// within the XRD's bounds.
+const requiredTenantControlPlanes = "tenant-controlplanes"
 
 // tenantEtcdSite is the etcd of the tenant namespace ns on operator op,
 // shared by its TenantClusters: tenantEtcdBase in ns, labelled with the
@@ -110,15 +106,16 @@ func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.C
 // composes: the namespace's etcd
 // (EtcdCluster and cert-manager PKI, the claim path's builders keyed by
 // tenantEtcdBase) and the DataStore tenantkube.tenant.<ns>; for each
-// TenantCluster N served (tenantClusters: its KamajiControlPlane uses
-// that DataStore) the CSI controller's ClusterRoleBinding N's namespaced
+// TenantCluster N served (tenantClusters: its KamajiControlPlane, which
+// it controls, uses that DataStore) the CSI controller's ClusterRoleBinding N's namespaced
 // XR cannot compose and, with deletion order Usages, Usages keeping the
 // etcd, the DataStore, the client Secrets it reads and the Tenant itself
 // until N's KamajiControlPlane is gone; the etcd's leftovers for cleanup,
 // each kept by a Usage until the EtcdCluster is gone; where the platform
 // takes backups, the etcd's (planTenantBackups, placed by now). Until the
-// lists arrive the per-cluster objects observed are kept. It returns every bad
-// spec value, a decrease of the running etcd and a bad name at once.
+// KamajiControlPlanes arrive the per-cluster objects observed are kept.
+// It returns every bad spec value, a decrease of the running etcd and a
+// bad name at once.
 func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlaneInput, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
 	var errs field.ErrorList
 	errs = appendError(errs, function.ValidateDNSLabel(field.NewPath("metadata", "name"), ns, validation.DNS1123LabelMaxLength))
@@ -161,7 +158,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
 	}
-	requireTenantLists(p, r, ns)
+	requireTenantControlPlanes(p, ns)
 	p.Status = map[string]any{"dataStoreName": dsName}
 	if !arrived {
 		// Never shrink: what was composed for the clusters stays.
@@ -319,14 +316,10 @@ func composeTenantEtcdLeftovers(p *function.Plan, r *function.Request, site etcd
 	return present, nil
 }
 
-// requireTenantLists asks for the namespace's TenantClusters, claims and
-// KamajiControlPlanes (the Configuration package installs both XRDs, so
-// both kinds have a CRD).
-func requireTenantLists(p *function.Plan, r *function.Request, ns string) {
-	all := &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}}
-	for _, k := range []struct{ key, kind string }{{requiredTenantClusters, tkv1alpha1.NamespacedKind}, {requiredTenantClaims, tkv1alpha1.ClaimKind}} {
-		p.Require(k.key, &fnv1.ResourceSelector{ApiVersion: tkv1alpha1.GroupVersion.String(), Kind: k.kind, Match: all, Namespace: proto.String(ns)})
-	}
+// requireTenantControlPlanes asks for the namespace's KamajiControlPlanes
+// that tenantkube composed (managed-by tenantkube, cluster role
+// control-plane).
+func requireTenantControlPlanes(p *function.Plan, ns string) {
 	p.Require(requiredTenantControlPlanes, &fnv1.ResourceSelector{
 		ApiVersion: kamajiv1alpha2.GroupVersion.String(),
 		Kind:       kamajiv1alpha2.KamajiControlPlaneKind,
@@ -396,60 +389,36 @@ type dataStoreUser struct {
 // defaults when unset).
 type servedCluster struct {
 	Name, Schema, Username string
-	// Created is the TenantCluster's creation.
+	// Created is the creationTimestamp of the cluster's
+	// KamajiControlPlane (the TenantCluster itself is not read): its
+	// control plane, and so its state in the etcd, is no older.
 	Created time.Time
 }
 
-// tenantClusters are the TenantClusters, sorted by name, of namespace
-// ns that use the Tenant's DataStore dsName, and whether Crossplane has
-// answered every list it needs. A TenantCluster N is served when its name
-// is a cluster name, it does not yield to a claim N of the namespace
-// (yields: the older composes, a same-second tie goes to the one that has
-// composed), and a KamajiControlPlane N in ns names dsName: that leaves
-// out a TenantCluster its own function refuses, one that waits for the
-// DataStore, and any cluster of NS on another DataStore (a claim's, a
-// claimless XR's, a platform-shared one).
+// tenantClusters are the TenantClusters, sorted by name, of namespace ns
+// that use the Tenant's DataStore dsName, and whether Crossplane has
+// answered the list of KamajiControlPlanes. A TenantCluster N is served
+// when a KamajiControlPlane N in ns, whose name is a cluster name, names
+// dsName and is controlled by the TenantCluster N (servedBy). Only what
+// tenantkube composed is read, never a TenantCluster or a claim. That
+// leaves out a TenantCluster that composed no control plane (refused by
+// its own function, such as one yielding to a claim N, clash.go; waiting
+// for the DataStore) and any cluster of NS on another DataStore: a
+// claim's or a claimless XR's KamajiControlPlane names "<NS>.<N>"
+// (DataStoreName, one dot) or the input's dataStoreName (a DNS label,
+// validateInput), never tenantkube.tenant.<NS>, and a TenantCluster's
+// names a platform-shared one when the input sets it.
 func tenantClusters(r *function.Request, ns, dsName string) ([]servedCluster, bool, error) {
-	read := func(key string) ([]*sameNameObject, bool, error) {
-		items, arrived, err := function.Required[sameNameObject](r, key)
-		if err != nil {
-			return nil, true, field.InternalError(field.NewPath("requiredResources", key), fmt.Errorf("cannot decode the objects of %s: %w", ns, err))
-		}
-		return items, arrived, nil
-	}
-	items, arrived, err := read(requiredTenantClusters)
-	if err != nil {
-		return nil, true, err
-	}
-	claims, claimsArrived, err := read(requiredTenantClaims)
-	if err != nil {
-		return nil, true, err
-	}
-	kcps, kcpsArrived, err := function.Required[dataStoreUser](r, requiredTenantControlPlanes)
+	kcps, arrived, err := function.Required[dataStoreUser](r, requiredTenantControlPlanes)
 	if err != nil {
 		return nil, true, field.InternalError(field.NewPath("requiredResources", requiredTenantControlPlanes), fmt.Errorf("cannot decode the KamajiControlPlanes of %s: %w", ns, err))
 	}
-	claimed := map[string]metav1.Time{}
-	for _, c := range claims {
-		if c.Namespace == ns {
-			claimed[c.Name] = c.CreationTimestamp
-		}
-	}
-	onDataStore := map[string]*dataStoreUser{}
-	for _, k := range kcps {
-		if k.Namespace == ns && k.Spec.DataStoreName == dsName {
-			onDataStore[k.Name] = k
-		}
-	}
 	seen := map[string]bool{}
 	var out []servedCluster
-	for _, it := range items {
-		n := it.Name
-		kcp := onDataStore[n]
-		if it.Namespace != ns || seen[n] || kcp == nil || function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
-			continue
-		}
-		if c, ok := claimed[n]; ok && yields(it.CreationTimestamp.Time, c.Time, false, it.composed()) {
+	for _, kcp := range kcps {
+		n := kcp.Name
+		if kcp.Namespace != ns || seen[n] || kcp.Spec.DataStoreName != dsName || !servedBy(kcp, n) ||
+			function.ValidateDNSLabel(field.NewPath("metadata", "name"), n, function.MaxClusterNameLength) != nil {
 			continue
 		}
 		seen[n] = true
@@ -460,10 +429,19 @@ func tenantClusters(r *function.Request, ns, dsName string) ([]servedCluster, bo
 		if user == "" {
 			user = schema
 		}
-		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: it.CreationTimestamp.Time})
+		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: kcp.CreationTimestamp.Time})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, arrived && claimsArrived && kcpsArrived, nil
+	return out, arrived, nil
+}
+
+// servedBy reports whether the KamajiControlPlane kcp is controlled by
+// the TenantCluster n: Crossplane sets a controller reference to the XR
+// on each resource it composes, and an object has at most one controller
+// (Cluster API's owner reference to its Cluster is no controller).
+func servedBy(kcp *dataStoreUser, n string) bool {
+	c := metav1.GetControllerOfNoCopy(kcp)
+	return c != nil && c.APIVersion == tkv1alpha1.GroupVersion.String() && c.Kind == tkv1alpha1.NamespacedKind && c.Name == n
 }
 
 // setDataStoreCondition sets DataStoreReady from the observed EtcdCluster

@@ -66,18 +66,36 @@ func (c tenantCall) request(t *testing.T) *fnv1.RunFunctionRequest {
 	return req
 }
 
-// stamped is an object of kind in tenant-demo created at ts.
-func stamped(kind, n, ts string) string {
-	return "{apiVersion: tenantkube.io/v1alpha1, kind: " + kind + ", metadata: {name: " + n + ", namespace: tenant-demo, creationTimestamp: \"" + ts + "\"}}"
-}
+// kcpCreated is the creationTimestamp of the KamajiControlPlanes of
+// controlPlane.
+const kcpCreated = "2026-12-03T10:00:00Z"
 
-func tenantCluster(ns, n string) string {
-	return "{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: " + n + ", namespace: " + ns + "}}"
-}
-
-// controlPlane is the KamajiControlPlane n in ns on the DataStore ds.
+// controlPlane is the KamajiControlPlane n in ns on the DataStore ds as
+// the TenantCluster n composed it (Crossplane's controller reference,
+// beside Cluster API's owner reference to the Cluster n), created at
+// kcpCreated.
 func controlPlane(ns, n, ds string) string {
-	return "{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: " + n + ", namespace: " + ns + "}, spec: {dataStoreName: " + ds + "}}"
+	return controlPlaneOf(ns, n, ds, kcpCreated, controllerRef(tkv1alpha1.GroupVersion.String(), tkv1alpha1.NamespacedKind, n, true), capiOwner(n))
+}
+
+// controlPlaneOf is the KamajiControlPlane n in ns on the DataStore ds,
+// created at created, with the owner references owners (YAML).
+func controlPlaneOf(ns, n, ds, created string, owners ...string) string {
+	return "{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: " + n + ", namespace: " + ns +
+		", creationTimestamp: \"" + created + "\", labels: {app.kubernetes.io/managed-by: tenantkube, cluster.x-k8s.io/role: control-plane}, ownerReferences: [" +
+		strings.Join(owners, ", ") + "]}, spec: {dataStoreName: " + ds + "}}"
+}
+
+// controllerRef is an owner reference to apiVersion/kind name, the
+// controller when controller.
+func controllerRef(apiVersion, kind, name string, controller bool) string {
+	return fmt.Sprintf("{apiVersion: %s, kind: %s, name: %s, uid: 0a1b2c3d-0000-4000-8000-000000000001, controller: %t, blockOwnerDeletion: true}", apiVersion, kind, name, controller)
+}
+
+// capiOwner is Cluster API's owner reference to the Cluster n, which its
+// Cluster controller sets on the control plane (no controller).
+func capiOwner(n string) string {
+	return "{apiVersion: cluster.x-k8s.io/v1beta2, kind: Cluster, name: " + n + ", uid: 0a1b2c3d-0000-4000-8000-000000000002}"
 }
 
 // usageYAML is an observed Usage in tenant-demo of kind/name by the
@@ -156,7 +174,7 @@ type tenantSummary struct {
 	UsageOf     []string // Usage name: of kind/name(/namespace) by kind/name
 	DataStore   any
 	Clusters    any
-	Requirement string
+	Requirement string // the KamajiControlPlanes' selector
 }
 
 func summarize(t *testing.T, rsp *fnv1.RunFunctionResponse) tenantSummary {
@@ -196,10 +214,8 @@ func summarize(t *testing.T, rsp *fnv1.RunFunctionResponse) tenantSummary {
 		s.DataStore = fntest.Get(xr, "status", "dataStoreName")
 		s.Clusters = fntest.Get(xr, "status", "clusters")
 	}
-	for _, key := range []string{requiredTenantClusters, requiredTenantClaims, requiredTenantControlPlanes} {
-		if sel := rsp.GetRequirements().GetResources()[key]; sel != nil {
-			s.Requirement += sel.GetApiVersion() + " " + sel.GetKind() + " in " + sel.GetNamespace() + "; "
-		}
+	if sel := rsp.GetRequirements().GetResources()[requiredTenantControlPlanes]; sel != nil {
+		s.Requirement = sel.GetApiVersion() + " " + sel.GetKind() + " in " + sel.GetNamespace()
 	}
 	return s
 }
@@ -238,17 +254,9 @@ func TestPlanTenant(t *testing.T) {
 	binding := func(n string) string {
 		return "tenantkube:kcsi-controller:tenant-demo." + n + " -> tenant-demo/" + n + "-kcsi-controller tenantkube:kcsi-persistentvolumes"
 	}
-	const (
-		reqClusters = "tenantkube.io/v1alpha1 TenantCluster in tenant-demo; "
-		reqClaims   = "tenantkube.io/v1alpha1 KubernetesCluster in tenant-demo; "
-		reqKCPs     = "controlplane.cluster.x-k8s.io/v1alpha2 KamajiControlPlane in tenant-demo; "
-		req         = reqClusters + reqClaims + reqKCPs
-	)
+	const req = "controlplane.cluster.x-k8s.io/v1alpha2 KamajiControlPlane in tenant-demo"
 	secret := func(name string) string {
 		return `{apiVersion: v1, kind: Secret, type: kubernetes.io/tls, metadata: {name: ` + name + `, namespace: tenant-demo}}`
-	}
-	composedTC := func(n, ts string) string {
-		return "{apiVersion: tenantkube.io/v1alpha1, kind: TenantCluster, metadata: {name: " + n + ", namespace: tenant-demo, creationTimestamp: \"" + ts + "\"}, spec: {crossplane: {resourceRefs: [{kind: Cluster, name: " + n + "}]}}}"
 	}
 	type want = tenantSummary
 	etcdDefaults := want{Replicas: 3.0, Quota: "4080218931", Storage: "4Gi", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls", DataStore: tenantDS}
@@ -260,15 +268,14 @@ func TestPlanTenant(t *testing.T) {
 	}{
 		"Defaults": {
 			reason: "An empty spec gets 3 members of 4Gi on the default storage class; one TenantCluster on the DataStore gets its binding and the Usages of the etcd, the DataStore and the Tenant.",
-			args: tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {},
-				requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
+			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
 			want: with2(etcdDefaults, func(w *want) {
 				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("demo")...), []string{binding("demo")}, usage("demo"), 1.0, req
 			}),
 		},
 		"Sized": {
 			reason: "The spec's replicas, size and class are used as given.",
-			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {}}},
+			args:   tenantCall{name: "tenant-demo", spec: `{etcd: {replicas: 5, storageSize: 1Gi, storageClassName: fast}}`, input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantControlPlanes: {}}},
 			want: want{
 				Composed: with(), Replicas: 5.0, Quota: "1020054732", Storage: "1Gi", Class: "fast", Endpoint: endpoint, CASecret: base + "-ca", ClientCert: base + "-client-tls",
 				DataStore: tenantDS, Clusters: 0.0, Requirement: req,
@@ -276,22 +283,16 @@ func TestPlanTenant(t *testing.T) {
 		},
 		"InputStorageClass": {
 			reason: "Without spec.etcd.storageClassName the input's etcd class is used.",
-			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {}}},
+			args:   tenantCall{name: "tenant-demo", input: `{etcd: {storageClassName: slow}}`, required: map[string][]string{requiredTenantControlPlanes: {}}},
 			want:   with2(etcdDefaults, func(w *want) { w.Composed, w.Class, w.Clusters, w.Requirement = with(), "slow", 0.0, req }),
 		},
 		"OnlyClustersOnTheDataStore": {
-			reason: "Each TenantCluster of NS whose KamajiControlPlane uses the Tenant's DataStore gets its objects, in name order; none for one of another namespace, one with no cluster name, one without a KamajiControlPlane (waiting, or refused by its own function), one on another DataStore (platform-shared), or a KamajiControlPlane of another namespace.",
+			reason: "Each TenantCluster of NS whose KamajiControlPlane uses the Tenant's DataStore gets its objects, in name order; none for a KamajiControlPlane of another namespace, one with no cluster name, or one on another DataStore (platform-shared, or a claim's dedicated <NS>.<N>) though controlled by its TenantCluster.",
 			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{
-				requiredTenantClusters: {
-					tenantCluster("tenant-demo", "b"), tenantCluster("tenant-demo", "a"), tenantCluster("tenant-other", "c"),
-					tenantCluster("tenant-demo", "a23456789012345678901234567890123"), tenantCluster("tenant-demo", "waiting"),
-					tenantCluster("tenant-demo", "shared"), tenantCluster("tenant-demo", "elsewhere"),
-				},
-				requiredTenantClaims: {},
 				requiredTenantControlPlanes: {
-					controlPlane("tenant-demo", "a", tenantDS), controlPlane("tenant-demo", "b", tenantDS), controlPlane("tenant-other", "c", tenantDS),
+					controlPlane("tenant-demo", "b", tenantDS), controlPlane("tenant-demo", "a", tenantDS), controlPlane("tenant-other", "c", tenantDS),
 					controlPlane("tenant-demo", "a23456789012345678901234567890123", tenantDS), controlPlane("tenant-demo", "shared", "platform-shared"),
-					controlPlane("tenant-other", "elsewhere", tenantDS),
+					controlPlane("tenant-demo", "dedicated", "tenant-demo.dedicated"),
 				},
 			}},
 			want: with2(etcdDefaults, func(w *want) {
@@ -301,7 +302,6 @@ func TestPlanTenant(t *testing.T) {
 		"EveryEtcdDependencyProtected": {
 			reason: "The five PKI Secrets and the members' claims in NS are composed for cleanup and each gets a Usage by the EtcdCluster; the client CA and client certificate Secrets get one per cluster too; other Secrets are left alone.",
 			args: tenantCall{name: "tenant-demo", required: map[string][]string{
-				requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {},
 				requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)},
 				"cleanup-secret": {secret(base + "-ca"), secret(base + "-client-tls"), secret(base + "-server-tls"), secret(base + "-peer-tls"), secret(base + "-peer-ca"),
 					`{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}}`},
@@ -336,7 +336,7 @@ func TestPlanTenant(t *testing.T) {
 		"EtcdDependenciesWithoutClusters": {
 			reason: "With no cluster the etcd's Secrets and claims are still kept until the EtcdCluster is gone: deleting the Tenant deletes them after the etcd.",
 			args: tenantCall{name: "tenant-demo", required: map[string][]string{
-				requiredTenantClusters: {}, requiredTenantClaims: {}, requiredTenantControlPlanes: {},
+				requiredTenantControlPlanes:     {},
 				"cleanup-secret":                {secret(base + "-server-tls")},
 				"cleanup-persistentvolumeclaim": {`{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data-` + base + `-0, namespace: tenant-demo}}`},
 			}},
@@ -348,45 +348,35 @@ func TestPlanTenant(t *testing.T) {
 				w.Clusters, w.Requirement = 0.0, req
 			}),
 		},
-		"NameClash": {
-			reason: "A TenantCluster beside a claim of its name gets objects only when it does not yield: strictly older, or the same second once it has composed (the claim's XR composes the same binding otherwise).",
+		"OnlyTenantClusterControlPlanes": {
+			reason: "A KamajiControlPlane N on the Tenant's DataStore serves a cluster only when the TenantCluster N is its controller: not without owner references, with Cluster API's owner reference alone, with a TenantCluster N that is no controller, controlled by another TenantCluster, by a TenantCluster of another API group, or by an XKubernetesCluster (a claim's or a claimless XR's, the cluster a TenantCluster N yields to).",
 			args: tenantCall{name: "tenant-demo", input: `{deletionOrder: None}`, required: map[string][]string{
-				requiredTenantClusters: {stamped("TenantCluster", "older", "2026-01-01T00:00:00Z"), stamped("TenantCluster", "newer", "2026-01-02T00:00:00Z"),
-					stamped("TenantCluster", "tie", "2026-01-01T00:00:00Z"), composedTC("tiecomposed", "2026-01-01T00:00:00Z")},
-				requiredTenantClaims: {stamped("KubernetesCluster", "older", "2026-01-01T00:00:01Z"), stamped("KubernetesCluster", "newer", "2026-01-01T00:00:00Z"),
-					stamped("KubernetesCluster", "tie", "2026-01-01T00:00:00Z"), stamped("KubernetesCluster", "tiecomposed", "2026-01-01T00:00:00Z")},
-				requiredTenantControlPlanes: {controlPlane("tenant-demo", "older", tenantDS), controlPlane("tenant-demo", "newer", tenantDS),
-					controlPlane("tenant-demo", "tie", tenantDS), controlPlane("tenant-demo", "tiecomposed", tenantDS)},
+				requiredTenantControlPlanes: {
+					controlPlane("tenant-demo", "served", tenantDS),
+					controlPlaneOf("tenant-demo", "orphan", tenantDS, kcpCreated),
+					controlPlaneOf("tenant-demo", "capionly", tenantDS, kcpCreated, capiOwner("capionly")),
+					controlPlaneOf("tenant-demo", "notcontroller", tenantDS, kcpCreated, controllerRef(tkv1alpha1.GroupVersion.String(), tkv1alpha1.NamespacedKind, "notcontroller", false)),
+					controlPlaneOf("tenant-demo", "othername", tenantDS, kcpCreated, controllerRef(tkv1alpha1.GroupVersion.String(), tkv1alpha1.NamespacedKind, "served", true)),
+					controlPlaneOf("tenant-demo", "othergroup", tenantDS, kcpCreated, controllerRef("example.com/v1alpha1", tkv1alpha1.NamespacedKind, "othergroup", true)),
+					controlPlaneOf("tenant-demo", "claimed", tenantDS, kcpCreated, controllerRef(tkv1alpha1.GroupVersion.String(), tkv1alpha1.CompositeKind, "claimed", true), capiOwner("claimed")),
+				},
 			}},
 			want: with2(etcdDefaults, func(w *want) {
-				w.Composed, w.Bindings, w.Clusters, w.Requirement = with("kcsi-clusterrolebinding-older", "kcsi-clusterrolebinding-tiecomposed"), []string{binding("older"), binding("tiecomposed")}, 2.0, req
+				w.Composed, w.Bindings, w.Clusters, w.Requirement = with("kcsi-clusterrolebinding-served"), []string{binding("served")}, 1.0, req
 			}),
 		},
-		"ListsNotArrived": {
-			reason: "Before Crossplane answers the lists of TenantClusters and claims, the per-cluster objects observed are kept.",
+		"ControlPlanesNotArrived": {
+			reason: "Before Crossplane answers the list of KamajiControlPlanes, the per-cluster objects observed are kept and nothing new is composed for them.",
 			args: tenantCall{name: "tenant-demo",
-				required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}},
 				observed: map[string]string{"usage-tenant-by-kamajicontrolplane-demo": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-tenant-used-by-demo, namespace: tenant-demo}, spec: {of: {kind: Tenant, resourceRef: {name: tenant-demo, namespace: ""}}, by: {kind: KamajiControlPlane, resourceRef: {name: demo}}}}`}},
 			want: with2(etcdDefaults, func(w *want) {
 				w.Composed, w.UsageOf, w.Requirement = with("usage-tenant-by-kamajicontrolplane-demo"), usage("demo")[2:], req
 			}),
 		},
-		"ClaimsNotArrived": {
-			reason: "Without the claims, which TenantClusters compose is not known: nothing is composed for them, nothing observed dropped.",
-			args: tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")},
-				requiredTenantControlPlanes: {controlPlane("tenant-demo", "demo", tenantDS)}}},
-			want: with2(etcdDefaults, func(w *want) { w.Composed, w.Requirement = with(), req }),
-		},
-		"ControlPlanesNotArrived": {
-			reason: "Without the KamajiControlPlanes, which TenantClusters use the DataStore is not known: nothing new is composed for them.",
-			args:   tenantCall{name: "tenant-demo", required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "demo")}, requiredTenantClaims: {}}},
-			want:   with2(etcdDefaults, func(w *want) { w.Composed, w.Requirement = with(), req }),
-		},
 		"GoneClusterKeptWhileANewOneGetsItsUsages": {
 			reason: "Cluster one is gone and cluster two gets its first Usages: one's observed Usages are kept this reconcile (its CSI binding goes), so the Usage of the etcd by one is not deleted in the reconcile that creates two's (the in-use label would be taken off); cluster three, served and observed, is composed as computed (its old binding replaced).",
 			args: tenantCall{name: "tenant-demo",
-				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two"), tenantCluster("tenant-demo", "three")}, requiredTenantClaims: {},
-					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS), controlPlane("tenant-demo", "three", tenantDS)}},
+				required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS), controlPlane("tenant-demo", "three", tenantDS)}},
 				observed: map[string]string{
 					"kcsi-clusterrolebinding-three":                 `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "tenantkube:kcsi-controller:tenant-demo.three"}, subjects: [{kind: ServiceAccount, name: three-kcsi-controller, namespace: tenant-demo}], roleRef: {name: old}}`,
 					"usage-etcdcluster-by-kamajicontrolplane-three": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-three, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: three}}}}`,
@@ -403,8 +393,7 @@ func TestPlanTenant(t *testing.T) {
 		"GoneClusterKeptUntilEveryUsageIsObserved": {
 			reason: "Cluster two's etcd Usage is observed, its DataStore and Tenant Usages not yet (Crossplane stopped at an apply error): cluster one's Usages are kept.",
 			args: tenantCall{name: "tenant-demo",
-				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two")}, requiredTenantClaims: {},
-					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
+				required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
 				observed: map[string]string{
 					"usage-tenant-by-kamajicontrolplane-one":      usageYAML("one", "Tenant", "tenant-demo"),
 					"usage-etcdcluster-by-kamajicontrolplane-two": usageYAML("two", "EtcdCluster", base),
@@ -417,8 +406,7 @@ func TestPlanTenant(t *testing.T) {
 		"GoneClusterDropped": {
 			reason: "Once every Usage of cluster two is observed, cluster one's objects go.",
 			args: tenantCall{name: "tenant-demo",
-				required: map[string][]string{requiredTenantClusters: {tenantCluster("tenant-demo", "two")}, requiredTenantClaims: {},
-					requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
+				required: map[string][]string{requiredTenantControlPlanes: {controlPlane("tenant-demo", "two", tenantDS)}},
 				observed: map[string]string{
 					"usage-etcdcluster-by-kamajicontrolplane-one": usageYAML("one", "EtcdCluster", base),
 					"usage-etcdcluster-by-kamajicontrolplane-two": usageYAML("two", "EtcdCluster", base),
@@ -429,8 +417,8 @@ func TestPlanTenant(t *testing.T) {
 				w.Composed, w.Bindings, w.UsageOf, w.Clusters, w.Requirement = with(perCluster("two")...), []string{binding("two")}, usage("two"), 1.0, req
 			}),
 		},
-		"ListNotArrived": {
-			reason: "Before the TenantClusters arrive, the per-cluster objects observed are kept (never shrink), nothing new is composed for them.",
+		"ControlPlanesNotArrivedBindingKept": {
+			reason: "Before the KamajiControlPlanes arrive, the bindings observed are kept too (never shrink).",
 			args: tenantCall{name: "tenant-demo", observed: map[string]string{
 				"kcsi-clusterrolebinding-demo":                 `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "tenantkube:kcsi-controller:tenant-demo.demo"}, subjects: [{kind: ServiceAccount, name: demo-kcsi-controller, namespace: tenant-demo}], roleRef: {name: tenantkube:kcsi-persistentvolumes}}`,
 				"usage-etcdcluster-by-kamajicontrolplane-demo": `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage, metadata: {name: ` + base + `-used-by-demo, namespace: tenant-demo}, spec: {of: {kind: EtcdCluster, resourceRef: {name: ` + base + `}}, by: {kind: KamajiControlPlane, resourceRef: {name: demo}}}}`,

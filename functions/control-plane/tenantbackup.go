@@ -21,7 +21,8 @@ import (
 // its data in the etcd. One is taken once the lists have arrived and at
 // least one cluster's PKI has: until then the observed backups are kept.
 // With no cluster served there is nothing to back up; the first backup is
-// due from the oldest served cluster's creation.
+// due from the creation of the oldest served cluster's KamajiControlPlane
+// (servedCluster.Created).
 func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clusters []servedCluster, arrived bool, in *cpinput.ControlPlaneInput, now time.Time) *field.Error {
 	b := &in.Etcd.Backup
 	interval, ferr := backupInterval("", b)

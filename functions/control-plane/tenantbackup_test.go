@@ -43,18 +43,23 @@ const (
 	schemaB = "t0bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 )
 
+// tenantKCP is the KamajiControlPlane of the TenantCluster n in
+// tenant-demo on the Tenant's DataStore with dataStoreSchema schema,
+// created at created.
+func tenantKCP(n, schema, created string) string {
+	return "{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: " + n +
+		", namespace: tenant-demo, creationTimestamp: \"" + created + "\", ownerReferences: [" + controllerRef(tkv1alpha1.GroupVersion.String(), tkv1alpha1.NamespacedKind, n, true) +
+		"]}, spec: {dataStoreName: " + tenantDS + ", dataStoreSchema: " + schema + "}}"
+}
+
 // tenantBackupCall is the Tenant tenant-demo on a platform taking backups
-// (backupInput), serving TenantClusters a and b, with the PKI Secrets of
-// the clusters in withPKI.
+// (backupInput), serving TenantClusters a and b (their KamajiControlPlanes
+// created with the Tenant), with the PKI Secrets of the clusters in
+// withPKI.
 func tenantBackupCall(key *age.X25519Identity, withPKI ...string) tenantCall {
-	kcp := func(n, schema string) string {
-		return "{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: " + n +
-			", namespace: tenant-demo}, spec: {dataStoreName: " + tenantDS + ", dataStoreSchema: " + schema + "}}"
-	}
+	const created = "2026-12-03T10:00:00Z"
 	req := map[string][]string{
-		requiredTenantClusters:        {tenantCluster("tenant-demo", "a"), tenantCluster("tenant-demo", "b")},
-		requiredTenantClaims:          nil,
-		requiredTenantControlPlanes:   {kcp("a", schemaA), kcp("b", schemaB)},
+		requiredTenantControlPlanes:   {tenantKCP("a", schemaA, created), tenantKCP("b", schemaB, created)},
 		requiredBackupRecipient:       {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
 		function.RequirementNamespace: {tenantNamespace},
 		requiredBackupCredentials:     {scopedCredentials},
@@ -65,7 +70,7 @@ func tenantBackupCall(key *age.X25519Identity, withPKI ...string) tenantCall {
 			req[requiredBackupSourcePrefix+n+"."+role.Role] = []string{secretYAML(n+"-"+role.Role, map[string]string{"key": n + " " + role.Role})}
 		}
 	}
-	return tenantCall{name: "tenant-demo", spec: `{}`, input: backupInput, uid: tenantUID, created: "2026-12-03T10:00:00Z", required: req}
+	return tenantCall{name: "tenant-demo", spec: `{}`, input: backupInput, uid: tenantUID, created: created, required: req}
 }
 
 func planTenantAt(t *testing.T, c tenantCall, now time.Time) *function.Plan {
@@ -355,7 +360,7 @@ func TestTenantBackupsKeptWhileRequirementsArrive(t *testing.T) {
 	// The next slot: a backup is due.
 	later := backupNow.Add(24 * time.Hour)
 	for name, drop := range map[string][]string{
-		"NoLists":     {requiredTenantClusters, requiredTenantClaims, requiredTenantControlPlanes},
+		"NoLists":     {requiredTenantControlPlanes},
 		"NoNamespace": {function.RequirementNamespace},
 		"NoRecipient": {requiredBackupRecipient},
 		"NoPKI":       {requiredBackupSourcePrefix + "a.ca"},
@@ -388,7 +393,8 @@ func TestTenantBackupsKeptWhileRequirementsArrive(t *testing.T) {
 
 // A Tenant serving no TenantCluster has nothing to back up: BackupCurrent
 // is True (NothingToBackUp), never an alert. With clusters, the first
-// backup is due from the oldest one's creation, not the Tenant's.
+// backup is due from the creation of the oldest one's
+// KamajiControlPlane, not the Tenant's.
 func TestTenantBackupCurrent(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	condition := func(p *function.Plan) (bool, string) {
@@ -400,7 +406,7 @@ func TestTenantBackupCurrent(t *testing.T) {
 	}
 	idle := tenantBackupCall(key)
 	idle.created = "2026-11-01T00:00:00Z"
-	idle.required[requiredTenantClusters], idle.required[requiredTenantControlPlanes] = nil, nil
+	idle.required[requiredTenantControlPlanes] = nil
 	if ok, reason := condition(planTenantAt(t, idle, backupNow)); !ok || reason != tkv1alpha1.ReasonNothingToBackUp {
 		t.Errorf("a Tenant serving no cluster: BackupCurrent %v %s, want True %s", ok, reason, tkv1alpha1.ReasonNothingToBackUp)
 	}
@@ -416,7 +422,7 @@ func TestTenantBackupCurrent(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := tenantBackupCall(key) // no PKI: no backup is taken
 			c.created = "2026-11-01T00:00:00Z"
-			c.required[requiredTenantClusters] = []string{stamped("TenantCluster", "a", tc.created), stamped("TenantCluster", "b", "2026-12-03T11:00:00Z")}
+			c.required[requiredTenantControlPlanes] = []string{tenantKCP("a", schemaA, tc.created), tenantKCP("b", schemaB, "2026-12-03T11:00:00Z")}
 			if ok, reason := condition(planTenantAt(t, c, backupNow)); ok != tc.ok || reason != tc.reason {
 				t.Errorf("BackupCurrent %v %s, want %v %s", ok, reason, tc.ok, tc.reason)
 			}
