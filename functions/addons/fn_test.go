@@ -149,14 +149,14 @@ func TestValues(t *testing.T) {
 		"cilium MTU override": {
 			spec: "addons: {cilium: {valuesOverride: {MTU: 1450}}}", release: "cilium",
 			path: nil,
-			want: map[string]any{"MTU": 1450.0, "k8sServiceHost": "demo.tenant-demo.svc", "k8sServicePort": 6443.0,
+			want: map[string]any{"MTU": 1450.0, "k8sServiceHost": "demo.tenant-demo.svc.cluster.local", "k8sServicePort": 6443.0,
 				"routingMode": "tunnel", "enableIPv4Masquerade": true, "kubeProxyReplacement": true},
 		},
 		"cilium Wrapped layout nests defaults; override in wrapped layout": {
 			spec:    "addons: {cilium: {valuesOverride: {cilium: {MTU: 1450}}}}",
 			input:   "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\ncharts: {cilium: {valuesLayout: Wrapped}}",
 			release: "cilium",
-			want: map[string]any{"cilium": map[string]any{"MTU": 1450.0, "k8sServiceHost": "demo.tenant-demo.svc", "k8sServicePort": 6443.0,
+			want: map[string]any{"cilium": map[string]any{"MTU": 1450.0, "k8sServiceHost": "demo.tenant-demo.svc.cluster.local", "k8sServicePort": 6443.0,
 				"routingMode": "tunnel", "enableIPv4Masquerade": true, "kubeProxyReplacement": true}},
 		},
 		"cilium gateway API": {

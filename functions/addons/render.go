@@ -233,6 +233,9 @@ func BuildHelmRelease(id function.Identity, row *Addon, a *v1alpha1.Addons, src 
 		},
 		Spec: helmv2.HelmReleaseSpec{
 			Interval: releaseInterval,
+			// Kamaji's kubeconfig naming the short N.NS.svc: read by
+			// helm-controller, a pod of the management cluster whose
+			// search path resolves it.
 			KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{
 				Name: id.KubeconfigSecretName(), Key: function.KubeconfigSecretKey,
 			}},

@@ -322,13 +322,16 @@ func (a *Addon) On(c *Context) bool {
 	return a.Base || (a.Enabled != nil && a.Enabled(&c.Spec.Addons)) || (a.EnabledBy != nil && a.EnabledBy(c))
 }
 
-// ciliumDefaults: the tenant API server through its Service, port 6443;
+// ciliumDefaults: the tenant API server through its Service's fully
+// qualified name N.NS.svc.<clusterDomain>, port 6443 (Cilium's agents run
+// on the worker VMs, whose DNS has no management-cluster search path, and
+// resolve it there before any cluster DNS runs);
 // tunnel routing, MTU 1350, IPv4 masquerade; kube-proxy replacement (the
 // workers skip kube-proxy); with Gateway API, Cilium's Gateway
 // API support and its Envoy DaemonSet.
 func ciliumDefaults(c *Context) Values {
 	v := Values{
-		"k8sServiceHost":       c.ID.APIServerServiceHost(),
+		"k8sServiceHost":       c.ID.APIServerServiceFQDN(c.Input.ClusterDomain),
 		"k8sServicePort":       6443,
 		"routingMode":          "tunnel",
 		"MTU":                  1350,

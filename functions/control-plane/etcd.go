@@ -260,7 +260,11 @@ func buildDataStoreOf(site etcdSite, name string, labels map[string]string) *kam
 			Labels: labels,
 		},
 		Spec: kamajiv1alpha1.DataStoreSpec{
-			Driver:    kamajiv1alpha1.DriverEtcd,
+			Driver: kamajiv1alpha1.DriverEtcd,
+			// Short N.NS.svc: only pods of the management cluster dial it
+			// (Kamaji's controller and the tenant API servers), and their
+			// resolv.conf carries the cluster's search path, whatever its
+			// domain; the server certificate covers this very name.
 			Endpoints: []string{fmt.Sprintf("%s.%s.svc:%d", n.ClientService, site.Namespace, EtcdClientPort)},
 			TLSConfig: &kamajiv1alpha1.TLSConfig{
 				CertificateAuthority: kamajiv1alpha1.CertificateAuthority{

@@ -207,6 +207,9 @@ func validateInput(in *cpinput.ControlPlaneInput) error {
 	if in.Etcd.Replicas < 1 {
 		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")
 	}
+	if err := function.ValidateClusterDomain(p.Child("clusterDomain"), in.ClusterDomain); err != nil {
+		return err
+	}
 	if err := hostSettings(in).Validate(p); err != nil {
 		return err
 	}

@@ -111,7 +111,10 @@ func componentResources(path *field.Path, c tkv1alpha1.Component, cpuAllocationR
 // InternalIP then ExternalIP, a ClusterIP Service exposed by an SSL
 // passthrough Ingress on <host>:443 of UnservedIngressClass, and the
 // DataStore dataStoreName; the API server's extra flags, volumes and mounts
-// with those of spec.oidc (apiServerComponent).
+// with those of spec.oidc (apiServerComponent); the certSAN
+// N.NS.svc.<clusterDomain>, the Service's fully qualified name that worker
+// VMs and Cilium dial (their DNS has no management-cluster search path) and
+// that Kamaji's own names cover only under cluster.local.
 func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput,
 	version versions.KubernetesVersion, sizing controlPlaneSizing, host, dataStoreName string, auth authentication,
 ) *kamajiv1alpha2.KamajiControlPlane {
@@ -151,6 +154,7 @@ func buildKamajiControlPlane(id function.Identity, spec *tkv1alpha1.KubernetesCl
 			},
 			Network: &kamajiv1alpha2.NetworkSpec{
 				ServiceType: corev1.ServiceTypeClusterIP,
+				CertSANs:    []string{id.APIServerServiceFQDN(in.ClusterDomain)},
 				Ingress: &kamajiv1alpha2.IngressSpec{
 					Hostname:         host + ":443",
 					ClassName:        UnservedIngressClass,

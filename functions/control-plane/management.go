@@ -69,9 +69,11 @@ var errKubeconfigRefused = errors.New("refused")
 // arrived): a tenant holding a write role in NS can rewrite that Secret, so
 // nothing of it is taken as it is. The result has one cluster, one user
 // and one context: the server is the tenant API server's Service,
-// https://N.NS.svc:6443, set here; of the current context's cluster and
-// user only certificate-authority-data, client-certificate-data and
-// client-key-data are carried over, and only when the first two parse as
+// https://N.NS.svc:6443, set here (short: only the controllers' pods in
+// the management cluster read it, and their resolv.conf carries the
+// cluster's search path; Kamaji's certificate covers N.NS.svc); of the
+// current context's cluster and user only certificate-authority-data,
+// client-certificate-data and client-key-data are carried over, and only when the first two parse as
 // PEM certificates and the key is the certificate's (crypto/tls). Exec
 // plugins, auth providers, tokens and token files, user names and
 // passwords, impersonation, file paths, proxy URLs, TLS server names and

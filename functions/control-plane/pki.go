@@ -20,22 +20,17 @@ type etcdPKI struct {
 	Certificates map[string]*certmanagerv1.Certificate
 }
 
-// managementClusterDomain is the DNS domain of the management cluster
-// (the kubelet's --cluster-domain), under which cluster DNS answers a
-// member pod's reverse lookup: <member>.<headless>.<NS>.svc.<domain>.
-// Kubernetes' default; no platform setting changes it yet.
-const managementClusterDomain = "cluster.local"
-
 // buildEtcdPKI returns the etcd PKI of cluster id on operator op with
 // replicas members. The server certificate covers the client Service,
 // every member's headless name and localhost/127.0.0.1; the peer
-// certificate covers the members' headless names only (etcdPeerNames).
-func buildEtcdPKI(id function.Identity, op cpinput.EtcdOperator, replicas int32) etcdPKI {
-	return buildEtcdPKIOf(clusterEtcdSite(id, op), replicas)
+// certificate covers the members' headless names only (etcdPeerNames),
+// short and under clusterDomain, the management cluster's DNS domain.
+func buildEtcdPKI(id function.Identity, op cpinput.EtcdOperator, replicas int32, clusterDomain string) etcdPKI {
+	return buildEtcdPKIOf(clusterEtcdSite(id, op), replicas, clusterDomain)
 }
 
 // buildEtcdPKIOf returns the PKI of the etcd of site, as buildEtcdPKI.
-func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
+func buildEtcdPKIOf(site etcdSite, replicas int32, clusterDomain string) etcdPKI {
 	n, ns := site.Names, site.Namespace
 	// One apiVersion string and one labels map for every object: they are
 	// only read (marshalled), never changed.
@@ -69,6 +64,10 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 		return certmanagerv1.IssuerReference{Name: issuer, Kind: certmanagerv1.IssuerKind, Group: certmanagerv1.GroupVersion.Group}
 	}
 	caDuration := &metav1.Duration{Duration: 10 * 365 * 24 * 60 * 60 * 1e9}
+	// Short names: the etcd clients (Kamaji's controller, the tenant API
+	// servers, the operators) are pods of the management cluster that
+	// dial the short names the DataStore and the operators give, resolved
+	// through their search path; a client checks the name it dialed.
 	serverNames := append([]string{
 		n.ClientService, n.ClientService + "." + ns, n.ClientService + "." + ns + ".svc",
 	}, etcdMemberNames(site, replicas)...)
@@ -104,7 +103,7 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 				Usages: leafUsages(certmanagerv1.UsageServerAuth, certmanagerv1.UsageClientAuth),
 			}),
 			"etcd-peer-cert": cert(n.Peer, certmanagerv1.CertificateSpec{
-				CommonName: n.Cluster, DNSNames: etcdPeerNames(site), IssuerRef: by(n.PeerCAIssuer),
+				CommonName: n.Cluster, DNSNames: etcdPeerNames(site, clusterDomain), IssuerRef: by(n.PeerCAIssuer),
 				Usages: leafUsages(certmanagerv1.UsageServerAuth, certmanagerv1.UsageClientAuth),
 			}),
 			"etcd-client-cert": cert(n.Client, certmanagerv1.CertificateSpec{
@@ -119,8 +118,10 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 // members behind the headless Service, as the operators' peer URLs name
 // them (https://<member>.<headless>.<NS>.svc:2380: cozystack v0.5.4
 // controllers/helpers.go:136-138, Ænix v0.4.2
-// internal/controller/factory/statefulset.go:309) and under the cluster
-// domain. A member checks a
+// internal/controller/factory/statefulset.go:309) and under clusterDomain,
+// the management cluster's DNS domain (its kubelets' --cluster-domain),
+// under which cluster DNS answers a member pod's reverse lookup. A member
+// checks a
 // connecting peer's client certificate against the peer's address: the
 // reverse lookup's name, <member>.<headless>.<NS>.svc.<domain>, against
 // the wildcards, else forward lookups of the other names
@@ -128,9 +129,9 @@ func buildEtcdPKIOf(site etcdSite, replicas int32) etcdPKI {
 // same two names as cozystack v0.5.4's own peer certificate
 // (controllers/etcdcluster_controller.go:1800-1803). Nothing dials the
 // peer port on loopback or through the client Service.
-func etcdPeerNames(site etcdSite) []string {
+func etcdPeerNames(site etcdSite, clusterDomain string) []string {
 	wildcard := fmt.Sprintf("*.%s.%s.svc", site.Names.Headless, site.Namespace)
-	return []string{wildcard, wildcard + "." + managementClusterDomain}
+	return []string{wildcard, wildcard + "." + clusterDomain}
 }
 
 // etcdMemberNames are the DNS names of the etcd members of site behind

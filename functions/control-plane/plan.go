@@ -183,7 +183,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 			p.Add(nameEtcdCluster, etcd, site.ready())
 		}
 		p.Add(nameDataStore, ds, function.ReadyOnStatusReady)
-		pki := buildEtcdPKI(t.ID, in.Etcd.Operator, in.Etcd.Replicas)
+		pki := buildEtcdPKI(t.ID, in.Etcd.Operator, in.Etcd.Replicas, in.ClusterDomain)
 		for _, name := range sortedKeys(pki.Issuers) {
 			p.Add(name, pki.Issuers[name], readyOnReady)
 		}

@@ -130,6 +130,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 			},
 			Network: &kamajiv1alpha2.NetworkSpec{
 				ServiceType: "ClusterIP",
+				CertSANs:    []string{"demo.tenant-demo.svc.cluster.local"},
 				Ingress: &kamajiv1alpha2.IngressSpec{
 					Hostname:         "demo." + tenantHost + ":443",
 					ClassName:        "tenantkube-unserved",

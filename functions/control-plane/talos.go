@@ -64,13 +64,15 @@ func talosNodeGroups(spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.Control
 //     N-talos-ca-issuer;
 //   - once Kamaji's Service N has a cluster IP: the signer's serving
 //     Certificate N-talos-tls for N, N.NS, N.NS.svc,
-//     N.NS.svc.cluster.local and that IP (Talos workers dial the
-//     endpoint's addresses);
+//     N.NS.svc.<clusterDomain> and that IP (Talos workers dial the
+//     endpoint, N.NS.svc.<clusterDomain>, and its addresses);
 //   - once both Secrets are observed: on kcp, the talos-csr-signer
 //     container (port 50001, the Talos CA and serving certificate mounted,
 //     the machine token derived from the CA key: talos.DeriveTokens), its
 //     volumes talos-ca and talos-tls-cert, the Service port trustd 50001
-//     and the certSAN N.NS.svc (the workers' endpoint).
+//     and the certSAN N.NS.svc (the API server's certificate covers
+//     N.NS.svc.<clusterDomain>, the workers' endpoint, on every cluster:
+//     buildKamajiControlPlane).
 func composeTalos(p *function.Plan, r *function.Request, id function.Identity, in *cpinput.ControlPlaneInput, kcp *kamajiv1alpha2.KamajiControlPlane) *field.Error {
 	labels := id.Labels()
 	secret := func(name string) *fnv1.ResourceSelector {
@@ -114,7 +116,7 @@ func composeTalos(p *function.Plan, r *function.Request, id function.Identity, i
 	if len(services) == 1 && services[0].Spec.ClusterIP != "" && services[0].Spec.ClusterIP != corev1.ClusterIPNone {
 		host := id.APIServerServiceHost()
 		p.Add(nameTalosTLS, cert(talos.TLSSecretName(id), certmanagerv1.CertificateSpec{
-			CommonName: host, DNSNames: []string{id.Name, id.Name + "." + id.Namespace, host, host + ".cluster.local"},
+			CommonName: host, DNSNames: []string{id.Name, id.Name + "." + id.Namespace, host, id.APIServerServiceFQDN(in.ClusterDomain)},
 			IPAddresses: []string{services[0].Spec.ClusterIP}, IssuerRef: issuerRef(caIssuer),
 			Usages: []certmanagerv1.KeyUsage{certmanagerv1.UsageDigitalSignature, certmanagerv1.UsageKeyEncipherment, certmanagerv1.UsageServerAuth},
 		}), readyOnReady)

@@ -135,7 +135,7 @@ func TestTalosControlPlane(t *testing.T) {
 		fntest.Get(kcp, "spec", "network", "additionalServicePorts")); diff != "" {
 		t.Errorf("additionalServicePorts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]any{"demo.tenant-demo.svc"}, fntest.Get(kcp, "spec", "network", "certSANs")); diff != "" {
+	if diff := cmp.Diff([]any{"demo.tenant-demo.svc.cluster.local", "demo.tenant-demo.svc"}, fntest.Get(kcp, "spec", "network", "certSANs")); diff != "" {
 		t.Errorf("certSANs (-want +got):\n%s", diff)
 	}
 	for _, n := range fntest.DesiredNames(full) {

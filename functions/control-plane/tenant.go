@@ -146,7 +146,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	p := &function.Plan{}
 	p.Add(nameEtcdCluster, buildEtcd(site, in.Etcd.Version, *spec.Etcd.Replicas, storage, storageClass), site.ready())
 	p.Add(nameDataStore, buildDataStoreOf(site, dsName, function.TenantLabels(ns)), function.ReadyOnStatusReady)
-	pki := buildEtcdPKIOf(site, *spec.Etcd.Replicas)
+	pki := buildEtcdPKIOf(site, *spec.Etcd.Replicas, in.ClusterDomain)
 	for _, name := range sortedKeys(pki.Issuers) {
 		p.Add(name, pki.Issuers[name], readyOnReady)
 	}

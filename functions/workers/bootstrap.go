@@ -30,9 +30,28 @@ const (
 // disk, so kubelet and containerd state survive VM reboots.
 var persistentDirs = []string{"/var/lib/kubelet", "/var/lib/containerd"}
 
+// hashEndpoint is the tenant API server host in the spec a bootstrap hash
+// is computed from: its Service's short name N.NS.svc, whatever the
+// workers are given (N.NS.svc.<clusterDomain>). The endpoint names the same
+// Service under any domain, and the bootstrap template is updated in place
+// (machines created later join through the name given), so the endpoint's
+// domain (clusterDomain) rolls no running group.
+func hashEndpoint(id function.Identity) string { return id.APIServerServiceHost() }
+
+// kubeadmBootstrapHash is the bootstrap hash of kct (the machine
+// template's annotationBootstrapHash): canonicalHash of its spec with the
+// join endpoint's short name (hashEndpoint).
+func kubeadmBootstrapHash(id function.Identity, kct *bootstrapv1.KubeadmConfigTemplate) (string, error) {
+	spec := kct.Spec.DeepCopy()
+	spec.Template.Spec.JoinConfiguration.Discovery.BootstrapToken.APIServerEndpoint = fmt.Sprintf("%s:%d", hashEndpoint(id), apiServerPort)
+	return canonicalHash(*spec)
+}
+
 // buildKubeadmConfigTemplate returns the KubeadmConfigTemplate N-G of a
 // node group (CAPI v1beta2): a join through a bootstrap token to
-// N.NS.svc:6443 with the group's kubelet flags, the conntrack preflight
+// N.NS.svc.<clusterDomain>:6443 (fully qualified: the VM takes its DNS
+// servers from DHCP without the management cluster's search path) with the
+// group's kubelet flags, the conntrack preflight
 // check ignored, init skipping addon/kube-proxy (Cilium replaces it), the
 // persistent disk formatted once and bind-mounted over /var/lib/kubelet and
 // /var/lib/containerd, kubelet/kubeadm of the plan's patch version from the
@@ -57,7 +76,7 @@ func buildKubeadmConfigTemplate(id function.Identity, p nodeGroupPlan, in *v1alp
 				IgnorePreflightErrors: []string{"FileExisting-conntrack"},
 			},
 			Discovery: bootstrapv1.Discovery{BootstrapToken: bootstrapv1.BootstrapTokenDiscovery{
-				APIServerEndpoint: fmt.Sprintf("%s:%d", id.APIServerServiceHost(), apiServerPort),
+				APIServerEndpoint: fmt.Sprintf("%s:%d", id.APIServerServiceFQDN(in.ClusterDomain), apiServerPort),
 			}},
 		},
 		DiskSetup: bootstrapv1.DiskSetup{Filesystems: []bootstrapv1.Filesystem{{

@@ -67,7 +67,7 @@ func TestBuildKubeadmConfigTemplate(t *testing.T) {
 		t.Errorf("labels (-want +got):\n%s", d)
 	}
 	s := kct.Spec.Template.Spec
-	if got := s.JoinConfiguration.Discovery.BootstrapToken.APIServerEndpoint; got != "demo.tenant-foo.svc:6443" {
+	if got := s.JoinConfiguration.Discovery.BootstrapToken.APIServerEndpoint; got != "demo.tenant-foo.svc.cluster.local:6443" {
 		t.Errorf("join endpoint %q", got)
 	}
 	if d := cmp.Diff([]string{"FileExisting-conntrack"}, s.JoinConfiguration.NodeRegistration.IgnorePreflightErrors); d != "" {

@@ -30,7 +30,9 @@ const (
 )
 
 // tenantKubeconfigPath is the file the controllers read the tenant
-// kubeconfig from: super-admin.svc, which points at N.NS.svc.
+// kubeconfig from: super-admin.svc, which points at N.NS.svc (short: the
+// controllers are pods of the management cluster, whose search path
+// resolves it; nothing on a worker VM reads this kubeconfig).
 var tenantKubeconfigPath = kubeconfigMountPath + "/" + function.KubeconfigSecretKey
 
 // controller is one once-per-cluster controller Deployment with its

@@ -91,10 +91,10 @@ func TestCanonicalHashPinned(t *testing.T) {
 		want string
 	}{
 		"kubeadm config template spec, registry mirror": {
-			buildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e",
+			buildKubeadmConfigTemplate(testID, kctPlan, kctIn).Spec, "57141df256c20220a68cfda095a899a223f776baca967acac882381a2752de8d",
 		},
 		"kubeadm config template spec, defaults": {
-			buildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "c388887d9621542a27649c636a66a68b80ee12c51e981f5a056671b06ed08caf",
+			buildKubeadmConfigTemplate(testID, explicitPlan, defaultInput()).Spec, "cd3912ebcf71d7bafe4377870d3f5ab15ee1fadc23934222aee589b1a3b779ef",
 		},
 		"machine template spec, instance type": {kmt(kctPlan, "0123456789abcdef0123"), "67eabc90d92b0a665e4412d8b356e8732ccbfcb15defc79febc58a44125f24ea"},
 		"machine template spec, explicit":      {kmt(explicitPlan, "fedcba9876543210"), "4fefbbe26d58f0d70e6937d1bc54731197cc382e8ecc4740709daa74c98780b9"},
@@ -228,13 +228,19 @@ func TestTemplateHash(t *testing.T) {
 	}
 
 	// The bootstrap hash of md0's KubeadmConfigTemplate with a registry
-	// mirror is its spec's canonicalHash, pinned above.
-	got, err := canonicalHash(buildKubeadmConfigTemplate(testID, md0, mirrored).Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; got != want {
-		t.Errorf("bootstrap hash %s, want %s", got, want)
+	// mirror is its spec's canonicalHash with the join endpoint's short
+	// name (hashEndpoint): the same under any clusterDomain, so the
+	// endpoint's domain rolls no running group.
+	for _, domain := range []string{"cluster.local", "corp.example"} {
+		in := mirrored.DeepCopy()
+		in.ClusterDomain = domain
+		got, err := kubeadmBootstrapHash(testID, buildKubeadmConfigTemplate(testID, md0, in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "e9c112ae76ec18168cc08244a019ca4ecb32f9cd58b5e0990f464520287fce0e"; got != want {
+			t.Errorf("clusterDomain %s: bootstrap hash %s, want %s", domain, got, want)
+		}
 	}
 }
 

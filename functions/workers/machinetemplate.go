@@ -50,9 +50,10 @@ var vmEphemeralStorage = presets.EphemeralStorage
 // node group (CAPI provider KubeVirt v1alpha1), named
 // N-G-<templateHash of its spec>, so any change of the VM gives a new name
 // and CAPI rolls the group. image is the container disk for the plan's
-// minor version; bootstrapHash is canonicalHash of the group's
-// KubeadmConfigTemplate spec (an annotation of the VM template, so
-// bootstrap changes roll too). It returns an error when resources.cpu is
+// minor version; bootstrapHash is canonicalHash of the group's bootstrap
+// template spec with the endpoint's short name (kubeadmBootstrapHash,
+// talosBootstrapHash; an annotation of the VM template, so bootstrap
+// changes roll too). It returns an error when resources.cpu is
 // not a whole number of cores or the spec does not hash.
 //
 // Placement (antiAffinity): unset is Soft, except for a group whose observed

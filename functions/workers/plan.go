@@ -238,19 +238,20 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 	var bootstrapHash, bootstrapName string
 	if isTalos(gp.Group, in) {
 		gp.TalosImageURL = in.Talos.ImageURL(talos.SchematicID, talos.Version)
-		tct, err := buildTalosConfigTemplate(id, gp, talosTemplate{Spec: talos, Platform: in.Talos, PodCIDR: in.PodCIDR, ServiceCIDR: in.ServiceCIDR, PKI: *pki})
+		tt := talosTemplate{Spec: talos, Platform: in.Talos, PodCIDR: in.PodCIDR, ServiceCIDR: in.ServiceCIDR, Endpoint: id.APIServerServiceFQDN(in.ClusterDomain), PKI: *pki}
+		tct, err := buildTalosConfigTemplate(id, gp, tt)
 		if err != nil {
 			return "", err
 		}
 		bootstrap, bootstrapName = tct, talosBootstrapResourceName(gp.Name)
-		bootstrapHash, err = canonicalHash(tct.Spec)
+		bootstrapHash, err = talosBootstrapHash(id, gp, tt)
 		if err != nil {
 			return "", err
 		}
 	} else {
 		kct := buildKubeadmConfigTemplate(id, gp, in)
 		bootstrap, bootstrapName = kct, bootstrapResourceName(gp.Name)
-		bootstrapHash, err = canonicalHash(kct.Spec)
+		bootstrapHash, err = kubeadmBootstrapHash(id, kct)
 		if err != nil {
 			return "", err
 		}

@@ -40,6 +40,10 @@ type talosTemplate struct {
 	Platform inputv1alpha1.TalosPlatform
 	// PodCIDR and ServiceCIDR are the tenant cluster's networks.
 	PodCIDR, ServiceCIDR string
+	// Endpoint is the tenant API server host the workers dial: its
+	// Service's fully qualified name N.NS.svc.<clusterDomain>
+	// (hashEndpoint for the bootstrap hash).
+	Endpoint string
 	// PKI is the observed Talos CA and Kubernetes CA.
 	PKI talosPKI
 }
@@ -115,6 +119,18 @@ func requireTalosPKI(p *function.Plan, r *function.Request, id function.Identity
 	return out, nil
 }
 
+// talosBootstrapHash is the bootstrap hash of the TalosConfigTemplate of
+// p and t (the machine template's annotationBootstrapHash): canonicalHash
+// of its spec with the endpoint's short name (hashEndpoint).
+func talosBootstrapHash(id function.Identity, p nodeGroupPlan, t talosTemplate) (string, error) {
+	t.Endpoint = hashEndpoint(id)
+	tct, err := buildTalosConfigTemplate(id, p, t)
+	if err != nil {
+		return "", err
+	}
+	return canonicalHash(tct.Spec)
+}
+
 // buildTalosConfigTemplate returns the TalosConfigTemplate N-G of a Talos
 // node group (CABPT v1alpha3): a worker (generateType join) of spec.talos's
 // release, hostnamed after its Machine, with one strategic patch of the
@@ -154,9 +170,10 @@ func buildTalosConfigTemplate(id function.Identity, p nodeGroupPlan, t talosTemp
 //     accepts (talos.DeriveTokens);
 //   - cluster.ca.crt and cluster.token: Kamaji's Kubernetes CA (N-ca) and
 //     the kubelet's bootstrap token;
-//   - cluster.controlPlane.endpoint: the tenant API server Service,
-//     https://N.NS.svc:6443, resolved by the management cluster's DNS the
-//     VM gets from its pod network;
+//   - cluster.controlPlane.endpoint: the tenant API server Service by its
+//     fully qualified name, https://N.NS.svc.<clusterDomain>:6443: the VM
+//     takes its DNS servers from DHCP without the management cluster's
+//     search path, so a short N.NS.svc would not resolve there;
 //   - cluster.network: the platform's pod and service CIDRs (the kubelet's
 //     cluster DNS is the service CIDR's 10th address), no CNI (Cilium is
 //     an add-on); cluster.proxy disabled (Cilium replaces kube-proxy);
@@ -200,7 +217,7 @@ func talosPatch(id function.Identity, p nodeGroupPlan, t talosTemplate) map[stri
 		"cluster": map[string]any{
 			"ca":           map[string]any{"crt": base64.StdEncoding.EncodeToString(t.PKI.ClusterCACert)},
 			"token":        t.PKI.Tokens.ClusterToken(),
-			"controlPlane": map[string]any{"endpoint": fmt.Sprintf("https://%s:%d", id.APIServerServiceHost(), apiServerPort)},
+			"controlPlane": map[string]any{"endpoint": fmt.Sprintf("https://%s:%d", t.Endpoint, apiServerPort)},
 			"network": map[string]any{
 				"podSubnets":     []any{t.PodCIDR},
 				"serviceSubnets": []any{t.ServiceCIDR},

@@ -166,7 +166,7 @@ serviceCIDR: 10.96.0.0/16`)))
 	for path, want := range map[string]any{
 		"machine.install.image":                               "registry.example.com/talos/installer/" + strings.Repeat("ab", 32) + ":v1.13.2",
 		"machine.nodeLabels.gpu":                              "on",
-		"cluster.controlPlane.endpoint":                       "https://demo.tenant-foo.svc:6443",
+		"cluster.controlPlane.endpoint":                       "https://demo.tenant-foo.svc.cluster.local:6443",
 		"cluster.network.cni.name":                            "none",
 		"cluster.proxy.disabled":                              true,
 		"cluster.discovery.enabled":                           false,

@@ -46,8 +46,10 @@ func (id Identity) KubeconfigSecretName() string { return id.Prefixed("admin-kub
 // tenant API server's Service.
 const KubeconfigSecretKey = "super-admin.svc"
 
-// APIServerServiceHost is the in-cluster address of the tenant API server
-// Service Kamaji creates: N.NS.svc.
+// APIServerServiceHost is the short in-cluster address of the tenant API
+// server Service Kamaji creates, N.NS.svc: it resolves only through the
+// search path of a pod in the management cluster, so it is for those pods
+// alone (APIServerServiceFQDN is for everything else).
 func (id Identity) APIServerServiceHost() string { return id.Name + "." + id.Namespace + ".svc" }
 
 // ClusterResourceName is the composed-resource name of the Cluster API
@@ -109,4 +111,19 @@ func checkReservedLabels(labels map[string]string, name string, namespaced bool)
 		}
 	}
 	return errs
+}
+
+// APIServerServiceFQDN is the fully qualified name of the tenant API server
+// Service Kamaji creates, N.NS.svc.<clusterDomain>: the address handed to
+// whatever resolves it without the management cluster's search path (a
+// worker VM, whose DNS comes from DHCP, and the tenant's pods on it).
+func (id Identity) APIServerServiceFQDN(clusterDomain string) string {
+	return ServiceFQDN(id.Name, id.Namespace, clusterDomain)
+}
+
+// ServiceFQDN is the fully qualified name of Service name in namespace ns
+// of the management cluster, whose DNS domain is clusterDomain:
+// name.ns.svc.<clusterDomain>, which resolves with no search path.
+func ServiceFQDN(name, ns, clusterDomain string) string {
+	return name + "." + ns + ".svc." + clusterDomain
 }

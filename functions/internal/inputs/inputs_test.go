@@ -36,7 +36,7 @@ func TestSharedSettingsAgree(t *testing.T) {
 			shared = append(shared, k)
 		}
 	}
-	want := []string{"allowedHostSuffixes", "allowedTenantHostSuffixes", "baseDomain", "cpuAllocationRatio", "defaultWorkerOS", "deletionOrder", "ingressClassName", "maxCleanupObjects", "podCIDR", "remoteStorageClasses", "serviceCIDR"}
+	want := []string{"allowedHostSuffixes", "allowedTenantHostSuffixes", "baseDomain", "clusterDomain", "cpuAllocationRatio", "defaultWorkerOS", "deletionOrder", "ingressClassName", "maxCleanupObjects", "podCIDR", "remoteStorageClasses", "serviceCIDR"}
 	if !sameSet(shared, want) {
 		t.Errorf("settings read by several functions = %v, want %v", shared, want)
 	}
@@ -58,8 +58,9 @@ func TestSharedSettingsAgree(t *testing.T) {
 		}
 	}
 	// The defaults themselves (docs/architecture.md: service CIDR
-	// 10.95.0.0/16; CPU allocation ratio 10; nginx ingress class).
-	for k, v := range map[string]any{"serviceCIDR": "10.95.0.0/16", "cpuAllocationRatio": float64(10), "ingressClassName": "nginx", "deletionOrder": "Usages"} {
+	// 10.95.0.0/16; CPU allocation ratio 10; nginx ingress class;
+	// Kubernetes' default cluster domain).
+	for k, v := range map[string]any{"serviceCIDR": "10.95.0.0/16", "cpuAllocationRatio": float64(10), "ingressClassName": "nginx", "deletionOrder": "Usages", "clusterDomain": "cluster.local"} {
 		if got := defaults[0][k]; got != v {
 			t.Errorf("default of %s = %v, want %v", k, got, v)
 		}

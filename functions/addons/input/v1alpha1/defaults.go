@@ -174,6 +174,9 @@ func (in *AddonsInput) Default() {
 	if in.ServiceCIDR == "" {
 		in.ServiceCIDR = DefaultServiceCIDR
 	}
+	if in.ClusterDomain == "" {
+		in.ClusterDomain = function.DefaultClusterDomain
+	}
 	if in.SourceInterval == nil {
 		in.SourceInterval = &metav1.Duration{Duration: DefaultSourceInterval}
 	}
@@ -254,6 +257,9 @@ func (in *AddonsInput) Validate() error {
 	}
 	if _, err := TenthAddress(in.ServiceCIDR); err != nil {
 		return field.Invalid(root.Child("serviceCIDR"), in.ServiceCIDR, err.Error())
+	}
+	if err := function.ValidateClusterDomain(root.Child("clusterDomain"), in.ClusterDomain); err != nil {
+		return err
 	}
 	if err := in.HostSettings().Validate(root); err != nil {
 		return err

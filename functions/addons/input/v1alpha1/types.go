@@ -36,6 +36,19 @@ type AddonsInput struct {
 	// +optional
 	ServiceCIDR string `json:"serviceCIDR,omitempty"`
 
+	// ClusterDomain is the management cluster's DNS domain (its kubelets'
+	// --cluster-domain), not the tenant clusters' own. Cilium's
+	// k8sServiceHost is the tenant API server Service's fully qualified
+	// name N.NS.svc.<clusterDomain>: Cilium's agents resolve it on the
+	// worker VMs, whose DNS has no management-cluster search path. The
+	// same setting in the three function inputs: set it once, in the
+	// platform settings EnvironmentConfig. A DNS subdomain of at most 119
+	// characters.
+	// +kubebuilder:default="cluster.local"
+	// +kubebuilder:validation:MaxLength=119
+	// +optional
+	ClusterDomain string `json:"clusterDomain,omitempty"`
+
 	// SourceInterval is how often the Flux source objects this function
 	// emits (managed chart sources) are reconciled.
 	// +kubebuilder:default="1h"

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // Defaults of the control-plane function input.
@@ -97,6 +98,19 @@ type ControlPlaneInput struct {
 	// +kubebuilder:default="10.95.0.0/16"
 	// +optional
 	ServiceCIDR string `json:"serviceCIDR,omitempty"`
+
+	// ClusterDomain is the management cluster's DNS domain (its kubelets'
+	// --cluster-domain). The tenant API server's certificate and the Talos
+	// signer's certificate cover N.NS.svc.<clusterDomain>, the name worker
+	// VMs dial (their DNS has no management-cluster search path), and each
+	// etcd peer certificate covers *.<headless>.<NS>.svc.<clusterDomain>,
+	// the name a member's reverse lookup answers with. The same setting in
+	// the three function inputs: set it once, in the platform settings
+	// EnvironmentConfig. A DNS subdomain of at most 119 characters.
+	// +kubebuilder:default="cluster.local"
+	// +kubebuilder:validation:MaxLength=119
+	// +optional
+	ClusterDomain string `json:"clusterDomain,omitempty"`
 
 	// CPUAllocationRatio divides a control-plane component's CPU limit to give
 	// its CPU request.
@@ -405,6 +419,9 @@ func (in *ControlPlaneInput) Default() {
 	}
 	if in.ServiceCIDR == "" {
 		in.ServiceCIDR = DefaultServiceCIDR
+	}
+	if in.ClusterDomain == "" {
+		in.ClusterDomain = function.DefaultClusterDomain
 	}
 	if in.CPUAllocationRatio == 0 {
 		in.CPUAllocationRatio = DefaultCPUAllocationRatio

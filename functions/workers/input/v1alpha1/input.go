@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
@@ -324,6 +325,19 @@ type WorkersInput struct {
 	// +kubebuilder:default="10.95.0.0/16"
 	// +optional
 	ServiceCIDR string `json:"serviceCIDR,omitempty"`
+
+	// ClusterDomain is the management cluster's DNS domain (its kubelets'
+	// --cluster-domain). Worker VMs take their DNS servers from DHCP
+	// without the management cluster's search path, so the tenant API
+	// server endpoint they join (kubeadm's apiServerEndpoint, Talos's
+	// cluster.controlPlane.endpoint) is its Service's fully qualified name
+	// N.NS.svc.<clusterDomain>. The same setting in the three function
+	// inputs: set it once, in the platform settings EnvironmentConfig. A
+	// DNS subdomain of at most 119 characters.
+	// +kubebuilder:default="cluster.local"
+	// +kubebuilder:validation:MaxLength=119
+	// +optional
+	ClusterDomain string `json:"clusterDomain,omitempty"`
 }
 
 // TalosPlatform is where Talos workers get their OS disk image and
@@ -643,6 +657,7 @@ func (in *WorkersInput) Default() {
 	setDefault(&in.Talos.InstallerRepository, DefaultTalosInstallerRepository)
 	setDefault(&in.PodCIDR, DefaultPodCIDR)
 	setDefault(&in.ServiceCIDR, DefaultServiceCIDR)
+	setDefault(&in.ClusterDomain, function.DefaultClusterDomain)
 }
 
 // Validate checks a defaulted input. It returns a *field.Error naming the
@@ -710,6 +725,9 @@ func (in *WorkersInput) Validate() error {
 	}
 	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {
 		return field.Required(p.Child("registryMirror", "secretName"), "must name a Secret")
+	}
+	if err := function.ValidateClusterDomain(p.Child("clusterDomain"), in.ClusterDomain); err != nil {
+		return err
 	}
 	return in.validateTalos(p)
 }
