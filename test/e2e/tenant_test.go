@@ -273,13 +273,15 @@ func (e *env) capiBuildsNodeGroup(t *testing.T, ta *tenantAPI) {
 		errorf(t, "bootstrap data %s has no kubeadm join:\n%s", dataSecret, data)
 	}
 	// It joins the endpoint our KubeadmConfigTemplate names (the tenant API
-	// Service, reachable from the VMs) and pins the tenant cluster's CA, the
-	// one Kamaji wrote to N-ca (kubeadm's sha256 of the public key info).
+	// Service by its fully qualified name under the platform's default
+	// clusterDomain: a VM resolves it without the management cluster's
+	// search path) and pins the tenant cluster's CA, the one Kamaji wrote to
+	// N-ca (kubeadm's sha256 of the public key info).
 	kct, err := get(ctx, e.c, gvkKCT, demoNS, demo+"-md0")
 	e.must(t, err, "KubeadmConfigTemplate")
 	endpoint, _, _ := unstructured.NestedString(kct.Object, "spec", "template", "spec", "joinConfiguration", "discovery", "bootstrapToken", "apiServerEndpoint")
-	if endpoint != demo+"."+demoNS+".svc:6443" {
-		errorf(t, "KubeadmConfigTemplate join endpoint %q, want %s.%s.svc:6443 (the tenant API Service)", endpoint, demo, demoNS)
+	if endpoint != demo+"."+demoNS+".svc.cluster.local:6443" {
+		errorf(t, "KubeadmConfigTemplate join endpoint %q, want %s.%s.svc.cluster.local:6443 (the tenant API Service)", endpoint, demo, demoNS)
 	}
 	if !strings.Contains(data, "apiServerEndpoint: "+endpoint) {
 		errorf(t, "bootstrap data %s does not join %s:\n%s", dataSecret, endpoint, data)
