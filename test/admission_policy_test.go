@@ -34,13 +34,13 @@ const (
 	maxSizeKey     = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 )
 
-// admitted evaluates v on one request by username (an authenticated user
-// with no other group) and reports whether it admits it, with the messages
+// admitted evaluates v on one request by username (an authenticated user,
+// in groups besides system:authenticated) and reports whether it admits it, with the messages
 // of its denials.
-func admitted(t *testing.T, v validating.Validator, op admission.Operation, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, sub string, obj, old *unstructured.Unstructured, params runtime.Object, username string) (bool, string) {
+func admitted(t *testing.T, v validating.Validator, op admission.Operation, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, sub string, obj, old *unstructured.Unstructured, params runtime.Object, username string, groups ...string) (bool, string) {
 	t.Helper()
 	decisions := evaluate(t, v, admissionRequest{op: op, gvr: gvr, gvk: gvk, sub: sub, obj: obj, old: old, params: params,
-		user: &user.DefaultInfo{Name: username, Groups: []string{"system:authenticated"}}})
+		user: &user.DefaultInfo{Name: username, Groups: append([]string{"system:authenticated"}, groups...)}})
 	msg := ""
 	ok := true
 	for _, d := range decisions {

@@ -8,26 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 const fluxPolicyFile = "deploy/flux-policy.yaml"
-
-// fluxAdmitted is admitted for a requester with groups besides
-// system:authenticated.
-func fluxAdmitted(t *testing.T, v validating.Validator, op admission.Operation, gvr schema.GroupVersionResource, obj, old *unstructured.Unstructured, name string, groups ...string) (bool, string) {
-	t.Helper()
-	decisions := evaluate(t, v, admissionRequest{op: op, gvr: gvr, gvk: obj.GroupVersionKind(), obj: obj, old: old,
-		user: &user.DefaultInfo{Name: name, Groups: append([]string{"system:authenticated"}, groups...)}})
-	var msgs []string
-	for _, d := range decisions {
-		if d.Action != validating.ActionAdmit {
-			msgs = append(msgs, d.Message)
-		}
-	}
-	return len(msgs) == 0, strings.Join(msgs, "; ")
-}
 
 // TestFluxPolicy evaluates deploy/flux-policy.yaml with kube-apiserver's
 // own validator. Flux applies a HelmRelease or Kustomization without
@@ -127,7 +110,7 @@ spec:
 	}
 	for _, m := range moves {
 		for _, r := range requesters {
-			ok, msg := fluxAdmitted(t, v, m.op, m.gvr, m.obj, m.old, r.name, r.groups...)
+			ok, msg := admitted(t, v, m.op, m.gvr, m.obj.GroupVersionKind(), "", m.obj, m.old, nil, r.name, r.groups...)
 			want := r.platform || m.tenantOK
 			if ok != want {
 				t.Errorf("%s by %s %v: admitted %t, want %t (%s)", m.name, r.name, r.groups, ok, want, msg)
@@ -150,7 +133,7 @@ spec:
 		if _, ok, _ := unstructured.NestedMap(o.obj.Object, "spec", "kubeConfig"); !ok {
 			t.Errorf("%s has no spec.kubeConfig: Flux would install it into the management cluster", what)
 		}
-		if ok, msg := fluxAdmitted(t, v, admission.Create, hrGVR, o.obj, nil, "system:serviceaccount:crossplane-system:crossplane"); !ok {
+		if ok, msg := admitted(t, v, admission.Create, hrGVR, o.obj.GroupVersionKind(), "", o.obj, nil, nil, "system:serviceaccount:crossplane-system:crossplane"); !ok {
 			t.Errorf("%s: Crossplane's create refused: %s", what, msg)
 		}
 		dropped := o.obj.DeepCopy()
@@ -158,10 +141,10 @@ spec:
 		redirected := o.obj.DeepCopy()
 		_ = unstructured.SetNestedField(redirected.Object, "evil-kubeconfig", "spec", "kubeConfig", "secretRef", "name")
 		for name, changed := range map[string]*unstructured.Unstructured{"drop kubeConfig": dropped, "redirect kubeConfig": redirected} {
-			if ok, _ := fluxAdmitted(t, v, admission.Update, hrGVR, changed, o.obj, "eve"); ok {
+			if ok, _ := admitted(t, v, admission.Update, hrGVR, changed.GroupVersionKind(), "", changed, o.obj, nil, "eve"); ok {
 				t.Errorf("%s: %s by a tenant admitted", what, name)
 			}
-			if ok, msg := fluxAdmitted(t, v, admission.Update, hrGVR, changed, o.obj, "system:serviceaccount:crossplane-system:crossplane"); !ok {
+			if ok, msg := admitted(t, v, admission.Update, hrGVR, changed.GroupVersionKind(), "", changed, o.obj, nil, "system:serviceaccount:crossplane-system:crossplane"); !ok {
 				t.Errorf("%s: %s by Crossplane refused: %s", what, name, msg)
 			}
 		}

@@ -21,11 +21,11 @@ func TestReservedLabels(t *testing.T) {
 		namespaced bool
 		want       field.ErrorList
 	}{
-		"None":            {},
-		"TenantsOwn":      {labels: map[string]string{"team": "a", "app.kubernetes.io/part-of": "x", "e2e.tenantkube.io/run": "1"}, namespaced: true},
-		"OwnComposite":    {labels: map[string]string{LabelComposite: "demo"}, namespaced: true},
-		"InUse":           {labels: map[string]string{"crossplane.io/in-use": "true"}},
-		"ClaimOfClaimXR":  {labels: map[string]string{LabelClaimName: "demo", LabelClaimNamespace: "tenant-a", LabelComposite: "demo"}},
+		"None":           {},
+		"TenantsOwn":     {labels: map[string]string{"team": "a", "app.kubernetes.io/part-of": "x", "e2e.tenantkube.io/run": "1"}, namespaced: true},
+		"OwnComposite":   {labels: map[string]string{LabelComposite: "demo"}, namespaced: true},
+		"InUse":          {labels: map[string]string{"crossplane.io/in-use": "true"}},
+		"ClaimOfClaimXR": {labels: map[string]string{LabelClaimName: "demo", LabelClaimNamespace: "tenant-a", LabelComposite: "demo"}},
 		"ForgedComposite": {
 			labels: map[string]string{LabelComposite: "victim-x7k2p"},
 			want:   field.ErrorList{field.Invalid(p(LabelComposite), "victim-x7k2p", `must be the XR's own name "demo": Crossplane copies it onto every composed resource`)},
