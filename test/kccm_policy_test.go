@@ -44,9 +44,10 @@ spec:
 `)
 }
 
-// kccmService is the Service KCCM v0.5.1 creates in namespace ns of the
-// management cluster for tenant Service s of cluster n
-// (kubevirt/cloud-provider-kubevirt v0.5.1 pkg/provider/loadbalancer.go),
+// kccmService is the Service KCCM v0.6.0 creates in namespace ns of the
+// management cluster for tenant Service s of cluster n in the default
+// loadBalancerMode, Selectorless
+// (kubevirt/cloud-provider-kubevirt v0.6.0 pkg/provider/loadbalancer.go),
 // as admission sees it: after the API server's defaults and allocations
 // (k8s.io/apiserver v0.36.4 pkg/registry/generic/registry/store.go:499
 // BeginCreate allocates node ports, :509 BeforeCreate clears status, before
@@ -62,42 +63,41 @@ func kccmService(s *unstructured.Unstructured, ns, n string) *unstructured.Unstr
 	var ports []any
 	for i, p := range spec["ports"].([]any) {
 		p := p.(map[string]any)
-		// :223-234: name, protocol, port; the target is the tenant node port.
+		// :235-247: name, protocol, port; the target is the tenant node port.
 		ports = append(ports, map[string]any{"name": p["name"], "protocol": p["protocol"], "port": p["port"],
 			"targetPort": p["nodePort"], "nodePort": int64(32000 + i)}) // nodePort: allocated
 	}
 	out := map[string]any{
-		"type":  "LoadBalancer", // :202
-		"ports": ports,          // :200
-		// :201, :77-80; --cluster-name is N (functions/workers/cloudcontroller.go).
-		"selector":              map[string]any{"cluster.x-k8s.io/role": "worker", "cluster.x-k8s.io/cluster-name": n},
-		"externalTrafficPolicy": spec["externalTrafficPolicy"], // :203
+		"type":  "LoadBalancer", // :206
+		"ports": ports,          // :205
+		// No selector (:211-214: selectorless: true in the cloud-config).
+		"externalTrafficPolicy": spec["externalTrafficPolicy"], // :207
 		// The API server's defaults and allocations.
 		"clusterIP": "10.96.12.34", "clusterIPs": []any{"10.96.12.34"}, "ipFamilies": []any{"IPv4"},
 		"ipFamilyPolicy": "SingleStack", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
 		"allocateLoadBalancerNodePorts": true,
 	}
-	if ips, ok := spec["externalIPs"].([]any); ok && len(ips) > 0 { // :206-207
+	if ips, ok := spec["externalIPs"].([]any); ok && len(ips) > 0 { // :218-220
 		out["externalIPs"] = ips
 	}
-	if ip, _ := spec["loadBalancerIP"].(string); ip != "" { // :209-210
+	if ip, _ := spec["loadBalancerIP"].(string); ip != "" { // :221-223
 		out["loadBalancerIP"] = ip
 	}
-	if p, _ := spec["healthCheckNodePort"].(int64); p > 0 { // :212-213
+	if p, _ := spec["healthCheckNodePort"].(int64); p > 0 { // :224-226
 		out["healthCheckNodePort"] = p
 	} else if spec["externalTrafficPolicy"] == "Local" {
 		out["healthCheckNodePort"] = int64(32100) // allocated
 	}
 	meta := map[string]any{
 		"name": name, "namespace": ns,
-		// :82-90: KCCM's keys, then the cloud-config's infraLabels
+		// :87-95: KCCM's keys, then the cloud-config's infraLabels
 		// (functions/workers/cloudcontroller.go cloudConfig).
 		"labels": map[string]any{
 			"cluster.x-k8s.io/tenant-service-name": s.GetName(), "cluster.x-k8s.io/tenant-service-namespace": s.GetNamespace(),
 			"cluster.x-k8s.io/cluster-name": n, "tenantkube.io/cluster": n,
 		},
 	}
-	if a, ok, _ := unstructured.NestedStringMap(s.Object, "metadata", "annotations"); ok { // :196
+	if a, ok, _ := unstructured.NestedStringMap(s.Object, "metadata", "annotations"); ok { // :201
 		m := map[string]any{}
 		for k, v := range a {
 			m[k] = v
@@ -200,7 +200,7 @@ func kccmCreate(t *testing.T, v validating.Validator, svc *unstructured.Unstruct
 }
 
 // TestKCCMServicePolicy evaluates deploy/kccm-service-policy.yaml with
-// kube-apiserver's own validator on the Service KCCM v0.5.1 builds from a
+// kube-apiserver's own validator on the Service KCCM v0.6.0 builds from a
 // tenant LoadBalancer Service (kccmService), for every KCCM ServiceAccount
 // the golden renders bind tenantkube:kccm to (a claim's, a
 // TenantCluster's): the plain Service, external traffic policy Local and
@@ -301,7 +301,7 @@ func TestKCCMServicePolicy(t *testing.T) {
 }
 
 // TestKCCMServicePolicyUpdate: KCCM changes the ports of a Service it
-// created and writes the object it read back (loadbalancer.go:143-151):
+// created and writes the object it read back (loadbalancer.go:148-157):
 // admitted, also where a Service the policy predates carries what it now
 // refuses; adding or changing any of that is refused, and any status
 // write, to KCCM only.

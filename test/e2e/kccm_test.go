@@ -26,7 +26,7 @@ const kccmRefusal = "refused to a KubeVirt cloud controller"
 // kccmServicePolicy: the platform applies deploy/kccm-service-policy.yaml;
 // then, as the demo claim's composed KCCM ServiceAccount (of its
 // management namespace, impersonated by the administrator: no tenant
-// reaches it), a dry-run create in demoNS of the Service KCCM v0.5.1
+// reaches it), a dry-run create in demoNS of the Service KCCM v0.6.0
 // builds for a tenant LoadBalancer Service is admitted, with
 // externalTrafficPolicy Local too, and refused, naming the field, with
 // the tenant's externalIPs, loadBalancerIP or a load-balancer or
@@ -92,9 +92,10 @@ func (e *env) kccmServicePolicy(t *testing.T) {
 	kccm, err := kubernetes.NewForConfig(imp)
 	e.must(t, err, "clientset impersonating "+user)
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	// service is the Service KCCM v0.5.1 creates for a tenant Service web
-	// of namespace shop (cloud-provider-kubevirt v0.5.1
-	// pkg/provider/loadbalancer.go:191-214; the name is "a" and the
+	// service is the Service KCCM v0.6.0 creates for a tenant Service web
+	// of namespace shop in the default loadBalancerMode, Selectorless, so
+	// without a selector (cloud-provider-kubevirt v0.6.0
+	// pkg/provider/loadbalancer.go:196-226; the name is "a" and the
 	// tenant Service's UID without dashes, 32 bytes at most), with change
 	// applied as if the tenant had written it.
 	service := func(change func(*corev1.Service)) *corev1.Service {
@@ -108,7 +109,6 @@ func (e *env) kccmServicePolicy(t *testing.T) {
 			Spec: corev1.ServiceSpec{
 				Type:                  corev1.ServiceTypeLoadBalancer,
 				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyCluster,
-				Selector:              map[string]string{"cluster.x-k8s.io/role": "worker", "cluster.x-k8s.io/cluster-name": demo},
 				Ports:                 []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(31080)}},
 			},
 		}

@@ -12,11 +12,13 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"golang.org/x/mod/semver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -56,7 +58,7 @@ const (
 	DefaultClusterAutoscalerImage = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"
 	// DefaultCloudControllerManagerImage is the KubeVirt cloud controller
 	// manager.
-	DefaultCloudControllerManagerImage = "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1"
+	DefaultCloudControllerManagerImage = "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.6.0"
 	// DefaultCSIDriverImage is the KubeVirt CSI driver (controller mode).
 	// Upstream (kubevirt/csi-driver) publishes no versioned tags; this is a
 	// versioned build of it.
@@ -536,7 +538,7 @@ type Images struct {
 	// +optional
 	ClusterAutoscaler string `json:"clusterAutoscaler,omitempty"`
 	// CloudControllerManager is the KubeVirt cloud controller manager.
-	// +kubebuilder:default="quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1"
+	// +kubebuilder:default="quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.6.0"
 	// +optional
 	CloudControllerManager string `json:"cloudControllerManager,omitempty"`
 	// CSIDriver is the KubeVirt CSI driver, run in controller mode.
@@ -723,6 +725,9 @@ func (in *WorkersInput) Validate() error {
 	if err := in.Controllers.validate(p.Child("controllers")); err != nil {
 		return err
 	}
+	if err := validateCloudControllerImage(p, in.Images.CloudControllerManager, in.Controllers.LoadBalancerMode); err != nil {
+		return err
+	}
 	if in.RegistryMirror != nil && in.RegistryMirror.SecretName == "" {
 		return field.Required(p.Child("registryMirror", "secretName"), "must name a Secret")
 	}
@@ -753,6 +758,41 @@ func (in *WorkersInput) validateTalos(p *field.Path) error {
 		if _, _, err := net.ParseCIDR(c.v); err != nil {
 			return field.Invalid(p.Child(c.name), c.v, "must be a CIDR such as 10.95.0.0/16")
 		}
+	}
+	return nil
+}
+
+// selectorlessCloudControllerVersion is the first cloud-provider-kubevirt
+// release with the selectorless mode and the EndpointSlice controller that
+// Selectorless configures (v0.6.0 pkg/provider/cloud.go:62-69,
+// cmd/kubevirt-cloud-controller-manager/kubevirteps.go:40); earlier
+// releases ignore both keys and give every infrastructure Service a
+// selector.
+const selectorlessCloudControllerVersion = "v0.6.0"
+
+// validateCloudControllerImage refuses Selectorless with an upstream
+// cloud controller image (repository kubevirt-cloud-controller-manager)
+// whose tag is a release before selectorlessCloudControllerVersion. Other
+// repositories and tags (a fork, a digest) are the platform's to vouch for.
+func validateCloudControllerImage(p *field.Path, image string, mode LoadBalancerMode) error {
+	if mode != LoadBalancerSelectorless {
+		return nil
+	}
+	ref := image
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || strings.Contains(ref[i:], "/") {
+		return nil
+	}
+	repo, tag := ref[:i], ref[i+1:]
+	if path.Base(repo) != "kubevirt-cloud-controller-manager" || !semver.IsValid(tag) {
+		return nil
+	}
+	if semver.Compare(tag, selectorlessCloudControllerVersion) < 0 {
+		return field.Invalid(p.Child("images", "cloudControllerManager"), image,
+			fmt.Sprintf("controllers.loadBalancerMode Selectorless needs cloud-provider-kubevirt %s or newer (earlier releases have no selectorless mode or EndpointSlice controller); use a newer image or loadBalancerMode Selector", selectorlessCloudControllerVersion))
 	}
 	return nil
 }

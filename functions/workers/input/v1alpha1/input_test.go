@@ -164,3 +164,42 @@ func TestValidateCSIRateLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateCloudControllerImage: cloud-provider-kubevirt has the
+// selectorless mode and the EndpointSlice controller from v0.6.0
+// (pkg/provider/cloud.go:62-69 there; v0.5.1 has neither key).
+func TestValidateCloudControllerImage(t *testing.T) {
+	const imageField = "input.images.cloudControllerManager"
+	cases := map[string]struct {
+		reason string
+		image  string
+		mode   LoadBalancerMode
+		err    string // the field named; "" accepted
+	}{
+		"Default":        {reason: "The default image runs the default mode.", mode: LoadBalancerSelectorless},
+		"V051":           {reason: "v0.5.1 has no selectorless mode.", image: "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1", mode: LoadBalancerSelectorless, err: imageField},
+		"V050Mirror":     {reason: "A mirror of an upstream release before v0.6.0 is that release.", image: "mirror.example:5000/kubevirt/kubevirt-cloud-controller-manager:v0.5.0", mode: LoadBalancerSelectorless, err: imageField},
+		"V051Digest":     {reason: "A tag with a digest is still that tag.", image: "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1@sha256:" + strings.Repeat("a", 64), mode: LoadBalancerSelectorless, err: imageField},
+		"V060":           {reason: "v0.6.0 is the first release with both.", image: "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.6.0", mode: LoadBalancerSelectorless},
+		"V051Selector":   {reason: "Selector mode needs neither.", image: "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1", mode: LoadBalancerSelector},
+		"Fork":           {reason: "Another repository's tags are its own.", image: "ghcr.io/cozystack/cozystack/kubevirt-cloud-provider:0.5.1", mode: LoadBalancerSelectorless},
+		"DigestOnly":     {reason: "A digest names no release.", image: "quay.io/kubevirt/kubevirt-cloud-controller-manager@sha256:" + strings.Repeat("b", 64), mode: LoadBalancerSelectorless},
+		"RegistryPortNo": {reason: "A registry port is not a tag.", image: "mirror.example:5000/kubevirt/kubevirt-cloud-controller-manager", mode: LoadBalancerSelectorless},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := &WorkersInput{Controllers: Controllers{LoadBalancerMode: tc.mode}, Images: Images{CloudControllerManager: tc.image}}
+			in.Default()
+			err := in.Validate()
+			got := ""
+			if fe, ok := err.(*field.Error); ok {
+				got = fe.Field
+			} else if err != nil {
+				got = err.Error()
+			}
+			if got != tc.err {
+				t.Errorf("%s\nValidate() = %v, want an error naming %q", tc.reason, err, tc.err)
+			}
+		})
+	}
+}
