@@ -71,6 +71,11 @@ var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?-)?[0
 // a snapshot whose Job it cannot create Pending.
 const maxBackupNameLength = 63 - len("-snapshot")
 
+// The longest name backupName composes, for a cluster of the longest name,
+// fits maxBackupNameLength: this constant overflows (a compile error) when
+// it does not.
+const _ = uint(maxBackupNameLength - (function.MaxClusterNameLength + len("-") + len(backupTimeLayout) + len("-") + backupDigestLength))
+
 // pkiRole is one Secret a backup carries: Role is its key in the bundle,
 // Secret its name for cluster id.
 type pkiRole struct {
