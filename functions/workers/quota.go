@@ -388,10 +388,11 @@ func computeResource(rn corev1.ResourceName) bool {
 // instance type is pending, or when no quota applies (CapacityFits True,
 // reason NoResourceQuota, when the XR has one from an earlier quota); CapacityFits True
 // when everything fits; a Warning and CapacityFits False when maxReplicas
-// does not fit, or when minReplicas does not fit on a cluster that already
-// exists (any composed resource observed). When minReplicas does not fit
-// and nothing exists yet, it returns the violations (Fatal: the cluster is not created). It
-// never changes the composed resources.
+// does not fit, or when minReplicas does not fit for node groups that all
+// exist (their MachineDeployments observed). When a group without a
+// MachineDeployment takes part in a violation at minReplicas, it returns
+// the violations (refuseNewGroups: a Fatal). It never changes the composed
+// resources.
 func preflight(p *function.Plan, r *function.Request, id function.Identity, names []string, groups map[string]nodeGroupPlan, in *inputv1alpha1.WorkersInput) field.ErrorList {
 	quotas, arrived, err := function.Required[corev1.ResourceQuota](r, requirementResourceQuotas)
 	if err != nil {
@@ -411,12 +412,7 @@ func preflight(p *function.Plan, r *function.Request, id function.Identity, name
 		}
 		return nil
 	}
-	if len(c.Min) > 0 && !anyComposedObserved(r) {
-		var errs field.ErrorList
-		for _, v := range c.Min {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeGroups"),
-				v.message(id.Namespace, "minReplicas")+": the cluster is not created ("+v1alpha1.ReasonMinimumExceedsQuota+")"))
-		}
+	if errs := refuseNewGroups(r, id, c.Min); len(errs) > 0 {
 		return errs
 	}
 	var msgs []string
@@ -439,6 +435,35 @@ func preflight(p *function.Plan, r *function.Request, id function.Identity, name
 		p.SetCondition(v1alpha1.ConditionCapacityFits, true, v1alpha1.ReasonQuotaFits, "")
 	}
 	return nil
+}
+
+// refuseNewGroups returns a Fatal for each violation at minReplicas that a
+// node group without an observed MachineDeployment takes part in: a group
+// is not created where its minimum does not fit, on a new cluster (then
+// the cluster is not created) as on a running one (then nothing changes,
+// as with any Fatal). Violations of existing groups alone are left to
+// Warnings: a lowered quota never stops a running cluster.
+func refuseNewGroups(r *function.Request, id function.Identity, min []quotaViolation) field.ErrorList {
+	created := anyComposedObserved(r)
+	var errs field.ErrorList
+	for _, v := range min {
+		var added []string
+		for _, g := range v.Groups {
+			if _, ok := observedMachineDeployment(r, g.Group); !ok {
+				added = append(added, g.Group)
+			}
+		}
+		if len(added) == 0 {
+			continue
+		}
+		outcome := "the cluster is not created"
+		if created {
+			outcome = fmt.Sprintf("node groups without a MachineDeployment yet (%s) are not created and nothing is changed", strings.Join(added, ", "))
+		}
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeGroups"),
+			v.message(id.Namespace, "minReplicas")+": "+outcome+" ("+v1alpha1.ReasonMinimumExceedsQuota+")"))
+	}
+	return errs
 }
 
 // anyComposedObserved reports whether any composed resource of the XR has
