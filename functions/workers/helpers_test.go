@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,15 +42,27 @@ spec:
 }
 
 // withInstancetypes answers the requirement of each named instance type
-// with the seed's object (or with no items for names not in the table).
+// with the seed's object (or with no items for names not in the table),
+// and, when a name is not in it, the list of every instance type with the
+// whole table, as Crossplane answers the next call.
 func withInstancetypes(t testing.TB, names ...string) fntest.RequestOption {
 	return func(r *fnv1.RunFunctionRequest) {
+		missing := false
 		for _, n := range names {
 			var items []*structpb.Struct
 			if _, ok := fntest.SeedInstancetypes[n]; ok {
 				items = append(items, fntest.Instancetype(t, n))
+			} else {
+				missing = true
 			}
 			fntest.WithRequired(requirementInstancetypeKey(n), items...)(r)
+		}
+		if missing {
+			var all []*structpb.Struct
+			for _, n := range slices.Sorted(maps.Keys(fntest.SeedInstancetypes)) {
+				all = append(all, fntest.Instancetype(t, n))
+			}
+			fntest.WithRequired(requirementInstancetypes, all...)(r)
 		}
 	}
 }

@@ -18,6 +18,9 @@ const (
 	// requirementInstancetypePrefix prefixes an instance type's name to
 	// give its requirement key.
 	requirementInstancetypePrefix = "instancetype-"
+	// requirementInstancetypes is every VirtualMachineClusterInstancetype,
+	// asked for only while a node group names one that does not exist.
+	requirementInstancetypes = "instancetypes"
 )
 
 // managementPrefix starts the composed-resource names of the objects a
@@ -123,6 +126,16 @@ func instancetypeSelector(name string) *fnv1.ResourceSelector {
 		ApiVersion: instancetypev1beta1.SchemeGroupVersion.String(),
 		Kind:       "VirtualMachineClusterInstancetype",
 		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+	}
+}
+
+// allInstancetypesSelector selects every VirtualMachineClusterInstancetype:
+// a selector without a match lists the kind (Crossplane v2.4
+// internal/xfn/required_resources.go:236-245).
+func allInstancetypesSelector() *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
+		ApiVersion: instancetypev1beta1.SchemeGroupVersion.String(),
+		Kind:       "VirtualMachineClusterInstancetype",
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -31,7 +32,7 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 	}
 	names := sortedKeys(spec.NodeGroups)
 	p := &function.Plan{}
-	requireInputs(p, id, spec, names)
+	requireInputs(p, r, id, spec, names)
 	pki, ferr := requireTalosPKI(p, r, id, spec, in)
 	if ferr != nil {
 		return nil, field.ErrorList{ferr}
@@ -136,13 +137,20 @@ func checkSpec(spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersIn
 
 // requireInputs asks, on every call (so Crossplane keeps them stable and
 // fetches them before the next), for the instance type of each node group
-// that names one and for the cluster's MachineSets.
-func requireInputs(p *function.Plan, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, names []string) {
+// that names one and for the cluster's MachineSets; while a named instance
+// type does not exist, for every instance type too (its Fatal lists them).
+func requireInputs(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, names []string) {
+	missing := false
 	for _, g := range names {
 		if ng := spec.NodeGroups[g]; usesInstancetype(ng) {
 			it := ng.InstanceTypeName()
 			p.Require(requirementInstancetypeKey(it), instancetypeSelector(it))
+			items, arrived, _ := function.Required[instancetypev1beta1.VirtualMachineClusterInstancetype](r, requirementInstancetypeKey(it))
+			missing = missing || arrived && len(items) == 0
 		}
+	}
+	if missing {
+		p.Require(requirementInstancetypes, allInstancetypesSelector())
 	}
 	p.Require(requirementMachineSets, machineSetSelector(id))
 }
@@ -212,8 +220,7 @@ func groupSizing(r *function.Request, g string, ng v1alpha1.NodeGroup) (Sizing, 
 		case err != nil:
 			return Sizing{}, true, field.Invalid(p.Child("instanceType"), it, "cannot read the instance type: "+err.Error())
 		case len(items) == 0:
-			return Sizing{}, true, field.Invalid(p.Child("instanceType"), it,
-				"no VirtualMachineClusterInstancetype of this name exists ("+v1alpha1.ReasonInstanceTypeNotFound+")")
+			return instancetypeNotFound(r, p.Child("instanceType"), it)
 		}
 		s := InstancetypeSizing(items[0].Spec.CPU.Guest, &items[0].Spec.Memory.Guest)
 		cpu := items[0].Spec.CPU
@@ -222,6 +229,38 @@ func groupSizing(r *function.Request, g string, ng v1alpha1.NodeGroup) (Sizing, 
 		return s, true, nil
 	}
 	return Sizing{}, true, nil // instanceType "": the size is unknown
+}
+
+// maxListedInstancetypes bounds the names an InstanceTypeNotFound message
+// lists.
+const maxListedInstancetypes = 20
+
+// instancetypeNotFound is the Invalid error of instance type it, which does
+// not exist, listing those that do (the first maxListedInstancetypes by
+// name); pending (not arrived) until that list has been fetched, so the
+// one Fatal carries it.
+func instancetypeNotFound(r *function.Request, p *field.Path, it string) (Sizing, bool, *field.Error) {
+	all, arrived, err := function.Required[instancetypev1beta1.VirtualMachineClusterInstancetype](r, requirementInstancetypes)
+	if err != nil {
+		return Sizing{}, true, field.Invalid(p, it, "cannot read the instance types: "+err.Error())
+	}
+	if !arrived {
+		return Sizing{}, false, nil
+	}
+	names := make([]string, 0, len(all))
+	for _, o := range all {
+		names = append(names, o.Name)
+	}
+	slices.Sort(names)
+	exist := "none exists"
+	switch {
+	case len(names) > maxListedInstancetypes:
+		exist = fmt.Sprintf("%d exist: %s, ...", len(names), strings.Join(names[:maxListedInstancetypes], ", "))
+	case len(names) > 0:
+		exist = "those that exist: " + strings.Join(names, ", ")
+	}
+	return Sizing{}, true, field.Invalid(p, it,
+		"no VirtualMachineClusterInstancetype of this name exists; "+exist+" ("+v1alpha1.ReasonInstanceTypeNotFound+")")
 }
 
 // composeGroup adds the four objects of one node group to p: its
@@ -238,7 +277,7 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 	var bootstrapHash, bootstrapName string
 	if isTalos(gp.Group, in) {
 		gp.TalosImageURL = in.Talos.ImageURL(talos.SchematicID, talos.Version)
-		tt := talosTemplate{Spec: talos, Platform: in.Talos, PodCIDR: in.PodCIDR, ServiceCIDR: in.ServiceCIDR, Endpoint: id.APIServerServiceFQDN(in.ClusterDomain), PKI: *pki}
+		tt := talosTemplate{Spec: talos, Platform: in.Talos, PodCIDR: in.PodCIDR, ServiceCIDR: in.ServiceCIDR, ClusterDomain: in.ClusterDomain, Endpoint: id.APIServerServiceFQDN(in.ClusterDomain), PKI: *pki}
 		tct, err := buildTalosConfigTemplate(id, gp, tt)
 		if err != nil {
 			return "", err

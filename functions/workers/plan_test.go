@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -397,6 +398,54 @@ func TestComposeControllers(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\ncomposeControllers(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestInstancetypeNotFound: a node group naming an instance type that
+// does not exist is refused with the names that do, fetched first: the
+// call that learns the name is missing asks for the list and refuses
+// nothing (Crossplane v2.4 stops fetching at a Fatal,
+// internal/xfn/required_resources.go:88-92).
+func TestInstancetypeNotFound(t *testing.T) {
+	const spec = `nodeGroups: {md0: {instanceType: no.such}}`
+	it := func(n string) *structpb.Struct {
+		return mustStruct(t, "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\nmetadata: {name: "+n+"}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}")
+	}
+	named := fntest.WithRequired(requirementInstancetypeKey("no.such"))
+	many := make([]*structpb.Struct, 0, 21)
+	for i := 20; i >= 0; i-- { // out of order: the message sorts them
+		many = append(many, it(fmt.Sprintf("t%02d", i)))
+	}
+	cases := map[string]struct {
+		reason  string
+		all     []fntest.RequestOption // the list's answer; none: not fetched yet
+		message string                 // "": no error, the list required
+	}{
+		"ListNotFetched": {reason: "The list has not been fetched: no Fatal yet, the list required."},
+		"Two": {reason: "The two that exist, by name.", all: []fntest.RequestOption{fntest.WithRequired(requirementInstancetypes, it("u1.medium"), it("cx1.medium"))},
+			message: "no VirtualMachineClusterInstancetype of this name exists; those that exist: cx1.medium, u1.medium (InstanceTypeNotFound)"},
+		"None": {reason: "The platform has none.", all: []fntest.RequestOption{fntest.WithRequired(requirementInstancetypes)},
+			message: "no VirtualMachineClusterInstancetype of this name exists; none exists (InstanceTypeNotFound)"},
+		"TwentyOne": {reason: "21 exist: the first 20 by name.", all: []fntest.RequestOption{fntest.WithRequired(requirementInstancetypes, many...)},
+			message: "no VirtualMachineClusterInstancetype of this name exists; 21 exist: t00, t01, t02, t03, t04, t05, t06, t07, t08, t09, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19, ... (InstanceTypeNotFound)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			opts := append([]fntest.RequestOption{named, withMachineSets(t)}, tc.all...)
+			p, errs, _ := planOf(t, newRequest(t, spec, opts...))
+			if tc.message == "" {
+				if len(errs) > 0 || p == nil {
+					t.Fatalf("%s\nplan errors %v", tc.reason, errs)
+				}
+				if _, ok := p.Requirements[requirementInstancetypes]; !ok {
+					t.Errorf("%s\nthe list of instance types is not required", tc.reason)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Field != "spec.nodeGroups[md0].instanceType" || errs[0].Detail != tc.message {
+				t.Errorf("%s\nplan errors %v, want one on spec.nodeGroups[md0].instanceType: %s", tc.reason, errs, tc.message)
 			}
 		})
 	}
