@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"sort"
@@ -18,6 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -284,5 +288,80 @@ func TestTalosBootstrapTokenChart(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ClusterRoleBindings: -want, +got:\n%s", diff)
+	}
+}
+
+// TestTalosEndpointDiscoveryChart renders charts/talos-bootstrap-token's
+// endpoint-discovery template and checks it against what Talos workers
+// ask: the list and the watch of the EndpointSlice kubernetes in default
+// by its metadata.name (siderolabs/talos v1.13.9
+// internal/app/machined/pkg/controllers/k8s/endpoint.go:330-338), resolved
+// by the API server's own request resolver (k8s.io/apiserver
+// requestinfo.go:247-252 takes the name from the field selector), are
+// allowed to system:nodes; nothing beyond Talos' own ClusterRole
+// system:talos-nodes (k8stemplates/talos.go:61-67) is, and only in
+// default.
+func TestTalosEndpointDiscoveryChart(t *testing.T) {
+	src, err := os.ReadFile("../../charts/talos-bootstrap-token/templates/endpoint-discovery.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := template.Must(template.New("rbac").Parse(string(src))).Execute(&out, map[string]any{"Release": map[string]any{"Name": "talos-bootstrap-token", "Service": "Helm"}}); err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(out.String(), "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("want a Role and a RoleBinding, got %d documents:\n%s", len(docs), out.String())
+	}
+	var role rbacv1.Role
+	var binding rbacv1.RoleBinding
+	for i, into := range []any{&role, &binding} {
+		if err := yaml.UnmarshalStrict([]byte(docs[i]), into); err != nil {
+			t.Fatalf("%v in:\n%s", err, docs[i])
+		}
+	}
+	if role.Namespace != "default" || binding.Namespace != "default" {
+		t.Errorf("Role in %q, RoleBinding in %q: want both in default, the only namespace Talos reads", role.Namespace, binding.Namespace)
+	}
+	wantRef := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}
+	wantSubjects := []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: "system:nodes"}}
+	if diff := cmp.Diff(wantRef, binding.RoleRef); diff != "" {
+		t.Errorf("roleRef: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSubjects, binding.Subjects); diff != "" {
+		t.Errorf("subjects (a kubelet's group): -want, +got:\n%s", diff)
+	}
+
+	resolver := &apirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	for _, query := range []string{"fieldSelector=metadata.name%3Dkubernetes", "fieldSelector=metadata.name%3Dkubernetes&watch=true"} {
+		req, err := http.NewRequest(http.MethodGet, "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?"+query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := resolver.NewRequestInfo(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := rbacv1.PolicyRule{APIGroups: []string{info.APIGroup}, Resources: []string{info.Resource}, ResourceNames: []string{info.Name}, Verbs: []string{info.Verb}}
+		if info.Namespace != role.Namespace {
+			t.Errorf("%s: Talos asks in %q, the Role is in %q", query, info.Namespace, role.Namespace)
+		}
+		if ok, _ := rbacvalidation.Covers(role.Rules, []rbacv1.PolicyRule{asked}); !ok {
+			t.Errorf("%s: the Role does not allow Talos' request %+v", query, asked)
+		}
+	}
+	talosNodes := []rbacv1.PolicyRule{{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}}}
+	if ok, beyond := rbacvalidation.Covers(talosNodes, role.Rules); !ok {
+		t.Errorf("the Role grants beyond Talos' system:talos-nodes: %+v", beyond)
+	}
+	if other := (rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, ResourceNames: []string{"other"}, Verbs: []string{"list"}}); func() bool {
+		ok, _ := rbacvalidation.Covers(role.Rules, []rbacv1.PolicyRule{other})
+		return ok
+	}() {
+		t.Error("the Role allows reading EndpointSlices other than kubernetes")
+	}
+	if ok, _ := rbacvalidation.Covers(role.Rules, []rbacv1.PolicyRule{{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, ResourceNames: []string{"kubernetes"}, Verbs: []string{"get"}}}); ok {
+		t.Error("the Role allows get, which Talos' informer never sends")
 	}
 }

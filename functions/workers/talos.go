@@ -32,6 +32,12 @@ const (
 	checkStrategyNone = "none"
 )
 
+// talosSystemDiskBlockSize is the sector sizes, in bytes, the Talos system
+// disk presents: 512 logical for the BIOS boot of the disk image, 4096
+// physical for 4 KiB-native volumes (Cozystack's chart:
+// packages/apps/kubernetes/templates/cluster.yaml:168-171, commit 39cdc8866).
+var talosSystemDiskBlockSize = struct{ Logical, Physical uint }{512, 4096}
+
 // talosTemplate is what the Talos machine configuration of a node group
 // needs beyond the group: the cluster's spec.talos and the platform's
 // settings.
@@ -40,6 +46,10 @@ type talosTemplate struct {
 	Platform inputv1alpha1.TalosPlatform
 	// PodCIDR and ServiceCIDR are the tenant cluster's networks.
 	PodCIDR, ServiceCIDR string
+	// ClusterDomain is the management cluster's DNS domain, from which
+	// machine.network.searchDomains are made; empty in the bootstrap hash
+	// (as the endpoint is short there), so it rolls no running group.
+	ClusterDomain string
 	// Endpoint is the tenant API server host the workers dial: its
 	// Service's fully qualified name N.NS.svc.<clusterDomain>
 	// (hashEndpoint for the bootstrap hash).
@@ -123,7 +133,7 @@ func requireTalosPKI(p *function.Plan, r *function.Request, id function.Identity
 // p and t (the machine template's annotationBootstrapHash): canonicalHash
 // of its spec with the endpoint's short name (hashEndpoint).
 func talosBootstrapHash(id function.Identity, p nodeGroupPlan, t talosTemplate) (string, error) {
-	t.Endpoint = hashEndpoint(id)
+	t.Endpoint, t.ClusterDomain = hashEndpoint(id), ""
 	tct, err := buildTalosConfigTemplate(id, p, t)
 	if err != nil {
 		return "", err
@@ -174,6 +184,20 @@ func buildTalosConfigTemplate(id function.Identity, p nodeGroupPlan, t talosTemp
 //     fully qualified name, https://N.NS.svc.<clusterDomain>:6443: the VM
 //     takes its DNS servers from DHCP without the management cluster's
 //     search path, so a short N.NS.svc would not resolve there;
+//   - machine.network.searchDomains: svc.<clusterDomain> and
+//     <clusterDomain>, so the management cluster's N.NS.svc names resolve
+//     on the host: Talos takes its nameservers from the DHCP KubeVirt
+//     serves (the virt-launcher pod's resolv.conf) but drops the DHCP
+//     search list (siderolabs/talos v1.13.9
+//     internal/app/machined/pkg/controllers/network/operator/dhcp4.go:494);
+//     Cozystack's chart sets the same two
+//     (packages/apps/kubernetes/templates/talos/talos-reconcile-job.yaml:370-372);
+//   - machine.features.kubePrism.enabled false: KubePrism balances over
+//     the cluster endpoint and the `kubernetes` EndpointSlice's addresses
+//     (control-plane nodes); with Kamaji both are the API server Service,
+//     which already balances over its pods (docs/platform-guide.md,
+//     "Talos workers"). CABPT's generated config enables it from Talos
+//     v1.6 (siderolabs/talos v1.13.9 pkg/machinery/config/generate/init.go:67);
 //   - cluster.network: the platform's pod and service CIDRs (the kubelet's
 //     cluster DNS is the service CIDR's 10th address), no CNI (Cilium is
 //     an add-on); cluster.proxy disabled (Cilium replaces kube-proxy);
@@ -210,6 +234,10 @@ func talosPatch(id function.Identity, p nodeGroupPlan, t talosTemplate) map[stri
 		}
 		machine["registries"] = map[string]any{"mirrors": mirrors}
 	}
+	if t.ClusterDomain != "" {
+		machine["network"] = map[string]any{"searchDomains": []any{"svc." + t.ClusterDomain, t.ClusterDomain}}
+	}
+	machine["features"] = map[string]any{"kubePrism": map[string]any{"enabled": false}}
 	machine["ca"] = map[string]any{"crt": base64.StdEncoding.EncodeToString(t.PKI.CACert)}
 	machine["token"] = t.PKI.Tokens.Machine
 	return map[string]any{
@@ -233,7 +261,8 @@ func talosPatch(id function.Identity, p nodeGroupPlan, t talosTemplate) map[stri
 // DataVolume of the group's diskSize imported over HTTP from the
 // platform's Image Factory (<imageFactoryURL>/image/<schematicID>/
 // <version>/openstack-amd64.raw.xz), replacing the container disk and the
-// kubelet disk; CAPK checks no ssh sentinel.
+// kubelet disk, presented with 512-byte logical and 4096-byte physical
+// sectors (talosSystemDiskBlockSize); CAPK checks no ssh sentinel.
 func talosSystemDisk(spec *infrav1.KubevirtMachineTemplateSpec, imageURL string) {
 	ms := &spec.Template.Spec
 	ms.BootstrapCheckSpec.CheckStrategy = checkStrategyNone
@@ -245,6 +274,7 @@ func talosSystemDisk(spec *infrav1.KubevirtMachineTemplateSpec, imageURL string)
 	d.Disks = []kubevirtv1.Disk{{
 		Name:       talosSystemDiskName,
 		DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: systemDiskPCI}},
+		BlockSize:  &kubevirtv1.BlockSize{Custom: &kubevirtv1.CustomBlockSize{Logical: talosSystemDiskBlockSize.Logical, Physical: talosSystemDiskBlockSize.Physical}},
 		BootOrder:  ptr(uint(1)),
 	}}
 	vm.Template.Spec.Volumes = []kubevirtv1.Volume{{

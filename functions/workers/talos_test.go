@@ -372,3 +372,66 @@ func TestTalosPendingKeepsObserved(t *testing.T) {
 		}
 	}
 }
+
+// TestTalosNodeDNS: Talos drops the search list of the DHCP KubeVirt
+// serves, so the patch sets machine.network.searchDomains to
+// svc.<clusterDomain> and <clusterDomain> (Cozystack's chart:
+// packages/apps/kubernetes/templates/talos/talos-reconcile-job.yaml:370-372),
+// for the default domain and another one, and leaves the nameservers to
+// that DHCP.
+func TestTalosNodeDNS(t *testing.T) {
+	for settings, want := range map[string][]any{
+		"":                            {"svc.cluster.local", "cluster.local"},
+		"clusterDomain: corp.example": {"svc.corp.example", "corp.example"},
+	} {
+		req := newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}}}`, withMachineSets(t), withTalosPKI(t))
+		if settings != "" {
+			if err := fntest.WithPlatformSettings(req, settings); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rsp := run(t, req)
+		mustNoFatal(t, rsp)
+		network, _ := get(talosPatchOf(t, rsp, "md0"), "machine", "network").(map[string]any)
+		if diff := cmp.Diff(map[string]any{"searchDomains": want}, network); diff != "" {
+			t.Errorf("settings %q: machine.network (-want +got):\n%s", settings, diff)
+		}
+	}
+}
+
+// TestTalosKubePrismOff: the patch turns KubePrism off
+// (machine.features.kubePrism.enabled false, the Talos v1alpha1 field
+// Cozystack's chart sets: talos-reconcile-job.yaml:426-427), which CABPT's
+// generated configuration enables from Talos v1.6.
+func TestTalosKubePrismOff(t *testing.T) {
+	rsp := run(t, newRequest(t, `nodeGroups: {md0: {os: Talos, resources: {cpu: 2, memory: 4Gi}}}`, withMachineSets(t), withTalosPKI(t)))
+	mustNoFatal(t, rsp)
+	if diff := cmp.Diff(map[string]any{"kubePrism": map[string]any{"enabled": false}}, get(talosPatchOf(t, rsp, "md0"), "machine", "features")); diff != "" {
+		t.Errorf("machine.features (-want +got):\n%s", diff)
+	}
+}
+
+// TestTalosSystemDiskBlockSize: the Talos system disk presents 512-byte
+// logical and 4096-byte physical sectors (Cozystack's chart:
+// packages/apps/kubernetes/templates/cluster.yaml:168-171); an Ubuntu
+// group's disks keep theirs.
+func TestTalosSystemDiskBlockSize(t *testing.T) {
+	rsp := run(t, newRequest(t, `nodeGroups: {talos: {os: Talos, resources: {cpu: 2, memory: 4Gi}}, ubuntu: {resources: {cpu: 2, memory: 4Gi}}}`, withMachineSets(t), withTalosPKI(t)))
+	mustNoFatal(t, rsp)
+	disksOf := func(g string) []any {
+		_, kmt := machineTemplateOf(t, rsp, g)
+		return get(kmt, "spec", "template", "spec", "virtualMachineTemplate", "spec", "template", "spec", "domain", "devices", "disks").([]any)
+	}
+	disks := disksOf("talos")
+	if len(disks) != 1 {
+		t.Fatalf("disks = %v, want only disk-system", disks)
+	}
+	if diff := cmp.Diff(map[string]any{"custom": map[string]any{"logical": float64(512), "physical": float64(4096)}}, get(disks[0].(map[string]any), "blockSize")); diff != "" {
+		t.Errorf("disk-system blockSize (-want +got):\n%s", diff)
+	}
+	for _, d := range disksOf("ubuntu") {
+		if bs, _ := get(d.(map[string]any), "blockSize", "custom").(map[string]any); bs != nil {
+			t.Errorf("Ubuntu disk %v has a custom block size %v", get(d.(map[string]any), "name"), bs)
+		}
+	}
+}
