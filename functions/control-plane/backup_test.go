@@ -557,9 +557,28 @@ func TestRestore(t *testing.T) {
 		}
 	})
 	t.Run("NoSuchBackup", func(t *testing.T) {
-		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: nil}}, backupInput, backupNow)
-		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), `"`+backup+`"`) {
-			t.Errorf("restoring a missing backup: %v", err)
+		// The record of the backup asked for is not found: the namespace's
+		// backups are asked for, and the one that exists is listed.
+		const missing = "demo-20200101000000-abcdef"
+		call := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + missing + `}}`, Required: map[string][]string{requiredRestoreBundle: nil}}
+		p, err := planBackupsAt(t, call, backupInput, backupNow)
+		if err != nil {
+			t.Fatalf("before the namespace's backups are fetched: %v", err)
+		}
+		sel := p.Requirements[requiredRestoreBackups]
+		if d := cmp.Diff(map[string]string{"tenantkube.io/namespace": "tenant-demo"}, sel.GetMatchLabels().GetLabels()); d != "" || sel.GetKind() != "EnvironmentConfig" {
+			t.Errorf("the namespace's backups are not asked for by their namespace label: %v (-want +got):\n%s", sel, d)
+		}
+		call.Required[requiredRestoreBackups] = []string{string(envJSON)}
+		_, err = planBackupsAt(t, call, backupInput, backupNow)
+		want := `spec.restore.backup: Not found: "` + missing + `": no backup record EnvironmentConfig tenant-demo.` + missing + `; namespace tenant-demo has backups ` + backup
+		if err == nil || err.Error() != want {
+			t.Errorf("restoring a missing backup:\n got %v\nwant %s", err, want)
+		}
+		call.Required[requiredRestoreBackups] = nil
+		_, err = planBackupsAt(t, call, backupInput, backupNow)
+		if err == nil || !strings.HasSuffix(err.Error(), "; namespace tenant-demo has no backups") {
+			t.Errorf("restoring in a namespace without backups: %v", err)
 		}
 	})
 	t.Run("NotARestorePlatform", func(t *testing.T) {

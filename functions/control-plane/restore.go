@@ -27,7 +27,13 @@ const (
 	requiredRestoreBundle    = "restore-backup"
 	requiredRestoreIdentity  = "restore-identity"
 	requiredRestorePKIObject = "restore-pki"
+	// requiredRestoreBackups is every backup record of the namespace, asked
+	// for only while the one named does not exist.
+	requiredRestoreBackups = "restore-backups"
 )
+
+// maxListedBackups bounds the backups a missing backup's error lists.
+const maxListedBackups = 20
 
 // namePrefixRestoredPKI + role is the composed-resource name of a
 // restored PKI Secret.
@@ -125,7 +131,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		return rp, nil
 	}
 	if len(envs) != 1 {
-		return nil, field.ErrorList{field.NotFound(path.Child("backup"), rs.Backup)}
+		return backupNotFound(p, r, path.Child("backup"), id.Namespace, rs.Backup, rp)
 	}
 	owner, err := backupOwner(r, id.Namespace)
 	if err != nil {
@@ -357,4 +363,39 @@ func checkedBundle(b restoreBundle, backup string) (restoreBundle, *field.Error)
 		return restoreBundle{}, field.Invalid(field.NewPath("spec", "restore", "backup"), backup, "the backup names no cluster, etcd account or PKI: it cannot be restored")
 	}
 	return b, nil
+}
+
+// backupNotFound is the NotFound error of backup b of namespace ns, whose
+// record does not exist: it names where it looked and lists the
+// namespace's backups (the first maxListedBackups by name), fetched first
+// (rp, not arrived, until then: Crossplane stops fetching at a Fatal).
+func backupNotFound(p *function.Plan, r *function.Request, path *field.Path, ns, b string, rp *restorePlan) (*restorePlan, field.ErrorList) {
+	p.Require(requiredRestoreBackups, &fnv1.ResourceSelector{
+		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{function.LabelNamespace: ns}}},
+	})
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBackups)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBackups), err)}
+	}
+	if !arrived {
+		return rp, nil
+	}
+	var names []string
+	for _, e := range envs {
+		if n := dataString(e, bundleBackup); n != "" && e.Name == backupBundleName(ns, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	exist := "namespace " + ns + " has no backups"
+	switch {
+	case len(names) > maxListedBackups:
+		exist = fmt.Sprintf("namespace %s has %d backups: %s, ...", ns, len(names), strings.Join(names[:maxListedBackups], ", "))
+	case len(names) > 0:
+		exist = fmt.Sprintf("namespace %s has backups %s", ns, strings.Join(names, ", "))
+	}
+	e := field.NotFound(path, b)
+	e.Detail = fmt.Sprintf("no backup record EnvironmentConfig %s; %s", backupBundleName(ns, b), exist)
+	return nil, field.ErrorList{e}
 }
