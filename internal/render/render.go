@@ -146,6 +146,11 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
+	done, err := o.claimAsXR(opts.Composition == "" && opts.XRD == "")
+	defer done()
+	if err != nil {
+		return nil, err
+	}
 	if o.XRD != "" && !o.SkipXRValidation {
 		if err := ValidateXR(o.XRD, o.XR); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
 	xpv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -44,6 +45,17 @@ func (e *XRError) Error() string {
 // OpenAPI schema and the CEL rules (internal/schema, on the apiextensions
 // apiserver's libraries). It returns an *XRError listing every problem.
 func ValidateXR(xrdFile, xrFile string) error {
+	return validateAgainst(xrdFile, xrFile, xcrd.ForCompositeResource)
+}
+
+// ValidateClaim checks the claim in claimFile as ValidateXR checks an XR,
+// against the claim's CustomResourceDefinition Crossplane derives from the
+// XRD (xcrd.ForCompositeResourceClaim).
+func ValidateClaim(xrdFile, claimFile string) error {
+	return validateAgainst(xrdFile, claimFile, xcrd.ForCompositeResourceClaim)
+}
+
+func validateAgainst(xrdFile, xrFile string, derive func(*xpv1.CompositeResourceDefinition) (*extv1.CustomResourceDefinition, error)) error {
 	raw, err := os.ReadFile(xrdFile) //nolint:gosec // the caller's file
 	if err != nil {
 		return err
@@ -52,7 +64,7 @@ func ValidateXR(xrdFile, xrFile string) error {
 	if err := yaml.UnmarshalStrict(raw, xrd); err != nil {
 		return fmt.Errorf("%s: %w", xrdFile, err)
 	}
-	crd, err := xcrd.ForCompositeResource(xrd)
+	crd, err := derive(xrd)
 	if err != nil {
 		return fmt.Errorf("%s: %w", xrdFile, err)
 	}
