@@ -146,3 +146,48 @@ func TestCheckPod(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPodKamajiNames: every volume and container Kamaji adds to the
+// control-plane pod is refused as an extra volume or extra container's
+// name. The names, one by one, from Kamaji at the commit the control-plane
+// provider v0.20.0 pins (github.com/clastix/kamaji e51909fae3f5,
+// internal/builders/controlplane/).
+func TestCheckPodKamajiNames(t *testing.T) {
+	vp := field.NewPath("kamajiControlPlane", "spec", "deployment", "extraVolumes").Index(0).Child("name")
+	cp := field.NewPath("kamajiControlPlane", "spec", "deployment", "extraContainers").Index(0).Child("name")
+	for _, c := range []struct {
+		name, source string
+		container    bool
+	}{
+		{"etc-kubernetes-pki", "deployment.go:31 kubernetesPKIVolumeName", false},
+		{"etc-ca-certificates", "deployment.go:32 caCertificatesVolumeName", false},
+		{"usr-share-ca-certificates", "deployment.go:33 usrShareCACertificatesVolumeName", false},
+		{"usr-local-share-ca-certificates", "deployment.go:34 usrLocalShareCaCertificateVolumeName", false},
+		{"scheduler-kubeconfig", "deployment.go:35 schedulerKubeconfigVolumeName", false},
+		{"controller-manager-kubeconfig", "deployment.go:36 controllerManagerKubeconfigVolumeName", false},
+		{"kine-uds", "deployment.go:37 kineUDSVolume", false},
+		{"kine-config", "deployment.go:40 dataStoreCertsVolumeName", false},
+		{"kine-certs", "deployment.go:41 kineVolumeCertName", false},
+		{"egress-selector-configuration", "konnectivity_server.go:28 egressSelectorConfigurationVolume", false},
+		{"konnectivity-uds", "konnectivity_server.go:29 konnectivityUDSVolume", false},
+		{"konnectivity-server-kubeconfig", "konnectivity_server.go:30 konnectivityServerKubeconfigVolume", false},
+		{"kube-apiserver", "deployment.go:47 apiServerContainerName", true},
+		{"kube-controller-manager", "deployment.go:48 controlPlaneContainerName", true},
+		{"kube-scheduler", "deployment.go:49 schedulerContainerName", true},
+		{"kine", "deployment.go:50 kineContainerName", true},
+		{"chmod", "deployment.go:51 kineInitContainerName (an init container: names are unique across both lists)", true},
+		{"konnectivity-server", "konnectivity_server.go:25 konnectivityServerName", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{{Name: c.name}}}
+			want := field.ErrorList{field.Duplicate(vp, c.name)}
+			if c.container {
+				d = &kamajiv1alpha2.DeploymentSpec{ExtraContainers: []corev1.Container{{Name: c.name}}}
+				want = field.ErrorList{field.Duplicate(cp, c.name)}
+			}
+			if diff := cmp.Diff(want, checkPod(&kamajiv1alpha2.KamajiControlPlane{Spec: kamajiv1alpha2.KamajiControlPlaneSpec{Deployment: d}})); diff != "" {
+				t.Errorf("Kamaji's %s (%s) taken by the tenant: -want +got:\n%s", c.name, c.source, diff)
+			}
+		})
+	}
+}

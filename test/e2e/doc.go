@@ -25,7 +25,12 @@
 // metrics on :8080 with no flag to move it. The test's own client is an administrator: it
 // plays the platform team. In TestControllers the upstream controllers run
 // the same way, each under a ServiceAccount bound to its own module's
-// ClusterRole (controller_rbac_test.go).
+// ClusterRole (controller_rbac_test.go). Also played: the control-plane
+// Deployment Kamaji builds from a KamajiControlPlane, created with a dry
+// run (kamaji_deployment_test.go; provider v0.20.0
+// controllers/kamajicontrolplane_controller_tcp.go:31-281, Kamaji e51909fa
+// internal/builders/controlplane/deployment.go:78-101 and
+// konnectivity_server.go:270-276).
 //
 // The test files carry the build tag e2e; `make e2e` builds the components
 // into ./bin and runs them. Every process runs in its own process group and
