@@ -190,6 +190,29 @@ preview: bin/crossplane bin/crossplane-core $(FUNCTION_BINS) bin/preview ## Prev
 	@bin/preview --root=. --xr='$(strip $(XR))' --observed='$(strip $(OBSERVED))' \
 		$(foreach r,$(REQUIRED),--required='$(r)')
 
+# Observed: make observed NAME=demo NAMESPACE=tenant-demo [OUT=dir] [XR_OUT=f]
+#
+# Writes the composed resources of a live KubernetesCluster claim's XR (or
+# TenantCluster) into OUT (default _output/observed/<NAMESPACE>/<NAME>), one file
+# each, for `make preview OBSERVED=`; XR_OUT also writes the XR, without
+# status, to edit for XR=. Reads the kubeconfig of KUBECONFIG or
+# ~/.kube/config.
+
+NAME      ?=
+NAMESPACE ?=
+OUT       ?= _output/observed/$(NAMESPACE)/$(NAME)
+XR_OUT    ?=
+
+bin/observed: FORCE
+	@$(GO) build -o $@ ./cmd/observed >&2
+
+.PHONY: observed
+observed: bin/observed ## Write a live cluster's composed resources into a directory for make preview (NAME=, NAMESPACE=, OUT=, XR_OUT=).
+	@if [ -z '$(strip $(NAME))' ] || [ -z '$(strip $(NAMESPACE))' ]; then \
+		echo 'usage: make observed NAME=claim-or-tenantcluster NAMESPACE=ns [OUT=dir] [XR_OUT=xr.yaml]' >&2; exit 2; fi
+	@bin/observed --name='$(strip $(NAME))' --namespace='$(strip $(NAMESPACE))' --out='$(strip $(OUT))' \
+		$(if $(strip $(XR_OUT)),--xr-out='$(strip $(XR_OUT))')
+
 # ---------------------------------------------------------------------------
 # Generate: deepcopy functions, the XRDs (package/xrd.yaml, the v2
 # namespaced package/xrd-namespaced.yaml, the v2 cluster-scoped
