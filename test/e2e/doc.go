@@ -32,6 +32,20 @@
 // internal/builders/controlplane/deployment.go:78-101 and
 // konnectivity_server.go:270-276).
 //
+// TestEtcdPeers needs no kube-apiserver: as root it builds a network of its
+// own (etcdpeers_test.go), a bridge and network namespaces on
+// 10.213.0.0/24, one per etcd member, one for CoreDNS (bin/coredns,
+// serving the zones the test writes and NXDOMAIN for any other name) and
+// one for a worker VM, whose resolv.conf holds the nameserver alone, as
+// KubeVirt's DHCP gives it (each namespace's resolv.conf through
+// /etc/netns/<netns>). There three etcd members form with the certificates
+// the control-plane function composes, and every name the functions hand
+// to a worker VM or a tenant pod, rendered through the real engine for the
+// default cluster domain and for another, resolves from the VM's
+// namespace with the Go and glibc resolvers, while the partial names
+// (N.NS.svc, and N.NS.svc.cluster.local under another domain) do not
+// (nodedns_test.go).
+//
 // The test files carry the build tag e2e; `make e2e` builds the components
 // into ./bin and runs them. Every process runs in its own process group and
 // is stopped by PID when the test ends, fails, times out or is interrupted;

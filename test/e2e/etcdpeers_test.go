@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -38,8 +39,9 @@ import (
 // v1alpha2) as that operator runs it, with the PKI its Certificates ask
 // for, behind a real cluster DNS, and needs no kube-apiserver:
 //
-//   - network: a bridge and one network namespace per member and one for
-//     DNS, each with its own address on 10.213.0.0/24 (no other test uses
+//   - network: a bridge and one network namespace per member, one for
+//     DNS and one for a worker VM (resolv.conf: the nameserver alone), each
+//     with its own address on 10.213.0.0/24 (no other test uses
 //     it), and a pod's resolv.conf (search <ns>.svc.<domain> svc.<domain>
 //     <domain>, ndots:5) through /etc/netns/<netns>/resolv.conf; the bridge
 //     gets 10.213.0.1 so the test's own etcd and HTTPS clients reach the
@@ -75,6 +77,9 @@ import (
 // StatefulSet (internal/controller/factory/statefulset.go:267-317), the
 // peer and client CAs from the Secrets the EtcdCluster names; it forms.
 // The EtcdClusters' spec.options are left out (no bearing on TLS).
+// Last, on the same network and CoreDNS, every name the functions hand to
+// a worker VM or a tenant pod resolves on the VM with no search path, for
+// the default cluster domain and another (nodedns_test.go).
 func TestEtcdPeers(t *testing.T) {
 	w := newPeersWorld(t)
 	w.network(t)
@@ -98,12 +103,17 @@ func TestEtcdPeers(t *testing.T) {
 		w.start(t, w.peer)
 		w.formed(t)
 	})
+	scenario(t, "node DNS: every name handed to a node resolves with no search path", w.nodeDNS)
 }
 
 const (
 	// peersNet is the test's /24: .1 the bridge (the test's clients), .53
-	// the DNS, .11 to .13 the members, .100 the client Service's ClusterIP.
+	// the DNS, .11 to .13 the members, .20 a worker VM (nodedns_test.go),
+	// .100 the client Service's ClusterIP, .101 and up the ClusterIPs of
+	// the Services nodedns_test.go serves.
 	peersNet             = "10.213.0"
+	peersNode            = peersPrefix + "node"
+	peersNodeIP          = peersNet + ".20"
 	peersBridge          = "tkpeers-br"
 	peersPrefix          = "tkpeers-"
 	peersClientIP        = peersNet + ".100"
@@ -310,6 +320,7 @@ func (w *peersWorld) network(t *testing.T) {
 		_ = ipCmd("netns", "del", m.netns)
 	}
 	_ = ipCmd("netns", "del", peersPrefix+"dns")
+	_ = ipCmd("netns", "del", peersNode)
 	_ = ipCmd("link", "del", peersBridge)
 
 	must := func(args ...string) {
@@ -349,6 +360,16 @@ func (w *peersWorld) network(t *testing.T) {
 	for _, m := range w.members {
 		add(m.netns, m.ip)
 	}
+	// A worker VM: the DHCP resolv.conf above, and the hosts and
+	// nsswitch.conf of a distribution image, so getent reads nothing of
+	// the host's.
+	add(peersNode, peersNodeIP)
+	if err := writeFiles(filepath.Join("/etc/netns", peersNode), map[string][]byte{
+		"hosts":         []byte("127.0.0.1 localhost\n::1 localhost\n"),
+		"nsswitch.conf": []byte("hosts: files dns\n"),
+	}); err != nil {
+		fatal(t, err)
+	}
 	t.Logf("network: bridge %s, namespaces %s, %.2fs", peersBridge, w.netnsNames(), time.Since(start).Seconds())
 }
 
@@ -357,7 +378,7 @@ func (w *peersWorld) netnsNames() string {
 	for _, m := range w.members {
 		out = append(out, m.netns+"="+m.ip)
 	}
-	return strings.Join(append(out, peersPrefix+"dns="+peersDNSIP), ", ")
+	return strings.Join(append(out, peersPrefix+"dns="+peersDNSIP, peersNode+"="+peersNodeIP), ", ")
 }
 
 func (w *peersWorld) memberNames() string {
@@ -388,35 +409,7 @@ func (w *peersWorld) dns(t *testing.T) {
 		fwd += fmt.Sprintf("%s IN A %s\n%s.%s.svc IN A %s\n", w.short(m), m.ip, w.headless, w.ns, m.ip)
 		rev += fmt.Sprintf("%s IN PTR %s.%s.\n", m.ip[strings.LastIndex(m.ip, ".")+1:], w.short(m), peersDomain)
 	}
-	dir := filepath.Join(w.work, "dns")
-	corefile := fmt.Sprintf(`%[1]s:53 {
-    errors
-    log
-    file %[3]s/db.forward
-}
-%[2]s:53 {
-    errors
-    log
-    file %[3]s/db.reverse
-}
-.:53 {
-    errors
-    template ANY ANY {
-        rcode NXDOMAIN
-    }
-}
-`, peersDomain, peersReverse, dir)
-	if err := writeFiles(dir, map[string][]byte{"db.forward": []byte(fwd), "db.reverse": []byte(rev), "Corefile": []byte(corefile)}); err != nil {
-		fatal(t, err)
-	}
-	if w.coredns == nil {
-		w.coredns = newProc(w.logs, "coredns", "ip", []string{"netns", "exec", peersPrefix + "dns", filepath.Join(w.bin, "coredns"), "-conf", filepath.Join(dir, "Corefile")})
-		t.Cleanup(func() { w.coredns.stop() })
-	}
-	w.coredns.stop()
-	if err := w.coredns.start(); err != nil {
-		fatal(t, err)
-	}
+	w.serveZones(t, map[string]string{peersDomain: fwd, peersReverse: rev})
 	m := w.members[0]
 	fqdn := w.short(m) + "." + peersDomain
 	r := peersResolver()
@@ -430,6 +423,35 @@ func (w *peersWorld) dns(t *testing.T) {
 		fatalf(t, "PTR of %s: %v %v, want %s.", m.ip, ptr, err, fqdn)
 	}
 	t.Logf("dns: CoreDNS answering for %s in %.2fs", w.memberNames(), time.Since(start).Seconds())
+}
+
+// serveZones (re)starts CoreDNS serving each zone (origin: zone file)
+// from a file and NXDOMAIN for every name outside them.
+func (w *peersWorld) serveZones(t *testing.T, zones map[string]string) {
+	t.Helper()
+	dir := filepath.Join(w.work, "dns")
+	if err := os.RemoveAll(dir); err != nil {
+		fatal(t, err)
+	}
+	files := map[string][]byte{}
+	var corefile strings.Builder
+	for _, origin := range slices.Sorted(maps.Keys(zones)) {
+		files["db."+origin] = []byte(zones[origin])
+		fmt.Fprintf(&corefile, "%s:53 {\n    errors\n    log\n    file %s\n}\n", origin, filepath.Join(dir, "db."+origin))
+	}
+	corefile.WriteString(".:53 {\n    errors\n    template ANY ANY {\n        rcode NXDOMAIN\n    }\n}\n")
+	files["Corefile"] = []byte(corefile.String())
+	if err := writeFiles(dir, files); err != nil {
+		fatal(t, err)
+	}
+	if w.coredns == nil {
+		w.coredns = newProc(w.logs, "coredns", "ip", []string{"netns", "exec", peersPrefix + "dns", filepath.Join(w.bin, "coredns"), "-conf", filepath.Join(dir, "Corefile")})
+		t.Cleanup(func() { w.coredns.stop() })
+	}
+	w.coredns.stop()
+	if err := w.coredns.start(); err != nil {
+		fatal(t, err)
+	}
 }
 
 // issue issues the Secrets the EtcdCluster names from the golden's

@@ -72,6 +72,10 @@ func scenario(t *testing.T, name string, f func(t *testing.T)) bool {
 }
 
 func TestMain(m *testing.M) {
+	// Re-executed as a resolver inside a network namespace (nodedns_test.go).
+	if names, ok := os.LookupEnv(nodeResolveEnv); ok {
+		os.Exit(nodeResolveMain(names))
+	}
 	// Ctrl-C or a kill of `go test` stops every process the test started
 	// (by process group); the kernel's parent-death signal covers the rest.
 	sigs := make(chan os.Signal, 1)
