@@ -6,7 +6,6 @@ package v1alpha1
 // both agree.
 const (
 	DefaultStorageClass        = "replicated"
-	DefaultVersion             = "v1.35"
 	DefaultNodeGroupName       = "md0"
 	DefaultMinReplicas         = 0
 	DefaultMaxReplicas         = 10

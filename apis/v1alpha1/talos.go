@@ -1,11 +1,8 @@
 package v1alpha1
 
 import (
-	"fmt"
 	"regexp"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -85,12 +82,6 @@ const (
 	MaxTalosEndpointLength  = 512
 )
 
-// TalosSupport is the Talos-Kubernetes support matrix: Talos minor
-// ("v1.13") to the lowest and highest Kubernetes minor it runs (Cozystack
-// chart's _versions.tpl; Talos v1.13 support matrix: Kubernetes v1.31 to
-// v1.36). The XRD's rule on spec holds the same table.
-var TalosSupport = map[string][2]int{"v1.13": {31, 36}}
-
 var (
 	talosVersionPattern  = regexp.MustCompile(`^v1\.[0-9]{1,3}\.[0-9]{1,3}$`)
 	schematicPattern     = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -116,19 +107,13 @@ func (t Talos) Minor() string {
 	return t.Version[:strings.LastIndex(t.Version, ".")]
 }
 
-// Validate returns every problem of a defaulted spec.talos at path against
-// the cluster's Kubernetes minor version ("v1.35"): the shapes, the
-// bounds and the support matrix.
-func (t Talos) Validate(path *field.Path, version string) field.ErrorList {
+// Validate returns every problem of a defaulted spec.talos at path: the
+// shapes and the bounds (the support matrix against spec.version is a
+// rule of specRules).
+func (t Talos) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	vp := path.Child("version")
-	switch {
-	case !talosVersionPattern.MatchString(t.Version):
-		errs = append(errs, field.Invalid(vp, t.Version, "must be a Talos release vX.Y.Z such as "+DefaultTalosVersion))
-	case slices.Contains(Versions, version): // else spec.version is refused
-		if msg := talosSupports(t.Version, t.Minor(), version); msg != "" {
-			errs = append(errs, field.Invalid(vp, t.Version, msg))
-		}
+	if !talosVersionPattern.MatchString(t.Version) {
+		errs = append(errs, field.Invalid(path.Child("version"), t.Version, "must be a Talos release vX.Y.Z such as "+DefaultTalosVersion))
 	}
 	if !schematicPattern.MatchString(t.SchematicID) {
 		errs = append(errs, field.Invalid(path.Child("schematicID"), t.SchematicID, "must be an Image Factory schematic ID: 64 lower-case hex digits"))
@@ -165,30 +150,4 @@ func (t Talos) Validate(path *field.Path, version string) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// talosSupports returns "" when Talos release of minor tm runs Kubernetes minor
-// version ("v1.35"), else why not, naming both and the matrix (the XRD's
-// rule says the same).
-func talosSupports(release, tm, version string) string {
-	r, ok := TalosSupport[tm]
-	n, err := strconv.Atoi(strings.TrimPrefix(version, "v1."))
-	if ok && err == nil && n >= r[0] && n <= r[1] {
-		return ""
-	}
-	return fmt.Sprintf("Talos %s does not support Kubernetes %s (the support matrix: %s)", release, version, supportMatrix())
-}
-
-// supportMatrix is TalosSupport as text, sorted.
-func supportMatrix() string {
-	keys := make([]string, 0, len(TalosSupport))
-	for k := range TalosSupport {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("Talos %s runs Kubernetes v1.%d to v1.%d", k, TalosSupport[k][0], TalosSupport[k][1]))
-	}
-	return strings.Join(parts, "; ")
 }

@@ -22,7 +22,7 @@ func TestTalosSupportMatrix(t *testing.T) {
 		{"v1.14.0", "v1.35", false},
 	} {
 		tal := Talos{Version: c.release}
-		msg := talosSupports(c.release, tal.Minor(), c.kube)
+		msg := talosSupports(TalosSupport, c.release, tal.Minor(), c.kube)
 		if (msg == "") != c.ok {
 			t.Errorf("Talos %s, Kubernetes %s: supported = %v, want %v (%s)", c.release, c.kube, msg == "", c.ok, msg)
 		}

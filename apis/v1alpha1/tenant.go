@@ -143,7 +143,7 @@ func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefini
 	version, err := xrdVersion(crd, []map[string]any{
 		{"name": "DATASTORE", "type": "string", "jsonPath": ".status.dataStoreName", "description": "Kamaji DataStore of the namespace's TenantClusters."},
 		{"name": "CLUSTERS", "type": "integer", "jsonPath": ".status.clusters", "description": "TenantClusters served: their control plane uses this DataStore."},
-	}, TenantQuantityBounds)
+	}, TenantQuantityBounds, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Versions are the Kubernetes minor versions a tenant may ask for, newest
-// first: the XRD's enum of spec.version. The functions'
-// version table has a row for each.
-var Versions = []string{"v1.35", "v1.34", "v1.33", "v1.32", "v1.31"}
-
 // MaxNodeGroupNameLength is the longest node-group name G, so that every
 // name derived from N-G stays a DNS label.
 const MaxNodeGroupNameLength = 16
@@ -217,9 +212,10 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 		errs = append(errs, tooLong(p.Child("images", "waitForKubeconfig"), img, MaxImageLength))
 	}
 	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
-	errs = append(errs, s.Talos.Validate(p.Child("talos"), s.Version)...)
+	errs = append(errs, s.Talos.Validate(p.Child("talos"))...)
 	errs = append(errs, s.Backup.Validate(p.Child("backup"))...)
-	return append(errs, s.Restore.Validate(p.Child("restore"))...)
+	errs = append(errs, s.Restore.Validate(p.Child("restore"))...)
+	return append(errs, clusterSpecRules.check(s, p)...)
 }
 
 // Validate returns every problem of one defaulted node group at path
@@ -234,10 +230,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 	minR, maxR := deref(g.MinReplicas), deref(g.MaxReplicas)
 	errs = append(errs, validateReplicas(path.Child("minReplicas"), minR)...)
 	errs = append(errs, validateReplicas(path.Child("maxReplicas"), maxR)...)
-	if minR > maxR {
-		errs = append(errs, field.Invalid(path.Child("minReplicas"), minR,
-			fmt.Sprintf("minReplicas must be less than or equal to maxReplicas (%d)", maxR)))
-	}
+	errs = append(errs, nodeGroupRules.check(g, path)...)
 	if it := g.InstanceTypeName(); longerThan(it, MaxNameLength) {
 		errs = append(errs, tooLong(path.Child("instanceType"), it, MaxNameLength))
 	} else if it != "" && !g.explicit() {

@@ -31,7 +31,7 @@ var ConnectionSecretKeys = []string{"admin.conf", "admin.svc", "super-admin.conf
 // plain map so it marshals with sorted keys (deterministic YAML). It returns
 // an error when the CRD has no v1alpha1 schema.
 func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	version, err := xrdVersion(crd, clusterColumns, ClusterQuantityBounds)
+	version, err := xrdVersion(crd, clusterColumns, ClusterQuantityBounds, ruleTables())
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func CompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) 
 // Crossplane adds its own machinery under spec.crossplane, which the
 // schema leaves to it.
 func NamespacedCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
-	version, err := xrdVersion(crd, clusterColumns, ClusterQuantityBounds)
+	version, err := xrdVersion(crd, clusterColumns, ClusterQuantityBounds, ruleTables())
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +89,11 @@ var clusterColumns = []map[string]any{
 }
 
 // xrdVersion is an XRD's one version: the spec and status schema of the
-// CRD's v1alpha1 version, the quantity bounds' CEL rules added to the
-// spec, with the printer columns. It returns an error when the CRD has no
-// v1alpha1 schema or the spec schema has no object a bound names.
-func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition, columns []map[string]any, bounds map[string][]QuantityBound) (map[string]any, error) {
+// CRD's v1alpha1 version, the CEL rules of the rule tables, then the
+// quantity bounds', added to the spec, with the printer columns. It
+// returns an error when the CRD has no v1alpha1 schema or the spec schema
+// has no object a rule or bound names.
+func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition, columns []map[string]any, bounds map[string][]QuantityBound, tables []rules) (map[string]any, error) {
 	var schema *apiextensionsv1.JSONSchemaProps
 	for _, v := range crd.Spec.Versions {
 		if v.Name == Version && v.Schema != nil {
@@ -102,8 +103,11 @@ func xrdVersion(crd *apiextensionsv1.CustomResourceDefinition, columns []map[str
 	if schema == nil {
 		return nil, fmt.Errorf("CRD %s has no %s schema", crd.Name, Version)
 	}
-	spec, err := withQuantityRules(schema.Properties["spec"], bounds)
+	spec, err := withTableRules(schema.Properties["spec"], tables)
 	if err != nil {
+		return nil, err
+	}
+	if spec, err = withQuantityRules(spec, bounds); err != nil {
 		return nil, err
 	}
 	root := apiextensionsv1.JSONSchemaProps{

@@ -6,29 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // KubernetesVersion is one row of the version table.
-type KubernetesVersion struct {
-	// Minor is the version a user asks for, e.g. v1.35.
-	Minor string
-	// Patch is the patch version deployed, e.g. v1.35.6.
-	Patch string
-	// Konnectivity is the konnectivity server/agent version to pin, or ""
-	// when Kamaji derives it.
-	Konnectivity string
-}
+type KubernetesVersion = v1alpha1.KubernetesVersion
 
-// versionTable is the Cozystack chart's supported minors and the patch it
-// deploys for each (its files/versions.yaml), newest first. The konnectivity
-// override is the chart's files/konnectivity-versions.yaml.
-var versionTable = []KubernetesVersion{
-	{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0"},
-	{Minor: "v1.34", Patch: "v1.34.9"},
-	{Minor: "v1.33", Patch: "v1.33.13"},
-	{Minor: "v1.32", Patch: "v1.32.13"},
-	{Minor: "v1.31", Patch: "v1.31.14"},
-}
+// versionTable is the API's version table (apis/v1alpha1), newest first.
+var versionTable = v1alpha1.KubernetesVersions
 
 // Supported returns the minor versions of the table, newest first.
 func Supported() []string {

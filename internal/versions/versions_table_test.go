@@ -27,9 +27,9 @@ func TestLookupVersion(t *testing.T) {
 		want   want
 	}{
 		"V135": {
-			reason: "v1.35 deploys v1.35.6 and pins konnectivity v0.34.0",
+			reason: "v1.35 deploys v1.35.6 and pins konnectivity v0.34.0; it is the default",
 			args:   args{minor: "v1.35"},
-			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0", Default: true}},
 		},
 		"V134": {
 			reason: "v1.34 deploys v1.34.9; Kamaji derives konnectivity",

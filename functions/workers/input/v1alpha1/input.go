@@ -131,7 +131,7 @@ var DefaultRegistryMirrorHosts = []string{"docker.io", "ghcr.io", "quay.io", "re
 // "ghcr.io/cozystack/cozystack/ubuntu-container-disk:v1.35-v1.5.2".
 func DefaultContainerDiskImages() map[string]string {
 	out := map[string]string{}
-	for _, v := range []string{"v1.31", "v1.32", "v1.33", "v1.34", "v1.35"} {
+	for _, v := range v1alpha1.Versions {
 		out[v] = DefaultContainerDiskRepository + ":" + v + "-" + DefaultContainerDiskRelease
 	}
 	return out
