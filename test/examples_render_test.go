@@ -175,8 +175,8 @@ func TestExamplesRender(t *testing.T) {
 	// BackupCredentialsNotScoped, naming the Secret.
 	t.Run("backup", func(t *testing.T) {
 		objs, _ := mustRender(t, "examples/backup/claim.yaml")
-		if iv, _, _ := unstructured.NestedString(objs[0].Object, "status", "backup", "interval"); iv != "6h0m0s" {
-			t.Errorf("status.backup.interval %q, want 6h0m0s", iv)
+		if iv, _, _ := unstructured.NestedString(objs[0].Object, "status", "backup", "interval"); iv != "6h" {
+			t.Errorf("status.backup.interval %q, want 6h", iv)
 		}
 		etcd := object(objs, "EtcdCluster", "demo-etcd")
 		if etcd == nil || etcd.GetAPIVersion() != "etcd-operator.cozystack.io/v1alpha2" {

@@ -164,7 +164,7 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "etcd-backup-observed", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml"), data("backup-credentials.yaml"), data("tenant-namespace.yaml")},
 			observed: data("observed-etcd-backup"), contains: []string{
 				"name: demo-backup-20261202183044-c62685\n", "      key: tenantkube/tenant-demo\n", "time: \"2026-12-02T18:31:05Z\"\n",
-				"age: 17h28m0s\n", "type: BackupCurrent\n", "reason: BackupSucceeded\n",
+				"age: 17h28m\n", "type: BackupCurrent\n", "reason: BackupSucceeded\n",
 				"  - apiVersion: v1\n    kind: Namespace\n    name: tenant-demo\n    uid: 3f1e9c2a-6b7d-4c05-8e1a-92d4b6f0c7e5\n",
 			}},
 		// A restore: the EtcdCluster reads the exact key

@@ -176,6 +176,26 @@ func backupInterval(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) (time.Dura
 	return asked.Parse(field.NewPath("spec", "backup", "interval"), b.MinInterval, hi)
 }
 
+// intervalText is the interval backupInterval takes, as written.
+func intervalText(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) string {
+	if asked == "" {
+		return string(b.Interval)
+	}
+	return string(asked)
+}
+
+// compactDuration is d without zero trailing units: 89h29m, 48h, 30s.
+func compactDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // slotStart is the start of the backup slot holding now: slots are
 // interval long and offset from the Unix epoch by a per-cluster amount
 // (the SHA-256 of "<NS>/<N>" modulo the interval, in whole seconds), so
@@ -233,8 +253,11 @@ type backupSchedule struct {
 	// Etcd is the EtcdCluster's name; Labels the backup objects' labels.
 	Etcd   string
 	Labels map[string]string
-	// Interval is the length of a slot.
-	Interval time.Duration
+	// Interval is the length of a slot; IntervalText the same as the
+	// tenant or the platform wrote it ("24h", "90m"), which status and
+	// messages show.
+	Interval     time.Duration
+	IntervalText string
 	// Tenant: a bundle lists the clusters it carries (a Tenant's);
 	// otherwise it is one cluster's.
 	Tenant bool
@@ -261,7 +284,7 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	id := t.ID
 	return composeBackups(p, r, &in.Etcd.Backup, backupSchedule{
 		Slot: id, Base: id.Name, Etcd: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster,
-		Labels: id.Labels(), Interval: interval,
+		Labels: id.Labels(), Interval: interval, IntervalText: intervalText(t.Spec.Backup.Interval, &in.Etcd.Backup),
 		Require: func(p *function.Plan) { requirePKI(p, id, "", backupPKI) },
 		Carried: func(r *function.Request) ([]clusterIdentity, []string, error) {
 			pki, refused, err := readPKI(r, id, "", backupPKI)
@@ -473,18 +496,18 @@ func backupStatus(r *function.Request, s backupSchedule, incarnation string, bac
 		}
 		break
 	}
-	status := map[string]any{"interval": interval.String(), "retained": int64(bp.Retained)}
+	status := map[string]any{"interval": s.IntervalText, "retained": int64(bp.Retained)}
 	limit := 2 * interval
 	switch {
 	case bp.LastFound:
 		age := now.Sub(bp.LastTime).Truncate(time.Minute)
 		status["lastSuccessful"] = map[string]any{
-			"name": bp.LastName, "time": bp.LastTime.Format(time.RFC3339), "age": age.String(),
+			"name": bp.LastName, "time": bp.LastTime.Format(time.RFC3339), "age": compactDuration(age),
 		}
 		bp.Current = age <= limit
-		bp.Reason, bp.Message = tkv1alpha1.ReasonBackupSucceeded, fmt.Sprintf("the last successful backup, %s, is %s old (interval %s)", bp.LastName, age, interval)
+		bp.Reason, bp.Message = tkv1alpha1.ReasonBackupSucceeded, fmt.Sprintf("the last successful backup, %s, is %s old (interval %s)", bp.LastName, compactDuration(age), s.IntervalText)
 		if !bp.Current {
-			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("the last successful backup, %s, is %s old: more than twice the interval %s", bp.LastName, age, interval)
+			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("the last successful backup, %s, is %s old: more than twice the interval %s", bp.LastName, compactDuration(age), s.IntervalText)
 		}
 	default:
 		since := s.Since
@@ -496,9 +519,9 @@ func backupStatus(r *function.Request, s backupSchedule, incarnation string, bac
 			since = c
 		}
 		bp.Current = now.Sub(since) <= limit
-		bp.Reason, bp.Message = tkv1alpha1.ReasonAwaitingFirstBackup, fmt.Sprintf("no backup has succeeded yet (interval %s)", interval)
+		bp.Reason, bp.Message = tkv1alpha1.ReasonAwaitingFirstBackup, fmt.Sprintf("no backup has succeeded yet (interval %s)", s.IntervalText)
 		if !bp.Current {
-			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("no backup has succeeded in the first %s: more than twice the interval %s", now.Sub(since).Truncate(time.Minute), interval)
+			bp.Reason, bp.Message = tkv1alpha1.ReasonBackupOverdue, fmt.Sprintf("no backup has succeeded in the first %s: more than twice the interval %s", compactDuration(now.Sub(since).Truncate(time.Minute)), s.IntervalText)
 		}
 	}
 	if s.Idle {

@@ -431,7 +431,7 @@ func TestRetentionKeepsTheNewestCompleteBackup(t *testing.T) {
 	st := p.Status["backup"].(map[string]any)
 	last, _ := st["lastSuccessful"].(map[string]any)
 	// 2026-11-29T18:31 to 2026-12-03T12:00 is 96h less 6h31m.
-	if last["name"] != "demo-20261129183044-"+digestDemo || last["age"] != "89h29m0s" || st["retained"] != int64(3) {
+	if last["name"] != "demo-20261129183044-"+digestDemo || last["age"] != "89h29m" || st["retained"] != int64(3) {
 		t.Errorf("status.backup %v", st)
 	}
 
@@ -465,10 +465,10 @@ func TestBackupStatus(t *testing.T) {
 		wantAge        string
 	}{
 		// 2026-12-02 18:31 to 12-03 12:00 is 17h29m.
-		"Recent": {"2026-12-02T18:31:00Z", "Complete", true, tkv1alpha1.ReasonBackupSucceeded, "17h29m0s"},
+		"Recent": {"2026-12-02T18:31:00Z", "Complete", true, tkv1alpha1.ReasonBackupSucceeded, "17h29m"},
 		// 48h exactly is still within twice the interval; a minute more is not.
-		"TwiceInterval": {"2026-12-01T12:00:00Z", "Complete", true, tkv1alpha1.ReasonBackupSucceeded, "48h0m0s"},
-		"Overdue":       {"2026-12-01T11:59:00Z", "Complete", false, tkv1alpha1.ReasonBackupOverdue, "48h1m0s"},
+		"TwiceInterval": {"2026-12-01T12:00:00Z", "Complete", true, tkv1alpha1.ReasonBackupSucceeded, "48h"},
+		"Overdue":       {"2026-12-01T11:59:00Z", "Complete", false, tkv1alpha1.ReasonBackupOverdue, "48h1m"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ts := "20261201183044"
@@ -1081,5 +1081,26 @@ func TestBundleRecordsTheSnapshotsDestination(t *testing.T) {
 	}
 	if want := "etcd-backups/tenantkube/tenant-demo/demo-" + slot24h + "-" + digestDemo + ".db"; src.S3 == nil || src.S3.Bucket+"/"+src.S3.Key != want {
 		t.Errorf("bundle source %+v, want %s", src.S3, want)
+	}
+}
+
+// TestBackupIntervalAsWritten: status and messages show the interval as
+// the tenant (spec.backup.interval) or the platform wrote it, and ages
+// without zero trailing units.
+func TestBackupIntervalAsWritten(t *testing.T) {
+	for _, c := range []struct{ asked, platform, want string }{
+		{"", "24h", "24h"}, {"90m", "24h", "90m"}, {"", "1440m", "1440m"},
+	} {
+		if got := intervalText(tkv1alpha1.Duration(c.asked), &cpinput.EtcdBackup{Interval: tkv1alpha1.Duration(c.platform)}); got != c.want {
+			t.Errorf("asked %q, platform %q: %q, want %q", c.asked, c.platform, got, c.want)
+		}
+	}
+	for d, want := range map[time.Duration]string{
+		89*time.Hour + 29*time.Minute: "89h29m", 48 * time.Hour: "48h", 48*time.Hour + time.Minute: "48h1m",
+		30 * time.Second: "30s", time.Hour + 30*time.Second: "1h0m30s", 0: "0s", 5 * time.Minute: "5m",
+	} {
+		if got := compactDuration(d); got != want {
+			t.Errorf("compactDuration(%d) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(function.Identity{Namespace: ns}))
 	s := backupSchedule{
 		Slot: function.Identity{Namespace: ns, Name: site.Names.Cluster}, Etcd: site.Names.Cluster,
-		Labels: site.Labels, Interval: interval, Tenant: true,
+		Labels: site.Labels, Interval: interval, IntervalText: intervalText("", b), Tenant: true,
 		Idle: arrived && len(clusters) == 0,
 		Require: func(p *function.Plan) {
 			for _, c := range clusters {

@@ -142,7 +142,7 @@ func TestTenantBackup(t *testing.T) {
 	if len(pki) != 3 {
 		t.Errorf("PKI object holds %d Secrets, want 3", len(pki))
 	}
-	if got := p.Status["backup"].(map[string]any)["interval"]; got != "24h0m0s" {
+	if got := p.Status["backup"].(map[string]any)["interval"]; got != "24h" { // as backupInput writes it
 		t.Errorf("status.backup.interval %v", got)
 	}
 }
