@@ -18,21 +18,13 @@ type Backup struct {
 	// Interval between two backups, such as 6h: at least the platform's
 	// minInterval and at most its interval (the default when empty).
 	// +kubebuilder:validation:MaxLength=24
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('1h') && duration(self) <= duration('168h'))",messageExpression="'must be at least 1h and at most 168h, not ' + self"
 	// +optional
 	Interval Duration `json:"interval,omitempty"`
 }
 
 // Validate returns every problem of b at path (spec.backup).
 func (b Backup) Validate(path *field.Path) field.ErrorList {
-	if b.Interval == "" {
-		return nil
-	}
-	if _, err := b.Interval.Parse(path.Child("interval"), MinBackupInterval, MaxBackupInterval); err != nil {
-		return field.ErrorList{err}
-	}
-	return nil
+	return backupRules.check(b, path)
 }
 
 // Restore names the backup a new cluster starts from: its etcd data and

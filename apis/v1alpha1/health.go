@@ -20,7 +20,6 @@ type NodeHealthCheck struct {
 	// count as unhealthy. 0 turns remediation off.
 	// +kubebuilder:default="50%"
 	// +kubebuilder:validation:MaxLength=8
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || (self.matches('^(0|[1-9][0-9]{0,3})$') && int(self) <= 5000) || self.matches('^(0|[1-9][0-9]?|100)%$')",messageExpression="'must be a whole number of machines from 0 to 5000 such as 1, or a whole percentage from 0% to 100% such as 50%, not ' + self"
 	// +optional
 	MaxUnhealthy IntOrPercent `json:"maxUnhealthy,omitempty"`
 
@@ -28,8 +27,6 @@ type NodeHealthCheck struct {
 	// or, if later, its VM's readiness, before it is remediated.
 	// +kubebuilder:default="20m"
 	// +kubebuilder:validation:MaxLength=24
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('30s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 30s and at most 24h, not ' + self"
 	// +optional
 	NodeStartupTimeout Duration `json:"nodeStartupTimeout,omitempty"`
 
@@ -37,8 +34,6 @@ type NodeHealthCheck struct {
 	// its machine is remediated: the VM is deleted and replaced.
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:MaxLength=24
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 1s and at most 24h, not ' + self"
 	// +optional
 	ReadyUnknownTimeout Duration `json:"readyUnknownTimeout,omitempty"`
 
@@ -46,8 +41,6 @@ type NodeHealthCheck struct {
 	// working CNI is) before its machine is remediated.
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:MaxLength=24
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 1s and at most 24h, not ' + self"
 	// +optional
 	ReadyFalseTimeout Duration `json:"readyFalseTimeout,omitempty"`
 }
@@ -73,7 +66,8 @@ const (
 	MaxTimeout            Duration = "24h"
 )
 
-// Messages of the health-check rules; the XRD's rules (above) say the same.
+// Messages of the health-check rules; the XRD's rules (fieldrules.go) say
+// the same.
 const (
 	msgDurationForm = "must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s"
 	msgIntOrPercent = "must be a whole number of machines from 0 to 5000 such as 1, or a whole percentage from 0% to 100% such as 50%"
@@ -82,11 +76,11 @@ const (
 var (
 	// durationPattern is a Duration: at most 5 digits a unit, so no value
 	// overflows time.ParseDuration.
-	durationPattern = regexp.MustCompile(`^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$`)
+	durationPattern = regexp.MustCompile(durationForm)
 	// machinesPattern and percentPatternWhole are the two forms of an
 	// IntOrPercent, without leading zeros.
-	machinesPattern     = regexp.MustCompile(`^(0|[1-9][0-9]{0,3})$`)
-	percentPatternWhole = regexp.MustCompile(`^(0|[1-9][0-9]?|100)%$`)
+	machinesPattern     = regexp.MustCompile(machinesForm)
+	percentPatternWhole = regexp.MustCompile(percentForm)
 )
 
 // Parse reads a non-empty duration at path and checks it is within
@@ -124,42 +118,14 @@ func (v IntOrPercent) Parse(path *field.Path) (intstr.IntOrString, *field.Error)
 // Validate returns every problem of the health-check settings at path
 // (spec.nodeHealthCheck), defaulted.
 func (h NodeHealthCheck) Validate(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if _, err := h.MaxUnhealthy.Parse(path.Child("maxUnhealthy")); err != nil {
-		errs = append(errs, err)
-	}
-	for _, d := range []struct {
-		name string
-		v    Duration
-		lo   Duration
-	}{
-		{"nodeStartupTimeout", h.NodeStartupTimeout, MinNodeStartupTimeout},
-		{"readyUnknownTimeout", h.ReadyUnknownTimeout, MinTimeout},
-		{"readyFalseTimeout", h.ReadyFalseTimeout, MinTimeout},
-	} {
-		if _, err := d.v.Parse(path.Child(d.name), d.lo, MaxTimeout); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
+	return nodeHealthCheckRules.check(h, path)
 }
 
 // validateHealthOverrides returns the problems of a node group's
 // overrides of the health check at path (spec.nodeGroups[G]); "" keeps
 // the cluster-wide value.
 func (g NodeGroup) validateHealthOverrides(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if g.MaxUnhealthy != "" {
-		if _, err := g.MaxUnhealthy.Parse(path.Child("maxUnhealthy")); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if g.NodeStartupTimeout != "" {
-		if _, err := g.NodeStartupTimeout.Parse(path.Child("nodeStartupTimeout"), MinNodeStartupTimeout, MaxTimeout); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
+	return nodeGroupHealthRules.check(g, path)
 }
 
 // mustParse is a bound's value.

@@ -59,8 +59,6 @@ type KubernetesClusterSpec struct {
 	// on every MachineDeployment; changing it never rolls a node group).
 	// +kubebuilder:default="30m"
 	// +kubebuilder:validation:MaxLength=24
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('1s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 1s and at most 24h, not ' + self"
 	// +optional
 	MaxNodeProvisionTime Duration `json:"maxNodeProvisionTime,omitempty"`
 
@@ -195,15 +193,12 @@ type NodeGroup struct {
 	// cluster-wide value. A whole number of machines such as 1 or a whole
 	// percentage such as 50%.
 	// +kubebuilder:validation:MaxLength=8
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || (self.matches('^(0|[1-9][0-9]{0,3})$') && int(self) <= 5000) || self.matches('^(0|[1-9][0-9]?|100)%$')",messageExpression="'must be a whole number of machines from 0 to 5000 such as 1, or a whole percentage from 0% to 100% such as 50%, not ' + self"
 	// +optional
 	MaxUnhealthy IntOrPercent `json:"maxUnhealthy,omitempty"`
 
 	// Per-group override of nodeHealthCheck.nodeStartupTimeout; empty
 	// keeps the cluster-wide value.
 	// +kubebuilder:validation:MaxLength=24
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$')",messageExpression="'must be whole hours, minutes and seconds in that order, such as 20m, 1h30m or 90s, not ' + self"
-	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !self.matches('^([0-9]{1,5}h)?([0-9]{1,5}m)?([0-9]{1,5}s)?$') || (duration(self) >= duration('30s') && duration(self) <= duration('24h'))",messageExpression="'must be at least 30s and at most 24h, not ' + self"
 	// +optional
 	NodeStartupTimeout Duration `json:"nodeStartupTimeout,omitempty"`
 

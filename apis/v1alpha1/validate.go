@@ -203,9 +203,7 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 		errs = append(errs, s.NodeGroups[name].Validate(ngp.Key(name))...)
 	}
 	errs = append(errs, s.NodeHealthCheck.Validate(p.Child("nodeHealthCheck"))...)
-	if _, err := s.MaxNodeProvisionTime.Parse(p.Child("maxNodeProvisionTime"), MinTimeout, MaxTimeout); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, provisionTimeRules.check(s, p)...)
 	errs = append(errs, s.Addons.Validate(p.Child("addons"))...)
 	errs = append(errs, s.ControlPlane.Validate(p.Child("controlPlane"))...)
 	if img := s.Images.WaitForKubeconfig; longerThan(img, MaxImageLength) {
