@@ -136,10 +136,13 @@ func TestSeedParityRender(t *testing.T) {
 		if got := str(hr, "spec", "releaseName"); got != "cozy-monitoring-agents" {
 			t.Errorf("releaseName %s", got)
 		}
-		if got := str(hr, "spec", "values", "vmagent", "remoteWrite", "url"); got != "http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus" {
+		// The seed's endpoints under the platform's cluster domain (no
+		// settings here: cluster.local; the seed writes Cozystack's,
+		// cozy.local).
+		if got := str(hr, "spec", "values", "vmagent", "remoteWrite", "url"); got != "http://vminsert-shortterm.tenant-root.svc.cluster.local:8480/insert/0/prometheus" {
 			t.Errorf("remoteWrite %s", got)
 		}
-		if got := str(hr, "spec", "values", "fluent-bit", "config", "outputs"); !strings.Contains(got, "    Host vlinsert-generic.tenant-root.svc.cozy.local\n    Port 9481\n") {
+		if got := str(hr, "spec", "values", "fluent-bit", "config", "outputs"); !strings.Contains(got, "    Host vlinsert-generic.tenant-root.svc.cluster.local\n    Port 9481\n") {
 			t.Errorf("fluent-bit outputs %q", got)
 		}
 		if got := str(obj("HelmRelease/parity-vertical-pod-autoscaler"), "spec", "values", "recommender", "extraArgs", "storage"); got != "prometheus" {

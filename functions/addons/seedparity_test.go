@@ -21,11 +21,15 @@ func releaseOf(t *testing.T, r fntest.Call, release string) map[string]any {
 	return res.GetResource().AsMap()
 }
 
-// With the default input the agents ship to the seed
-// chart's endpoints of tenant-root's monitoring stack; the release keeps
-// the chart's name cozy-monitoring-agents.
+// cozystackDomain is the input of a platform with Cozystack's cluster
+// domain, cozy.local, which the seed chart writes into its endpoints.
+const cozystackDomain = "apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\nclusterDomain: cozy.local"
+
+// With the default destinations and Cozystack's cluster domain the agents
+// ship to the seed chart's endpoints of tenant-root's monitoring stack;
+// the release keeps the chart's name cozy-monitoring-agents.
 func TestMonitoringAgentsShipToPlatform(t *testing.T) {
-	hr := releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "monitoring-agents")
+	hr := releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}", Input: cozystackDomain}, "monitoring-agents")
 	if got := fntest.Get(hr, "spec", "releaseName"); got != "cozy-monitoring-agents" {
 		t.Errorf("releaseName %v, want cozy-monitoring-agents", got)
 	}
@@ -102,7 +106,7 @@ monitoring:
 // The VPA recommender reads Prometheus, as the seed chart
 // configures it.
 func TestVPARecommenderReadsPrometheus(t *testing.T) {
-	v := fntest.Get(releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}"}, "vertical-pod-autoscaler"), "spec", "values")
+	v := fntest.Get(releaseOf(t, fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}", Input: cozystackDomain}, "vertical-pod-autoscaler"), "spec", "values")
 	want := map[string]any{"recommender": map[string]any{
 		"extraArgs": map[string]any{
 			"container-name-label":         "container",
@@ -153,5 +157,28 @@ func TestCRDReleasesKeepCRDs(t *testing.T) {
 	}
 	if seen != len(keep) {
 		t.Errorf("%d of the %d CRD releases rendered", seen, len(keep))
+	}
+}
+
+// The default destinations follow the platform's cluster domain, so a
+// tenant node, which resolves without the management cluster's search
+// path, reaches them: cluster.local by default.
+func TestMonitoringFollowsClusterDomain(t *testing.T) {
+	for input, want := range map[string]string{
+		"": "cluster.local",
+		"apiVersion: fn.tenantkube.io/v1alpha1\nkind: AddonsInput\nclusterDomain: tenants.example.net": "tenants.example.net",
+	} {
+		call := fntest.Call{Spec: "addons: {monitoringAgents: {enabled: true}}", Input: input}
+		agents := fntest.Get(releaseOf(t, call, "monitoring-agents"), "spec", "values").(map[string]any)
+		if got := fntest.Get(agents, "vmagent", "remoteWrite", "url"); got != "http://vminsert-shortterm.tenant-root.svc."+want+":8480/insert/0/prometheus" {
+			t.Errorf("%s: vmagent remoteWrite.url %v", want, got)
+		}
+		if got := fntest.Get(agents, "fluent-bit", "config", "outputs").(string); !strings.Contains(got, "    Host vlinsert-generic.tenant-root.svc."+want+"\n") {
+			t.Errorf("%s: fluent-bit outputs %q", want, got)
+		}
+		vpa := fntest.Get(releaseOf(t, call, "vertical-pod-autoscaler"), "spec", "values").(map[string]any)
+		if got := fntest.Get(vpa, "recommender", "extraArgs", "prometheus-address"); got != "http://vmselect-shortterm.tenant-root.svc."+want+":8481/select/0/prometheus/" {
+			t.Errorf("%s: prometheus-address %v", want, got)
+		}
 	}
 }

@@ -407,7 +407,7 @@ func ingressNginxDefaults(c *Context) Values {
 // JSON lines to the platform's log endpoint (the seed chart's settings, with
 // the destinations from the input).
 func monitoringAgentsDefaults(c *Context) Values {
-	m := c.Input.Monitoring.For(c.ID.Namespace, c.ID.Name)
+	m := c.Input.Monitoring.For(c.ID.Namespace, c.ID.Name, c.Input.ClusterDomain)
 	filters := "[FILTER]\n    Name kubernetes\n    Match kube.*\n    Merge_Log On\n    Keep_Log On\n" +
 		"    K8S-Logging.Parser On\n    K8S-Logging.Exclude On\n" +
 		"[FILTER]\n    Name nest\n    Match *\n    Wildcard pod_name\n    Operation lift\n    Nested_under kubernetes\n    Add_prefix kubernetes_\n" +
@@ -449,7 +449,7 @@ func fluentBitOutput(m input.Monitoring) string {
 // of keeping checkpoints, with the seed chart's label mapping and 1600Mi of
 // memory.
 func vpaDefaults(c *Context) Values {
-	m := c.Input.Monitoring.For(c.ID.Namespace, c.ID.Name)
+	m := c.Input.Monitoring.For(c.ID.Namespace, c.ID.Name, c.Input.ClusterDomain)
 	return Values{"recommender": Values{
 		"extraArgs": Values{
 			"container-name-label":         "container",

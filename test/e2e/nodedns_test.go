@@ -236,17 +236,11 @@ func nodeClusterName(n string, domains []string) bool {
 	return slices.ContainsFunc(domains, func(d string) bool { return n == d || strings.HasSuffix(n, "."+d) })
 }
 
-// nodeMonitoring are the seed chart's monitoring Services in tenant-root,
-// by URL setting of the platform's monitoring settings, with the URL's
-// port and path. The settings name them under the platform's cluster
-// domain: their defaults name cozy.local whatever clusterDomain is
-// (functions/addons/input/v1alpha1/defaults.go), which a node of a
-// cluster.local platform does not resolve.
-var nodeMonitoring = []struct{ key, svc, rest string }{
-	{"metricsWriteURL", "vminsert-shortterm", ":8480/insert/0/prometheus"},
-	{"metricsReadURL", "vmselect-shortterm", ":8481/select/0/prometheus/"},
-	{"logsURL", "vlinsert-generic", ":9481/insert/jsonline?_stream_fields=stream&_msg_field=log&_time_field=date"},
-}
+// nodeMonitoring are the seed chart's monitoring Services in tenant-root
+// that the default monitoring settings name under the platform's cluster
+// domain ({clusterDomain}, functions/addons/input/v1alpha1/defaults.go):
+// vmagent's remote write, VPA's Prometheus, Fluent Bit's output.
+var nodeMonitoring = []string{"vminsert-shortterm", "vmselect-shortterm", "vlinsert-generic"}
 
 const nodeMonitoringNS = "tenant-root"
 
@@ -256,11 +250,7 @@ const nodeMonitoringNS = "tenant-root"
 func (w *peersWorld) nodeRender(t *testing.T, domain string) []*unstructured.Unstructured {
 	t.Helper()
 	dom := cmp.Or(domain, nodeDomainDefault)
-	mon := map[string]any{}
-	for _, m := range nodeMonitoring {
-		mon[m.key] = fmt.Sprintf("http://%s.%s.svc.%s%s", m.svc, nodeMonitoringNS, dom, m.rest)
-	}
-	data := map[string]any{"remoteStorageClasses": []any{"replicated", "fast-ssd"}, "monitoring": mon}
+	data := map[string]any{"remoteStorageClasses": []any{"replicated", "fast-ssd"}}
 	if domain != "" {
 		data["clusterDomain"] = domain
 	}
@@ -377,8 +367,8 @@ func (w *peersWorld) nodeDNSDomain(t *testing.T, domain string) {
 			known(o.GetName(), o.GetNamespace())
 		}
 	}
-	for _, m := range nodeMonitoring {
-		known(m.svc, nodeMonitoringNS)
+	for _, svc := range nodeMonitoring {
+		known(svc, nodeMonitoringNS)
 	}
 	var services []nodeService
 	for i, k := range slices.Sorted(maps.Keys(byName)) {

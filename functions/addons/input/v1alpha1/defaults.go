@@ -28,10 +28,11 @@ const (
 	MinReleaseRetryInterval = 10 * time.Second
 	MaxReleaseRetryInterval = time.Hour
 	// Default monitoring destinations: the seed chart's endpoints of the
-	// monitoring stack of tenant-root (cluster domain cozy.local).
-	DefaultMetricsWriteURL = "http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"
-	DefaultMetricsReadURL  = "http://vmselect-shortterm.tenant-root.svc.cozy.local:8481/select/0/prometheus/"
-	DefaultLogsURL         = "http://vlinsert-generic.tenant-root.svc.cozy.local:9481/insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date"
+	// monitoring stack of tenant-root, its cluster domain cozy.local a
+	// placeholder (Monitoring.For).
+	DefaultMetricsWriteURL = "http://vminsert-shortterm.tenant-root.svc.{clusterDomain}:8480/insert/0/prometheus"
+	DefaultMetricsReadURL  = "http://vmselect-shortterm.tenant-root.svc.{clusterDomain}:8481/select/0/prometheus/"
+	DefaultLogsURL         = "http://vlinsert-generic.tenant-root.svc.{clusterDomain}:9481/insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date"
 	// DefaultArtifactNamespace is where the default ExternalArtifacts of the
 	// add-ons without a public chart are looked up.
 	DefaultArtifactNamespace = "flux-system"
@@ -314,8 +315,9 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 // command-line flags), header names tokens and values printable without
 // line breaks.
 func (m *Monitoring) validate(p *field.Path) error {
-	// A namespace and a name are DNS labels: URLs are checked with two.
-	sample := m.For("namespace", "name")
+	// A namespace and a name are DNS labels, a cluster domain DNS labels
+	// joined by dots: URLs are checked with such values.
+	sample := m.For("namespace", "name", "cluster.local")
 	for i, f := range []struct {
 		key, val string
 	}{{"metricsWriteURL", m.MetricsWriteURL}, {"metricsReadURL", m.MetricsReadURL}, {"logsURL", m.LogsURL}} {

@@ -170,26 +170,28 @@ type AddonsInput struct {
 // logs and where its VPA recommender reads metrics back. In each URL,
 // {namespace} stands for the cluster's namespace NS and {name} for its name
 // N, so a platform with a monitoring stack per tenant points every cluster
-// at its own. The defaults are the seed chart's endpoints of a monitoring
-// stack in tenant-root (cluster domain cozy.local).
+// at its own, and {clusterDomain} for clusterDomain, so a name resolves
+// from a tenant node, which has no search path. The defaults are the seed
+// chart's endpoints of a monitoring stack in tenant-root (the seed writes
+// its cluster domain, cozy.local).
 type Monitoring struct {
 	// MetricsWriteURL is the Prometheus remote-write endpoint vmagent sends
 	// the cluster's metrics to (vmagent remoteWrite.url).
-	// +kubebuilder:default="http://vminsert-shortterm.tenant-root.svc.cozy.local:8480/insert/0/prometheus"
+	// +kubebuilder:default="http://vminsert-shortterm.tenant-root.svc.{clusterDomain}:8480/insert/0/prometheus"
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
 	MetricsWriteURL string `json:"metricsWriteURL,omitempty"`
 	// MetricsReadURL is the Prometheus-compatible query endpoint the VPA
 	// recommender reads the cluster's usage history from
 	// (--prometheus-address).
-	// +kubebuilder:default="http://vmselect-shortterm.tenant-root.svc.cozy.local:8481/select/0/prometheus/"
+	// +kubebuilder:default="http://vmselect-shortterm.tenant-root.svc.{clusterDomain}:8481/select/0/prometheus/"
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
 	MetricsReadURL string `json:"metricsReadURL,omitempty"`
 	// LogsURL is where Fluent Bit sends the cluster's container logs as
 	// JSON lines over HTTP (its http output's host, port and URI; TLS for
 	// https).
-	// +kubebuilder:default="http://vlinsert-generic.tenant-root.svc.cozy.local:9481/insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date"
+	// +kubebuilder:default="http://vlinsert-generic.tenant-root.svc.{clusterDomain}:9481/insert/jsonline?_stream_fields=stream,kubernetes_pod_name,kubernetes_container_name,kubernetes_namespace_name&_msg_field=log&_time_field=date"
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
 	LogsURL string `json:"logsURL,omitempty"`
@@ -200,10 +202,11 @@ type Monitoring struct {
 	LogsHeaders map[string]string `json:"logsHeaders,omitempty"`
 }
 
-// For returns m with {namespace} and {name} replaced by the cluster's
-// namespace and name in every URL.
-func (m Monitoring) For(namespace, name string) Monitoring {
-	r := strings.NewReplacer("{namespace}", namespace, "{name}", name)
+// For returns m with {namespace}, {name} and {clusterDomain} replaced by
+// the cluster's namespace and name and the management cluster's domain in
+// every URL.
+func (m Monitoring) For(namespace, name, clusterDomain string) Monitoring {
+	r := strings.NewReplacer("{namespace}", namespace, "{name}", name, "{clusterDomain}", clusterDomain)
 	m.MetricsWriteURL = r.Replace(m.MetricsWriteURL)
 	m.MetricsReadURL = r.Replace(m.MetricsReadURL)
 	m.LogsURL = r.Replace(m.LogsURL)
