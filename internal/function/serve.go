@@ -57,7 +57,7 @@ func Main(name, description string, newRunner NewRunner) {
 	cli := &ServerCLI{}
 	ctx := kong.Parse(cli, kong.Name(name), kong.Description(description), kong.UsageOnError(),
 		kong.Vars{"gc_percent": strconv.Itoa(DefaultGCPercent), "memory_limit": strconv.Itoa(DefaultMemoryLimit)})
-	ctx.FatalIfErrorf(cli.serve(newRunner))
+	ctx.FatalIfErrorf(cli.serve(name, newRunner))
 }
 
 // setCollector applies --gc-percent and --memory-limit (0 or less: no
@@ -106,7 +106,7 @@ func (c *ServerCLI) checkTransport() error {
 	return nil
 }
 
-func (c *ServerCLI) serve(newRunner NewRunner) error {
+func (c *ServerCLI) serve(name string, newRunner NewRunner) error {
 	if err := c.checkTransport(); err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (c *ServerCLI) serve(newRunner NewRunner) error {
 	if err := c.setCollector(); err != nil {
 		return err
 	}
-	return function.Serve(newRunner(log),
+	return function.Serve(Logged(name, newRunner(log), log),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
