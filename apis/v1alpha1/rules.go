@@ -102,7 +102,7 @@ var clusterSpecRules = specRules(KubernetesVersions, TalosSupport)
 
 // ruleTables are the XKubernetesCluster spec's tables.
 func ruleTables() []rules {
-	return []rules{clusterSpecRules, provisionTimeRules, nodeHealthCheckRules, backupRules, nodeGroupRules, nodeGroupHealthRules}
+	return []rules{clusterSpecRules, provisionTimeRules, nodeHealthCheckRules, backupRules, nodeGroupRules, nodeGroupHealthRules, kubeletRules}
 }
 
 // withTableRules returns spec with the CEL rules of the tables appended

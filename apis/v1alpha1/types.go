@@ -119,13 +119,6 @@ type KubernetesClusterSpec struct {
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
 // autoscaled between minReplicas and maxReplicas.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.ephemeralStorage)",messageExpression="'ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead, not ' + string(self.ephemeralStorage)",fieldPath=".ephemeralStorage"
-// +kubebuilder:validation:XValidation:rule="!has(self.resources) || !has(self.resources.cpu) || !has(self.resources.memory) || string(self.resources.cpu).matches('^([0-9]+|[0-9]*000m|[0-9]+[.]0+)$')",messageExpression="'resources.cpu: a VM gets whole cores: must be a whole number of cores such as 4 or 4000m, not ' + string(self.resources.cpu)",fieldPath=".resources.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.instanceType) || size(self.instanceType) == 0 || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory)) || self.instanceType.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",messageExpression="'instanceType must be a DNS subdomain (lower-case letters, digits, hyphens and dots), not ' + self.instanceType",fieldPath=".instanceType"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuLimit) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuLimit cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype; podCpuLimit is ' + string(self.podCpuLimit)",fieldPath=".podCpuLimit"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || (has(self.instanceType) && size(self.instanceType) == 0) || (has(self.resources) && has(self.resources.cpu) && has(self.resources.memory))",messageExpression="'podCpuRequest cannot be combined with instanceType sizing (instanceType is ' + (has(self.instanceType) ? self.instanceType : 'u1.medium') + '): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype; podCpuRequest is ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
-// +kubebuilder:validation:XValidation:rule="!has(self.podCpuRequest) || !has(self.podCpuLimit) || !isQuantity(string(self.podCpuRequest)) || !isQuantity(string(self.podCpuLimit)) || quantity(string(self.podCpuRequest)).compareTo(quantity(string(self.podCpuLimit))) <= 0",messageExpression="'podCpuRequest must be at most podCpuLimit (' + string(self.podCpuLimit) + '), not ' + string(self.podCpuRequest)",fieldPath=".podCpuRequest"
 type NodeGroup struct {
 	// Minimum number of replicas.
 	// +kubebuilder:default=0
@@ -300,13 +293,6 @@ type GPU struct {
 // Reservations left empty are computed from the node's effective memory and
 // CPU by the seed's formula (5%, clamped to [256Mi, 1Gi] and [50m, 500m]).
 // Reservations stop at a node's maxima (256 cores, 4Ti).
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !string(self.evictionHardMemory).endsWith('%') || !string(self.evictionHardMemory).matches('^[0-9]+([.][0-9]+)?%$') || (double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) > 0.0 && double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) <= 100.0)",messageExpression="'evictionHardMemory: a percentage must be in (0, 100], not ' + string(self.evictionHardMemory)",fieldPath=".evictionHardMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || string(self.evictionHardMemory).endsWith('%') || !isQuantity(string(self.evictionHardMemory)) || quantity(string(self.evictionHardMemory)).compareTo(quantity('0')) > 0",messageExpression="'evictionHardMemory must be greater than zero, not ' + string(self.evictionHardMemory)",fieldPath=".evictionHardMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.evictionSoftMemory) || !string(self.evictionSoftMemory).endsWith('%') || !string(self.evictionSoftMemory).matches('^[0-9]+([.][0-9]+)?%$') || (double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1)) > 0.0 && double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1)) <= 100.0)",messageExpression="'evictionSoftMemory: a percentage must be in (0, 100], not ' + string(self.evictionSoftMemory)",fieldPath=".evictionSoftMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.evictionSoftMemory) || string(self.evictionSoftMemory).endsWith('%') || !isQuantity(string(self.evictionSoftMemory)) || quantity(string(self.evictionSoftMemory)).compareTo(quantity('0')) > 0",messageExpression="'evictionSoftMemory must be greater than zero, not ' + string(self.evictionSoftMemory)",fieldPath=".evictionSoftMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !has(self.evictionSoftMemory) || string(self.evictionHardMemory).endsWith('%') == string(self.evictionSoftMemory).endsWith('%')",messageExpression="'evictionHardMemory and evictionSoftMemory must both be percentages or both absolute quantities, not ' + string(self.evictionHardMemory) + ' and ' + string(self.evictionSoftMemory)",fieldPath=".evictionHardMemory"
-// +kubebuilder:validation:XValidation:rule="!has(self.evictionHardMemory) || !has(self.evictionSoftMemory) || string(self.evictionHardMemory).endsWith('%') != string(self.evictionSoftMemory).endsWith('%') || (string(self.evictionHardMemory).endsWith('%') ? (!string(self.evictionHardMemory).matches('^[0-9]+([.][0-9]+)?%$') || !string(self.evictionSoftMemory).matches('^[0-9]+([.][0-9]+)?%$') || double(string(self.evictionHardMemory).substring(0, size(string(self.evictionHardMemory)) - 1)) < double(string(self.evictionSoftMemory).substring(0, size(string(self.evictionSoftMemory)) - 1))) : (!isQuantity(string(self.evictionHardMemory)) || !isQuantity(string(self.evictionSoftMemory)) || quantity(string(self.evictionHardMemory)).compareTo(quantity(string(self.evictionSoftMemory))) < 0))",messageExpression="'the hard eviction threshold must be strictly below the soft one, not evictionHardMemory ' + string(self.evictionHardMemory) + ' against evictionSoftMemory ' + string(self.evictionSoftMemory)",fieldPath=".evictionHardMemory"
 type Kubelet struct {
 	// Memory reserved for host OS. Auto-computed from instanceType if empty.
 	// +optional
@@ -764,7 +750,8 @@ type KubernetesClusterStatus struct {
 
 // BackupStatus is the state of a cluster's scheduled etcd backups.
 type BackupStatus struct {
-	// Interval between two backups (Go duration, such as 24h0m0s).
+	// Interval between two backups (a Go duration as the tenant or the
+	// platform wrote it, such as 24h).
 	// +optional
 	Interval string `json:"interval,omitempty"`
 	// Retained is how many backups exist.
@@ -782,7 +769,7 @@ type LastBackup struct {
 	// Time the backup was taken (RFC 3339).
 	Time string `json:"time"`
 	// Age is how old it was at the last reconcile, to the minute (Go
-	// duration, such as 17h28m0s).
+	// duration without zero trailing units, such as 17h28m).
 	Age string `json:"age"`
 }
 

@@ -152,7 +152,7 @@ var (
 	// node-role.kubernetes.io/<role>.
 	rolePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 	// percentPattern is a percentage eviction threshold such as "7.5%".
-	percentPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`)
+	percentPattern = regexp.MustCompile(percentThresholdForm)
 	// hostPattern is an ingress host, optionally a wildcard.
 	hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	// argPattern is a kube-apiserver flag as extraArgs takes it.
@@ -220,15 +220,9 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 // (spec.nodeGroups[G]). The platform's ceiling of maxReplicas is the
 // workers function's (its input).
 func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if g.EphemeralStorage != nil {
-		errs = append(errs, field.Invalid(path.Child("ephemeralStorage"), string(*g.EphemeralStorage),
-			"ephemeralStorage was renamed to diskSize (persistent disk for kubelet and containerd data): set nodeGroups[name].diskSize instead"))
-	}
-	minR, maxR := deref(g.MinReplicas), deref(g.MaxReplicas)
-	errs = append(errs, validateReplicas(path.Child("minReplicas"), minR)...)
-	errs = append(errs, validateReplicas(path.Child("maxReplicas"), maxR)...)
-	errs = append(errs, nodeGroupRules.check(g, path)...)
+	errs := nodeGroupRules.check(g, path)
+	errs = append(errs, validateReplicas(path.Child("minReplicas"), deref(g.MinReplicas))...)
+	errs = append(errs, validateReplicas(path.Child("maxReplicas"), deref(g.MaxReplicas))...)
 	if it := g.InstanceTypeName(); longerThan(it, MaxNameLength) {
 		errs = append(errs, tooLong(path.Child("instanceType"), it, MaxNameLength))
 	} else if it != "" && !g.explicit() {
@@ -289,16 +283,13 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 	return append(errs, g.Kubelet.Validate(path.Child("kubelet"))...)
 }
 
-// validateVM returns every problem of a node group's VM settings at path:
-// podCpuLimit and podCpuRequest in cores or whole millicores, greater than
-// zero and at most MaxNodeCPU, only on a VM without instancetype (KubeVirt
-// refuses domain.resources.cpu beside one), request at most limit
-// (docs/validation.md); antiAffinity one of its values. The lower bound
-// from the vCPUs and the platform's CPU allocation ratio is the workers
-// function's.
+// validateVM returns the problems of a node group's VM settings at path
+// that its rules (nodeGroupRules) leave: podCpuLimit and podCpuRequest in
+// cores or whole millicores, greater than zero and at most MaxNodeCPU;
+// antiAffinity one of its values. The lower bound from the vCPUs and the
+// platform's CPU allocation ratio is the workers function's.
 func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	pod := map[string]*resource.Quantity{}
 	for _, f := range []struct {
 		b   QuantityBound
 		val Quantity
@@ -306,23 +297,9 @@ func (g NodeGroup) validateVM(path *field.Path) field.ErrorList {
 		if !f.val.IsSet() {
 			continue
 		}
-		fp := path.Child(f.b.Field)
-		if g.InstanceTypeName() != "" && !g.explicit() {
-			errs = append(errs, field.Invalid(fp, string(f.val), fmt.Sprintf(
-				"%s cannot be combined with instanceType sizing (instanceType is %s): KubeVirt refuses a VM with an instancetype and domain.resources.cpu. Set resources.cpu and resources.memory, which drop the instancetype",
-				f.b.Field, g.InstanceTypeName())))
-		}
-		q, err := parsePodCPU(path, f.b, string(f.val))
-		if err != nil {
+		if _, err := parsePodCPU(path, f.b, string(f.val)); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		pod[f.b.Field] = &q
-	}
-	lim, req := pod["podCpuLimit"], pod["podCpuRequest"]
-	if lim != nil && req != nil && req.Cmp(*lim) > 0 {
-		errs = append(errs, field.Invalid(path.Child("podCpuRequest"), string(g.PodCPURequest),
-			fmt.Sprintf("podCpuRequest must be at most podCpuLimit (%s)", g.PodCPULimit)))
 	}
 	switch g.AntiAffinity {
 	case "", AntiAffinitySoft, AntiAffinityHard, AntiAffinityNone:
@@ -375,26 +352,7 @@ func (k Kubelet) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, f.b.check(path, string(f.val))...)
 		}
 	}
-	hp, sp := path.Child("evictionHardMemory"), path.Child("evictionSoftMemory")
-	hard, herr := k.EvictionHardMemory.Parse(hp)
-	soft, serr := k.EvictionSoftMemory.Parse(sp)
-	for _, e := range []*field.Error{herr, serr} {
-		if e != nil {
-			errs = append(errs, e)
-		}
-	}
-	if herr != nil || serr != nil {
-		return errs
-	}
-	if hard.Percent != soft.Percent {
-		return append(errs, field.Invalid(hp, string(k.EvictionHardMemory),
-			fmt.Sprintf("%s (evictionSoftMemory is %q)", msgEvictionUnits, k.EvictionSoftMemory)))
-	}
-	if !hard.below(soft) {
-		errs = append(errs, field.Invalid(hp, string(k.EvictionHardMemory),
-			fmt.Sprintf("%s (evictionSoftMemory is %q)", msgEvictionOrder, k.EvictionSoftMemory)))
-	}
-	return errs
+	return append(errs, kubeletRules.check(k, path)...)
 }
 
 // ParsedThreshold is an eviction threshold: a fraction of the node's
