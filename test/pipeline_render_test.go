@@ -108,6 +108,14 @@ type pipelineCase struct {
 	namespacedFatal []string
 }
 
+// cozystackAPIsFatal is the Fatal message of a cluster on a platform as
+// Cozystack runs it (test/testdata/control-plane/platform-cozystack-apis.yaml).
+var cozystackAPIsFatal = []string{"step control-plane",
+	"cluster.x-k8s.io/v1beta2 Cluster, MachineDeployment, MachineHealthCheck, MachineSet, Machine (Cluster API v1.11.0); " +
+		"bootstrap.cluster.x-k8s.io/v1beta2 KubeadmConfigTemplate (Cluster API v1.11.0); " +
+		"controlplane.cluster.x-k8s.io/v1alpha2 KamajiControlPlane (Cluster API control-plane provider Kamaji v0.20.0).",
+}
+
 // pipelineCases are the renders of TestPipelineRender; root is the
 // repository.
 func pipelineCases(root string) []pipelineCase {
@@ -193,6 +201,17 @@ func pipelineCases(root string) []pipelineCase {
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},
 			fatal: []string{"step control-plane", "EnvironmentConfig(tenantkube).data.podCIDR", `"10.243.0.0/33"`}},
+		// A platform as Cozystack runs it (Cluster API v1.10.1, Kamaji
+		// control-plane provider v0.19.0): one Fatal naming what it lacks and
+		// the release first serving it (Cluster API v1.11.0 and the
+		// provider's v0.20.0 CRDs serve v1beta2 and v1alpha2, their earlier
+		// releases do not).
+		// A running cluster (observed) and a new one, whose TenantCluster
+		// twin TestNamespacedRender renders too.
+		{name: "fatal-platform-apis", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-cozystack-apis.yaml")}, observed: example("observed"),
+			fatal: cozystackAPIsFatal},
+		{name: "fatal-platform-apis-new", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-cozystack-apis.yaml")},
+			fatal: cozystackAPIsFatal},
 		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},
 			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting"}},
 		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},

@@ -61,6 +61,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "tenantkube.io", Kind: "TenantCluster"}:                                "tenantclusters",
 	{Group: "tenantkube.io", Kind: "KubernetesCluster"}:                            "kubernetesclusters",
 	{Group: "tenantkube.io", Kind: "XKubernetesCluster"}:                           "xkubernetesclusters",
+	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                          "apiservices",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -296,6 +297,11 @@ func TestRBACClusterRole(t *testing.T) {
 		{"tenantkube.io/v1alpha1", "KubernetesCluster", "control-plane: the claim of a TenantCluster's name, and a claim's XR's own claim (name clash, requiredSameNameClaim)"},
 		{"tenantkube.io/v1alpha1", "XKubernetesCluster", "control-plane: the XR without a claim of a TenantCluster's name (name clash, requiredSameNameXR)"},
 		{"controlplane.cluster.x-k8s.io/v1alpha2", "KamajiControlPlane", "control-plane: the control planes of a Tenant's namespace (requiredTenantControlPlanes)"},
+		// Crossplane's ExistingRequiredResourcesFetcher gets a required
+		// resource by name through its cached client (crossplane v2.4.0
+		// internal/xfn/required_resources.go:217; cmd/crossplane/core/core.go:408-420 caches unstructured Gets),
+		// whose informer lists and watches: the read verbs.
+		{"apiregistration.k8s.io/v1", "APIService", "control-plane: the APIService of every API the pipeline composes (function.PlatformAPIs, Composition bootstrap requirements)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {

@@ -136,6 +136,11 @@ func TestTenantRender(t *testing.T) {
 			"type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
 		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
+		// A platform as Cozystack runs it: the Tenant reads
+		// KamajiControlPlanes v1alpha2, first served by the Kamaji
+		// control-plane provider v0.20.0; it composes no Cluster API kind.
+		{name: "fatal-platform-apis", xr: example("tenant.yaml"), required: []string{data("controlplanes.yaml"), filepath.Join(root, "test", pipelineTestdata, "platform-cozystack-apis.yaml")},
+			fatal: []string{"step control-plane", "no APIService <version>.<group>): controlplane.cluster.x-k8s.io/v1alpha2 KamajiControlPlane (Cluster API control-plane provider Kamaji v0.20.0)."}},
 	}
 	outputs := map[string][]byte{}
 	for _, c := range cases {

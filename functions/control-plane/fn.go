@@ -44,10 +44,19 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return function.Fatal(rsp, err), nil
 	}
 	if r.CompositeString("kind") == tkv1alpha1.TenantKind {
+		if err := function.RequirePlatformAPIs(r, rsp, function.NeededAPIs(function.APINeeds{Tenant: true, EtcdOperator: string(in.Etcd.Operator)})); err != nil {
+			return function.Fatal(rsp, err), nil
+		}
 		return runTenant(r, rsp, in, settings, f.clock()), nil
 	}
 	t, err := r.Cluster()
 	if err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	// The APIs of all three steps: the first step stops the pipeline
+	// before anything is applied.
+	needs := function.APINeeds{EtcdOperator: string(in.Etcd.Operator), Talos: len(talosNodeGroups(t.Spec, in)) > 0}
+	if err := function.RequirePlatformAPIs(r, rsp, function.NeededAPIs(needs)); err != nil {
 		return function.Fatal(rsp, err), nil
 	}
 	function.RequireNamespace(rsp, t.ID)

@@ -28,6 +28,8 @@ var tenantRequiredKinds = []string{
 	"controlplane.cluster.x-k8s.io/v1alpha2 KamajiControlPlane",
 	"v1 Secret", "v1 PersistentVolumeClaim", "v1 ConfigMap", "v1 Namespace",
 	"etcd-operator.cozystack.io/v1alpha2 EtcdSnapshot",
+	// The platform's APIs, by name (function.RequirePlatformAPIs).
+	"apiregistration.k8s.io/v1 APIService",
 }
 
 // tenantConverge calls fn with req as Crossplane does: each requirement
@@ -239,9 +241,12 @@ func TestTenantRequestSizePerCluster(t *testing.T) {
 			c.input = backupInput
 		}
 		other := tenantBackupCall(key).required
-		answer := func(k string, _ *fnv1.ResourceSelector) []*structpb.Struct {
+		answer := func(k string, sel *fnv1.ResourceSelector) []*structpb.Struct {
 			var out []*structpb.Struct
 			switch {
+			case sel.GetKind() == "APIService":
+				// A platform serving every API.
+				out = append(out, fntest.YAMLStruct(t, "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: "+sel.GetMatchName()+"\n"))
 			case k == requiredTenantControlPlanes:
 				for i := range clusters {
 					n := fmt.Sprintf("c%04d", i)

@@ -59,8 +59,10 @@ type Options struct {
 	// XR is the composite resource to render. Required.
 	XR string
 	// Required are files or directories of required (extra) resources,
-	// passed as --required-resources when set (several are copied into one
-	// directory first).
+	// passed as --required-resources (several are copied into one
+	// directory first). Unless they hold an APIService, the APIServices of
+	// a platform serving every API the functions need are added
+	// (PlatformAPIServices).
 	Required []string
 	// Observed is a file or directory of observed composed resources, passed
 	// as --observed-resources when set.
@@ -227,13 +229,17 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	if o.XRD != "" {
 		args = append(args, "--xrd="+o.XRD)
 	}
-	switch len(o.Required) {
+	required, err := o.required(tmp)
+	if err != nil {
+		return nil, err
+	}
+	switch len(required) {
 	case 0:
 	case 1:
-		args = append(args, "--required-resources="+o.Required[0])
+		args = append(args, "--required-resources="+required[0])
 	default:
 		dir := filepath.Join(tmp, "required")
-		if err := gatherYAML(dir, o.Required); err != nil {
+		if err := gatherYAML(dir, required); err != nil {
 			return nil, err
 		}
 		args = append(args, "--required-resources="+dir)

@@ -173,6 +173,7 @@ func (e *env) up(t *testing.T) {
 	step(t, "kube-apiserver", e.startAPIServer)
 	step(t, "kube-controller-manager", e.startKCM)
 	step(t, "CRDs (Crossplane, upstream, instancetype)", e.installCRDs)
+	step(t, "platform APIs: an APIService per served CRD version", e.platformAPIServices)
 	step(t, "Crossplane ServiceAccount, chart ClusterRoles, deploy/ RBAC", e.crossplaneIdentity)
 	step(t, "crossplane core init", e.coreInit)
 	step(t, "crossplane core start (webhooks on loopback)", e.startCore)

@@ -1,0 +1,80 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/preview"
+)
+
+// PlatformAPIServices is a YAML stream of the APIService of every API of
+// function.PlatformAPIs, as kube-apiserver registers one for a served CRD
+// version: a platform serving every API tenantkube composes.
+func PlatformAPIServices() ([]byte, error) {
+	var out bytes.Buffer
+	for _, a := range function.PlatformAPIs {
+		b, err := yaml.Marshal(map[string]any{
+			"apiVersion": function.APIServiceVersion,
+			"kind":       function.APIServiceKind,
+			"metadata":   map[string]any{"name": a.APIServiceName()},
+			"spec":       map[string]any{"group": a.Group, "version": a.Version, "groupPriorityMinimum": 1000, "versionPriority": 100},
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	return out.Bytes(), nil
+}
+
+// describesPlatform reports whether a YAML file, or one of the YAML files
+// of a directory, of paths holds an APIService: the caller describes the
+// platform's APIs itself.
+func describesPlatform(paths []string) (bool, error) {
+	for _, p := range paths {
+		files, err := yamlFiles(p)
+		if err != nil {
+			return false, err
+		}
+		for _, f := range files {
+			raw, err := os.ReadFile(f) //nolint:gosec // the caller's files
+			if err != nil {
+				return false, err
+			}
+			objs, err := preview.ReadYAML(bytes.NewReader(raw))
+			if err != nil {
+				return false, fmt.Errorf("%s: %w", f, err)
+			}
+			for _, o := range objs {
+				if o.GetAPIVersion() == function.APIServiceVersion && o.GetKind() == function.APIServiceKind {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+// required is what to pass as required resources: Required, plus
+// PlatformAPIServices (written under tmp) unless Required describes the
+// platform's APIs.
+func (o Options) required(tmp string) ([]string, error) {
+	if ok, err := describesPlatform(o.Required); err != nil || ok {
+		return o.Required, err
+	}
+	b, err := PlatformAPIServices()
+	if err != nil {
+		return nil, err
+	}
+	f := filepath.Join(tmp, "platform-apiservices.yaml")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		return nil, err
+	}
+	return append(append([]string{}, o.Required...), f), nil
+}
