@@ -27,7 +27,7 @@ const (
 // nodeGroupRules are the rules on one node group (spec.nodeGroups[G]).
 var nodeGroupRules = concat([]Rule[NodeGroup]{{
 	RuleDoc: RuleDoc{ID: "nodeGroups.ephemeralStorage.renamed", Object: "nodeGroups.*", Field: "ephemeralStorage", Go: EnforcedValidate},
-	CEL: celRule("!has(self.ephemeralStorage)", refusal("string(self.ephemeralStorage)", msgEphemeralStorage), ".ephemeralStorage"),
+	CEL:     celRule("!has(self.ephemeralStorage)", refusal("string(self.ephemeralStorage)", msgEphemeralStorage), ".ephemeralStorage"),
 	Check: func(g NodeGroup, path *field.Path) *field.Error {
 		if g.EphemeralStorage == nil {
 			return nil

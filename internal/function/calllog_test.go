@@ -64,7 +64,7 @@ func TestLogged(t *testing.T) {
 			info: `"msg"="waiting" "step"="function-x" "xr"="XKubernetesCluster demo-x7k2p" "claim"="tenant-demo/demo" "for"="instancetype-u1,quotas" "warnings"=0`,
 		},
 		"Refused": {
-			rsp: &pb.RunFunctionResponse{Results: []*pb.Result{{Severity: pb.Severity_SEVERITY_FATAL, Reason: ptr("InvalidSpec"), Message: `spec.version: Unsupported value: "v1.29"`}}},
+			rsp:  &pb.RunFunctionResponse{Results: []*pb.Result{{Severity: pb.Severity_SEVERITY_FATAL, Reason: ptr("InvalidSpec"), Message: `spec.version: Unsupported value: "v1.29"`}}},
 			info: `"msg"="refused" "step"="function-x" "xr"="XKubernetesCluster demo-x7k2p" "claim"="tenant-demo/demo" "reason"="InvalidSpec" "message"="spec.version: Unsupported value: \"v1.29\""`,
 		},
 	}
