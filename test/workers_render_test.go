@@ -87,6 +87,31 @@ func TestWorkersRender(t *testing.T) {
 		})
 	}
 
+	// The health case's Warnings, as `make render` prints them: 40% of
+	// md0's minReplicas 2 and of pair's maxReplicas 2 is 0.8 machines,
+	// which rounds down to 0.
+	t.Run("health-warnings", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		var stderr bytes.Buffer
+		_, err := render.Render(ctx, render.Options{
+			Root: root, XR: data("xr-health.yaml"), Required: paths(instancetypes), BinDir: binDir,
+			Composition: data("composition.yaml"), Functions: data("functions.yaml"),
+			Stderr: &stderr,
+		})
+		if err != nil {
+			t.Fatalf("render: %v", err)
+		}
+		for _, w := range []string{
+			"Warning RemediationNeverAllowed: step workers: node group md0: maxUnhealthy 40% rounds down to 0 machines at its minReplicas 2,",
+			"Warning RemediationNeverAllowed: step workers: node group pair: maxUnhealthy 40% rounds down to 0 machines at its maxReplicas 2,",
+		} {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+			}
+		}
+	})
+
 	// Node-group VM settings and the platform's CSI rate limits,
 	// each away from its default.
 	t.Run("vm-settings", func(t *testing.T) {

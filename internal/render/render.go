@@ -74,7 +74,7 @@ type Options struct {
 	// exists.
 	FirstReconcile bool
 	// ExtraArgs are appended to the `crossplane composition render` command
-	// line (for example "--include-function-results").
+	// line. With ResultsFlag among them, the results stay in the output.
 	ExtraArgs []string
 
 	// Composition defaults to <Root>/package/composition.yaml, or
@@ -114,8 +114,9 @@ type Options struct {
 	// for every Function served from BinDir before starting them.
 	Build bool
 
-	// Stderr receives crossplane's stderr as it is written, and the
-	// functions' logs when the render fails. Defaults to os.Stderr.
+	// Stderr receives crossplane's stderr as it is written, the
+	// functions' results once the render succeeds (Result.String, one a
+	// line), and the functions' logs when it fails. Defaults to os.Stderr.
 	Stderr io.Writer
 	// Started, when set, is called with each function process the driver
 	// starts (tests use it to check nothing is left running).
@@ -142,7 +143,9 @@ func (e *CrossplaneError) Error() string {
 }
 
 // Render renders opts.XR and returns crossplane's stdout: the YAML stream of
-// the XR followed by the composed resources.
+// the XR followed by the composed resources. The results the functions
+// return (the events on the XR) are printed on Stderr, one a line, unless
+// ExtraArgs ask for them in the stream (ResultsFlag).
 func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	o, err := opts.resolve()
 	if err != nil {
@@ -163,6 +166,46 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
+	bins, err := o.binaries(ctx, fns)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "tenantkube-render-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp) //nolint:errcheck // best effort
+
+	procs, targets, err := o.startFunctions(ctx, fns, bins, tmp)
+	defer func() {
+		stopAll(procs)
+		if err != nil {
+			dumpLogs(o.Stderr, procs)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	fnFile := filepath.Join(tmp, "functions.yaml")
+	if err := writeFunctions(fnFile, docs, targets); err != nil {
+		return nil, err
+	}
+	args, err := o.args(tmp, fnFile)
+	if err != nil {
+		return nil, err
+	}
+	out, err = runCrossplane(ctx, o.Root, o.Crossplane, args, o.Stderr)
+	if err != nil || includesResults(o.ExtraArgs) {
+		return out, err
+	}
+	out, results, err := splitResults(out)
+	printResults(o.Stderr, results)
+	return out, err
+}
+
+// binaries maps each Function to the binary that serves it (Binaries, or
+// function-<name> under BinDir, built first when Build is set).
+func (o Options) binaries(ctx context.Context, fns []string) (map[string]string, error) {
 	bins := make(map[string]string, len(fns))
 	var toBuild []string
 	for _, fn := range fns {
@@ -187,21 +230,14 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 			return nil, fmt.Errorf("binary for Function %q: %w (run `make functions`)", fn, err)
 		}
 	}
+	return bins, nil
+}
 
-	tmp, err := os.MkdirTemp("", "tenantkube-render-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp) //nolint:errcheck // best effort
-
+// startFunctions starts each Function's binary, its log under tmp, and
+// returns the processes started (to stop, even on error) and each
+// Function's address.
+func (o Options) startFunctions(ctx context.Context, fns []string, bins map[string]string, tmp string) ([]*process, map[string]string, error) {
 	procs := make([]*process, 0, len(fns))
-	defer func() {
-		stopAll(procs)
-		if err != nil {
-			dumpLogs(o.Stderr, procs)
-		}
-	}()
-
 	targets := make(map[string]string, len(fns))
 	for _, fn := range fns {
 		p, err := startFunction(ctx, fn, bins[fn], filepath.Join(tmp, fn+".log"), o.StartTimeout, o.Clock)
@@ -212,16 +248,18 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 			}
 		}
 		if err != nil {
-			return nil, err
+			return procs, nil, err
 		}
 		targets[fn] = p.addr
 	}
+	return procs, targets, nil
+}
 
-	fnFile := filepath.Join(tmp, "functions.yaml")
-	if err := writeFunctions(fnFile, docs, targets); err != nil {
-		return nil, err
-	}
-
+// args is the `crossplane composition render` command line for the
+// Functions file fnFile, required and observed resources gathered under
+// tmp. Unless ExtraArgs hold it, it asks for the results (ResultsFlag),
+// which Render takes out of the output and prints.
+func (o Options) args(tmp, fnFile string) ([]string, error) {
 	args := []string{
 		"composition", "render", o.XR, o.Composition, fnFile,
 		"--crossplane-binary=" + o.CrossplaneCore,
@@ -251,8 +289,10 @@ func Render(ctx context.Context, opts Options) (out []byte, err error) {
 	if observed != "" {
 		args = append(args, "--observed-resources="+observed)
 	}
-	args = append(args, o.ExtraArgs...)
-	return runCrossplane(ctx, o.Root, o.Crossplane, args, o.Stderr)
+	if !includesResults(o.ExtraArgs) {
+		args = append(args, ResultsFlag)
+	}
+	return append(args, o.ExtraArgs...), nil
 }
 
 // observed is what to pass as --observed-resources: Observed, plus the

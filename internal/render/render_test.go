@@ -205,6 +205,55 @@ func TestRenderPassThrough(t *testing.T) {
 	}
 }
 
+// TestRenderResults: the Warning and Normal results every step returns are
+// printed on stderr, one a line, with the step's name, in pipeline order
+// (package/composition.yaml), and the output holds no Result document; the
+// engine's own Normal events are not printed. With ResultsFlag asked for,
+// the Result documents stay in the output.
+func TestRenderResults(t *testing.T) {
+	setup(t)
+	var p pids
+	var stderr bytes.Buffer
+	o := options(t, "testdata/xr-results.yaml", &p, &stderr)
+	o.Binaries = testfnFor("tenantkube-function-control-plane", "tenantkube-function-workers", "tenantkube-function-addons")
+	out, err := render.Render(t.Context(), o)
+	p.assertGone(t)
+	if err != nil {
+		t.Fatalf("Render: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if docs := parse(t, out); len(docs) != 1 {
+		t.Errorf("render printed %d documents, want only the XR:\n%s", len(docs), out)
+	}
+	const warning = "node group md0: maxUnhealthy 40% rounds down to 0 machines at its maxReplicas 2, so no unhealthy machine of it is replaced"
+	var want strings.Builder
+	for _, step := range []string{"control-plane", "workers", "addons"} {
+		want.WriteString("Warning Tested: step " + step + ": " + warning + "\n")
+		want.WriteString("Normal Tested: step " + step + ": a normal result\n")
+	}
+	if !strings.Contains(stderr.String(), want.String()) {
+		t.Errorf("stderr does not hold the results\n%s\ngot:\n%s", want.String(), stderr.String())
+	}
+	if strings.Contains(stderr.String(), "SelectComposition") {
+		t.Errorf("stderr holds the engine's Normal events:\n%s", stderr.String())
+	}
+
+	stderr.Reset()
+	o.ExtraArgs = []string{render.ResultsFlag}
+	out, err = render.Render(t.Context(), o)
+	if err != nil {
+		t.Fatalf("Render %s: %v", render.ResultsFlag, err)
+	}
+	n := 0
+	for _, d := range parse(t, out) {
+		if d["kind"] == "Result" && d["severity"] == "Warning" {
+			n++
+		}
+	}
+	if n != 3 || strings.Contains(stderr.String(), "Warning Tested") {
+		t.Errorf("with %s: %d Warning Result documents in the output (want 3), stderr:\n%s", render.ResultsFlag, n, stderr.String())
+	}
+}
+
 // TestRenderFatal: a Fatal result of one step fails the render with its
 // message on stderr and in the error.
 func TestRenderFatal(t *testing.T) {
@@ -324,6 +373,16 @@ func TestCLI(t *testing.T) {
 	// The function's message alone, not crossplane's prefixes.
 	if want := "render: step workers: node group md0: instanceType u1.missing does not exist\n"; stderr != want {
 		t.Errorf("stderr of a Fatal result = %q, want %q", stderr, want)
+	}
+
+	// Results: on stderr, not in the stream.
+	stdout, stderr, code = run("--xr=testdata/xr-results.yaml",
+		"--function-binary=tenantkube-function-workers="+filepath.Join(binDir, "testfn"))
+	if code != 0 {
+		t.Fatalf("render exited %d\nstderr:\n%s", code, stderr)
+	}
+	if want := "Normal Tested: step workers: a normal result\n"; !strings.Contains(stderr, want) || strings.Contains(stdout, "kind: Result") {
+		t.Errorf("want %q on stderr and no Result on stdout; stderr:\n%s", want, stderr)
 	}
 
 	// Fields the API server rejects: nothing is rendered.

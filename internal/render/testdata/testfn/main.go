@@ -5,6 +5,8 @@
 //	render.test.tenantkube.io/fatal: <message>  -> a Fatal result with message
 //	render.test.tenantkube.io/error: <message>  -> a gRPC error with message
 //	render.test.tenantkube.io/hang: "true"      -> blocks until cancelled
+//	render.test.tenantkube.io/warning: <message> -> a Warning result, reason Tested
+//	render.test.tenantkube.io/normal: <message>  -> a Normal result, reason Tested
 //
 // It lives under testdata so that `go build ./...` and `go vet ./...` skip
 // it; the tests build it explicitly.
@@ -36,6 +38,12 @@ func (fn) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.
 	}
 	if msg := ann("error"); msg != "" {
 		return nil, errors.New(msg)
+	}
+	if msg := ann("warning"); msg != "" {
+		response.Warning(rsp, errors.New(msg)).WithReason("Tested")
+	}
+	if msg := ann("normal"); msg != "" {
+		response.Normal(rsp, msg).WithReason("Tested")
 	}
 	if ann("hang") == "true" {
 		<-ctx.Done()
