@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,6 +24,54 @@ const (
 	wholeCoresCEL = `^([0-9]+|[0-9]*000m|[0-9]+[.]0+)$`
 	subdomainCEL  = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 )
+
+// dnsLabelForm is a DNS label (RFC 1123; k8s.io/apimachinery's
+// validation.IsDNS1123Label), RE2 as Go and CEL read it.
+const dnsLabelForm = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+
+var dnsLabelPattern = regexp.MustCompile(dnsLabelForm)
+
+// nodeGroupNameRules are the rules on a node group's name G, a key of
+// spec.nodeGroups; the CEL rule is the map's and names the first bad key.
+var nodeGroupNameRules = ruleTable[string]{{
+	RuleDoc: RuleDoc{ID: "nodeGroups.name.label", Object: "nodeGroups", Field: "nodeGroups", Go: EnforcedValidate},
+	CEL: func() apiextensionsv1.ValidationRule {
+		ok := "size(g) <= " + strconv.Itoa(MaxNodeGroupNameLength) + " && g.matches(" + celString(dnsLabelForm) + ")"
+		return apiextensionsv1.ValidationRule{
+			Rule:              "self.all(g, " + ok + ")",
+			MessageExpression: refusal(celExpr("self.filter(g, !("+ok+"))[0]"), msgNodeGroupName),
+		}
+	},
+	Check: func(name string, path *field.Path) *field.Error {
+		if len(name) > MaxNodeGroupNameLength || !dnsLabelPattern.MatchString(name) {
+			return field.Invalid(path, name, msgNodeGroupName)
+		}
+		return nil
+	},
+}}
+
+// nodeGroupResourcesRules are the rules on a node group's resources
+// (spec.nodeGroups[G].resources): cpu and memory set together.
+var nodeGroupResourcesRules = ruleTable[Resources]{
+	resourcesPairRule("cpu", "memory", func(r Resources) (Quantity, Quantity) { return r.CPU, r.Memory }),
+	resourcesPairRule("memory", "cpu", func(r Resources) (Quantity, Quantity) { return r.Memory, r.CPU }),
+}
+
+// resourcesPairRule refuses resources.<name> set without resources.<other>
+// (get returns both), naming the missing field.
+func resourcesPairRule(name, other string, get func(Resources) (Quantity, Quantity)) Rule[Resources] {
+	return Rule[Resources]{
+		RuleDoc: RuleDoc{ID: "nodeGroups.resources." + other + ".with." + name, Object: "nodeGroups.*.resources", Field: other, Go: EnforcedValidate},
+		CEL: celRule("!has(self."+name+") || has(self."+other+")",
+			celFormat(msgResourcesBoth+" (resources."+name+" is %s, resources."+other+" unset)", celExpr("string(self."+name+")")), "."+other),
+		Check: func(r Resources, path *field.Path) *field.Error {
+			if v, o := get(r); v.IsSet() && !o.IsSet() {
+				return field.Required(path.Child(other), fmt.Sprintf("%s (resources.%s is %q)", msgResourcesBoth, name, v))
+			}
+			return nil
+		},
+	}
+}
 
 // nodeGroupRules are the rules on one node group (spec.nodeGroups[G]).
 var nodeGroupRules = concat([]Rule[NodeGroup]{{

@@ -43,6 +43,10 @@ type Rule[T any] struct {
 	// Check returns the rule's refusal of v at path (the object's), or
 	// nil; nil when Go does not check it in Validate.
 	Check func(v T, path *field.Path) *field.Error
+	// CheckEach, for a rule on a list, returns a refusal of each
+	// offending entry (the CEL rule names the first); nil for a rule with
+	// Check, or none.
+	CheckEach func(v T, path *field.Path) field.ErrorList
 }
 
 // rules is a table of rules of any object type, as xrdVersion and the
@@ -77,11 +81,13 @@ func (t ruleTable[T]) entries() []RuleEntry {
 func (t ruleTable[T]) check(v T, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, r := range t {
-		if r.Check == nil {
-			continue
+		if r.Check != nil {
+			if err := r.Check(v, path); err != nil {
+				errs = append(errs, err)
+			}
 		}
-		if err := r.Check(v, path); err != nil {
-			errs = append(errs, err)
+		if r.CheckEach != nil {
+			errs = append(errs, r.CheckEach(v, path)...)
 		}
 	}
 	return errs
@@ -102,7 +108,8 @@ var clusterSpecRules = specRules(KubernetesVersions, TalosSupport)
 
 // ruleTables are the XKubernetesCluster spec's tables.
 func ruleTables() []rules {
-	return []rules{clusterSpecRules, provisionTimeRules, nodeHealthCheckRules, backupRules, nodeGroupRules, nodeGroupHealthRules, kubeletRules}
+	return []rules{clusterSpecRules, provisionTimeRules, nodeHealthCheckRules, backupRules, nodeGroupNameRules, nodeGroupRules,
+		nodeGroupHealthRules, nodeGroupResourcesRules, kubeletRules, addonsRules, oidcConfigRules, oidcUserRules}
 }
 
 // withTableRules returns spec with the CEL rules of the tables appended

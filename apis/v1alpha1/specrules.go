@@ -78,6 +78,11 @@ func specRules(table []KubernetesVersion, matrix map[string][2]int) ruleTable[*K
 			}
 		},
 	}, {
+		RuleDoc: RuleDoc{ID: "restore.unchanged", Object: "restore", Field: "restore", Go: EnforcedOldObject},
+		CEL: func() apiextensionsv1.ValidationRule {
+			return apiextensionsv1.ValidationRule{Rule: "self == oldSelf", Message: "restore cannot change once the cluster exists"}
+		},
+	}, {
 		RuleDoc: RuleDoc{ID: "spec.talos.version.supported", Field: "talos.version", Go: EnforcedValidate},
 		CEL:     func() apiextensionsv1.ValidationRule { return talosRule(table, matrix) },
 		Check: func(s *KubernetesClusterSpec, path *field.Path) *field.Error {

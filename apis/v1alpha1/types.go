@@ -43,7 +43,6 @@ type KubernetesClusterSpec struct {
 	// (docs/platform-guide.md, Limits, has the measured request size).
 	// +kubebuilder:default={"md0":{"minReplicas":0,"maxReplicas":10,"instanceType":"u1.medium","diskSize":"20Gi","roles":{"ingress-nginx"}}}
 	// +kubebuilder:validation:MaxProperties=50
-	// +kubebuilder:validation:XValidation:rule="self.all(g, size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",messageExpression="'node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters, not ' + self.filter(g, !(size(g) <= 16 && g.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')))[0]"
 	// +optional
 	NodeGroups map[string]NodeGroup `json:"nodeGroups,omitempty"`
 
@@ -112,7 +111,6 @@ type KubernetesClusterSpec struct {
 
 	// Restore starts a new cluster from a backup. Set it when creating the
 	// cluster; it cannot be added, changed or removed afterwards.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="restore cannot change once the cluster exists"
 	// +optional
 	Restore *Restore `json:"restore,omitempty"`
 }
@@ -172,8 +170,6 @@ type NodeGroup struct {
 	// precedence and instanceType is ignored for that node group (the
 	// instancetype is omitted from the VM, since KubeVirt cannot override an
 	// instancetype's CPU/memory). Set both cpu and memory together or neither.
-	// +kubebuilder:validation:XValidation:rule="!has(self.cpu) || has(self.memory)",messageExpression="'resources.cpu and resources.memory must be set together or not at all (resources.cpu is ' + string(self.cpu) + ', resources.memory unset)'",fieldPath=".memory"
-	// +kubebuilder:validation:XValidation:rule="!has(self.memory) || has(self.cpu)",messageExpression="'resources.cpu and resources.memory must be set together or not at all (resources.memory is ' + string(self.memory) + ', resources.cpu unset)'",fieldPath=".cpu"
 	// +optional
 	Resources Resources `json:"resources,omitempty"`
 
@@ -318,9 +314,6 @@ type Kubelet struct {
 
 // Addons is the cluster add-ons configuration. Each add-on is installed in
 // the tenant cluster as a Flux HelmRelease.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.hami) || !has(self.hami.enabled) || !self.hami.enabled || (has(self.gpuOperator) && has(self.gpuOperator.enabled) && self.gpuOperator.enabled)",message="hami requires addons.gpuOperator.enabled: true (HAMi runs on top of the NVIDIA GPU operator)",fieldPath=".hami.enabled"
-// +kubebuilder:validation:XValidation:rule="!has(self.ouroboros) || !has(self.ouroboros.enabled) || !self.ouroboros.enabled || (has(self.ingressNginx) && has(self.ingressNginx.enabled) && self.ingressNginx.enabled)",message="ouroboros requires addons.ingressNginx.enabled: true (it fixes hairpin NAT for the tenant's ingress-nginx)",fieldPath=".ouroboros.enabled"
 type Addons struct {
 	// Cert-manager addon.
 	// +optional
@@ -632,9 +625,6 @@ const (
 // OIDC is the OIDC authentication of the tenant kube-apiserver, wired as a
 // structured AuthenticationConfiguration file (--authentication-config),
 // and the users bound to a role inside the tenant cluster.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'CustomConfig' || (has(self.customConfig) && ((has(self.customConfig.config) && size(self.customConfig.config) > 0) != (has(self.customConfig.secretRef) && has(self.customConfig.secretRef.name) && size(self.customConfig.secretRef.name) > 0)))",message="mode CustomConfig needs exactly one of customConfig.config (inline AuthenticationConfiguration) and customConfig.secretRef.name (a Secret with key config.yaml)",fieldPath=".customConfig"
-// +kubebuilder:validation:XValidation:rule="!has(self.users) || self.users.all(u, self.users.exists_one(v, v.email == u.email))",messageExpression="'users: each email at most once: ' + self.users.map(u, u.email).filter(e, !self.users.exists_one(v, v.email == e))[0] + ' is repeated'",fieldPath=".users"
 type OIDC struct {
 	// Identity mode. None: no OIDC, only the admin kubeconfig works.
 	// System: trust the platform's issuer with an audience unique to this

@@ -197,9 +197,7 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if len(name) > MaxNodeGroupNameLength || len(validation.IsDNS1123Label(name)) > 0 {
-			errs = append(errs, field.Invalid(ngp, name, msgNodeGroupName))
-		}
+		errs = append(errs, nodeGroupNameRules.check(name, ngp)...)
 		errs = append(errs, s.NodeGroups[name].Validate(ngp.Key(name))...)
 	}
 	errs = append(errs, s.NodeHealthCheck.Validate(p.Child("nodeHealthCheck"))...)
@@ -245,12 +243,7 @@ func (g NodeGroup) Validate(path *field.Path) field.ErrorList {
 		}
 	}
 	rp := path.Child("resources")
-	switch {
-	case g.Resources.CPU.IsSet() && !g.Resources.Memory.IsSet():
-		errs = append(errs, field.Required(rp.Child("memory"), fmt.Sprintf("%s (resources.cpu is %q)", msgResourcesBoth, g.Resources.CPU)))
-	case g.Resources.Memory.IsSet() && !g.Resources.CPU.IsSet():
-		errs = append(errs, field.Required(rp.Child("cpu"), fmt.Sprintf("%s (resources.memory is %q)", msgResourcesBoth, g.Resources.Memory)))
-	}
+	errs = append(errs, nodeGroupResourcesRules.check(g.Resources, rp)...)
 	if cpu := string(g.Resources.CPU); cpu != "" {
 		ferrs := validateCPU(path, cpu, nodeCPU)
 		if len(ferrs) == 0 && g.explicit() {
@@ -402,13 +395,7 @@ func (t ParsedThreshold) below(u ParsedThreshold) bool {
 // Hosts held against the tenant's domain and the overrides' total bytes are
 // the addons function's (its input).
 func (a *Addons) Validate(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if a.HAMi.Enabled && !a.GPUOperator.Enabled {
-		errs = append(errs, field.Invalid(path.Child("hami", "enabled"), true, msgHAMi))
-	}
-	if a.Ouroboros.Enabled && !a.IngressNginx.Enabled {
-		errs = append(errs, field.Invalid(path.Child("ouroboros", "enabled"), true, msgOuroboros))
-	}
+	errs := addonsRules.check(a, path)
 	ing := path.Child("ingressNginx")
 	switch a.IngressNginx.ExposeMethod {
 	case ExposeProxied, ExposeLoadBalancer:
@@ -628,24 +615,19 @@ func (o *OIDC) Validate(path *field.Path) field.ErrorList {
 	if !slices.Contains(modes, string(o.Mode)) {
 		errs = append(errs, field.NotSupported(path.Child("mode"), o.Mode, modes))
 	}
+	errs = append(errs, oidcConfigRules.check(o, path)...)
 	cp := path.Child("customConfig")
-	inline, ref := o.CustomConfig.Config != "", o.CustomConfig.SecretRef.Name != ""
-	if o.Mode == OIDCModeCustomConfig && inline == ref {
-		errs = append(errs, field.Invalid(cp, fmt.Sprintf("config set: %t, secretRef.name set: %t", inline, ref), msgCustomConfig))
-	}
 	if longerThan(o.CustomConfig.Config, MaxAuthenticationConfigLength) {
 		errs = append(errs, field.TooLongCharacters(cp.Child("config"), o.CustomConfig.Config, MaxAuthenticationConfigLength))
 	}
-	if ref {
+	if o.CustomConfig.SecretRef.Name != "" {
 		errs = append(errs, validateSubdomain(cp.Child("secretRef", "name"), o.CustomConfig.SecretRef.Name)...)
 	}
 	up := path.Child("users")
 	if n := len(o.Users); n > MaxOIDCUsers {
 		errs = append(errs, field.TooMany(up, n, MaxOIDCUsers))
 	}
-	emails := make([]string, 0, len(o.Users))
 	for i, u := range o.Users {
-		emails = append(emails, u.Email)
 		ep := up.Index(i).Child("email")
 		switch {
 		case longerThan(u.Email, MaxEmailLength):
@@ -657,10 +639,7 @@ func (o *OIDC) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, field.NotSupported(up.Index(i).Child("role"), u.Role, []string{string(OIDCRoleAdmin), string(OIDCRoleView)}))
 		}
 	}
-	for _, e := range repeated(emails) {
-		errs = append(errs, field.Invalid(up, e, "each email at most once"))
-	}
-	return errs
+	return append(errs, oidcUserRules.check(o, path)...)
 }
 
 // ParsePositive parses a quantity the user wrote at path ("500m", "2",
