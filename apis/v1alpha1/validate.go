@@ -479,8 +479,15 @@ func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
 // (ReservedMountPaths). A repeated flag, volume name or mount path, and an
 // undeclared volume, is named once each.
 func (a *APIServer) Validate(path *field.Path) field.ErrorList {
+	errs := a.validateExtraArgs(path.Child("extraArgs"))
+	volumes, verrs := a.validateExtraVolumes(path.Child("extraVolumes"))
+	errs = append(errs, verrs...)
+	return append(errs, a.validateExtraVolumeMounts(path.Child("extraVolumeMounts"), volumes)...)
+}
+
+// validateExtraArgs returns the problems of the extra flags at ap.
+func (a *APIServer) validateExtraArgs(ap *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	ap := path.Child("extraArgs")
 	if n := len(a.ExtraArgs); n > MaxExtraArgs {
 		errs = append(errs, field.TooMany(ap, n, MaxExtraArgs))
 	}
@@ -506,7 +513,13 @@ func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 	for _, f := range repeated(flags) {
 		errs = append(errs, field.Invalid(ap, f, msgRepeatedFlag))
 	}
-	vp := path.Child("extraVolumes")
+	return errs
+}
+
+// validateExtraVolumes returns the problems of the extra volumes at vp
+// and the names declared.
+func (a *APIServer) validateExtraVolumes(vp *field.Path) (map[string]bool, field.ErrorList) {
+	var errs field.ErrorList
 	if n := len(a.ExtraVolumes); n > MaxExtraVolumes {
 		errs = append(errs, field.TooMany(vp, n, MaxExtraVolumes))
 	}
@@ -537,7 +550,13 @@ func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 	for _, name := range repeated(names) {
 		errs = append(errs, field.Invalid(vp, name, "names must be unique"))
 	}
-	mp := path.Child("extraVolumeMounts")
+	return volumes, errs
+}
+
+// validateExtraVolumeMounts returns the problems of the mounts at mp,
+// whose names must be of volumes.
+func (a *APIServer) validateExtraVolumeMounts(mp *field.Path, volumes map[string]bool) field.ErrorList {
+	var errs field.ErrorList
 	if n := len(a.ExtraVolumeMounts); n > MaxExtraVolumes {
 		errs = append(errs, field.TooMany(mp, n, MaxExtraVolumes))
 	}

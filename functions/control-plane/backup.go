@@ -314,137 +314,191 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	if uid == "" {
 		return field.Required(field.NewPath("metadata", "uid"), "backup names carry a digest of the XR's UID, which Crossplane's XRs always have")
 	}
-	incarnation := incarnationDigest(uid)
 	owner, err := backupOwner(r, ns)
 	if err != nil {
 		return field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)
 	}
-
 	slot := slotStart(s.Slot, s.Interval, now)
 	// Nothing watched changes when the next slot starts: Crossplane is
 	// asked to run the pipeline again then.
 	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
 	backups := observedBackups(r)
 	current := len(backups) > 0 && !backups[0].Before(slot)
-	// Each interval has its own slots: a slot's backup is taken only when
-	// it starts at least the platform's minInterval after the newest
-	// backup's, or every edit of spec.backup.interval would find a slot
-	// newer than the newest backup and snapshot the etcd again.
-	gap, perr := time.ParseDuration(string(b.MinInterval))
-	if perr != nil {
-		return field.Invalid(field.NewPath("input", "etcd", "backup", "minInterval"), b.MinInterval, perr.Error())
-	}
-	spaced := len(backups) == 0 || slot.Sub(backups[0]) >= min(gap, s.Interval)
 	pkis := &pkiObjects{ns: ns, incarnation: uidDigest(uid, pkiIncarnationLength), labels: s.Labels, owner: owner}
-	// Due: the current slot has no backup, its bundle is missing, or a PKI
-	// object its bundle names is. An older backup without its bundle is
-	// not completed: the PKI and clusters of now are not those of its
-	// slot.
-	due := !current && spaced
-	if current {
-		bundle := namePrefixBackupPKI + backups[0].Format(backupTimeLayout)
-		missing, err := pkis.missing(r, bundle)
-		if err != nil {
-			return field.InternalError(field.NewPath("observed", bundle), err)
-		}
-		due = !r.ObservedExists(bundle) || missing
+	due, ferr := backupDue(r, b, s, slot, backups, current, pkis)
+	if ferr != nil {
+		return ferr
 	}
-	var ids []clusterIdentity
-	var refused []string
-	var recipient age.Recipient
+	var c carried
 	if due {
-		s.Require(p)
-		p.Require(requiredBackupRecipient, &fnv1.ResourceSelector{
-			ApiVersion: "v1", Kind: "ConfigMap",
-			Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
-			Namespace: proto.String(b.PKINamespace),
-		})
-		if ids, refused, err = s.Carried(r); err != nil {
-			return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
-		}
-		var ferr *field.Error
-		if recipient, ferr = backupRecipient(r, b); ferr != nil {
+		if c, ferr = readCarried(p, r, b, s); ferr != nil {
 			return ferr
 		}
 	}
-	// The namespace's credentials, on every reconcile: BackupCurrent says
-	// at once when they are not the namespace's, due or not. A schedule's
-	// first backup also needs its namespace under the bound on deleted
-	// clusters' backups.
-	refusal, cleared, err := backupCredentials(p, r, b, ns)
-	if err != nil {
-		return field.InternalError(field.NewPath("requiredResources", requiredBackupCredentials), err)
-	}
-	if due && cleared && refusal == nil && len(backups) == 0 {
-		if refusal, cleared, err = deletedClusterBackups(p, r, b, ns); err != nil {
-			return field.InternalError(field.NewPath("requiredResources", requiredNamespaceBackups), err)
-		}
+	refusal, cleared, ferr := refuseBackup(p, r, b, ns, due && len(backups) == 0)
+	if ferr != nil {
+		return ferr
 	}
 	// A new backup object needs all it depends on: what it carries, the
 	// key that is encrypted to, the Namespace that owns it and the checks
 	// above passed. A refusal leaves what was taken as it is.
-	canCreate := cleared && refusal == nil && len(ids) > 0 && recipient != nil && owner != nil
+	canCreate := cleared && refusal == nil && len(c.ids) > 0 && c.recipient != nil && owner != nil
 	if !current && canCreate {
 		backups = append([]time.Time{slot}, backups...)
 	}
 	// Older ones leave the desired state: Crossplane deletes them.
 	backups = retained(r, backups, b.Retention)
+	w := backupWriter{b: b, s: s, incarnation: incarnationDigest(uid), owner: owner, slot: slot, canCreate: canCreate, ids: c.ids, pkis: pkis}
 	for _, ts := range backups {
-		suffix := ts.Format(backupTimeLayout)
-		snapshot := namePrefixBackup + suffix
-		name := backupObjectName(r, s.Base, incarnation, snapshot, ts)
-		snapOwner := owner
-		if snapOwner == nil {
-			// Kept as observed until the Namespace arrives: an apply
-			// without the reference would remove it.
-			if snapOwner, err = observedBackupOwner(r, ns, snapshot); err != nil {
-				return field.InternalError(field.NewPath("observed", snapshot), err)
-			}
-		}
-		snap := buildEtcdSnapshot(ns, s.Etcd, s.Labels, b, name, snapOwner)
-		// A snapshot's spec is immutable: one taken before the platform
-		// moved its backups keeps the destination it was written to.
-		if dst, err := observedDestination(r, snapshot); err != nil {
-			return field.InternalError(field.NewPath("observed", snapshot, "spec", "destination"), err)
-		} else if dst != nil {
-			snap.Spec.Destination = *dst
-		}
-		p.Add(snapshot, snap, function.ReadyAlways)
-		bundle := namePrefixBackupPKI + suffix
-		switch {
-		case r.ObservedExists(bundle):
-			p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
-			if err := pkis.referencedBy(r, bundle); err != nil {
-				return field.InternalError(field.NewPath("observed", bundle), err)
-			}
-			if canCreate && !ts.Before(slot) {
-				// The current slot's PKI objects, written again where
-				// one is missing and the PKI has not changed.
-				if err := pkis.refill(ids); err != nil {
-					return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
-				}
-			}
-		case canCreate && !ts.Before(slot):
-			refs, err := pkis.carry(ids)
-			if err != nil {
-				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
-			}
-			p.Add(bundle, buildBackupBundle(ns, name, snapshotFile(snap.Spec.Destination, name+".db"), s, ids, refs, owner), function.ReadyAlways)
+		if ferr := w.compose(p, r, ts); ferr != nil {
+			return ferr
 		}
 	}
-	if err := pkis.compose(p, r, recipient); err != nil {
+	if err := pkis.compose(p, r, c.recipient); err != nil {
 		return field.InternalError(field.NewPath("input", "etcd", "backup", "recipientConfigMap"), err)
 	}
-
-	bp := backupStatus(r, s, incarnation, backups, now)
+	bp := backupStatus(r, s, w.incarnation, backups, now)
 	switch {
 	case refusal != nil && !s.Idle:
 		bp.Current, bp.Reason, bp.Message = false, refusal.Reason, refusal.Message
-	case len(refused) > 0:
-		bp.Current, bp.Reason, bp.Message = false, tkv1alpha1.ReasonPKISecretTooLarge, strings.Join(refused, "; ")
+	case len(c.refused) > 0:
+		bp.Current, bp.Reason, bp.Message = false, tkv1alpha1.ReasonPKISecretTooLarge, strings.Join(c.refused, "; ")
 	}
 	p.Status["backup"] = bp.Status
 	p.SetCondition(tkv1alpha1.ConditionBackupCurrent, bp.Current, bp.Reason, bp.Message)
+	return nil
+}
+
+// backupDue says whether the backup of slot is to be written: the slot
+// has no backup (current false) and starts at least the platform's
+// minInterval after the newest backup's, or its bundle is missing, or a
+// PKI object its bundle names is. An older backup without its bundle is
+// not completed: the PKI and clusters of now are not those of its slot.
+func backupDue(r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, slot time.Time, backups []time.Time, current bool, pkis *pkiObjects) (bool, *field.Error) {
+	// Each interval has its own slots: without the gap every edit of
+	// spec.backup.interval would find a slot newer than the newest backup
+	// and snapshot the etcd again.
+	gap, err := time.ParseDuration(string(b.MinInterval))
+	if err != nil {
+		return false, field.Invalid(field.NewPath("input", "etcd", "backup", "minInterval"), b.MinInterval, err.Error())
+	}
+	if !current {
+		return len(backups) == 0 || slot.Sub(backups[0]) >= min(gap, s.Interval), nil
+	}
+	bundle := namePrefixBackupPKI + backups[0].Format(backupTimeLayout)
+	missing, err := pkis.missing(r, bundle)
+	if err != nil {
+		return false, field.InternalError(field.NewPath("observed", bundle), err)
+	}
+	return !r.ObservedExists(bundle) || missing, nil
+}
+
+// carried is what a due backup carries: the identities of its clusters,
+// why a cluster's is refused (readPKI), and the platform's recipient the
+// PKI is encrypted to; none until they arrived.
+type carried struct {
+	ids       []clusterIdentity
+	refused   []string
+	recipient age.Recipient
+}
+
+// readCarried requires and reads what a due backup of s carries.
+func readCarried(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s backupSchedule) (carried, *field.Error) {
+	var c carried
+	s.Require(p)
+	p.Require(requiredBackupRecipient, &fnv1.ResourceSelector{
+		ApiVersion: "v1", Kind: "ConfigMap",
+		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
+		Namespace: proto.String(b.PKINamespace),
+	})
+	var err error
+	if c.ids, c.refused, err = s.Carried(r); err != nil {
+		return carried{}, field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+	}
+	var ferr *field.Error
+	if c.recipient, ferr = backupRecipient(r, b); ferr != nil {
+		return carried{}, ferr
+	}
+	return c, nil
+}
+
+// refuseBackup checks, on every reconcile, that the namespace's
+// credentials are its own (backupCredentials): BackupCurrent says at once
+// when they are not, due or not. A schedule's first backup (first) also
+// needs its namespace under the bound on deleted clusters' backups.
+// cleared says the checks' required resources arrived.
+func refuseBackup(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, ns string, first bool) (*backupRefusal, bool, *field.Error) {
+	refusal, cleared, err := backupCredentials(p, r, b, ns)
+	if err != nil {
+		return nil, false, field.InternalError(field.NewPath("requiredResources", requiredBackupCredentials), err)
+	}
+	if first && cleared && refusal == nil {
+		if refusal, cleared, err = deletedClusterBackups(p, r, b, ns); err != nil {
+			return nil, false, field.InternalError(field.NewPath("requiredResources", requiredNamespaceBackups), err)
+		}
+	}
+	return refusal, cleared, nil
+}
+
+// backupWriter composes the backups of schedule s: each EtcdSnapshot, and
+// the current slot's bundle and PKI objects when canCreate.
+type backupWriter struct {
+	b           *cpinput.EtcdBackup
+	s           backupSchedule
+	incarnation string
+	owner       *metav1.OwnerReference
+	slot        time.Time
+	canCreate   bool
+	ids         []clusterIdentity
+	pkis        *pkiObjects
+}
+
+// compose adds the EtcdSnapshot of slot ts and its bundle: kept as
+// observed, or written for the current slot.
+func (w backupWriter) compose(p *function.Plan, r *function.Request, ts time.Time) *field.Error {
+	ns := w.s.Slot.Namespace
+	suffix := ts.Format(backupTimeLayout)
+	snapshot := namePrefixBackup + suffix
+	name := backupObjectName(r, w.s.Base, w.incarnation, snapshot, ts)
+	owner := w.owner
+	if owner == nil {
+		// Kept as observed until the Namespace arrives: an apply
+		// without the reference would remove it.
+		var err error
+		if owner, err = observedBackupOwner(r, ns, snapshot); err != nil {
+			return field.InternalError(field.NewPath("observed", snapshot), err)
+		}
+	}
+	snap := buildEtcdSnapshot(ns, w.s.Etcd, w.s.Labels, w.b, name, owner)
+	// A snapshot's spec is immutable: one taken before the platform
+	// moved its backups keeps the destination it was written to.
+	if dst, err := observedDestination(r, snapshot); err != nil {
+		return field.InternalError(field.NewPath("observed", snapshot, "spec", "destination"), err)
+	} else if dst != nil {
+		snap.Spec.Destination = *dst
+	}
+	p.Add(snapshot, snap, function.ReadyAlways)
+	bundle := namePrefixBackupPKI + suffix
+	switch {
+	case r.ObservedExists(bundle):
+		p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
+		if err := w.pkis.referencedBy(r, bundle); err != nil {
+			return field.InternalError(field.NewPath("observed", bundle), err)
+		}
+		if w.canCreate && !ts.Before(w.slot) {
+			// The current slot's PKI objects, written again where
+			// one is missing and the PKI has not changed.
+			if err := w.pkis.refill(w.ids); err != nil {
+				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+			}
+		}
+	case w.canCreate && !ts.Before(w.slot):
+		refs, err := w.pkis.carry(w.ids)
+		if err != nil {
+			return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+		}
+		p.Add(bundle, buildBackupBundle(ns, name, snapshotFile(snap.Spec.Destination, name+".db"), w.s, w.ids, refs, w.owner), function.ReadyAlways)
+	}
 	return nil
 }
 

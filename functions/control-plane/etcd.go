@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -218,24 +216,6 @@ func buildEtcdV1alpha2(site etcdSite, version string, replicas int32, storage re
 			AdditionalMetadata: &etcdv1alpha2.AdditionalMetadata{Labels: site.Labels},
 		},
 	}
-}
-
-// DataStoreName is the cluster-scoped DataStore's name: "<NS>.<N>"
-// (Identity.ClusterScopedName, injective). A shared DataStore named in the
-// input has no dot (input.dataStoreName), so none is ever taken for a
-// tenant's.
-func DataStoreName(id function.Identity) string { return id.ClusterScopedName() }
-
-// DataStoreSchema is the control plane's etcd key prefix and SQL database
-// and user in its DataStore: "t" and the first 31 hex digits of
-// sha256("<NS>/<N>"). Kamaji's default (NS and N joined by '_', '-' turned
-// to '_') gives (prod, team-a) and (prod-team, a) one prefix in a shared
-// DataStore. 32 characters of [a-z0-9] starting with a letter: a valid
-// etcd prefix, PostgreSQL identifier (63) and MySQL user name (32). Distinct
-// per (NS, N) up to a collision of 124 bits of SHA-256.
-func DataStoreSchema(id function.Identity) string {
-	sum := sha256.Sum256([]byte(id.Namespace + "/" + id.Name))
-	return "t" + hex.EncodeToString(sum[:])[:31]
 }
 
 // buildDataStore returns the Kamaji DataStore (kamaji.clastix.io/v1alpha1,

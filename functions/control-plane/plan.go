@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -16,9 +15,7 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
-	"github.com/tenantkube/tenantkube/internal/quantity"
-	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
-	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
@@ -62,273 +59,313 @@ var (
 
 // plan computes the tenant cluster's control plane from the tenant t, the
 // input in, the tenant's host policy and the observed state r reads:
-// Cluster, KubevirtCluster, KamajiControlPlane, and either a dedicated etcd
-// (EtcdCluster, cert-manager PKI, DataStore) or a reference to the shared
-// DataStore named in the input; the XR's status, the
-// ControlPlaneReady condition, the kubeconfig Secret as connection details
-// once it arrived; what the dedicated etcd leaves behind, for deletion. It returns every bad spec or input value as a
-// field.ErrorList, and a claim and a TenantCluster naming the same cluster
-// as the later one's error (nameClash).
+// Cluster, KubevirtCluster, KamajiControlPlane and its data store
+// (dataStore); the XR's status, the ControlPlaneReady condition, the
+// kubeconfig Secret as connection details once it arrived. It returns every
+// bad spec or input value as a field.ErrorList, and a claim and a
+// TenantCluster naming the same cluster as the later one's error
+// (nameClash).
 //
 // now places the backups in their schedule (backup.go): the output changes
 // with it only at a slot boundary.
 func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
+	p := &function.Plan{}
+	s, errs := newScope(p, t, in, hosts, r, now)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	requireSameName(p, t, r)
+	for _, phase := range []func(*scope, *function.Plan) field.ErrorList{
+		(*scope).dataStore,
+		(*scope).deletionOrder,
+		(*scope).management,
+		(*scope).clusterAPI,
+		(*scope).oidc,
+		(*scope).kamaji,
+		(*scope).ingress,
+		(*scope).status,
+		(*scope).restoring,
+		(*scope).backups,
+		(*scope).connection,
+	} {
+		if errs := phase(s, p); len(errs) > 0 {
+			return nil, errs
+		}
+	}
+	return p, nil
+}
+
+// scope is what plan's phases read, decided once from the XR, the input
+// and the observed state.
+type scope struct {
+	t        *function.Cluster
+	spec     *tkv1alpha1.KubernetesClusterSpec
+	in       *cpinput.ControlPlaneInput
+	r        *function.Request
+	now      time.Time
+	observed observedControlPlane
+	version  versions.KubernetesVersion
+	sizing   controlPlaneSizing
+	host     string
+	store    dataStore
+	// waiting: the store's DataStore has not arrived.
+	waiting bool
+	// kubeconfig is Kamaji's admin kubeconfig Secret (needKubeconfig), nil
+	// until it arrived.
+	kubeconfig *corev1.Secret
+	auth       authentication
+	oidcSystem bool
+	// usages: input.deletionOrder Usages.
+	usages bool
+	// restore is spec.restore's plan (nil for none); restorePending says
+	// its control plane waits for the backup or its restored PKI (Kamaji
+	// would issue a new CA otherwise).
+	restore        *restorePlan
+	restorePending bool
+	// kcp is the KamajiControlPlane the kamaji phase built.
+	kcp *kamajiv1alpha2.KamajiControlPlane
+}
+
+// needKubeconfig: Kamaji's admin kubeconfig is the claim's connection
+// details and the CA of the OIDC kubeconfig.
+func (s *scope) needKubeconfig() bool { return !s.t.Namespaced || s.oidcSystem }
+
+// newScope checks t and in against every rule of the API
+// (docs/validation.md), the upgrade rule, the data store, the backup
+// interval and spec.restore, and returns what the phases read.
+func newScope(p *function.Plan, t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request, now time.Time) (*scope, field.ErrorList) {
 	spec := t.Spec
-	observed := observeControlPlane(r)
-	// Every rule of the API (docs/validation.md), then the upgrade rule,
-	// which needs the observed control plane.
+	s := &scope{
+		t: t, spec: spec, in: in, r: r, now: now, observed: observeControlPlane(r),
+		oidcSystem: spec.OIDC.Mode == tkv1alpha1.OIDCModeSystem,
+		usages:     in.DeletionOrder == cpinput.DeletionOrderUsages,
+	}
 	errs := spec.Validate()
-	version, err := versions.Lookup(spec.Version)
-	if err == nil {
-		errs = appendError(errs, checkUpgrade(spec.Version, observed))
+	var err error
+	if s.version, err = versions.Lookup(spec.Version); err == nil {
+		errs = appendError(errs, checkUpgrade(spec.Version, s.observed))
 	}
-	sizing, err := resolveSizing(spec.ControlPlane, in.CPUAllocationRatio)
+	s.sizing, err = resolveSizing(spec.ControlPlane, in.CPUAllocationRatio)
 	errs = appendError(errs, err)
-	host, err := clusterHost(t.ID, spec, hosts)
+	s.host, err = clusterHost(t.ID, spec, hosts)
 	errs = appendError(errs, err)
-	// A namespaced XR composes nothing cluster-scoped: unless the input names a shared DataStore, it uses its
-	// tenant's, which it requires and waits for. It has no connection
-	// details: status.kubeconfigSecret names the Secret in NS.
-	tenantDS := t.Namespaced && in.DataStoreName == ""
-	external := in.DataStoreName != "" || tenantDS
-	storage, err := quantity.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
-	if !external {
+	s.store, err = newDataStore(t, in)
+	errs = appendError(errs, err)
+	if s.needKubeconfig() {
+		s.kubeconfig, err = kubeconfigSecret(r, t.ID)
 		errs = appendError(errs, err)
 	}
-	// Kamaji's admin kubeconfig: the claim's connection details, the CA
-	// of the OIDC kubeconfig.
-	oidcSystem := spec.OIDC.Mode == tkv1alpha1.OIDCModeSystem
-	needKubeconfig := !t.Namespaced || oidcSystem
-	var secret *corev1.Secret
-	if needKubeconfig {
-		secret, err = kubeconfigSecret(r, t.ID)
-		errs = appendError(errs, err)
-	}
-	var auth authentication
 	if len(spec.OIDC.Validate(field.NewPath("spec", "oidc"))) == 0 {
 		// Only a valid spec.oidc is resolved: Validate named the rest.
 		var aerrs field.ErrorList
-		auth, aerrs = planAuthentication(t.ID, spec.OIDC, in.OIDC)
+		s.auth, aerrs = planAuthentication(t.ID, spec.OIDC, in.OIDC)
 		errs = append(errs, aerrs...)
 	}
-	if !external {
-		errs = appendError(errs, etcdOperatorChanged(r, clusterEtcdSite(t.ID, in.Etcd.Operator), "cluster "+t.ID.Namespace+"/"+t.ID.Name))
-	}
-	clash, err := nameClash(t, r)
-	if err != nil {
+	errs = appendError(errs, s.store.Check(r))
+	if clash, err := nameClash(t, r); err != nil {
 		errs = append(errs, field.InternalError(field.NewPath("requiredResources"), err))
 	} else if clash != nil {
 		errs = append(errs, clash)
 	}
-	p := &function.Plan{}
-	backups := !external && in.Etcd.Backup.Enabled()
-	if backups {
-		if _, err := backupInterval(spec.Backup.Interval, &in.Etcd.Backup); err != nil {
-			errs = append(errs, err)
-		}
-	} else if spec.Backup.Interval != "" && len(spec.Backup.Validate(field.NewPath("spec", "backup"))) == 0 {
-		msg := "spec.backup.interval is ignored: the platform takes no backups of this cluster"
-		if tenantDS && in.Etcd.Backup.Enabled() {
-			msg = "spec.backup.interval is ignored: a TenantCluster keeps its state in the namespace's etcd, which its Tenant backs up at the platform's interval"
-		}
-		p.Warn(tkv1alpha1.ReasonInvalidSpec, msg)
-	}
+	errs = append(errs, s.checkBackupInterval(p)...)
 	restore, rerrs := planRestore(p, r, t, in)
-	errs = append(errs, rerrs...)
-	if len(errs) > 0 {
+	if errs = append(errs, rerrs...); len(errs) > 0 {
 		return nil, errs
 	}
-	// A restoring cluster composes its etcd once the backup is read, and
-	// its control plane once the restored PKI is observed (Kamaji would
-	// issue a new CA otherwise).
-	restoring := restore != nil && (!restore.Arrived || !restore.PKIReady)
-	site := clusterEtcdSite(t.ID, in.Etcd.Operator)
-	requireSameName(p, t, r)
-	usages := in.DeletionOrder == cpinput.DeletionOrderUsages
-	dsName := in.DataStoreName
-	// waiting: the tenant's DataStore does not exist (or has not arrived):
-	// nothing that needs it is composed anew, what was composed is kept.
-	waiting := false
-	if tenantDS {
-		dsName = t.ID.TenantDataStoreName()
-		n, arrived := r.RequiredArrived(requiredTenantDataStore)
-		waiting = !arrived || n != 1
-		p.Require(requiredTenantDataStore, &fnv1.ResourceSelector{
-			ApiVersion: kamajiv1alpha1.GroupVersion.String(),
-			Kind:       kamajiv1alpha1.DataStoreKind,
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: dsName},
-		})
-	}
-	if !external {
-		ds := buildDataStore(t.ID, in.Etcd.Operator)
-		dsName = ds.Name
-		etcd := buildEtcdCluster(t.ID, spec, in, storage)
-		switch {
-		case restore != nil && !restore.Arrived:
-			keepObserved(p, r, nameEtcdCluster)
-		default:
-			// The restore's source or, should spec.restore be gone, the
-			// bootstrap an etcd started from a backup keeps (the
-			// operator's CRD refuses a change).
-			var source *etcdv1alpha2.SnapshotLocation
-			if restore != nil {
-				source = &restore.Source
-				composeRestoredPKI(p, restore)
-			} else if source, err = observedRestoreSource(r); err != nil {
-				return nil, field.ErrorList{field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err)}
-			}
-			if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok && source != nil {
-				e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: *source}}
-			}
-			p.Add(nameEtcdCluster, etcd, site.ready())
+	s.restore = restore
+	s.restorePending = restore != nil && (!restore.Arrived || !restore.PKIReady)
+	s.waiting = s.store.Waiting(r)
+	return s, nil
+}
+
+// checkBackupInterval checks spec.backup.interval against the platform's
+// bounds when it takes the cluster's backups, and warns that it is ignored
+// otherwise.
+func (s *scope) checkBackupInterval(p *function.Plan) field.ErrorList {
+	b := &s.spec.Backup
+	if s.store.BacksUp() {
+		if _, err := backupInterval(b.Interval, &s.in.Etcd.Backup); err != nil {
+			return field.ErrorList{err}
 		}
-		p.Add(nameDataStore, ds, function.ReadyOnStatusReady)
-		pki := buildEtcdPKI(t.ID, in.Etcd.Operator, in.Etcd.Replicas, in.ClusterDomain)
-		for _, name := range sortedKeys(pki.Issuers) {
-			p.Add(name, pki.Issuers[name], readyOnReady)
-		}
-		for _, name := range sortedKeys(pki.Certificates) {
-			p.Add(name, pki.Certificates[name], readyOnReady)
-		}
-		if err := composeEtcdLeftovers(p, r, t.ID, in.Etcd.Operator, usages); err != nil {
-			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources"), err)}
-		}
+		return nil
 	}
-	if !external && usages {
-		// Kamaji's finalizers clean the tenant's keys out of etcd: etcd and
-		// its PKI must outlive the control plane.
-		p.Add(nameEtcdUsage, t.ID.Usage(t.ID.Prefixed("etcd-used-by-control-plane"),
-			site.ref(),
-			t.ID.KamajiControlPlaneRef(),
-			"Kamaji cleans the tenant's keys out of etcd when its control plane is deleted"), readyOnReady)
+	if b.Interval != "" && len(b.Validate(field.NewPath("spec", "backup"))) == 0 {
+		p.Warn(tkv1alpha1.ReasonInvalidSpec, "spec.backup.interval is ignored: "+s.store.NoBackups())
 	}
-	if usages {
-		// Node groups go before the control plane, while it can still drain
-		// their nodes; CAPI bounds each drain.
-		kcp := t.ID.KamajiControlPlaneRef()
-		for _, g := range sortedKeys(spec.NodeGroups) {
-			if waiting {
-				keepObserved(p, r, nameNodeGroupUsagePrefix+g)
-				continue
-			}
-			p.Add(nameNodeGroupUsagePrefix+g, t.ID.Usage(t.ID.Prefixed("control-plane-used-by-nodegroup-"+g),
-				kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: t.ID.Prefixed(g)},
-				"node group "+g+" is drained through the tenant API server before the control plane goes"), readyOnReady)
+	return nil
+}
+
+// dataStore adds what the cluster's data store composes or requires.
+func (s *scope) dataStore(p *function.Plan) field.ErrorList { return s.store.Compose(p, s) }
+
+// deletionOrder adds, with Usages, one Usage per node group: node groups
+// go before the control plane, while it can still drain their nodes; CAPI
+// bounds each drain.
+func (s *scope) deletionOrder(p *function.Plan) field.ErrorList {
+	if !s.usages {
+		return nil
+	}
+	id := s.t.ID
+	kcp := id.KamajiControlPlaneRef()
+	for _, g := range sortedKeys(s.spec.NodeGroups) {
+		if s.waiting {
+			keepObserved(p, s.r, nameNodeGroupUsagePrefix+g)
+			continue
 		}
+		p.Add(nameNodeGroupUsagePrefix+g, id.Usage(id.Prefixed("control-plane-used-by-nodegroup-"+g),
+			kcp, function.ObjectRef{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineDeployment", Name: id.Prefixed(g)},
+			"node group "+g+" is drained through the tenant API server before the control plane goes"), readyOnReady)
 	}
-	if !t.Namespaced {
-		if err := composeManagement(p, r, t.ID, secret, usages); err != nil {
-			return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredKubeconfig), err)}
-		}
+	return nil
+}
+
+// management adds a claim's objects in the management namespace
+// (composeManagement); a namespaced XR has none.
+func (s *scope) management(p *function.Plan) field.ErrorList {
+	if s.t.Namespaced {
+		return nil
 	}
-	p.Add(nameCluster, buildCluster(t.ID, in), readyOnAvailable)
-	p.Add(nameKubevirtCluster, buildKubevirtCluster(t.ID), function.ReadyOnStatusReady)
-	if auth.ConfigMap != nil {
-		p.Add(nameAuthenticationConfig, auth.ConfigMap, function.ReadyOnceObserved)
+	if err := composeManagement(p, s.r, s.t.ID, s.kubeconfig, s.usages); err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredKubeconfig), err)}
 	}
-	if oidcSystem {
-		// Composed once the tenant's CA is known; kept until then.
-		if ca := tenantCA(secret); ca != nil {
-			s, err := oidcKubeconfigSecret(t.ID, in.OIDC, oidcServer(host), ca)
-			if err != nil {
-				return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "oidc", "mode"), err)}
-			}
-			p.Add(nameOIDCKubeconfig, s, function.ReadyOnceObserved)
-		} else {
-			keepObserved(p, r, nameOIDCKubeconfig)
-		}
+	return nil
+}
+
+// clusterAPI adds the Cluster API Cluster and its KubevirtCluster.
+func (s *scope) clusterAPI(p *function.Plan) field.ErrorList {
+	p.Add(nameCluster, buildCluster(s.t.ID, s.in), readyOnAvailable)
+	p.Add(nameKubevirtCluster, buildKubevirtCluster(s.t.ID), function.ReadyOnStatusReady)
+	return nil
+}
+
+// oidc adds the API server's AuthenticationConfiguration and, for mode
+// System, the OIDC kubeconfig: composed once the tenant's CA is known,
+// kept until then.
+func (s *scope) oidc(p *function.Plan) field.ErrorList {
+	if s.auth.ConfigMap != nil {
+		p.Add(nameAuthenticationConfig, s.auth.ConfigMap, function.ReadyOnceObserved)
 	}
-	kcp := buildKamajiControlPlane(t.ID, spec, in, version, sizing, host, dsName, auth)
-	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(t.ID, observed)
-	if restore != nil && restore.Arrived && !observed.Exists {
+	if !s.oidcSystem {
+		return nil
+	}
+	ca := tenantCA(s.kubeconfig)
+	if ca == nil {
+		keepObserved(p, s.r, nameOIDCKubeconfig)
+		return nil
+	}
+	secret, err := oidcKubeconfigSecret(s.t.ID, s.in.OIDC, oidcServer(s.host), ca)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "oidc", "mode"), err)}
+	}
+	p.Add(nameOIDCKubeconfig, secret, function.ReadyOnceObserved)
+	return nil
+}
+
+// kamaji adds the KamajiControlPlane with its data store account and
+// Talos signer, kept as observed while the data store or a restore is
+// pending.
+func (s *scope) kamaji(p *function.Plan) field.ErrorList {
+	id := s.t.ID
+	kcp := buildKamajiControlPlane(id, s.spec, s.in, s.version, s.sizing, s.host, s.store.Name(), s.auth)
+	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(id, s.observed)
+	if s.restore != nil && s.restore.Arrived && !s.observed.Exists {
 		// The backup's data lives under the account of the cluster it
 		// came from.
-		kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = restore.Schema, restore.Username
+		kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = s.restore.Schema, s.restore.Username
 	}
-	if len(talosNodeGroups(spec, in)) > 0 && !waiting {
-		if ferr := composeTalos(p, r, t.ID, in, kcp); ferr != nil {
-			return nil, field.ErrorList{ferr}
-		}
-	} else if waiting {
-		for _, name := range []string{nameTalosSelfSignedIssuer, nameTalosCA, nameTalosCAIssuer, nameTalosTLS} {
-			if r.ObservedExists(name) {
-				keepObserved(p, r, name)
-			}
-		}
+	s.kcp = kcp
+	if ferr := s.talos(p); ferr != nil {
+		return field.ErrorList{ferr}
 	}
 	if errs := checkPod(kcp); len(errs) > 0 {
-		return nil, errs
+		return errs
 	}
-	if waiting || restoring {
-		keepObserved(p, r, nameKamajiControlPlane)
+	if s.waiting || s.restorePending {
+		keepObserved(p, s.r, nameKamajiControlPlane)
 	} else {
 		p.Add(nameKamajiControlPlane, kcp, function.ReadyOnStatusReady)
 	}
+	return nil
+}
 
-	if !waiting || r.ObservedExists(nameKamajiControlPlane) || r.ObservedExists(nameAPIServerIngress) || r.ObservedExists(nameAPIServerService) {
-		// The route to the API server, beside the control plane; never
-		// dropped once composed.
-		p.Add(nameAPIServerService, apiServerService(t.ID), function.ReadyOnceObserved)
-		p.Add(nameAPIServerIngress, apiServerIngress(t.ID, in.IngressClassName, host), function.ReadyOnceObserved)
+// talos adds the Talos node groups' PKI and signer to s.kcp
+// (composeTalos); while the data store is pending what was composed is
+// kept.
+func (s *scope) talos(p *function.Plan) *field.Error {
+	if s.waiting {
+		for _, name := range []string{nameTalosSelfSignedIssuer, nameTalosCA, nameTalosCAIssuer, nameTalosTLS} {
+			keepObserved(p, s.r, name)
+		}
+		return nil
 	}
+	if len(talosNodeGroups(s.spec, s.in)) == 0 {
+		return nil
+	}
+	return composeTalos(p, s.r, s.t.ID, s.in, s.kcp)
+}
 
+// ingress adds the route to the API server beside the control plane;
+// never dropped once composed.
+func (s *scope) ingress(p *function.Plan) field.ErrorList {
+	r := s.r
+	if !s.waiting || r.ObservedExists(nameKamajiControlPlane) || r.ObservedExists(nameAPIServerIngress) || r.ObservedExists(nameAPIServerService) {
+		p.Add(nameAPIServerService, apiServerService(s.t.ID), function.ReadyOnceObserved)
+		p.Add(nameAPIServerIngress, apiServerIngress(s.t.ID, s.in.IngressClassName, s.host), function.ReadyOnceObserved)
+	}
+	return nil
+}
+
+// status sets the XR's status (status.version only as vMAJOR.MINOR.PATCH
+// re-printed), ControlPlaneReady and the data store's conditions.
+func (s *scope) status(p *function.Plan) field.ErrorList {
 	p.Status = map[string]any{
-		"controlPlane":     map[string]any{"endpoint": "https://" + host + ":443"},
-		"kubeconfigSecret": t.ID.KubeconfigSecretName(),
+		"controlPlane":     map[string]any{"endpoint": "https://" + s.host + ":443"},
+		"kubeconfigSecret": s.t.ID.KubeconfigSecretName(),
 	}
-	// status.version only as vMAJOR.MINOR.PATCH re-printed.
-	if v, ok := versions.ParsePatchVersion(observed.Running); ok {
+	if v, ok := versions.ParsePatchVersion(s.observed.Running); ok {
 		p.Status["version"] = v
 	}
-	waitingFor := ""
-	if waiting {
-		waitingFor = dsName
-	}
-	setControlPlaneCondition(p, r, host, external, waitingFor, site.readyCondition())
-	setDataStoreShared(p, in.DataStoreName)
-	if restoring && !r.ObservedExists(nameKamajiControlPlane) {
+	setControlPlaneCondition(p, s.r, s.host, s.store)
+	s.store.SetConditions(p)
+	return nil
+}
+
+// restoring says, until the restored PKI is observed, that no control
+// plane is composed.
+func (s *scope) restoring(p *function.Plan) field.ErrorList {
+	if s.restorePending && !s.r.ObservedExists(nameKamajiControlPlane) {
 		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, false, tkv1alpha1.ReasonRestoringPKI,
-			"restoring backup "+restore.Backup+": no control plane is composed until its PKI Secrets are observed")
+			"restoring backup "+s.restore.Backup+": no control plane is composed until its PKI Secrets are observed")
 	}
-	if backups {
-		schema, username := kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername
-		if schema == "" {
-			schema = kamajiDefaultSchema(t.ID)
-		}
-		if username == "" {
-			username = schema
-		}
-		if err := planBackups(p, r, t, in, schema, username, now); err != nil {
-			return nil, field.ErrorList{err}
-		}
-	} else {
-		keepObservedBackups(p, r)
-		if tenantDS && in.Etcd.Backup.Enabled() {
-			if err := mirrorTenantBackups(p, r, t.ID.Namespace); err != nil {
-				return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredTenantXR), err)}
-			}
-		}
-	}
-	if needKubeconfig {
+	return nil
+}
+
+// backups adds the data store's backups (dataStore.Backups).
+func (s *scope) backups(p *function.Plan) field.ErrorList { return s.store.Backups(p, s) }
+
+// connection requires Kamaji's admin kubeconfig and copies it into a
+// claim's connection details once it arrived; a namespaced XR has none
+// (status.kubeconfigSecret names the Secret in NS).
+func (s *scope) connection(p *function.Plan) field.ErrorList {
+	id := s.t.ID
+	if s.needKubeconfig() {
 		p.Require(requiredKubeconfig, &fnv1.ResourceSelector{
 			ApiVersion: "v1",
 			Kind:       "Secret",
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: t.ID.KubeconfigSecretName()},
-			Namespace:  proto.String(t.ID.Namespace),
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: id.KubeconfigSecretName()},
+			Namespace:  proto.String(id.Namespace),
 		})
 	}
-	if t.Namespaced {
-		return p, nil
+	if s.t.Namespaced || s.kubeconfig == nil {
+		return nil
 	}
-	if secret != nil {
-		p.ConnectionDetails = map[string][]byte{}
-		for _, k := range tkv1alpha1.ConnectionSecretKeys {
-			if v, ok := secret.Data[k]; ok {
-				p.ConnectionDetails[k] = v
-			}
+	p.ConnectionDetails = map[string][]byte{}
+	for _, k := range tkv1alpha1.ConnectionSecretKeys {
+		if v, ok := s.kubeconfig.Data[k]; ok {
+			p.ConnectionDetails[k] = v
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // keepObserved keeps the observed composed resource called name unchanged,
@@ -340,23 +377,17 @@ func keepObserved(p *function.Plan, r *function.Request, name string) {
 }
 
 // setControlPlaneCondition sets ControlPlaneReady, with a reason saying
-// what the control plane waits for; tenantDataStore names the tenant's
-// DataStore a namespaced cluster waits for ("" when it does not wait);
-// etcdReady is the condition type the dedicated EtcdCluster reports.
-func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, external bool, tenantDataStore, etcdReady string) {
+// what the control plane waits for: the data store (dataStore.NotReady),
+// else the KamajiControlPlane.
+func setControlPlaneCondition(p *function.Plan, r *function.Request, host string, store dataStore) {
 	if r.ObservedBool(nameKamajiControlPlane, "status", "ready") {
 		p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, true, tkv1alpha1.ReasonControlPlaneAvailable,
 			"the tenant API server answers at https://"+host+":443")
 		return
 	}
-	reason, msg := tkv1alpha1.ReasonWaitingForControlPlane, "the KamajiControlPlane is not ready yet"
-	if tenantDataStore != "" {
-		reason, msg = tkv1alpha1.ReasonWaitingForTenantDataStore,
-			"the tenant's DataStore "+tenantDataStore+" does not exist yet: no control plane is composed until it does"
-	} else if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, etcdReady); !external && etcd != "True" {
-		reason, msg = tkv1alpha1.ReasonWaitingForEtcd, "the dedicated etcd cluster is not ready yet"
-	} else if !external && !r.ObservedBool(nameDataStore, "status", "ready") {
-		reason, msg = tkv1alpha1.ReasonWaitingForDataStore, "the Kamaji DataStore is not ready yet"
+	reason, msg, ok := store.NotReady(r)
+	if !ok {
+		reason, msg = tkv1alpha1.ReasonWaitingForControlPlane, "the KamajiControlPlane is not ready yet"
 	}
 	p.SetCondition(tkv1alpha1.ConditionControlPlaneReady, false, reason, msg)
 }
@@ -395,25 +426,6 @@ func observeControlPlane(r *function.Request) observedControlPlane {
 		Schema:   r.ObservedString(nameKamajiControlPlane, "spec", "dataStoreSchema"),
 		Username: r.ObservedString(nameKamajiControlPlane, "spec", "dataStoreUsername"),
 	}
-}
-
-// dataStoreAccount is the KamajiControlPlane's dataStoreSchema and
-// dataStoreUsername: DataStoreSchema for a new control plane, whatever the
-// observed one holds otherwise. Kamaji keeps a control plane's data under
-// them and they are immutable, so a control plane observed without them keeps
-// Kamaji's default (docs/architecture.md, Names).
-func dataStoreAccount(id function.Identity, observed observedControlPlane) (schema, username string) {
-	if observed.Exists {
-		return observed.Schema, observed.Username
-	}
-	s := DataStoreSchema(id)
-	return s, s
-}
-
-// kamajiDefaultSchema is the etcd prefix and user Kamaji gives a control
-// plane without dataStoreSchema: "<NS>_<N>" with every '-' turned to '_'.
-func kamajiDefaultSchema(id function.Identity) string {
-	return strings.ReplaceAll(id.Namespace+"_"+id.Name, "-", "_")
 }
 
 // appendError appends err, a *field.Error from the checks plan runs, to

@@ -74,14 +74,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		return nil, nil
 	}
 	path := field.NewPath("spec", "restore")
-	id := t.ID
-	var errs field.ErrorList
-	if rs.Namespace != "" && rs.Namespace != id.Namespace {
-		errs = append(errs, field.Forbidden(path.Child("namespace"), fmt.Sprintf("%q: a cluster of namespace %q restores only backups of its own namespace", rs.Namespace, id.Namespace)))
-	}
-	if !backupNamePattern.MatchString(rs.Backup) {
-		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-<UTC time YYYYMMDDhhmmss>-<6 hex digits> or a Tenant's <UTC time>-<6 hex digits>, as status.backup.lastSuccessful.name shows it"))
-	}
+	errs := checkRestore(rs, t.ID.Namespace)
 	// Once started, a restore keeps the etcd's observed bootstrap (the
 	// EtcdCluster CRD refuses any change of spec.bootstrap), whatever the
 	// platform's backup settings have become; once done, those settings
@@ -94,12 +87,8 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if source != nil && done && len(errs) == 0 {
 		return &restorePlan{Backup: rs.Backup, Source: *source, Secrets: map[string]*corev1.Secret{}, Arrived: true, PKIReady: true}, nil
 	}
-	b := &in.Etcd.Backup
-	switch {
-	case t.Namespaced && in.DataStoreName == "" && in.Etcd.Operator == cpinput.EtcdOperatorCozystack && b.Enabled():
-		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "a TenantCluster's etcd is its namespace's, shared with the namespace's other TenantClusters: restore a Tenant's backup into a KubernetesCluster, naming the TenantCluster in spec.restore.cluster"))
-	case in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled():
-		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "this platform takes no backups a cluster can restore (they need a dedicated etcd of a claim on the etcd-operator.cozystack.io/v1alpha2 operator and input.etcd.backup)"))
+	if ferr := restoreUnsupported(t, in); ferr != nil {
+		errs = append(errs, ferr)
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -108,7 +97,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "a cluster restores a backup only when it is created; its etcd already runs")}
 	}
 
-	rp := &restorePlan{Backup: rs.Backup, Source: backupLocation(b, id.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
+	rp := &restorePlan{Backup: rs.Backup, Source: backupLocation(&in.Etcd.Backup, t.ID.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
 	if source != nil {
 		rp.Source = *source
 	}
@@ -119,32 +108,12 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		rp.Arrived, rp.PKIReady = true, true
 		return rp, nil
 	}
-	p.Require(requiredRestoreBundle, &fnv1.ResourceSelector{
-		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
-		Match: &fnv1.ResourceSelector_MatchName{MatchName: backupBundleName(id.Namespace, rs.Backup)},
-	})
-	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBundle)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBundle), err)}
+	bundle, errs := readRestoreBundle(p, r, t.ID.Namespace, rs)
+	if len(errs) > 0 {
+		return nil, errs
 	}
-	if !arrived {
+	if bundle == nil {
 		return rp, nil
-	}
-	if len(envs) != 1 {
-		return backupNotFound(p, r, path.Child("backup"), id.Namespace, rs.Backup, rp)
-	}
-	owner, err := backupOwner(r, id.Namespace)
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)}
-	}
-	if owner == nil {
-		// The Namespace is asked for on every call; its UID tells this
-		// namespace's backups from those of an earlier one of its name.
-		return rp, nil
-	}
-	bundle, ferr := readBundle(envs[0], rs, id.Namespace, owner.UID)
-	if ferr != nil {
-		return nil, field.ErrorList{ferr}
 	}
 	rp.Arrived, rp.Schema, rp.Username = true, bundle.Schema, bundle.Username
 	if source == nil && bundle.Source != nil {
@@ -152,41 +121,113 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		// settings have become since.
 		rp.Source = *bundle.Source
 	}
-
 	rp.PKIReady = restored(p, r)
 	if rp.PKIReady {
 		return rp, nil
 	}
+	if ferr := decryptRestoredPKI(p, r, t.ID, &in.Etcd.Backup, rs.Backup, bundle, rp); ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
+	return rp, nil
+}
+
+// checkRestore checks spec.restore rs of a cluster of namespace ns: its
+// own namespace, a backup's name.
+func checkRestore(rs *tkv1alpha1.Restore, ns string) field.ErrorList {
+	path := field.NewPath("spec", "restore")
+	var errs field.ErrorList
+	if rs.Namespace != "" && rs.Namespace != ns {
+		errs = append(errs, field.Forbidden(path.Child("namespace"), fmt.Sprintf("%q: a cluster of namespace %q restores only backups of its own namespace", rs.Namespace, ns)))
+	}
+	if !backupNamePattern.MatchString(rs.Backup) {
+		errs = append(errs, field.Invalid(path.Child("backup"), rs.Backup, "must name a backup, <cluster>-<UTC time YYYYMMDDhhmmss>-<6 hex digits> or a Tenant's <UTC time>-<6 hex digits>, as status.backup.lastSuccessful.name shows it"))
+	}
+	return errs
+}
+
+// restoreUnsupported is the error of a restore into cluster t the platform
+// cannot carry out: only a claim's dedicated etcd on the
+// etcd-operator.cozystack.io/v1alpha2 operator, with backups, restores.
+func restoreUnsupported(t *function.Cluster, in *cpinput.ControlPlaneInput) *field.Error {
+	path := field.NewPath("spec", "restore", "backup")
+	backup, b := t.Spec.Restore.Backup, &in.Etcd.Backup
+	switch {
+	case t.Namespaced && in.DataStoreName == "" && in.Etcd.Operator == cpinput.EtcdOperatorCozystack && b.Enabled():
+		return field.Invalid(path, backup, "a TenantCluster's etcd is its namespace's, shared with the namespace's other TenantClusters: restore a Tenant's backup into a KubernetesCluster, naming the TenantCluster in spec.restore.cluster")
+	case in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled():
+		return field.Invalid(path, backup, "this platform takes no backups a cluster can restore (they need a dedicated etcd of a claim on the etcd-operator.cozystack.io/v1alpha2 operator and input.etcd.backup)")
+	}
+	return nil
+}
+
+// readRestoreBundle requires and reads the record of backup rs.Backup of
+// namespace ns, checked against the namespace's UID: nil, nil until it
+// and the Namespace arrived.
+func readRestoreBundle(p *function.Plan, r *function.Request, ns string, rs *tkv1alpha1.Restore) (*restoreBundle, field.ErrorList) {
+	p.Require(requiredRestoreBundle, &fnv1.ResourceSelector{
+		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: backupBundleName(ns, rs.Backup)},
+	})
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBundle)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBundle), err)}
+	}
+	if !arrived {
+		return nil, nil
+	}
+	if len(envs) != 1 {
+		return nil, backupNotFound(p, r, field.NewPath("spec", "restore", "backup"), ns, rs.Backup)
+	}
+	owner, err := backupOwner(r, ns)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)}
+	}
+	if owner == nil {
+		// The Namespace is asked for on every call; its UID tells this
+		// namespace's backups from those of an earlier one of its name.
+		return nil, nil
+	}
+	bundle, ferr := readBundle(envs[0], rs, ns, owner.UID)
+	if ferr != nil {
+		return nil, field.ErrorList{ferr}
+	}
+	return &bundle, nil
+}
+
+// decryptRestoredPKI requires the platform's age identity and the
+// bundle's PKI, decrypts it and puts into rp.Secrets the restored PKI
+// Secrets not observed yet (none until what it requires arrived).
+func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Identity, b *cpinput.EtcdBackup, backup string, bundle *restoreBundle, rp *restorePlan) *field.Error {
 	idPath := field.NewPath("input", "etcd", "backup", "identitySecret")
 	if b.IdentitySecret == "" {
-		return nil, field.ErrorList{field.Required(idPath, fmt.Sprintf("cluster %s/%s restores backup %s: the platform's age identity decrypts its PKI", id.Namespace, id.Name, rs.Backup))}
+		return field.Required(idPath, fmt.Sprintf("cluster %s/%s restores backup %s: the platform's age identity decrypts its PKI", id.Namespace, id.Name, backup))
 	}
 	p.Require(requiredRestoreIdentity, &fnv1.ResourceSelector{
 		ApiVersion: "v1", Kind: "Secret",
 		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.IdentitySecret},
 		Namespace: proto.String(b.PKINamespace),
 	})
-	armored, waiting, ferr := bundle.pki(p, r, rs.Backup, id.Namespace)
+	armored, waiting, ferr := bundle.pki(p, r, backup, id.Namespace)
 	if ferr != nil {
-		return nil, field.ErrorList{ferr}
+		return ferr
 	}
 	secrets, arrived, err := function.Required[corev1.Secret](r, requiredRestoreIdentity)
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(idPath, err)}
+		return field.InternalError(idPath, err)
 	}
 	if !arrived || waiting {
-		return rp, nil
+		return nil
 	}
 	if len(secrets) != 1 {
-		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("no Secret %s/%s", b.PKINamespace, b.IdentitySecret))}
+		return field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("no Secret %s/%s", b.PKINamespace, b.IdentitySecret))
 	}
 	ident, err := age.ParseX25519Identity(strings.TrimSpace(string(secrets[0].Data[identityKey])))
 	if err != nil {
-		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("key %q is no age X25519 identity (AGE-SECRET-KEY-1...)", identityKey))}
+		return field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("key %q is no age X25519 identity (AGE-SECRET-KEY-1...)", identityKey))
 	}
 	pki, err := bundle.open(armored, ident)
 	if err != nil {
-		return nil, field.ErrorList{field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", rs.Backup, err))}
+		return field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", backup, err))
 	}
 	for _, role := range restoredPKI {
 		if r.ObservedExists(namePrefixRestoredPKI + role.Role) {
@@ -194,7 +235,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 		}
 		d := pki[role.Role]
 		if len(d) == 0 {
-			return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "the backup carries no "+role.Role+" Secret")}
+			return field.Invalid(field.NewPath("spec", "restore", "backup"), backup, "the backup carries no "+role.Role+" Secret")
 		}
 		rp.Secrets[role.Role] = &corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -203,7 +244,7 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 			Data:       d,
 		}
 	}
-	return rp, nil
+	return nil
 }
 
 // observedRestoreSource is spec.bootstrap.restore.source of the observed
@@ -368,18 +409,18 @@ func checkedBundle(b restoreBundle, backup string) (restoreBundle, *field.Error)
 // backupNotFound is the NotFound error of backup b of namespace ns, whose
 // record does not exist: it names where it looked and lists the
 // namespace's backups (the first maxListedBackups by name), fetched first
-// (rp, not arrived, until then: Crossplane stops fetching at a Fatal).
-func backupNotFound(p *function.Plan, r *function.Request, path *field.Path, ns, b string, rp *restorePlan) (*restorePlan, field.ErrorList) {
+// (no error until then: Crossplane stops fetching at a Fatal).
+func backupNotFound(p *function.Plan, r *function.Request, path *field.Path, ns, b string) field.ErrorList {
 	p.Require(requiredRestoreBackups, &fnv1.ResourceSelector{
 		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{function.LabelNamespace: ns}}},
 	})
 	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBackups)
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBackups), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBackups), err)}
 	}
 	if !arrived {
-		return rp, nil
+		return nil
 	}
 	var names []string
 	for _, e := range envs {
@@ -397,5 +438,5 @@ func backupNotFound(p *function.Plan, r *function.Request, path *field.Path, ns,
 	}
 	e := field.NotFound(path, b)
 	e.Detail = fmt.Sprintf("no backup record EnvironmentConfig %s; %s", backupBundleName(ns, b), exist)
-	return nil, field.ErrorList{e}
+	return field.ErrorList{e}
 }
