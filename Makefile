@@ -247,6 +247,8 @@ generate-crds:
 		--tenant-crd=$(GEN_TMP)/tenantkube.io_tenants.yaml --tenant-out=$(GEN_OUT)/package/xrd-tenant.yaml >&2
 	$(foreach f,$(FUNCTIONS),mkdir -p $(GEN_OUT)/package/functions/$(f)/input && \
 		$(GO) tool controller-gen crd paths=./functions/$(f)/input/... output:crd:dir=$(GEN_OUT)/package/functions/$(f)/input >&2 &&) true
+	@mkdir -p $(GEN_OUT)/package/settings
+	$(GO) tool controller-gen crd paths=./apis/settings/... output:crd:dir=$(GEN_OUT)/package/settings >&2
 
 # docs/api-reference.md from the Go types in apis/v1alpha1, by the pinned
 # crd-ref-docs with its stock Markdown templates (config: docs/crd-ref-docs.yaml).

@@ -42,6 +42,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files = append(files, filepath.Join(out, "package", "settings", "settings.tenantkube.io_platformsettings.yaml"))
 	files = append(files, filepath.Join(out, "package", "xrd.yaml"), filepath.Join(out, "package", "xrd-namespaced.yaml"), filepath.Join(out, "package", "xrd-tenant.yaml"))
 	if len(files) < 2 {
 		t.Fatalf("generated only %v", files)

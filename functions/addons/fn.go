@@ -16,8 +16,8 @@ import (
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
-	"github.com/tenantkube/tenantkube/functions/internal/inputs"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
 
@@ -66,7 +66,7 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 	if err := r.Input(in); err != nil {
 		return nil, fmt.Errorf("cannot decode the function input: %w", err)
 	}
-	settings, err := inputs.Platform.Read(r, rsp, in)
+	settings, err := platform.Functions.Read(r, rsp, in)
 	if err != nil {
 		return nil, err
 	}

@@ -250,7 +250,8 @@ func TestNameClash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := &cpinput.ControlPlaneInput{DataStoreName: "shared"}
+			in := &cpinput.ControlPlaneInput{}
+			in.DataStoreName = "shared"
 			in.Default()
 			p, errs := plan(tenant, in, function.HostPolicy{TenantHost: tenantHost}, r, time.Time{})
 			got := ""

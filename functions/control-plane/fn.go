@@ -2,22 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
-	"github.com/tenantkube/tenantkube/functions/internal/inputs"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
 	"github.com/tenantkube/tenantkube/internal/versions"
@@ -103,14 +99,14 @@ func attributeAll(settings platform.Settings, errs field.ErrorList) field.ErrorL
 }
 
 // readInput reads the step's input, merges the platform settings over it
-// (inputs.Platform), defaults and validates it. Its error names the field,
+// (platform.Functions), defaults and validates it. Its error names the field,
 // in the EnvironmentConfig when the value came from there.
 func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*cpinput.ControlPlaneInput, platform.Settings, error) {
 	in := &cpinput.ControlPlaneInput{}
 	if err := r.Input(in); err != nil {
 		return nil, platform.Settings{}, fmt.Errorf("cannot read the control-plane function input: %w", err)
 	}
-	settings, err := inputs.Platform.Read(r, rsp, in)
+	settings, err := platform.Functions.Read(r, rsp, in)
 	if err != nil {
 		return nil, settings, err
 	}
@@ -172,100 +168,19 @@ func checkUpgrade(requested string, observed observedControlPlane) error {
 		fmt.Sprintf("the control plane %s; %s; allowed next: %s", state, why, strings.Join(allowed, " or ")))
 }
 
-// etcdVersionPattern is spec.version's pattern in the
-// etcd-operator.cozystack.io/v1alpha2 EtcdCluster CRD.
-var etcdVersionPattern = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
-
-// validateInput checks the platform team's input. It returns a *field.Error
-// under "input".
+// validateInput checks the platform team's input: every problem of the
+// settings (settings.Settings.Validate) and of the OIDC issuer, which the
+// tenant API servers' authentication configuration is built from. It
+// returns an aggregate of *field.Error under "input".
 func validateInput(in *cpinput.ControlPlaneInput) error {
-	p := field.NewPath("input")
-	for _, c := range []struct {
-		path *field.Path
-		cidr string
-	}{{p.Child("podCIDR"), in.PodCIDR}, {p.Child("serviceCIDR"), in.ServiceCIDR}} {
-		if _, _, err := net.ParseCIDR(c.cidr); err != nil {
-			return field.Invalid(c.path, c.cidr, "must be a CIDR such as 10.95.0.0/16")
+	errs := in.Settings.Validate()
+	p := field.NewPath("input", "oidc")
+	if err := validateIssuer(p, in.OIDC, hostSettings(in)); err != nil {
+		var fe *field.Error
+		if !errors.As(err, &fe) {
+			fe = field.InternalError(p, err)
 		}
+		errs = append(errs, fe)
 	}
-	if in.CPUAllocationRatio < 1 {
-		return field.Invalid(p.Child("cpuAllocationRatio"), in.CPUAllocationRatio, "must be at least 1")
-	}
-	if !slices.Contains(tkv1alpha1.WorkerOSes, in.DefaultWorkerOS) {
-		return field.NotSupported(p.Child("defaultWorkerOS"), in.DefaultWorkerOS, tkv1alpha1.WorkerOSes)
-	}
-	if img := in.TalosCSRSignerImage; len(img) > tkv1alpha1.MaxImageLength || strings.ContainsAny(img, " \t\n") {
-		return field.Invalid(p.Child("talosCsrSignerImage"), img, "must be an image reference")
-	}
-	switch in.DeletionOrder {
-	case cpinput.DeletionOrderUsages, cpinput.DeletionOrderNone:
-	default:
-		return field.NotSupported(p.Child("deletionOrder"), in.DeletionOrder, []string{string(cpinput.DeletionOrderUsages), string(cpinput.DeletionOrderNone)})
-	}
-	switch in.Etcd.Operator {
-	case cpinput.EtcdOperatorAenix, cpinput.EtcdOperatorCozystack:
-	default:
-		return field.NotSupported(p.Child("etcd", "operator"), in.Etcd.Operator, []string{string(cpinput.EtcdOperatorAenix), string(cpinput.EtcdOperatorCozystack)})
-	}
-	if !etcdVersionPattern.MatchString(in.Etcd.Version) {
-		return field.Invalid(p.Child("etcd", "version"), in.Etcd.Version, "must be an etcd version MAJOR.MINOR.PATCH without \"v\", such as 3.6.11")
-	}
-	if err := validateBackup(p.Child("etcd", "backup"), in); err != nil {
-		return err
-	}
-	if in.Etcd.Replicas < 1 {
-		return field.Invalid(p.Child("etcd", "replicas"), in.Etcd.Replicas, "must be at least 1")
-	}
-	if err := function.ValidateClusterDomain(p.Child("clusterDomain"), in.ClusterDomain); err != nil {
-		return err
-	}
-	if err := hostSettings(in).Validate(p); err != nil {
-		return err
-	}
-	if err := validateIssuer(p.Child("oidc"), in.OIDC, hostSettings(in)); err != nil {
-		return err
-	}
-	if in.DataStoreName != "" {
-		// A DNS label: dotted names are the dedicated DataStores'.
-		if msgs := validation.IsDNS1123Label(in.DataStoreName); len(msgs) > 0 {
-			return field.Invalid(p.Child("dataStoreName"), in.DataStoreName, msgs[0])
-		}
-	}
-	return nil
-}
-
-// validateBackup checks input.etcd.backup: one destination, backups only
-// on the operator that takes them, the key objects named, the bounds in
-// order. It returns a *field.Error under p.
-func validateBackup(p *field.Path, in *cpinput.ControlPlaneInput) error {
-	b := &in.Etcd.Backup
-	if !b.Enabled() {
-		return nil
-	}
-	switch {
-	case b.S3 != nil && b.PVC != nil:
-		return field.Invalid(p.Child("pvc"), b.PVC.ClaimName, "set either s3 or pvc, not both")
-	case in.Etcd.Operator != cpinput.EtcdOperatorCozystack:
-		return field.Invalid(p, "s3/pvc", fmt.Sprintf("backups need etcd.operator %s (EtcdSnapshot); the operator is %s", cpinput.EtcdOperatorCozystack, in.Etcd.Operator))
-	case b.S3 != nil && (b.S3.Endpoint == "" || b.S3.Bucket == "" || b.S3.CredentialsSecretName == ""):
-		return field.Required(p.Child("s3"), "endpoint, bucket and credentialsSecretName")
-	case b.PVC != nil && b.PVC.ClaimName == "":
-		return field.Required(p.Child("pvc", "claimName"), "the PersistentVolumeClaim of each tenant namespace")
-	case b.PKINamespace == "" || b.RecipientConfigMap == "":
-		return field.Required(p.Child("recipientConfigMap"), "backups encrypt the PKI they carry to the age public key of ConfigMap pkiNamespace/recipientConfigMap")
-	case b.Retention < 1 || b.Retention > cpinput.MaxBackupRetention:
-		return field.Invalid(p.Child("retention"), b.Retention, fmt.Sprintf("must be from 1 to %d", cpinput.MaxBackupRetention))
-	case b.MaxDeletedClusterBackups < 1 || b.MaxDeletedClusterBackups > cpinput.MaxMaxDeletedClusterBackups:
-		return field.Invalid(p.Child("maxDeletedClusterBackups"), b.MaxDeletedClusterBackups, fmt.Sprintf("must be from 1 to %d", cpinput.MaxMaxDeletedClusterBackups))
-	}
-	if msgs := validation.IsDNS1123Label(b.PKINamespace); len(msgs) > 0 {
-		return field.Invalid(p.Child("pkiNamespace"), b.PKINamespace, msgs[0])
-	}
-	if _, err := b.MinInterval.Parse(p.Child("minInterval"), tkv1alpha1.MinBackupInterval, tkv1alpha1.MaxBackupInterval); err != nil {
-		return err
-	}
-	if _, err := b.Interval.Parse(p.Child("interval"), b.MinInterval, tkv1alpha1.MaxBackupInterval); err != nil {
-		return err
-	}
-	return nil
+	return errs.ToAggregate()
 }

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
-	"github.com/tenantkube/tenantkube/functions/internal/inputs"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/platform"
 )
 
 // Function is the gRPC server of this composition function.
@@ -75,7 +75,7 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*inputv1alph
 	if err := r.Input(in); err != nil {
 		return nil, fmt.Errorf("cannot decode the function input: %w", err)
 	}
-	settings, err := inputs.Platform.Read(r, rsp, in)
+	settings, err := platform.Functions.Read(r, rsp, in)
 	if err != nil {
 		return nil, err
 	}

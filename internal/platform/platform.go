@@ -4,18 +4,16 @@
 // function input fields by their JSON names. A platform team edits that one
 // object; no package is rebuilt.
 //
-// The settings are the fields of the function input types a Reader is made
-// with (NewReader); the functions make theirs from all three inputs
-// (functions/internal/inputs), and this package imports none of them.
+// The settings are the fields of settings.Settings
+// (apis/settings/v1alpha1), which every function input embeds; the
+// functions read them with Functions.
 //
 // Each function requests the EnvironmentConfig as a required resource (the
 // Composition also declares it as each step's bootstrap requirement, so
 // Crossplane fetches it before the first call) and merges its data over the
 // step's input from the Composition, which keeps the documented defaults:
 // Go defaults < Composition input < EnvironmentConfig. A key names one
-// setting: a key that several inputs have (serviceCIDR, ingressClassName,
-// cpuAllocationRatio, deletionOrder) is read by each of those functions from
-// the same value, so it cannot differ between them.
+// setting, the same for every function.
 //
 // What arrives:
 //   - the EnvironmentConfig: its data is merged (objects recursively, as a
@@ -46,9 +44,11 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
+	settings "github.com/tenantkube/tenantkube/apis/settings/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -79,18 +79,30 @@ type Reader struct {
 	unknown string
 }
 
+// Functions reads the platform settings over any function input, each of
+// which embeds settings.Settings.
+var Functions = newReader(settings.Inputs, &settings.Settings{})
+
 // NewReader returns the Reader of the settings of inputs, pointers to the
 // function input types (Go structs whose JSON fields are the settings).
 func NewReader(inputs ...any) *Reader {
-	rd := &Reader{known: map[string]bool{}}
 	names := make([]string, 0, len(inputs))
 	for _, in := range inputs {
-		for _, k := range Keys(in) {
-			rd.known[k] = true
-		}
 		names = append(names, reflect.TypeOf(in).Elem().Name())
 	}
-	rd.unknown = "unknown setting: no field of a tenantkube function input (" + strings.Join(names, ", ") + ") has this name"
+	return newReader(names, inputs...)
+}
+
+// newReader returns the Reader of the fields of types, pointers to Go
+// structs, naming the inputs in errors.
+func newReader(inputs []string, types ...any) *Reader {
+	rd := &Reader{known: map[string]bool{}}
+	for _, t := range types {
+		for _, k := range Keys(t) {
+			rd.known[k] = true
+		}
+	}
+	rd.unknown = "unknown setting: no field of a tenantkube function input (" + strings.Join(inputs, ", ") + ") has this name"
 	return rd
 }
 
@@ -178,11 +190,23 @@ func (s *Settings) merge(rd *Reader, data map[string]any, in any) error {
 }
 
 // Attribute names the EnvironmentConfig's field in err (a *field.Error of
-// the input's validation, its path under "input") when the EnvironmentConfig
-// set that field; any other error is returned as is.
+// the input's validation, its path under "input", or an aggregate of them)
+// when the EnvironmentConfig set that field; any other error is returned
+// as is.
 func (s Settings) Attribute(err error) error {
+	if len(s.set) == 0 || err == nil {
+		return err
+	}
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		out := make([]error, 0, len(agg.Errors()))
+		for _, e := range agg.Errors() {
+			out = append(out, s.Attribute(e))
+		}
+		return utilerrors.NewAggregate(out)
+	}
 	var fe *field.Error
-	if len(s.set) == 0 || !errors.As(err, &fe) {
+	if !errors.As(err, &fe) {
 		return err
 	}
 	return s.attribute(fe)

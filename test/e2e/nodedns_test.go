@@ -238,7 +238,7 @@ func nodeClusterName(n string, domains []string) bool {
 
 // nodeMonitoring are the seed chart's monitoring Services in tenant-root
 // that the default monitoring settings name under the platform's cluster
-// domain ({clusterDomain}, functions/addons/input/v1alpha1/defaults.go):
+// domain ({clusterDomain}, apis/settings/v1alpha1/addons.go):
 // vmagent's remote write, VPA's Prometheus, Fluent Bit's output.
 var nodeMonitoring = []string{"vminsert-shortterm", "vmselect-shortterm", "vlinsert-generic"}
 

@@ -3,7 +3,6 @@ package v1alpha1
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,7 +16,7 @@ import (
 // github.com/cozystack/cozystack at 3c780acd).
 func TestSignerImageCRDDefaultMatchesGo(t *testing.T) {
 	const cozystack = "ghcr.io/cozystack/cozystack/talos-csr-signer:v1.6.0@sha256:85b41e16e5e40398b1272fe0a69de72e205532c8034d0e6a9fc4a1d510f17818"
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "package", "functions", "control-plane", "input", "fn.tenantkube.io_controlplaneinputs.yaml"))
+	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +28,7 @@ func TestSignerImageCRDDefaultMatchesGo(t *testing.T) {
 	if d := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["talosCsrSignerImage"].Default; d != nil {
 		_ = json.Unmarshal(d.Raw, &crdDefault)
 	}
-	in := &ControlPlaneInput{}
+	in := &Settings{}
 	in.Default()
 	if crdDefault != cozystack || in.TalosCSRSignerImage != cozystack {
 		t.Errorf("talosCsrSignerImage default: CRD %q, Default %q, want %q", crdDefault, in.TalosCSRSignerImage, cozystack)

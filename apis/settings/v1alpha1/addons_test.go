@@ -15,7 +15,7 @@ import (
 
 // The CRD's kubebuilder defaults and Default agree.
 func TestCRDDefaultsMatchGo(t *testing.T) {
-	raw, err := os.ReadFile("../../../../package/functions/addons/input/fn.tenantkube.io_addonsinputs.yaml")
+	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 	}
 	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
 	charts := props["charts"].Properties
-	in := &AddonsInput{}
+	in := &Settings{}
 	in.Default()
 	for _, release := range Releases() {
 		src, key := in.Charts.Source(release)
@@ -70,7 +70,7 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 }
 
 func TestDefaultPartialSource(t *testing.T) {
-	in := &AddonsInput{Charts: Charts{
+	in := &Settings{Charts: Charts{
 		Cilium:       ChartSource{Version: "1.19.0"},
 		IngressNginx: ChartSource{Kind: KindOCIRepository, URL: "oci://registry.example/charts/ingress-nginx", Version: "4.14.0"},
 		CSI:          ChartSource{Name: "my-csi"},
@@ -89,47 +89,47 @@ func TestDefaultPartialSource(t *testing.T) {
 	if in.Charts.CSI.Name != "my-csi" || in.Charts.CSI.Namespace != DefaultArtifactNamespace {
 		t.Errorf("csi %+v", in.Charts.CSI)
 	}
-	if err := in.Validate(); err != nil {
+	if err := in.Validate().ToAggregate(); err != nil {
 		t.Error(err)
 	}
 }
 
 func TestValidate(t *testing.T) {
 	cases := map[string]struct {
-		mutate func(*AddonsInput)
+		mutate func(*Settings)
 		field  string
 	}{
-		"defaults":           {func(*AddonsInput) {}, ""},
-		"bad CIDR":           {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0" }, "input.serviceCIDR"},
-		"tiny CIDR":          {func(in *AddonsInput) { in.ServiceCIDR = "10.95.0.0/29" }, "input.serviceCIDR"},
-		"unknown kind":       {func(in *AddonsInput) { in.Charts.Velero.Kind = "GitRepository" }, "input.charts.velero.kind"},
-		"unknown layout":     {func(in *AddonsInput) { in.Charts.Velero.ValuesLayout = "Nested" }, "input.charts.velero.valuesLayout"},
-		"OCI with https":     {func(in *AddonsInput) { in.Charts.FluxCD.URL = "https://x.example" }, "input.charts.fluxcd.url"},
-		"helm without chart": {func(in *AddonsInput) { in.Charts.Velero.Chart = "" }, "input.charts.velero.chart"},
-		"reference, no name": {func(in *AddonsInput) { in.Charts.CSI.Name = "" }, "input.charts.csi.name"},
-		"artifact with url":  {func(in *AddonsInput) { in.Charts.CSI.URL = "https://x.example" }, "input.charts.csi.url"},
-		"repo URL clash": {func(in *AddonsInput) {
+		"defaults":           {func(*Settings) {}, ""},
+		"bad CIDR":           {func(in *Settings) { in.ServiceCIDR = "10.95.0.0" }, "input.serviceCIDR"},
+		"tiny CIDR":          {func(in *Settings) { in.ServiceCIDR = "10.95.0.0/29" }, "input.serviceCIDR"},
+		"unknown kind":       {func(in *Settings) { in.Charts.Velero.Kind = "GitRepository" }, "input.charts.velero.kind"},
+		"unknown layout":     {func(in *Settings) { in.Charts.Velero.ValuesLayout = "Nested" }, "input.charts.velero.valuesLayout"},
+		"OCI with https":     {func(in *Settings) { in.Charts.FluxCD.URL = "https://x.example" }, "input.charts.fluxcd.url"},
+		"helm without chart": {func(in *Settings) { in.Charts.Velero.Chart = "" }, "input.charts.velero.chart"},
+		"reference, no name": {func(in *Settings) { in.Charts.CSI.Name = "" }, "input.charts.csi.name"},
+		"artifact with url":  {func(in *Settings) { in.Charts.CSI.URL = "https://x.example" }, "input.charts.csi.url"},
+		"repo URL clash": {func(in *Settings) {
 			in.Charts.HAMi.URL = "https://other.example"
 			in.Charts.HAMi.Repository = "cilium"
 		}, "input.charts.hami.url"},
-		"bad repository name": {func(in *AddonsInput) { in.Charts.Velero.Repository = "Bad_Name" }, "input.charts.velero.repository"},
-		"retry at 10s":        {func(in *AddonsInput) { in.ReleaseRetryInterval = &metav1.Duration{Duration: 10 * time.Second} }, ""},
-		"retry under 10s": {func(in *AddonsInput) {
+		"bad repository name": {func(in *Settings) { in.Charts.Velero.Repository = "Bad_Name" }, "input.charts.velero.repository"},
+		"retry at 10s":        {func(in *Settings) { in.ReleaseRetryInterval = &metav1.Duration{Duration: 10 * time.Second} }, ""},
+		"retry under 10s": {func(in *Settings) {
 			in.ReleaseRetryInterval = &metav1.Duration{Duration: 10*time.Second - time.Millisecond}
 		}, "input.releaseRetryInterval"},
-		"Talos workers":     {func(in *AddonsInput) { in.DefaultWorkerOS = "Talos" }, ""},
-		"unknown worker OS": {func(in *AddonsInput) { in.DefaultWorkerOS = "Flatcar" }, "input.defaultWorkerOS"},
-		"retry at 1h":       {func(in *AddonsInput) { in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour} }, ""},
-		"retry over 1h": {func(in *AddonsInput) {
+		"Talos workers":     {func(in *Settings) { in.DefaultWorkerOS = "Talos" }, ""},
+		"unknown worker OS": {func(in *Settings) { in.DefaultWorkerOS = "Flatcar" }, "input.defaultWorkerOS"},
+		"retry at 1h":       {func(in *Settings) { in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour} }, ""},
+		"retry over 1h": {func(in *Settings) {
 			in.ReleaseRetryInterval = &metav1.Duration{Duration: time.Hour + time.Second}
 		}, "input.releaseRetryInterval"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := &AddonsInput{}
+			in := &Settings{}
 			in.Default()
 			c.mutate(in)
-			err := in.Validate()
+			err := in.Validate().ToAggregate()
 			if c.field == "" {
 				if err != nil {
 					t.Fatal(err)

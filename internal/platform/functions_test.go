@@ -1,8 +1,7 @@
-package inputs
+package platform_test
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -11,86 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	addonsinput "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
-	workersinput "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	settings "github.com/tenantkube/tenantkube/apis/settings/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
 )
-
-type defaulter interface{ Default() }
-
-// The keys more than one function reads, found by hand in the three input
-// types: each is one setting, so every function must read it with the same
-// type and the same default.
-func TestSharedSettingsAgree(t *testing.T) {
-	owners := map[string][]int{}
-	for i, in := range All() {
-		for _, k := range platform.Keys(in) {
-			owners[k] = append(owners[k], i)
-		}
-	}
-	var shared []string
-	for k, o := range owners {
-		if len(o) > 1 {
-			shared = append(shared, k)
-		}
-	}
-	want := []string{"allowedHostSuffixes", "allowedTenantHostSuffixes", "baseDomain", "clusterDomain", "cpuAllocationRatio", "defaultWorkerOS", "deletionOrder", "ingressClassName", "maxCleanupObjects", "podCIDR", "remoteStorageClasses", "serviceCIDR"}
-	if !sameSet(shared, want) {
-		t.Errorf("settings read by several functions = %v, want %v", shared, want)
-	}
-	defaults := make([]map[string]any, len(All()))
-	for i, in := range All() {
-		in.(defaulter).Default()
-		raw, _ := json.Marshal(in)
-		_ = json.Unmarshal(raw, &defaults[i])
-	}
-	for _, k := range shared {
-		first := owners[k][0]
-		for _, i := range owners[k][1:] {
-			if !reflect.DeepEqual(defaults[first][k], defaults[i][k]) {
-				t.Errorf("%s defaults to %v in %T but %v in %T", k, defaults[first][k], All()[first], defaults[i][k], All()[i])
-			}
-			if a, b := fieldType(All()[first], k), fieldType(All()[i], k); a.Kind() != b.Kind() {
-				t.Errorf("%s is a %s in %T but a %s in %T", k, a, All()[first], b, All()[i])
-			}
-		}
-	}
-	// The defaults themselves (docs/architecture.md: service CIDR
-	// 10.95.0.0/16; CPU allocation ratio 10; nginx ingress class;
-	// Kubernetes' default cluster domain).
-	for k, v := range map[string]any{"serviceCIDR": "10.95.0.0/16", "cpuAllocationRatio": float64(10), "ingressClassName": "nginx", "deletionOrder": "Usages", "clusterDomain": "cluster.local"} {
-		if got := defaults[0][k]; got != v {
-			t.Errorf("default of %s = %v, want %v", k, got, v)
-		}
-	}
-}
-
-func fieldType(in any, key string) reflect.Type {
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(in).Elem()) {
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == key {
-			return f.Type
-		}
-	}
-	return nil
-}
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	m := map[string]bool{}
-	for _, x := range a {
-		m[x] = true
-	}
-	for _, x := range b {
-		if !m[x] {
-			return false
-		}
-	}
-	return true
-}
 
 func envConfig(t *testing.T, dataYAML string) *structpb.Struct {
 	t.Helper()
@@ -123,8 +46,8 @@ func TestReadRequestsTheEnvironmentConfig(t *testing.T) {
 		"fetched":         request(),
 	} {
 		rsp := &fnv1.RunFunctionResponse{}
-		in := &cpinput.ControlPlaneInput{BaseDomain: "from.composition.test"}
-		s, err := Platform.Read(function.NewRequest(req), rsp, in)
+		in := &settings.Settings{BaseDomain: "from.composition.test"}
+		s, err := platform.Functions.Read(function.NewRequest(req), rsp, in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -150,8 +73,8 @@ serviceCIDR: 10.200.0.0/16
 images: {clusterAutoscaler: mirror.example.net/cluster-autoscaler:v1.35.1}
 charts: {cilium: {version: 1.19.0}}
 `))
-	cp := &cpinput.ControlPlaneInput{BaseDomain: "old.test", DataStoreName: "shared", Etcd: cpinput.Etcd{Replicas: 5}}
-	s, err := Platform.Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, cp)
+	cp := &settings.Settings{BaseDomain: "old.test", DataStoreName: "shared", Etcd: settings.Etcd{Replicas: 5}}
+	s, err := platform.Functions.Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, cp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,15 +86,15 @@ charts: {cilium: {version: 1.19.0}}
 	if cp.BaseDomain != "k8s.example.net" || cp.Etcd.StorageSize != "8Gi" || cp.Etcd.Replicas != 5 || cp.DataStoreName != "" || cp.ServiceCIDR != "10.200.0.0/16" {
 		t.Errorf("control-plane input after the merge = %+v", cp)
 	}
-	w := &workersinput.WorkersInput{Images: workersinput.Images{CSIDriver: "from.composition/csi:v1"}}
-	if _, err := Platform.Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, w); err != nil {
+	w := &settings.Settings{Images: settings.Images{CSIDriver: "from.composition/csi:v1"}}
+	if _, err := platform.Functions.Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, w); err != nil {
 		t.Fatal(err)
 	}
 	if w.Images.ClusterAutoscaler != "mirror.example.net/cluster-autoscaler:v1.35.1" || w.Images.CSIDriver != "from.composition/csi:v1" {
 		t.Errorf("workers images after the merge = %+v", w.Images)
 	}
-	a := &addonsinput.AddonsInput{}
-	if _, err := Platform.Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, a); err != nil {
+	a := &settings.Settings{}
+	if _, err := platform.Functions.Read(function.NewRequest(req), &fnv1.RunFunctionResponse{}, a); err != nil {
 		t.Fatal(err)
 	}
 	a.Default()
@@ -187,20 +110,17 @@ func TestReadRejectsBadSettings(t *testing.T) {
 		in                any
 	}{
 		{data: "baseDomian: x.test", path: "EnvironmentConfig(tenantkube).data.baseDomian"},
-		// An unknown top-level key fails every function, not only the one
-		// it was meant for.
-		{data: "baseDomian: x.test", path: "EnvironmentConfig(tenantkube).data.baseDomian", in: &addonsinput.AddonsInput{}},
-		{data: "images: {csiDrivr: x}", path: "EnvironmentConfig(tenantkube).data.images.csiDrivr", in: &workersinput.WorkersInput{}},
+		{data: "images: {csiDrivr: x}", path: "EnvironmentConfig(tenantkube).data.images.csiDrivr"},
 		{data: "etcd: {replicas: three}", path: "EnvironmentConfig(tenantkube).data.etcd.replicas", value: `"three"`},
 		{data: "cpuAllocationRatio: [1]", path: "EnvironmentConfig(tenantkube).data.cpuAllocationRatio"},
 		{data: "apiVersion: v1", path: "EnvironmentConfig(tenantkube).data.apiVersion"},
 	} {
 		in := c.in
 		if in == nil {
-			in = &cpinput.ControlPlaneInput{BaseDomain: "keep.test"}
+			in = &settings.Settings{BaseDomain: "keep.test"}
 		}
 		before, _ := json.Marshal(in)
-		_, err := Platform.Read(function.NewRequest(request(envConfig(t, c.data))), &fnv1.RunFunctionResponse{}, in)
+		_, err := platform.Functions.Read(function.NewRequest(request(envConfig(t, c.data))), &fnv1.RunFunctionResponse{}, in)
 		if err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.value) {
 			t.Errorf("data %s (%T): error %v, want one naming %s %s", c.data, in, err, c.path, c.value)
 		}
@@ -211,8 +131,8 @@ func TestReadRejectsBadSettings(t *testing.T) {
 }
 
 func TestAttributeNamesTheEnvironmentConfig(t *testing.T) {
-	cp := &cpinput.ControlPlaneInput{}
-	s, err := Platform.Read(function.NewRequest(request(envConfig(t, "podCIDR: 10.0.0.0/99"))), &fnv1.RunFunctionResponse{}, cp)
+	cp := &settings.Settings{}
+	s, err := platform.Functions.Read(function.NewRequest(request(envConfig(t, "podCIDR: 10.0.0.0/99"))), &fnv1.RunFunctionResponse{}, cp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,19 +3,17 @@ package v1alpha1
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
 func TestDefault(t *testing.T) {
-	in := &WorkersInput{ContainerDiskImages: map[string]string{"v1.35": "mirror.example/disk:v1.35"}, RegistryMirror: &RegistryMirror{SecretName: "m"}}
+	in := &Settings{ContainerDiskImages: map[string]string{"v1.35": "mirror.example/disk:v1.35"}, RegistryMirror: &RegistryMirror{SecretName: "m"}}
 	in.Default()
 	if in.ContainerDiskImages["v1.35"] != "mirror.example/disk:v1.35" {
 		t.Error("an explicit container disk was overwritten")
@@ -32,22 +30,22 @@ func TestDefault(t *testing.T) {
 	if in.CPUAllocationRatio != 10 || in.KubernetesBinaryMirror != "https://dl.k8s.io/release" || in.Images.WaitForKubeconfig != DefaultWaitForKubeconfigImage {
 		t.Errorf("defaults not applied: %+v", in)
 	}
-	if err := in.Validate(); err != nil {
+	if err := in.Validate().ToAggregate(); err != nil {
 		t.Errorf("defaulted input rejected: %v", err)
 	}
 	if in.AllowPodCPURequestBelowRatio || in.MinPodCPURequest.String() != "100m" {
 		t.Errorf("pod CPU request defaults: allow below ratio %v (want false), floor %s (want 100m)", in.AllowPodCPURequestBelowRatio, in.MinPodCPURequest)
 	}
-	bad := &WorkersInput{CPUAllocationRatio: -1}
+	bad := &Settings{CPUAllocationRatio: -1}
 	bad.Default()
-	if err := bad.Validate(); err == nil {
+	if err := bad.Validate().ToAggregate(); err == nil {
 		t.Error("negative cpuAllocationRatio accepted")
 	}
 	for _, floor := range []string{"0", "0.0001", "257"} {
 		q := resource.MustParse(floor)
-		bad := &WorkersInput{MinPodCPURequest: &q}
+		bad := &Settings{MinPodCPURequest: &q}
 		bad.Default()
-		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "input.minPodCpuRequest") {
+		if err := bad.Validate().ToAggregate(); err == nil || !strings.Contains(err.Error(), "input.minPodCpuRequest") {
 			t.Errorf("minPodCpuRequest %s: got %v, want an error naming input.minPodCpuRequest", floor, err)
 		}
 	}
@@ -58,8 +56,8 @@ func TestDefault(t *testing.T) {
 
 // TestCRDDefaultsMatchGo checks that the generated CRD's defaults (from
 // the kubebuilder markers) equal what Default fills in.
-func TestCRDDefaultsMatchGo(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "package", "functions", "workers", "input", "fn.tenantkube.io_workersinputs.yaml"))
+func TestWorkerCRDDefaultsMatchGo(t *testing.T) {
+	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +77,7 @@ func TestCRDDefaultsMatchGo(t *testing.T) {
 		_ = json.Unmarshal(p.Default.Raw, &v)
 		got["images."+k] = v
 	}
-	in := &WorkersInput{}
+	in := &Settings{}
 	in.Default()
 	want := map[string]any{
 		"kubernetesBinaryMirror":        in.KubernetesBinaryMirror,
@@ -146,15 +144,16 @@ func TestValidateCSIRateLimits(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := &WorkersInput{Controllers: Controllers{CSIKubeAPIQPS: tc.args.qps, CSIKubeAPIBurst: tc.args.burst}}
+			in := &Settings{Controllers: Controllers{CSIKubeAPIQPS: tc.args.qps, CSIKubeAPIBurst: tc.args.burst}}
 			in.Default()
 			if d := cmp.Diff(want{qps: tc.want.qps, burst: tc.want.burst}, want{qps: in.Controllers.CSIKubeAPIQPS, burst: in.Controllers.CSIKubeAPIBurst}, cmp.AllowUnexported(want{})); d != "" {
 				t.Errorf("%s\nDefault() (-want +got):\n%s", tc.reason, d)
 			}
-			err := in.Validate()
+			errs := in.Validate()
+			err := errs.ToAggregate()
 			got := ""
-			if fe, ok := err.(*field.Error); ok {
-				got = fe.Field
+			if len(errs) == 1 {
+				got = errs[0].Field
 			} else if err != nil {
 				got = err.Error()
 			}
@@ -188,12 +187,13 @@ func TestValidateCloudControllerImage(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := &WorkersInput{Controllers: Controllers{LoadBalancerMode: tc.mode}, Images: Images{CloudControllerManager: tc.image}}
+			in := &Settings{Controllers: Controllers{LoadBalancerMode: tc.mode}, Images: Images{CloudControllerManager: tc.image}}
 			in.Default()
-			err := in.Validate()
+			errs := in.Validate()
+			err := errs.ToAggregate()
 			got := ""
-			if fe, ok := err.(*field.Error); ok {
-				got = fe.Field
+			if len(errs) == 1 {
+				got = errs[0].Field
 			} else if err != nil {
 				got = err.Error()
 			}
