@@ -145,3 +145,21 @@ func TestAttributeNamesTheEnvironmentConfig(t *testing.T) {
 		t.Errorf("an error about a field the EnvironmentConfig did not set = %q, want it under input", got)
 	}
 }
+
+// Every error of an aggregate (a function's Validate) is attributed on its
+// own: the field the EnvironmentConfig set names it, the other stays under
+// input.
+func TestAttributeEachErrorOfAnAggregate(t *testing.T) {
+	in := &settings.Settings{}
+	s, err := platform.Functions.Read(function.NewRequest(request(envConfig(t, "podCIDR: 10.0.0.0/99"))), &fnv1.RunFunctionResponse{}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Default()
+	in.MaxReplicas = 5001
+	got := s.Attribute(in.Validate().ToAggregate()).Error()
+	want := `[EnvironmentConfig(tenantkube).data.podCIDR: Invalid value: "10.0.0.0/99": must be a CIDR such as 10.95.0.0/16, input.maxReplicas: Invalid value: 5001: must be between 1 and 5000]`
+	if got != want {
+		t.Errorf("error = %q, want %q", got, want)
+	}
+}
