@@ -108,8 +108,9 @@ type versionInfo struct {
 
 // ValidationError is the error Validate returns for an object that fails
 // validation: the object's identity and every problem found, each with its
-// field path (field.Error's Field, e.g. "spec.replicas"). Use errors.As to
-// get at Errs.
+// field path in field.Path's form (field.Error's Field, e.g.
+// "spec.replicas", "spec.nodeGroups[md0].diskSize", "spec.list[0]"). Use
+// errors.As to get at Errs.
 type ValidationError struct {
 	// GroupVersionKind of the object as it was given.
 	GroupVersionKind schema.GroupVersionKind
@@ -411,72 +412,91 @@ func (v *Validator) Validate(obj *unstructured.Unstructured) error {
 	}
 	gvk := obj.GroupVersionKind()
 	verr := &ValidationError{GroupVersionKind: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	fail := func() error {
-		if len(verr.Errs) == 0 {
-			return nil
-		}
+	u, errs := v.decode(obj)
+	if len(errs) > 0 {
+		verr.Errs = errs
 		return verr
 	}
-	// Work on a JSON round-trip copy: it is what an API server receives, and
-	// it normalises Go values (int, structs, ...) to JSON types.
+	info, vi, errs := v.version(u)
+	if len(errs) > 0 {
+		verr.Errs = errs
+		return verr
+	}
+	errs, ok := pruneAndCheckMeta(u, info, vi.structural)
+	if ok {
+		errs = append(errs, vi.validateDefaulted(u)...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	verr.Errs = errs
+	return verr
+}
+
+// decode is a JSON round-trip copy of obj: what an API server receives,
+// with Go values (int, structs, ...) normalised to JSON types; or the
+// problems of its type meta.
+func (v *Validator) decode(obj *unstructured.Unstructured) (*unstructured.Unstructured, field.ErrorList) {
 	raw, err := json.Marshal(obj.Object)
 	if err != nil {
-		verr.Errs = append(verr.Errs, field.Invalid(field.NewPath(""), nil, fmt.Sprintf("object does not encode as JSON: %v", err)))
-		return fail()
+		return nil, field.ErrorList{field.Invalid(field.NewPath(""), nil, fmt.Sprintf("object does not encode as JSON: %v", err))}
 	}
 	u := &unstructured.Unstructured{Object: map[string]interface{}{}}
 	if err := json.Unmarshal(raw, &u.Object); err != nil {
-		verr.Errs = append(verr.Errs, field.Invalid(field.NewPath(""), nil, fmt.Sprintf("object does not decode from JSON: %v", err)))
-		return fail()
+		return nil, field.ErrorList{field.Invalid(field.NewPath(""), nil, fmt.Sprintf("object does not decode from JSON: %v", err))}
 	}
-
-	// Type meta.
+	var errs field.ErrorList
 	if u.GetAPIVersion() == "" {
-		verr.Errs = append(verr.Errs, field.Required(field.NewPath("apiVersion"), "must be set"))
+		errs = append(errs, field.Required(field.NewPath("apiVersion"), "must be set"))
 	}
-	if gvk.Kind == "" {
-		verr.Errs = append(verr.Errs, field.Required(field.NewPath("kind"), "must be set"))
+	if obj.GroupVersionKind().Kind == "" {
+		errs = append(errs, field.Required(field.NewPath("kind"), "must be set"))
 	}
-	if len(verr.Errs) > 0 {
-		return fail()
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	if _, err := schema.ParseGroupVersion(u.GetAPIVersion()); err != nil {
-		verr.Errs = append(verr.Errs, field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), err.Error()))
-		return fail()
+		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), err.Error())}
 	}
+	return u, nil
+}
+
+// version is the CRD and the served version that describe u, built.
+func (v *Validator) version(u *unstructured.Unstructured) (*crdInfo, *versionInfo, field.ErrorList) {
+	gvk := u.GroupVersionKind()
 	info, ok := v.kinds[gvk.GroupKind()]
 	if !ok {
-		verr.Errs = append(verr.Errs, field.NotFound(field.NewPath("kind"), fmt.Sprintf("no CustomResourceDefinition for %s under %s", gvk.GroupKind(), v.dir)))
-		return fail()
+		return nil, nil, field.ErrorList{field.NotFound(field.NewPath("kind"), fmt.Sprintf("no CustomResourceDefinition for %s under %s", gvk.GroupKind(), v.dir))}
 	}
 	vi, ok := info.versions[gvk.Version]
 	if !ok {
-		verr.Errs = append(verr.Errs, field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), info.versionNames(gvk.Group)))
-		return fail()
+		return nil, nil, field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), info.versionNames(gvk.Group))}
 	}
 	if !vi.served {
-		verr.Errs = append(verr.Errs, field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), fmt.Sprintf("version is not served by CRD %s", info.name)))
-		return fail()
+		return nil, nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), fmt.Sprintf("version is not served by CRD %s", info.name))}
 	}
 	if err := vi.build(); err != nil {
-		verr.Errs = append(verr.Errs, field.InternalError(field.NewPath("apiVersion"), fmt.Errorf("CRD %s: %w", info.name, err)))
-		return fail()
+		return nil, nil, field.ErrorList{field.InternalError(field.NewPath("apiVersion"), fmt.Errorf("CRD %s: %w", info.name, err))}
 	}
+	return info, vi, nil
+}
 
+// pruneAndCheckMeta checks u's metadata and reports every field the API
+// server would prune, in place; ok is false when u cannot be validated
+// further.
+func pruneAndCheckMeta(u *unstructured.Unstructured, info *crdInfo, s *structuralschema.Structural) (errs field.ErrorList, ok bool) {
 	// Object meta: as the API server's decoder does, take it out, check it,
 	// and put the normalised copy back.
 	metaPath := field.NewPath("metadata")
 	objectMeta, foundMeta, metaUnknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
 	switch {
 	case err != nil:
-		verr.Errs = append(verr.Errs, field.Invalid(metaPath, nil, fmt.Sprintf("malformed: %v", err)))
-		return fail()
+		return field.ErrorList{field.Invalid(metaPath, nil, fmt.Sprintf("malformed: %v", err))}, false
 	case !foundMeta:
-		verr.Errs = append(verr.Errs, field.Required(metaPath, "must be set"))
-		return fail()
+		return field.ErrorList{field.Required(metaPath, "must be set")}, false
 	}
 	for _, p := range metaUnknown {
-		verr.Errs = append(verr.Errs, pruned(p))
+		errs = append(errs, pruned(p, s))
 	}
 	metaToCheck := objectMeta.DeepCopy()
 	if info.namespaced && metaToCheck.Namespace == "" {
@@ -484,31 +504,32 @@ func (v *Validator) Validate(obj *unstructured.Unstructured) error {
 		// composed resources); check the rest as if it were given.
 		metaToCheck.Namespace = "default"
 	}
-	verr.Errs = append(verr.Errs, apimachineryvalidation.ValidateObjectMetaAccessor(metaToCheck, info.namespaced, apimachineryvalidation.NameIsDNSSubdomain, metaPath)...)
+	errs = append(errs, apimachineryvalidation.ValidateObjectMetaAccessor(metaToCheck, info.namespaced, apimachineryvalidation.NameIsDNSSubdomain, metaPath)...)
 
 	// Pruning of unknown fields (never silently: each one is an error).
-	s := vi.structural
 	for _, p := range structuralpruning.PruneWithOptions(u.Object, s, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		verr.Errs = append(verr.Errs, pruned(p))
+		errs = append(errs, pruned(p, s))
 	}
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, s)
 	coerceErr, embeddedUnknown := schemaobjectmeta.CoerceWithOptions(nil, u.Object, s, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true})
 	for _, p := range embeddedUnknown {
-		verr.Errs = append(verr.Errs, pruned(p))
+		errs = append(errs, pruned(p, s))
 	}
 	if coerceErr != nil {
-		verr.Errs = append(verr.Errs, coerceErr)
-		return fail()
+		return append(errs, coerceErr), false
 	}
 	if err := schemaobjectmeta.SetObjectMeta(u.Object, objectMeta); err != nil {
-		verr.Errs = append(verr.Errs, field.InternalError(metaPath, err))
-		return fail()
+		return append(errs, field.InternalError(metaPath, err)), false
 	}
+	return errs, true
+}
 
-	// Defaulting, then validation of the defaulted object.
+// validateDefaulted defaults u, then checks it against the OpenAPI schema,
+// the list types and embedded metadata, then the CEL rules.
+func (vi *versionInfo) validateDefaulted(u *unstructured.Unstructured) field.ErrorList {
+	s := vi.structural
 	structuraldefaulting.Default(u.Object, s)
-	var schemaErrs field.ErrorList
-	schemaErrs = append(schemaErrs, apiservervalidation.ValidateCustomResource(nil, u.Object, vi.schemaValidator)...)
+	schemaErrs := schemaErrors(apiservervalidation.ValidateCustomResource(nil, u.Object, vi.schemaValidator), s)
 	// The OpenAPI validator's order is not stable; sort by path, then type.
 	sort.SliceStable(schemaErrs, func(i, j int) bool {
 		if schemaErrs[i].Field != schemaErrs[j].Field {
@@ -518,24 +539,21 @@ func (v *Validator) Validate(obj *unstructured.Unstructured) error {
 	})
 	schemaErrs = append(schemaErrs, schemaobjectmeta.Validate(nil, u.Object, s, false)...)
 	schemaErrs = append(schemaErrs, structurallisttype.ValidateListSetsAndMaps(nil, s, u.Object)...)
-	verr.Errs = append(verr.Errs, schemaErrs...)
-
-	if vi.celValidator != nil {
-		// Metadata problems do not stop CEL here (the API server would stop;
-		// reporting the spec's rule failures too is more useful).
-		if blocking(schemaErrs) {
-			verr.Errs = append(verr.Errs, &field.Error{
-				Type:     field.ErrorTypeInvalid,
-				Field:    "x-kubernetes-validations",
-				BadValue: field.OmitValueType{},
-				Detail:   "CEL rules were not evaluated because of the errors above (as the API server does)",
-			})
-		} else {
-			celErrs, _ := vi.celValidator.Validate(context.Background(), nil, s, u.Object, nil, CELCostBudget)
-			verr.Errs = append(verr.Errs, celErrs...)
-		}
+	if vi.celValidator == nil {
+		return schemaErrs
 	}
-	return fail()
+	// Metadata problems do not stop CEL here (the API server would stop;
+	// reporting the spec's rule failures too is more useful).
+	if blocking(schemaErrs) {
+		return append(schemaErrs, &field.Error{
+			Type:     field.ErrorTypeInvalid,
+			Field:    "x-kubernetes-validations",
+			BadValue: field.OmitValueType{},
+			Detail:   "CEL rules were not evaluated because of the errors above (as the API server does)",
+		})
+	}
+	celErrs, _ := vi.celValidator.Validate(context.Background(), nil, s, u.Object, nil, CELCostBudget)
+	return append(schemaErrs, celErrs...)
 }
 
 // blocking reports whether errs contain an error type after which the API
@@ -550,8 +568,10 @@ func blocking(errs field.ErrorList) bool {
 	return false
 }
 
-func pruned(path string) *field.Error {
-	return field.Forbidden(field.NewPath(path), PrunedFieldDetail)
+// pruned is the error of a field the API server would prune, at path as
+// the pruning writes it, in field.Path's form (fieldPath over s).
+func pruned(path string, s *structuralschema.Structural) *field.Error {
+	return field.Forbidden(fieldPath(path, s), PrunedFieldDetail)
 }
 
 func (info *crdInfo) versionNames(group string) []string {
