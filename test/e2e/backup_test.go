@@ -18,7 +18,6 @@ import (
 	"filippo.io/age"
 	"filippo.io/age/armor"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	clientsnapshot "go.etcd.io/etcd/client/v3/snapshot"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -38,15 +37,16 @@ import (
 //   - a tenant control plane (etcd + kube-apiserver with a CA and
 //     service-account key of its own) holds a namespace, a ConfigMap and a
 //     ServiceAccount, and issues that ServiceAccount a token (TokenRequest);
-//   - the backup: a snapshot taken with etcd's own client
-//     (clientv3/snapshot.SaveWithVersion, as the operator's snapshot agent
-//     streams clientv3's Snapshot), and the PKI the function carries (cluster
-//     CA, service-account key pair) encrypted with age to a platform key, as
+//   - the backup: a snapshot taken as the operator's snapshot agent takes
+//     it (clientv3's Snapshot stream into a file), and the PKI the
+//     function carries (cluster CA, service-account key pair) encrypted
+//     with age to a platform key, as
 //     the backup's EnvironmentConfig holds it; then the source etcd and
 //     kube-apiserver are stopped and their directories removed;
 //   - the restore: the PKI decrypted with the platform's identity; the
 //     snapshot restored into a new data directory with etcdutl's
-//     snapshot.Restore (etcd's own restore: a new member and cluster ID),
+//     snapshot.Restore (etcd's own restore: a new member and cluster ID;
+//     the hash check skipped, as the operator's restore agent does),
 //     a new etcd started on it, and a new
 //     kube-apiserver on new ports with the restored CA and service-account
 //     key (a new serving certificate signed by the restored CA, as Kamaji
@@ -119,6 +119,7 @@ func TestTenantBackupRestore(t *testing.T) {
 	}
 	schemaA, schemaB := dataStoreSchema("tenant-backup", "cluster-a"), dataStoreSchema("tenant-backup", "cluster-b")
 	start := func(name, schema string) *tenantAPI {
+		// Kamaji e51909fa internal/builders/controlplane/deployment.go:766.
 		ta, err := e.startTenantAPIWith(name, tenantAPIOptions{etcdURL: shared.clientURL(), etcdPrefix: "/" + schema, logName: name})
 		if err != nil {
 			fatal(t, err)
@@ -297,18 +298,37 @@ func platformKey(t *testing.T) *age.X25519Identity {
 	return id
 }
 
-// backup takes a snapshot of the etcd at etcdURL with etcd's own client
-// (clientv3/snapshot.SaveWithVersion, as the operator's snapshot agent
-// streams clientv3's Snapshot) into the work directory as name.db, and
+// backup takes a snapshot of the etcd at etcdURL as the operator's snapshot
+// agent does (clientv3's Snapshot stream written to a file) into the work
+// directory as name.db, and
 // seals each cluster's pki to to (sealPKI), as the function's PKI objects
 // hold it. It returns the snapshot's path and the sealed PKI by cluster,
 // none of which may hold the key of any of cas in clear.
 func (e *env) backup(ctx context.Context, t *testing.T, name, etcdURL string, to age.Recipient, pki map[string]pkiSecrets, cas ...*ca) (db string, sealed map[string]string) {
 	t.Helper()
 	db = filepath.Join(e.work, name+".db")
-	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{
-		Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second,
-	}, db); err != nil {
+	// Cozystack etcd-operator v0.5.4 internal/agent/snapshot.go:121-148, 180-195.
+	if err := func() error {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		rc, err := cli.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		f, err := os.Create(db)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, rc); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	}(); err != nil {
 		fatalf(t, "etcd snapshot: %v", err)
 	}
 	sealed = map[string]string{}
@@ -355,9 +375,11 @@ func (e *env) restoreControlPlane(t *testing.T, name, db string, pki pkiSecrets,
 	if err != nil {
 		fatal(t, err)
 	}
+	// Cozystack etcd-operator v0.5.4 internal/agent/restore.go:139-150.
 	if err := snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
 		SnapshotPath: db, Name: m.name, OutputDataDir: m.dataDir,
 		PeerURLs: []string{m.peerURL()}, InitialCluster: m.name + "=" + m.peerURL(), InitialClusterToken: m.name,
+		SkipHashCheck: true,
 	}); err != nil {
 		fatalf(t, "etcdutl snapshot restore: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/csv"
 	"encoding/pem"
 	"fmt"
 	"net"
@@ -32,11 +33,13 @@ var (
 
 // cert-manager's controller does not build from the module proxy (its main
 // is in the module …/cmd/controller, which does not resolve), so the test
-// issues each Certificate's Secret from its spec as cert-manager would:
-// subject common name, DNS names, IP addresses, isCA, usages, an ECDSA key,
-// signed by the Issuer the spec names (selfSigned, or ca: the key pair in
-// the Issuer's secretName), Secret type kubernetes.io/tls with tls.crt,
-// tls.key and ca.crt, labels from secretTemplate.
+// issues each Certificate's Secret from its spec as cert-manager v1.21.1
+// would (doc.go, Played components, has the sources): subject common name,
+// DNS names, IP addresses, isCA, usages, duration, an ECDSA key, signed by
+// the Issuer the spec names (selfSigned, or ca: the key pair in the
+// Issuer's secretName), Secret type kubernetes.io/tls with tls.crt, tls.key
+// and ca.crt, secretTemplate's labels and annotations, cert-manager's own
+// label and annotations.
 func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, error) {
 	certs, err := list(ctx, e.c, gvkCertificate, client.InNamespace(ns), client.MatchingLabels{labelCluster: n})
 	if err != nil {
@@ -74,7 +77,7 @@ func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, er
 			if err != nil {
 				return nil, err
 			}
-			parent, signer, caPEM = issuerCA.cert, issuerCA.key, issuerCA.certPEM
+			parent, signer, caPEM = issuerCA.cert, issuerCA.key, issuerCA.certPEM // v1.21.1 pkg/controller/certificaterequests/ca/ca.go:120-133
 		} else if _, ok, _ := unstructured.NestedMap(iss.Object, "spec", "selfSigned"); !ok {
 			return nil, fmt.Errorf("Certificate %s: Issuer %s is neither selfSigned nor ca", c.GetName(), issuerName)
 		}
@@ -83,14 +86,40 @@ func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, er
 			return nil, err
 		}
 		certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-		if caPEM == nil {
+		if caPEM == nil { // v1.21.1 pkg/controller/certificaterequests/selfsigned/selfsigned.go:206-221
 			caPEM = certPEM
 		}
 		kder, err := x509.MarshalECPrivateKey(key)
 		if err != nil {
 			return nil, err
 		}
+		// cert-manager v1.21.1 pkg/controller/certificates/issuing/internal/secret.go:143-222
+		// (the issuer's details: issuing_controller.go:458-461; the
+		// certificate's: internal/controller/certificates/secrets.go:63-77);
+		// the key: pkg/util/pki/generate.go:127-135, 166-172.
 		labels, _, _ := unstructured.NestedStringMap(spec, "secretTemplate", "labels")
+		annotations, _, _ := unstructured.NestedStringMap(spec, "secretTemplate", "annotations")
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		labels["controller.cert-manager.io/fao"] = "true"
+		issuerKind, _, _ := unstructured.NestedString(spec, "issuerRef", "kind")
+		issuerGroup, _, _ := unstructured.NestedString(spec, "issuerRef", "group")
+		var ips []string
+		for _, ip := range tmpl.IPAddresses {
+			ips = append(ips, ip.String())
+		}
+		for k, v := range map[string]string{
+			"cert-manager.io/common-name": tmpl.Subject.CommonName, "cert-manager.io/alt-names": joinCSV(tmpl.DNSNames),
+			"cert-manager.io/ip-sans": joinCSV(ips), "cert-manager.io/uri-sans": "",
+			"cert-manager.io/certificate-name": c.GetName(), "cert-manager.io/issuer-name": issuerName,
+			"cert-manager.io/issuer-kind": issuerKind, "cert-manager.io/issuer-group": issuerGroup,
+		} {
+			annotations[k] = v
+		}
 		secretName, _, _ := unstructured.NestedString(spec, "secretName")
 		s := &corev1.Secret{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -99,8 +128,7 @@ func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, er
 				"tls.crt": certPEM, "tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), "ca.crt": caPEM,
 			},
 		}
-		s.Name, s.Namespace, s.Labels = secretName, ns, labels
-		s.Annotations = map[string]string{"cert-manager.io/certificate-name": c.GetName(), "cert-manager.io/issuer-name": issuerName}
+		s.Name, s.Namespace, s.Labels, s.Annotations = secretName, ns, labels, annotations
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
 		if err != nil {
 			return nil, err
@@ -113,9 +141,20 @@ func (e *env) issueCertificates(ctx context.Context, ns, n string) ([]string, er
 	return issued, nil
 }
 
+// joinCSV joins values as one CSV record, as cert-manager writes a list
+// into an annotation (v1.21.1 pkg/util/util.go:107-121).
+func joinCSV(values []string) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(values)
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // certificateTemplate is what cert-manager issues for a Certificate's
 // spec, before signing: a new ECDSA P-256 key and a template with the
-// spec's common name, DNS names, IP addresses, isCA and usages.
+// spec's common name, DNS names, IP addresses, isCA and usages, valid from
+// now for spec.duration (90 days when unset).
 func certificateTemplate(spec map[string]any) (*ecdsa.PrivateKey, *x509.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -126,13 +165,29 @@ func certificateTemplate(spec map[string]any) (*ecdsa.PrivateKey, *x509.Certific
 	dns, _, _ := unstructured.NestedStringSlice(spec, "dnsNames")
 	ipStrs, _, _ := unstructured.NestedStringSlice(spec, "ipAddresses")
 	usages, _, _ := unstructured.NestedStringSlice(spec, "usages")
+	// cert-manager v1.21.1 pkg/util/pki/certificatetemplate.go:55-61, 309-322;
+	// pkg/api/util/duration.go:29-36; pkg/apis/certmanager/v1/const.go:26.
+	duration := 90 * 24 * time.Hour
+	if d, ok, _ := unstructured.NestedString(spec, "duration"); ok {
+		if duration, err = time.ParseDuration(d); err != nil {
+			return nil, nil, fmt.Errorf("duration %q: %w", d, err)
+		}
+	}
+	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour),
+		NotBefore: now, NotAfter: now.Add(duration),
 		DNSNames: dns, IsCA: isCA, BasicConstraintsValid: true,
 	}
 	for _, ip := range ipStrs {
 		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
+	}
+	// v1.21.1 pkg/util/pki/csr.go:89-114, pkg/apis/certmanager/v1/types.go:315-322.
+	if isCA {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	if len(usages) == 0 {
+		usages = []string{"digital signature", "key encipherment"}
 	}
 	for _, u := range usages {
 		switch u {

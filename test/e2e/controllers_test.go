@@ -136,7 +136,7 @@ func withLabels(o *unstructured.Unstructured, labels map[string]string) *unstruc
 // contract label of its status shape (status.initialization: the v1beta2
 // contract). KubeVirt's VirtualMachine and VirtualMachineInstance get open
 // CRDs: KubeVirt generates its CRDs in code and no module ships them, and
-// nothing here runs VMs.
+// nothing here runs VMs (kubevirt v1.9.0 pkg/virt-controller/watch/vm/vm.go:2457-2473 never runs).
 func (e *env) installControllerCRDs(cs *controllers) error {
 	ctx, cancel := ctxT(3 * time.Minute)
 	defer cancel()

@@ -24,17 +24,22 @@ const (
 	down   = "down"
 )
 
-// ownKamajiSecrets makes the KamajiControlPlane ns/n the owner of the
-// Secrets playKamaji wrote, as in a real installation (Kamaji's
-// TenantControlPlane owns them and is owned by the KamajiControlPlane), so
-// the garbage collector deletes them with the control plane.
+// ownKamajiSecrets makes the KamajiControlPlane ns/n the controller of the
+// Secrets playKamaji wrote, as in a real installation, so the garbage
+// collector deletes them with the control plane: N-kubeconfig is the
+// KamajiControlPlane's, and the TenantControlPlane, which no Kamaji creates
+// here, owns the other two and is the KamajiControlPlane's.
 func (e *env) ownKamajiSecrets(ctx context.Context, ns, n string) error {
 	kcp, err := get(ctx, e.c, gvkKCP, ns, n)
 	if err != nil {
 		return err
 	}
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller_resources.go:176,
+	// _tcp.go:268; Kamaji e51909fa internal/resources/kubeconfig.go:183,
+	// ca_certificate.go:160 (controller-runtime SetControllerReference).
 	ref := map[string]any{"ownerReferences": []any{map[string]any{
 		"apiVersion": gvkKCP.GroupVersion().String(), "kind": gvkKCP.Kind, "name": n, "uid": string(kcp.GetUID()),
+		"controller": true, "blockOwnerDeletion": true,
 	}}}
 	for _, s := range []string{n + "-admin-kubeconfig", n + "-ca", n + "-kubeconfig"} {
 		if err := patchAs(ctx, e.c, "kamaji-played-by-e2e", gvkSecret, ns, s, "", map[string]any{"metadata": ref}); err != nil {
@@ -142,6 +147,8 @@ func (e *env) deleteWithTenantDown(t *testing.T) {
 	ta.api.kill()
 	ta.etcd.kill()
 	t.Logf("tenant API server of %s stopped (%s)", down, pids)
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller.go:341-344; Kamaji e51909fa
+	// internal/resources/k8s_deployment_resource.go:85-102, 158-160.
 	e.must(t, patchAs(ctx, e.c, "kamaji-played-by-e2e", gvkKCP, downNS, down, "status",
 		map[string]any{"status": map[string]any{"ready": false}}), "KamajiControlPlane not ready")
 	waitFor(t, 2*time.Minute, "every release of "+down+" suspended", func(ctx context.Context) (bool, string, error) {

@@ -201,8 +201,9 @@ func (e *env) packageXRDs() (map[string]bool, error) {
 }
 
 // registerRevision waits for the active FunctionRevision of fnName(f), which
-// Crossplane creates once it resolved the dependency, and patches its
-// status as a package runtime would.
+// Crossplane creates once it resolved the dependency, and writes its
+// status as Crossplane's package runtime would (doc.go, Played
+// components), with the function's loopback address as the endpoint.
 func (e *env) registerRevision(f string, timeout time.Duration) error {
 	return poll(timeout, func(ctx context.Context) (bool, string, error) {
 		revs, err := list(ctx, e.c, gvkFnRevision, client.MatchingLabels{"pkg.crossplane.io/package": fnName(f)})
@@ -224,21 +225,25 @@ func (e *env) registerRevision(f string, timeout time.Duration) error {
 			if s, _, _ := condition(rev, "RuntimeHealthy"); ep == endpoint && s == "True" {
 				return true, "", nil
 			}
+			// Crossplane v2.4.0 internal/controller/pkg/runtime/runtime_function.go:70, 91; the name is
+			// the Function's (apis/v2 pkg/v1/interfaces.go:1034, 1189-1191), set in spec only for
+			// the Deployment runtime (internal/controller/pkg/manager/reconciler.go:144-156, 246-248).
 			_ = unstructured.SetNestedField(rev.Object, endpoint, "status", "endpoint")
 			_ = unstructured.SetNestedField(rev.Object, fnName(f)+"-tls-server", "status", "tlsServerSecretName")
 			conds, _, _ := unstructured.NestedSlice(rev.Object, "status", "conditions")
 			var out []any
 			for _, c := range conds {
-				if m, ok := c.(map[string]any); ok && m["type"] == "RuntimeHealthy" {
+				if m, ok := c.(map[string]any); ok && (m["type"] == "RuntimeHealthy" || m["type"] == "RuntimeActive") {
 					continue
 				}
 				out = append(out, c)
 			}
-			out = append(out, map[string]any{
-				"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRevision",
-				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-				"message":            "served by tenantkube e2e at " + endpoint,
-			})
+			// Crossplane v2.4.0 internal/controller/pkg/runtime/reconciler.go:433-437
+			// (apis/v2 pkg/v1/conditions.go:177-195).
+			now := time.Now().UTC().Format(time.RFC3339)
+			out = append(out,
+				map[string]any{"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRevision", "lastTransitionTime": now},
+				map[string]any{"type": "RuntimeActive", "status": "True", "reason": "ActiveRuntime", "lastTransitionTime": now})
 			_ = unstructured.SetNestedSlice(rev.Object, out, "status", "conditions")
 			if err := e.c.Status().Update(ctx, rev); err != nil {
 				return false, "", fmt.Errorf("patch status of %s: %w", rev.GetName(), err)

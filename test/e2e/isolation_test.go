@@ -61,9 +61,8 @@ func crossplaneChartRules() []rbacv1.PolicyRule {
 // which binds a metrics listener on :8080 that the test cannot move): the
 // ClusterRole it renders for each XRD of the package so that core may
 // reconcile the composite kind and, for a claim XRD, the claim kind
-// (RenderClusterRoles, internal/controller/rbac/definition of
-// crossplane/crossplane v2.4: <plural> and <plural>/status every verb,
-// <plural>/finalizers update).
+// (<plural> and <plural>/status every verb, <plural>/finalizers update).
+// Crossplane v2.4.0 internal/controller/rbac/definition/roles.go:63-92, 158-176; cmd/crossplane/rbac/rbac.go:77-86.
 func (e *env) xrdSystemRoles() ([]*rbacv1.ClusterRole, error) {
 	files, err := filepath.Glob(e.path("package", "xrd*.yaml"))
 	if err != nil {

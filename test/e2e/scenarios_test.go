@@ -767,6 +767,7 @@ func (e *env) scaleAndInstanceType(t *testing.T) {
 	e.must(t, err, "MachineDeployment")
 	// A MachineSet as CAPI would keep it for the current rollout: owned by
 	// the MachineDeployment, referring to the current machine template.
+	// Cluster API v1.13.6 internal/controllers/machinedeployment/machinedeployment_rollout_planner.go:217-316.
 	ms := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineSet",
 		"metadata": map[string]any{
@@ -961,6 +962,7 @@ func (e *env) releasesFollowControlPlane(t *testing.T) {
 		defer cancel()
 		kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
 		e.must(t, err, "KamajiControlPlane")
+		// Provider v0.20.0 controllers/kamajicontrolplane_controller.go:301, 341-344.
 		e.must(t, unstructured.SetNestedField(kcp.Object, ready, "status", "ready"), "set status.ready")
 		// Kamaji reports the version it runs; the CRD requires it.
 		version, _, _ := unstructured.NestedString(kcp.Object, "spec", "version")
@@ -1345,10 +1347,11 @@ func (e *env) deleteDeadTenant(t *testing.T) {
 	defer cancel()
 	// The kubeconfig Secret Kamaji would have written, then removed: the
 	// tenant API is unreachable for Flux from now on.
+	// Kamaji e51909fa internal/resources/kubeconfig.go:70-83, 174-180, 226-243.
 	sec := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": n + "-admin-kubeconfig", "namespace": ns,
-			"labels": map[string]any{"kamaji.clastix.io/name": n}},
+			"labels": kamajiLabels(n, "admin-kubeconfig")},
 		"stringData": map[string]any{"super-admin.svc": "apiVersion: v1\nkind: Config\n"},
 	}}
 	e.must(t, apply(ctx, e.c, sec), "kubeconfig Secret")
@@ -1382,17 +1385,21 @@ func (e *env) tenantCreatedObjects(t *testing.T, ns, n string) {
 			"metadata": map[string]any{"name": "a0b1c2d3e4f5", "namespace": ns, "labels": labels},
 			"spec":     map[string]any{"type": "ClusterIP", "ports": []any{map[string]any{"port": int64(443)}}},
 		}},
+		// helm-controller v1.4.3 api/v2/helmrelease_types.go:1366-1368.
 		{Object: map[string]any{
 			"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmChart",
 			"metadata": map[string]any{"name": ns + "-" + n + "-cilium", "namespace": ns, "labels": labels},
 			"spec":     map[string]any{"chart": "cilium", "sourceRef": map[string]any{"kind": "HelmRepository", "name": n + "-cilium"}},
 		}},
+		// Ænix etcd-operator v0.4.2 internal/controller/factory/pvc.go:41-47, statefulset.go:74-80, 103-104;
+		// Kubernetes v1.36.3 pkg/controller/statefulset/stateful_set_utils.go:117-120.
 		{Object: map[string]any{
 			"apiVersion": "v1", "kind": "PersistentVolumeClaim",
 			"metadata": map[string]any{"name": "data-" + n + "-etcd-0", "namespace": ns, "labels": labels},
 			"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"},
 				"resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
 		}},
+		// cert-manager v1.21.1 pkg/controller/certificates/issuing/internal/secret.go:167-170, 215-222.
 		{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 			"metadata":   map[string]any{"name": n + "-etcd-ca", "namespace": ns, "labels": labels},
@@ -1445,7 +1452,7 @@ func (e *env) deleteDemo(t *testing.T) {
 // checkManagementNamespace: claim ns/n's management namespace
 // (tenantkube-<digest>, worked out by fntest.ManagementNamespace) is
 // labelled for the platform, and once Kamaji wrote the admin kubeconfig
-// (played: TestControllers) holds the controllers' kubeconfig Secret the
+// (played: TestControllers; Kamaji e51909fa internal/resources/kubeconfig.go:226-243) holds the controllers' kubeconfig Secret the
 // control-plane function rebuilt from Kamaji's: the server the
 // tenant API server's Service N.NS.svc:6443, Kamaji's CA, client
 // certificate and key, and nothing else.

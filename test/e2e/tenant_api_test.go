@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -230,69 +231,107 @@ current-context: %[1]s
 `, name, server, b64(caPEM), b64(kp.certPEM), b64(kp.keyPEM)))
 }
 
+// kamajiLabels are the labels Kamaji puts on the Secret of its resource
+// component of TenantControlPlane n (Kamaji e51909fa
+// internal/utilities/utilities.go:21-27, internal/constants/labels.go:7-12).
+func kamajiLabels(n, component string) map[string]any {
+	return map[string]any{"kamaji.clastix.io/project": "kamaji", "kamaji.clastix.io/name": n, "kamaji.clastix.io/component": component}
+}
+
 // playKamaji does for the cluster ns/n what Kamaji (and its Cluster API
 // control-plane provider) would do once the KamajiControlPlane exists and
-// the tenant control plane answers, and nothing more:
-//   - Secret N-admin-kubeconfig (keys admin.conf, admin.svc,
-//     super-admin.conf, super-admin.svc) pointing at the tenant API server;
-//   - the Cluster API Secrets N-ca (tls.crt, tls.key: the tenant CA) and
-//     N-kubeconfig (key value), type cluster.x-k8s.io/secret, labelled
-//     cluster.x-k8s.io/cluster-name;
-//   - KamajiControlPlane spec.controlPlaneEndpoint and status (ready,
-//     initialization.controlPlaneInitialized, version, replicas,
-//     externalManagedControlPlane);
-//   - KubevirtCluster spec.controlPlaneEndpoint and status.ready (the
+// the tenant control plane answers, in the provider's order, and nothing
+// more (doc.go, Played components, has the sources):
+//   - Kamaji: Secret N-admin-kubeconfig (keys admin.conf, admin.svc,
+//     super-admin.conf, super-admin.svc) and its CA Secret N-ca (ca.crt,
+//     ca.key and, for Cluster API, tls.crt, tls.key), with Kamaji's labels;
+//   - the provider: KamajiControlPlane spec.controlPlaneEndpoint; the
+//     KubevirtCluster's spec.controlPlaneEndpoint and status.ready (the
 //     KubevirtCluster is annotated cluster.x-k8s.io/managed-by: kamaji, so
-//     the KubeVirt provider leaves it to Kamaji).
+//     the KubeVirt provider leaves it to Kamaji); KamajiControlPlane status
+//     replicas, selector and version, then
+//     initialization.controlPlaneInitialized; Secret N-kubeconfig (key
+//     value: admin.conf, type cluster.x-k8s.io/secret), N-ca left as Kamaji
+//     wrote it; last status.ready.
+//
+// Every kubeconfig, .svc keys included, and the endpoint point at the
+// tenant API server on loopback, where the test runs it.
 func (e *env) playKamaji(ctx context.Context, ta *tenantAPI, ns, n string) error {
 	kc := string(ta.kubeconfig)
-	capiLabels := map[string]any{"cluster.x-k8s.io/cluster-name": n, "kamaji.clastix.io/name": n}
-	secrets := []*unstructured.Unstructured{
-		{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret",
-			"metadata": map[string]any{"name": n + "-admin-kubeconfig", "namespace": ns,
-				"labels": map[string]any{"kamaji.clastix.io/name": n}},
-			"stringData": map[string]any{"admin.conf": kc, "admin.svc": kc, "super-admin.conf": kc, "super-admin.svc": kc},
-		}},
-		{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-			"metadata":   map[string]any{"name": n + "-ca", "namespace": ns, "labels": capiLabels},
-			"stringData": map[string]any{"tls.crt": string(ta.ca.certPEM), "tls.key": string(ta.ca.keyPEM())},
-		}},
-		{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-			"metadata":   map[string]any{"name": n + "-kubeconfig", "namespace": ns, "labels": capiLabels},
-			"stringData": map[string]any{"value": kc},
-		}},
-	}
-	for _, s := range secrets {
+	const kamaji = "kamaji-played-by-e2e"
+	put := func(s *unstructured.Unstructured) error {
 		if err := apply(ctx, e.c, s); err != nil {
 			return fmt.Errorf("Secret %s: %w", s.GetName(), err)
 		}
+		return nil
+	}
+	// Kamaji e51909fa internal/resources/kubeconfig.go:70-83, 174-180, 226-243.
+	adminLabels := kamajiLabels(n, "admin-kubeconfig")
+	adminLabels["kamaji.clastix.io/certificate_lifecycle_controller"] = "kubeconfig"
+	if err := put(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": n + "-admin-kubeconfig", "namespace": ns, "labels": adminLabels},
+		"stringData": map[string]any{"admin.conf": kc, "admin.svc": kc, "super-admin.conf": kc, "super-admin.svc": kc},
+	}}); err != nil {
+		return err
+	}
+	// Kamaji e51909fa internal/resources/ca_certificate.go:55-68, 146-160.
+	caCrt, caKey := string(ta.ca.certPEM), string(ta.ca.keyPEM())
+	if err := put(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": n + "-ca", "namespace": ns, "labels": kamajiLabels(n, "ca")},
+		"stringData": map[string]any{"ca.crt": caCrt, "ca.key": caKey, "tls.crt": caCrt, "tls.key": caKey},
+	}}); err != nil {
+		return err
 	}
 	endpoint := map[string]any{"host": "127.0.0.1", "port": int64(ta.apiPort)}
-	const kamaji = "kamaji-played-by-e2e"
 	kcp, err := get(ctx, e.c, gvkKCP, ns, n)
 	if err != nil {
 		return err
 	}
 	version, _, _ := unstructured.NestedString(kcp.Object, "spec", "version")
+	if !strings.HasPrefix(version, "v") { // provider v0.20.0 controllers/kamajicontrolplane_controller_tcp.go:84-88
+		version = "v" + version
+	}
 	replicas, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas")
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller.go:205-209, _cluster_patch.go:58-80.
 	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "", map[string]any{"spec": map[string]any{"controlPlaneEndpoint": endpoint}}); err != nil {
 		return fmt.Errorf("KamajiControlPlane endpoint: %w", err)
 	}
-	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "status", map[string]any{"status": map[string]any{
-		"ready": true, "initialization": map[string]any{"controlPlaneInitialized": true},
-		"externalManagedControlPlane": true, "version": version,
-		"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas, "upToDateReplicas": replicas,
-	}}); err != nil {
-		return fmt.Errorf("KamajiControlPlane status: %w", err)
-	}
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller_cluster_patch.go:124-125, 169-198.
 	if err := patchAs(ctx, e.c, kamaji, gvkKVCluster, ns, n, "", map[string]any{"spec": map[string]any{"controlPlaneEndpoint": endpoint}}); err != nil {
 		return fmt.Errorf("KubevirtCluster endpoint: %w", err)
 	}
 	if err := patchAs(ctx, e.c, kamaji, gvkKVCluster, ns, n, "status", map[string]any{"status": map[string]any{"ready": true}}); err != nil {
 		return fmt.Errorf("KubevirtCluster status: %w", err)
+	}
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller.go:294-319
+	// (ready is false until 341-344; the selector: Kamaji e51909fa
+	// internal/resources/k8s_deployment_resource.go:111-117).
+	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "status", map[string]any{"status": map[string]any{
+		"ready": false, "externalManagedControlPlane": true, "version": version, "selector": "kamaji.clastix.io/name=" + n,
+		"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas, "upToDateReplicas": replicas,
+	}}); err != nil {
+		return fmt.Errorf("KamajiControlPlane status: %w", err)
+	}
+	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "status", map[string]any{"status": map[string]any{
+		"initialization": map[string]any{"controlPlaneInitialized": true},
+	}}); err != nil {
+		return fmt.Errorf("KamajiControlPlane initialized: %w", err)
+	}
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller_resources.go:130-176 (N-ca: 78-83).
+	if err := put(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+		"metadata": map[string]any{"name": n + "-kubeconfig", "namespace": ns, "labels": map[string]any{
+			"cluster.x-k8s.io/cluster-name": n, "kamaji.clastix.io/component": "capi", "kamaji.clastix.io/secret": "kubeconfig",
+			"kamaji.clastix.io/cluster": n, "kamaji.clastix.io/tcp": n}},
+		"stringData": map[string]any{"value": kc},
+	}}); err != nil {
+		return err
+	}
+	// Provider v0.20.0 controllers/kamajicontrolplane_controller.go:341-344.
+	if err := patchAs(ctx, e.c, kamaji, gvkKCP, ns, n, "status", map[string]any{"status": map[string]any{"ready": true}}); err != nil {
+		return fmt.Errorf("KamajiControlPlane ready: %w", err)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ var (
 //   - KubeVirt's virt-controller (no kubelet, no VMs here): VirtualMachine
 //     and VirtualMachineInstance are open CRDs; VirtualMachines the provider
 //     creates are stored as written and never boot, so no Machine ever gets
-//     a Node.
+//     a Node (no status: kubevirt v1.9.0 pkg/virt-controller/watch/vm/vm.go:2457-2473).
 func TestControllers(t *testing.T) {
 	e, err := newEnv()
 	if err != nil {
