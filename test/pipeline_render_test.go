@@ -213,7 +213,7 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "fatal-platform-apis-new", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-cozystack-apis.yaml")},
 			fatal: cozystackAPIsFatal},
 		{name: "fatal-platform-unknown", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-unknown.yaml")},
-			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting"}},
+			fatal: []string{"EnvironmentConfig(tenantkube).data.baseDomian", "unknown setting", "did you mean baseDomain?"}},
 		{name: "fatal-version", xr: data("xr-fatal-version.yaml"), fatal: []string{"spec.version", `"v1.29"`}, admitted: true},
 		{name: "fatal-preset", xr: data("xr-fatal-preset.yaml"), fatal: []string{"spec.controlPlane.apiServer.resourcesPreset", `"x9.huge"`}, admitted: true},
 		{name: "fatal-namespace", xr: data("xr-fatal-namespace.yaml"), fatal: []string{"spec.namespace", `"tenant-other"`}},

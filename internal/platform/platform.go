@@ -50,6 +50,7 @@ import (
 
 	settings "github.com/tenantkube/tenantkube/apis/settings/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/suggest"
 )
 
 // The platform settings object.
@@ -152,7 +153,8 @@ func (s *Settings) merge(rd *Reader, data map[string]any, in any) error {
 	patch := map[string]any{}
 	for _, k := range sortedKeys(data) {
 		if !rd.known[k] {
-			return field.Forbidden(root.Child(k), rd.unknown+"; the settings are "+strings.Join(knownKeys(rd.known), ", "))
+			known := knownKeys(rd.known)
+			return field.Forbidden(root.Child(k), rd.unknown+suggest.DidYouMean(k, known)+"; the settings are "+strings.Join(known, ", "))
 		}
 		if own[k] {
 			patch[k] = data[k]
@@ -179,7 +181,7 @@ func (s *Settings) merge(rd *Reader, data map[string]any, in any) error {
 		return decodeError(root, patch, err)
 	}
 	if len(strict) > 0 {
-		return strictError(root, strict[0], rd.unknown)
+		return strictError(root, strict[0], rd.unknown, reflect.TypeOf(in).Elem())
 	}
 	reflect.ValueOf(in).Elem().Set(reflect.ValueOf(out).Elem())
 	s.set = map[string]bool{}
@@ -271,13 +273,59 @@ func decodeError(root *field.Path, patch map[string]any, err error) error {
 }
 
 // strictError names the data field of a strict-decoding error of
-// sigs.k8s.io/json (an unknown field, such as images.csiDrivr).
-func strictError(root *field.Path, err error, unknown string) error {
+// sigs.k8s.io/json (an unknown field, such as images.csiDrivr) with the
+// nearest field of its object in t, the input's type.
+func strictError(root *field.Path, err error, unknown string, t reflect.Type) error {
 	var fe interface{ FieldPath() string }
 	if errors.As(err, &fe) && fe.FieldPath() != "" {
-		return field.Forbidden(root.Child(fe.FieldPath()), unknown)
+		path := strings.Split(fe.FieldPath(), ".")
+		return field.Forbidden(root.Child(fe.FieldPath()), unknown+suggest.DidYouMean(path[len(path)-1], keysAt(t, path[:len(path)-1])))
 	}
 	return field.Invalid(root, "<see message>", err.Error())
+}
+
+// keysAt is jsonKeys of the struct at the JSON path in t (nil when the
+// path leads to no struct).
+func keysAt(t reflect.Type, path []string) []string {
+	for _, name := range path {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		f, ok := fieldByJSON(t, name)
+		if !ok {
+			return nil
+		}
+		t = f.Type
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	return jsonKeys(t)
+}
+
+// fieldByJSON is the field of struct t (or of a struct it embeds) whose
+// JSON name is name.
+func fieldByJSON(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			if g, ok := fieldByJSON(f.Type, name); ok {
+				return g, true
+			}
+			continue
+		}
+		if tag == name && f.IsExported() {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // valueAt returns the value at a dotted JSON path in m, or nil.

@@ -44,8 +44,11 @@ func TestReaderKeys(t *testing.T) {
 		t.Errorf("after the merge: found %v, %+v; want new.test and 3 (images is the other input's)", s.Found, in)
 	}
 	for data, want := range map[string]string{
-		"domian": `EnvironmentConfig(tenantkube).data.domian: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name; the settings are domain, images, shared`,
-		"images": `EnvironmentConfig(tenantkube).data.images.drivr: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name`,
+		// domian is one swap from domain, drivr one insertion from driver.
+		"domian": `EnvironmentConfig(tenantkube).data.domian: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name; did you mean domain?; the settings are domain, images, shared`,
+		"images": `EnvironmentConfig(tenantkube).data.images.drivr: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name; did you mean driver?`,
+		// Nothing within two edits of "zzz": no suggestion.
+		"zzz": `EnvironmentConfig(tenantkube).data.zzz: Forbidden: unknown setting: no field of a tenantkube function input (firstInput, secondInput) has this name; the settings are domain, images, shared`,
 	} {
 		v := map[string]any{data: "x"}
 		if data == "images" {

@@ -390,7 +390,7 @@ func TestCLI(t *testing.T) {
 	if code == 0 || stdout != "" {
 		t.Fatalf("render of an XR with unknown fields exited %d, stdout:\n%s", code, stdout)
 	}
-	for _, w := range []string{"spec.foo", "spec.addons.certManager.enbaled"} {
+	for _, w := range []string{"spec.foo: Forbidden", "spec.addons.certManager.enbaled: Forbidden: unknown field, would be pruned by the API server; did you mean enabled?"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr does not name %s:\n%s", w, stderr)
 		}

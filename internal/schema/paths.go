@@ -19,10 +19,16 @@ import (
 // key may hold dots). Below a node s does not describe, each segment is a
 // field.
 func fieldPath(p string, s *structuralschema.Structural) *field.Path {
+	out, _ := fieldPathIn(p, s)
+	return out
+}
+
+// fieldPathIn is fieldPath, and the schema of the object that holds p's
+// last field (nil when s does not describe it).
+func fieldPathIn(p string, s *structuralschema.Structural) (out *field.Path, parent *structuralschema.Structural) {
 	if p == "" {
-		return nil
+		return nil, nil
 	}
-	var out *field.Path
 	child := func(name string) {
 		if out == nil {
 			out = field.NewPath(name)
@@ -32,6 +38,7 @@ func fieldPath(p string, s *structuralschema.Structural) *field.Path {
 	}
 	segs := strings.Split(p, ".")
 	for i := 0; i < len(segs); i++ {
+		parent = s
 		name, indices := cutIndices(segs[i])
 		switch {
 		case s == nil || out == nil:
@@ -43,7 +50,7 @@ func fieldPath(p string, s *structuralschema.Structural) *field.Path {
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
 			val := s.AdditionalProperties.Structural
 			if len(indices) == 0 && scalar(val) {
-				return out.Key(strings.Join(segs[i:], "."))
+				return out.Key(strings.Join(segs[i:], ".")), s
 			}
 			out, s = out.Key(name), val
 		default:
@@ -57,7 +64,7 @@ func fieldPath(p string, s *structuralschema.Structural) *field.Path {
 			}
 		}
 	}
-	return out
+	return out, parent
 }
 
 // cutIndices splits a pruning path segment "a[0][1]" into "a" and 0, 1.

@@ -43,6 +43,8 @@ import (
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/suggest"
 )
 
 // CELCostBudget is the total CEL evaluation cost one Validate call may spend
@@ -569,9 +571,24 @@ func blocking(errs field.ErrorList) bool {
 }
 
 // pruned is the error of a field the API server would prune, at path as
-// the pruning writes it, in field.Path's form (fieldPath over s).
+// the pruning writes it, in field.Path's form (fieldPath over s), with the
+// nearest field its object has ("; did you mean maxReplicas?").
 func pruned(path string, s *structuralschema.Structural) *field.Error {
-	return field.Forbidden(fieldPath(path, s), PrunedFieldDetail)
+	p, parent := fieldPathIn(path, s)
+	detail := PrunedFieldDetail
+	if parent != nil {
+		_, last := cutLast(path)
+		detail += suggest.DidYouMean(last, sortedKeys(parent.Properties))
+	}
+	return field.Forbidden(p, detail)
+}
+
+// cutLast splits a pruning path at its last ".".
+func cutLast(path string) (string, string) {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i], path[i+1:]
+	}
+	return "", path
 }
 
 func (info *crdInfo) versionNames(group string) []string {

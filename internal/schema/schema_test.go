@@ -318,19 +318,22 @@ func TestValidateFixture(t *testing.T) {
 			wantText: []string{"compile error", "noSuchFunction"},
 		},
 		{
-			name: "paths: a map key and an index in brackets, the pattern of a quantity in words",
+			name: "paths: a map key and an index in brackets, the pattern of a quantity in words, the nearest field",
 			obj: widget("v1", map[string]interface{}{
-				"groups": map[string]interface{}{"md0": map[string]interface{}{"disk": "20Gx", "bogus": 1}},
+				"groups": map[string]interface{}{"md0": map[string]interface{}{"disk": "20Gx", "bogus": 1, "dsik": 1}},
 				"labels": map[string]interface{}{"a.b/c": "abcd"},
 				"list":   []interface{}{map[string]interface{}{"count": 11}, map[string]interface{}{"bogus": 1}},
 			}),
 			want: []string{
-				"FieldValueForbidden spec.groups[md0].bogus", "FieldValueForbidden spec.list[1].bogus",
+				"FieldValueForbidden spec.groups[md0].bogus", "FieldValueForbidden spec.groups[md0].dsik", "FieldValueForbidden spec.list[1].bogus",
 				"FieldValueInvalid spec.groups[md0].disk", "FieldValueTooLong spec.labels[a.b/c]", "FieldValueInvalid spec.list[0].count",
 				"FieldValueInvalid x-kubernetes-validations",
 			},
 			wantText: []string{
 				`spec.groups[md0].disk: Invalid value: "20Gx": must be a quantity such as 20Gi` + "\n",
+				// The nearest field, when one is near ("dsik" is 1 swap from disk).
+				"spec.groups[md0].dsik: Forbidden: unknown field, would be pruned by the API server; did you mean disk?\n",
+				"spec.groups[md0].bogus: Forbidden: unknown field, would be pruned by the API server\n",
 				"spec.list[0].count: Invalid value: 11: should be less than or equal to 10\n",
 			},
 		},
