@@ -63,7 +63,7 @@ func FuzzTwoTenantsNeverShareNames(f *testing.F) {
 
 // fnAtBackupNow is the function with its clock at backupNow, where the
 // fuzzed backups' slots are worked out.
-var fnAtBackupNow fntest.Runner = (&Function{now: func() time.Time { return backupNow }}).RunFunction
+var fnAtBackupNow fntest.Runner = newServer(nil, func() time.Time { return backupNow }).RunFunction
 
 // fuzzBackupKey is the platform's age key of the fuzzed backups.
 var fuzzBackupKey = func() *age.X25519Identity {

@@ -12,7 +12,6 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/platform"
@@ -29,21 +28,14 @@ type Function struct {
 }
 
 // RunFunction adds the tenant cluster's control plane (plan) to the desired
-// state, or for a Tenant XR its namespace's etcd and DataStore
-// (planTenant). Bad input is a Fatal result naming the field; nothing earlier steps
-// put in the desired state is dropped.
+// state. Bad input is a Fatal result naming the field; nothing earlier
+// steps put in the desired state is dropped.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, function.ResponseTTL)
 	r := function.NewRequest(req)
 	in, settings, err := readInput(r, rsp)
 	if err != nil {
 		return function.Fatal(rsp, err), nil
-	}
-	if r.CompositeString("kind") == tkv1alpha1.TenantKind {
-		if err := function.RequirePlatformAPIs(r, rsp, function.NeededAPIs(function.APINeeds{Tenant: true, EtcdOperator: string(in.Etcd.Operator)})); err != nil {
-			return function.Fatal(rsp, err), nil
-		}
-		return runTenant(r, rsp, in, settings, f.clock()), nil
 	}
 	t, err := r.Cluster()
 	if err != nil {
@@ -73,9 +65,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // clock is the function's time: now, or the fixed time of the environment
 // variable ClockEnv (RFC 3339), which `make render` and the render tests
 // set so that their output does not depend on when they run.
-func (f *Function) clock() time.Time {
-	if f.now != nil {
-		return f.now()
+func (f *Function) clock() time.Time { return clockTime(f.now) }
+
+// clockTime is now() or, for nil, the function's time (Function.clock).
+func clockTime(now func() time.Time) time.Time {
+	if now != nil {
+		return now()
 	}
 	if v := os.Getenv(ClockEnv); v != "" {
 		if t, err := time.Parse(time.RFC3339, v); err == nil {

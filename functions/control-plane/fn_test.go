@@ -18,7 +18,7 @@ import (
 )
 
 // fn is the function under test, as served.
-var fn fntest.Runner = (&Function{}).RunFunction
+var fn fntest.Runner = newServer(nil, nil).RunFunction
 
 // earlierStep is a composed resource an earlier pipeline step desired.
 var earlierStep = map[string]string{"from-earlier-step": `{apiVersion: v1, kind: ConfigMap}`}

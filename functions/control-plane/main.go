@@ -9,5 +9,5 @@ import (
 
 func main() {
 	function.Main("function-control-plane", "tenantkube control-plane composition function.",
-		func(log function.Logger) fnv1.FunctionRunnerServiceServer { return &Function{log: log} })
+		func(log function.Logger) fnv1.FunctionRunnerServiceServer { return newServer(log, nil) })
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,7 +20,6 @@ import (
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
-	"github.com/tenantkube/tenantkube/internal/platform"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
@@ -85,21 +86,40 @@ func tenantEtcdSite(ns string, op cpinput.EtcdOperator) etcdSite {
 	return etcdSite{Operator: op, Namespace: ns, Names: etcdNamesOf(tenantEtcdBase, op), Labels: function.TenantLabels(ns)}
 }
 
-// runTenant is RunFunction for a Tenant XR: its spec, planTenant, the
-// response.
-func runTenant(r *function.Request, rsp *fnv1.RunFunctionResponse, in *cpinput.ControlPlaneInput, settings platform.Settings, now time.Time) *fnv1.RunFunctionResponse {
+// TenantFunction serves a Tenant XR: its namespace's etcd and DataStore
+// (planTenant).
+type TenantFunction struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	// now is the clock that places backups in their schedule.
+	now func() time.Time
+}
+
+// RunFunction adds the Tenant's namespace etcd and DataStore (planTenant)
+// to the desired state. Bad input is a Fatal result naming the field;
+// nothing earlier steps put in the desired state is dropped.
+func (f *TenantFunction) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, function.ResponseTTL)
+	r := function.NewRequest(req)
+	in, settings, err := readInput(r, rsp)
+	if err != nil {
+		return function.Fatal(rsp, err), nil
+	}
+	if err := function.RequirePlatformAPIs(r, rsp, function.NeededAPIs(function.APINeeds{Tenant: true, EtcdOperator: string(in.Etcd.Operator)})); err != nil {
+		return function.Fatal(rsp, err), nil
+	}
 	spec := &tkv1alpha1.TenantSpec{}
 	if err := r.CompositeSpec(spec); err != nil {
-		return function.Fatal(rsp, err)
+		return function.Fatal(rsp, err), nil
 	}
-	p, errs := planTenant(r.CompositeString("metadata", "name"), spec, in, r, now)
+	p, errs := planTenant(r.CompositeString("metadata", "name"), spec, in, r, clockTime(f.now))
 	if len(errs) > 0 {
-		return function.FatalList(rsp, attributeAll(settings, errs))
+		return function.FatalList(rsp, attributeAll(settings, errs)), nil
 	}
 	if err := function.Write(rsp, r, p); err != nil {
-		return function.Fatal(rsp, err)
+		return function.Fatal(rsp, err), nil
 	}
-	return rsp
+	return rsp, nil
 }
 
 // planTenant computes what the Tenant ns (its name is the namespace)
