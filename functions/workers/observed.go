@@ -195,21 +195,38 @@ func keepOldTemplates(p *function.Plan, r *function.Request, current string, tem
 
 // observedGroupStatus returns status.nodeGroups[G] from G's observed
 // MachineDeployment and the computed reservations (or, when those are
-// unknown, the observed capacity annotations), and whether the group is
-// ready: its MachineDeployment observed at its current generation with at
-// least minReplicas ready machines.
-func observedGroupStatus(r *function.Request, g string, ng v1alpha1.NodeGroup, res reservations) (v1alpha1.NodeGroupStatus, bool) {
+// unknown, the observed capacity annotations), and why the group is not
+// ready (whyNotReady), "" when it is: its MachineDeployment observed at
+// its current generation with at least minReplicas ready machines.
+func observedGroupStatus(r *function.Request, g string, ng v1alpha1.NodeGroup, res reservations) (v1alpha1.NodeGroupStatus, string) {
 	st := v1alpha1.NodeGroupStatus{Allocatable: v1alpha1.Allocatable{CPU: res.AllocatableCPU, Memory: res.AllocatableMemory}}
 	md, ok := observedMachineDeployment(r, g)
 	if !ok {
-		return st, false
+		return st, whyNotReady(g, md, false, deref(ng.MinReplicas))
 	}
 	if st.Allocatable.CPU == "" && st.Allocatable.Memory == "" {
 		st.Allocatable = v1alpha1.Allocatable{CPU: md.CapacityCPU, Memory: md.CapacityMemory}
 	}
 	st.Replicas = md.Replicas
 	st.ReadyReplicas = md.ReadyReplicas
-	return st, md.ready(deref(ng.MinReplicas))
+	return st, whyNotReady(g, md, true, deref(ng.MinReplicas))
+}
+
+// whyNotReady says why node group g is not ready, by what is observed of its
+// MachineDeployment md (observed: whether there is one), or "" when it is
+// ready (md.ready). A group whose minReplicas is 0 waits for no machine.
+func whyNotReady(g string, md observedMD, observed bool, minReplicas int32) string {
+	switch {
+	case !observed && minReplicas == 0:
+		return g + ": MachineDeployment not created yet (0 machines until it scales from zero on demand)"
+	case !observed:
+		return g + ": MachineDeployment not created yet"
+	case md.ObservedGen < md.Generation:
+		return fmt.Sprintf("%s: MachineDeployment generation %d not observed yet (observed %d)", g, md.Generation, md.ObservedGen)
+	case md.ReadyReplicas < minReplicas:
+		return fmt.Sprintf("%s: %d of minReplicas %d machines ready", g, md.ReadyReplicas, minReplicas)
+	}
+	return ""
 }
 
 // machineDeploymentReady is ready when node group g's observed

@@ -94,8 +94,8 @@ func waitForControlPlane(p *function.Plan, r *function.Request) {
 // composeGroups adds to p the objects of each planned node group (groups)
 // and the observed machine templates still in use; a pending group (not in
 // groups) keeps its observed objects unchanged, with a Warning. It returns
-// status.nodeGroups, the pending groups and the groups below their minimum
-// of ready nodes, in the order of spec's groups.
+// status.nodeGroups, the pending groups and why each group not ready is
+// not (notReady), in the order of spec's groups.
 func composeGroups(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput,
 	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool, pki *talosPKI) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
 	templates := observedTemplatesByGroup(r)
@@ -120,10 +120,10 @@ func composeGroups(p *function.Plan, r *function.Request, id function.Identity, 
 			}
 			pending = append(pending, g)
 		}
-		st, ready := observedGroupStatus(r, g, ng, res)
+		st, why := observedGroupStatus(r, g, ng, res)
 		status[g] = st
-		if !ready {
-			notReady = append(notReady, g)
+		if why != "" {
+			notReady = append(notReady, why)
 		}
 	}
 	return status, pending, notReady, nil
@@ -367,8 +367,8 @@ func warnGPUsWithoutOperator(p *function.Plan, spec *v1alpha1.KubernetesClusterS
 }
 
 // setWorkersReady sets WorkersReady: False while the Talos PKI, instance
-// types are pending or node groups are below their minimum of ready
-// nodes, True otherwise.
+// types are pending or node groups are not ready (notReady: why each is
+// not), True otherwise.
 func setWorkersReady(p *function.Plan, pending, notReady []string, pki *talosPKI) {
 	switch {
 	case len(pending) > 0 && pki.Needed && !pki.Ready():
@@ -379,7 +379,7 @@ func setWorkersReady(p *function.Plan, pending, notReady []string, pki *talosPKI
 			"waiting for the instance types of node groups "+strings.Join(pending, ", "))
 	case len(notReady) > 0:
 		p.SetCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonWaitingForNodes,
-			"node groups below their minimum of ready nodes: "+strings.Join(notReady, ", "))
+			"node groups not ready: "+strings.Join(notReady, "; "))
 	default:
 		p.SetCondition(v1alpha1.ConditionWorkersReady, true, v1alpha1.ReasonNodeGroupsReady, "")
 	}

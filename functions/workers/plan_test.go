@@ -221,10 +221,13 @@ func TestPlanStatus(t *testing.T) {
 		Ready      fnv1.Ready
 	}
 	allocatable := v1alpha1.Allocatable{CPU: "1800m", Memory: "6800Mi"} // u1.large, see TestPlanMachineDeployment
-	waiting := []function.Condition{{Type: "WorkersReady", Reason: "WaitingForNodes",
-		Message: "node groups below their minimum of ready nodes: md0"}}
+	waiting := func(msg string) []function.Condition {
+		return []function.Condition{{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: " + msg}}
+	}
+	const zeroMin = `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 0, maxReplicas: 3}}`
 	cases := map[string]struct {
 		reason string
+		spec   string // default: md0, minReplicas 2
 		md     *structpb.Struct
 		want   want
 	}{
@@ -232,7 +235,7 @@ func TestPlanStatus(t *testing.T) {
 			reason: "Before the MachineDeployment exists: no machines, waiting.",
 			want: want{
 				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Allocatable: allocatable}}, "nodes": "0/0"},
-				Conditions: waiting,
+				Conditions: waiting("md0: MachineDeployment not created yet"),
 				Ready:      fnv1.Ready_READY_FALSE,
 			},
 		},
@@ -241,7 +244,7 @@ func TestPlanStatus(t *testing.T) {
 			md:     observedMD0(t, 1, `{observedGeneration: 1, replicas: 2, readyReplicas: 1}`),
 			want: want{
 				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Replicas: 2, ReadyReplicas: 1, Allocatable: allocatable}}, "nodes": "1/2"},
-				Conditions: waiting,
+				Conditions: waiting("md0: 1 of minReplicas 2 machines ready"),
 				Ready:      fnv1.Ready_READY_FALSE,
 			},
 		},
@@ -250,8 +253,27 @@ func TestPlanStatus(t *testing.T) {
 			md:     observedMD0(t, 2, `{observedGeneration: 1, replicas: 2, readyReplicas: 2}`),
 			want: want{
 				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Replicas: 2, ReadyReplicas: 2, Allocatable: allocatable}}, "nodes": "2/2"},
-				Conditions: waiting,
+				Conditions: waiting("md0: MachineDeployment generation 2 not observed yet (observed 1)"),
 				Ready:      fnv1.Ready_READY_FALSE,
+			},
+		},
+		"ZeroMinimumNotObserved": {
+			reason: "minReplicas 0 before the MachineDeployment exists: waiting for it, no word of a minimum.",
+			spec:   zeroMin,
+			want: want{
+				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Allocatable: allocatable}}, "nodes": "0/0"},
+				Conditions: waiting("md0: MachineDeployment not created yet (0 machines until it scales from zero on demand)"),
+				Ready:      fnv1.Ready_READY_FALSE,
+			},
+		},
+		"ZeroMinimumNoMachines": {
+			reason: "minReplicas 0, observed at its generation with 0 machines: 0 of 0 is ready.",
+			spec:   zeroMin,
+			md:     observedMD0(t, 1, `{observedGeneration: 1, replicas: 0, readyReplicas: 0}`),
+			want: want{
+				Status:     map[string]any{"nodeGroups": map[string]v1alpha1.NodeGroupStatus{"md0": {Allocatable: allocatable}}, "nodes": "0/0"},
+				Conditions: []function.Condition{{Type: "WorkersReady", True: true, Reason: "NodeGroupsReady"}},
+				Ready:      fnv1.Ready_READY_TRUE,
 			},
 		},
 		"Ready": {
@@ -270,7 +292,11 @@ func TestPlanStatus(t *testing.T) {
 			if tc.md != nil {
 				observed[machineDeploymentResourceName("md0")] = tc.md
 			}
-			p, errs, r := planOf(t, newRequest(t, `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 2}}`,
+			spec := tc.spec
+			if spec == "" {
+				spec = `nodeGroups: {md0: {instanceType: u1.large, minReplicas: 2}}`
+			}
+			p, errs, r := planOf(t, newRequest(t, spec,
 				withInstancetypes(t, "u1.large"), withMachineSets(t), fntest.WithObserved(observed)))
 			if len(errs) > 0 {
 				t.Fatalf("plan: %v", errs)

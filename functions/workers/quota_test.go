@@ -232,7 +232,7 @@ func TestCapacityPreflight(t *testing.T) {
 			quotas: []*structpb.Struct{quotaObject(t, "compute", `{hard: {requests.cpu: "2", requests.memory: 64Gi, pods: "10"}}`, `{requests.cpu: 500m}`)},
 			want: want{Conditions: []function.Condition{
 				{Type: "CapacityFits", True: true, Reason: "QuotaFits"},
-				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 			}},
 		},
 		"MaxExceeds": {
@@ -244,7 +244,7 @@ func TestCapacityPreflight(t *testing.T) {
 					Message: "node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}},
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
-					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 				},
 			},
 		},
@@ -257,7 +257,7 @@ func TestCapacityPreflight(t *testing.T) {
 					Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"}, neverRemediatedAtOne("md1")},
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need fast.storageclass.storage.k8s.io/requests.storage 40Gi (md1 (2 × 20Gi)), but ResourceQuota tenant-foo/storage leaves this cluster 30Gi (hard 30Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
-					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0, md1"},
+					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet; md1: MachineDeployment not created yet"},
 				},
 			},
 		},
@@ -306,7 +306,7 @@ func TestCapacityPreflight(t *testing.T) {
 					Message: "node groups at minReplicas need requests.memory 17906180608 (md0 (2 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 17906180608, of which this cluster's machines 17906180608): a machine that is replaced may not come back; nothing running is changed"}},
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MinimumExceedsQuota", Message: "node groups at minReplicas need requests.memory 17906180608 (md0 (2 × 8953090304)), but ResourceQuota tenant-foo/compute leaves this cluster 12Gi (hard 12Gi, used 17906180608, of which this cluster's machines 17906180608): a machine that is replaced may not come back; nothing running is changed"},
-					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md1"},
+					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md1: MachineDeployment not created yet (0 machines until it scales from zero on demand)"},
 				},
 			},
 		},
@@ -324,7 +324,7 @@ func TestCapacityPreflight(t *testing.T) {
 				},
 				Conditions: []function.Condition{
 					{Type: "CapacityFits", Reason: "MaximumExceedsQuota", Message: "node groups at maxReplicas need pods 4 (md0 (4 × 1)), but ResourceQuota tenant-foo/a leaves this cluster 3 (hard 3, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit; node groups at maxReplicas need requests.memory 35812361216 (md0 (4 × 8953090304)), but ResourceQuota tenant-foo/z leaves this cluster 24Gi (hard 24Gi, used 0, of which this cluster's machines 0): cluster-autoscaler cannot scale past this limit"},
-					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+					{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 				},
 			},
 		},
@@ -342,7 +342,7 @@ func TestCapacityPreflight(t *testing.T) {
 			reason: "The quotas have not been fetched: no condition, no warning, no Fatal.",
 			spec:   md0, instances: []string{"u1.large"},
 			want: want{Conditions: []function.Condition{
-				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 			}},
 		},
 		"InstanceTypeNotArrived": {
@@ -360,7 +360,7 @@ func TestCapacityPreflight(t *testing.T) {
 			spec:   md0, instances: []string{"u1.large"},
 			quotas: []*structpb.Struct{},
 			want: want{Conditions: []function.Condition{
-				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 			}},
 		},
 		"QuotaRemoved": {
@@ -370,7 +370,7 @@ func TestCapacityPreflight(t *testing.T) {
 			xrCondition: "MaximumExceedsQuota",
 			want: want{Conditions: []function.Condition{
 				{Type: "CapacityFits", True: true, Reason: "NoResourceQuota", Message: "no ResourceQuota of the namespace applies to the node groups"},
-				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 			}},
 		},
 		"Scopes": {
@@ -382,7 +382,7 @@ func TestCapacityPreflight(t *testing.T) {
 			},
 			want: want{Conditions: []function.Condition{
 				{Type: "CapacityFits", True: true, Reason: "QuotaFits"},
-				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups below their minimum of ready nodes: md0"},
+				{Type: "WorkersReady", Reason: "WaitingForNodes", Message: "node groups not ready: md0: MachineDeployment not created yet"},
 			}},
 		},
 	}
