@@ -20,6 +20,7 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
@@ -108,14 +109,14 @@ var scopedCredentials = credentialsSecretYAML(`{tenantkube.io/backup-credentials
 // EtcdSnapshots (none).
 func backupRequired(key *age.X25519Identity) map[string][]string {
 	req := map[string][]string{
-		requiredBackupRecipient:       {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
-		function.RequirementNamespace: {tenantNamespace},
-		requiredBackupCredentials:     {scopedCredentials},
-		requiredNamespaceBackups:      nil,
+		backup.RequiredBackupRecipient:   {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
+		function.RequirementNamespace:    {tenantNamespace},
+		backup.RequiredBackupCredentials: {scopedCredentials},
+		backup.RequiredNamespaceBackups:  nil,
 	}
 	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
 		"front-proxy-ca-certificate": "demo-front-proxy-ca-certificate", "etcd-ca": "demo-etcd-ca", "etcd-peer-ca": "demo-etcd-peer-ca"} {
-		req[requiredBackupSourcePrefix+role] = []string{secretYAML(name, backupPKIData[name])}
+		req[backup.RequiredBackupSourcePrefix+role] = []string{secretYAML(name, backupPKIData[name])}
 	}
 	return req
 }
@@ -172,25 +173,6 @@ func composedWithPrefix(p *function.Plan, prefix string) []string {
 	return out
 }
 
-func TestSlotStart(t *testing.T) {
-	id := function.Identity{Namespace: "tenant-demo", Name: "demo"}
-	for _, tc := range []struct {
-		interval time.Duration
-		now      time.Time
-		want     string
-	}{
-		{24 * time.Hour, backupNow, slot24h},
-		{6 * time.Hour, backupNow, slot6h},
-		// The boundary belongs to the new slot; a second before, the old.
-		{6 * time.Hour, time.Date(2026, 12, 3, 6, 30, 44, 0, time.UTC), slot6h},
-		{6 * time.Hour, time.Date(2026, 12, 3, 6, 30, 43, 0, time.UTC), prevSlot6h},
-	} {
-		if got := slotStart(id, tc.interval, tc.now).Format(backupTimeLayout); got != tc.want {
-			t.Errorf("slotStart(%s, %s) = %s, want %s", tc.interval, tc.now, got, tc.want)
-		}
-	}
-}
-
 func TestBackupSnapshotAndBundle(t *testing.T) {
 	key, err := age.GenerateX25519Identity()
 	if err != nil {
@@ -202,7 +184,7 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkiKey := pkiObjectKey(t, p, "demo")
-	if got, want := composedWithPrefix(p, namePrefixBackup), []string{"backup-" + slot24h, "backup-pki-" + slot24h, pkiKey}; !cmp.Equal(got, want) {
+	if got, want := composedWithPrefix(p, backup.NamePrefixBackup), []string{"backup-" + slot24h, "backup-pki-" + slot24h, pkiKey}; !cmp.Equal(got, want) {
 		t.Errorf("backups composed: %v, want %v", got, want)
 	}
 	snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+slot24h)
@@ -243,10 +225,10 @@ func TestBackupSnapshotAndBundle(t *testing.T) {
 	}
 	other, _ := age.GenerateX25519Identity()
 	var pki map[string]map[string][]byte
-	if err := openBundle(str(obj, "pki"), other, &pki); err == nil {
+	if err := backup.OpenBundle(str(obj, "pki"), other, &pki); err == nil {
 		t.Error("another identity decrypted the PKI object")
 	}
-	if err := openBundle(str(obj, "pki"), key, &pki); err != nil {
+	if err := backup.OpenBundle(str(obj, "pki"), key, &pki); err != nil {
 		t.Fatal(err)
 	}
 	for role, name := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate",
@@ -275,7 +257,7 @@ func TestBackupPKIObjectIsNamedByItsContent(t *testing.T) {
 		t.Errorf("the same PKI named %s and %s", first, again)
 	}
 	req := backupRequired(key)
-	req[requiredBackupSourcePrefix+"ca"] = []string{secretYAML("demo-ca", map[string]string{"ca.crt": "a rotated CA", "ca.key": "its key"})}
+	req[backup.RequiredBackupSourcePrefix+"ca"] = []string{secretYAML("demo-ca", map[string]string{"ca.crt": "a rotated CA", "ca.key": "its key"})}
 	if rotated := name(req); rotated == first {
 		t.Errorf("a changed CA kept the PKI object name %s", first)
 	}
@@ -285,7 +267,7 @@ func TestBackupPKIObjectIsNamedByItsContent(t *testing.T) {
 // object in p.
 func pkiObjectKey(t *testing.T, p *function.Plan, n string) string {
 	t.Helper()
-	keys := composedWithPrefix(p, namePrefixBackupClusterPKI+n+"-")
+	keys := composedWithPrefix(p, backup.NamePrefixBackupClusterPKI+n+"-")
 	if len(keys) != 1 {
 		t.Fatalf("PKI objects of %s composed: %v, want one", n, keys)
 	}
@@ -335,11 +317,11 @@ func TestBackupSchedule(t *testing.T) {
 			obs := map[string]string{}
 			for k, v := range tc.observed {
 				obs[k] = v
-				obs[namePrefixBackupPKI+strings.TrimPrefix(k, namePrefixBackup)] = bundle(strings.TrimPrefix(k, namePrefixBackup))
+				obs[backup.NamePrefixBackupPKI+strings.TrimPrefix(k, backup.NamePrefixBackup)] = bundle(strings.TrimPrefix(k, backup.NamePrefixBackup))
 			}
 			req := backupRequired(key)
 			if tc.noPKI {
-				delete(req, requiredBackupSourcePrefix+"sa-certificate")
+				delete(req, backup.RequiredBackupSourcePrefix+"sa-certificate")
 			}
 			spec := tc.spec
 			if spec == "" {
@@ -350,8 +332,8 @@ func TestBackupSchedule(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, n := range composedWithPrefix(p, namePrefixBackup) {
-				if !strings.HasPrefix(n, namePrefixBackupPKI) && !strings.HasPrefix(n, namePrefixBackupClusterPKI) {
+			for _, n := range composedWithPrefix(p, backup.NamePrefixBackup) {
+				if !strings.HasPrefix(n, backup.NamePrefixBackupPKI) && !strings.HasPrefix(n, backup.NamePrefixBackupClusterPKI) {
 					got = append(got, n)
 				}
 			}
@@ -361,7 +343,7 @@ func TestBackupSchedule(t *testing.T) {
 			}
 			// Observed bundles are kept as written, never encrypted again.
 			for k := range tc.observed {
-				bn := namePrefixBackupPKI + strings.TrimPrefix(k, namePrefixBackup)
+				bn := backup.NamePrefixBackupPKI + strings.TrimPrefix(k, backup.NamePrefixBackup)
 				kept := false
 				for _, kp := range p.Kept {
 					kept = kept || kp.Name == bn
@@ -415,7 +397,7 @@ func TestRetentionKeepsTheNewestCompleteBackup(t *testing.T) {
 	}
 	var kept []string
 	for _, k := range p.Kept {
-		if strings.HasPrefix(k.Name, namePrefixBackup) {
+		if strings.HasPrefix(k.Name, backup.NamePrefixBackup) {
 			kept = append(kept, k.Name)
 		}
 	}
@@ -530,7 +512,7 @@ func TestBackupBounds(t *testing.T) {
 // demo-<slot24h>-<digest>, step by step as Crossplane calls the function.
 func TestRestore(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
-	// The bundle demo's backup wrote, as planBackups composes it.
+	// The bundle demo's backup wrote, as backup.PlanCluster composes it.
 	p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: backupRequired(key)}, backupInput, backupNow)
 	if err != nil {
 		t.Fatal(err)
@@ -540,11 +522,11 @@ func TestRestore(t *testing.T) {
 	pkiJSON, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "demo")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	backup := "demo-" + slot24h + "-" + digestDemo
-	spec := `{restore: {backup: ` + backup + `}}`
+	taken := "demo-" + slot24h + "-" + digestDemo
+	spec := `{restore: {backup: ` + taken + `}}`
 
 	t.Run("OtherNamespace", func(t *testing.T) {
-		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, namespace: tenant-other}}`}, backupInput, backupNow)
+		_, err := planBackupsAt(t, fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + taken + `, namespace: tenant-other}}`}, backupInput, backupNow)
 		if err == nil || !strings.Contains(err.Error(), "spec.restore.namespace") || !strings.Contains(err.Error(), `"tenant-other"`) {
 			t.Errorf("restoring another namespace's backup: %v", err)
 		}
@@ -560,22 +542,22 @@ func TestRestore(t *testing.T) {
 		// The record of the backup asked for is not found: the namespace's
 		// backups are asked for, and the one that exists is listed.
 		const missing = "demo-20200101000000-abcdef"
-		call := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + missing + `}}`, Required: map[string][]string{requiredRestoreBundle: nil}}
+		call := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + missing + `}}`, Required: map[string][]string{backup.RequiredRestoreBundle: nil}}
 		p, err := planBackupsAt(t, call, backupInput, backupNow)
 		if err != nil {
 			t.Fatalf("before the namespace's backups are fetched: %v", err)
 		}
-		sel := p.Requirements[requiredRestoreBackups]
+		sel := p.Requirements[backup.RequiredRestoreBackups]
 		if d := cmp.Diff(map[string]string{"tenantkube.io/namespace": "tenant-demo"}, sel.GetMatchLabels().GetLabels()); d != "" || sel.GetKind() != "EnvironmentConfig" {
 			t.Errorf("the namespace's backups are not asked for by their namespace label: %v (-want +got):\n%s", sel, d)
 		}
-		call.Required[requiredRestoreBackups] = []string{string(envJSON)}
+		call.Required[backup.RequiredRestoreBackups] = []string{string(envJSON)}
 		_, err = planBackupsAt(t, call, backupInput, backupNow)
-		want := `spec.restore.backup: Not found: "` + missing + `": no backup record EnvironmentConfig tenant-demo.` + missing + `; namespace tenant-demo has backups ` + backup
+		want := `spec.restore.backup: Not found: "` + missing + `": no backup record EnvironmentConfig tenant-demo.` + missing + `; namespace tenant-demo has backups ` + taken
 		if err == nil || err.Error() != want {
 			t.Errorf("restoring a missing backup:\n got %v\nwant %s", err, want)
 		}
-		call.Required[requiredRestoreBackups] = nil
+		call.Required[backup.RequiredRestoreBackups] = nil
 		_, err = planBackupsAt(t, call, backupInput, backupNow)
 		if err == nil || !strings.HasSuffix(err.Error(), "; namespace tenant-demo has no backups") {
 			t.Errorf("restoring in a namespace without backups: %v", err)
@@ -601,17 +583,17 @@ func TestRestore(t *testing.T) {
 		}
 	})
 	t.Run("WaitsForThePKIObject", func(t *testing.T) {
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var pkiName string
 		_ = json.Unmarshal(env.Data["clusterPKI"].Raw, &pkiName)
-		if sel := p.Requirements[requiredRestorePKIObject]; sel.GetMatchName() != pkiName || pkiName == "" {
+		if sel := p.Requirements[backup.RequiredRestorePKIObject]; sel.GetMatchName() != pkiName || pkiName == "" {
 			t.Errorf("PKI object asked for: %v, want %s", sel, pkiName)
 		}
-		if got := composedWithPrefix(p, namePrefixRestoredPKI); len(got) != 0 {
+		if got := composedWithPrefix(p, backup.NamePrefixRestoredPKI); len(got) != 0 {
 			t.Errorf("restored PKI composed before its PKI object arrived: %v", got)
 		}
 	})
@@ -624,7 +606,7 @@ func TestRestore(t *testing.T) {
 		"PKIObjectOfAnotherNamespace": {[]string{strings.Replace(string(pkiJSON), `"namespace":"tenant-demo"`, `"namespace":"tenant-other"`, 1)}, "is cluster tenant-other/demo's, not tenant-demo/demo's"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: tc.pki, requiredRestoreIdentity: {identity}}}
+			c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestorePKIObject: tc.pki, backup.RequiredRestoreIdentity: {identity}}}
 			_, err := planBackupsAt(t, c, backupInput, backupNow)
 			if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want spec.restore.backup ... %s", err, tc.want)
@@ -632,7 +614,7 @@ func TestRestore(t *testing.T) {
 		})
 	}
 	t.Run("PKIFirst", func(t *testing.T) {
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestorePKIObject: {string(pkiJSON)}, backup.RequiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -640,11 +622,11 @@ func TestRestore(t *testing.T) {
 		etcd := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster)
 		src := etcd.Spec.Bootstrap.Restore.Source.S3
 		// The exact key the operator wrote: <prefix>/<NS>/<backup>.db.
-		if src == nil || src.Key != "tenantkube/tenant-demo/"+backup+".db" || src.CredentialsSecretRef.Name != "etcd-backup-s3" {
+		if src == nil || src.Key != "tenantkube/tenant-demo/"+taken+".db" || src.CredentialsSecretRef.Name != "etcd-backup-s3" {
 			t.Errorf("bootstrap.restore.source %+v", etcd.Spec.Bootstrap.Restore.Source)
 		}
 		for role, want := range map[string]string{"ca": "demo-ca", "sa-certificate": "demo-sa-certificate", "front-proxy-ca-certificate": "demo-front-proxy-ca-certificate"} {
-			s := composedObject[corev1.Secret](t, p, namePrefixRestoredPKI+role)
+			s := composedObject[corev1.Secret](t, p, backup.NamePrefixRestoredPKI+role)
 			if s.Name != "demo2-"+strings.TrimPrefix(want, "demo-") || s.Namespace != "tenant-demo" {
 				t.Errorf("restored %s as %s/%s", role, s.Namespace, s.Name)
 			}
@@ -667,7 +649,7 @@ func TestRestore(t *testing.T) {
 		// The namespace was deleted and created again: the garbage
 		// collector has not yet deleted the earlier one's bundle.
 		again := strings.Replace(tenantNamespace, tenantDemoUID, "6b1f0a52-0000-4000-8000-000000000002", 1)
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {again}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {again}, backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestorePKIObject: {string(pkiJSON)}, backup.RequiredRestoreIdentity: {identity}}}
 		_, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err == nil || !strings.Contains(err.Error(), "spec.restore.backup") || !strings.Contains(err.Error(), "an earlier namespace tenant-demo's (UID "+tenantDemoUID+")") {
 			t.Errorf("restoring an earlier namespace's backup: %v", err)
@@ -680,14 +662,14 @@ func TestRestore(t *testing.T) {
 		stripped.OwnerReferences = nil
 		strippedJSON, _ := json.Marshal(stripped)
 		again := strings.Replace(tenantNamespace, tenantDemoUID, "6b1f0a52-0000-4000-8000-000000000002", 1)
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {again}, requiredRestoreBundle: {string(strippedJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {again}, backup.RequiredRestoreBundle: {string(strippedJSON)}, backup.RequiredRestorePKIObject: {string(pkiJSON)}, backup.RequiredRestoreIdentity: {identity}}}
 		_, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err == nil || !strings.Contains(err.Error(), "an earlier namespace tenant-demo's (UID "+tenantDemoUID+")") {
 			t.Errorf("restoring an earlier namespace's backup without its Namespace reference: %v", err)
 		}
 	})
 	t.Run("WaitsForTheNamespace", func(t *testing.T) {
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestorePKIObject: {string(pkiJSON)}, backup.RequiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -699,23 +681,23 @@ func TestRestore(t *testing.T) {
 	t.Run("FromWhereItWasWritten", func(t *testing.T) {
 		// The bundle records the snapshot's file: a restore after the
 		// platform moved its backups still reads it there.
-		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiJSON)}, requiredRestoreIdentity: {identity}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestorePKIObject: {string(pkiJSON)}, backup.RequiredRestoreIdentity: {identity}}}
 		p, err := planBackupsAt(t, c, movedBackupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
 		}
 		src := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster).Spec.Bootstrap.Restore.Source.S3
-		if src == nil || src.Bucket != "etcd-backups" || src.Key != "tenantkube/tenant-demo/"+backup+".db" || src.Endpoint != "https://s3.corp.test" {
-			t.Errorf("bootstrap.restore.source.s3 %+v, want etcd-backups/tenantkube/tenant-demo/%s.db at https://s3.corp.test", src, backup)
+		if src == nil || src.Bucket != "etcd-backups" || src.Key != "tenantkube/tenant-demo/"+taken+".db" || src.Endpoint != "https://s3.corp.test" {
+			t.Errorf("bootstrap.restore.source.s3 %+v, want etcd-backups/tenantkube/tenant-demo/%s.db at https://s3.corp.test", src, taken)
 		}
 	})
 	t.Run("ThenTheControlPlane", func(t *testing.T) {
 		obs := map[string]string{}
-		for _, role := range restoredPKI {
-			obs[namePrefixRestoredPKI+role.Role] = secretYAML(role.Secret(function.Identity{Namespace: "tenant-demo", Name: "demo2"}), map[string]string{"k": "v"})
+		for _, role := range backup.ControlPlanePKI {
+			obs[backup.NamePrefixRestoredPKI+role.Role] = secretYAML(role.Secret(function.Identity{Namespace: "tenant-demo", Name: "demo2"}), map[string]string{"k": "v"})
 		}
 		// No identity any more: the restored Secrets are kept as observed.
-		c := fntest.Call{Name: "demo2", Spec: spec, Observed: obs, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}}}
+		c := fntest.Call{Name: "demo2", Spec: spec, Observed: obs, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}}}
 		p, err := planBackupsAt(t, c, strings.Replace(backupInput, ", identitySecret: etcd-backup-identity", "", 1), backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -725,7 +707,7 @@ func TestRestore(t *testing.T) {
 		if kcp.Spec.DataStoreSchema != demoSchema || kcp.Spec.DataStoreUsername != demoSchema {
 			t.Errorf("dataStoreSchema %v, dataStoreUsername %v, want %s", kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername, demoSchema)
 		}
-		if len(p.Kept) < len(restoredPKI) {
+		if len(p.Kept) < len(backup.ControlPlanePKI) {
 			t.Errorf("restored PKI kept: %v", p.Kept)
 		}
 	})
@@ -745,7 +727,7 @@ func TestRestoredPKIOutlivesSpecRestore(t *testing.T) {
 	}
 	obs := map[string]string{}
 	for role, data := range restoredData {
-		obs[namePrefixRestoredPKI+role] = secretYAML("demo2-"+role, data)
+		obs[backup.NamePrefixRestoredPKI+role] = secretYAML("demo2-"+role, data)
 	}
 	const key = "tenantkube/tenant-demo/demo-20261202183044-bd279f.db"
 	obs[nameEtcdCluster] = `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: demo2-etcd, namespace: tenant-demo}, spec: {replicas: 3,
@@ -758,7 +740,7 @@ func TestRestoredPKIOutlivesSpecRestore(t *testing.T) {
 		t.Errorf("EtcdCluster bootstrap key %v, want the observed %s", got, key)
 	}
 	for role, data := range restoredData {
-		name := namePrefixRestoredPKI + role
+		name := backup.NamePrefixRestoredPKI + role
 		got := fntest.DesiredObject(t, rsp, name)
 		if n := fntest.Get(got, "metadata", "name"); n != "demo2-"+role {
 			t.Errorf("%s: Secret %v, want demo2-%s", name, n, role)
@@ -776,7 +758,7 @@ func TestRestoredPKIOutlivesSpecRestore(t *testing.T) {
 	rsp = fntest.Call{Name: "demo2", Spec: `{}`, Input: backupInput}.Run(t, fn)
 	fntest.NoFatal(t, rsp)
 	for _, n := range fntest.DesiredNames(rsp) {
-		if strings.HasPrefix(n, namePrefixRestoredPKI) {
+		if strings.HasPrefix(n, backup.NamePrefixRestoredPKI) {
 			t.Errorf("a cluster never restored composes %s", n)
 		}
 	}
@@ -854,7 +836,7 @@ func TestBackupWaitsForTheNamespace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := composedWithPrefix(p, namePrefixBackup), []string{"backup-" + prev}; !cmp.Equal(got, want) {
+			if got, want := composedWithPrefix(p, backup.NamePrefixBackup), []string{"backup-" + prev}; !cmp.Equal(got, want) {
 				t.Errorf("composed %v, want %v (no backup of slot %s before the Namespace arrives)", got, want, slot24h)
 			}
 			snap := composedObject[etcdv1alpha2.EtcdSnapshot](t, p, "backup-"+prev)
@@ -925,21 +907,21 @@ func TestRestoreAfterTheClusterIsGone(t *testing.T) {
 	pkiJSON, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "demo")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	backup := "demo-" + slot24h + "-" + digestDemo
+	taken := "demo-" + slot24h + "-" + digestDemo
 	req := backupRequired(key)
-	req[requiredRestoreBundle] = []string{string(envJSON)}
-	req[requiredRestorePKIObject] = []string{string(pkiJSON)}
-	req[requiredRestoreIdentity] = []string{identity}
-	c := fntest.Call{UID: laterUID, Spec: `{restore: {backup: ` + backup + `}}`, Required: req}
+	req[backup.RequiredRestoreBundle] = []string{string(envJSON)}
+	req[backup.RequiredRestorePKIObject] = []string{string(pkiJSON)}
+	req[backup.RequiredRestoreIdentity] = []string{identity}
+	c := fntest.Call{UID: laterUID, Spec: `{restore: {backup: ` + taken + `}}`, Required: req}
 	p, err = planBackupsAt(t, c, backupInput, backupNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	etcd := composedObject[etcdv1alpha2.EtcdCluster](t, p, nameEtcdCluster)
-	if src := etcd.Spec.Bootstrap.Restore.Source.S3; src == nil || src.Key != "tenantkube/tenant-demo/"+backup+".db" {
+	if src := etcd.Spec.Bootstrap.Restore.Source.S3; src == nil || src.Key != "tenantkube/tenant-demo/"+taken+".db" {
 		t.Errorf("bootstrap.restore.source %+v", etcd.Spec.Bootstrap.Restore.Source)
 	}
-	ca := composedObject[corev1.Secret](t, p, namePrefixRestoredPKI+"ca")
+	ca := composedObject[corev1.Secret](t, p, backup.NamePrefixRestoredPKI+"ca")
 	if ca.Name != "demo-ca" || string(ca.Data["ca.key"]) != "cluster CA key" {
 		t.Errorf("restored CA %s: %q", ca.Name, ca.Data["ca.key"])
 	}
@@ -973,7 +955,7 @@ func TestBackupObservedName(t *testing.T) {
 
 // A tenant's interval edits do not snapshot the etcd again: every
 // interval has its own slots (demo's 6h0m1s slot holding backupNow starts
-// 06:53:25, worked out with Python from slotStart's formula), and a slot's
+// 06:53:25, worked out with Python from backup.SlotStart's formula), and a slot's
 // backup is taken only when it starts at least minInterval (6h) after the
 // newest backup's.
 func TestBackupsAtLeastMinIntervalApart(t *testing.T) {
@@ -995,8 +977,8 @@ func TestBackupsAtLeastMinIntervalApart(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string // the EtcdSnapshots: backup-<slot>
-			for _, n := range composedWithPrefix(p, namePrefixBackup) {
-				if _, err := time.Parse(backupTimeLayout, strings.TrimPrefix(n, namePrefixBackup)); err == nil {
+			for _, n := range composedWithPrefix(p, backup.NamePrefixBackup) {
+				if _, err := time.Parse(backup.TimeLayout, strings.TrimPrefix(n, backup.NamePrefixBackup)); err == nil {
 					got = append(got, n)
 				}
 			}
@@ -1039,7 +1021,7 @@ func TestBackupsOffKeepsTheBackups(t *testing.T) {
 	keptNames := func(p *function.Plan) []string {
 		var out []string
 		for _, k := range p.Kept {
-			if strings.HasPrefix(k.Name, namePrefixBackup) {
+			if strings.HasPrefix(k.Name, backup.NamePrefixBackup) {
 				out = append(out, k.Name)
 			}
 		}
@@ -1081,26 +1063,5 @@ func TestBundleRecordsTheSnapshotsDestination(t *testing.T) {
 	}
 	if want := "etcd-backups/tenantkube/tenant-demo/demo-" + slot24h + "-" + digestDemo + ".db"; src.S3 == nil || src.S3.Bucket+"/"+src.S3.Key != want {
 		t.Errorf("bundle source %+v, want %s", src.S3, want)
-	}
-}
-
-// TestBackupIntervalAsWritten: status and messages show the interval as
-// the tenant (spec.backup.interval) or the platform wrote it, and ages
-// without zero trailing units.
-func TestBackupIntervalAsWritten(t *testing.T) {
-	for _, c := range []struct{ asked, platform, want string }{
-		{"", "24h", "24h"}, {"90m", "24h", "90m"}, {"", "1440m", "1440m"},
-	} {
-		if got := intervalText(tkv1alpha1.Duration(c.asked), &cpinput.EtcdBackup{Interval: tkv1alpha1.Duration(c.platform)}); got != c.want {
-			t.Errorf("asked %q, platform %q: %q, want %q", c.asked, c.platform, got, c.want)
-		}
-	}
-	for d, want := range map[time.Duration]string{
-		89*time.Hour + 29*time.Minute: "89h29m", 48 * time.Hour: "48h", 48*time.Hour + time.Minute: "48h1m",
-		30 * time.Second: "30s", time.Hour + 30*time.Second: "1h0m30s", 0: "0s", 5 * time.Minute: "5m",
-	} {
-		if got := compactDuration(d); got != want {
-			t.Errorf("compactDuration(%d) = %q, want %q", d, got, want)
-		}
 	}
 }

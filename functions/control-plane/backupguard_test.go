@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
@@ -29,7 +30,7 @@ func backupObjects(t *testing.T, p *function.Plan, observed map[string]string) m
 	t.Helper()
 	out := map[string]string{}
 	for _, c := range p.Composed {
-		if strings.HasPrefix(c.Name, namePrefixBackup) {
+		if strings.HasPrefix(c.Name, backup.NamePrefixBackup) {
 			y, err := json.Marshal(c.Object)
 			if err != nil {
 				t.Fatal(err)
@@ -38,7 +39,7 @@ func backupObjects(t *testing.T, p *function.Plan, observed map[string]string) m
 		}
 	}
 	for _, k := range p.Kept {
-		if strings.HasPrefix(k.Name, namePrefixBackup) {
+		if strings.HasPrefix(k.Name, backup.NamePrefixBackup) {
 			out[k.Name] = observed[k.Name]
 		}
 	}
@@ -89,13 +90,13 @@ func TestBackupCredentialsMustBeScoped(t *testing.T) {
 	}
 	want := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret",
 		Match: &fnv1.ResourceSelector_MatchName{MatchName: "etcd-backup-s3"}, Namespace: proto.String("tenant-demo")}
-	if diff := cmp.Diff(want, first.Requirements[requiredBackupCredentials], protocmp.Transform()); diff != "" {
+	if diff := cmp.Diff(want, first.Requirements[backup.RequiredBackupCredentials], protocmp.Transform()); diff != "" {
 		t.Errorf("credentials requirement (-want +got):\n%s", diff)
 	}
 	for name, tc := range credentialCases {
 		t.Run(name, func(t *testing.T) {
 			req := backupRequired(key)
-			req[requiredBackupCredentials] = tc.secrets
+			req[backup.RequiredBackupCredentials] = tc.secrets
 			for _, obs := range []map[string]string{nil, observed} {
 				p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: req}, backupInput, backupNow)
 				if err != nil {
@@ -137,7 +138,7 @@ func TestBackupCredentialsMustBeScoped(t *testing.T) {
 	t.Run("NotArrived", func(t *testing.T) {
 		// Crossplane calls again with the Secret: nothing is decided yet.
 		req := backupRequired(key)
-		delete(req, requiredBackupCredentials)
+		delete(req, backup.RequiredBackupCredentials)
 		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: observed, Required: req}, backupInput, backupNow)
 		if err != nil {
 			t.Fatal(err)
@@ -155,12 +156,12 @@ func TestBackupCredentialsMustBeScoped(t *testing.T) {
 		// No credentials: nothing to check, nothing required.
 		pvc := strings.Replace(backupInput, `s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, keyPrefix: "tenantkube/", credentialsSecretName: etcd-backup-s3, forcePathStyle: true}`, `pvc: {claimName: etcd-backups}`, 1)
 		req := backupRequired(key)
-		delete(req, requiredBackupCredentials)
+		delete(req, backup.RequiredBackupCredentials)
 		p, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Required: req}, pvc, backupNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := p.Requirements[requiredBackupCredentials]; ok || !desiredNames(p)["backup-"+slot24h] {
+		if _, ok := p.Requirements[backup.RequiredBackupCredentials]; ok || !desiredNames(p)["backup-"+slot24h] {
 			t.Errorf("PVC backups: credentials required %v, backup composed %v", ok, desiredNames(p)["backup-"+slot24h])
 		}
 	})
@@ -179,7 +180,7 @@ func TestTenantBackupCredentialsMustBeScoped(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := tenantBackupCall(key, "a")
 			c.observed = observed
-			c.required[requiredBackupCredentials] = tc.secrets
+			c.required[backup.RequiredBackupCredentials] = tc.secrets
 			p := planTenantAt(t, c, backupNow)
 			desired := desiredNames(p)
 			if desired["backup-"+tenantSlot] {
@@ -207,9 +208,9 @@ func clusterBackupRequired(key *age.X25519Identity, n string, snaps []string) ma
 	req := backupRequired(key)
 	for _, role := range backupPKI {
 		name := role.Secret(function.Identity{Namespace: "tenant-demo", Name: n})
-		req[requiredBackupSourcePrefix+role.Role] = []string{secretYAML(name, map[string]string{"key": name})}
+		req[backup.RequiredBackupSourcePrefix+role.Role] = []string{secretYAML(name, map[string]string{"key": name})}
 	}
-	req[requiredNamespaceBackups] = snaps
+	req[backup.RequiredNamespaceBackups] = snaps
 	return req
 }
 
@@ -303,7 +304,7 @@ func TestDeletedClusterBackupsBounded(t *testing.T) {
 			if c, _ := planCondition(kp, tkv1alpha1.ConditionBackupCurrent); c.Reason == tkv1alpha1.ReasonTooManyDeletedClusterBackups {
 				t.Fatalf("iteration %d: keep refused: %s", i, c.Message)
 			}
-			if want := "backup-" + slotStart(function.Identity{Namespace: "tenant-demo", Name: "keep"}, 24*time.Hour, now).Format(backupTimeLayout); !slices.Contains(ks, want) {
+			if want := "backup-" + backup.SlotStart(function.Identity{Namespace: "tenant-demo", Name: "keep"}, 24*time.Hour, now).Format(backup.TimeLayout); !slices.Contains(ks, want) {
 				t.Fatalf("iteration %d: keep's backups %v lack %s", i, ks, want)
 			}
 			keepSlots++
@@ -327,7 +328,7 @@ func TestDeletedClusterBackupsBounded(t *testing.T) {
 	}
 	// The list is asked for only before a schedule's first backup.
 	p, _ := reconcile("keep", keepUID, keepObserved, now)
-	if _, ok := p.Requirements[requiredNamespaceBackups]; ok {
+	if _, ok := p.Requirements[backup.RequiredNamespaceBackups]; ok {
 		t.Error("a cluster with backups asks for its namespace's EtcdSnapshots")
 	}
 }

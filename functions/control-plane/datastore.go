@@ -11,6 +11,7 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/quantity"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
@@ -129,8 +130,8 @@ func (d dedicatedEtcd) composeEtcd(p *function.Plan, s *scope) *field.Error {
 	var source *etcdv1alpha2.SnapshotLocation
 	if rp != nil {
 		source = &rp.Source
-		composeRestoredPKI(p, rp)
-	} else if src, err := observedRestoreSource(s.r); err != nil {
+		backup.ComposeRestoredPKI(p, rp)
+	} else if src, err := backup.ObservedRestoreSource(s.r); err != nil {
 		return field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err)
 	} else {
 		source = src
@@ -160,12 +161,12 @@ func (d dedicatedEtcd) BacksUp() bool { return d.backup.Enabled() }
 
 func (d dedicatedEtcd) NoBackups() string { return msgNoBackups }
 
-// Backups schedules the etcd's backups (planBackups) under the control
+// Backups schedules the etcd's backups (backup.PlanCluster) under the control
 // plane's etcd account (Kamaji's default when it sets none), or keeps the
 // observed ones when the platform takes none.
 func (d dedicatedEtcd) Backups(p *function.Plan, s *scope) field.ErrorList {
 	if !d.BacksUp() {
-		keepObservedBackups(p, s.r)
+		backup.KeepObserved(p, s.r)
 		return nil
 	}
 	schema, username := s.kcp.Spec.DataStoreSchema, s.kcp.Spec.DataStoreUsername
@@ -175,11 +176,19 @@ func (d dedicatedEtcd) Backups(p *function.Plan, s *scope) field.ErrorList {
 	if username == "" {
 		username = schema
 	}
-	if err := planBackups(p, s.r, s.t, s.in, schema, username, s.now); err != nil {
+	etcd := namesOfEtcd(d.id, cpinput.EtcdOperatorCozystack).Cluster
+	if err := backup.PlanCluster(p, s.r, s.t, s.in, etcd, backupPKI, schema, username, s.now); err != nil {
 		return field.ErrorList{err}
 	}
 	return nil
 }
+
+// backupPKI are the Secrets a dedicated etcd's backup carries
+// (backup.ClusterPKI), with the etcd-operator's client and peer CAs.
+var backupPKI = backup.ClusterPKI(
+	func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).ClientCA },
+	func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).PeerCA },
+)
 
 // tenantDataStore is the namespace's etcd, which its Tenant XR composes
 // with the DataStore Identity.TenantDataStoreName: the cluster requires
@@ -230,7 +239,7 @@ func (d tenantDataStore) NoBackups() string {
 // Backups keeps the observed backups and shows the Tenant's
 // (mirrorTenantBackups) when the platform takes them.
 func (d tenantDataStore) Backups(p *function.Plan, s *scope) field.ErrorList {
-	keepObservedBackups(p, s.r)
+	backup.KeepObserved(p, s.r)
 	if !d.backup.Enabled() {
 		return nil
 	}
@@ -270,7 +279,7 @@ func (d sharedDataStore) BacksUp() bool { return false }
 func (d sharedDataStore) NoBackups() string { return msgNoBackups }
 
 func (d sharedDataStore) Backups(p *function.Plan, s *scope) field.ErrorList {
-	keepObservedBackups(p, s.r)
+	backup.KeepObserved(p, s.r)
 	return nil
 }
 

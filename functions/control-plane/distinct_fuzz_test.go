@@ -10,6 +10,7 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
@@ -77,7 +78,7 @@ var fuzzBackupKey = func() *age.X25519Identity {
 // backupAnswers are the required resources of cluster id's backup on
 // backupInput: its PKI Secrets by role key (keyed as key+role) and the
 // recipient.
-func backupAnswers(t *testing.T, id function.Identity, key string, roles []pkiRole) map[string]*fnv1.Resources {
+func backupAnswers(t *testing.T, id function.Identity, key string, roles []backup.PKIRole) map[string]*fnv1.Resources {
 	t.Helper()
 	out := map[string]*fnv1.Resources{}
 	add := func(k string, obj map[string]any) {
@@ -88,14 +89,14 @@ func backupAnswers(t *testing.T, id function.Identity, key string, roles []pkiRo
 		out[k] = &fnv1.Resources{Items: []*fnv1.Resource{{Resource: s}}}
 	}
 	for _, role := range roles {
-		add(requiredBackupSourcePrefix+key+role.Role, map[string]any{"apiVersion": "v1", "kind": "Secret",
+		add(backup.RequiredBackupSourcePrefix+key+role.Role, map[string]any{"apiVersion": "v1", "kind": "Secret",
 			"metadata": map[string]any{"name": role.Secret(id), "namespace": id.Namespace}, "data": map[string]any{"k": "dg=="}})
 	}
-	add(requiredBackupRecipient, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+	add(backup.RequiredBackupRecipient, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "etcd-backup-recipient", "namespace": "tenantkube-system"}, "data": map[string]any{"recipient": fuzzBackupKey.Recipient().String()}})
-	add(requiredBackupCredentials, map[string]any{"apiVersion": "v1", "kind": "Secret",
+	add(backup.RequiredBackupCredentials, map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "etcd-backup-s3", "namespace": id.Namespace, "labels": map[string]any{"tenantkube.io/backup-credentials-for": id.Namespace}}})
-	out[requiredNamespaceBackups] = &fnv1.Resources{}
+	out[backup.RequiredNamespaceBackups] = &fnv1.Resources{}
 	return out
 }
 
@@ -112,7 +113,7 @@ func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
 	}
 	req.Observed.Composite.Resource = xr
 	req.Observed.Resources = nil
-	req.RequiredResources = backupAnswers(t, id, n+".", restoredPKI)
+	req.RequiredResources = backupAnswers(t, id, n+".", backup.ControlPlanePKI)
 	for key, obj := range map[string]map[string]any{
 		requiredTenantControlPlanes: {"apiVersion": "controlplane.cluster.x-k8s.io/v1alpha2", "kind": "KamajiControlPlane", "metadata": map[string]any{"name": n, "namespace": ns,
 			"creationTimestamp": "2026-12-03T10:00:00Z", "ownerReferences": []any{map[string]any{
@@ -140,7 +141,7 @@ func tenantOutsideNames(t *testing.T, ns, n string) map[string]bool {
 			out[obj["kind"].(string)+" "+fntest.Get(obj, "metadata", "name").(string)] = true
 		}
 	}
-	if !out["EnvironmentConfig "+ns+"."+backupName("", incarnationDigest(tenantUID), slotStart(function.Identity{Namespace: ns, Name: tenantEtcdBase}, 24*time.Hour, backupNow))] {
+	if !out["EnvironmentConfig "+ns+"."+backup.Name("", backup.IncarnationDigest(tenantUID), backup.SlotStart(function.Identity{Namespace: ns, Name: tenantEtcdBase}, 24*time.Hour, backupNow))] {
 		t.Fatalf("Tenant %q serving %q: no backup bundle among %v", ns, n, out)
 	}
 	return out
@@ -210,7 +211,7 @@ func outsideNames(t *testing.T, ns, n string, namespaced bool) (map[string]bool,
 			}
 		}
 		if input == backupInput && !namespaced {
-			bundle := "EnvironmentConfig " + ns + "." + backupName(n, incarnationDigest(fntest.XRUID), slotStart(function.Identity{Namespace: ns, Name: n}, 24*time.Hour, backupNow))
+			bundle := "EnvironmentConfig " + ns + "." + backup.Name(n, backup.IncarnationDigest(fntest.XRUID), backup.SlotStart(function.Identity{Namespace: ns, Name: n}, 24*time.Hour, backupNow))
 			if !out[bundle] {
 				t.Fatalf("(%q, %q): no %s composed", ns, n, bundle)
 			}

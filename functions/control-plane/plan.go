@@ -14,6 +14,7 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 	"github.com/tenantkube/tenantkube/internal/versions"
@@ -24,7 +25,7 @@ const (
 	nameCluster            = function.ClusterResourceName
 	nameKubevirtCluster    = "kubevirtcluster"
 	nameKamajiControlPlane = function.KamajiControlPlaneResourceName
-	nameEtcdCluster        = "etcdcluster"
+	nameEtcdCluster        = backup.EtcdClusterResourceName
 	nameDataStore          = "datastore"
 	nameAPIServerService   = "apiserver-service"
 	nameAPIServerIngress   = "apiserver-ingress"
@@ -66,8 +67,8 @@ var (
 // TenantCluster naming the same cluster as the later one's error
 // (nameClash).
 //
-// now places the backups in their schedule (backup.go): the output changes
-// with it only at a slot boundary.
+// now places the backups in their schedule (internal/backup): the output
+// changes with it only at a slot boundary.
 func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.HostPolicy, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
 	p := &function.Plan{}
 	s, errs := newScope(p, t, in, hosts, r, now)
@@ -120,7 +121,7 @@ type scope struct {
 	// restore is spec.restore's plan (nil for none); restorePending says
 	// its control plane waits for the backup or its restored PKI (Kamaji
 	// would issue a new CA otherwise).
-	restore        *restorePlan
+	restore        *backup.RestorePlan
 	restorePending bool
 	// kcp is the KamajiControlPlane the kamaji phase built.
 	kcp *kamajiv1alpha2.KamajiControlPlane
@@ -168,7 +169,7 @@ func newScope(p *function.Plan, t *function.Cluster, in *cpinput.ControlPlaneInp
 		errs = append(errs, clash)
 	}
 	errs = append(errs, s.checkBackupInterval(p)...)
-	restore, rerrs := planRestore(p, r, t, in)
+	restore, rerrs := backup.PlanRestore(p, r, t, in)
 	if errs = append(errs, rerrs...); len(errs) > 0 {
 		return nil, errs
 	}
@@ -184,7 +185,7 @@ func newScope(p *function.Plan, t *function.Cluster, in *cpinput.ControlPlaneInp
 func (s *scope) checkBackupInterval(p *function.Plan) field.ErrorList {
 	b := &s.spec.Backup
 	if s.store.BacksUp() {
-		if _, err := backupInterval(b.Interval, &s.in.Etcd.Backup); err != nil {
+		if _, err := backup.Interval(b.Interval, &s.in.Etcd.Backup); err != nil {
 			return field.ErrorList{err}
 		}
 		return nil

@@ -19,6 +19,7 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
@@ -229,7 +230,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 			return nil, field.ErrorList{err}
 		}
 	} else {
-		keepObservedBackups(p, r)
+		backup.KeepObserved(p, r)
 	}
 	return p, nil
 }

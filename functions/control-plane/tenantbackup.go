@@ -9,14 +9,15 @@ import (
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
 // planTenantBackups adds to p the Tenant's backups of the namespace's etcd
-// at the platform's interval (composeBackups), named "<UTC
+// at the platform's interval (backup.Compose), named "<UTC
 // YYYYMMDDhhmmss>-<incarnation>". Each names, for every TenantCluster
 // served whose PKI Secrets have arrived, the PKI object holding its cluster
-// CA, service-account key pair and front-proxy CA (restoredPKI: the
+// CA, service-account key pair and front-proxy CA (backup.ControlPlanePKI: the
 // Tenant's etcd CAs are not restored) and where its control plane keeps
 // its data in the etcd. One is taken once the lists have arrived and at
 // least one cluster's PKI has: until then the observed backups are kept.
@@ -25,35 +26,35 @@ import (
 // (servedCluster.Created).
 func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clusters []servedCluster, arrived bool, in *cpinput.ControlPlaneInput, now time.Time) *field.Error {
 	b := &in.Etcd.Backup
-	interval, ferr := backupInterval("", b)
+	interval, ferr := backup.Interval("", b)
 	if ferr != nil {
 		return ferr
 	}
 	ns := site.Namespace
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(function.Identity{Namespace: ns}))
-	s := backupSchedule{
+	s := backup.Schedule{
 		Slot: function.Identity{Namespace: ns, Name: site.Names.Cluster}, Etcd: site.Names.Cluster,
-		Labels: site.Labels, Interval: interval, IntervalText: intervalText("", b), Tenant: true,
+		Labels: site.Labels, Interval: interval, IntervalText: backup.IntervalText("", b), Tenant: true,
 		Idle: arrived && len(clusters) == 0,
 		Require: func(p *function.Plan) {
 			for _, c := range clusters {
-				requirePKI(p, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
+				backup.RequirePKI(p, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", backup.ControlPlanePKI)
 			}
 		},
-		Carried: func(r *function.Request) ([]clusterIdentity, []string, error) {
+		Carried: func(r *function.Request) ([]backup.ClusterIdentity, []string, error) {
 			if !arrived {
 				return nil, nil, nil
 			}
-			var ids []clusterIdentity
+			var ids []backup.ClusterIdentity
 			var refused []string
 			for _, c := range clusters {
-				pki, why, err := readPKI(r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", restoredPKI)
+				pki, why, err := backup.ReadPKI(r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", backup.ControlPlanePKI)
 				if err != nil {
 					return nil, nil, err
 				}
 				refused = append(refused, why...)
 				if pki != nil {
-					ids = append(ids, clusterIdentity{Cluster: c.Name, PKI: pki, Schema: c.Schema, Username: c.Username})
+					ids = append(ids, backup.ClusterIdentity{Cluster: c.Name, PKI: pki, Schema: c.Schema, Username: c.Username})
 				}
 			}
 			return ids, refused, nil
@@ -64,7 +65,7 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 			s.Since = c.Created
 		}
 	}
-	return composeBackups(p, r, b, s, now)
+	return backup.Compose(p, r, b, s, now)
 }
 
 // backupReasons are the reasons of BackupCurrent.

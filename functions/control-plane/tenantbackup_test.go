@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -14,9 +13,9 @@ import (
 	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
@@ -59,15 +58,15 @@ func tenantKCP(n, schema, created string) string {
 func tenantBackupCall(key *age.X25519Identity, withPKI ...string) tenantCall {
 	const created = "2026-12-03T10:00:00Z"
 	req := map[string][]string{
-		requiredTenantControlPlanes:   {tenantKCP("a", schemaA, created), tenantKCP("b", schemaB, created)},
-		requiredBackupRecipient:       {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
-		function.RequirementNamespace: {tenantNamespace},
-		requiredBackupCredentials:     {scopedCredentials},
-		requiredNamespaceBackups:      nil,
+		requiredTenantControlPlanes:      {tenantKCP("a", schemaA, created), tenantKCP("b", schemaB, created)},
+		backup.RequiredBackupRecipient:   {`{apiVersion: v1, kind: ConfigMap, metadata: {name: etcd-backup-recipient, namespace: tenantkube-system}, data: {recipient: ` + key.Recipient().String() + `}}`},
+		function.RequirementNamespace:    {tenantNamespace},
+		backup.RequiredBackupCredentials: {scopedCredentials},
+		backup.RequiredNamespaceBackups:  nil,
 	}
 	for _, n := range withPKI {
-		for _, role := range restoredPKI {
-			req[requiredBackupSourcePrefix+n+"."+role.Role] = []string{secretYAML(n+"-"+role.Role, map[string]string{"key": n + " " + role.Role})}
+		for _, role := range backup.ControlPlanePKI {
+			req[backup.RequiredBackupSourcePrefix+n+"."+role.Role] = []string{secretYAML(n+"-"+role.Role, map[string]string{"key": n + " " + role.Role})}
 		}
 	}
 	return tenantCall{name: "tenant-demo", spec: `{}`, input: backupInput, uid: tenantUID, created: created, required: req}
@@ -119,7 +118,7 @@ func TestTenantBackup(t *testing.T) {
 	if want := map[string]map[string]string{"a": {"dataStoreSchema": schemaA, "dataStoreUsername": schemaA, "clusterPKI": obj.Name}}; !cmp.Equal(clusters, want) {
 		t.Errorf("bundle clusters %v, want %v", clusters, want)
 	}
-	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 {
+	if got := composedWithPrefix(p, backup.NamePrefixBackupClusterPKI); len(got) != 1 {
 		t.Errorf("PKI objects %v, want a's alone", got)
 	}
 	if !strings.HasPrefix(obj.Name, "tenant-demo.a-pki-"+uidTenant12+"-") || obj.Labels[function.LabelCluster] != "a" {
@@ -131,7 +130,7 @@ func TestTenantBackup(t *testing.T) {
 		t.Fatal("the PKI object holds a's CA in clear")
 	}
 	var pki map[string]map[string][]byte
-	if err := openBundle(armored, key, &pki); err != nil {
+	if err := backup.OpenBundle(armored, key, &pki); err != nil {
 		t.Fatal(err)
 	}
 	for _, role := range []string{"ca", "sa-certificate", "front-proxy-ca-certificate"} {
@@ -152,7 +151,7 @@ func TestTenantBackup(t *testing.T) {
 func TestTenantBackupWaitsForAClusterPKI(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
 	p := planTenantAt(t, tenantBackupCall(key), backupNow)
-	if got := composedWithPrefix(p, namePrefixBackup); len(got) != 0 {
+	if got := composedWithPrefix(p, backup.NamePrefixBackup); len(got) != 0 {
 		t.Errorf("backups composed without any cluster's PKI: %v", got)
 	}
 	if c, _ := planCondition(p, tkv1alpha1.ConditionBackupCurrent); c.Reason != tkv1alpha1.ReasonAwaitingFirstBackup {
@@ -160,8 +159,8 @@ func TestTenantBackupWaitsForAClusterPKI(t *testing.T) {
 	}
 	// Each served cluster's three Secrets are asked for.
 	for _, n := range []string{"a", "b"} {
-		for _, role := range restoredPKI {
-			if sel := p.Requirements[requiredBackupSourcePrefix+n+"."+role.Role]; sel.GetMatchName() != n+"-"+role.Role || sel.GetNamespace() != "tenant-demo" {
+		for _, role := range backup.ControlPlanePKI {
+			if sel := p.Requirements[backup.RequiredBackupSourcePrefix+n+"."+role.Role]; sel.GetMatchName() != n+"-"+role.Role || sel.GetNamespace() != "tenant-demo" {
 				t.Errorf("requirement of %s's %s: %v", n, role.Role, sel)
 			}
 		}
@@ -188,47 +187,12 @@ func TestBackupRequiresPKIOnlyWhenDue(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range []string{requiredBackupSourcePrefix + "ca", requiredBackupSourcePrefix + "etcd-peer-ca", requiredBackupRecipient} {
+			for _, k := range []string{backup.RequiredBackupSourcePrefix + "ca", backup.RequiredBackupSourcePrefix + "etcd-peer-ca", backup.RequiredBackupRecipient} {
 				if _, got := p.Requirements[k]; got != tc.want {
 					t.Errorf("requirement %s asked: %v, want %v", k, got, tc.want)
 				}
 			}
 		})
-	}
-}
-
-// A backup's name fits the Job etcd-operator v0.5.4 runs for it,
-// "<name>-snapshot", whose name Kubernetes copies into a label value (at
-// most 63 characters), for every cluster name up to the longest; a
-// Tenant's backup names never equal a cluster's.
-func TestBackupNameFitsTheSnapshotJob(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-"
-	ts := time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC)
-	tenant := backupName("", "ffffff", ts)
-	for range 2000 {
-		n := make([]byte, 1+rng.IntN(function.MaxClusterNameLength))
-		for i := range n {
-			n[i] = alphabet[rng.IntN(len(alphabet)-1)] // no '-' at the ends
-			if i > 0 && i < len(n)-1 && rng.IntN(5) == 0 {
-				n[i] = '-'
-			}
-		}
-		name := backupName(string(n), "ffffff", ts)
-		for _, s := range []string{name, tenant} {
-			if msgs := validation.IsValidLabelValue(s + "-snapshot"); len(msgs) > 0 {
-				t.Fatalf("the snapshot Job of backup %q: %v", s, msgs)
-			}
-			if !backupNamePattern.MatchString(s) {
-				t.Fatalf("backup %q does not match the restore's pattern", s)
-			}
-		}
-		if name == tenant {
-			t.Fatalf("cluster %s's backup is named as the Tenant's: %s", n, name)
-		}
-	}
-	if got := backupName(strings.Repeat("a", function.MaxClusterNameLength), "ffffff", ts); len(got) != 54 || len(got) > maxBackupNameLength {
-		t.Errorf("the longest cluster's backup name has %d characters, want 32+1+14+1+6 = 54, at most %d", len(got), maxBackupNameLength)
 	}
 }
 
@@ -241,7 +205,7 @@ func TestRestoreATenantBackup(t *testing.T) {
 	pkiB, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, pkiObjectKey(t, p, "b")))
 	identity := `{apiVersion: v1, kind: Secret, metadata: {name: etcd-backup-identity, namespace: tenantkube-system}, data: {identity: ` +
 		base64.StdEncoding.EncodeToString([]byte(key.String())) + `}}`
-	req := map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(envJSON)}, requiredRestorePKIObject: {string(pkiB)}, requiredRestoreIdentity: {identity}}
+	req := map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}, backup.RequiredRestorePKIObject: {string(pkiB)}, backup.RequiredRestoreIdentity: {identity}}
 	restore := func(extra string) fntest.Call {
 		return fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `"` + extra + `}}`, Required: req}
 	}
@@ -255,15 +219,15 @@ func TestRestoreATenantBackup(t *testing.T) {
 		if src := etcd.Spec.Bootstrap.Restore.Source.S3; src == nil || src.Key != "tenantkube/tenant-demo/"+tenantBackup+".db" {
 			t.Errorf("bootstrap.restore.source %+v", etcd.Spec.Bootstrap.Restore.Source)
 		}
-		for _, role := range restoredPKI {
-			s := composedObject[corev1.Secret](t, p, namePrefixRestoredPKI+role.Role)
+		for _, role := range backup.ControlPlanePKI {
+			s := composedObject[corev1.Secret](t, p, backup.NamePrefixRestoredPKI+role.Role)
 			if want := "demo2-" + role.Role; s.Name != want || string(s.Data["key"]) != "b "+role.Role {
 				t.Errorf("restored %s as %s: %q, want %s holding b's", role.Role, s.Name, s.Data["key"], want)
 			}
 		}
 		obs := map[string]string{}
-		for _, role := range restoredPKI {
-			obs[namePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
+		for _, role := range backup.ControlPlanePKI {
+			obs[backup.NamePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
 		}
 		c := restore(", cluster: b")
 		c.Observed = obs
@@ -294,7 +258,7 @@ func TestRestoreATenantBackup(t *testing.T) {
 		if broken == string(envJSON) {
 			t.Fatal("the bundle holds no b dataStoreSchema to remove")
 		}
-		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `", cluster: b}}`, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {broken}}}
+		c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: "` + tenantBackup + `", cluster: b}}`, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {broken}}}
 		if _, err := planBackupsAt(t, c, backupInput, backupNow); err == nil || !strings.Contains(err.Error(), "names no cluster, etcd account or PKI") {
 			t.Errorf("got %v, want a Fatal saying the backup cannot be restored", err)
 		}
@@ -307,12 +271,12 @@ func TestRestoreATenantBackup(t *testing.T) {
 			t.Fatal(err)
 		}
 		own, _ := json.Marshal(composedObject[xpextv1beta1.EnvironmentConfig](t, p, "backup-pki-"+slot24h))
-		backup := "demo-" + slot24h + "-" + digestDemo
+		taken := "demo-" + slot24h + "-" + digestDemo
 		for cluster, want := range map[string]string{
 			"demo":  "",
-			"other": `spec.restore.cluster: Invalid value: "other": backup ` + backup + ` is cluster demo's alone`,
+			"other": `spec.restore.cluster: Invalid value: "other": backup ` + taken + ` is cluster demo's alone`,
 		} {
-			c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + backup + `, cluster: ` + cluster + `}}`, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, requiredRestoreBundle: {string(own)}}}
+			c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: ` + taken + `, cluster: ` + cluster + `}}`, Required: map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(own)}}}
 			_, err := planBackupsAt(t, c, backupInput, backupNow)
 			if (want == "" && err != nil) || (want != "" && (err == nil || !strings.Contains(err.Error(), want))) {
 				t.Errorf("restore.cluster %s: got %v, want %q", cluster, err, want)
@@ -346,7 +310,7 @@ func TestTenantBackupsKeptWhileRequirementsArrive(t *testing.T) {
 	first := planTenantAt(t, tenantBackupCall(key, "a"), backupNow)
 	observed := map[string]string{}
 	for _, c := range first.Composed {
-		if strings.HasPrefix(c.Name, namePrefixBackup) {
+		if strings.HasPrefix(c.Name, backup.NamePrefixBackup) {
 			y, err := json.Marshal(c.Object)
 			if err != nil {
 				t.Fatal(err)
@@ -362,8 +326,8 @@ func TestTenantBackupsKeptWhileRequirementsArrive(t *testing.T) {
 	for name, drop := range map[string][]string{
 		"NoLists":     {requiredTenantControlPlanes},
 		"NoNamespace": {function.RequirementNamespace},
-		"NoRecipient": {requiredBackupRecipient},
-		"NoPKI":       {requiredBackupSourcePrefix + "a.ca"},
+		"NoRecipient": {backup.RequiredBackupRecipient},
+		"NoPKI":       {backup.RequiredBackupSourcePrefix + "a.ca"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := tenantBackupCall(key, "a")
@@ -462,17 +426,17 @@ func TestBackupBundleOnlyForTheCurrentSlot(t *testing.T) {
 	}
 }
 
-// A PKI Secret larger than maxPKISecretBytes (a tenant may write any
+// A PKI Secret larger than backup.MaxPKISecretBytes (a tenant may write any
 // Secret of its namespace) is not carried: no backup of that cluster,
 // BackupCurrent False naming the Secret; the Tenant's other clusters are
 // backed up.
 func TestBackupRefusesAnOversizedPKISecret(t *testing.T) {
 	key, _ := age.GenerateX25519Identity()
-	big := strings.Repeat("x", maxPKISecretBytes)
+	big := strings.Repeat("x", backup.MaxPKISecretBytes)
 	c := tenantBackupCall(key, "a", "b")
-	c.required[requiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big})}
+	c.required[backup.RequiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big})}
 	p := planTenantAt(t, c, backupNow)
-	if got := composedWithPrefix(p, namePrefixBackupClusterPKI); len(got) != 1 || !strings.HasPrefix(got[0], namePrefixBackupClusterPKI+"a-") {
+	if got := composedWithPrefix(p, backup.NamePrefixBackupClusterPKI); len(got) != 1 || !strings.HasPrefix(got[0], backup.NamePrefixBackupClusterPKI+"a-") {
 		t.Errorf("PKI objects %v, want a's alone", got)
 	}
 	if cond, found := planCondition(p, tkv1alpha1.ConditionBackupCurrent); !found {
@@ -481,8 +445,8 @@ func TestBackupRefusesAnOversizedPKISecret(t *testing.T) {
 		t.Errorf("BackupCurrent %v %s %q, want False %s naming tenant-demo/b-ca and its 16390 bytes (6 of key, 16384 of value)", cond.True, cond.Reason, cond.Message, tkv1alpha1.ReasonPKISecretTooLarge)
 	}
 	// At the bound it is carried.
-	c.required[requiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big[:maxPKISecretBytes-len("ca.key")]})}
-	if got := composedWithPrefix(planTenantAt(t, c, backupNow), namePrefixBackupClusterPKI); len(got) != 2 {
+	c.required[backup.RequiredBackupSourcePrefix+"b.ca"] = []string{secretYAML("b-ca", map[string]string{"ca.key": big[:backup.MaxPKISecretBytes-len("ca.key")]})}
+	if got := composedWithPrefix(planTenantAt(t, c, backupNow), backup.NamePrefixBackupClusterPKI); len(got) != 2 {
 		t.Errorf("PKI objects %v, want a's and b's", got)
 	}
 }
@@ -517,7 +481,7 @@ func TestBackupPKIObjectsFollowTheBundles(t *testing.T) {
 	pkiKey := pkiObjectKey(t, first, "demo")
 	observed := map[string]string{}
 	for _, c := range first.Composed {
-		if strings.HasPrefix(c.Name, namePrefixBackup) {
+		if strings.HasPrefix(c.Name, backup.NamePrefixBackup) {
 			y, _ := json.Marshal(c.Object)
 			observed[c.Name] = string(y)
 		}
@@ -536,10 +500,10 @@ func TestBackupPKIObjectsFollowTheBundles(t *testing.T) {
 
 	t.Run("Kept", func(t *testing.T) {
 		p := run(observed)
-		if !kept(p, pkiKey) || len(composedWithPrefix(p, namePrefixBackupClusterPKI)) != 0 {
-			t.Errorf("the observed PKI object: kept %v, composed %v; want kept, as written", kept(p, pkiKey), composedWithPrefix(p, namePrefixBackupClusterPKI))
+		if !kept(p, pkiKey) || len(composedWithPrefix(p, backup.NamePrefixBackupClusterPKI)) != 0 {
+			t.Errorf("the observed PKI object: kept %v, composed %v; want kept, as written", kept(p, pkiKey), composedWithPrefix(p, backup.NamePrefixBackupClusterPKI))
 		}
-		if _, asked := p.Requirements[requiredBackupSourcePrefix+"ca"]; asked {
+		if _, asked := p.Requirements[backup.RequiredBackupSourcePrefix+"ca"]; asked {
 			t.Error("the PKI Secrets asked for with the current slot's backup complete")
 		}
 	})
@@ -554,7 +518,7 @@ func TestBackupPKIObjectsFollowTheBundles(t *testing.T) {
 	})
 	t.Run("NotNamed", func(t *testing.T) {
 		obs := maps.Clone(observed)
-		orphan := namePrefixBackupClusterPKI + "demo-0000000000"
+		orphan := backup.NamePrefixBackupClusterPKI + "demo-0000000000"
 		obs[orphan] = `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-pki-` + uidDemo12 + `-0000000000}, data: {pki: x}}`
 		p := run(obs)
 		if kept(p, orphan) || slices.Contains(composedWithPrefix(p, orphan), orphan) {
@@ -568,7 +532,7 @@ func TestBackupPKIObjectsFollowTheBundles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			obs := maps.Clone(observed)
 			obs["backup-"+slot] = snapshotYAML(slot, "Complete", "2026-12-01T18:31:00Z")
-			bundle := namePrefixBackupPKI + slot
+			bundle := backup.NamePrefixBackupPKI + slot
 			obs[bundle] = `{apiVersion: apiextensions.crossplane.io/v1beta1, kind: EnvironmentConfig, metadata: {name: tenant-demo.demo-` + slot + `-` + digestDemo + `}, data: {clusters: [not, a, map]}}`
 			_, err := planBackupsAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: backupRequired(key)}, backupInput, backupNow)
 			if err == nil || !strings.Contains(err.Error(), "observed."+bundle) {
@@ -583,15 +547,15 @@ func TestBackupPKIObjectsFollowTheBundles(t *testing.T) {
 // deleted since.
 func TestRestoreDoneReadsNoBackup(t *testing.T) {
 	obs := map[string]string{nameKamajiControlPlane: `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {name: demo2, namespace: tenant-demo}, spec: {dataStoreName: tenant-demo.demo2, dataStoreSchema: ` + demoSchema + `, dataStoreUsername: ` + demoSchema + `}}`}
-	for _, role := range restoredPKI {
-		obs[namePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
+	for _, role := range backup.ControlPlanePKI {
+		obs[backup.NamePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
 	}
-	c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`, Observed: obs, Required: map[string][]string{requiredRestoreBundle: nil}}
+	c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`, Observed: obs, Required: map[string][]string{backup.RequiredRestoreBundle: nil}}
 	p, err := planBackupsAt(t, c, backupInput, backupNow)
 	if err != nil {
 		t.Fatalf("a restored cluster whose backup is gone: %v", err)
 	}
-	if _, asked := p.Requirements[requiredRestoreBundle]; asked {
+	if _, asked := p.Requirements[backup.RequiredRestoreBundle]; asked {
 		t.Error("the backup is still asked for")
 	}
 	if kcp := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane); kcp.Spec.DataStoreSchema != demoSchema {
@@ -650,8 +614,8 @@ func TestRestoredClusterOutlivesBackupSettings(t *testing.T) {
 		nameEtcdCluster: `{apiVersion: etcd-operator.cozystack.io/v1alpha2, kind: EtcdCluster, metadata: {name: demo2-etcd, namespace: tenant-demo}, spec: {replicas: 3,
   bootstrap: {restore: {source: {s3: {endpoint: "https://s3.corp.test", bucket: etcd-backups, key: "` + key + `", forcePathStyle: true, credentialsSecretRef: {name: etcd-backup-s3}}}}}}}`,
 	}
-	for _, role := range restoredPKI {
-		obs[namePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
+	for _, role := range backup.ControlPlanePKI {
+		obs[backup.NamePrefixRestoredPKI+role.Role] = secretYAML("demo2-"+role.Role, map[string]string{"k": "v"})
 	}
 	c := fntest.Call{Name: "demo2", Spec: `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`, Observed: obs}
 	for name, input := range map[string]string{

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
@@ -259,8 +260,8 @@ func TestTenantRequestSizePerCluster(t *testing.T) {
 					}
 					out = append(out, o)
 				}
-			case strings.HasPrefix(k, requiredBackupSourcePrefix):
-				n, role, _ := strings.Cut(strings.TrimPrefix(k, requiredBackupSourcePrefix), ".")
+			case strings.HasPrefix(k, backup.RequiredBackupSourcePrefix):
+				n, role, _ := strings.Cut(strings.TrimPrefix(k, backup.RequiredBackupSourcePrefix), ".")
 				out = append(out, pki(n, role))
 			default:
 				for _, y := range other[k] {

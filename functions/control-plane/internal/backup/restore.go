@@ -1,4 +1,4 @@
-package main
+package backup
 
 import (
 	"encoding/json"
@@ -24,35 +24,42 @@ import (
 
 // Required-resources keys of a restore.
 const (
-	requiredRestoreBundle    = "restore-backup"
-	requiredRestoreIdentity  = "restore-identity"
-	requiredRestorePKIObject = "restore-pki"
-	// requiredRestoreBackups is every backup record of the namespace, asked
+	RequiredRestoreBundle    = "restore-backup"
+	RequiredRestoreIdentity  = "restore-identity"
+	RequiredRestorePKIObject = "restore-pki"
+	// RequiredRestoreBackups is every backup record of the namespace, asked
 	// for only while the one named does not exist.
-	requiredRestoreBackups = "restore-backups"
+	RequiredRestoreBackups = "restore-backups"
+)
+
+// Composed-resource names of the control plane's objects a restore reads:
+// EtcdClusterResourceName is the dedicated etcd it bootstraps.
+const (
+	EtcdClusterResourceName = "etcdcluster"
+	nameKamajiControlPlane  = function.KamajiControlPlaneResourceName
 )
 
 // maxListedBackups bounds the backups a missing backup's error lists.
 const maxListedBackups = 20
 
-// namePrefixRestoredPKI + role is the composed-resource name of a
+// NamePrefixRestoredPKI + role is the composed-resource name of a
 // restored PKI Secret.
-const namePrefixRestoredPKI = "restored-pki-"
+const NamePrefixRestoredPKI = "restored-pki-"
 
-// restoredPKI are the roles of backupPKI a restore writes back under the
+// restoredPKI are the roles of ClusterPKI a restore writes back under the
 // new cluster's names before Kamaji runs: the cluster CA (admin and node
 // kubeconfigs, kubelets' trust), the service-account key pair (tokens
 // issued before) and the front-proxy CA (aggregated APIs). The etcd CAs
 // are carried but not restored: they authenticate only the management
 // cluster's own connections to etcd (Kamaji's DataStore, the operator),
 // and the new etcd gets them from cert-manager like any new one.
-var restoredPKI = backupPKI[:3]
+var restoredPKI = ControlPlanePKI
 
-// restorePlan is a restore the plan carries out: the EtcdCluster's
+// RestorePlan is a restore the plan carries out: the EtcdCluster's
 // bootstrap source, the control plane's etcd account of the cluster the
 // backup came from, and whether every restored PKI Secret is observed
 // (until then no control plane is composed).
-type restorePlan struct {
+type RestorePlan struct {
 	Source            etcdv1alpha2.SnapshotLocation
 	Schema, Username  string
 	PKIReady, Arrived bool
@@ -60,12 +67,12 @@ type restorePlan struct {
 	Backup            string
 }
 
-// planRestore reads the backup spec.restore names (t's own namespace only)
+// PlanRestore reads the backup spec.restore names (t's own namespace only)
 // and returns what the restore composes. It requires the backup's
 // EnvironmentConfig and, while a restored PKI Secret is not observed yet,
 // the platform's identity to decrypt it. nil, nil: no restore; restored
 // PKI Secrets observed all the same are kept.
-func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput) (*restorePlan, field.ErrorList) {
+func PlanRestore(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput) (*RestorePlan, field.ErrorList) {
 	rs := t.Spec.Restore
 	if rs == nil {
 		// spec.restore gone from a restored cluster: its PKI Secrets
@@ -79,13 +86,13 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	// EtcdCluster CRD refuses any change of spec.bootstrap), whatever the
 	// platform's backup settings have become; once done, those settings
 	// are not checked again.
-	source, err := observedRestoreSource(r)
+	source, err := ObservedRestoreSource(r)
 	if err != nil {
-		return nil, append(errs, field.InternalError(field.NewPath("observed", nameEtcdCluster, "spec", "bootstrap"), err))
+		return nil, append(errs, field.InternalError(field.NewPath("observed", EtcdClusterResourceName, "spec", "bootstrap"), err))
 	}
 	done := restored(p, r) && r.ObservedExists(nameKamajiControlPlane)
 	if source != nil && done && len(errs) == 0 {
-		return &restorePlan{Backup: rs.Backup, Source: *source, Secrets: map[string]*corev1.Secret{}, Arrived: true, PKIReady: true}, nil
+		return &RestorePlan{Backup: rs.Backup, Source: *source, Secrets: map[string]*corev1.Secret{}, Arrived: true, PKIReady: true}, nil
 	}
 	if ferr := restoreUnsupported(t, in); ferr != nil {
 		errs = append(errs, ferr)
@@ -93,11 +100,11 @@ func planRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	if r.ObservedExists(nameEtcdCluster) && source == nil {
+	if r.ObservedExists(EtcdClusterResourceName) && source == nil {
 		return nil, field.ErrorList{field.Invalid(path.Child("backup"), rs.Backup, "a cluster restores a backup only when it is created; its etcd already runs")}
 	}
 
-	rp := &restorePlan{Backup: rs.Backup, Source: backupLocation(&in.Etcd.Backup, t.ID.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
+	rp := &RestorePlan{Backup: rs.Backup, Source: backupLocation(&in.Etcd.Backup, t.ID.Namespace, rs.Backup+".db"), Secrets: map[string]*corev1.Secret{}}
 	if source != nil {
 		rp.Source = *source
 	}
@@ -164,13 +171,13 @@ func restoreUnsupported(t *function.Cluster, in *cpinput.ControlPlaneInput) *fie
 // namespace ns, checked against the namespace's UID: nil, nil until it
 // and the Namespace arrived.
 func readRestoreBundle(p *function.Plan, r *function.Request, ns string, rs *tkv1alpha1.Restore) (*restoreBundle, field.ErrorList) {
-	p.Require(requiredRestoreBundle, &fnv1.ResourceSelector{
+	p.Require(RequiredRestoreBundle, &fnv1.ResourceSelector{
 		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
 		Match: &fnv1.ResourceSelector_MatchName{MatchName: backupBundleName(ns, rs.Backup)},
 	})
-	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBundle)
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, RequiredRestoreBundle)
 	if err != nil {
-		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBundle), err)}
+		return nil, field.ErrorList{field.InternalError(field.NewPath("requiredResources", RequiredRestoreBundle), err)}
 	}
 	if !arrived {
 		return nil, nil
@@ -197,12 +204,12 @@ func readRestoreBundle(p *function.Plan, r *function.Request, ns string, rs *tkv
 // decryptRestoredPKI requires the platform's age identity and the
 // bundle's PKI, decrypts it and puts into rp.Secrets the restored PKI
 // Secrets not observed yet (none until what it requires arrived).
-func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Identity, b *cpinput.EtcdBackup, backup string, bundle *restoreBundle, rp *restorePlan) *field.Error {
+func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Identity, b *cpinput.EtcdBackup, backup string, bundle *restoreBundle, rp *RestorePlan) *field.Error {
 	idPath := field.NewPath("input", "etcd", "backup", "identitySecret")
 	if b.IdentitySecret == "" {
 		return field.Required(idPath, fmt.Sprintf("cluster %s/%s restores backup %s: the platform's age identity decrypts its PKI", id.Namespace, id.Name, backup))
 	}
-	p.Require(requiredRestoreIdentity, &fnv1.ResourceSelector{
+	p.Require(RequiredRestoreIdentity, &fnv1.ResourceSelector{
 		ApiVersion: "v1", Kind: "Secret",
 		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.IdentitySecret},
 		Namespace: proto.String(b.PKINamespace),
@@ -211,7 +218,7 @@ func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Ident
 	if ferr != nil {
 		return ferr
 	}
-	secrets, arrived, err := function.Required[corev1.Secret](r, requiredRestoreIdentity)
+	secrets, arrived, err := function.Required[corev1.Secret](r, RequiredRestoreIdentity)
 	if err != nil {
 		return field.InternalError(idPath, err)
 	}
@@ -230,7 +237,7 @@ func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Ident
 		return field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", backup, err))
 	}
 	for _, role := range restoredPKI {
-		if r.ObservedExists(namePrefixRestoredPKI + role.Role) {
+		if r.ObservedExists(NamePrefixRestoredPKI + role.Role) {
 			continue
 		}
 		d := pki[role.Role]
@@ -247,13 +254,13 @@ func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Ident
 	return nil
 }
 
-// observedRestoreSource is spec.bootstrap.restore.source of the observed
+// ObservedRestoreSource is spec.bootstrap.restore.source of the observed
 // EtcdCluster; nil when none is observed or it names no snapshot.
-func observedRestoreSource(r *function.Request) (*etcdv1alpha2.SnapshotLocation, error) {
-	if r.ObservedString(nameEtcdCluster, "apiVersion") != etcdv1alpha2.GroupVersion.String() {
+func ObservedRestoreSource(r *function.Request) (*etcdv1alpha2.SnapshotLocation, error) {
+	if r.ObservedString(EtcdClusterResourceName, "apiVersion") != etcdv1alpha2.GroupVersion.String() {
 		return nil, nil // none, or the etcd.aenix.io operator's (no bootstrap)
 	}
-	e, ok, err := function.Observed[etcdv1alpha2.EtcdCluster](r, nameEtcdCluster)
+	e, ok, err := function.Observed[etcdv1alpha2.EtcdCluster](r, EtcdClusterResourceName)
 	if err != nil || !ok || e.Spec.Bootstrap == nil || e.Spec.Bootstrap.Restore == nil {
 		return nil, err
 	}
@@ -270,7 +277,7 @@ func observedRestoreSource(r *function.Request) (*etcdv1alpha2.SnapshotLocation,
 func restored(p *function.Plan, r *function.Request) bool {
 	all := true
 	for _, role := range restoredPKI {
-		name := namePrefixRestoredPKI + role.Role
+		name := NamePrefixRestoredPKI + role.Role
 		if !r.ObservedExists(name) {
 			all = false
 			continue
@@ -282,12 +289,12 @@ func restored(p *function.Plan, r *function.Request) bool {
 	return all
 }
 
-// composeRestoredPKI adds the decrypted PKI Secrets of rp to p (those
+// ComposeRestoredPKI adds the decrypted PKI Secrets of rp to p (those
 // kept as observed are already in p.Kept).
-func composeRestoredPKI(p *function.Plan, rp *restorePlan) {
+func ComposeRestoredPKI(p *function.Plan, rp *RestorePlan) {
 	for _, role := range restoredPKI {
 		if s := rp.Secrets[role.Role]; s != nil {
-			p.Add(namePrefixRestoredPKI+role.Role, s, function.ReadyOnceObserved)
+			p.Add(NamePrefixRestoredPKI+role.Role, s, function.ReadyOnceObserved)
 		}
 	}
 }
@@ -314,12 +321,12 @@ func (b restoreBundle) pki(p *function.Plan, r *function.Request, backup, ns str
 	if b.PKIObject == "" {
 		return b.inline, false, nil
 	}
-	p.Require(requiredRestorePKIObject, &fnv1.ResourceSelector{
+	p.Require(RequiredRestorePKIObject, &fnv1.ResourceSelector{
 		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
 		Match: &fnv1.ResourceSelector_MatchName{MatchName: b.PKIObject},
 	})
 	path := field.NewPath("spec", "restore", "backup")
-	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestorePKIObject)
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, RequiredRestorePKIObject)
 	if err != nil {
 		return "", false, field.InternalError(path, err)
 	}
@@ -339,7 +346,7 @@ func (b restoreBundle) pki(p *function.Plan, r *function.Request, backup, ns str
 // open decrypts armored, the PKI of the restored cluster, by role.
 func (b restoreBundle) open(armored string, id age.Identity) (map[string]map[string][]byte, error) {
 	var pki map[string]map[string][]byte
-	return pki, openBundle(armored, id, &pki)
+	return pki, OpenBundle(armored, id, &pki)
 }
 
 // readBundle reads backup env, which spec.restore rs names, for a cluster
@@ -411,13 +418,13 @@ func checkedBundle(b restoreBundle, backup string) (restoreBundle, *field.Error)
 // namespace's backups (the first maxListedBackups by name), fetched first
 // (no error until then: Crossplane stops fetching at a Fatal).
 func backupNotFound(p *function.Plan, r *function.Request, path *field.Path, ns, b string) field.ErrorList {
-	p.Require(requiredRestoreBackups, &fnv1.ResourceSelector{
+	p.Require(RequiredRestoreBackups, &fnv1.ResourceSelector{
 		ApiVersion: xpextv1beta1.SchemeGroupVersion.String(), Kind: xpextv1beta1.EnvironmentConfigKind,
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{function.LabelNamespace: ns}}},
 	})
-	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, requiredRestoreBackups)
+	envs, arrived, err := function.Required[xpextv1beta1.EnvironmentConfig](r, RequiredRestoreBackups)
 	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("requiredResources", requiredRestoreBackups), err)}
+		return field.ErrorList{field.InternalError(field.NewPath("requiredResources", RequiredRestoreBackups), err)}
 	}
 	if !arrived {
 		return nil

@@ -1,4 +1,4 @@
-package main
+package backup
 
 import (
 	"bytes"
@@ -31,15 +31,15 @@ import (
 	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 )
 
-// Composed-resource names of the backups: namePrefixBackup + T is the
-// EtcdSnapshot of the slot starting at T (backupTimeLayout, UTC),
-// namePrefixBackupPKI + T the EnvironmentConfig holding its encrypted PKI.
+// Composed-resource names of the backups: NamePrefixBackup + T is the
+// EtcdSnapshot of the slot starting at T (TimeLayout, UTC),
+// NamePrefixBackupPKI + T the EnvironmentConfig holding its encrypted PKI.
 const (
-	namePrefixBackup    = "backup-"
-	namePrefixBackupPKI = "backup-pki-"
-	// backupTimeLayout is a slot's start in a backup's name: UTC
+	NamePrefixBackup    = "backup-"
+	NamePrefixBackupPKI = "backup-pki-"
+	// TimeLayout is a slot's start in a backup's name: UTC
 	// YYYYMMDDhhmmss.
-	backupTimeLayout = "20060102150405"
+	TimeLayout = "20060102150405"
 	// backupDigestLength is the length of a backup name's incarnation
 	// digest, in hex characters.
 	backupDigestLength = 6
@@ -47,9 +47,9 @@ const (
 
 // Required-resources keys of the backups.
 const (
-	requiredBackupRecipient = "backup-recipient"
-	// requiredBackupSourcePrefix + role: each PKI Secret a backup carries.
-	requiredBackupSourcePrefix = "backup-pki-source-"
+	RequiredBackupRecipient = "backup-recipient"
+	// RequiredBackupSourcePrefix + role: each PKI Secret a backup carries.
+	RequiredBackupSourcePrefix = "backup-pki-source-"
 )
 
 // Keys of the platform's age key objects.
@@ -71,52 +71,56 @@ var backupNamePattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?-)?[0
 // a snapshot whose Job it cannot create Pending.
 const maxBackupNameLength = 63 - len("-snapshot")
 
-// The longest name backupName composes, for a cluster of the longest name,
+// The longest name Name composes, for a cluster of the longest name,
 // fits maxBackupNameLength: this constant overflows (a compile error) when
 // it does not.
-const _ = uint(maxBackupNameLength - (function.MaxClusterNameLength + len("-") + len(backupTimeLayout) + len("-") + backupDigestLength))
+const _ = uint(maxBackupNameLength - (function.MaxClusterNameLength + len("-") + len(TimeLayout) + len("-") + backupDigestLength))
 
-// pkiRole is one Secret a backup carries: Role is its key in the bundle,
+// PKIRole is one Secret a backup carries: Role is its key in the bundle,
 // Secret its name for cluster id.
-type pkiRole struct {
+type PKIRole struct {
 	Role   string
 	Secret func(id function.Identity) string
 }
 
-// backupPKI are the Secrets a restore needs besides the data: Kamaji's
-// cluster CA, service-account key pair and front-proxy CA (the names
-// Kamaji gives them) and the etcd client and peer CAs (etcd.go). The
-// first three make a restored cluster the same cluster to its clients
-// (restoredPKI).
-var backupPKI = []pkiRole{
+// ControlPlanePKI are Kamaji's Secrets of a cluster a backup carries (the
+// names Kamaji gives them): the cluster CA, service-account key pair and
+// front-proxy CA. They make a restored cluster the same cluster to its
+// clients (restoredPKI).
+var ControlPlanePKI = []PKIRole{
 	{"ca", func(id function.Identity) string { return id.Prefixed("ca") }},
 	{"sa-certificate", func(id function.Identity) string { return id.Prefixed("sa-certificate") }},
 	{"front-proxy-ca-certificate", func(id function.Identity) string { return id.Prefixed("front-proxy-ca-certificate") }},
-	{"etcd-ca", func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).ClientCA }},
-	{"etcd-peer-ca", func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).PeerCA }},
 }
 
-// backupName is the name of a backup of the slot starting at t: for a
+// ClusterPKI are the Secrets a restore of a dedicated etcd needs besides
+// the data: ControlPlanePKI and the etcd's client and peer CAs, the
+// Secrets etcdCA and etcdPeerCA name.
+func ClusterPKI(etcdCA, etcdPeerCA func(id function.Identity) string) []PKIRole {
+	return append(slices.Clip(ControlPlanePKI), PKIRole{"etcd-ca", etcdCA}, PKIRole{"etcd-peer-ca", etcdPeerCA})
+}
+
+// Name is the name of a backup of the slot starting at t: for a
 // cluster's etcd (base N) "<N>-<UTC YYYYMMDDhhmmss>-<incarnation>", at
 // most 32+1+14+1+6 = 54 characters (maxBackupNameLength); for a Tenant's
 // (base "") "<UTC YYYYMMDDhhmmss>-<incarnation>", 21 characters, shorter
-// than any cluster's. incarnation is the XR's incarnationDigest: backups
+// than any cluster's. incarnation is the XR's IncarnationDigest: backups
 // outlive their XR (backupOwner), so a cluster created again under the
 // same name may reach a slot an earlier one's retained backup has; the
 // digest keeps their names apart, and so Crossplane never applies the new
 // cluster's backup over the retained one.
-func backupName(base, incarnation string, t time.Time) string {
-	name := t.UTC().Format(backupTimeLayout) + "-" + incarnation
+func Name(base, incarnation string, t time.Time) string {
+	name := t.UTC().Format(TimeLayout) + "-" + incarnation
 	if base == "" {
 		return name
 	}
 	return base + "-" + name
 }
 
-// incarnationDigest is the first backupDigestLength hex characters of the
+// IncarnationDigest is the first backupDigestLength hex characters of the
 // SHA-256 of the XR's metadata.uid: each XR of a claim has a UID of its
 // own.
-func incarnationDigest(uid string) string { return uidDigest(uid, backupDigestLength) }
+func IncarnationDigest(uid string) string { return uidDigest(uid, backupDigestLength) }
 
 // uidDigest is the first n hex characters of the SHA-256 of uid.
 func uidDigest(uid string, n int) string {
@@ -165,10 +169,10 @@ func observedBackupOwner(r *function.Request, ns, name string) (*metav1.OwnerRef
 // "<NS>.<N>" is.
 func backupBundleName(ns, b string) string { return ns + "." + b }
 
-// backupInterval is the interval asked (spec.backup.interval) within the
+// Interval is the interval asked (spec.backup.interval) within the
 // platform's [minInterval, interval], or with none asked the platform's
 // interval.
-func backupInterval(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) (time.Duration, *field.Error) {
+func Interval(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) (time.Duration, *field.Error) {
 	hi := b.Interval
 	if asked == "" {
 		return hi.Parse(field.NewPath("input", "etcd", "backup", "interval"), b.MinInterval, hi)
@@ -176,8 +180,8 @@ func backupInterval(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) (time.Dura
 	return asked.Parse(field.NewPath("spec", "backup", "interval"), b.MinInterval, hi)
 }
 
-// intervalText is the interval backupInterval takes, as written.
-func intervalText(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) string {
+// IntervalText is the interval Interval takes, as written.
+func IntervalText(asked tkv1alpha1.Duration, b *cpinput.EtcdBackup) string {
 	if asked == "" {
 		return string(b.Interval)
 	}
@@ -196,12 +200,12 @@ func compactDuration(d time.Duration) string {
 	return s
 }
 
-// slotStart is the start of the backup slot holding now: slots are
+// SlotStart is the start of the backup slot holding now: slots are
 // interval long and offset from the Unix epoch by a per-cluster amount
 // (the SHA-256 of "<NS>/<N>" modulo the interval, in whole seconds), so
 // the platform's clusters do not all snapshot at once. The slot, and so
 // everything composed from it, changes only at a slot boundary.
-func slotStart(id function.Identity, interval time.Duration, now time.Time) time.Time {
+func SlotStart(id function.Identity, interval time.Duration, now time.Time) time.Time {
 	sum := sha256.Sum256([]byte(id.Namespace + "/" + id.Name))
 	step := int64(interval / time.Second)
 	off := int64(binary.BigEndian.Uint64(sum[:8]) % uint64(step)) //nolint:gosec // step ≥ 3600
@@ -215,11 +219,11 @@ func slotStart(id function.Identity, interval time.Duration, now time.Time) time
 func observedBackups(r *function.Request) []time.Time {
 	var out []time.Time
 	for name := range r.ObservedNames() {
-		rest, ok := strings.CutPrefix(name, namePrefixBackup)
-		if !ok || len(rest) != len(backupTimeLayout) {
+		rest, ok := strings.CutPrefix(name, NamePrefixBackup)
+		if !ok || len(rest) != len(TimeLayout) {
 			continue
 		}
-		t, err := time.Parse(backupTimeLayout, rest)
+		t, err := time.Parse(TimeLayout, rest)
 		if err != nil {
 			continue
 		}
@@ -243,12 +247,12 @@ type backupPlan struct {
 	LastFound bool
 }
 
-// backupSchedule is one etcd's scheduled backups: a claim's dedicated
-// etcd (planBackups) or a Tenant's (planTenantBackups).
-type backupSchedule struct {
+// Schedule is one etcd's scheduled backups: a claim's dedicated
+// etcd (PlanCluster) or a Tenant's (planTenantBackups).
+type Schedule struct {
 	// Slot seeds the slots' offset: "<NS>/<Slot.Name>".
 	Slot function.Identity
-	// Base is the first part of the backups' names (backupName).
+	// Base is the first part of the backups' names (Name).
 	Base string
 	// Etcd is the EtcdCluster's name; Labels the backup objects' labels.
 	Etcd   string
@@ -267,36 +271,36 @@ type backupSchedule struct {
 	Idle  bool
 	// Require asks for what a backup carries; Carried reads it: the
 	// identities of the clusters it carries (none until they arrived) and
-	// why a cluster's is refused (readPKI).
+	// why a cluster's is refused (ReadPKI).
 	Require func(p *function.Plan)
-	Carried func(r *function.Request) ([]clusterIdentity, []string, error)
+	Carried func(r *function.Request) ([]ClusterIdentity, []string, error)
 }
 
-// planBackups adds to p the claim's EtcdSnapshots and their encrypted PKI
-// (composeBackups): the five PKI Secrets of its dedicated etcd and control
-// plane, and where the control plane's data lives in etcd (schema,
-// username).
-func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput, schema, username string, now time.Time) *field.Error {
-	interval, ferr := backupInterval(t.Spec.Backup.Interval, &in.Etcd.Backup)
+// PlanCluster adds to p the claim's EtcdSnapshots of its dedicated etcd
+// (EtcdCluster etcd) and their encrypted PKI (Compose): the Secrets
+// of pki (ClusterPKI), and where the control plane's data lives in etcd
+// (schema, username).
+func PlanCluster(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput, etcd string, pki []PKIRole, schema, username string, now time.Time) *field.Error {
+	interval, ferr := Interval(t.Spec.Backup.Interval, &in.Etcd.Backup)
 	if ferr != nil {
 		return ferr
 	}
 	id := t.ID
-	return composeBackups(p, r, &in.Etcd.Backup, backupSchedule{
-		Slot: id, Base: id.Name, Etcd: namesOfEtcd(id, cpinput.EtcdOperatorCozystack).Cluster,
-		Labels: id.Labels(), Interval: interval, IntervalText: intervalText(t.Spec.Backup.Interval, &in.Etcd.Backup),
-		Require: func(p *function.Plan) { requirePKI(p, id, "", backupPKI) },
-		Carried: func(r *function.Request) ([]clusterIdentity, []string, error) {
-			pki, refused, err := readPKI(r, id, "", backupPKI)
-			if pki == nil || err != nil {
+	return Compose(p, r, &in.Etcd.Backup, Schedule{
+		Slot: id, Base: id.Name, Etcd: etcd,
+		Labels: id.Labels(), Interval: interval, IntervalText: IntervalText(t.Spec.Backup.Interval, &in.Etcd.Backup),
+		Require: func(p *function.Plan) { RequirePKI(p, id, "", pki) },
+		Carried: func(r *function.Request) ([]ClusterIdentity, []string, error) {
+			data, refused, err := ReadPKI(r, id, "", pki)
+			if data == nil || err != nil {
 				return nil, refused, err
 			}
-			return []clusterIdentity{{Cluster: id.Name, PKI: pki, Schema: schema, Username: username}}, nil, nil
+			return []ClusterIdentity{{Cluster: id.Name, PKI: data, Schema: schema, Username: username}}, nil, nil
 		},
 	}, now)
 }
 
-// composeBackups adds to p the EtcdSnapshots of schedule s, their bundles
+// Compose adds to p the EtcdSnapshots of schedule s, their bundles
 // and the PKI objects the bundles name (docs/architecture.md, Backups): the
 // observed ones, the newest retention of them kept (and the newest
 // Complete one, retained), and one for the slot
@@ -308,7 +312,7 @@ func planBackups(p *function.Plan, r *function.Request, t *function.Cluster, in 
 // (deletedClusterBackups). What a backup carries is required only while
 // the current slot's backup is to be written. It sets status.backup and
 // the BackupCurrent condition.
-func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, now time.Time) *field.Error {
+func Compose(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s Schedule, now time.Time) *field.Error {
 	ns := s.Slot.Namespace
 	uid := r.CompositeString("metadata", "uid")
 	if uid == "" {
@@ -318,7 +322,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	if err != nil {
 		return field.InternalError(field.NewPath("requiredResources", function.RequirementNamespace), err)
 	}
-	slot := slotStart(s.Slot, s.Interval, now)
+	slot := SlotStart(s.Slot, s.Interval, now)
 	// Nothing watched changes when the next slot starts: Crossplane is
 	// asked to run the pipeline again then.
 	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
@@ -348,7 +352,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 	}
 	// Older ones leave the desired state: Crossplane deletes them.
 	backups = retained(r, backups, b.Retention)
-	w := backupWriter{b: b, s: s, incarnation: incarnationDigest(uid), owner: owner, slot: slot, canCreate: canCreate, ids: c.ids, pkis: pkis}
+	w := backupWriter{b: b, s: s, incarnation: IncarnationDigest(uid), owner: owner, slot: slot, canCreate: canCreate, ids: c.ids, pkis: pkis}
 	for _, ts := range backups {
 		if ferr := w.compose(p, r, ts); ferr != nil {
 			return ferr
@@ -374,7 +378,7 @@ func composeBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup
 // minInterval after the newest backup's, or its bundle is missing, or a
 // PKI object its bundle names is. An older backup without its bundle is
 // not completed: the PKI and clusters of now are not those of its slot.
-func backupDue(r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, slot time.Time, backups []time.Time, current bool, pkis *pkiObjects) (bool, *field.Error) {
+func backupDue(r *function.Request, b *cpinput.EtcdBackup, s Schedule, slot time.Time, backups []time.Time, current bool, pkis *pkiObjects) (bool, *field.Error) {
 	// Each interval has its own slots: without the gap every edit of
 	// spec.backup.interval would find a slot newer than the newest backup
 	// and snapshot the etcd again.
@@ -385,7 +389,7 @@ func backupDue(r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, slo
 	if !current {
 		return len(backups) == 0 || slot.Sub(backups[0]) >= min(gap, s.Interval), nil
 	}
-	bundle := namePrefixBackupPKI + backups[0].Format(backupTimeLayout)
+	bundle := NamePrefixBackupPKI + backups[0].Format(TimeLayout)
 	missing, err := pkis.missing(r, bundle)
 	if err != nil {
 		return false, field.InternalError(field.NewPath("observed", bundle), err)
@@ -394,26 +398,26 @@ func backupDue(r *function.Request, b *cpinput.EtcdBackup, s backupSchedule, slo
 }
 
 // carried is what a due backup carries: the identities of its clusters,
-// why a cluster's is refused (readPKI), and the platform's recipient the
+// why a cluster's is refused (ReadPKI), and the platform's recipient the
 // PKI is encrypted to; none until they arrived.
 type carried struct {
-	ids       []clusterIdentity
+	ids       []ClusterIdentity
 	refused   []string
 	recipient age.Recipient
 }
 
 // readCarried requires and reads what a due backup of s carries.
-func readCarried(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s backupSchedule) (carried, *field.Error) {
+func readCarried(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s Schedule) (carried, *field.Error) {
 	var c carried
 	s.Require(p)
-	p.Require(requiredBackupRecipient, &fnv1.ResourceSelector{
+	p.Require(RequiredBackupRecipient, &fnv1.ResourceSelector{
 		ApiVersion: "v1", Kind: "ConfigMap",
 		Match:     &fnv1.ResourceSelector_MatchName{MatchName: b.RecipientConfigMap},
 		Namespace: proto.String(b.PKINamespace),
 	})
 	var err error
 	if c.ids, c.refused, err = s.Carried(r); err != nil {
-		return carried{}, field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+		return carried{}, field.InternalError(field.NewPath("requiredResources", RequiredBackupSourcePrefix), err)
 	}
 	var ferr *field.Error
 	if c.recipient, ferr = backupRecipient(r, b); ferr != nil {
@@ -430,11 +434,11 @@ func readCarried(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s
 func refuseBackup(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, ns string, first bool) (*backupRefusal, bool, *field.Error) {
 	refusal, cleared, err := backupCredentials(p, r, b, ns)
 	if err != nil {
-		return nil, false, field.InternalError(field.NewPath("requiredResources", requiredBackupCredentials), err)
+		return nil, false, field.InternalError(field.NewPath("requiredResources", RequiredBackupCredentials), err)
 	}
 	if first && cleared && refusal == nil {
 		if refusal, cleared, err = deletedClusterBackups(p, r, b, ns); err != nil {
-			return nil, false, field.InternalError(field.NewPath("requiredResources", requiredNamespaceBackups), err)
+			return nil, false, field.InternalError(field.NewPath("requiredResources", RequiredNamespaceBackups), err)
 		}
 	}
 	return refusal, cleared, nil
@@ -444,12 +448,12 @@ func refuseBackup(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, 
 // the current slot's bundle and PKI objects when canCreate.
 type backupWriter struct {
 	b           *cpinput.EtcdBackup
-	s           backupSchedule
+	s           Schedule
 	incarnation string
 	owner       *metav1.OwnerReference
 	slot        time.Time
 	canCreate   bool
-	ids         []clusterIdentity
+	ids         []ClusterIdentity
 	pkis        *pkiObjects
 }
 
@@ -457,8 +461,8 @@ type backupWriter struct {
 // observed, or written for the current slot.
 func (w backupWriter) compose(p *function.Plan, r *function.Request, ts time.Time) *field.Error {
 	ns := w.s.Slot.Namespace
-	suffix := ts.Format(backupTimeLayout)
-	snapshot := namePrefixBackup + suffix
+	suffix := ts.Format(TimeLayout)
+	snapshot := NamePrefixBackup + suffix
 	name := backupObjectName(r, w.s.Base, w.incarnation, snapshot, ts)
 	owner := w.owner
 	if owner == nil {
@@ -478,7 +482,7 @@ func (w backupWriter) compose(p *function.Plan, r *function.Request, ts time.Tim
 		snap.Spec.Destination = *dst
 	}
 	p.Add(snapshot, snap, function.ReadyAlways)
-	bundle := namePrefixBackupPKI + suffix
+	bundle := NamePrefixBackupPKI + suffix
 	switch {
 	case r.ObservedExists(bundle):
 		p.Kept = append(p.Kept, function.Kept{Name: bundle, Ready: fnv1.Ready_READY_TRUE})
@@ -489,13 +493,13 @@ func (w backupWriter) compose(p *function.Plan, r *function.Request, ts time.Tim
 			// The current slot's PKI objects, written again where
 			// one is missing and the PKI has not changed.
 			if err := w.pkis.refill(w.ids); err != nil {
-				return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+				return field.InternalError(field.NewPath("requiredResources", RequiredBackupSourcePrefix), err)
 			}
 		}
 	case w.canCreate && !ts.Before(w.slot):
 		refs, err := w.pkis.carry(w.ids)
 		if err != nil {
-			return field.InternalError(field.NewPath("requiredResources", requiredBackupSourcePrefix), err)
+			return field.InternalError(field.NewPath("requiredResources", RequiredBackupSourcePrefix), err)
 		}
 		p.Add(bundle, buildBackupBundle(ns, name, snapshotFile(snap.Spec.Destination, name+".db"), w.s, w.ids, refs, w.owner), function.ReadyAlways)
 	}
@@ -521,14 +525,14 @@ func retained(r *function.Request, backups []time.Time, n int32) []time.Time {
 
 // complete says whether the observed EtcdSnapshot of slot ts succeeded.
 func complete(r *function.Request, ts time.Time) bool {
-	return r.ObservedString(namePrefixBackup+ts.Format(backupTimeLayout), "status", "phase") == etcdv1alpha2.SnapshotPhaseComplete
+	return r.ObservedString(NamePrefixBackup+ts.Format(TimeLayout), "status", "phase") == etcdv1alpha2.SnapshotPhaseComplete
 }
 
-// requirePKI asks for the PKI Secrets of roles of cluster id a backup
-// carries, as required resources requiredBackupSourcePrefix + key + role.
-func requirePKI(p *function.Plan, id function.Identity, key string, roles []pkiRole) {
+// RequirePKI asks for the PKI Secrets of roles of cluster id a backup
+// carries, as required resources RequiredBackupSourcePrefix + key + role.
+func RequirePKI(p *function.Plan, id function.Identity, key string, roles []PKIRole) {
 	for _, role := range roles {
-		p.Require(requiredBackupSourcePrefix+key+role.Role, secretSelector(role.Secret(id), id.Namespace))
+		p.Require(RequiredBackupSourcePrefix+key+role.Role, secretSelector(role.Secret(id), id.Namespace))
 	}
 }
 
@@ -536,11 +540,11 @@ func requirePKI(p *function.Plan, id function.Identity, key string, roles []pkiR
 // backups and says whether it is current: at most twice the interval old,
 // or, before the first, the schedule younger than that (s.Since, else the
 // XR's creation). With nothing to back up (s.Idle) it is current.
-func backupStatus(r *function.Request, s backupSchedule, incarnation string, backups []time.Time, now time.Time) backupPlan {
+func backupStatus(r *function.Request, s Schedule, incarnation string, backups []time.Time, now time.Time) backupPlan {
 	interval := s.Interval
 	bp := backupPlan{Interval: interval, Retained: len(backups)}
 	for _, ts := range backups {
-		name := namePrefixBackup + ts.Format(backupTimeLayout)
+		name := NamePrefixBackup + ts.Format(TimeLayout)
 		if !complete(r, ts) {
 			continue
 		}
@@ -587,12 +591,12 @@ func backupStatus(r *function.Request, s backupSchedule, incarnation string, bac
 }
 
 // backupObjectName is the name of the backup of slot ts, composed as
-// snapshot: the observed EtcdSnapshot's, or backupName for a new one.
+// snapshot: the observed EtcdSnapshot's, or Name for a new one.
 func backupObjectName(r *function.Request, base, incarnation, snapshot string, ts time.Time) string {
 	if n := r.ObservedString(snapshot, "metadata", "name"); n != "" {
 		return n
 	}
-	return backupName(base, incarnation, ts)
+	return Name(base, incarnation, ts)
 }
 
 // ownerRefs is owner as a list (none for nil).
@@ -613,14 +617,14 @@ func observedDestination(r *function.Request, name string) (*etcdv1alpha2.Snapsh
 	return &o.Spec.Destination, nil
 }
 
-// keepObservedBackups keeps every observed backup object (EtcdSnapshots,
-// bundles, PKI objects: composed names starting namePrefixBackup) as it
+// KeepObserved keeps every observed backup object (EtcdSnapshots,
+// bundles, PKI objects: composed names starting NamePrefixBackup) as it
 // is: with the platform's backups off, what was taken stays restorable
 // until the platform deletes it.
-func keepObservedBackups(p *function.Plan, r *function.Request) {
+func KeepObserved(p *function.Plan, r *function.Request) {
 	var kept []string
 	for name := range r.ObservedNames() {
-		if strings.HasPrefix(name, namePrefixBackup) {
+		if strings.HasPrefix(name, NamePrefixBackup) {
 			kept = append(kept, name)
 		}
 	}
@@ -692,20 +696,20 @@ func secretSelector(name, ns string) *fnv1.ResourceSelector {
 	}
 }
 
-// maxPKISecretBytes bounds the data of one PKI Secret a backup carries,
+// MaxPKISecretBytes bounds the data of one PKI Secret a backup carries,
 // in bytes: a CA or key pair in PEM is a few KiB, and whatever a tenant
 // writes into a Secret of its namespace travels in every request with its
 // backups.
-const maxPKISecretBytes = 16 << 10
+const MaxPKISecretBytes = 16 << 10
 
-// readPKI is the data of cluster id's Secrets of roles, required as
-// requiredBackupSourcePrefix + key + role, once every one has arrived
-// with data (nil before). A Secret over maxPKISecretBytes is not carried:
+// ReadPKI is the data of cluster id's Secrets of roles, required as
+// RequiredBackupSourcePrefix + key + role, once every one has arrived
+// with data (nil before). A Secret over MaxPKISecretBytes is not carried:
 // nil, and why.
-func readPKI(r *function.Request, id function.Identity, key string, roles []pkiRole) (map[string]map[string][]byte, []string, error) {
+func ReadPKI(r *function.Request, id function.Identity, key string, roles []PKIRole) (map[string]map[string][]byte, []string, error) {
 	out := map[string]map[string][]byte{}
 	for _, role := range roles {
-		secrets, _, err := function.Required[corev1.Secret](r, requiredBackupSourcePrefix+key+role.Role)
+		secrets, _, err := function.Required[corev1.Secret](r, RequiredBackupSourcePrefix+key+role.Role)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot decode Secret %s/%s: %w", id.Namespace, role.Secret(id), err)
 		}
@@ -716,8 +720,8 @@ func readPKI(r *function.Request, id function.Identity, key string, roles []pkiR
 		for k, v := range secrets[0].Data {
 			size += len(k) + len(v)
 		}
-		if size > maxPKISecretBytes {
-			return nil, []string{fmt.Sprintf("cluster %s is not backed up: Secret %s/%s holds %d bytes, more than the %d a PKI Secret may", id.Name, id.Namespace, role.Secret(id), size, maxPKISecretBytes)}, nil
+		if size > MaxPKISecretBytes {
+			return nil, []string{fmt.Sprintf("cluster %s is not backed up: Secret %s/%s holds %d bytes, more than the %d a PKI Secret may", id.Name, id.Namespace, role.Secret(id), size, MaxPKISecretBytes)}, nil
 		}
 		out[role.Role] = secrets[0].Data
 	}
@@ -729,7 +733,7 @@ func readPKI(r *function.Request, id function.Identity, key string, roles []pkiR
 // naming the setting.
 func backupRecipient(r *function.Request, b *cpinput.EtcdBackup) (age.Recipient, *field.Error) {
 	path := field.NewPath("input", "etcd", "backup", "recipientConfigMap")
-	cms, arrived, err := function.Required[corev1.ConfigMap](r, requiredBackupRecipient)
+	cms, arrived, err := function.Required[corev1.ConfigMap](r, RequiredBackupRecipient)
 	if err != nil {
 		return nil, field.InternalError(path, err)
 	}
@@ -771,7 +775,7 @@ const (
 // backup b of schedule s: for each of ids where its control plane keeps
 // its data in etcd and the name of its PKI object (refs, by cluster).
 // source is the snapshot's file; owner is its Namespace reference.
-func buildBackupBundle(ns, b string, source etcdv1alpha2.SnapshotLocation, s backupSchedule, ids []clusterIdentity, refs map[string]string, owner *metav1.OwnerReference) *xpextv1beta1.EnvironmentConfig {
+func buildBackupBundle(ns, b string, source etcdv1alpha2.SnapshotLocation, s Schedule, ids []ClusterIdentity, refs map[string]string, owner *metav1.OwnerReference) *xpextv1beta1.EnvironmentConfig {
 	fields := map[string]any{bundleNamespace: ns, bundleBackup: b, bundleSource: source}
 	if owner != nil {
 		fields[bundleNamespaceUID] = string(owner.UID)
@@ -835,9 +839,9 @@ func seal(plain []byte, to age.Recipient) (string, error) {
 	return buf.String(), nil
 }
 
-// openBundle decrypts an encrypted PKI (sealed) with the platform's
+// OpenBundle decrypts an encrypted PKI (sealed) with the platform's
 // identity into out.
-func openBundle(armored string, id age.Identity, out any) error {
+func OpenBundle(armored string, id age.Identity, out any) error {
 	rd, err := age.Decrypt(armor.NewReader(strings.NewReader(armored)), id)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package backup
 
 import (
 	"fmt"
@@ -17,11 +17,11 @@ import (
 
 // Required-resources keys of what a new backup is checked against.
 const (
-	// requiredBackupCredentials: the namespace's S3 credentials Secret.
-	requiredBackupCredentials = "backup-credentials"
-	// requiredNamespaceBackups: the namespace's EtcdSnapshots labelled
+	// RequiredBackupCredentials: the namespace's S3 credentials Secret.
+	RequiredBackupCredentials = "backup-credentials"
+	// RequiredNamespaceBackups: the namespace's EtcdSnapshots labelled
 	// as tenantkube's, asked for before a schedule's first backup.
-	requiredNamespaceBackups = "backup-namespace-snapshots"
+	RequiredNamespaceBackups = "backup-namespace-snapshots"
 )
 
 // backupRefusal is why a schedule takes no new backup: the reason of
@@ -43,12 +43,12 @@ func backupCredentials(p *function.Plan, r *function.Request, b *cpinput.EtcdBac
 		return nil, true, nil
 	}
 	name := b.S3.CredentialsSecretName
-	p.Require(requiredBackupCredentials, &fnv1.ResourceSelector{
+	p.Require(RequiredBackupCredentials, &fnv1.ResourceSelector{
 		ApiVersion: "v1", Kind: "Secret",
 		Match:     &fnv1.ResourceSelector_MatchName{MatchName: name},
 		Namespace: proto.String(ns),
 	})
-	secrets, arrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredBackupCredentials)
+	secrets, arrived, err := function.Required[metav1.PartialObjectMetadata](r, RequiredBackupCredentials)
 	if err != nil || !arrived {
 		return nil, arrived, err
 	}
@@ -81,14 +81,14 @@ func backupCredentials(p *function.Plan, r *function.Request, b *cpinput.EtcdBac
 // max-1 plus one cluster's retained backups per cluster alive at once.
 // Clusters that have backups are not refused, and nothing is deleted.
 func deletedClusterBackups(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, ns string) (refused *backupRefusal, arrived bool, err error) {
-	p.Require(requiredNamespaceBackups, &fnv1.ResourceSelector{
+	p.Require(RequiredNamespaceBackups, &fnv1.ResourceSelector{
 		ApiVersion: etcdv1alpha2.GroupVersion.String(), Kind: etcdv1alpha2.EtcdSnapshotKind,
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
 			function.LabelManagedBy: function.ManagedByTenantkube,
 		}}},
 		Namespace: proto.String(ns),
 	})
-	snaps, arrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredNamespaceBackups)
+	snaps, arrived, err := function.Required[metav1.PartialObjectMetadata](r, RequiredNamespaceBackups)
 	if err != nil || !arrived {
 		return nil, arrived, err
 	}

@@ -1,4 +1,4 @@
-package main
+package backup
 
 import (
 	"crypto/sha256"
@@ -16,18 +16,18 @@ import (
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// clusterIdentity is one cluster's part of a backup: its PKI Secrets'
+// ClusterIdentity is one cluster's part of a backup: its PKI Secrets'
 // data by role (its PKI object), and where its control plane keeps its
 // data in etcd.
-type clusterIdentity struct {
+type ClusterIdentity struct {
 	Cluster          string
 	PKI              map[string]map[string][]byte
 	Schema, Username string
 }
 
-// namePrefixBackupClusterPKI + N + "-" + digest is the composed-resource
+// NamePrefixBackupClusterPKI + N + "-" + digest is the composed-resource
 // name of cluster N's PKI object of that content digest.
-const namePrefixBackupClusterPKI = "backup-clusterpki-"
+const NamePrefixBackupClusterPKI = "backup-clusterpki-"
 
 // pkiDigestLength is the length of a PKI object's content digest, and
 // pkiIncarnationLength of its XR's, in hex characters.
@@ -51,7 +51,7 @@ func clusterPKIName(ns, n, inc, d string) string {
 // clusterPKIKey is the composed-resource name of cluster n's PKI object
 // name.
 func clusterPKIKey(n, name string) string {
-	return namePrefixBackupClusterPKI + n + "-" + name[max(0, len(name)-pkiDigestLength):]
+	return NamePrefixBackupClusterPKI + n + "-" + name[max(0, len(name)-pkiDigestLength):]
 }
 
 // pkiObjects are the PKI objects a schedule's retained bundles name: those
@@ -149,7 +149,7 @@ func bundleRefs(env *xpextv1beta1.EnvironmentConfig) (map[string]string, error) 
 // refill writes again those PKI objects of ids that are named (add) and
 // not observed, where the PKI has not changed: the same content is the
 // same name.
-func (x *pkiObjects) refill(ids []clusterIdentity) error {
+func (x *pkiObjects) refill(ids []ClusterIdentity) error {
 	for _, c := range ids {
 		name, plain, err := x.nameOf(c)
 		if err != nil {
@@ -163,7 +163,7 @@ func (x *pkiObjects) refill(ids []clusterIdentity) error {
 }
 
 // nameOf is the PKI object name of c's PKI, and the PKI's JSON.
-func (x *pkiObjects) nameOf(c clusterIdentity) (string, []byte, error) {
+func (x *pkiObjects) nameOf(c ClusterIdentity) (string, []byte, error) {
 	plain, err := json.Marshal(c.PKI) // keys sorted: the same PKI, the same bytes
 	if err != nil {
 		return "", nil, err
@@ -174,7 +174,7 @@ func (x *pkiObjects) nameOf(c clusterIdentity) (string, []byte, error) {
 
 // carry adds the PKI objects of ids, named by their content, and returns
 // their names by cluster.
-func (x *pkiObjects) carry(ids []clusterIdentity) (map[string]string, error) {
+func (x *pkiObjects) carry(ids []ClusterIdentity) (map[string]string, error) {
 	refs := map[string]string{}
 	for _, c := range ids {
 		name, plain, err := x.nameOf(c)
