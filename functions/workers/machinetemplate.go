@@ -76,77 +76,15 @@ func buildKubevirtMachineTemplate(id function.Identity, p nodeGroupPlan, image, 
 // buildMachineTemplate is buildKubevirtMachineTemplate with the placement
 // given: None gives exactly the template of a group without placement.
 func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstrapHash string, placement v1alpha1.AntiAffinity) (*infrav1.KubevirtMachineTemplate, error) {
-	g := p.Group
-	domain := kubevirtv1.DomainSpec{
-		Resources: kubevirtv1.ResourceRequirements{
-			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: vmEphemeralStorage.DeepCopy()},
-			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: quantity.DivideWholeBytes(vmEphemeralStorage, 40)},
-		},
-		Devices: kubevirtv1.Devices{
-			Disks: []kubevirtv1.Disk{
-				{Name: systemDiskName, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: systemDiskPCI}}},
-				{
-					Name:       kubeletDiskName,
-					DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: kubeletDiskPCI}},
-					BlockSize:  &kubevirtv1.BlockSize{MatchVolume: &kubevirtv1.FeatureState{Enabled: ptr(true)}},
-				},
-			},
-			Interfaces: []kubevirtv1.Interface{{
-				Name:                   podNetworkName,
-				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}},
-			}},
-		},
-	}
-	if g.LogSerialConsole {
-		// Only true is written: false would change the hash of every
-		// group that never set it.
-		domain.Devices.LogSerialConsole = ptr(true)
-	}
-	if err := setPodCPU(&domain.Resources, g); err != nil {
-		return nil, err
-	}
-	for i, gpu := range g.GPUs {
-		domain.Devices.GPUs = append(domain.Devices.GPUs, kubevirtv1.GPU{Name: fmt.Sprintf("gpu%d", i+1), DeviceName: gpu.Name})
-	}
-	var instancetype *kubevirtv1.InstancetypeMatcher
-	if p.Sizing.Explicit {
-		cores, err := wholeCores(*p.Sizing.CPU)
-		if err != nil {
-			return nil, err
-		}
-		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
-		mem := p.Sizing.Memory.DeepCopy()
-		domain.Memory = &kubevirtv1.Memory{Guest: &mem}
-	} else if usesInstancetype(g) {
-		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: instancetypeKind, Name: g.InstanceTypeName()}
-	}
-
-	storage := &cdiv1.StorageSpec{
-		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{}},
-	}
-	disk, err := g.DiskSize.Parse()
+	domain, instancetype, err := vmDomain(p)
 	if err != nil {
 		return nil, err
 	}
-	storage.Resources.Requests[corev1.ResourceStorage] = disk
-	if p.StorageClass != "" {
-		storage.StorageClassName = ptr(p.StorageClass)
+	storage, err := kubeletDiskStorage(p)
+	if err != nil {
+		return nil, err
 	}
-
-	tmplMeta := metav1.ObjectMeta{
-		Annotations: map[string]string{annotationBridgeLiveMigation: "true"},
-	}
-	if bootstrapHash != "" {
-		tmplMeta.Annotations[annotationBootstrapHash] = bootstrapHash[:min(len(bootstrapHash), 16)]
-	}
-	labels := p.RoleLabels()
-	affinity := vmAntiAffinity(id, p.Name, placement)
-	if affinity != nil {
-		labels[function.LabelCluster], labels[labelNodeGroup] = id.Name, p.Name
-	}
-	if len(labels) > 0 {
-		tmplMeta.Labels = labels
-	}
+	tmplMeta, affinity := vmMeta(id, p, bootstrapHash, placement)
 	vm := kubevirtv1.VirtualMachineSpec{
 		RunStrategy:  ptr(kubevirtv1.RunStrategyAlways),
 		Instancetype: instancetype,
@@ -187,6 +125,95 @@ func buildMachineTemplate(id function.Identity, p nodeGroupPlan, image, bootstra
 		ObjectMeta: metav1.ObjectMeta{Name: p.ObjectName(id) + "-" + hash, Namespace: id.Namespace, Labels: groupLabels(id, p.Name)},
 		Spec:       spec,
 	}, nil
+}
+
+// vmDomain is the virtual hardware of node group p's VMs: the system and
+// kubelet disks, the pod network's NIC, CPU and memory (or the instance
+// type that sets them) and the GPUs.
+func vmDomain(p nodeGroupPlan) (kubevirtv1.DomainSpec, *kubevirtv1.InstancetypeMatcher, error) {
+	g := p.Group
+	domain := kubevirtv1.DomainSpec{
+		Resources: kubevirtv1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceEphemeralStorage: vmEphemeralStorage.DeepCopy()},
+			Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: quantity.DivideWholeBytes(vmEphemeralStorage, 40)},
+		},
+		Devices: kubevirtv1.Devices{
+			Disks: []kubevirtv1.Disk{
+				{Name: systemDiskName, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: systemDiskPCI}}},
+				{
+					Name:       kubeletDiskName,
+					DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBusVirtio, PciAddress: kubeletDiskPCI}},
+					BlockSize:  &kubevirtv1.BlockSize{MatchVolume: &kubevirtv1.FeatureState{Enabled: ptr(true)}},
+				},
+			},
+			Interfaces: []kubevirtv1.Interface{{
+				Name:                   podNetworkName,
+				InterfaceBindingMethod: kubevirtv1.InterfaceBindingMethod{Bridge: &kubevirtv1.InterfaceBridge{}},
+			}},
+		},
+	}
+	if g.LogSerialConsole {
+		// Only true is written: false would change the hash of every
+		// group that never set it.
+		domain.Devices.LogSerialConsole = ptr(true)
+	}
+	if err := setPodCPU(&domain.Resources, g); err != nil {
+		return domain, nil, err
+	}
+	for i, gpu := range g.GPUs {
+		domain.Devices.GPUs = append(domain.Devices.GPUs, kubevirtv1.GPU{Name: fmt.Sprintf("gpu%d", i+1), DeviceName: gpu.Name})
+	}
+	var instancetype *kubevirtv1.InstancetypeMatcher
+	if p.Sizing.Explicit {
+		cores, err := wholeCores(*p.Sizing.CPU)
+		if err != nil {
+			return domain, nil, err
+		}
+		domain.CPU = &kubevirtv1.CPU{Cores: cores, Threads: 1, Sockets: 1}
+		mem := p.Sizing.Memory.DeepCopy()
+		domain.Memory = &kubevirtv1.Memory{Guest: &mem}
+	} else if usesInstancetype(g) {
+		instancetype = &kubevirtv1.InstancetypeMatcher{Kind: instancetypeKind, Name: g.InstanceTypeName()}
+	}
+	return domain, instancetype, nil
+}
+
+// kubeletDiskStorage is the storage of node group p's kubelet disk: its
+// diskSize, in its storage class.
+func kubeletDiskStorage(p nodeGroupPlan) (*cdiv1.StorageSpec, error) {
+	storage := &cdiv1.StorageSpec{
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{}},
+	}
+	disk, err := p.Group.DiskSize.Parse()
+	if err != nil {
+		return nil, err
+	}
+	storage.Resources.Requests[corev1.ResourceStorage] = disk
+	if p.StorageClass != "" {
+		storage.StorageClassName = ptr(p.StorageClass)
+	}
+	return storage, nil
+}
+
+// vmMeta is the metadata of node group p's VMs (live migration, the
+// bootstrap data's hash, role labels, and the labels placement selects
+// on) and their affinity for placement.
+func vmMeta(id function.Identity, p nodeGroupPlan, bootstrapHash string, placement v1alpha1.AntiAffinity) (metav1.ObjectMeta, *corev1.Affinity) {
+	tmplMeta := metav1.ObjectMeta{
+		Annotations: map[string]string{annotationBridgeLiveMigation: "true"},
+	}
+	if bootstrapHash != "" {
+		tmplMeta.Annotations[annotationBootstrapHash] = bootstrapHash[:min(len(bootstrapHash), 16)]
+	}
+	labels := p.RoleLabels()
+	affinity := vmAntiAffinity(id, p.Name, placement)
+	if affinity != nil {
+		labels[function.LabelCluster], labels[labelNodeGroup] = id.Name, p.Name
+	}
+	if len(labels) > 0 {
+		tmplMeta.Labels = labels
+	}
+	return tmplMeta, affinity
 }
 
 // antiAffinityWeight is the weight of the Soft placement's preference, the
