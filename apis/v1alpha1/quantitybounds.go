@@ -161,10 +161,19 @@ func withQuantityRules(spec apiextensionsv1.JSONSchemaProps, bounds map[string][
 	return spec, nil
 }
 
-// withRules returns s with rules appended to the object at path (steps).
+// withRules returns s with rules appended to the object at path (steps;
+// "*" is a map's values or a list's items).
 func withRules(s apiextensionsv1.JSONSchemaProps, path []string, rules []apiextensionsv1.ValidationRule) (apiextensionsv1.JSONSchemaProps, error) {
 	if len(path) == 0 {
 		s.XValidations = append(append(apiextensionsv1.ValidationRules{}, s.XValidations...), rules...)
+		return s, nil
+	}
+	if path[0] == "*" && s.Items != nil && s.Items.Schema != nil {
+		child, err := withRules(*s.Items.Schema, path[1:], rules)
+		if err != nil {
+			return s, err
+		}
+		s.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &child}
 		return s, nil
 	}
 	if path[0] == "*" {

@@ -94,10 +94,10 @@ func (t ruleTable[T]) check(v T, path *field.Path) field.ErrorList {
 }
 
 // RuleDocs returns every rule of the tables with its CEL rule, in table
-// order, spec first.
+// order, spec first, then the Tenant's (IDs tenant.*).
 func RuleDocs() []RuleEntry {
 	var out []RuleEntry
-	for _, t := range ruleTables() {
+	for _, t := range append(ruleTables(), tenantRuleTables()...) {
 		out = append(out, t.entries()...)
 	}
 	return out
@@ -109,7 +109,9 @@ var clusterSpecRules = specRules(KubernetesVersions, TalosSupport)
 // ruleTables are the XKubernetesCluster spec's tables.
 func ruleTables() []rules {
 	return []rules{clusterSpecRules, provisionTimeRules, nodeHealthCheckRules, backupRules, nodeGroupNameRules, nodeGroupRules,
-		nodeGroupHealthRules, nodeGroupResourcesRules, kubeletRules, addonsRules, oidcConfigRules, oidcUserRules}
+		nodeGroupHealthRules, nodeGroupResourcesRules, kubeletRules, addonsRules, oidcConfigRules, oidcUserRules,
+		talosMirrorHostRules, apiServerArgsRules, apiServerVolumesRules, apiServerMountsRules, apiServerArgRules,
+		apiServerVolumeRules, apiServerMountRules}
 }
 
 // withTableRules returns spec with the CEL rules of the tables appended

@@ -3,8 +3,10 @@ package v1alpha1
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -51,7 +53,6 @@ type Talos struct {
 	// back to the upstream registry unless skipFallback is true. A change
 	// reaches only nodes created after it.
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(h, size(h) <= 253 && h.matches('^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$'))",messageExpression="'registry mirror keys must be registry hosts (optionally with a port) or *, not ' + self.filter(h, !(size(h) <= 253 && h.matches('^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$')))[0]"
 	// +optional
 	RegistryMirrors map[string]TalosRegistryMirror `json:"registryMirrors,omitempty"`
 }
@@ -85,7 +86,7 @@ const (
 var (
 	talosVersionPattern  = regexp.MustCompile(`^v1\.[0-9]{1,3}\.[0-9]{1,3}$`)
 	schematicPattern     = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	mirrorHostPattern    = regexp.MustCompile(`^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$`)
+	mirrorHostPattern    = regexp.MustCompile(mirrorHostForm)
 	mirrorEndpointPatten = regexp.MustCompile(`^https?://[^\s]+$`)
 )
 
@@ -128,8 +129,8 @@ func (t Talos) Validate(path *field.Path) field.ErrorList {
 	}
 	sort.Strings(hosts)
 	for _, h := range hosts {
-		if len(h) > MaxNameLength || !mirrorHostPattern.MatchString(h) {
-			errs = append(errs, field.Invalid(mp, shorten(h), "registry mirror keys must be registry hosts (optionally with a port) or *"))
+		if herrs := talosMirrorHostRules.check(h, mp); len(herrs) > 0 {
+			errs = append(errs, herrs...)
 			continue
 		}
 		eps := t.RegistryMirrors[h].Endpoints
@@ -151,3 +152,29 @@ func (t Talos) Validate(path *field.Path) field.ErrorList {
 	}
 	return errs
 }
+
+// mirrorHostForm is a registry host, optionally with a port, or "*", RE2
+// as Go and CEL read it.
+const mirrorHostForm = `^([*]|[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?)$`
+
+// msgMirrorHost is the message of a bad spec.talos.registryMirrors key.
+const msgMirrorHost = "registry mirror keys must be registry hosts (optionally with a port) or *"
+
+// talosMirrorHostRules are the rules on a key h of spec.talos.registryMirrors;
+// the CEL rule is the map's and names the first bad key.
+var talosMirrorHostRules = ruleTable[string]{{
+	RuleDoc: RuleDoc{ID: "talos.registryMirrors.host", Object: "talos.registryMirrors", Field: "registryMirrors", Go: EnforcedValidate},
+	CEL: func() apiextensionsv1.ValidationRule {
+		ok := "size(h) <= " + strconv.Itoa(MaxNameLength) + " && h.matches(" + celString(mirrorHostForm) + ")"
+		return apiextensionsv1.ValidationRule{
+			Rule:              "self.all(h, " + ok + ")",
+			MessageExpression: refusal(celExpr("self.filter(h, !("+ok+"))[0]"), msgMirrorHost),
+		}
+	},
+	Check: func(h string, path *field.Path) *field.Error {
+		if len(h) > MaxNameLength || !mirrorHostPattern.MatchString(h) {
+			return field.Invalid(path, shorten(h), msgMirrorHost)
+		}
+		return nil
+	},
+}}

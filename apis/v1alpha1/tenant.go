@@ -58,9 +58,6 @@ type TenantSpec struct {
 }
 
 // TenantEtcd sizes the etcd cluster shared by a namespace's clusters.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.replicas >= oldSelf.replicas",messageExpression=`'replicas may not be lowered from ' + (oldSelf.replicas >= 10 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][oldSelf.replicas / 10 % 10] : "") + ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][oldSelf.replicas % 10] + ' to ' + (self.replicas >= 10 ? ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.replicas / 10 % 10] : "") + ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'][self.replicas % 10] + ': the etcd-operator removes no member when it scales down, and the etcd loses quorum'`,fieldPath=".replicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.storageSize) || !has(oldSelf.storageSize) || !isQuantity(string(self.storageSize)) || !isQuantity(string(oldSelf.storageSize)) || quantity(string(self.storageSize)).compareTo(quantity(string(oldSelf.storageSize))) >= 0",messageExpression="'storageSize may not be lowered from ' + string(oldSelf.storageSize) + ' to ' + string(self.storageSize) + ': a bound volume cannot shrink, and a lower quota-backend-bytes stops writes'",fieldPath=".storageSize"
 type TenantEtcd struct {
 	// Replicas is the number of etcd members. It may grow, not shrink (the
 	// XRD refuses a lower value; the function refuses one below the running
@@ -143,7 +140,7 @@ func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefini
 	version, err := xrdVersion(crd, []map[string]any{
 		{"name": "DATASTORE", "type": "string", "jsonPath": ".status.dataStoreName", "description": "Kamaji DataStore of the namespace's TenantClusters."},
 		{"name": "CLUSTERS", "type": "integer", "jsonPath": ".status.clusters", "description": "TenantClusters served: their control plane uses this DataStore."},
-	}, TenantQuantityBounds, nil)
+	}, TenantQuantityBounds, tenantRuleTables())
 	if err != nil {
 		return nil, err
 	}
@@ -153,3 +150,25 @@ func TenantCompositeResourceDefinition(crd *apiextensionsv1.CustomResourceDefini
 		"categories": []string{"crossplane", "composite", "tenantkube"},
 	}, version), nil
 }
+
+// tenantEtcdRules are the rules of a Tenant's spec.etcd on update:
+// replicas and storageSize may not decrease. The control-plane function
+// holds the same against the running EtcdCluster (etcdDecreases).
+var tenantEtcdRules = ruleTable[*TenantEtcd]{{
+	RuleDoc: RuleDoc{ID: "tenant.etcd.replicas.mayNotDecrease", Object: "etcd", Field: "replicas", Go: msgEtcdObserved},
+	CEL: celRule("!has(self.replicas) || !has(oldSelf.replicas) || self.replicas >= oldSelf.replicas",
+		celFormat("replicas may not be lowered from %s to %s: the etcd-operator removes no member when it scales down, and the etcd loses quorum",
+			digits("oldSelf.replicas", MaxTenantEtcdReplicas), digits("self.replicas", MaxTenantEtcdReplicas)), ".replicas"),
+}, {
+	RuleDoc: RuleDoc{ID: "tenant.etcd.storageSize.mayNotDecrease", Object: "etcd", Field: "storageSize", Go: msgEtcdObserved},
+	CEL: celRule("!has(self.storageSize) || !has(oldSelf.storageSize) || !isQuantity(string(self.storageSize)) || !isQuantity(string(oldSelf.storageSize)) || "+
+		"quantity(string(self.storageSize)).compareTo(quantity(string(oldSelf.storageSize))) >= 0",
+		celFormat("storageSize may not be lowered from %s to %s: a bound volume cannot shrink, and a lower quota-backend-bytes stops writes",
+			celExpr("string(oldSelf.storageSize)"), celExpr("string(self.storageSize)")), ".storageSize"),
+}}
+
+// msgEtcdObserved is where tenantEtcdRules hold besides CEL.
+const msgEtcdObserved = "control-plane function (etcdDecreases), against the observed EtcdCluster"
+
+// tenantRuleTables are the Tenant spec's tables.
+func tenantRuleTables() []rules { return []rules{tenantEtcdRules} }

@@ -476,11 +476,6 @@ type Component struct {
 // (spec.apiServer.extraArgs, spec.apiServer.extraVolumeMounts,
 // spec.deployment.extraVolumes). The pod runs in the management cluster:
 // volumes come only from ConfigMaps and Secrets of the cluster's namespace.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.extraArgs) || self.extraArgs.all(a, self.extraArgs.exists_one(b, b.split('=')[0] == a.split('=')[0]))",messageExpression="'extraArgs: each flag at most once (Kamaji keys them by name): ' + self.extraArgs.filter(a, !self.extraArgs.exists_one(b, b.split('=')[0] == a.split('=')[0]))[0].split('=')[0] + ' is repeated'",fieldPath=".extraArgs"
-// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumes) || self.extraVolumes.all(v, self.extraVolumes.exists_one(w, w.name == v.name))",messageExpression="'extraVolumes: names must be unique: ' + self.extraVolumes.map(v, v.name).filter(n, !self.extraVolumes.exists_one(w, w.name == n))[0] + ' is repeated'",fieldPath=".extraVolumes"
-// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, has(self.extraVolumes) && self.extraVolumes.exists(v, v.name == m.name))",messageExpression="'extraVolumeMounts: each name must be a volume of extraVolumes: ' + self.extraVolumeMounts.map(m, m.name).filter(n, !has(self.extraVolumes) || !self.extraVolumes.exists(v, v.name == n))[0] + ' is not'",fieldPath=".extraVolumeMounts"
-// +kubebuilder:validation:XValidation:rule="!has(self.extraVolumeMounts) || self.extraVolumeMounts.all(m, self.extraVolumeMounts.exists_one(n, n.mountPath == m.mountPath))",messageExpression="'extraVolumeMounts: mount paths must be unique: ' + self.extraVolumeMounts.map(m, m.mountPath).filter(p, !self.extraVolumeMounts.exists_one(n, n.mountPath == p))[0] + ' is repeated'",fieldPath=".extraVolumeMounts"
 type APIServer struct {
 	// CPU and memory resources for API Server; each key set overrides the
 	// preset's value for that key.
@@ -525,17 +520,10 @@ type APIServer struct {
 //
 // +kubebuilder:validation:MaxLength=1024
 // +kubebuilder:validation:Pattern=`^--[a-z0-9][-a-z0-9]*(=.*)?$`
-// +kubebuilder:validation:XValidation:rule="!self.matches('^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|peer-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler|vmodule|log-[-a-z0-9]*|logging-format)(=.*)?$')",messageExpression="self.split('=')[0] + ' is set by the platform, calls out from the management network or spends what tenants share; it cannot be set in extraArgs'"
-// +kubebuilder:validation:XValidation:rule="!self.matches('^--v(=.*)?$') || self.matches('^--v=[0-4]$')",messageExpression="'--v must be a level from 0 to 4 (higher levels log request contents into the management cluster logs), not ' + self"
-// +kubebuilder:validation:XValidation:rule="!self.matches('^--feature-gates=.*UnknownVersionInteroperabilityProxy')",messageExpression="'the feature gate UnknownVersionInteroperabilityProxy (the peer proxy, which dials the addresses peers advertise from the management network) cannot be set in extraArgs: ' + self"
-// +kubebuilder:validation:XValidation:rule="!self.matches('^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$')",messageExpression="self.split('=')[0] + ' cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config'"
 type APIServerArg string
 
 // APIServerVolume is a volume of the control-plane pod from a ConfigMap or
 // a Secret of the cluster's namespace (a subset of core/v1 Volume).
-//
-// +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.secret)",messageExpression="'set exactly one source: configMap or secret (the only sources allowed: the pod runs in the management cluster) on volume ' + self.name"
-// +kubebuilder:validation:XValidation:rule="!(self.name in ['authentication-config', 'talos-ca', 'talos-tls-cert', 'etc-kubernetes-pki', 'etc-ca-certificates', 'etc-ssl-certs', 'usr-share-ca-certificates', 'usr-local-share-ca-certificates', 'scheduler-kubeconfig', 'controller-manager-kubeconfig', 'konnectivity-uds', 'egress-selector-configuration', 'konnectivity-server-kubeconfig', 'kine-config', 'kine-certs', 'kine-uds'])",messageExpression="'name ' + self.name + ' is a volume of the control plane itself'",fieldPath=".name"
 type APIServerVolume struct {
 	// Volume name, a DNS label, unique among extraVolumes.
 	// +kubebuilder:validation:MinLength=1
@@ -576,9 +564,6 @@ type SecretVolume struct {
 
 // APIServerVolumeMount mounts one of extraVolumes into the kube-apiserver
 // container (a subset of core/v1 VolumeMount).
-//
-// +kubebuilder:validation:XValidation:rule="!self.mountPath.matches('(^|/)[.][.]?(/|$)')",messageExpression="'mountPath may not hold . or .. segments, not ' + self.mountPath",fieldPath=".mountPath"
-// +kubebuilder:validation:XValidation:rule="['/etc/kubernetes', '/etc/ca-certificates', '/etc/ssl/certs', '/usr/share/ca-certificates', '/usr/local/share/ca-certificates', '/run/konnectivity', '/var/run/secrets/kubernetes.io', '/dev', '/proc', '/sys'].all(r, self.mountPath != r && !self.mountPath.startsWith(r + '/') && !r.startsWith(self.mountPath + '/'))",messageExpression="'mountPath ' + self.mountPath + ' is on or above a path the control plane uses (/etc/kubernetes, /etc/ca-certificates, /etc/ssl/certs, /usr/share/ca-certificates, /usr/local/share/ca-certificates, /run/konnectivity, /var/run/secrets/kubernetes.io, /dev, /proc, /sys)'",fieldPath=".mountPath"
 type APIServerVolumeMount struct {
 	// Name of a volume of extraVolumes.
 	// +kubebuilder:validation:MinLength=1

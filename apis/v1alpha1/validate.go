@@ -26,9 +26,9 @@ const MaxNodeGroupNameLength = 16
 // integer). The XRD cannot express it; the functions check it.
 const MaxQuantityExponent = 30
 
-// Messages of Validate. The XRD's CEL rules (types.go) say the same, with
-// the field's name in front; test/validation_test.go holds both to one
-// table of cases.
+// Messages of Validate. The XRD's CEL rules (the rule tables) say the
+// same, with the field's name in front; test/validation_test.go holds
+// both to one table of cases.
 const (
 	msgNodeGroupName = "node group names must be DNS labels (lower-case letters, digits and hyphens) of at most 16 characters"
 	msgResourcesBoth = "resources.cpu and resources.memory must be set together or not at all"
@@ -50,35 +50,48 @@ const (
 	msgOIDCFlag          = "cannot be set in extraArgs: configure OIDC with spec.oidc (mode System or CustomConfig), from which the platform sets --authentication-config"
 )
 
-// ReservedFlags matches the kube-apiserver flags extraArgs may not set, with
-// or without a value: what Kamaji and tenantkube set (etcd and storage,
-// service network and accounts, serving address, port and certificates,
-// kubelet and front-proxy client certificates, konnectivity's egress
-// selector, bootstrap tokens for joining nodes, authorization, and
-// anonymous access, which the pod's probes need), the configuration files
-// whose webhooks and exporters the API server would call from the
-// management cluster's network, the mixed-version peer proxy's --peer-*
-// (with --peer-ca-file a replica proxies requests to the address and port
-// each peer advertises: a tenant's choice would have it dial into the
-// management network;
+// ReservedFlagNames are the kube-apiserver flags extraArgs may not set,
+// names or name patterns (RE2) without the leading --: what Kamaji and
+// tenantkube set (etcd and storage, service network and accounts, serving
+// address, port and certificates, kubelet and front-proxy client
+// certificates, konnectivity's egress selector, bootstrap tokens for
+// joining nodes, authorization, and anonymous access, which the pod's
+// probes need), the configuration files whose webhooks and exporters the
+// API server would call from the management cluster's network, the
+// mixed-version peer proxy's --peer-* (with --peer-ca-file a replica proxies
+// requests to the address and port each peer advertises: a tenant's choice
+// would have it dial into the management network;
 // https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/controlplane/apiserver/config.go
-// BuildPeerProxy), and what would spend resources shared
-// with other tenants: the audit log and policy (files written on the
-// management node's ephemeral storage), --event-ttl and the watch cache
-// (the load and size of a shared DataStore), --enable-logs-handler
-// (serves the container's files), and the logging flags --vmodule,
-// --log-* and --logging-format (the volume and format of logs the
-// management cluster collects; --v is bounded by MaxVerbosityFlag). The
-// XRD's rule on APIServerArg holds the same expression.
-const ReservedFlags = `^--(etcd-[-a-z0-9]*|storage-backend|storage-media-type|service-cluster-ip-range|service-account-[-a-z0-9]*|api-audiences|advertise-address|bind-address|secure-port|cert-dir|tls-[-a-z0-9]*|client-ca-file|kubelet-client-[-a-z0-9]*|kubelet-certificate-authority|kubelet-preferred-address-types|proxy-client-[-a-z0-9]*|peer-[-a-z0-9]*|requestheader-client-ca-file|egress-selector-config-file|enable-bootstrap-token-auth|anonymous-auth|authorization-mode|authorization-config|authorization-webhook-[-a-z0-9]*|authentication-token-webhook-[-a-z0-9]*|audit-webhook-[-a-z0-9]*|admission-control-config-file|tracing-config-file|audit-log-[-a-z0-9]*|audit-policy-file|event-ttl|watch-cache[-a-z0-9]*|default-watch-cache-size|enable-logs-handler|vmodule|log-[-a-z0-9]*|logging-format)(=.*)?$`
+// BuildPeerProxy), and what would spend resources shared with other
+// tenants: the audit log and policy (files written on the management
+// node's ephemeral storage), --event-ttl and the watch cache (the load and
+// size of a shared DataStore), --enable-logs-handler (serves the
+// container's files), and the logging flags --vmodule, --log-* and
+// --logging-format (the volume and format of logs the management cluster
+// collects; --v is bounded by MaxVerbosityFlag).
+var ReservedFlagNames = []string{
+	"etcd-[-a-z0-9]*", "storage-backend", "storage-media-type", "service-cluster-ip-range",
+	"service-account-[-a-z0-9]*", "api-audiences", "advertise-address", "bind-address", "secure-port",
+	"cert-dir", "tls-[-a-z0-9]*", "client-ca-file", "kubelet-client-[-a-z0-9]*",
+	"kubelet-certificate-authority", "kubelet-preferred-address-types", "proxy-client-[-a-z0-9]*",
+	"peer-[-a-z0-9]*", "requestheader-client-ca-file", "egress-selector-config-file",
+	"enable-bootstrap-token-auth", "anonymous-auth", "authorization-mode", "authorization-config",
+	"authorization-webhook-[-a-z0-9]*", "authentication-token-webhook-[-a-z0-9]*", "audit-webhook-[-a-z0-9]*",
+	"admission-control-config-file", "tracing-config-file", "audit-log-[-a-z0-9]*", "audit-policy-file",
+	"event-ttl", "watch-cache[-a-z0-9]*", "default-watch-cache-size", "enable-logs-handler", "vmodule",
+	"log-[-a-z0-9]*", "logging-format",
+}
+
+// ReservedFlags matches an extraArgs entry setting one of
+// ReservedFlagNames, with or without a value.
+var ReservedFlags = `^--(` + strings.Join(ReservedFlagNames, "|") + `)(=.*)?$`
 
 // PeerProxyFeatureGate matches a --feature-gates flag that names the
 // UnknownVersionInteroperabilityProxy gate, whatever its value: the gate
 // of the peer proxy (ReservedFlags refuses its --peer-* flags).
 // kube-apiserver trims Unicode white space around each key=value pair
 // (k8s.io/component-base featuregate Set) and gate names are
-// case-sensitive, so any occurrence of the name is refused. The XRD's
-// rule on APIServerArg holds the same expression.
+// case-sensitive, so any occurrence of the name is refused.
 const PeerProxyFeatureGate = `^--feature-gates=.*UnknownVersionInteroperabilityProxy`
 
 // OIDCFlags matches the kube-apiserver flags of OIDC authentication,
@@ -86,14 +99,12 @@ const PeerProxyFeatureGate = `^--feature-gates=.*UnknownVersionInteroperabilityP
 // spec.oidc. With mode None they would make the API server fetch issuers
 // from the management cluster's network with nothing checking them; with
 // a mode, kube-apiserver refuses --authentication-config beside --oidc-*.
-// The XRD's rule on APIServerArg holds the same expression.
 const OIDCFlags = `^--(oidc-[-a-z0-9]*|authentication-config)(=.*)?$`
 
 // VerbosityFlag matches --v with or without a value; extraArgs may set it
 // only as MaxVerbosityFlag matches: levels above 4 are trace levels, and
 // from 6 the API server logs the resources, headers and bodies of requests
 // (Kubernetes logging conventions) into the management cluster's logs.
-// The XRD's rule on APIServerArg holds the same expressions.
 const (
 	VerbosityFlag    = `^--v(=.*)?$`
 	MaxVerbosityFlag = `^--v=[0-4]$`
@@ -130,8 +141,7 @@ var (
 )
 
 // ReservedVolumeNames are the control-plane pod's own volumes, tenantkube's
-// and Kamaji's: an extra volume may not take one. The XRD's rule on
-// extraVolumes holds the same list.
+// and Kamaji's: an extra volume may not take one.
 var ReservedVolumeNames = slices.Concat(TenantkubeVolumeNames, KamajiVolumeNames)
 
 // ReservedContainerNames are the control-plane pod's own containers.
@@ -156,15 +166,11 @@ var (
 	// hostPattern is an ingress host, optionally a wildcard.
 	hostPattern = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	// argPattern is a kube-apiserver flag as extraArgs takes it.
-	argPattern           = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
-	reservedFlagPattern  = regexp.MustCompile(ReservedFlags)
-	peerProxyGatePattern = regexp.MustCompile(PeerProxyFeatureGate)
-	oidcFlagPattern      = regexp.MustCompile(OIDCFlags)
-	verbosityPattern     = regexp.MustCompile(VerbosityFlag)
-	maxVerbosityPattern  = regexp.MustCompile(MaxVerbosityFlag)
+	argPattern          = regexp.MustCompile(`^--[a-z0-9][-a-z0-9]*(=.*)?$`)
+	verbosityPattern    = regexp.MustCompile(VerbosityFlag)
+	maxVerbosityPattern = regexp.MustCompile(MaxVerbosityFlag)
 	// mountPathPattern is an absolute path without a trailing slash or ':'.
 	mountPathPattern = regexp.MustCompile(`^(/[^/:]+)+$`)
-	dotSegment       = regexp.MustCompile(`(^|/)[.][.]?(/|$)`)
 	// emailPattern is an email address whose domain is a DNS name.
 	emailPattern = regexp.MustCompile(`^[^@\s:]+@[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)+$`)
 )
@@ -480,9 +486,11 @@ func (c *ControlPlane) Validate(path *field.Path) field.ErrorList {
 // undeclared volume, is named once each.
 func (a *APIServer) Validate(path *field.Path) field.ErrorList {
 	errs := a.validateExtraArgs(path.Child("extraArgs"))
-	volumes, verrs := a.validateExtraVolumes(path.Child("extraVolumes"))
-	errs = append(errs, verrs...)
-	return append(errs, a.validateExtraVolumeMounts(path.Child("extraVolumeMounts"), volumes)...)
+	errs = append(errs, apiServerArgsRules.check(a, path)...)
+	errs = append(errs, a.validateExtraVolumes(path.Child("extraVolumes"))...)
+	errs = append(errs, apiServerVolumesRules.check(a, path)...)
+	errs = append(errs, a.validateExtraVolumeMounts(path.Child("extraVolumeMounts"))...)
+	return append(errs, apiServerMountsRules.check(a, path)...)
 }
 
 // validateExtraArgs returns the problems of the extra flags at ap.
@@ -491,7 +499,6 @@ func (a *APIServer) validateExtraArgs(ap *field.Path) field.ErrorList {
 	if n := len(a.ExtraArgs); n > MaxExtraArgs {
 		errs = append(errs, field.TooMany(ap, n, MaxExtraArgs))
 	}
-	flags := make([]string, 0, len(a.ExtraArgs))
 	for i, arg := range a.ExtraArgs {
 		s := string(arg)
 		switch {
@@ -499,47 +506,28 @@ func (a *APIServer) validateExtraArgs(ap *field.Path) field.ErrorList {
 			errs = append(errs, tooLong(ap.Index(i), s, MaxExtraArgLength))
 		case !argPattern.MatchString(s):
 			errs = append(errs, field.Invalid(ap.Index(i), s, "must be a flag --name=value or --name (name in lower case)"))
-		case reservedFlagPattern.MatchString(s):
-			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgReservedFlag))
-		case oidcFlagPattern.MatchString(s):
-			errs = append(errs, field.Invalid(ap.Index(i), s, arg.Flag()+" "+msgOIDCFlag))
-		case peerProxyGatePattern.MatchString(s):
-			errs = append(errs, field.Invalid(ap.Index(i), s, msgPeerProxyGate))
-		case verbosityPattern.MatchString(s) && !maxVerbosityPattern.MatchString(s):
-			errs = append(errs, field.Invalid(ap.Index(i), s, msgVerbosity))
+		default:
+			errs = append(errs, apiServerArgRules.check(arg, ap.Index(i))...)
 		}
-		flags = append(flags, arg.Flag())
-	}
-	for _, f := range repeated(flags) {
-		errs = append(errs, field.Invalid(ap, f, msgRepeatedFlag))
 	}
 	return errs
 }
 
-// validateExtraVolumes returns the problems of the extra volumes at vp
-// and the names declared.
-func (a *APIServer) validateExtraVolumes(vp *field.Path) (map[string]bool, field.ErrorList) {
+// validateExtraVolumes returns the problems of the extra volumes at vp.
+func (a *APIServer) validateExtraVolumes(vp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if n := len(a.ExtraVolumes); n > MaxExtraVolumes {
 		errs = append(errs, field.TooMany(vp, n, MaxExtraVolumes))
 	}
-	volumes := map[string]bool{}
-	names := make([]string, 0, len(a.ExtraVolumes))
 	for i, v := range a.ExtraVolumes {
 		ip := vp.Index(i)
-		volumes[v.Name] = true
-		names = append(names, v.Name)
 		switch {
 		case v.Name == "":
 			errs = append(errs, field.Required(ip.Child("name"), "a volume needs a name"))
 		case len(v.Name) > validation.DNS1123LabelMaxLength || len(validation.IsDNS1123Label(v.Name)) > 0:
 			errs = append(errs, validateLabel(ip.Child("name"), v.Name, validation.DNS1123LabelMaxLength)...)
-		case slices.Contains(ReservedVolumeNames, v.Name):
-			errs = append(errs, field.Invalid(ip.Child("name"), v.Name, msgReservedVolume))
 		}
-		if (v.ConfigMap != nil) == (v.Secret != nil) {
-			errs = append(errs, field.Invalid(ip, v.Name, msgOneSource))
-		}
+		errs = append(errs, apiServerVolumeRules.check(v, ip)...)
 		if v.ConfigMap != nil {
 			errs = append(errs, validateSubdomain(ip.Child("configMap", "name"), v.ConfigMap.Name)...)
 		}
@@ -547,20 +535,15 @@ func (a *APIServer) validateExtraVolumes(vp *field.Path) (map[string]bool, field
 			errs = append(errs, validateSubdomain(ip.Child("secret", "secretName"), v.Secret.SecretName)...)
 		}
 	}
-	for _, name := range repeated(names) {
-		errs = append(errs, field.Invalid(vp, name, "names must be unique"))
-	}
-	return volumes, errs
+	return errs
 }
 
-// validateExtraVolumeMounts returns the problems of the mounts at mp,
-// whose names must be of volumes.
-func (a *APIServer) validateExtraVolumeMounts(mp *field.Path, volumes map[string]bool) field.ErrorList {
+// validateExtraVolumeMounts returns the problems of the mounts at mp.
+func (a *APIServer) validateExtraVolumeMounts(mp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if n := len(a.ExtraVolumeMounts); n > MaxExtraVolumes {
 		errs = append(errs, field.TooMany(mp, n, MaxExtraVolumes))
 	}
-	var undeclared, paths []string
 	for i, m := range a.ExtraVolumeMounts {
 		ip := mp.Index(i)
 		switch {
@@ -569,10 +552,6 @@ func (a *APIServer) validateExtraVolumeMounts(mp *field.Path, volumes map[string
 		case longerThan(m.Name, validation.DNS1123LabelMaxLength):
 			errs = append(errs, tooLong(ip.Child("name"), m.Name, validation.DNS1123LabelMaxLength))
 		}
-		if !volumes[m.Name] && !slices.Contains(undeclared, m.Name) {
-			undeclared = append(undeclared, m.Name)
-		}
-		paths = append(paths, m.MountPath)
 		pp := ip.Child("mountPath")
 		switch {
 		case longerThan(m.MountPath, MaxMountPathLength):
@@ -581,21 +560,7 @@ func (a *APIServer) validateExtraVolumeMounts(mp *field.Path, volumes map[string
 		case !mountPathPattern.MatchString(m.MountPath):
 			errs = append(errs, field.Invalid(pp, m.MountPath, "must be an absolute path without a trailing slash or ':'"))
 		}
-		if dotSegment.MatchString(m.MountPath) {
-			errs = append(errs, field.Invalid(pp, m.MountPath, "mountPath may not hold . or .. segments"))
-		}
-		for _, r := range ReservedMountPaths {
-			if m.MountPath == r || strings.HasPrefix(m.MountPath, r+"/") || strings.HasPrefix(r, m.MountPath+"/") {
-				errs = append(errs, field.Invalid(pp, m.MountPath, msgReservedMountPath))
-				break
-			}
-		}
-	}
-	for _, name := range undeclared {
-		errs = append(errs, field.Invalid(mp, name, "each name must be a volume of extraVolumes"))
-	}
-	for _, p := range repeated(paths) {
-		errs = append(errs, field.Invalid(mp, p, "mount paths must be unique"))
+		errs = append(errs, apiServerMountRules.check(m, ip)...)
 	}
 	return errs
 }
