@@ -5,9 +5,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,43 +21,135 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
-// TestXRDHoldsGoLists: the XRD's CEL rules on the API server's extra
-// flags, volumes and mounts carry the lists Validate uses
-// (v1alpha1.ReservedFlags, PeerProxyFeatureGate, OIDCFlags, VerbosityFlag, ReservedVolumeNames,
-// ReservedMountPaths), so
-// the two cannot drift apart.
-func TestXRDHoldsGoLists(t *testing.T) {
-	api := xrdRootSchema(t).Properties["spec"].Properties["controlPlane"].Properties["apiServer"]
-	rules := func(v []string) string { return strings.Join(v, "\n") }
-	var argRules, volumeRules, mountRules []string
-	for _, r := range api.Properties["extraArgs"].Items.Schema.XValidations {
-		argRules = append(argRules, r.Rule)
+// Reserved volume names and mount paths of the control-plane pod, from
+// their upstream sources (Kamaji at the pinned commit e51909fa, the one
+// test/e2e plays; tenantkube's own volumes are held to the composed pod by
+// functions/control-plane's TestPodNames).
+var (
+	upstreamVolumeNames = []string{
+		v1alpha1.AuthenticationConfigVolume, v1alpha1.TalosCAVolume, v1alpha1.TalosTLSVolume,
+		// kamaji internal/builders/controlplane/deployment.go:31-41
+		"etc-kubernetes-pki", "etc-ca-certificates", "usr-share-ca-certificates", "usr-local-share-ca-certificates",
+		"scheduler-kubeconfig", "controller-manager-kubeconfig", "kine-uds", "kine-config", "kine-certs",
+		// kamaji internal/builders/controlplane/konnectivity_server.go:28-30
+		"egress-selector-configuration", "konnectivity-uds", "konnectivity-server-kubeconfig",
 	}
-	for _, r := range api.Properties["extraVolumes"].Items.Schema.XValidations {
-		volumeRules = append(volumeRules, r.Rule)
+	upstreamMountPaths = []string{
+		// kamaji internal/builders/controlplane/deployment.go:531,541,546,551
+		"/etc/kubernetes", "/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+		// Go's system roots, which kube-apiserver reads: crypto/x509/root_linux.go:21 (certDirectories)
+		"/etc/ssl/certs",
+		// kamaji internal/builders/controlplane/konnectivity_server.go:26
+		"/run/konnectivity",
+		// the service account token's parent: kubernetes
+		// plugin/pkg/admission/serviceaccount/admission.go:57 (DefaultAPITokenMountPath)
+		"/var/run/secrets/kubernetes.io",
+		// the runtime's kernel file systems: containerd oci/mounts.go:28,34,58
+		"/proc", "/dev", "/sys",
 	}
-	for _, r := range api.Properties["extraVolumeMounts"].Items.Schema.XValidations {
-		mountRules = append(mountRules, r.Rule)
+)
+
+// TestReservedVolumeNames: v1alpha1.ReservedVolumeNames is the upstream
+// list, entry by entry, and the XRD and Validate refuse an extra volume
+// named as each.
+func TestReservedVolumeNames(t *testing.T) {
+	sameSet(t, "ReservedVolumeNames", v1alpha1.ReservedVolumeNames, upstreamVolumeNames)
+	xrd := clusterAdmission(t)
+	for _, name := range upstreamVolumeNames {
+		spec := `{controlPlane: {apiServer: {extraVolumes: [{name: ` + name + `, configMap: {name: c}}]}}}`
+		for who, errs := range map[string]field.ErrorList{"XRD admission": xrd.admit(t, spec, ""), "spec.Validate()": clusterValidate(t, spec)} {
+			if got := fieldPaths(errs); len(got) != 1 || got[0] != "spec.controlPlane.apiServer.extraVolumes[0].name" || !namesValue(errs, name) {
+				t.Errorf("%s: volume %s: want one refusal of its name naming it, got %v", who, name, errs.ToAggregate())
+			}
+		}
 	}
-	if !strings.Contains(rules(argRules), "'"+v1alpha1.ReservedFlags+"'") {
-		t.Errorf("no CEL rule of extraArgs items matches v1alpha1.ReservedFlags %s:\n%s", v1alpha1.ReservedFlags, rules(argRules))
+}
+
+// TestReservedMountPaths: v1alpha1.ReservedMountPaths is the upstream
+// list, entry by entry, and the XRD and Validate refuse a mount on each
+// path and under it.
+func TestReservedMountPaths(t *testing.T) {
+	sameSet(t, "ReservedMountPaths", v1alpha1.ReservedMountPaths, upstreamMountPaths)
+	xrd := clusterAdmission(t)
+	for _, p := range upstreamMountPaths {
+		for _, mount := range []string{p, p + "/x"} {
+			spec := `{controlPlane: {apiServer: {extraVolumes: [{name: v, configMap: {name: c}}], extraVolumeMounts: [{name: v, mountPath: ` + mount + `}]}}}`
+			for who, errs := range map[string]field.ErrorList{"XRD admission": xrd.admit(t, spec, ""), "spec.Validate()": clusterValidate(t, spec)} {
+				if got := fieldPaths(errs); len(got) != 1 || got[0] != "spec.controlPlane.apiServer.extraVolumeMounts[0].mountPath" || !namesValue(errs, mount) {
+					t.Errorf("%s: mountPath %s: want one refusal of it naming it, got %v", who, mount, errs.ToAggregate())
+				}
+			}
+		}
 	}
-	if !strings.Contains(rules(argRules), "!self.matches('"+v1alpha1.PeerProxyFeatureGate+"')") {
-		t.Errorf("no CEL rule of extraArgs items refuses v1alpha1.PeerProxyFeatureGate %s:\n%s", v1alpha1.PeerProxyFeatureGate, rules(argRules))
+}
+
+// TestReservedFlagNamesExist: each entry of v1alpha1.ReservedFlagNames (a
+// name or a name pattern) names a flag kube-apiserver v1.36 has: it
+// matches a string literal of the option packages of kube-apiserver,
+// k8s.io/apiserver and k8s.io/component-base's logs, read from their
+// source. An entry matching nothing is a typo or a flag upstream removed.
+func TestReservedFlagNamesExist(t *testing.T) {
+	var literals []string
+	for _, d := range []string{
+		filepath.Join(kubernetesModuleDir(t), "cmd", "kube-apiserver"),
+		filepath.Join(kubernetesModuleDir(t), "pkg", "controlplane", "apiserver", "options"),
+		filepath.Join(kubernetesModuleDir(t), "pkg", "kubeapiserver", "options"),
+		filepath.Join(moduleDir(t, "k8s.io/apiserver"), "pkg", "server", "options"),
+		filepath.Join(moduleDir(t, "k8s.io/component-base"), "logs"),
+	} {
+		literals = append(literals, stringLiterals(t, d)...)
 	}
-	if !strings.Contains(rules(argRules), "!self.matches('"+v1alpha1.OIDCFlags+"')") {
-		t.Errorf("no CEL rule of extraArgs items refuses v1alpha1.OIDCFlags %s:\n%s", v1alpha1.OIDCFlags, rules(argRules))
+	for _, entry := range v1alpha1.ReservedFlagNames {
+		re := regexp.MustCompile("^(" + entry + ")$")
+		if !slices.ContainsFunc(literals, re.MatchString) {
+			t.Errorf("ReservedFlagNames entry %q names no flag of kube-apiserver's option packages", entry)
+		}
 	}
-	if !strings.Contains(rules(argRules), "!self.matches('"+v1alpha1.VerbosityFlag+"') || self.matches('"+v1alpha1.MaxVerbosityFlag+"')") {
-		t.Errorf("no CEL rule of extraArgs items bounds --v as v1alpha1.VerbosityFlag and MaxVerbosityFlag:\n%s", rules(argRules))
+}
+
+// sameSet fails unless got and want hold the same entries, naming each
+// one only one holds.
+func sameSet(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			t.Errorf("%s holds %q, which no upstream source names", what, g)
+		}
 	}
-	quoted := func(v []string) string { return "['" + strings.Join(v, "', '") + "']" }
-	if !strings.Contains(rules(volumeRules), quoted(v1alpha1.ReservedVolumeNames)) {
-		t.Errorf("no CEL rule of extraVolumes items lists v1alpha1.ReservedVolumeNames %s:\n%s", quoted(v1alpha1.ReservedVolumeNames), rules(volumeRules))
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
 	}
-	if !strings.Contains(rules(mountRules), quoted(v1alpha1.ReservedMountPaths)) {
-		t.Errorf("no CEL rule of extraVolumeMounts items lists v1alpha1.ReservedMountPaths %s:\n%s", quoted(v1alpha1.ReservedMountPaths), rules(mountRules))
+}
+
+// stringLiterals are the string literals of the non-test Go files under
+// dir.
+func stringLiterals(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					out = append(out, s)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil || len(out) == 0 {
+		t.Fatalf("no string literals under %s: %v", dir, err)
 	}
+	return out
 }
 
 // kubernetesModuleDir is the directory of the module k8s.io/kubernetes
@@ -64,7 +159,14 @@ func TestXRDHoldsGoLists(t *testing.T) {
 // cannot be had, or fails under TENANTKUBE_REQUIRE_TOOLS.
 func kubernetesModuleDir(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", "k8s.io/kubernetes")
+	return moduleDir(t, "k8s.io/kubernetes")
+}
+
+// moduleDir is the directory of module path, at the version
+// tools/kubernetes pins, as kubernetesModuleDir.
+func moduleDir(t *testing.T, path string) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", path)
 	cmd.Dir = filepath.Join(repoRoot(t), "tools", "kubernetes")
 	out, err := cmd.Output()
 	var mod struct{ Dir, Error string }
@@ -73,9 +175,9 @@ func kubernetesModuleDir(t *testing.T) string {
 	}
 	if err != nil || mod.Dir == "" {
 		if os.Getenv("TENANTKUBE_REQUIRE_TOOLS") != "" {
-			t.Fatalf("cannot download k8s.io/kubernetes of tools/kubernetes: %v %s", err, mod.Error)
+			t.Fatalf("cannot download %s of tools/kubernetes: %v %s", path, err, mod.Error)
 		}
-		t.Skipf("cannot download k8s.io/kubernetes of tools/kubernetes: %v %s", err, mod.Error)
+		t.Skipf("cannot download %s of tools/kubernetes: %v %s", path, err, mod.Error)
 	}
 	return mod.Dir
 }

@@ -130,11 +130,10 @@ var (
 
 // KamajiVolumeNames and KamajiContainerNames are the volumes and
 // containers (init containers included) Kamaji gives every control-plane
-// pod (Kamaji, internal/builders/controlplane/deployment.go and
-// konnectivity_server.go:
-// https://github.com/clastix/kamaji/tree/master/internal/builders/controlplane).
+// pod (Kamaji e51909fa, internal/builders/controlplane/deployment.go:31-51
+// and konnectivity_server.go:28-30).
 var (
-	KamajiVolumeNames = []string{"etc-kubernetes-pki", "etc-ca-certificates", "etc-ssl-certs",
+	KamajiVolumeNames = []string{"etc-kubernetes-pki", "etc-ca-certificates",
 		"usr-share-ca-certificates", "usr-local-share-ca-certificates", "scheduler-kubeconfig", "controller-manager-kubeconfig",
 		"konnectivity-uds", "egress-selector-configuration", "konnectivity-server-kubeconfig", "kine-config", "kine-certs", "kine-uds"}
 	KamajiContainerNames = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "konnectivity-server", "kine", "chmod"}
