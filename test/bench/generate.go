@@ -15,6 +15,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tenantkube/tenantkube/internal/render"
 )
 
 // InputXR returns the XR of a named input as an object: examples/xr.yaml
@@ -63,17 +65,33 @@ func readYAML(path string) (map[string]any, error) {
 	return out, yaml.Unmarshal(raw, &out)
 }
 
-// InstanceTypes reads examples/instancetypes.yaml.
-func InstanceTypes() ([]map[string]any, error) {
+// PlatformObjects returns the management cluster's objects the functions
+// read besides the XR's own: the instance types of
+// examples/instancetypes.yaml and the APIService of every API the
+// functions need (render.PlatformAPIServices), each with the status
+// kube-aggregator gives a local APIService (k8s.io/kube-aggregator v0.36
+// pkg/controllers/status/local/local_available_controller.go: Available,
+// reason Local).
+func PlatformObjects() ([]map[string]any, error) {
 	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "examples", "instancetypes.yaml"))
 	if err != nil {
 		return nil, err
 	}
+	apis, err := render.PlatformAPIServices()
+	if err != nil {
+		return nil, err
+	}
 	var out []map[string]any
-	for _, doc := range bytes.Split(raw, []byte("\n---")) {
+	for i, doc := range bytes.Split(append(append(raw, '\n'), apis...), []byte("\n---")) {
 		o := map[string]any{}
 		if err := yaml.Unmarshal(doc, &o); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if o["kind"] == "APIService" {
+			o["status"] = map[string]any{"conditions": []any{map[string]any{
+				"type": "Available", "status": "True", "reason": "Local",
+				"message": "Local APIServices are always available", "lastTransitionTime": created,
+			}}}
 		}
 		if len(o) > 0 {
 			out = append(out, o)
@@ -109,7 +127,7 @@ func Generate(ctx context.Context, run Runner, input string, log io.Writer) (not
 		// workers function's cap for this input only.
 		inputs["workers"].Fields["maxNodeGroups"] = structpb.NewNumberValue(float64(NodeGroupsOfLarge))
 	}
-	its, err := InstanceTypes()
+	its, err := PlatformObjects()
 	if err != nil {
 		return "", err
 	}
