@@ -217,16 +217,17 @@ func observedGroupStatus(r *function.Request, g string, ng v1alpha1.NodeGroup, r
 // ready (md.ready). A group whose minReplicas is 0 waits for no machine.
 func whyNotReady(g string, md observedMD, observed bool, minReplicas int32) string {
 	switch {
+	case observed && md.ready(minReplicas):
+		return ""
 	case !observed && minReplicas == 0:
 		return g + ": MachineDeployment not created yet (0 machines until it scales from zero on demand)"
 	case !observed:
 		return g + ": MachineDeployment not created yet"
 	case md.ObservedGen < md.Generation:
 		return fmt.Sprintf("%s: MachineDeployment generation %d not observed yet (observed %d)", g, md.Generation, md.ObservedGen)
-	case md.ReadyReplicas < minReplicas:
+	default:
 		return fmt.Sprintf("%s: %d of minReplicas %d machines ready", g, md.ReadyReplicas, minReplicas)
 	}
-	return ""
 }
 
 // machineDeploymentReady is ready when node group g's observed

@@ -2,14 +2,13 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tenantkube/tenantkube/internal/function"
-	"github.com/tenantkube/tenantkube/internal/preview"
 )
 
 // PlatformAPIServices is a YAML stream of the APIService of every API of
@@ -37,28 +36,9 @@ func PlatformAPIServices() ([]byte, error) {
 // of a directory, of paths holds an APIService: the caller describes the
 // platform's APIs itself.
 func describesPlatform(paths []string) (bool, error) {
-	for _, p := range paths {
-		files, err := yamlFiles(p)
-		if err != nil {
-			return false, err
-		}
-		for _, f := range files {
-			raw, err := os.ReadFile(f) //nolint:gosec // the caller's files
-			if err != nil {
-				return false, err
-			}
-			objs, err := preview.ReadYAML(bytes.NewReader(raw))
-			if err != nil {
-				return false, fmt.Errorf("%s: %w", f, err)
-			}
-			for _, o := range objs {
-				if o.GetAPIVersion() == function.APIServiceVersion && o.GetKind() == function.APIServiceKind {
-					return true, nil
-				}
-			}
-		}
-	}
-	return false, nil
+	return holdsObject(paths, func(o *unstructured.Unstructured) bool {
+		return o.GetAPIVersion() == function.APIServiceVersion && o.GetKind() == function.APIServiceKind
+	})
 }
 
 // required is what to pass as required resources: Required, plus

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -59,21 +61,29 @@ func managementNamespace(xr string) ([]byte, error) {
 // YAML files of a directory, at path holds the composed resource named
 // function.ManagementNamespaceResourceName.
 func observesManagementNamespace(path string) (bool, error) {
-	files, err := yamlFiles(path)
-	if err != nil {
-		return false, err
-	}
-	for _, f := range files {
-		raw, err := os.ReadFile(f) //nolint:gosec // the caller's files
+	return holdsObject([]string{path}, func(o *unstructured.Unstructured) bool {
+		return o.GetAnnotations()[annotationResourceName] == function.ManagementNamespaceResourceName
+	})
+}
+
+// holdsObject reports whether a YAML file, or one of the YAML files of a
+// directory, of paths holds an object match accepts.
+func holdsObject(paths []string, match func(*unstructured.Unstructured) bool) (bool, error) {
+	for _, p := range paths {
+		files, err := yamlFiles(p)
 		if err != nil {
 			return false, err
 		}
-		objs, err := preview.ReadYAML(bytes.NewReader(raw))
-		if err != nil {
-			return false, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, o := range objs {
-			if o.GetAnnotations()[annotationResourceName] == function.ManagementNamespaceResourceName {
+		for _, f := range files {
+			raw, err := os.ReadFile(f) //nolint:gosec // the caller's files
+			if err != nil {
+				return false, err
+			}
+			objs, err := preview.ReadYAML(bytes.NewReader(raw))
+			if err != nil {
+				return false, fmt.Errorf("%s: %w", f, err)
+			}
+			if slices.ContainsFunc(objs, match) {
 				return true, nil
 			}
 		}
