@@ -33,6 +33,9 @@ var (
 		"scheduler-kubeconfig", "controller-manager-kubeconfig", "kine-uds", "kine-config", "kine-certs",
 		// kamaji internal/builders/controlplane/konnectivity_server.go:28-30
 		"egress-selector-configuration", "konnectivity-uds", "konnectivity-server-kubeconfig",
+		// kamaji v1.0.0 internal/builders/controlplane/deployment.go:34,250-262
+		// (buildSSLCertsVolume reuses a volume of that name)
+		"etc-ssl-certs",
 	}
 	upstreamMountPaths = []string{
 		// kamaji internal/builders/controlplane/deployment.go:531,541,546,551

@@ -139,9 +139,14 @@ var (
 	KamajiContainerNames = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "konnectivity-server", "kine", "chmod"}
 )
 
+// KamajiV1VolumeNames are volumes Kamaji v1.0.0 gives the pod and the
+// pinned commit does not; v1.0.0 takes over an extra volume of that name
+// (internal/builders/controlplane/deployment.go:34,250-262).
+var KamajiV1VolumeNames = []string{"etc-ssl-certs"}
+
 // ReservedVolumeNames are the control-plane pod's own volumes, tenantkube's
 // and Kamaji's: an extra volume may not take one.
-var ReservedVolumeNames = slices.Concat(TenantkubeVolumeNames, KamajiVolumeNames)
+var ReservedVolumeNames = slices.Concat(TenantkubeVolumeNames, KamajiVolumeNames, KamajiV1VolumeNames)
 
 // ReservedContainerNames are the control-plane pod's own containers.
 var ReservedContainerNames = slices.Concat(TenantkubeContainerNames, KamajiContainerNames)
