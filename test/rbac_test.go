@@ -62,6 +62,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "tenantkube.io", Kind: "KubernetesCluster"}:                            "kubernetesclusters",
 	{Group: "tenantkube.io", Kind: "XKubernetesCluster"}:                           "xkubernetesclusters",
 	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                          "apiservices",
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:              "customresourcedefinitions",
 }
 
 // grant is one permission: a verb on a resource (plural, or
@@ -302,6 +303,7 @@ func TestRBACClusterRole(t *testing.T) {
 		// internal/xfn/required_resources.go:217; cmd/crossplane/core/core.go:408-420 caches unstructured Gets),
 		// whose informer lists and watches: the read verbs.
 		{"apiregistration.k8s.io/v1", "APIService", "control-plane: the APIService of every API the pipeline composes (function.PlatformAPIs, Composition bootstrap requirements)"},
+		{"apiextensions.k8s.io/v1", "CustomResourceDefinition", "control-plane: the CRD of a kind checked by its CRD (function.PlatformAPIs, Composition bootstrap requirements)"},
 	}
 	fromCleanup, fromRequired := needs{}, needs{}
 	for _, c := range []struct {

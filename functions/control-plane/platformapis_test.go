@@ -11,12 +11,15 @@ import (
 // Cozystack's: Cluster API v1.10.1 (cluster.x-k8s.io and
 // bootstrap.cluster.x-k8s.io v1beta1 only) and the Kamaji control-plane
 // provider v0.19.0 (v1alpha1 only): Crossplane answers their APIServices
-// with nothing, the others with the object. Names written by hand.
+// with nothing, the others with the object; Flux serves ExternalArtifact
+// (its CRD). Names written by hand.
 func cozystackAPIServices(served ...string) map[string][]string {
 	out := map[string][]string{
 		"apiservice-v1beta2.cluster.x-k8s.io":               nil,
 		"apiservice-v1beta2.bootstrap.cluster.x-k8s.io":     nil,
 		"apiservice-v1alpha2.controlplane.cluster.x-k8s.io": nil,
+		"crd-externalartifacts.source.toolkit.fluxcd.io": {
+			"{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: externalartifacts.source.toolkit.fluxcd.io}}"},
 	}
 	for _, name := range served {
 		out["apiservice-"+name] = []string{"{apiVersion: apiregistration.k8s.io/v1, kind: APIService, metadata: {name: " + name + "}}"}

@@ -30,7 +30,7 @@ var tenantRequiredKinds = []string{
 	"v1 Secret", "v1 PersistentVolumeClaim", "v1 ConfigMap", "v1 Namespace",
 	"etcd-operator.cozystack.io/v1alpha2 EtcdSnapshot",
 	// The platform's APIs, by name (function.RequirePlatformAPIs).
-	"apiregistration.k8s.io/v1 APIService",
+	"apiregistration.k8s.io/v1 APIService", "apiextensions.k8s.io/v1 CustomResourceDefinition",
 }
 
 // tenantConverge calls fn with req as Crossplane does: each requirement
@@ -245,9 +245,9 @@ func TestTenantRequestSizePerCluster(t *testing.T) {
 		answer := func(k string, sel *fnv1.ResourceSelector) []*structpb.Struct {
 			var out []*structpb.Struct
 			switch {
-			case sel.GetKind() == "APIService":
+			case sel.GetKind() == "APIService" || sel.GetKind() == "CustomResourceDefinition":
 				// A platform serving every API.
-				out = append(out, fntest.YAMLStruct(t, "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: "+sel.GetMatchName()+"\n"))
+				out = append(out, fntest.YAMLStruct(t, "apiVersion: "+sel.GetApiVersion()+"\nkind: "+sel.GetKind()+"\nmetadata:\n  name: "+sel.GetMatchName()+"\n"))
 			case k == requiredTenantControlPlanes:
 				for i := range clusters {
 					n := fmt.Sprintf("c%04d", i)

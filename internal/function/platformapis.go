@@ -21,7 +21,26 @@ const (
 // that first serves it.
 type KindRelease struct {
 	Kind, Release string
+	// CRD, for a kind its group/version served before, is its
+	// CustomResourceDefinition's name (<plural>.<group>), by which the
+	// kind itself is checked.
+	CRD string
 }
+
+// CRDVersion and CRDKind: the CustomResourceDefinition API.
+const (
+	CRDVersion = "apiextensions.k8s.io/v1"
+	CRDKind    = "CustomResourceDefinition"
+)
+
+// CRDSelector selects the CustomResourceDefinition named name.
+func CRDSelector(name string) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{ApiVersion: CRDVersion, Kind: CRDKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+}
+
+// crdRequirementKey is the required-resources key of the
+// CustomResourceDefinition named name.
+func crdRequirementKey(name string) string { return "crd-" + name }
 
 // PlatformAPI is one group/version a tenantkube pipeline composes or reads,
 // with the upstream release that first serves each kind, and where it is
@@ -53,31 +72,35 @@ func (a PlatformAPI) requirementKey() string { return "apiservice-" + a.APIServi
 // v1alpha1 KamajiControlPlane, v0.20.0 only v1alpha2.
 var PlatformAPIs = []PlatformAPI{
 	{Group: "cluster.x-k8s.io", Version: "v1beta2", Cluster: true, Kinds: []KindRelease{
-		{"Cluster", capi111}, {"MachineDeployment", capi111}, {"MachineHealthCheck", capi111}, {"MachineSet", capi111}, {"Machine", capi111},
+		{Kind: "Cluster", Release: capi111}, {Kind: "MachineDeployment", Release: capi111}, {Kind: "MachineHealthCheck", Release: capi111}, {Kind: "MachineSet", Release: capi111}, {Kind: "Machine", Release: capi111},
 	}},
-	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Cluster: true, Kinds: []KindRelease{{"KubeadmConfigTemplate", capi111}}},
+	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Cluster: true, Kinds: []KindRelease{{Kind: "KubeadmConfigTemplate", Release: capi111}}},
 	{Group: "controlplane.cluster.x-k8s.io", Version: "v1alpha2", Cluster: true, Tenant: true, Kinds: []KindRelease{
-		{"KamajiControlPlane", "Cluster API control-plane provider Kamaji v0.20.0"},
+		{Kind: "KamajiControlPlane", Release: "Cluster API control-plane provider Kamaji v0.20.0"},
 	}},
 	{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Cluster: true, Kinds: []KindRelease{
-		{"KubevirtCluster", capk}, {"KubevirtMachineTemplate", capk},
+		{Kind: "KubevirtCluster", Release: capk}, {Kind: "KubevirtMachineTemplate", Release: capk},
 	}},
 	{Group: "bootstrap.cluster.x-k8s.io", Version: "v1alpha3", Cluster: true, Talos: true, Kinds: []KindRelease{
-		{"TalosConfigTemplate", "Cluster API bootstrap provider Talos v0.2.0"},
+		{Kind: "TalosConfigTemplate", Release: "Cluster API bootstrap provider Talos v0.2.0"},
 	}},
-	{Group: "kamaji.clastix.io", Version: "v1alpha1", Cluster: true, Tenant: true, Kinds: []KindRelease{{"DataStore", "Kamaji v0.1.0"}}},
+	{Group: "kamaji.clastix.io", Version: "v1alpha1", Cluster: true, Tenant: true, Kinds: []KindRelease{{Kind: "DataStore", Release: "Kamaji v0.1.0"}}},
 	{Group: "etcd.aenix.io", Version: "v1alpha1", Cluster: true, Tenant: true, Etcd: true, Kinds: []KindRelease{
-		{"EtcdCluster", "Ænix etcd-operator v0.0.1"},
+		{Kind: "EtcdCluster", Release: "Ænix etcd-operator v0.0.1"},
 	}},
 	{Group: "etcd-operator.cozystack.io", Version: "v1alpha2", Cluster: true, Tenant: true, Etcd: true, Kinds: []KindRelease{
-		{"EtcdCluster", cozyEtcd}, {"EtcdSnapshot", cozyEtcd},
+		{Kind: "EtcdCluster", Release: cozyEtcd}, {Kind: "EtcdSnapshot", Release: cozyEtcd},
 	}},
 	{Group: "cert-manager.io", Version: "v1", Cluster: true, Tenant: true, Kinds: []KindRelease{
-		{"Certificate", "cert-manager v1.0.0"}, {"Issuer", "cert-manager v1.0.0"},
+		{Kind: "Certificate", Release: "cert-manager v1.0.0"}, {Kind: "Issuer", Release: "cert-manager v1.0.0"},
 	}},
-	{Group: "helm.toolkit.fluxcd.io", Version: "v2", Cluster: true, Kinds: []KindRelease{{"HelmRelease", "Flux v2.3.0"}}},
+	{Group: "helm.toolkit.fluxcd.io", Version: "v2", Cluster: true, Kinds: []KindRelease{{Kind: "HelmRelease", Release: "Flux v2.3.0"}}},
+	// ExternalArtifact, the default chart sources' kind: source-controller
+	// v1.7.0's CRD, and HelmRelease chartRef.kind ExternalArtifact from
+	// helm-controller v1.4.0, both first in Flux v2.7.0.
 	{Group: "source.toolkit.fluxcd.io", Version: "v1", Cluster: true, Kinds: []KindRelease{
-		{"HelmRepository", "Flux v2.3.0"}, {"HelmChart", "Flux v2.3.0"}, {"OCIRepository", "Flux v2.6.0"},
+		{Kind: "HelmRepository", Release: "Flux v2.3.0"}, {Kind: "HelmChart", Release: "Flux v2.3.0"}, {Kind: "OCIRepository", Release: "Flux v2.6.0"},
+		{Kind: "ExternalArtifact", Release: "Flux v2.7.0", CRD: "externalartifacts.source.toolkit.fluxcd.io"},
 	}},
 }
 
@@ -125,22 +148,38 @@ func APIServiceSelector(a PlatformAPI) *fnv1.ResourceSelector {
 // not answered yet is never an absent API (Crossplane calls again with it
 // before it uses a response).
 func RequirePlatformAPIs(r *Request, rsp *fnv1.RunFunctionResponse, apis []PlatformAPI) error {
-	var missing []string
+	var missing, missingKinds []string
 	answered := true
+	// absent asks for key's object and reports whether Crossplane
+	// answered with nothing.
+	absent := func(key string, sel *fnv1.ResourceSelector) bool {
+		Require(rsp, key, sel)
+		items, arrived := requiredResources(r.req, key)
+		answered = answered && arrived
+		return arrived && len(items) == 0
+	}
 	for _, a := range apis {
-		Require(rsp, a.requirementKey(), APIServiceSelector(a))
-		items, arrived := requiredResources(r.req, a.requirementKey())
-		switch {
-		case !arrived:
-			answered = false
-		case len(items) == 0:
+		if absent(a.requirementKey(), APIServiceSelector(a)) {
 			missing = append(missing, a.Group+"/"+a.Version+" "+kindsByRelease(a.Kinds))
+			continue
+		}
+		for _, k := range a.Kinds {
+			if k.CRD != "" && absent(crdRequirementKey(k.CRD), CRDSelector(k.CRD)) {
+				missingKinds = append(missingKinds, a.Group+"/"+a.Version+" "+k.Kind+" ("+k.Release+")")
+			}
 		}
 	}
-	if !answered || len(missing) == 0 {
+	if !answered || len(missing)+len(missingKinds) == 0 {
 		return nil
 	}
-	return fmt.Errorf("the platform does not serve these APIs tenantkube composes (no APIService <version>.<group>): %s. Install or upgrade to the releases named, nothing is applied until then (docs/platform-guide.md, Compatibility)", strings.Join(missing, "; "))
+	var msg []string
+	if len(missing) > 0 {
+		msg = append(msg, "the platform does not serve these APIs tenantkube composes (no APIService <version>.<group>): "+strings.Join(missing, "; "))
+	}
+	if len(missingKinds) > 0 {
+		msg = append(msg, "the platform does not serve these kinds tenantkube composes (no CustomResourceDefinition): "+strings.Join(missingKinds, "; "))
+	}
+	return fmt.Errorf("%s. Install or upgrade to the releases named, nothing is applied until then (docs/platform-guide.md, Compatibility)", strings.Join(msg, ". "))
 }
 
 // kindsByRelease lists kinds as "K1, K2 (release); K3 (release)", the

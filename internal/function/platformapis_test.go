@@ -30,14 +30,21 @@ func apiService(t *testing.T, name string) *fnv1.Resources {
 func platformRequest(t *testing.T, apis []PlatformAPI, absent, unanswered []string) *Request {
 	t.Helper()
 	req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{}}
-	for _, a := range apis {
-		name := a.APIServiceName()
+	answer := func(key, name string) {
 		switch {
 		case slices.Contains(unanswered, name):
 		case slices.Contains(absent, name):
-			req.RequiredResources["apiservice-"+name] = &fnv1.Resources{}
+			req.RequiredResources[key] = &fnv1.Resources{}
 		default:
-			req.RequiredResources["apiservice-"+name] = apiService(t, name)
+			req.RequiredResources[key] = apiService(t, name)
+		}
+	}
+	for _, a := range apis {
+		answer("apiservice-"+a.APIServiceName(), a.APIServiceName())
+		for _, k := range a.Kinds {
+			if k.CRD != "" {
+				answer("crd-"+k.CRD, k.CRD)
+			}
 		}
 	}
 	return NewRequest(req)
@@ -117,8 +124,13 @@ func TestRequirePlatformAPIs(t *testing.T) {
 		if sel.GetApiVersion() != "apiregistration.k8s.io/v1" || sel.GetKind() != "APIService" || sel.GetMatchName() != "v1beta2.cluster.x-k8s.io" {
 			t.Errorf("selector %v", sel)
 		}
-		if n := len(rsp.GetRequirements().GetResources()); n != len(apis) {
-			t.Errorf("%d requirements, want %d", n, len(apis))
+		crd := rsp.GetRequirements().GetResources()["crd-externalartifacts.source.toolkit.fluxcd.io"]
+		if crd.GetApiVersion() != "apiextensions.k8s.io/v1" || crd.GetKind() != "CustomResourceDefinition" || crd.GetMatchName() != "externalartifacts.source.toolkit.fluxcd.io" {
+			t.Errorf("CRD selector %v", crd)
+		}
+		// Nine APIServices and the ExternalArtifact CRD.
+		if n := len(rsp.GetRequirements().GetResources()); n != 10 {
+			t.Errorf("%d requirements, want 10", n)
 		}
 	})
 	t.Run("not answered yet", func(t *testing.T) {
@@ -143,6 +155,21 @@ func TestRequirePlatformAPIs(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "cert-manager") || strings.Count(err.Error(), "; ") != 2 {
 			t.Errorf("names an API served, or not one per missing API: %v", err)
+		}
+	})
+	// Flux v2.6: source.toolkit.fluxcd.io/v1 is served, its
+	// ExternalArtifact CRD (source-controller v1.7.0, Flux v2.7.0) is not.
+	t.Run("flux v2.6", func(t *testing.T) {
+		err := RequirePlatformAPIs(platformRequest(t, apis, []string{"externalartifacts.source.toolkit.fluxcd.io"}, nil), &fnv1.RunFunctionResponse{}, apis)
+		want := "the platform does not serve these kinds tenantkube composes (no CustomResourceDefinition): source.toolkit.fluxcd.io/v1 ExternalArtifact (Flux v2.7.0)."
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "no APIService") {
+			t.Errorf("got %v, want only %q", err, want)
+		}
+	})
+	t.Run("CRD not answered yet", func(t *testing.T) {
+		r := platformRequest(t, apis, cozystack, []string{"externalartifacts.source.toolkit.fluxcd.io"})
+		if err := RequirePlatformAPIs(r, &fnv1.RunFunctionResponse{}, apis); err != nil {
+			t.Errorf("an unanswered requirement: %v", err)
 		}
 	})
 	t.Run("all served", func(t *testing.T) {
@@ -226,6 +253,7 @@ func TestCompositionsRequireAPIServices(t *testing.T) {
 	for _, a := range PlatformAPIs {
 		want = append(want, sel{"apiservice-" + a.APIServiceName(), "apiregistration.k8s.io/v1", "APIService", a.APIServiceName()})
 	}
+	want = append(want, sel{"crd-externalartifacts.source.toolkit.fluxcd.io", "apiextensions.k8s.io/v1", "CustomResourceDefinition", "externalartifacts.source.toolkit.fluxcd.io"})
 	for _, f := range []string{"composition.yaml", "composition-namespaced.yaml", "composition-tenant.yaml"} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "package", f)) //nolint:gosec // test data
 		if err != nil {
@@ -246,7 +274,7 @@ func TestCompositionsRequireAPIServices(t *testing.T) {
 		}
 		var got []sel
 		for _, s := range comp.Spec.Pipeline[0].Requirements.RequiredResources {
-			if s.Kind == "APIService" {
+			if s.Kind == "APIService" || s.Kind == "CustomResourceDefinition" {
 				got = append(got, s)
 			}
 		}

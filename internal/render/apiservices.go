@@ -13,16 +13,27 @@ import (
 
 // PlatformAPIServices is a YAML stream of the APIService of every API of
 // function.PlatformAPIs, as kube-apiserver registers one for a served CRD
-// version: a platform serving every API tenantkube composes.
+// version, and the CustomResourceDefinition (name only) of each kind the
+// table checks by its CRD: a platform serving every API tenantkube
+// composes.
 func PlatformAPIServices() ([]byte, error) {
-	var out bytes.Buffer
+	var objs []map[string]any
 	for _, a := range function.PlatformAPIs {
-		b, err := yaml.Marshal(map[string]any{
+		objs = append(objs, map[string]any{
 			"apiVersion": function.APIServiceVersion,
 			"kind":       function.APIServiceKind,
 			"metadata":   map[string]any{"name": a.APIServiceName()},
 			"spec":       map[string]any{"group": a.Group, "version": a.Version, "groupPriorityMinimum": 1000, "versionPriority": 100},
 		})
+		for _, k := range a.Kinds {
+			if k.CRD != "" {
+				objs = append(objs, map[string]any{"apiVersion": function.CRDVersion, "kind": function.CRDKind, "metadata": map[string]any{"name": k.CRD}})
+			}
+		}
+	}
+	var out bytes.Buffer
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
 		if err != nil {
 			return nil, err
 		}

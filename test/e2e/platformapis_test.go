@@ -65,6 +65,18 @@ func (e *env) platformAPIServices() error {
 				"apiservice-" + a.APIServiceName(): {Items: []*fnv1.Resource{{Resource: s}}},
 			}})
 		}
+		for _, a := range function.PlatformAPIs {
+			for _, k := range a.Kinds {
+				if k.CRD == "" {
+					continue
+				}
+				if _, err := get(ctx, e.c, gvkCRD, "", k.CRD); kerrors.IsNotFound(err) {
+					missing = append(missing, "CRD "+k.CRD)
+				} else if err != nil {
+					return false, "", err
+				}
+			}
+		}
 		if len(missing) > 0 {
 			return false, "no APIService " + strings.Join(missing, ", "), nil
 		}
