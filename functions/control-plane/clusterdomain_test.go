@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
@@ -69,7 +68,7 @@ func TestNamesUnderClusterDomain(t *testing.T) {
 // peer certificate carries its wildcard under clusterDomain too.
 func TestTenantEtcdPeerNamesUnderClusterDomain(t *testing.T) {
 	for _, domain := range []string{"cluster.local", "corp.example"} {
-		site := tenantEtcdSite("tenant-demo", cpinput.EtcdOperatorAenix)
+		site := tenantEtcdSite("tenant-demo", aenixEtcd{})
 		got := buildEtcdPKIOf(site, 3, domain).Certificates["etcd-peer-cert"].Spec.DNSNames
 		want := "*." + site.Names.Headless + ".tenant-demo.svc." + domain
 		if !slices.Contains(got, want) {

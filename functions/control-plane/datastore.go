@@ -60,7 +60,7 @@ func newDataStore(t *function.Cluster, in *cpinput.ControlPlaneInput) (dataStore
 		return tenantDataStore{id: t.ID, backup: &in.Etcd.Backup}, nil
 	}
 	storage, err := quantity.ParsePositiveQuantity(field.NewPath("input", "etcd", "storageSize"), string(in.Etcd.StorageSize))
-	return dedicatedEtcd{id: t.ID, site: clusterEtcdSite(t.ID, in.Etcd.Operator), storage: storage, backup: &in.Etcd.Backup}, err
+	return dedicatedEtcd{id: t.ID, site: clusterEtcdSite(t.ID, etcdOperatorOf(in.Etcd.Operator)), storage: storage, backup: &in.Etcd.Backup}, err
 }
 
 // msgNoBackups is why spec.backup.interval is ignored on a cluster the
@@ -69,9 +69,8 @@ const msgNoBackups = "the platform takes no backups of this cluster"
 
 // dedicatedEtcd is the cluster's own etcd: the EtcdCluster N-etcd in NS
 // on the input's operator (etcd.aenix.io/v1alpha1 or
-// etcd-operator.cozystack.io/v1alpha2: site and buildEtcd tell them
-// apart), its cert-manager PKI and the cluster-scoped DataStore
-// "<NS>.<N>". A restore bootstraps it from a backup.
+// etcd-operator.cozystack.io/v1alpha2: the site's etcdOperator), its
+// cert-manager PKI and the cluster-scoped DataStore "<NS>.<N>". A restore bootstraps it from a backup.
 type dedicatedEtcd struct {
 	id      function.Identity
 	site    etcdSite
@@ -136,7 +135,7 @@ func (d dedicatedEtcd) composeEtcd(p *function.Plan, s *scope) *field.Error {
 	} else {
 		source = src
 	}
-	etcd := buildEtcdCluster(d.id, s.t.Spec, s.in, d.storage)
+	etcd := buildEtcdCluster(d.site, s.t.Spec, s.in, d.storage)
 	if e, ok := etcd.(*etcdv1alpha2.EtcdCluster); ok && source != nil {
 		e.Spec.Bootstrap = &etcdv1alpha2.Bootstrap{Restore: &etcdv1alpha2.BootstrapRestore{Source: *source}}
 	}
@@ -146,7 +145,7 @@ func (d dedicatedEtcd) composeEtcd(p *function.Plan, s *scope) *field.Error {
 
 // NotReady: the EtcdCluster, then the DataStore, not ready yet.
 func (d dedicatedEtcd) NotReady(r *function.Request) (string, string, bool) {
-	if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, d.site.readyCondition()); etcd != "True" {
+	if etcd, _, _ := r.ObservedCondition(nameEtcdCluster, d.site.Operator.ReadyCondition()); etcd != "True" {
 		return tkv1alpha1.ReasonWaitingForEtcd, "the dedicated etcd cluster is not ready yet", true
 	}
 	if !r.ObservedBool(nameDataStore, "status", "ready") {
@@ -176,18 +175,18 @@ func (d dedicatedEtcd) Backups(p *function.Plan, s *scope) field.ErrorList {
 	if username == "" {
 		username = schema
 	}
-	etcd := namesOfEtcd(d.id, cpinput.EtcdOperatorCozystack).Cluster
-	if err := backup.PlanCluster(p, s.r, s.t, s.in, etcd, backupPKI, schema, username, s.now); err != nil {
+	if err := backup.PlanCluster(p, s.r, s.t, s.in, d.site.Names.Cluster, backupPKI, schema, username, s.now); err != nil {
 		return field.ErrorList{err}
 	}
 	return nil
 }
 
 // backupPKI are the Secrets a dedicated etcd's backup carries
-// (backup.ClusterPKI), with the etcd-operator's client and peer CAs.
+// (backup.ClusterPKI), with the etcd-operator's client and peer CAs (on
+// the one operator that TakesSnapshots).
 var backupPKI = backup.ClusterPKI(
-	func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).ClientCA },
-	func(id function.Identity) string { return namesOfEtcd(id, cpinput.EtcdOperatorCozystack).PeerCA },
+	func(id function.Identity) string { return namesOfEtcd(id, cozystackEtcd{}).ClientCA },
+	func(id function.Identity) string { return namesOfEtcd(id, cozystackEtcd{}).PeerCA },
 )
 
 // tenantDataStore is the namespace's etcd, which its Tenant XR composes

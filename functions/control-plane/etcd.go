@@ -51,17 +51,14 @@ type etcdNames struct {
 
 // namesOfEtcd returns the etcd object names of cluster id on operator op:
 // N-etcd and N-etcd-<role> for the PKI.
-func namesOfEtcd(id function.Identity, op cpinput.EtcdOperator) etcdNames {
+func namesOfEtcd(id function.Identity, op etcdOperator) etcdNames {
 	return etcdNamesOf(id.Prefixed("etcd"), op)
 }
 
 // etcdNamesOf returns the names of an etcd cluster c on operator op: c,
 // its Services, and c-<role> for the PKI.
-func etcdNamesOf(c string, op cpinput.EtcdOperator) etcdNames {
-	client, headless := c, c+"-headless"
-	if op == cpinput.EtcdOperatorCozystack {
-		client, headless = c+"-client", c
-	}
+func etcdNamesOf(c string, op etcdOperator) etcdNames {
+	client, headless := op.ServiceNames(c)
 	return etcdNames{
 		Cluster: c, ClientService: client, Headless: headless,
 		SelfSignedIssuer: c + "-selfsigned",
@@ -75,7 +72,7 @@ func etcdNamesOf(c string, op cpinput.EtcdOperator) etcdNames {
 // names and the labels of every object it composes (and of the members'
 // claims and the PKI Secrets, by which they are found again).
 type etcdSite struct {
-	Operator  cpinput.EtcdOperator
+	Operator  etcdOperator
 	Namespace string
 	Names     etcdNames
 	Labels    map[string]string
@@ -83,27 +80,19 @@ type etcdSite struct {
 
 // clusterEtcdSite is the dedicated etcd of a claim's cluster id on
 // operator op: N-etcd in NS, labelled with the cluster.
-func clusterEtcdSite(id function.Identity, op cpinput.EtcdOperator) etcdSite {
+func clusterEtcdSite(id function.Identity, op etcdOperator) etcdSite {
 	return etcdSite{Operator: op, Namespace: id.Namespace, Names: namesOfEtcd(id, op), Labels: id.Labels()}
 }
 
 // ref is the object reference of the site's EtcdCluster (a Usage's).
 func (s etcdSite) ref() function.ObjectRef {
-	return function.ObjectRef{APIVersion: string(s.Operator), Kind: etcdv1alpha1.EtcdClusterKind, Name: s.Names.Cluster}
+	return function.ObjectRef{APIVersion: s.Operator.APIVersion(), Kind: etcdv1alpha1.EtcdClusterKind, Name: s.Names.Cluster}
 }
 
-// ready is the readiness of the site's EtcdCluster and readyCondition the
-// condition it reports it by: Ready (etcd.aenix.io/v1alpha1) or Available
-// (etcd-operator.cozystack.io/v1alpha2, true while it has quorum).
+// ready is the readiness of the site's EtcdCluster: its operator's
+// ReadyCondition.
 func (s etcdSite) ready() function.Readiness {
-	return function.ReadyOnCondition(s.readyCondition())
-}
-
-func (s etcdSite) readyCondition() string {
-	if s.Operator == cpinput.EtcdOperatorCozystack {
-		return etcdv1alpha2.ConditionAvailable
-	}
-	return etcdv1alpha1.ConditionReady
+	return function.ReadyOnCondition(s.Operator.ReadyCondition())
 }
 
 // quotaBackendBytes is 95% of the member volume size in bytes, rounded down
@@ -113,32 +102,21 @@ func quotaBackendBytes(storage resource.Quantity) int64 {
 	return quantity.FloorRat(r.Mul(r, big.NewRat(etcdQuotaPercent, 100)))
 }
 
-// buildEtcdCluster returns the dedicated EtcdCluster N-etcd of the input's
-// operator per docs/architecture.md: replicas and volume size from the
-// input (storage class defaulting to spec.storageClass), quota-backend-bytes
-// 95% of the volume, periodic auto-compaction every 5m, snapshot-count
-// 10000, TLS for peers and clients from the cert-manager Secrets.
-func buildEtcdCluster(id function.Identity, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput, storage resource.Quantity) any {
+// buildEtcdCluster returns the dedicated EtcdCluster N-etcd of site per
+// docs/architecture.md: replicas and volume size from the input (storage
+// class defaulting to spec.storageClass), quota-backend-bytes 95% of the
+// volume, periodic auto-compaction every 5m, snapshot-count 10000, TLS for
+// peers and clients from the cert-manager Secrets.
+func buildEtcdCluster(site etcdSite, spec *tkv1alpha1.KubernetesClusterSpec, in *cpinput.ControlPlaneInput, storage resource.Quantity) any {
 	storageClass := in.Etcd.StorageClassName
 	if storageClass == "" {
 		storageClass = spec.StorageClass
 	}
-	return buildEtcd(clusterEtcdSite(id, in.Etcd.Operator), in.Etcd.Version, in.Etcd.Replicas, storage, &storageClass)
+	return site.Operator.BuildEtcd(site, in.Etcd.Version, in.Etcd.Replicas, storage, &storageClass)
 }
 
-// buildEtcd returns the EtcdCluster of site on its operator with replicas
-// members, each with a volume of size storage of storageClass (nil: the
-// management cluster's default class), and the settings of
-// buildEtcdCluster; version is the etcd version of the
-// etcd-operator.cozystack.io/v1alpha2 operator.
-func buildEtcd(site etcdSite, version string, replicas int32, storage resource.Quantity, storageClass *string) any {
-	if site.Operator == cpinput.EtcdOperatorCozystack {
-		return buildEtcdV1alpha2(site, version, replicas, storage, storageClass)
-	}
-	return buildEtcdV1alpha1(site, replicas, storage, storageClass)
-}
-
-// buildEtcdV1alpha1 is buildEtcd's etcd.aenix.io/v1alpha1 EtcdCluster.
+// buildEtcdV1alpha1 is aenixEtcd.BuildEtcd's etcd.aenix.io/v1alpha1
+// EtcdCluster.
 func buildEtcdV1alpha1(site etcdSite, replicas int32, storage resource.Quantity, storageClass *string) *etcdv1alpha1.EtcdCluster {
 	n := site.Names
 	return &etcdv1alpha1.EtcdCluster{
@@ -182,8 +160,8 @@ func buildEtcdV1alpha1(site etcdSite, replicas int32, storage resource.Quantity,
 	}
 }
 
-// buildEtcdV1alpha2 is buildEtcd's etcd-operator.cozystack.io/v1alpha2
-// EtcdCluster: the same flags as typed options, the PKI's Secrets
+// buildEtcdV1alpha2 is cozystackEtcd.BuildEtcd's
+// etcd-operator.cozystack.io/v1alpha2 EtcdCluster: the same flags as typed options, the PKI's Secrets
 // (the server Secret's ca.crt, the client CA, is the CA client
 // certificates must chain to; naming the client Secret as the operator's
 // turns on client certificate authentication), and the cluster's labels
@@ -221,7 +199,7 @@ func buildEtcdV1alpha2(site etcdSite, version string, replicas int32, storage re
 // buildDataStore returns the Kamaji DataStore (kamaji.clastix.io/v1alpha1,
 // cluster-scoped) of the dedicated etcd: driver etcd, the client Service on
 // port 2379, TLS with the client CA and the client certificate Secrets in NS.
-func buildDataStore(id function.Identity, op cpinput.EtcdOperator) *kamajiv1alpha1.DataStore {
+func buildDataStore(id function.Identity, op etcdOperator) *kamajiv1alpha1.DataStore {
 	return buildDataStoreOf(clusterEtcdSite(id, op), DataStoreName(id), id.Labels(function.LabelNamespace, id.Namespace))
 }
 
@@ -267,10 +245,11 @@ func buildDataStoreOf(site etcdSite, name string, labels map[string]string) *kam
 // one and the old one would be deleted with the tenant's state).
 func etcdOperatorChanged(r *function.Request, site etcdSite, owner string) error {
 	running := r.ObservedString(nameEtcdCluster, "apiVersion")
-	if running == "" || running == string(site.Operator) {
+	op := site.Operator.APIVersion()
+	if running == "" || running == op {
 		return nil
 	}
-	return field.Invalid(field.NewPath("input", "etcd", "operator"), string(site.Operator),
+	return field.Invalid(field.NewPath("input", "etcd", "operator"), op,
 		fmt.Sprintf("%s runs its etcd (EtcdCluster %s/%s) on the %s operator; it is not moved to %s: no migration between them exists, set the operator back to %s",
-			owner, site.Namespace, site.Names.Cluster, running, site.Operator, running))
+			owner, site.Namespace, site.Names.Cluster, running, op, running))
 }

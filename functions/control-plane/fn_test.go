@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/schema"
@@ -290,12 +289,12 @@ func TestEtcdNames(t *testing.T) {
 	id := function.Identity{Name: "demo", Namespace: "ns"}
 	if d := cmp.Diff([]string{
 		"demo-etcd-0.demo-etcd-headless.ns.svc", "demo-etcd-1.demo-etcd-headless.ns.svc", "*.demo-etcd-headless.ns.svc",
-	}, etcdMemberNames(clusterEtcdSite(id, cpinput.EtcdOperatorAenix), 2)); d != "" {
+	}, etcdMemberNames(clusterEtcdSite(id, aenixEtcd{}), 2)); d != "" {
 		t.Errorf("etcd.aenix.io member names (-want +got):\n%s", d)
 	}
 	// The cozystack operator v0.5.4 names its headless Service after the
 	// cluster and its members <cluster>-<random>.
-	if d := cmp.Diff([]string{"*.demo-etcd.ns.svc"}, etcdMemberNames(clusterEtcdSite(id, cpinput.EtcdOperatorCozystack), 2)); d != "" {
+	if d := cmp.Diff([]string{"*.demo-etcd.ns.svc"}, etcdMemberNames(clusterEtcdSite(id, cozystackEtcd{}), 2)); d != "" {
 		t.Errorf("etcd-operator.cozystack.io member names (-want +got):\n%s", d)
 	}
 }

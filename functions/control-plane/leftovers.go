@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
@@ -17,7 +16,7 @@ import (
 // --enable-certificate-owner-ref), which is not composed but would
 // otherwise be garbage-collected with its Certificate first: Kamaji reaches
 // etcd with these certificates to delete the tenant's keys.
-func composeEtcdLeftovers(p *function.Plan, r *function.Request, id function.Identity, op cpinput.EtcdOperator, usages bool) error {
+func composeEtcdLeftovers(p *function.Plan, r *function.Request, id function.Identity, op etcdOperator, usages bool) error {
 	n := namesOfEtcd(id, op)
 	pki := map[string]bool{n.PeerCA: true, n.ClientCA: true, n.Server: true, n.Peer: true, n.Client: true}
 	secrets, err := p.ComposeForCleanup(r, id, function.CleanupKind{APIVersion: "v1", Kind: "Secret"},

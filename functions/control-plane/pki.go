@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
 	certmanagerv1 "github.com/tenantkube/tenantkube/internal/upstream/certmanager/v1"
 )
@@ -25,7 +24,7 @@ type etcdPKI struct {
 // every member's headless name and localhost/127.0.0.1; the peer
 // certificate covers the members' headless names only (etcdPeerNames),
 // short and under clusterDomain, the management cluster's DNS domain.
-func buildEtcdPKI(id function.Identity, op cpinput.EtcdOperator, replicas int32, clusterDomain string) etcdPKI {
+func buildEtcdPKI(id function.Identity, op etcdOperator, replicas int32, clusterDomain string) etcdPKI {
 	return buildEtcdPKIOf(clusterEtcdSite(id, op), replicas, clusterDomain)
 }
 
@@ -135,19 +134,9 @@ func etcdPeerNames(site etcdSite, clusterDomain string) []string {
 }
 
 // etcdMemberNames are the DNS names of the etcd members of site behind
-// the headless Service: on etcd.aenix.io/v1alpha1 each member's
-// <cluster>-<i>.<headless>.<NS>.svc, then on both operators a wildcard
-// *.<headless>.<NS>.svc for members added later by scaling (and for every
-// member of etcd-operator.cozystack.io/v1alpha2, whose member names are
-// random).
+// the headless Service: the names its operator gives them in advance
+// (etcdOperator.MemberNames), then a wildcard *.<headless>.<NS>.svc for
+// members added later by scaling or named at random.
 func etcdMemberNames(site etcdSite, replicas int32) []string {
-	n, ns := site.Names, site.Namespace
-	var out []string
-	if site.Operator != cpinput.EtcdOperatorCozystack {
-		out = make([]string, 0, replicas+1)
-		for i := range replicas {
-			out = append(out, fmt.Sprintf("%s-%d.%s.%s.svc", n.Cluster, i, n.Headless, ns))
-		}
-	}
-	return append(out, fmt.Sprintf("*.%s.%s.svc", n.Headless, ns))
+	return append(site.Operator.MemberNames(site, replicas), fmt.Sprintf("*.%s.%s.svc", site.Names.Headless, site.Namespace))
 }

@@ -169,7 +169,7 @@ func newScope(p *function.Plan, t *function.Cluster, in *cpinput.ControlPlaneInp
 		errs = append(errs, clash)
 	}
 	errs = append(errs, s.checkBackupInterval(p)...)
-	restore, rerrs := backup.PlanRestore(p, r, t, in)
+	restore, rerrs := backup.PlanRestore(p, r, t, in, etcdOperatorOf(in.Etcd.Operator).TakesSnapshots())
 	if errs = append(errs, rerrs...); len(errs) > 0 {
 		return nil, errs
 	}

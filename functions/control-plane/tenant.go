@@ -11,8 +11,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/proto"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,8 +19,6 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
-	etcdv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha1"
-	etcdv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/etcd/v1alpha2"
 	kamajiv1alpha1 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha1"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
@@ -83,7 +79,7 @@ const requiredTenantControlPlanes = "tenant-controlplanes"
 // tenantEtcdSite is the etcd of the tenant namespace ns on operator op,
 // shared by its TenantClusters: tenantEtcdBase in ns, labelled with the
 // namespace.
-func tenantEtcdSite(ns string, op cpinput.EtcdOperator) etcdSite {
+func tenantEtcdSite(ns string, op etcdOperator) etcdSite {
 	return etcdSite{Operator: op, Namespace: ns, Names: etcdNamesOf(tenantEtcdBase, op), Labels: function.TenantLabels(ns)}
 }
 
@@ -142,7 +138,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	errs = appendError(errs, function.ValidateDNSLabel(field.NewPath("metadata", "name"), ns, validation.DNS1123LabelMaxLength))
 	spec.Default()
 	errs = append(errs, spec.Validate()...)
-	site := tenantEtcdSite(ns, in.Etcd.Operator)
+	site := tenantEtcdSite(ns, etcdOperatorOf(in.Etcd.Operator))
 	errs = appendError(errs, etcdOperatorChanged(r, site, "Tenant "+ns))
 	if len(errs) == 0 {
 		errs = append(errs, etcdDecreases(spec, site, r)...)
@@ -165,7 +161,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 	}
 
 	p := &function.Plan{}
-	p.Add(nameEtcdCluster, buildEtcd(site, in.Etcd.Version, *spec.Etcd.Replicas, storage, storageClass), site.ready())
+	p.Add(nameEtcdCluster, site.Operator.BuildEtcd(site, in.Etcd.Version, *spec.Etcd.Replicas, storage, storageClass), site.ready())
 	p.Add(nameDataStore, buildDataStoreOf(site, dsName, function.TenantLabels(ns)), function.ReadyOnStatusReady)
 	pki := buildEtcdPKIOf(site, *spec.Etcd.Replicas, in.ClusterDomain)
 	for _, name := range sortedKeys(pki.Issuers) {
@@ -224,7 +220,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 		}
 		p.Status["clusters"] = len(clusters)
 	}
-	setDataStoreCondition(p, r, dsName, site.readyCondition())
+	setDataStoreCondition(p, r, dsName, site.Operator.ReadyCondition())
 	if in.Etcd.Backup.Enabled() {
 		if err := planTenantBackups(p, r, site, clusters, arrived, in, now); err != nil {
 			return nil, field.ErrorList{err}
@@ -358,26 +354,8 @@ func requireTenantControlPlanes(p *function.Plan, ns string) {
 // cannot shrink, and a lower quota-backend-bytes than the data stops every
 // write.
 func etcdDecreases(spec *tkv1alpha1.TenantSpec, site etcdSite, r *function.Request) field.ErrorList {
-	var replicas *int32
-	var size *resource.Quantity
-	if site.Operator == cpinput.EtcdOperatorCozystack {
-		etcd, found, err := function.Observed[etcdv1alpha2.EtcdCluster](r, nameEtcdCluster)
-		if err != nil || !found {
-			return nil // nothing runs yet, or nothing readable to compare with
-		}
-		replicas, size = etcd.Spec.Replicas, etcd.Spec.Storage.Size
-	} else {
-		etcd, found, err := function.Observed[etcdv1alpha1.EtcdCluster](r, nameEtcdCluster)
-		if err != nil || !found {
-			return nil
-		}
-		replicas = etcd.Spec.Replicas
-		if t := etcd.Spec.Storage.VolumeClaimTemplate; t != nil {
-			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
-				size = &q
-			}
-		}
-	}
+	// Both nil while nothing runs or nothing is readable to compare with.
+	replicas, size := site.Operator.ObservedSize(r)
 	p := field.NewPath("spec", "etcd")
 	var errs field.ErrorList
 	if replicas != nil && *spec.Etcd.Replicas < *replicas {

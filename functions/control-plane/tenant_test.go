@@ -124,7 +124,7 @@ func TestTenantEtcdBaseIsInjective(t *testing.T) {
 	}
 	var names []string
 	for _, op := range []cpinput.EtcdOperator{cpinput.EtcdOperatorAenix, cpinput.EtcdOperatorCozystack} {
-		n := etcdNamesOf(tenantEtcdBase, op)
+		n := etcdNamesOf(tenantEtcdBase, etcdOperatorOf(op))
 		names = append(names, n.Cluster, n.ClientService, n.Headless, n.SelfSignedIssuer, n.PeerCA, n.PeerCAIssuer, n.ClientCA, n.ClientCAIssuer, n.Server, n.Peer, n.Client)
 	}
 	// Members: the StatefulSet's <cluster>-<ordinal> and the cozystack

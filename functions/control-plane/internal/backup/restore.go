@@ -71,8 +71,9 @@ type RestorePlan struct {
 // and returns what the restore composes. It requires the backup's
 // EnvironmentConfig and, while a restored PKI Secret is not observed yet,
 // the platform's identity to decrypt it. nil, nil: no restore; restored
-// PKI Secrets observed all the same are kept.
-func PlanRestore(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput) (*RestorePlan, field.ErrorList) {
+// PKI Secrets observed all the same are kept. snapshots says the input's
+// etcd operator takes and restores snapshots.
+func PlanRestore(p *function.Plan, r *function.Request, t *function.Cluster, in *cpinput.ControlPlaneInput, snapshots bool) (*RestorePlan, field.ErrorList) {
 	rs := t.Spec.Restore
 	if rs == nil {
 		// spec.restore gone from a restored cluster: its PKI Secrets
@@ -94,7 +95,7 @@ func PlanRestore(p *function.Plan, r *function.Request, t *function.Cluster, in 
 	if source != nil && done && len(errs) == 0 {
 		return &RestorePlan{Backup: rs.Backup, Source: *source, Secrets: map[string]*corev1.Secret{}, Arrived: true, PKIReady: true}, nil
 	}
-	if ferr := restoreUnsupported(t, in); ferr != nil {
+	if ferr := restoreUnsupported(t, in, snapshots); ferr != nil {
 		errs = append(errs, ferr)
 	}
 	if len(errs) > 0 {
@@ -154,14 +155,15 @@ func checkRestore(rs *tkv1alpha1.Restore, ns string) field.ErrorList {
 
 // restoreUnsupported is the error of a restore into cluster t the platform
 // cannot carry out: only a claim's dedicated etcd on the
-// etcd-operator.cozystack.io/v1alpha2 operator, with backups, restores.
-func restoreUnsupported(t *function.Cluster, in *cpinput.ControlPlaneInput) *field.Error {
+// etcd-operator.cozystack.io/v1alpha2 operator (snapshots), with backups,
+// restores.
+func restoreUnsupported(t *function.Cluster, in *cpinput.ControlPlaneInput, snapshots bool) *field.Error {
 	path := field.NewPath("spec", "restore", "backup")
 	backup, b := t.Spec.Restore.Backup, &in.Etcd.Backup
 	switch {
-	case t.Namespaced && in.DataStoreName == "" && in.Etcd.Operator == cpinput.EtcdOperatorCozystack && b.Enabled():
+	case t.Namespaced && in.DataStoreName == "" && snapshots && b.Enabled():
 		return field.Invalid(path, backup, "a TenantCluster's etcd is its namespace's, shared with the namespace's other TenantClusters: restore a Tenant's backup into a KubernetesCluster, naming the TenantCluster in spec.restore.cluster")
-	case in.DataStoreName != "" || t.Namespaced || in.Etcd.Operator != cpinput.EtcdOperatorCozystack || !b.Enabled():
+	case in.DataStoreName != "" || t.Namespaced || !snapshots || !b.Enabled():
 		return field.Invalid(path, backup, "this platform takes no backups a cluster can restore (they need a dedicated etcd of a claim on the etcd-operator.cozystack.io/v1alpha2 operator and input.etcd.backup)")
 	}
 	return nil
