@@ -102,6 +102,7 @@ func TestE2E(t *testing.T) {
 	scenario(t, "fault: restart kube-apiserver", e.faultAPIServer)
 	scenario(t, "fault: restart crossplane core", e.faultCore)
 	scenario(t, "platform settings changed: every tenant follows", e.platformSettingChange)
+	scenario(t, "platform lacks an API: one message, nothing touched", e.platformLacksAPI)
 	scenario(t, "kamaji deployment: what Kamaji builds from each KamajiControlPlane passes the API server (dry run)", e.kamajiDeployments)
 	// The Crossplane v2 API: each scenario needs the one before.
 	v2 := &namespacedAPI{e: e}
