@@ -2,28 +2,17 @@ package v1alpha1
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // The CRD's kubebuilder defaults and Default agree.
 func TestCRDDefaultsMatchGo(t *testing.T) {
-	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, crd); err != nil {
-		t.Fatal(err)
-	}
-	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+	props := schemaProperties(t)
 	charts := props["charts"].Properties
 	in := &Settings{}
 	in.Default()

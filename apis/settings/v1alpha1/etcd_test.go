@@ -2,11 +2,7 @@ package v1alpha1
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
-
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // TestSignerImageCRDDefaultMatchesGo: the generated CRD's default of
@@ -16,16 +12,9 @@ import (
 // github.com/cozystack/cozystack at 3c780acd).
 func TestSignerImageCRDDefaultMatchesGo(t *testing.T) {
 	const cozystack = "ghcr.io/cozystack/cozystack/talos-csr-signer:v1.6.0@sha256:85b41e16e5e40398b1272fe0a69de72e205532c8034d0e6a9fc4a1d510f17818"
-	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, crd); err != nil {
-		t.Fatal(err)
-	}
+	props := schemaProperties(t)
 	var crdDefault string
-	if d := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["talosCsrSignerImage"].Default; d != nil {
+	if d := props["talosCsrSignerImage"].Default; d != nil {
 		_ = json.Unmarshal(d.Raw, &crdDefault)
 	}
 	in := &Settings{}

@@ -16,15 +16,7 @@ import (
 // class; Kubernetes' default cluster domain), in Default and in the
 // generated schema alike.
 func TestSharedDefaults(t *testing.T) {
-	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, crd); err != nil {
-		t.Fatal(err)
-	}
-	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+	props := schemaProperties(t)
 	s := &Settings{}
 	s.Default()
 	var got map[string]any
@@ -76,4 +68,19 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if errs := d.Validate(); len(errs) > 0 {
 		t.Errorf("the defaults: %v", errs.ToAggregate())
 	}
+}
+
+// schemaProperties are the top-level properties of the generated schema
+// of the settings (package/settings).
+func schemaProperties(t *testing.T) map[string]apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(raw, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
 }

@@ -2,14 +2,11 @@ package v1alpha1
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/yaml"
 )
 
 func TestDefault(t *testing.T) {
@@ -57,15 +54,7 @@ func TestDefault(t *testing.T) {
 // TestCRDDefaultsMatchGo checks that the generated CRD's defaults (from
 // the kubebuilder markers) equal what Default fills in.
 func TestWorkerCRDDefaultsMatchGo(t *testing.T) {
-	raw, err := os.ReadFile("../../../package/settings/settings.tenantkube.io_platformsettings.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, crd); err != nil {
-		t.Fatal(err)
-	}
-	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+	props := schemaProperties(t)
 	got := map[string]any{}
 	for _, k := range []string{"kubernetesBinaryMirror", "cpuAllocationRatio", "minPodCpuRequest"} {
 		var v any
