@@ -300,10 +300,11 @@ func (w *peersWorld) nodeRender(t *testing.T, domain string) []*unstructured.Uns
 	return slices.Concat(rendered...)
 }
 
-// nodeAPIServices are the APIServices of a management cluster with the
-// shared CRDs (../shared/crds, its later/ too) and extraCRDs installed, as
-// a YAML stream: kube-apiserver registers <version>.<group> for every
-// served version of every CRD (k8s.io/kubernetes v1.36.3
+// nodeAPIServices are the APIServices and CRDs (by name) of a management
+// cluster with the shared CRDs (../shared/crds, its later/ too) and
+// extraCRDs installed, as a YAML stream: kube-apiserver registers
+// <version>.<group> for every served version of every CRD
+// (k8s.io/kubernetes v1.36.3
 // pkg/controlplane/controller/crdregistration/crdregistration_controller.go:196-223).
 func (w *peersWorld) nodeAPIServices(t *testing.T) []byte {
 	t.Helper()
@@ -320,7 +321,9 @@ func (w *peersWorld) nodeAPIServices(t *testing.T) []byte {
 		}
 	}
 	names := map[string]bool{}
+	var out []byte
 	for _, c := range crds {
+		out = fmt.Appendf(out, "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: %s\n", c.GetName())
 		group, _, _ := unstructured.NestedString(c.Object, "spec", "group")
 		versions, _, _ := unstructured.NestedSlice(c.Object, "spec", "versions")
 		for _, v := range versions {
@@ -332,7 +335,6 @@ func (w *peersWorld) nodeAPIServices(t *testing.T) []byte {
 	if len(names) == 0 {
 		fatalf(t, "no CRD under %s/crds", shared)
 	}
-	var out []byte
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		out = fmt.Appendf(out, "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: %s\n", n)
 	}
