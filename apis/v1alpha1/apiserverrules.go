@@ -44,15 +44,7 @@ var apiServerArgsRules = ruleTable[*APIServer]{{
 		}
 	},
 	CheckEach: func(a *APIServer, path *field.Path) field.ErrorList {
-		flags := make([]string, 0, len(a.ExtraArgs))
-		for _, arg := range a.ExtraArgs {
-			flags = append(flags, arg.Flag())
-		}
-		var errs field.ErrorList
-		for _, f := range repeated(flags) {
-			errs = append(errs, field.Invalid(path.Child("extraArgs"), f, msgRepeatedFlag))
-		}
-		return errs
+		return repeatedIn(path.Child("extraArgs"), a.ExtraArgs, APIServerArg.Flag, msgRepeatedFlag)
 	},
 }}
 
@@ -64,15 +56,7 @@ var apiServerVolumesRules = ruleTable[*APIServer]{{
 		celFormat("extraVolumes: "+msgVolumeNameOnce+": %s is repeated",
 			celExpr("self.extraVolumes.map(v, v.name).filter(n, !self.extraVolumes.exists_one(w, w.name == n))[0]")), ".extraVolumes"),
 	CheckEach: func(a *APIServer, path *field.Path) field.ErrorList {
-		names := make([]string, 0, len(a.ExtraVolumes))
-		for _, v := range a.ExtraVolumes {
-			names = append(names, v.Name)
-		}
-		var errs field.ErrorList
-		for _, n := range repeated(names) {
-			errs = append(errs, field.Invalid(path.Child("extraVolumes"), n, msgVolumeNameOnce))
-		}
-		return errs
+		return repeatedIn(path.Child("extraVolumes"), a.ExtraVolumes, func(v APIServerVolume) string { return v.Name }, msgVolumeNameOnce)
 	},
 }}
 
@@ -103,15 +87,7 @@ var apiServerMountsRules = ruleTable[*APIServer]{{
 		celFormat("extraVolumeMounts: "+msgMountPathOnce+": %s is repeated",
 			celExpr("self.extraVolumeMounts.map(m, m.mountPath).filter(p, !self.extraVolumeMounts.exists_one(n, n.mountPath == p))[0]")), ".extraVolumeMounts"),
 	CheckEach: func(a *APIServer, path *field.Path) field.ErrorList {
-		paths := make([]string, 0, len(a.ExtraVolumeMounts))
-		for _, m := range a.ExtraVolumeMounts {
-			paths = append(paths, m.MountPath)
-		}
-		var errs field.ErrorList
-		for _, p := range repeated(paths) {
-			errs = append(errs, field.Invalid(path.Child("extraVolumeMounts"), p, msgMountPathOnce))
-		}
-		return errs
+		return repeatedIn(path.Child("extraVolumeMounts"), a.ExtraVolumeMounts, func(m APIServerVolumeMount) string { return m.MountPath }, msgMountPathOnce)
 	},
 }}
 

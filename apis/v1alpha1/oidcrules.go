@@ -38,14 +38,6 @@ var oidcUserRules = ruleTable[*OIDC]{{
 	CEL: celRule("!has(self.users) || self.users.all(u, self.users.exists_one(v, v.email == u.email))",
 		celFormat("users: "+msgEmailOnce+": %s is repeated", celExpr("self.users.map(u, u.email).filter(e, !self.users.exists_one(v, v.email == e))[0]")), ".users"),
 	CheckEach: func(o *OIDC, path *field.Path) field.ErrorList {
-		emails := make([]string, 0, len(o.Users))
-		for _, u := range o.Users {
-			emails = append(emails, u.Email)
-		}
-		var errs field.ErrorList
-		for _, e := range repeated(emails) {
-			errs = append(errs, field.Invalid(path.Child("users"), e, msgEmailOnce))
-		}
-		return errs
+		return repeatedIn(path.Child("users"), o.Users, func(u OIDCUser) string { return u.Email }, msgEmailOnce)
 	},
 }}

@@ -569,21 +569,21 @@ func (a *APIServer) validateExtraVolumeMounts(mp *field.Path) field.ErrorList {
 	return errs
 }
 
-// repeated returns the values that occur more than once in v, each once,
-// in the order of their first occurrence.
-func repeated(v []string) []string {
+// repeatedIn returns an error at path for each key (of items, by key)
+// held more than once, once per key, in the order of its first entry.
+func repeatedIn[T any](path *field.Path, items []T, key func(T) string, msg string) field.ErrorList {
 	count := map[string]int{}
-	for _, s := range v {
-		count[s]++
+	for _, it := range items {
+		count[key(it)]++
 	}
-	var out []string
-	for _, s := range v {
-		if count[s] > 1 {
-			out = append(out, s)
-			count[s] = 0
+	var errs field.ErrorList
+	for _, it := range items {
+		if k := key(it); count[k] > 1 {
+			errs = append(errs, field.Invalid(path, k, msg))
+			count[k] = 0
 		}
 	}
-	return out
+	return errs
 }
 
 // Flag is the flag's name, "--name" of "--name=value".
