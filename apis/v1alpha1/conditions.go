@@ -176,3 +176,40 @@ const ReasonSharedDataStore = "SharedDataStore"
 // restores a backup and its PKI Secrets are not observed yet, so no
 // control plane is composed (Kamaji would otherwise issue a new CA).
 const ReasonRestoringPKI = "RestoringPKI"
+
+// ConditionHibernated reports the cluster's sleep (function
+// control-plane, docs/tenant-guide.md, Hibernation): True once no Machine
+// is left and the control plane is at zero replicas; set on every cluster.
+const ConditionHibernated = "Hibernated"
+
+// ConditionWaking is True while a cluster wakes: the control plane comes
+// back, then the node groups to their minimum, then the add-ons (function
+// control-plane).
+const ConditionWaking = "Waking"
+
+// Reasons of Hibernated and Waking.
+const (
+	// ReasonAwake: the cluster runs as its spec says (both False).
+	ReasonAwake = "Awake"
+	// ReasonScalingDownWorkers (Hibernated False): asleep by spec; the
+	// node groups scale to zero and the control plane stays up until no
+	// Machine is left.
+	ReasonScalingDownWorkers = "ScalingDownWorkers"
+	// ReasonControlPlaneAsleep (Hibernated True): no Machine is left and
+	// the control plane is at zero replicas; etcd and volumes are kept.
+	ReasonControlPlaneAsleep = "ControlPlaneAsleep"
+	// ReasonWaitingForControlPlaneWake (Waking True): the control plane
+	// is back at its replicas and not ready yet; the node groups stay at
+	// zero.
+	ReasonWaitingForControlPlaneWake = "WaitingForControlPlane"
+	// ReasonWaitingForWorkersWake (Waking True): the control plane is
+	// ready; the node groups scale to their minimum, add-ons stay
+	// suspended until they have.
+	ReasonWaitingForWorkersWake = "WaitingForWorkers"
+	// ReasonSleeping (Waking False): asleep by spec.
+	ReasonSleeping = "Sleeping"
+	// ReasonWakeExceedsQuota (warning of the workers function): the node
+	// groups at minReplicas need more than a quota leaves the cluster, so
+	// waking would not bring them back.
+	ReasonWakeExceedsQuota = "WakeExceedsQuota"
+)

@@ -109,6 +109,13 @@ type KubernetesClusterSpec struct {
 	// +optional
 	Backup Backup `json:"backup,omitempty"`
 
+	// Hibernation: the cluster sleeps (no machine, no control-plane
+	// replica, add-ons suspended; etcd and volumes kept) while enabled or
+	// while a schedule says so.
+	// +kubebuilder:default={}
+	// +optional
+	Hibernation Hibernation `json:"hibernation,omitempty"`
+
 	// Restore starts a new cluster from a backup. Set it when creating the
 	// cluster; it cannot be added, changed or removed afterwards.
 	// +optional
@@ -721,6 +728,9 @@ type KubernetesClusterStatus struct {
 	// Backup is the cluster's etcd backups, where the platform takes them.
 	// +optional
 	Backup *BackupStatus `json:"backup,omitempty"`
+	// Hibernation is the cluster's sleep state and next transition.
+	// +optional
+	Hibernation *HibernationStatus `json:"hibernation,omitempty"`
 }
 
 // BackupStatus is the state of a cluster's scheduled etcd backups.

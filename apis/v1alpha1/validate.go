@@ -220,6 +220,7 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	errs = append(errs, s.OIDC.Validate(p.Child("oidc"))...)
 	errs = append(errs, s.Talos.Validate(p.Child("talos"))...)
 	errs = append(errs, s.Backup.Validate(p.Child("backup"))...)
+	errs = append(errs, s.Hibernation.Validate(p.Child("hibernation"))...)
 	errs = append(errs, s.Restore.Validate(p.Child("restore"))...)
 	return append(errs, clusterSpecRules.check(s, p)...)
 }
