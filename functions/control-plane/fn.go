@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -67,21 +66,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // set so that their output does not depend on when they run.
 func (f *Function) clock() time.Time { return clockTime(f.now) }
 
-// clockTime is now() or, for nil, the function's time (Function.clock).
-func clockTime(now func() time.Time) time.Time {
-	if now != nil {
-		return now()
-	}
-	if v := os.Getenv(ClockEnv); v != "" {
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
-			return t
-		}
-	}
-	return time.Now()
-}
+// clockTime is now() or, for nil, the function's time (function.Clock).
+func clockTime(now func() time.Time) time.Time { return function.Clock(now) }
 
 // ClockEnv names the environment variable that fixes the function's clock.
-const ClockEnv = "TENANTKUBE_CLOCK"
+const ClockEnv = function.ClockEnv
 
 // attributeAll names in the EnvironmentConfig each input field of errs
 // whose value came from there (platform.Settings.Attribute).

@@ -16,6 +16,7 @@ import (
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/hibernation"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 	"github.com/tenantkube/tenantkube/internal/versions"
 )
@@ -77,6 +78,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	}
 	requireSameName(p, t, r)
 	for _, phase := range []func(*scope, *function.Plan) field.ErrorList{
+		(*scope).decideSleep,
 		(*scope).dataStore,
 		(*scope).deletionOrder,
 		(*scope).management,
@@ -87,6 +89,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		(*scope).status,
 		(*scope).restoring,
 		(*scope).backups,
+		(*scope).sleepStatus,
 		(*scope).connection,
 	} {
 		if errs := phase(s, p); len(errs) > 0 {
@@ -125,6 +128,10 @@ type scope struct {
 	restorePending bool
 	// kcp is the KamajiControlPlane the kamaji phase built.
 	kcp *kamajiv1alpha2.KamajiControlPlane
+	// sleep is the cluster's hibernation state (decideSleep) and
+	// sleepFacts what it was decided from.
+	sleep      hibernation.Decision
+	sleepFacts hibernation.Facts
 }
 
 // needKubeconfig: Kamaji's admin kubeconfig is the claim's connection
@@ -274,6 +281,7 @@ func (s *scope) kamaji(p *function.Plan) field.ErrorList {
 		// came from.
 		kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = s.restore.Schema, s.restore.Username
 	}
+	s.sleepControlPlane(kcp)
 	s.kcp = kcp
 	if ferr := s.talos(p); ferr != nil {
 		return field.ErrorList{ferr}

@@ -73,7 +73,7 @@ func machineTemplateResourceName(g, hash string) string {
 
 // machineDeploymentResourceName is the composed-resource name of G's
 // MachineDeployment.
-func machineDeploymentResourceName(g string) string { return "nodegroup-" + g + "-machinedeployment" }
+func machineDeploymentResourceName(g string) string { return function.MachineDeploymentResourceName(g) }
 
 // healthCheckResourceName is the composed-resource name of G's
 // MachineHealthCheck.

@@ -22,6 +22,8 @@ type Call struct {
 	Namespaced bool
 	// Spec is the XR's spec ("" for none).
 	Spec string
+	// XRStatus is the observed XR's status ("" for none).
+	XRStatus string
 	// Input is the step's input ("" for none).
 	Input string
 	// Observed are the observed composed resources, by composed-resource
@@ -79,6 +81,9 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 		uid = XRUID
 	}
 	xrMap["metadata"].(map[string]any)["uid"] = uid
+	if c.XRStatus != "" {
+		xrMap["status"] = YAMLStruct(t, c.XRStatus).AsMap()
+	}
 	xr, err := Struct(xrMap)
 	if err != nil {
 		t.Fatalf("bad test spec: %v", err)
