@@ -83,7 +83,7 @@ func (s *scope) sleepStatus(p *function.Plan) field.ErrorList {
 	p.SetCondition(tkv1alpha1.ConditionHibernated, hibernated.True, hibernated.Reason, hibernated.Message)
 	p.SetCondition(tkv1alpha1.ConditionWaking, waking.True, waking.Reason, waking.Message)
 	if d.State == tkv1alpha1.HibernationHibernated {
-		replaceCondition(p, tkv1alpha1.ConditionControlPlaneReady, false, tkv1alpha1.ReasonControlPlaneAsleep,
+		p.ReplaceCondition(tkv1alpha1.ConditionControlPlaneReady, false, tkv1alpha1.ReasonControlPlaneAsleep,
 			"the cluster is hibernated: the control plane is at zero replicas, its etcd and PKI kept")
 	}
 	return nil
@@ -109,17 +109,4 @@ func sleepConditions(d hibernation.Decision, f hibernation.Facts) (hibernated, w
 			Message: "the control plane is ready; the node groups scale to their minReplicas, then the add-ons resume"}
 	}
 	return awake, awake
-}
-
-// replaceCondition sets typ on p in place of the conditions of typ set
-// before.
-func replaceCondition(p *function.Plan, typ string, isTrue bool, reason, message string) {
-	kept := p.Conditions[:0]
-	for _, c := range p.Conditions {
-		if c.Type != typ {
-			kept = append(kept, c)
-		}
-	}
-	p.Conditions = kept
-	p.SetCondition(typ, isTrue, reason, message)
 }

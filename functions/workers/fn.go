@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
@@ -20,6 +21,9 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
+	// now is the clock hibernation schedules are read on (nil:
+	// function.Clock).
+	now func() time.Time
 }
 
 // RunFunction composes the worker node groups of a tenant cluster: it reads the
@@ -37,7 +41,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	p, errs := plan(t, in, r)
+	p, errs := planAt(t, in, r, function.Clock(f.now))
 	if len(errs) > 0 {
 		function.FatalList(rsp, errs)
 		response.ConditionFalse(rsp, v1alpha1.ConditionWorkersReady, fatalReason(errs)).

@@ -47,3 +47,16 @@ func ptrValue(p *int32) int32 {
 	}
 	return *p
 }
+
+// ReplaceCondition sets typ on p in place of the conditions of typ set
+// before.
+func (p *Plan) ReplaceCondition(typ string, isTrue bool, reason, message string) {
+	kept := p.Conditions[:0]
+	for _, c := range p.Conditions {
+		if c.Type != typ {
+			kept = append(kept, c)
+		}
+	}
+	p.Conditions = kept
+	p.SetCondition(typ, isTrue, reason, message)
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
+	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/hibernation"
+)
+
+// planAt is plan at the clock now, with the cluster's hibernation
+// (internal/hibernation): while its node groups are held down
+// (Decision.WorkersDown), holdDown, and WorkersReady says it sleeps
+// while asleep; while it is not awake, a minimum that
+// no longer fits a quota is reported as what waking needs
+// (wakeCapacity).
+func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
+	p, errs := plan(t, in, r)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	facts := r.HibernationFacts(t.Spec, "")
+	d, err := hibernation.Decide(t.Spec.Hibernation, now, facts)
+	if err != nil { // checked by plan's checkSpec
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "hibernation"), err)}
+	}
+	if d.WorkersDown(facts.ControlPlaneReady) {
+		holdDown(p)
+	}
+	if d.State == v1alpha1.HibernationHibernating || d.State == v1alpha1.HibernationHibernated {
+		p.ReplaceCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonSleeping,
+			"asleep by spec.hibernation: every node group is held at zero machines; minReplicas is kept for waking")
+	}
+	if d.State != v1alpha1.HibernationAwake {
+		wakeCapacity(p)
+	}
+	return p, nil
+}
+
+// holdDown changes p's objects so that the node groups go to and stay at
+// zero machines without losing what waking needs:
+//   - each MachineDeployment: spec.replicas 0 and the autoscaler's min and
+//     max size 0. Once the function writes replicas again no more, Cluster
+//     API's webhook raises a MachineDeployment below its min-size to it
+//     (cluster-api v1.13.6 internal/webhooks/machinedeployment.go:385-403),
+//     so the group wakes at minReplicas, which the spec keeps;
+//   - each MachineHealthCheck: remediation only while at most 0 machines
+//     are unhealthy, i.e. never (cluster-api v1.13.6
+//     internal/controllers/machinehealthcheck/machinehealthcheck_controller.go:749-753);
+//     the object and its status stay;
+//   - cluster-autoscaler's Deployment at zero replicas, so that it does not
+//     scale a group back.
+func holdDown(p *function.Plan) {
+	zero := int32(0)
+	for _, c := range p.Composed {
+		switch o := c.Object.(type) {
+		case *clusterv1.MachineDeployment:
+			o.Spec.Replicas = &zero
+			o.Annotations[annotationAutoscalerMin], o.Annotations[annotationAutoscalerMax] = "0", "0"
+		case *clusterv1.MachineHealthCheck:
+			o.Spec.Remediation.TriggerIf.UnhealthyLessThanOrEqualTo = ptr(intstr.FromInt32(0))
+		case *appsv1.Deployment:
+			if c.Name == nameAutoscalerDeployment || c.Name == managementPrefix+nameAutoscalerDeployment {
+				o.Spec.Replicas = &zero
+			}
+		}
+	}
+}
+
+// wakeCapacity turns the pre-flight's MinimumExceedsQuota (warnings and
+// CapacityFits) into WakeExceedsQuota: a cluster that is not awake holds
+// no machine, so its minimum is what waking needs of the quota.
+func wakeCapacity(p *function.Plan) {
+	const prefix = "waking needs the node groups at minReplicas: "
+	for i, w := range p.Warnings {
+		if w.Reason == v1alpha1.ReasonMinimumExceedsQuota {
+			p.Warnings[i] = function.Warning{Reason: v1alpha1.ReasonWakeExceedsQuota, Message: prefix + w.Message}
+		}
+	}
+	for i, c := range p.Conditions {
+		if c.Type == v1alpha1.ConditionCapacityFits && c.Reason == v1alpha1.ReasonMinimumExceedsQuota {
+			p.Conditions[i].Reason = v1alpha1.ReasonWakeExceedsQuota
+			p.Conditions[i].Message = prefix + strings.TrimPrefix(c.Message, prefix)
+		}
+	}
+}
