@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	protectionv1beta1 "github.com/crossplane/crossplane/apis/v2/protection/v1beta1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -26,6 +27,9 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
+	// now is the clock hibernation schedules are read on (nil:
+	// function.Clock).
+	now func() time.Time
 }
 
 // RunFunction adds the tenant's add-on HelmReleases (and their managed chart
@@ -49,7 +53,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	p, err := plan(t, in, hosts, r)
+	p, err := plan(t, in, hosts, r, function.Clock(f.now))
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
@@ -85,8 +89,9 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 // CA (talosTokens, keepTalosRelease); while a namespaced cluster has no
 // KamajiControlPlane, only what is observed. For bad input it returns every
 // problem spec.Validate and CheckTenantInput find (an aggregate of
-// *field.Error naming each field), else Render's *field.Error.
-func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request) (*function.Plan, error) {
+// *field.Error naming each field), else Render's *field.Error. The
+// releases are suspended as releasesSuspended says at the clock now.
+func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request, now time.Time) (*function.Plan, error) {
 	p := &function.Plan{}
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(t.ID))
 	if errs := append(t.Spec.Validate(), CheckTenantInput(t.Spec, in, hosts)...); len(errs) > 0 {
@@ -96,7 +101,11 @@ func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy,
 	if err != nil {
 		return nil, err
 	}
-	objs, err := Render(t.ID, t.Spec, in, !tenantAPIAnswers(r), tokens)
+	suspend, asleep, err := releasesSuspended(t.Spec, r, now)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := Render(t.ID, t.Spec, in, suspend, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +161,9 @@ func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy,
 		return p, nil
 	}
 	setAddonsReady(p, failed, pending)
+	if asleep {
+		setAsleep(p)
+	}
 	return p, nil
 }
 

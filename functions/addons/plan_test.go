@@ -29,7 +29,7 @@ func planFor(t *testing.T, c fntest.Call) (*function.Plan, *function.Request, er
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan(tenant, in, hosts, r)
+	p, err := plan(tenant, in, hosts, r, time.Time{})
 	return p, r, err
 }
 
