@@ -124,6 +124,24 @@ func TestPreview(t *testing.T) {
 		inGuide(t, out)
 	})
 
+	t.Run("hibernation", func(t *testing.T) {
+		// Tuesday 10 March 2026, 13:00 in Berlin (CET, +1): awake; the
+		// schedule's next start is 20:00 CET, 19:00Z.
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		o := opts(data("xr-hibernation.yaml"), current)
+		o.Clock = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+		rep, err := render.Preview(ctx, o)
+		if err != nil {
+			t.Fatalf("preview: %v", err)
+		}
+		out := rep.String()
+		index(t, out, "hibernation: Awake")
+		index(t, out, "hibernation: at 2026-03-10T19:00:00Z: MachineDeployment demo-md0 replicas unset -> 0")
+		compareGolden(t, data("hibernation.golden.txt"), []byte(out))
+		inGuide(t, out)
+	})
+
 	t.Run("kubectl-list", func(t *testing.T) {
 		live := filepath.Join(t.TempDir(), "live.yaml")
 		writeKubectlList(t, live, current)

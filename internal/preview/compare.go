@@ -33,6 +33,8 @@ type Report struct {
 	Addons []Addon
 	// Created, Updated and Deleted composed resources, by kind then name.
 	Created, Updated, Deleted []Key
+	// Hibernation is the cluster's sleep, nil when not previewed.
+	Hibernation *Hibernation
 }
 
 // Upgrade is a version change, From to To.
@@ -290,6 +292,7 @@ func (r Report) String() string {
 	for _, g := range r.NodeGroups {
 		b.WriteString(g.Name + ": " + g.summary() + "\n")
 	}
+	b.WriteString(r.Hibernation.String())
 	if len(r.Addons) == 0 {
 		b.WriteString("add-ons: no values change\n")
 	}

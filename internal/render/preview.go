@@ -59,6 +59,7 @@ func Preview(ctx context.Context, opts Options) (preview.Report, error) {
 		o.Required = []string{path}
 	}
 
+	var last []byte // the latest render's output
 	renderOver := func(name string, objs preview.Objects) (preview.Objects, error) {
 		path := filepath.Join(tmp, name)
 		b, err := objs.YAML()
@@ -73,9 +74,14 @@ func Preview(ctx context.Context, opts Options) (preview.Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		last = out
 		return preview.RenderOutput(out)
 	}
 	first, err := renderOver("observed.yaml", observed)
+	if err != nil {
+		return preview.Report{}, err
+	}
+	sleep, err := previewHibernation(observed, first, last, &o, renderOver)
 	if err != nil {
 		return preview.Report{}, err
 	}
@@ -85,5 +91,32 @@ func Preview(ctx context.Context, opts Options) (preview.Report, error) {
 			return preview.Report{}, err
 		}
 	}
-	return preview.Compare(observed, first, final)
+	rep, err := preview.Compare(observed, first, final)
+	rep.Hibernation = sleep
+	return rep, err
+}
+
+// previewHibernation is the preview's hibernation (nil when the cluster
+// does not use it): the state the first render's XR records, the sleep
+// changes from observed to first, and those of a render at the next
+// transition (o's clock set to it) over first applied.
+func previewHibernation(observed, first preview.Objects, out []byte, o *Options,
+	renderOver func(string, preview.Objects) (preview.Objects, error)) (*preview.Hibernation, error) {
+	state, next, err := preview.RenderedHibernation(out)
+	if err != nil || state == "" {
+		return nil, err
+	}
+	h := &preview.Hibernation{State: state, Now: preview.HibernationChanges(observed, first), Next: next}
+	if next.IsZero() {
+		return h, nil
+	}
+	clock := o.Clock
+	o.Clock = next
+	at, err := renderOver("observed-next-transition.yaml", preview.Applied(observed, first))
+	o.Clock = clock
+	if err != nil {
+		return nil, err
+	}
+	h.AtNext = preview.HibernationChanges(first, at)
+	return h, nil
 }

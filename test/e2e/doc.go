@@ -93,6 +93,15 @@
 //     internal/resources/kubeconfig.go:183 and ca_certificate.go:160: the
 //     Secrets' controller owner references (the KamajiControlPlane stands
 //     for the TenantControlPlane, which no Kamaji creates here);
+//   - scale to zero and back (playSleep, playWake in hibernation_test.go):
+//     provider v0.20.0 controllers/kamajicontrolplane_controller_tcp.go:80-81
+//     copies spec.replicas to the TenantControlPlane; Kamaji e51909fa
+//     internal/resources/k8s_deployment_resource.go:85-88 reports a
+//     TenantControlPlane with zero replicas Sleeping (its Deployment, the
+//     tenant API server, at zero; etcd and the PKI Secrets untouched), and
+//     provider v0.20.0 controllers/kamajicontrolplane_controller.go:294-300,
+//     341-344 copies the replicas and sets status.ready false (true again
+//     once Ready);
 //   - Kamaji e51909fa internal/builders/controlplane/deployment.go:766:
 //     --etcd-prefix=/<dataStoreSchema> (backup_test.go);
 //   - the control-plane Deployment Kamaji builds from a KamajiControlPlane,

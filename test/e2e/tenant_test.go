@@ -127,6 +127,7 @@ func TestControllers(t *testing.T) {
 	}
 	scenario(t, "etcd PKI issued from the Certificates (cert-manager played)", e.etcdPKI)
 	scenario(t, "flux: add-ons installed into the tenant cluster", func(t *testing.T) { e.fluxInstallsAddons(t, ta) })
+	scenario(t, "controllers: hibernation sleeps and wakes the cluster", func(t *testing.T) { e.hibernation(t, ta) })
 	scenario(t, "flux: as Flux ships, only the platform reaches the management cluster through it", e.fluxBoundary)
 	scenario(t, "controllers: autoscaler replicas survive reconciles", e.autoscalerReplicasSurvive)
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
