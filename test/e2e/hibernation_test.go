@@ -37,7 +37,8 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 	kcpBefore, err := get(ctx, e.c, gvkKCP, demoNS, demo)
 	e.must(t, err, "KamajiControlPlane")
 	cpReplicas, _, _ := unstructured.NestedInt64(kcpBefore.Object, "spec", "replicas")
-	etcdBefore, _ := get(ctx, e.c, gvkEtcd, demoNS, demo)
+	etcdBefore, err := get(ctx, e.c, gvkEtcd, demoNS, demo+"-etcd")
+	e.must(t, err, "EtcdCluster")
 
 	start := time.Now()
 	e.patchClaim(t, demoNS, demo, `{"spec":{"hibernation":{"enabled":true}}}`)
@@ -83,11 +84,15 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 	} else if v, _, _ := unstructured.NestedInt64(mhc.Object, "spec", "remediation", "triggerIf", "unhealthyLessThanOrEqualTo"); v != 0 {
 		errorf(t, "MachineHealthCheck unhealthyLessThanOrEqualTo %d asleep, want 0", v)
 	}
-	if etcdBefore != nil {
-		etcd, err := get(ctx, e.c, gvkEtcd, demoNS, demo)
-		if err != nil || etcd.GetUID() != etcdBefore.GetUID() {
-			errorf(t, "EtcdCluster not kept asleep: %v", err)
-		}
+	etcd, err := get(ctx, e.c, gvkEtcd, demoNS, demo+"-etcd")
+	switch {
+	case err != nil || etcd.GetUID() != etcdBefore.GetUID():
+		errorf(t, "EtcdCluster %s-etcd not kept asleep: %v", demo, err)
+	case etcd.GetGeneration() != etcdBefore.GetGeneration():
+		errorf(t, "EtcdCluster %s-etcd spec changed asleep (generation %d -> %d)", demo, etcdBefore.GetGeneration(), etcd.GetGeneration())
+	}
+	if !ta.etcd.running() {
+		errorf(t, "the tenant etcd stopped asleep")
 	}
 
 	wake := time.Now()
