@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
+
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
+	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/fntest"
 	"github.com/tenantkube/tenantkube/internal/function"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
@@ -141,5 +144,31 @@ func TestHibernation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A hibernated cluster's backups go on as an awake one's (etcd runs):
+// the same snapshot and bundle, and the run again at the next slot.
+func TestHibernatedClusterTakesBackups(t *testing.T) {
+	key, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := backupRequired(key)
+	required[requiredMachines] = nil
+	p, err := planBackupsAt(t, fntest.Call{Spec: `{hibernation: {enabled: true}}`, Required: required}, backupInput, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := p.Status["hibernation"].(tkv1alpha1.HibernationStatus); st.State != tkv1alpha1.HibernationHibernated {
+		t.Fatalf("state %q, want Hibernated", st.State)
+	}
+	got := composedWithPrefix(p, backup.NamePrefixBackup)
+	if len(got) != 3 || got[0] != "backup-"+slot24h || got[1] != "backup-pki-"+slot24h {
+		t.Errorf("backups composed asleep: %v, want backup-%s, backup-pki-%s and the PKI object", got, slot24h, slot24h)
+	}
+	// As TestBackupRunsAgainAtTheNextSlot: the next 24h slot.
+	if want := 6*time.Hour + 30*time.Minute + 44*time.Second; p.RunAgainAfter != want {
+		t.Errorf("RunAgainAfter %s, want %s", p.RunAgainAfter, want)
 	}
 }
