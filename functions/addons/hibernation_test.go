@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,17 @@ func TestReleasesSuspendedWhileNotAwake(t *testing.T) {
 				if got := fntest.Get(hr, "spec", "suspend"); got != c.suspend {
 					t.Errorf("%s: spec.suspend = %v, want %v", r, got, c.suspend)
 				}
+			}
+			// The Usages that delete each release before the control plane
+			// stay, asleep too: deletion keeps its order.
+			usages := 0
+			for n := range rsp.GetDesired().GetResources() {
+				if strings.HasPrefix(n, "usage-kamajicontrolplane-by-addon-") {
+					usages++
+				}
+			}
+			if usages != len(rels) {
+				t.Errorf("%d release Usages for %d releases", usages, len(rels))
 			}
 			reason := ""
 			for _, cond := range rsp.GetConditions() {

@@ -172,3 +172,26 @@ func TestHibernatedClusterTakesBackups(t *testing.T) {
 		t.Errorf("RunAgainAfter %s, want %s", p.RunAgainAfter, want)
 	}
 }
+
+// Deleting a hibernated cluster goes in the order of any other: the
+// Usage that keeps the control plane until node group md0 is gone stays
+// composed (its MachineDeployment has no machine to drain), and the
+// control plane and its data store stay in the desired state at zero
+// replicas, never left out of it.
+func TestHibernatedClusterKeepsDeletionOrder(t *testing.T) {
+	c := fntest.Call{Spec: `{hibernation: {enabled: true}, nodeGroups: {md0: {minReplicas: 1}}}`, Required: map[string][]string{requiredMachines: {}}}
+	p := planAt(t, c, night)
+	if st, _ := p.Status["hibernation"].(tkv1alpha1.HibernationStatus); st.State != tkv1alpha1.HibernationHibernated {
+		t.Fatalf("state %q, want Hibernated", st.State)
+	}
+	names := composedNames(p)
+	for _, want := range []string{nameNodeGroupUsagePrefix + "md0", nameKamajiControlPlane, nameCluster} {
+		found := false
+		for _, n := range names {
+			found = found || n == want
+		}
+		if !found {
+			t.Errorf("%s not composed while hibernated; composed %v", want, names)
+		}
+	}
+}

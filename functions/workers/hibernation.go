@@ -26,13 +26,17 @@ func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Req
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	facts := r.HibernationFacts(t.Spec, "")
+	machines := ""
+	if machinesBounded(t.Spec) { // requireStatusInputs asks for them
+		machines = requirementMachines
+	}
+	facts := r.HibernationFacts(t.Spec, machines)
 	d, err := hibernation.Decide(t.Spec.Hibernation, now, facts)
 	if err != nil { // checked by plan's checkSpec
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "hibernation"), err)}
 	}
 	if d.WorkersDown(facts.ControlPlaneReady) {
-		holdDown(p)
+		holdDown(p, d.ControlPlaneDown())
 	}
 	if d.State == v1alpha1.HibernationHibernating || d.State == v1alpha1.HibernationHibernated {
 		p.ReplaceCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonSleeping,
@@ -56,8 +60,12 @@ func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Req
 //     internal/controllers/machinehealthcheck/machinehealthcheck_controller.go:749-753);
 //     the object and its status stay;
 //   - cluster-autoscaler's Deployment at zero replicas, so that it does not
-//     scale a group back.
-func holdDown(p *function.Plan) {
+//     scale a group back; with the control plane down too (no Machine is
+//     left, so no VM has a volume to detach or a node to serve), the
+//     KubeVirt cloud and CSI controllers' Deployments as well: they only
+//     talk to the tenant API server. The LoadBalancer Services and
+//     DataVolumes they made stay.
+func holdDown(p *function.Plan, controlPlaneDown bool) {
 	zero := int32(0)
 	for _, c := range p.Composed {
 		switch o := c.Object.(type) {
@@ -67,7 +75,8 @@ func holdDown(p *function.Plan) {
 		case *clusterv1.MachineHealthCheck:
 			o.Spec.Remediation.TriggerIf.UnhealthyLessThanOrEqualTo = ptr(intstr.FromInt32(0))
 		case *appsv1.Deployment:
-			if c.Name == nameAutoscalerDeployment || c.Name == managementPrefix+nameAutoscalerDeployment {
+			name := strings.TrimPrefix(c.Name, managementPrefix)
+			if name == nameAutoscalerDeployment || controlPlaneDown && (name == nameCCMDeployment || name == nameCSIDeployment) {
 				o.Spec.Replicas = &zero
 			}
 		}

@@ -134,3 +134,34 @@ func workersReadyReason(rsp *fnv1.RunFunctionResponse) string {
 	}
 	return reason
 }
+
+// TestHibernationStopsControllersLast: the KubeVirt cloud and CSI
+// controllers keep their replica while a Machine is left (volumes to
+// detach, nodes to serve) and go to zero with the control plane, once
+// none is; cluster-autoscaler goes at once.
+func TestHibernationStopsControllersLast(t *testing.T) {
+	const spec = "nodeGroups: {md0: {minReplicas: 1, maxReplicas: 3}}\nhibernation: {enabled: true}"
+	machine := mustStruct(t, "{apiVersion: cluster.x-k8s.io/v1beta2, kind: Machine, metadata: {name: demo-md0-x, namespace: "+testNS+"}}")
+	noon := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC)
+	for name, c := range map[string]struct {
+		req                  *fnv1.RunFunctionRequest
+		autoscaler, ccm, csi any
+	}{
+		"a Machine left":    {newRequest(t, spec, withInstancetypes(t, "u1.medium"), fntest.WithRequired(requirementMachines, machine)), 0.0, 1.0, 1.0},
+		"Machines unknown":  {newRequest(t, spec, withInstancetypes(t, "u1.medium")), 0.0, 1.0, 1.0},
+		"no Machine left":   {newRequest(t, spec, withInstancetypes(t, "u1.medium"), fntest.WithRequired(requirementMachines)), 0.0, 0.0, 0.0},
+		"awake, no Machine": {newRequest(t, "nodeGroups: {md0: {minReplicas: 0, maxReplicas: 3}}", withInstancetypes(t, "u1.medium"), fntest.WithRequired(requirementMachines)), 1.0, 1.0, 1.0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := runAt(t, c.req, noon)
+			got := []any{
+				get(desired(t, rsp, managementPrefix+nameAutoscalerDeployment), "spec", "replicas"),
+				get(desired(t, rsp, managementPrefix+nameCCMDeployment), "spec", "replicas"),
+				get(desired(t, rsp, managementPrefix+nameCSIDeployment), "spec", "replicas"),
+			}
+			if want := []any{c.autoscaler, c.ccm, c.csi}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+				t.Errorf("replicas of cluster-autoscaler, cloud controller, CSI controller %v, want %v", got, want)
+			}
+		})
+	}
+}

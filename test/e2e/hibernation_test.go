@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenantkube/tenantkube/internal/fntest"
 )
 
 // hibernation: the demo cluster (md0 at minReplicas 1, add-ons installed)
@@ -79,6 +81,7 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 		return e.xrHibernation(ctx, "Hibernated", "True")
 	})
 	t.Logf("asleep %s after the patch", time.Since(start).Round(time.Second))
+	e.checkControllerReplicas(t, 0)
 	if mhc, err := get(ctx, e.c, gvkMHC, demoNS, demo+"-md0"); err != nil {
 		errorf(t, "MachineHealthCheck kept: %v", err)
 	} else if v, _, _ := unstructured.NestedInt64(mhc.Object, "spec", "remediation", "triggerIf", "unhealthyLessThanOrEqualTo"); v != 0 {
@@ -123,6 +126,7 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 		return ok && len(ms) == 1 && len(suspended) == 0, fmt.Sprintf("%d Machines, suspended %v, %s", len(ms), suspended, why), err
 	})
 	t.Logf("awake %s after the patch", time.Since(wake).Round(time.Second))
+	e.checkControllerReplicas(t, 1)
 	if a, _, err := e.mdAnnotations(ctx); err != nil || a[annMinSize] != "1" || a[annMaxSize] == "0" {
 		errorf(t, "md0 bounds after waking: %v (%v), want min-size 1 as the spec", a, err)
 	}
@@ -144,6 +148,27 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 		errorf(t, "ConfigMap after waking: uid %s data %v, want uid %s data %v", got.UID, got.Data, probe.UID, probe.Data)
 	}
 	e.must(t, c.Delete(ctx, got), "delete the probe ConfigMap")
+}
+
+// checkControllerReplicas waits for the spec.replicas of the demo
+// cluster's cluster-autoscaler, KubeVirt cloud controller and CSI
+// controller Deployments in its management namespace to be want.
+func (e *env) checkControllerReplicas(t *testing.T, want int64) {
+	t.Helper()
+	waitFor(t, time.Minute, fmt.Sprintf("per-cluster controllers at %d replicas", want), func(ctx context.Context) (bool, string, error) {
+		var got []string
+		ok := true
+		for _, name := range []string{demo + "-cluster-autoscaler", demo + "-kccm", demo + "-kcsi-controller"} {
+			dep, err := get(ctx, e.c, gvkDeployment, fntest.ManagementNamespace(demoNS, demo), name)
+			if err != nil {
+				return false, "", err
+			}
+			r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas")
+			ok = ok && r == want
+			got = append(got, fmt.Sprintf("%s %d", name, r))
+		}
+		return ok, fmt.Sprint(got), nil
+	})
 }
 
 // Cluster API's autoscaler annotations of a MachineDeployment.
