@@ -27,7 +27,7 @@ import (
 // functions/control-plane's TestPodNames).
 var (
 	upstreamVolumeNames = []string{
-		v1alpha1.AuthenticationConfigVolume, v1alpha1.TalosCAVolume, v1alpha1.TalosTLSVolume,
+		v1alpha1.AuthenticationConfigVolume, v1alpha1.TalosCAVolume, v1alpha1.TalosTLSVolume, v1alpha1.EncryptionConfigVolume,
 		// kamaji internal/builders/controlplane/deployment.go:31-41
 		"etc-kubernetes-pki", "etc-ca-certificates", "usr-share-ca-certificates", "usr-local-share-ca-certificates",
 		"scheduler-kubeconfig", "controller-manager-kubeconfig", "kine-uds", "kine-config", "kine-certs",

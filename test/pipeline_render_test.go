@@ -197,6 +197,23 @@ func pipelineCases(root string) []pipelineCase {
 				"  name: demo2-front-proxy-ca-certificate\n", "reason: RestoringPKI\n",
 			},
 			namespacedFatal: []string{"step control-plane", "spec.restore.backup", `"20261203045905-e8f851"`, "a TenantCluster's etcd is its namespace's"}},
+		// Secrets encrypted at rest: a new cluster's API server reads the
+		// EncryptionConfiguration of its Secret demo-encryption-config
+		// (generation 1, secretbox), its pods carry the configuration's
+		// digest; the root key itself is nowhere in the output.
+		{name: "encryption", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
+			contains: []string{
+				"  - --encryption-provider-config=/etc/kubernetes/encryption/encryption-configuration.yaml\n", "  name: demo-encryption-config\n",
+				"        secretName: demo-encryption-config\n", "type: SecretsEncrypted\n", "reason: Encrypted\n", "tenantkube.io/encryption-config: ",
+			}},
+		// Phase 2 of a rotation from key generation 1 to 2, every pod on
+		// its configuration: the rewrite Job re-annotates every Secret
+		// with the cluster's admin kubeconfig.
+		{name: "encryption-rewrite", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
+			observed: data("observed-encryption-rewrite"), contains: []string{
+				"kind: Job\n", "  name: demo-encryption-rewrite-2\n", "        - encryption.tenantkube.io/key-generation=2\n", "    phase: Rewriting\n",
+				"reason: RotatingKey\n", "        tenantkube.io/encryption-config: 669e8356d394add6\n",
+			}},
 		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},

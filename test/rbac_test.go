@@ -51,6 +51,7 @@ var builtinPlurals = map[schema.GroupKind]string{
 	{Group: "", Kind: "Namespace"}:                                                 "namespaces",
 	{Group: "", Kind: "ResourceQuota"}:                                             "resourcequotas",
 	{Group: "apps", Kind: "Deployment"}:                                            "deployments",
+	{Group: "batch", Kind: "Job"}:                                                  "jobs",
 	{Group: "networking.k8s.io", Kind: "Ingress"}:                                  "ingresses",
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:                             "roles",
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:                      "rolebindings",

@@ -213,3 +213,22 @@ const (
 	// waking would not bring them back.
 	ReasonWakeExceedsQuota = "WakeExceedsQuota"
 )
+
+// ConditionSecretsEncrypted reports the encryption at rest of the
+// cluster's Secrets (function control-plane, docs/tenant-guide.md,
+// Secrets encrypted at rest), set where the platform encrypts them.
+const ConditionSecretsEncrypted = "SecretsEncrypted"
+
+// Reasons of SecretsEncrypted.
+const (
+	// ReasonEncrypted (True): every API server writes with the cluster's
+	// key; no rotation is under way.
+	ReasonEncrypted = "Encrypted"
+	// ReasonRotatingKey (False while the cluster writes in clear, else
+	// True): a rotation is under way; status.encryption.phase says which
+	// phase.
+	ReasonRotatingKey = "RotatingKey"
+	// ReasonWaitingForRootKey (False): the platform's root key Secret has
+	// not arrived; nothing is changed until it does.
+	ReasonWaitingForRootKey = "WaitingForRootKey"
+)

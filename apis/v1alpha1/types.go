@@ -120,6 +120,12 @@ type KubernetesClusterSpec struct {
 	// cluster; it cannot be added, changed or removed afterwards.
 	// +optional
 	Restore *Restore `json:"restore,omitempty"`
+
+	// Encryption of the cluster's Secrets at rest, where the platform
+	// encrypts them: the key generation the tenant asks for.
+	// +kubebuilder:default={}
+	// +optional
+	Encryption Encryption `json:"encryption,omitempty"`
 }
 
 // NodeGroup is one worker node group: a MachineDeployment of KubeVirt VMs
@@ -731,6 +737,10 @@ type KubernetesClusterStatus struct {
 	// Hibernation is the cluster's sleep state and next transition.
 	// +optional
 	Hibernation *HibernationStatus `json:"hibernation,omitempty"`
+	// Encryption is how the API servers encrypt Secrets at rest, where the
+	// platform encrypts them.
+	// +optional
+	Encryption *EncryptionStatus `json:"encryption,omitempty"`
 }
 
 // BackupStatus is the state of a cluster's scheduled etcd backups.

@@ -56,7 +56,8 @@ const (
 // address, port and certificates, kubelet and front-proxy client
 // certificates, konnectivity's egress selector, bootstrap tokens for
 // joining nodes, authorization, and anonymous access, which the pod's
-// probes need), the configuration files whose webhooks and exporters the
+// probes need), encryption at rest (--encryption-provider-config*: the
+// platform's keys), the configuration files whose webhooks and exporters the
 // API server would call from the management cluster's network, the
 // mixed-version peer proxy's --peer-* (with --peer-ca-file a replica proxies
 // requests to the address and port each peer advertises: a tenant's choice
@@ -79,7 +80,7 @@ var ReservedFlagNames = []string{
 	"authorization-webhook-[-a-z0-9]*", "authentication-token-webhook-[-a-z0-9]*", "audit-webhook-[-a-z0-9]*",
 	"admission-control-config-file", "tracing-config-file", "audit-log-[-a-z0-9]*", "audit-policy-file",
 	"event-ttl", "watch-cache[-a-z0-9]*", "default-watch-cache-size", "enable-logs-handler", "vmodule",
-	"log-[-a-z0-9]*", "logging-format",
+	"log-[-a-z0-9]*", "logging-format", "encryption-provider-config[-a-z0-9]*",
 }
 
 // ReservedFlags matches an extraArgs entry setting one of
@@ -112,19 +113,21 @@ const (
 
 // The volumes and the container tenantkube adds to the control-plane pod
 // (the KamajiControlPlane's spec.deployment): the AuthenticationConfiguration
-// of spec.oidc, and the Talos CSR signer with its CA and serving
-// certificate. The functions that add them use these names.
+// of spec.oidc, the Talos CSR signer with its CA and serving
+// certificate, and the EncryptionConfiguration of the cluster's keys. The
+// functions that add them use these names.
 const (
 	AuthenticationConfigVolume = "authentication-config"
 	TalosCAVolume              = "talos-ca"
 	TalosTLSVolume             = "talos-tls-cert"
 	TalosSignerContainer       = "talos-csr-signer"
+	EncryptionConfigVolume     = "encryption-config"
 )
 
 // TenantkubeVolumeNames and TenantkubeContainerNames are the volumes and
 // containers tenantkube adds to the control-plane pod.
 var (
-	TenantkubeVolumeNames    = []string{AuthenticationConfigVolume, TalosCAVolume, TalosTLSVolume}
+	TenantkubeVolumeNames    = []string{AuthenticationConfigVolume, TalosCAVolume, TalosTLSVolume, EncryptionConfigVolume}
 	TenantkubeContainerNames = []string{TalosSignerContainer}
 )
 
@@ -222,6 +225,7 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	errs = append(errs, s.Backup.Validate(p.Child("backup"))...)
 	errs = append(errs, s.Hibernation.Validate(p.Child("hibernation"))...)
 	errs = append(errs, s.Restore.Validate(p.Child("restore"))...)
+	errs = append(errs, s.Encryption.Validate(p.Child("encryption"))...)
 	return append(errs, clusterSpecRules.check(s, p)...)
 }
 

@@ -84,6 +84,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		(*scope).management,
 		(*scope).clusterAPI,
 		(*scope).oidc,
+		(*scope).encryption,
 		(*scope).kamaji,
 		(*scope).ingress,
 		(*scope).status,
@@ -132,6 +133,8 @@ type scope struct {
 	// sleepFacts what it was decided from.
 	sleep      hibernation.Decision
 	sleepFacts hibernation.Facts
+	// enc is the API server's encryption at rest (nil: none).
+	enc *encryptionPlan
 }
 
 // needKubeconfig: Kamaji's admin kubeconfig is the claim's connection
@@ -283,6 +286,7 @@ func (s *scope) kamaji(p *function.Plan) field.ErrorList {
 	}
 	s.sleepControlPlane(kcp)
 	s.kcp = kcp
+	s.mountEncryption(kcp)
 	if ferr := s.talos(p); ferr != nil {
 		return field.ErrorList{ferr}
 	}
@@ -327,10 +331,11 @@ func (s *scope) ingress(p *function.Plan) field.ErrorList {
 // status sets the XR's status (status.version only as vMAJOR.MINOR.PATCH
 // re-printed), ControlPlaneReady and the data store's conditions.
 func (s *scope) status(p *function.Plan) field.ErrorList {
-	p.Status = map[string]any{
-		"controlPlane":     map[string]any{"endpoint": "https://" + s.host + ":443"},
-		"kubeconfigSecret": s.t.ID.KubeconfigSecretName(),
+	if p.Status == nil {
+		p.Status = map[string]any{}
 	}
+	p.Status["controlPlane"] = map[string]any{"endpoint": "https://" + s.host + ":443"}
+	p.Status["kubeconfigSecret"] = s.t.ID.KubeconfigSecretName()
 	if v, ok := versions.ParsePatchVersion(s.observed.Running); ok {
 		p.Status["version"] = v
 	}

@@ -18,7 +18,8 @@ import (
 // YYYYMMDDhhmmss>-<incarnation>". Each names, for every TenantCluster
 // served whose PKI Secrets have arrived, the PKI object holding its cluster
 // CA, service-account key pair and front-proxy CA (backup.ControlPlanePKI: the
-// Tenant's etcd CAs are not restored) and where its control plane keeps
+// Tenant's etcd CAs are not restored) and, where it has one, its
+// encryption Secret (backup.TenantClusterPKI) and where its control plane keeps
 // its data in the etcd. One is taken once the lists have arrived and at
 // least one cluster's PKI has: until then the observed backups are kept.
 // With no cluster served there is nothing to back up; the first backup is
@@ -38,7 +39,7 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 		Idle: arrived && len(clusters) == 0,
 		Require: func(p *function.Plan) {
 			for _, c := range clusters {
-				backup.RequirePKI(p, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", backup.ControlPlanePKI)
+				backup.RequirePKI(p, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", backup.TenantClusterPKI)
 			}
 		},
 		Carried: func(r *function.Request) ([]backup.ClusterIdentity, []string, error) {
@@ -48,7 +49,7 @@ func planTenantBackups(p *function.Plan, r *function.Request, site etcdSite, clu
 			var ids []backup.ClusterIdentity
 			var refused []string
 			for _, c := range clusters {
-				pki, why, err := backup.ReadPKI(r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", backup.ControlPlanePKI)
+				pki, why, err := backup.ReadPKI(r, function.Identity{Namespace: ns, Name: c.Name}, c.Name+".", backup.TenantClusterPKI)
 				if err != nil {
 					return nil, nil, err
 				}

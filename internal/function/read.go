@@ -159,3 +159,17 @@ func (r *Request) CompositeSpec(out any) error {
 	}
 	return nil
 }
+
+// CompositeInto decodes the value at path (map keys) of the observed XR
+// into out (JSON-like); false when absent.
+func (r *Request) CompositeInto(out any, path ...string) (bool, error) {
+	v := observedCompositeValue(r.req, path...)
+	if v == nil {
+		return false, nil
+	}
+	raw, err := json.Marshal(v.AsInterface())
+	if err != nil {
+		return true, err
+	}
+	return true, json.Unmarshal(raw, out)
+}

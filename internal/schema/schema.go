@@ -73,6 +73,7 @@ const PrunedFieldDetail = "unknown field, would be pruned by the API server"
 var StreamSkippedAPIVersions = []string{
 	"v1",
 	"apps/v1",
+	"batch/v1",
 	"rbac.authorization.k8s.io/v1",
 	"networking.k8s.io/v1",
 	"tenantkube.io/*",

@@ -41,6 +41,7 @@ func (s *Settings) Default() {
 	s.defaultControlPlane()
 	s.defaultWorkers()
 	s.defaultAddons()
+	s.Encryption.defaults()
 }
 
 // defaultControlPlane fills etcd, its backups, the OIDC issuer's claim and

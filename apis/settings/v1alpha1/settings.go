@@ -344,4 +344,10 @@ type Settings struct {
 	// +kubebuilder:default={}
 	// +optional
 	Monitoring Monitoring `json:"monitoring,omitempty"`
+
+	// Encryption is how the tenant API servers encrypt Secrets (and the
+	// resources it lists) at rest.
+	// +kubebuilder:default={}
+	// +optional
+	Encryption Encryption `json:"encryption,omitempty"`
 }

@@ -77,27 +77,40 @@ const maxBackupNameLength = 63 - len("-snapshot")
 const _ = uint(maxBackupNameLength - (function.MaxClusterNameLength + len("-") + len(TimeLayout) + len("-") + backupDigestLength))
 
 // PKIRole is one Secret a backup carries: Role is its key in the bundle,
-// Secret its name for cluster id.
+// Secret its name for cluster id; an Optional one is carried when it
+// exists.
 type PKIRole struct {
-	Role   string
-	Secret func(id function.Identity) string
+	Role     string
+	Secret   func(id function.Identity) string
+	Optional bool
 }
+
+// EncryptionRole is the cluster's encryption Secret N-encryption-config
+// (the keys its API servers encrypt at rest with), carried where the
+// cluster has one: a restore composes the restored cluster's
+// configuration with its keys (RestorePlan.Encryption).
+var EncryptionRole = PKIRole{Role: "encryption-config", Secret: func(id function.Identity) string { return id.Prefixed("encryption-config") }, Optional: true}
+
+// TenantClusterPKI are the Secrets a Tenant's backup carries of each of
+// its TenantClusters: ControlPlanePKI and EncryptionRole.
+var TenantClusterPKI = append(slices.Clip(ControlPlanePKI), EncryptionRole)
 
 // ControlPlanePKI are Kamaji's Secrets of a cluster a backup carries (the
 // names Kamaji gives them): the cluster CA, service-account key pair and
 // front-proxy CA. They make a restored cluster the same cluster to its
 // clients (restoredPKI).
 var ControlPlanePKI = []PKIRole{
-	{"ca", func(id function.Identity) string { return id.Prefixed("ca") }},
-	{"sa-certificate", func(id function.Identity) string { return id.Prefixed("sa-certificate") }},
-	{"front-proxy-ca-certificate", func(id function.Identity) string { return id.Prefixed("front-proxy-ca-certificate") }},
+	{Role: "ca", Secret: func(id function.Identity) string { return id.Prefixed("ca") }},
+	{Role: "sa-certificate", Secret: func(id function.Identity) string { return id.Prefixed("sa-certificate") }},
+	{Role: "front-proxy-ca-certificate", Secret: func(id function.Identity) string { return id.Prefixed("front-proxy-ca-certificate") }},
 }
 
 // ClusterPKI are the Secrets a restore of a dedicated etcd needs besides
-// the data: ControlPlanePKI and the etcd's client and peer CAs, the
-// Secrets etcdCA and etcdPeerCA name.
+// the data: ControlPlanePKI, the etcd's client and peer CAs (the
+// Secrets etcdCA and etcdPeerCA name) and the encryption keys
+// (EncryptionRole).
 func ClusterPKI(etcdCA, etcdPeerCA func(id function.Identity) string) []PKIRole {
-	return append(slices.Clip(ControlPlanePKI), PKIRole{"etcd-ca", etcdCA}, PKIRole{"etcd-peer-ca", etcdPeerCA})
+	return append(slices.Clip(ControlPlanePKI), PKIRole{Role: "etcd-ca", Secret: etcdCA}, PKIRole{Role: "etcd-peer-ca", Secret: etcdPeerCA}, EncryptionRole)
 }
 
 // Name is the name of a backup of the slot starting at t: for a
@@ -714,6 +727,9 @@ func ReadPKI(r *function.Request, id function.Identity, key string, roles []PKIR
 			return nil, nil, fmt.Errorf("cannot decode Secret %s/%s: %w", id.Namespace, role.Secret(id), err)
 		}
 		if len(secrets) != 1 || len(secrets[0].Data) == 0 {
+			if role.Optional {
+				continue
+			}
 			return nil, nil, nil
 		}
 		size := 0

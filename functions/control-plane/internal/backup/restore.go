@@ -65,6 +65,10 @@ type RestorePlan struct {
 	PKIReady, Arrived bool
 	Secrets           map[string]*corev1.Secret
 	Backup            string
+	// Encryption is the data of the restored cluster's encryption Secret
+	// as the backup carries it (EncryptionRole), while the PKI is
+	// decrypted; nil otherwise or when the backup carries none.
+	Encryption map[string][]byte
 }
 
 // PlanRestore reads the backup spec.restore names (t's own namespace only)
@@ -238,6 +242,7 @@ func decryptRestoredPKI(p *function.Plan, r *function.Request, id function.Ident
 	if err != nil {
 		return field.Invalid(idPath, b.IdentitySecret, fmt.Sprintf("cannot decrypt the PKI of backup %s: %v", backup, err))
 	}
+	rp.Encryption = pki[EncryptionRole.Role]
 	for _, role := range restoredPKI {
 		if r.ObservedExists(NamePrefixRestoredPKI + role.Role) {
 			continue

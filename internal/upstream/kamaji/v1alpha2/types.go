@@ -88,6 +88,19 @@ type DeploymentSpec struct {
 	// ExtraContainers are added to the control-plane pod (core/v1
 	// Container), such as the Talos CSR signer.
 	ExtraContainers []corev1.Container `json:"extraContainers,omitempty"`
+	// PodAdditionalMetadata are labels and annotations of the
+	// control-plane pods (provider v0.20.0
+	// api/v1alpha2/kamajicontrolplane_types.go:174-176, copied to the
+	// TenantControlPlane by controllers/kamajicontrolplane_controller_tcp.go:239):
+	// a change rolls them.
+	PodAdditionalMetadata *AdditionalMetadata `json:"podAdditionalMetadata,omitempty"`
+}
+
+// AdditionalMetadata are labels and annotations (Kamaji
+// api/v1alpha1 AdditionalMetadata).
+type AdditionalMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // APIEndpoint is a host and port (field spec.controlPlaneEndpoint of the

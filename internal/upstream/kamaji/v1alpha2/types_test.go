@@ -61,7 +61,8 @@ func demo() *kamajiv1alpha2.KamajiControlPlane {
 			Deployment: &kamajiv1alpha2.DeploymentSpec{ExtraVolumes: []corev1.Volume{{Name: "authentication-config",
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "demo-oidc-authn-config"}}}}},
 				ExtraContainers: []corev1.Container{{Name: "talos-csr-signer", Image: "ghcr.io/clastix/talos-csr-signer:v0.1.0", Args: []string{"--port=50001"},
-					Ports: []corev1.ContainerPort{{Name: "trustd", ContainerPort: 50001, Protocol: corev1.ProtocolTCP}}}}},
+					Ports: []corev1.ContainerPort{{Name: "trustd", ContainerPort: 50001, Protocol: corev1.ProtocolTCP}}}},
+				PodAdditionalMetadata: &kamajiv1alpha2.AdditionalMetadata{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"tenantkube.io/encryption-config": "0123456789abcdef"}}},
 			ControllerManager: &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("1", "1Gi")},
 			Scheduler:         &kamajiv1alpha2.ControlPlaneComponent{ExtraArgs: []string{"--profiling=false"}, Resources: resources("500m", "512Mi")},
 			Addons: &kamajiv1alpha2.AddonsSpec{Konnectivity: &kamajiv1alpha2.KonnectivitySpec{

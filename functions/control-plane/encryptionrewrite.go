@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
+// The rewrite of a rotation's phase 2: a Job in NS that writes every
+// object of the encrypted resources again through the tenant API server
+// with the cluster's admin kubeconfig. kube-apiserver stores an updated
+// object with the first provider's key (the one that writes); an
+// annotation that changes per generation makes each update a real write.
+const (
+	// namePrefixRewriteJob + G is the composed-resource name of the
+	// rewrite to generation G.
+	namePrefixRewriteJob = "encryption-rewrite-"
+	// AnnotationKeyGeneration is set on every rewritten object: the
+	// generation it was last written with by a rewrite.
+	AnnotationKeyGeneration = "encryption.tenantkube.io/key-generation"
+	rewriteKubeconfigDir    = "/etc/tenantkube/kubeconfig"
+)
+
+// rewriteJobKey is the composed-resource name of the rewrite to gen.
+func rewriteJobKey(gen int32) string { return fmt.Sprintf("%s%d", namePrefixRewriteJob, gen) }
+
+// rewriteJob is the Job N-encryption-rewrite-<gen>: kubectl annotate
+// <resources> --all --all-namespaces --overwrite
+// AnnotationKeyGeneration=<gen>, with the admin kubeconfig key
+// function.KubeconfigSecretKey (the API server's Service), as a
+// non-root, read-only container without capabilities.
+func rewriteJob(id function.Identity, gen int32, image string, resources []string) *batchv1.Job {
+	name := id.Prefixed(rewriteJobKey(gen))
+	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels()},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](6),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: id.Labels()},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:  "rewrite",
+						Image: image,
+						Args: []string{"annotate", strings.Join(resources, ","), "--all", "--all-namespaces", "--overwrite",
+							fmt.Sprintf("%s=%d", AnnotationKeyGeneration, gen)},
+						Env:       []corev1.EnvVar{{Name: "KUBECONFIG", Value: rewriteKubeconfigDir + "/" + function.KubeconfigSecretKey}},
+						Resources: corev1.ResourceRequirements{Requests: small, Limits: small},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+						VolumeMounts: []corev1.VolumeMount{{Name: "kubeconfig", MountPath: rewriteKubeconfigDir, ReadOnly: true}},
+					}},
+					Volumes: []corev1.Volume{{Name: "kubeconfig", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+						SecretName: id.KubeconfigSecretName(),
+						Items:      []corev1.KeyToPath{{Key: function.KubeconfigSecretKey, Path: function.KubeconfigSecretKey}},
+					}}}},
+				},
+			},
+		},
+	}
+}
+
+// rewritten says whether the observed rewrite to gen succeeded (its Job
+// reports a succeeded pod).
+func (s *scope) rewritten(gen int32) bool {
+	key := rewriteJobKey(gen)
+	return s.r.ObservedString(key, "metadata", "name") == s.t.ID.Prefixed(key) && s.r.ObservedNumber(key, "status", "succeeded") >= 1
+}
