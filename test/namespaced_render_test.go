@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -244,6 +245,12 @@ func TestNamespacedRender(t *testing.T) {
 			want := scopeDiff{OnlyClaim: dedicatedEtcd(ns, n), Changed: changed(n)}
 			if c.name == "shared-datastore" {
 				want = sharedDataStore
+			}
+			if c.name == "encryption" {
+				// Two XRs, two UIDs: each cluster's keys are its own.
+				want.Changed = append(slices.Clone(want.Changed), "KamajiControlPlane/"+n+" spec.deployment.podAdditionalMetadata.annotations.tenantkube.io/encryption-config",
+					"Secret/"+n+"-encryption-config data.encryption-configuration.yaml", "Secret/"+n+"-encryption-config data.keys.json",
+					"XR status.encryption.writeKey.fingerprint")
 			}
 			kubeconfig := false
 			for _, r := range c.required {

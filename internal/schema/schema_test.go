@@ -409,8 +409,8 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: skipped}
 ---
-apiVersion: batch/v1
-kind: Job
+apiVersion: policy/v1
+kind: PodDisruptionBudget
 metadata: {name: not-skipped}
 `
 	err := v.ValidateYAMLStream([]byte(stream))
@@ -421,7 +421,7 @@ metadata: {name: not-skipped}
 	for _, s := range []string{
 		"document 3: cluster.x-k8s.io/v1beta2 Cluster",
 		"spec.controlPlaneReff: Forbidden: unknown field, would be pruned",
-		"document 5: batch/v1 Job",
+		"document 5: policy/v1 PodDisruptionBudget",
 	} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("error does not contain %q:\n%s", s, msg)

@@ -5,6 +5,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,8 +27,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tenantkube/tenantkube/internal/encryption"
 )
 
 // TestBackupRestore plays what the etcd-operator.cozystack.io/v1alpha2
@@ -35,14 +41,20 @@ import (
 // neither runs here):
 //
 //   - a tenant control plane (etcd + kube-apiserver with a CA and
-//     service-account key of its own) holds a namespace, a ConfigMap and a
-//     ServiceAccount, and issues that ServiceAccount a token (TokenRequest);
+//     service-account key of its own, and the EncryptionConfiguration the
+//     control-plane function composes, read from the render golden
+//     "encryption") holds a namespace, a ConfigMap, a Secret of a random
+//     value (stored in etcd under the secretbox prefix, not in clear) and
+//     a ServiceAccount, and issues that ServiceAccount a token
+//     (TokenRequest);
 //   - the backup: a snapshot taken as the operator's snapshot agent takes
 //     it (clientv3's Snapshot stream into a file), and the PKI the
 //     function carries (cluster CA, service-account key pair) encrypted
 //     with age to a platform key, as
-//     the backup's EnvironmentConfig holds it; then the source etcd and
-//     kube-apiserver are stopped and their directories removed;
+//     the backup's EnvironmentConfig holds it, with the cluster's
+//     encryption Secret; then the source etcd and kube-apiserver are
+//     stopped and their directories removed, and the raw snapshot file is
+//     searched: the Secret's value is not in it (the ConfigMap's key is);
 //   - the restore: the PKI decrypted with the platform's identity; the
 //     snapshot restored into a new data directory with etcdutl's
 //     snapshot.Restore (etcd's own restore: a new member and cluster ID;
@@ -53,7 +65,8 @@ import (
 //     issues one);
 //   - checks: the admin kubeconfig issued before the backup (its server
 //     pointed at the new address) lists the namespace and reads the
-//     ConfigMap's data; the token issued before the backup authenticates
+//     ConfigMap's data and the Secret's, through the EncryptionConfiguration
+//     composed from the keys the backup carried; the token issued before the backup authenticates
 //     as its ServiceAccount, with the UID it had before (a TokenReview of the
 //     restored API server), while the same token with a broken signature
 //     is refused.
@@ -62,22 +75,119 @@ func TestBackupRestore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	src, err := e.startTenantAPI("backup-src")
+	keys := renderedEncryption(t, e)
+	src, err := e.startTenantAPIWith("backup-src", tenantAPIOptions{encryptionConfig: keys[encryption.ConfigKey]})
 	if err != nil {
 		fatal(t, err)
 	}
-	w := &workload{ns: "workload", configMap: "keep", data: map[string]string{"answer": "42"}, sa: "app"}
+	w := &workload{ns: "workload", configMap: "keep", data: map[string]string{"answer": "42"}, sa: "app",
+		secret: "known", secretData: map[string][]byte{"value": []byte("tenantkube-e2e-secret-" + randomHex(t))}}
 	w.create(ctx, t, clientFor(t, src.kubeconfig))
+	w.checkEncrypted(ctx, t, fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort))
 
-	// The backup.
+	// The backup: the cluster's encryption Secret travels with its PKI,
+	// under its role (backup.EncryptionRole).
 	platform := platformKey(t)
+	pki := clusterPKI(t, src)
+	pki[encryptionRole] = keys
 	db, sealed := e.backup(ctx, t, "backup-src", fmt.Sprintf("http://127.0.0.1:%d", src.etcdPort),
-		platform.Recipient(), map[string]pkiSecrets{"backup-src": clusterPKI(t, src)}, src.ca)
+		platform.Recipient(), map[string]pkiSecrets{"backup-src": pki}, src.ca)
 	discard(t, []*proc{src.api, src.etcd}, src.dir)
+	w.checkSnapshot(t, db)
 
-	// The restore.
-	restored := e.restoreControlPlane(t, "restored", db, openPKI[pkiSecrets](t, platform, sealed["backup-src"]), "")
+	// The restore: the keys opened with the PKI make the restored API
+	// server's configuration, as the function composes it from them.
+	opened := openPKI[pkiSecrets](t, platform, sealed["backup-src"])
+	ks, err := encryption.ReadKeySet(opened[encryptionRole])
+	if err != nil || ks == nil {
+		fatalf(t, "the backup carries no encryption keys: %v", err)
+	}
+	cfg, err := ks.Data([]string{"secrets"})
+	if err != nil {
+		fatal(t, err)
+	}
+	restored := e.restoreControlPlane(t, "restored", db, opened, "", cfg[encryption.ConfigKey])
 	w.checkRestored(ctx, t, restored, restoredClient(t, src, restored))
+}
+
+// encryptionRole is the role of the cluster's encryption Secret in a
+// backup's PKI (the control-plane function's backup.EncryptionRole).
+const encryptionRole = "encryption-config"
+
+// renderedEncryption is the data of the Secret demo-encryption-config of
+// the render golden "encryption": the EncryptionConfiguration and key set
+// the control-plane function composes for a new cluster.
+func renderedEncryption(t *testing.T, e *env) map[string][]byte {
+	t.Helper()
+	objs, err := decodeFile(e.path("test", "testdata", "control-plane", "encryption.golden.yaml"))
+	if err != nil {
+		fatalf(t, "read the render golden: %v", err)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "Secret" || o.GetName() != "demo-encryption-config" {
+			continue
+		}
+		data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+		out := map[string][]byte{}
+		for k, v := range data {
+			b, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				fatal(t, err)
+			}
+			out[k] = b
+		}
+		return out
+	}
+	fatalf(t, "the render golden holds no Secret demo-encryption-config")
+	return nil
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		fatal(t, err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// checkEncrypted checks that the etcd at etcdURL holds w's Secret as
+// kube-apiserver's secretbox provider writes it, prefixed
+// k8s:enc:secretbox:v1:<key name>: (k8s.io/apiserver v0.36.4
+// pkg/server/options/encryptionconfig/config.go:63,699,710), its value
+// nowhere in clear.
+func (w *workload) checkEncrypted(ctx context.Context, t *testing.T, etcdURL string) {
+	t.Helper()
+	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		fatal(t, err)
+	}
+	defer ec.Close()
+	r, err := ec.Get(ctx, "/registry/secrets/"+w.ns+"/"+w.secret)
+	if err != nil || len(r.Kvs) != 1 {
+		fatalf(t, "etcd holds no Secret %s/%s: %v", w.ns, w.secret, err)
+	}
+	v := r.Kvs[0].Value
+	if !bytes.HasPrefix(v, []byte("k8s:enc:secretbox:v1:generation-1:")) || bytes.Contains(v, w.secretData["value"]) {
+		errorf(t, "the Secret is stored as %q..., want secretbox with key generation-1 and no clear value", v[:min(len(v), 40)])
+	}
+}
+
+// checkSnapshot checks the raw snapshot file db: w's Secret value is not
+// in it, while its ConfigMap's data, which is not encrypted, is (the
+// search finds what is there).
+func (w *workload) checkSnapshot(t *testing.T, db string) {
+	t.Helper()
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		fatal(t, err)
+	}
+	if bytes.Contains(raw, w.secretData["value"]) {
+		errorf(t, "the snapshot %s holds the Secret's value in clear", db)
+	}
+	if !bytes.Contains(raw, []byte("/registry/configmaps/"+w.ns+"/"+w.configMap)) {
+		errorf(t, "the snapshot %s does not hold the ConfigMap's key: the search proves nothing", db)
+	}
 }
 
 // TestTenantBackupRestore plays the same for a Tenant's etcd, again on a
@@ -142,7 +252,7 @@ func TestTenantBackupRestore(t *testing.T) {
 	if got := openPKI[pkiSecrets](t, platform, sealed["cluster-b"])["ca"]["ca.crt"]; !bytes.Equal(got, b.ca.certPEM) {
 		errorf(t, "the sealed cluster-b CA certificate is not cluster-b's:\n%s", got)
 	}
-	restored := e.restoreControlPlane(t, "cluster-a-restored", db, openPKI[pkiSecrets](t, platform, sealed["cluster-a"]), "/"+schemaA)
+	restored := e.restoreControlPlane(t, "cluster-a-restored", db, openPKI[pkiSecrets](t, platform, sealed["cluster-a"]), "/"+schemaA, nil)
 	cs := restoredClient(t, a, restored)
 	wa.checkRestored(ctx, t, restored, cs)
 
@@ -182,6 +292,9 @@ type workload struct {
 	ns, configMap string
 	data          map[string]string
 	sa            string
+	// secret, when set, is a Secret of ns holding secretData.
+	secret     string
+	secretData map[string][]byte
 	// acct and token are the ServiceAccount and its token, once created.
 	acct  *corev1.ServiceAccount
 	token string
@@ -194,6 +307,11 @@ func (w *workload) create(ctx context.Context, t *testing.T, cs *kubernetes.Clie
 	}
 	if _, err := cs.CoreV1().ConfigMaps(w.ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.configMap}, Data: w.data}, metav1.CreateOptions{}); err != nil {
 		fatal(t, err)
+	}
+	if w.secret != "" {
+		if _, err := cs.CoreV1().Secrets(w.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.secret}, Data: w.secretData}, metav1.CreateOptions{}); err != nil {
+			fatal(t, err)
+		}
 	}
 	if w.sa == "" {
 		return
@@ -236,6 +354,12 @@ func (w *workload) checkRestored(ctx context.Context, t *testing.T, ta *tenantAP
 	}
 	if _, err := restored.CoreV1().Namespaces().Get(ctx, w.ns, metav1.GetOptions{}); err != nil {
 		errorf(t, "namespace %s after the restore: %v", w.ns, err)
+	}
+	if w.secret != "" {
+		s, err := restored.CoreV1().Secrets(w.ns).Get(ctx, w.secret, metav1.GetOptions{})
+		if err != nil || !bytes.Equal(s.Data["value"], w.secretData["value"]) {
+			errorf(t, "the encrypted Secret %s/%s after the restore: %v", w.ns, w.secret, err)
+		}
 	}
 	if w.sa == "" {
 		return
@@ -365,7 +489,7 @@ func discard(t *testing.T, ps []*proc, dirs ...string) {
 // ports with the cluster's restored CA and service-account key (pki) and
 // --etcd-prefix etcdPrefix ("": the default) (startTenantAPIWith: a new
 // serving certificate signed by the restored CA, as Kamaji issues one).
-func (e *env) restoreControlPlane(t *testing.T, name, db string, pki pkiSecrets, etcdPrefix string) *tenantAPI {
+func (e *env) restoreControlPlane(t *testing.T, name, db string, pki pkiSecrets, etcdPrefix string, encryptionConfig []byte) *tenantAPI {
 	t.Helper()
 	restoredCA, err := parseCA(pki["ca"]["ca.crt"], pki["ca"]["ca.key"])
 	if err != nil {
@@ -391,6 +515,7 @@ func (e *env) restoreControlPlane(t *testing.T, name, db string, pki pkiSecrets,
 	ta, err := e.startTenantAPIWith(name, tenantAPIOptions{
 		etcdURL: m.clientURL(), etcdPrefix: etcdPrefix, logName: name,
 		ca: restoredCA, saKey: pki["sa-certificate"]["sa.key"], saPub: pki["sa-certificate"]["sa.pub"],
+		encryptionConfig: encryptionConfig,
 	})
 	if err != nil {
 		fatal(t, err)

@@ -57,6 +57,10 @@ type tenantAPIOptions struct {
 	// logName names the processes' logs: <logName>-etcd.log and
 	// <logName>-kube-apiserver.log.
 	logName string
+	// encryptionConfig is the EncryptionConfiguration the API server
+	// reads (--encryption-provider-config), as the function's Secret
+	// N-encryption-config holds it; nil for none.
+	encryptionConfig []byte
 }
 
 // etcdMember is a single-member etcd cluster on loopback.
@@ -170,6 +174,13 @@ func (e *env) startTenantAPIWith(name string, o tenantAPIOptions) (*tenantAPI, e
 	}
 	if o.etcdPrefix != "" {
 		args = append(args, "--etcd-prefix="+o.etcdPrefix)
+	}
+	if o.encryptionConfig != nil {
+		f := filepath.Join(ta.dir, "encryption", "encryption-configuration.yaml")
+		if err := writeFiles(filepath.Dir(f), map[string][]byte{filepath.Base(f): o.encryptionConfig}); err != nil {
+			return nil, err
+		}
+		args = append(args, "--encryption-provider-config="+f)
 	}
 	ta.api = newProc(e.logs, logName+"-kube-apiserver", e.binary("kube-apiserver"), args)
 	if err := ta.api.start(); err != nil {
