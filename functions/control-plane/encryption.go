@@ -69,6 +69,10 @@ func (s *scope) encryption(p *function.Plan) field.ErrorList {
 	if root == nil {
 		return s.holdEncryption(p, "the platform's root key Secret "+e.RootKeySecret.Namespace+"/"+e.RootKeySecret.Name+" has not arrived")
 	}
+	if s.restorePending && s.restore.Encryption == nil && !s.r.ObservedExists(nameEncryptionConfig) {
+		// A restore's keys come with its PKI; no control plane runs yet.
+		return nil
+	}
 	uid := s.r.CompositeString("metadata", "uid")
 	if uid == "" {
 		return field.ErrorList{field.Required(field.NewPath("metadata", "uid"), "a cluster's keys derive from its XR's UID, which Crossplane's XRs always have")}
@@ -148,6 +152,13 @@ func (s *scope) holdEncryption(p *function.Plan, why string) field.ErrorList {
 		return field.ErrorList{field.InternalError(field.NewPath("observed", nameEncryptionConfig), err)}
 	}
 	if !ok {
+		var st tkv1alpha1.EncryptionStatus
+		if found, _ := s.r.CompositeInto(&st, "status", "encryption"); found && s.observed.Exists && st.WriteKey != nil && (st.WriteKey.Generation > 0 || len(st.ReadKeys) > 0) {
+			// An API server without its keys would not read what it wrote.
+			return field.ErrorList{field.Forbidden(field.NewPath("input", "encryption", "rootKeySecret"), fmt.Sprintf(
+				"the cluster's API servers encrypt with key generation %d (status.encryption), its Secret %s is gone and %s: nothing is changed",
+				st.WriteKey.Generation, EncryptionSecretName(s.t.ID), why))}
+		}
 		if s.in.Encryption.Enabled() {
 			p.SetCondition(tkv1alpha1.ConditionSecretsEncrypted, false, tkv1alpha1.ReasonWaitingForRootKey, why+": Secrets are not encrypted yet")
 		}

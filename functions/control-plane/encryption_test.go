@@ -364,6 +364,16 @@ func TestEncryptionBackupRestore(t *testing.T) {
 	maps.Copy(restore, rootRequired(encRoot))
 	const uid2 = "9a0b1c2d-0000-4000-8000-000000000002"
 	spec := `{restore: {backup: demo-` + slot24h + `-` + digestDemo + `}}`
+	// Before the backup's PKI is opened, no keys: none composed.
+	early := map[string][]string{function.RequirementNamespace: {tenantNamespace}, backup.RequiredRestoreBundle: {string(envJSON)}}
+	maps.Copy(early, rootRequired(encRoot))
+	p, err = planBackupsAt(t, fntest.Call{Name: "demo2", UID: uid2, Spec: spec, Required: early}, input, backupNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(p.Composed, func(c function.Composed) bool { return c.Name == nameEncryptionConfig }) {
+		t.Error("an encryption Secret composed before the backup's keys were read")
+	}
 	p, err = planBackupsAt(t, fntest.Call{Name: "demo2", UID: uid2, Spec: spec, Required: restore}, input, backupNow)
 	if err != nil {
 		t.Fatal(err)
@@ -374,5 +384,28 @@ func TestEncryptionBackupRestore(t *testing.T) {
 	}
 	if got.Check(encRoot, uid2) != nil || bytes.Equal(got.Keys[0].Secret, encryption.Derive(encRoot, uid2, 1)) {
 		t.Error("demo2's key is not demo's, sealed for demo2")
+	}
+}
+
+// Without root key and Secret, a cluster whose status says it encrypts
+// is refused: its API servers would lose their keys.
+func TestEncryptionKeysGoneWithoutRootKey(t *testing.T) {
+	call := fntest.Call{Spec: `{}`, Observed: map[string]string{nameKamajiControlPlane: observedKCPWith("x", 1, 1, 2)}}
+	req := call.Request(t)
+	xr := req.Observed.Composite.Resource.AsMap()
+	xr["status"] = fntest.YAMLStruct(t, `{encryption: {phase: Stable, writeKey: {generation: 1, fingerprint: "0011223344556677"}}}`).AsMap()
+	s, err := fntest.Struct(xr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Observed.Composite.Resource = s
+	r := function.NewRequest(req)
+	tenant, err := r.Cluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs := plan(tenant, inputOf(t, `{}`), function.HostPolicy{TenantHost: tenantHost}, r, time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	if len(errs) != 1 || errs[0].Field != "input.encryption.rootKeySecret" {
+		t.Errorf("errors %v", errs)
 	}
 }
