@@ -20,6 +20,7 @@ var ComposedResources = []string{
 	"helmrepositories.source.toolkit.fluxcd.io",
 	"ingresses.networking.k8s.io",
 	"issuers.cert-manager.io",
+	"jobs.batch",
 	"kamajicontrolplanes.controlplane.cluster.x-k8s.io",
 	"kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io",
 	"kubevirtclusters.infrastructure.cluster.x-k8s.io",
