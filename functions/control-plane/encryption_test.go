@@ -203,6 +203,7 @@ func TestEncryptionRotation(t *testing.T) {
 		{"phase 1: provider status stale", obs(phase1, observedKCPWith(digestOf(t, phase1), 4, 3, 2)), []int32{1, 2}, false},
 		{"phase 1: a replica not up to date", obs(phase1, observedKCPWith(digestOf(t, phase1), 4, 4, 1)), []int32{1, 2}, false},
 		{"phase 2 starts", obs(phase1, observedKCPWith(digestOf(t, phase1), 4, 4, 2)), []int32{2, 1}, false},
+		{"phase 1: control plane asleep", obs(phase1, strings.Replace(strings.Replace(observedKCPWith(digestOf(t, phase1), 4, 4, 0), "replicas: 2, version", "replicas: 0, version", 1), "replicas: 2, readyReplicas: 2", "replicas: 0, readyReplicas: 0", 1)), []int32{1, 2}, false},
 		{"phase 2: pods not rolled, no rewrite yet", obs(phase2, observedKCPWith(digestOf(t, phase1), 4, 4, 2)), []int32{2, 1}, false},
 		{"phase 2: rewrite", obs(phase2, observedKCPWith(digestOf(t, phase2), 5, 5, 2)), []int32{2, 1}, true},
 		{"phase 2: rewrite kept while running", obs(phase2, observedKCPWith(digestOf(t, phase2), 5, 5, 1), rewriteJobKey(2), job(0)), []int32{2, 1}, true},

@@ -146,7 +146,8 @@ func (s *scope) observeEncryption(cur encryption.KeySet, resources []string) enc
 // KamajiControlPlane's current generation (the KamajiControlPlaneIsInitialized
 // condition's observedGeneration, provider v0.20.0
 // controllers/kamajicontrolplane_controller.go:293-304), as many
-// up-to-date and ready replicas as it asks for (the CRD's default 2).
+// up-to-date and ready replicas as it asks for (the CRD's default 2), at
+// least one.
 func rolledOut(kcp *kamajiv1alpha2.KamajiControlPlane, digest string) bool {
 	d := kcp.Spec.Deployment
 	if d == nil || d.PodAdditionalMetadata == nil || d.PodAdditionalMetadata.Annotations[AnnotationEncryptionConfig] != digest {
@@ -163,7 +164,8 @@ func rolledOut(kcp *kamajiv1alpha2.KamajiControlPlane, digest string) bool {
 		want = *kcp.Spec.Replicas
 	}
 	st := kcp.Status
-	return fresh && st.Replicas == want && st.UpToDateReplicas == want && st.ReadyReplicas == want
+	// A control plane at zero replicas (hibernating) confirms nothing.
+	return fresh && want > 0 && st.Replicas == want && st.UpToDateReplicas == want && st.ReadyReplicas == want
 }
 
 // kcpInitializedCondition is the provider's condition whose
