@@ -232,3 +232,25 @@ const (
 	// not arrived; nothing is changed until it does.
 	ReasonWaitingForRootKey = "WaitingForRootKey"
 )
+
+// ConditionMaintenancePending reports the platform's changes that wait
+// for the cluster's maintenance window (functions control-plane and
+// workers; status.maintenance lists them).
+const ConditionMaintenancePending = "MaintenancePending"
+
+// Reasons of MaintenancePending.
+const (
+	// ReasonWaitingForWindow: changes wait for the window
+	// (status.maintenance.nextWindowStart).
+	ReasonWaitingForWindow = "WaitingForWindow"
+	// ReasonWaitingForRollSlot: the window is open but the platform's
+	// limit of clusters rolling at once (maintenance.maxConcurrentRolls)
+	// is reached.
+	ReasonWaitingForRollSlot = "WaitingForRollSlot"
+	// ReasonRollsStopped: a roll failed (a node group not up to date
+	// within the platform's deadline); the platform's changes wait until
+	// the platform acts (maintenance.rollNow).
+	ReasonRollsStopped = "RollsStopped"
+	// ReasonNothingPending: nothing waits (set False).
+	ReasonNothingPending = "NothingPending"
+)

@@ -19,22 +19,29 @@ type KubernetesVersion struct {
 	Konnectivity string
 	// Default marks the minor of an unset spec.version (exactly one row).
 	Default bool
+	// Earlier are patches of Minor that an earlier table deployed: a
+	// control plane or node group running one keeps it until its
+	// maintenance window (docs/platform-guide.md, Maintenance). When Patch
+	// moves on, the patch it replaces goes here.
+	Earlier []string
 }
 
 // KubernetesVersions is the version table, newest first: the Cozystack
 // chart's supported minors, the patch it deploys for each (its
 // files/versions.yaml), the konnectivity override (its
-// files/konnectivity-versions.yaml) and its default (values.yaml). It is
+// files/konnectivity-versions.yaml) and its default (values.yaml), with
+// Earlier the patch its files/versions.yaml deployed before (its parent of
+// commit 1df8c7c55). It is
 // the one place a minor is added or dropped: Versions, DefaultVersion,
 // the functions' table (internal/versions), the workers' container disks,
 // and, through `make generate`, spec.version's enum and default, its
 // upgrade rule and the Talos rule of the XRDs, derive from it
 // (TestVersionTableDerivations).
 var KubernetesVersions = []KubernetesVersion{
-	{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0", Default: true},
-	{Minor: "v1.34", Patch: "v1.34.9"},
-	{Minor: "v1.33", Patch: "v1.33.13"},
-	{Minor: "v1.32", Patch: "v1.32.13"},
+	{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0", Default: true, Earlier: []string{"v1.35.1"}},
+	{Minor: "v1.34", Patch: "v1.34.9", Earlier: []string{"v1.34.4"}},
+	{Minor: "v1.33", Patch: "v1.33.13", Earlier: []string{"v1.33.8"}},
+	{Minor: "v1.32", Patch: "v1.32.13", Earlier: []string{"v1.32.12"}},
 	{Minor: "v1.31", Patch: "v1.31.14"},
 }
 

@@ -111,7 +111,7 @@ func ruleTables() []rules {
 	return []rules{clusterSpecRules, provisionTimeRules, nodeHealthCheckRules, backupRules, nodeGroupNameRules, nodeGroupRules,
 		nodeGroupHealthRules, nodeGroupResourcesRules, kubeletRules, addonsRules, oidcConfigRules, oidcUserRules,
 		talosMirrorHostRules, apiServerArgsRules, apiServerVolumesRules, apiServerMountsRules, apiServerArgRules,
-		apiServerVolumeRules, apiServerMountRules, hibernationRules, encryptionRules}
+		apiServerVolumeRules, apiServerMountRules, hibernationRules, encryptionRules, maintenanceWindowRules}
 }
 
 // withTableRules returns spec with the CEL rules of the tables appended

@@ -116,6 +116,12 @@ type KubernetesClusterSpec struct {
 	// +optional
 	Hibernation Hibernation `json:"hibernation,omitempty"`
 
+	// Maintenance window of the platform's changes (docs/tenant-guide.md,
+	// Maintenance).
+	// +kubebuilder:default={}
+	// +optional
+	Maintenance Maintenance `json:"maintenance,omitempty"`
+
 	// Restore starts a new cluster from a backup. Set it when creating the
 	// cluster; it cannot be added, changed or removed afterwards.
 	// +optional
@@ -741,6 +747,10 @@ type KubernetesClusterStatus struct {
 	// platform encrypts them.
 	// +optional
 	Encryption *EncryptionStatus `json:"encryption,omitempty"`
+
+	// Maintenance is what waits for the maintenance window.
+	// +optional
+	Maintenance *MaintenanceStatus `json:"maintenance,omitempty"`
 }
 
 // BackupStatus is the state of a cluster's scheduled etcd backups.

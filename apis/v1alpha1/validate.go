@@ -226,6 +226,7 @@ func (s *KubernetesClusterSpec) Validate() field.ErrorList {
 	errs = append(errs, s.Hibernation.Validate(p.Child("hibernation"))...)
 	errs = append(errs, s.Restore.Validate(p.Child("restore"))...)
 	errs = append(errs, s.Encryption.Validate(p.Child("encryption"))...)
+	errs = append(errs, s.Maintenance.Validate(p.Child("maintenance"))...)
 	return append(errs, clusterSpecRules.check(s, p)...)
 }
 

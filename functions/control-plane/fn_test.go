@@ -118,7 +118,7 @@ func TestResponse(t *testing.T) {
 	rsp := fntest.Call{
 		Spec: `{}`,
 		Observed: map[string]string{
-			"kamajicontrolplane": `{spec: {version: v1.35.1}, status: {ready: true, version: v1.35.1}}`,
+			"kamajicontrolplane": `{spec: {version: v1.35.6}, status: {ready: true, version: v1.35.1}}`,
 			"cluster":            `{status: {conditions: [{type: Available, status: "False"}]}}`,
 		},
 		Required: map[string][]string{requiredKubeconfig: {`{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo},

@@ -17,6 +17,7 @@ import (
 	"github.com/tenantkube/tenantkube/functions/control-plane/internal/backup"
 	"github.com/tenantkube/tenantkube/internal/function"
 	"github.com/tenantkube/tenantkube/internal/hibernation"
+	"github.com/tenantkube/tenantkube/internal/maintenance"
 	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 	"github.com/tenantkube/tenantkube/internal/versions"
 )
@@ -88,9 +89,12 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 		(*scope).kamaji,
 		(*scope).ingress,
 		(*scope).status,
+		(*scope).maintenance,
 		(*scope).restoring,
 		(*scope).backups,
 		(*scope).sleepStatus,
+		(*scope).composeRollRecord,
+		(*scope).rerun,
 		(*scope).connection,
 	} {
 		if errs := phase(s, p); len(errs) > 0 {
@@ -135,6 +139,16 @@ type scope struct {
 	sleepFacts hibernation.Facts
 	// enc is the API server's encryption at rest (nil: none).
 	enc *encryptionPlan
+	// maint is the maintenance decision at now; pending the changes
+	// that wait for the window.
+	maint   maintenance.Decision
+	pending []tkv1alpha1.PendingChange
+	// roll is the cluster's roll record to compose (spreadRoll);
+	// requireRollRecords asks for every cluster's; waitingForWindow:
+	// the platform's changes wait for the window to open.
+	roll               rollRecord
+	requireRollRecords bool
+	waitingForWindow   bool
 }
 
 // needKubeconfig: Kamaji's admin kubeconfig is the claim's connection
@@ -179,6 +193,7 @@ func newScope(p *function.Plan, t *function.Cluster, in *cpinput.ControlPlaneInp
 		errs = append(errs, clash)
 	}
 	errs = append(errs, s.checkBackupInterval(p)...)
+	errs = append(errs, s.decideMaintenance()...)
 	restore, rerrs := backup.PlanRestore(p, r, t, in, etcdOperatorOf(in.Etcd.Operator).TakesSnapshots())
 	if errs = append(errs, rerrs...); len(errs) > 0 {
 		return nil, errs
@@ -277,7 +292,7 @@ func (s *scope) oidc(p *function.Plan) field.ErrorList {
 // pending.
 func (s *scope) kamaji(p *function.Plan) field.ErrorList {
 	id := s.t.ID
-	kcp := buildKamajiControlPlane(id, s.spec, s.in, s.version, s.sizing, s.host, s.store.Name(), s.auth)
+	kcp := buildKamajiControlPlane(id, s.spec, s.in, s.versionNow(), s.sizing, s.host, s.store.Name(), s.auth)
 	kcp.Spec.DataStoreSchema, kcp.Spec.DataStoreUsername = dataStoreAccount(id, s.observed)
 	if s.restore != nil && s.restore.Arrived && !s.observed.Exists {
 		// The backup's data lives under the account of the cluster it

@@ -200,7 +200,7 @@ func TestPlanKamajiControlPlane(t *testing.T) {
 		"ObservedDataStoreAccountKept": {
 			reason: "An observed control plane keeps its schema and user, even none (Kamaji's default, immutable).",
 			args: args{call: fntest.Call{Spec: `{}`, Observed: map[string]string{
-				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1, dataStoreSchema: old_s}}`,
+				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6, dataStoreSchema: old_s}}`,
 			}}},
 			want: with(func(k *kamajiv1alpha2.KamajiControlPlane) {
 				k.Spec.DataStoreSchema, k.Spec.DataStoreUsername = "old_s", ""
@@ -393,8 +393,8 @@ func TestPlanComposedResources(t *testing.T) {
 // observed state.
 func TestPlanStatusAndCondition(t *testing.T) {
 	const (
-		kcpReady    = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: true, version: v1.35.1}}`
-		kcpNotReady = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: false, version: v1.34.4}}`
+		kcpReady    = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6}, status: {ready: true, version: v1.35.1}}`
+		kcpNotReady = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6}, status: {ready: false, version: v1.34.4}}`
 		etcdReady   = `{apiVersion: etcd.aenix.io/v1alpha1, kind: EtcdCluster, status: {conditions: [{type: Ready, status: "True"}]}}`
 		etcdFalse   = `{apiVersion: etcd.aenix.io/v1alpha1, kind: EtcdCluster, status: {conditions: [{type: Ready, status: "False"}]}}`
 		dsReady     = `{apiVersion: kamaji.clastix.io/v1alpha1, kind: DataStore, status: {ready: true}}`
@@ -443,7 +443,7 @@ func TestPlanStatusAndCondition(t *testing.T) {
 		"VersionNotAPatchVersion": {
 			reason: "A status.version that is not exactly vMAJOR.MINOR.PATCH never reaches the XR: no status.version.",
 			args: fntest.Call{Spec: `{}`, Observed: map[string]string{"etcdcluster": etcdReady, "datastore": dsReady,
-				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {version: "v1.35.1-URGENT.platform-admins.rotate.creds"}}`}},
+				"kamajicontrolplane": `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6}, status: {version: "v1.35.1-URGENT.platform-admins.rotate.creds"}}`}},
 			want: want{status: status(""), condition: waiting("WaitingForControlPlane", "the KamajiControlPlane is not ready yet")},
 		},
 		"SharedDataStoreWaitsForControlPlaneOnly": {
@@ -648,7 +648,7 @@ func TestPlanReadiness(t *testing.T) {
 func TestPlanNamespaced(t *testing.T) {
 	const (
 		ds  = `{apiVersion: kamaji.clastix.io/v1alpha1, kind: DataStore, metadata: {name: tenantkube.tenant.tenant-demo}, status: {ready: true}}`
-		kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: false}}`
+		kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6}, status: {ready: false}}`
 		use = `{apiVersion: protection.crossplane.io/v1beta1, kind: Usage}`
 		sec = `{apiVersion: v1, kind: Secret, metadata: {name: demo-admin-kubeconfig, namespace: tenant-demo}, data: {admin.conf: YQ==}}`
 	)

@@ -12,5 +12,5 @@ import (
 // RunFunction on the small, reference and large inputs, Scaling over 1 to
 // 200 node groups, and ServedWork (decode, RunFunction, encode).
 func BenchmarkStep(b *testing.B) {
-	bench.BenchmarkStep(b, "workers", (&Function{log: logging.NewNopLogger()}).RunFunction)
+	bench.BenchmarkStep(b, "workers", (&Function{log: logging.NewNopLogger(), now: fixedClock}).RunFunction)
 }

@@ -31,7 +31,7 @@ func TestNodeGroupCap(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rsp, err := fntest.Run((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run((&Function{now: fixedClock}).RunFunction, req)
 		if err != nil {
 			t.Fatal(err)
 		}

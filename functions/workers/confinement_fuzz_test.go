@@ -55,7 +55,7 @@ func FuzzTenantConfinement(f *testing.F) {
 		req := &fnv1.RunFunctionRequest{Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: x}}, Desired: &fnv1.State{}}
 		withInstancetypes(t, "u1.medium", "u1.large")(req)
 		fntest.WithRequired(requirementMachineSets)(req)
-		rsp, err := fntest.Run((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run((&Function{now: fixedClock}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("ns=%q n=%q spec=%s: %v", ns, n, spec, err)
 		}

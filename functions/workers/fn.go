@@ -21,7 +21,8 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
-	// now is the clock hibernation schedules are read on (nil:
+	// now is the clock hibernation schedules and maintenance windows are
+	// read on (nil:
 	// function.Clock).
 	now func() time.Time
 }

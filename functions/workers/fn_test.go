@@ -83,6 +83,7 @@ func kubeletArgs(t *testing.T, rsp *fnv1.RunFunctionResponse, g string) map[stri
 func annotations(t *testing.T, obj map[string]any) map[string]any {
 	t.Helper()
 	a, _ := get(obj, "metadata", "annotations").(map[string]any)
+	delete(a, annotationTenantInputs) // TestMaintenance* check it
 	return a
 }
 

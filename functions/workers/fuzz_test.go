@@ -49,7 +49,7 @@ func FuzzRunFunction(f *testing.F) {
 			withInstancetypes(t, "u1.nano", "u1.medium", "u1.large", "no.such")(req)
 			withMachineSets(t)(req)
 		}
-		rsp, err := fntest.Run((&Function{}).RunFunction, req)
+		rsp, err := fntest.Run((&Function{now: fixedClock}).RunFunction, req)
 		if err != nil {
 			t.Fatalf("RunFunction error: %v", err)
 		}

@@ -94,7 +94,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // run calls RunFunction in process.
 func run(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := fntest.Run((&Function{}).RunFunction, req)
+	rsp, err := fntest.Run((&Function{now: fixedClock}).RunFunction, req)
 	if err != nil {
 		t.Fatalf("RunFunction returned an error: %v", err)
 	}

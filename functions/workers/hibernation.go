@@ -22,7 +22,7 @@ import (
 // no longer fits a quota is reported as what waking needs
 // (wakeCapacity).
 func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
-	p, errs := plan(t, in, r)
+	p, errs := plan(t, in, r, now)
 	if len(errs) > 0 {
 		return nil, errs
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
@@ -14,6 +15,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	inputv1alpha1 "github.com/tenantkube/tenantkube/functions/workers/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/maintenance"
 	"github.com/tenantkube/tenantkube/internal/versions"
 )
 
@@ -25,10 +27,18 @@ import (
 // keeps its observed objects unchanged, with a Warning; a namespaced
 // cluster without a KamajiControlPlane composes nothing new
 // (waitForControlPlane). It returns every problem of the spec at once.
-func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request) (*function.Plan, field.ErrorList) {
+func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
 	id, spec := t.ID, t.Spec
 	if errs := checkSpec(spec, in); len(errs) > 0 {
 		return nil, errs
+	}
+	policy, errs := maintenance.For(&in.Settings.Maintenance, spec.Maintenance, id)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	gate, err := newRollGate(r, policy, now)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("context", maintenance.ContextKey), err)}
 	}
 	names := sortedKeys(spec.NodeGroups)
 	p := &function.Plan{}
@@ -49,7 +59,7 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 	if errs := preflight(p, r, id, names, groups, in); len(errs) > 0 {
 		return nil, errs
 	}
-	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived, pki)
+	status, pending, notReady, ferr := composeGroups(p, r, id, spec, in, groups, referenced, msArrived, pki, gate)
 	if ferr != nil {
 		return nil, field.ErrorList{ferr}
 	}
@@ -67,6 +77,9 @@ func plan(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Reque
 		return nil, errs
 	}
 	p.Status = map[string]any{"nodeGroups": status, "nodes": nodesStatus(status)}
+	if err := maintenance.Report(p, r, gate.decision, gate.held); err != nil {
+		return nil, field.ErrorList{field.InternalError(field.NewPath("status", "maintenance"), err)}
+	}
 	if t.Namespaced && !r.ControlPlaneComposed() {
 		waitForControlPlane(p, r)
 		return p, nil
@@ -97,13 +110,14 @@ func waitForControlPlane(p *function.Plan, r *function.Request) {
 // status.nodeGroups, the pending groups and why each group not ready is
 // not (notReady), in the order of spec's groups.
 func composeGroups(p *function.Plan, r *function.Request, id function.Identity, spec *v1alpha1.KubernetesClusterSpec, in *inputv1alpha1.WorkersInput,
-	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool, pki *talosPKI) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
+	groups map[string]nodeGroupPlan, referenced map[string]bool, msArrived bool, pki *talosPKI, gate *rollGate) (status map[string]v1alpha1.NodeGroupStatus, pending, notReady []string, _ *field.Error) {
 	templates := observedTemplatesByGroup(r)
 	status = map[string]v1alpha1.NodeGroupStatus{}
 	for _, g := range sortedKeys(spec.NodeGroups) {
 		ng, res := spec.NodeGroups[g], reservations{}
 		if gp, ok := groups[g]; ok {
-			current, err := composeGroup(p, id, gp, in, spec.Talos, pki)
+			gm := observeGroupMaintenance(r, id, g, gate.decision, tenantInputs(spec, g, isTalos(gp.Group, in)))
+			current, err := composeGroup(p, id, gp, in, spec.Talos, pki, gate.with(gm))
 			if err != nil {
 				return nil, nil, nil, field.InternalError(NodeGroupPath(g), err)
 			}
@@ -268,7 +282,7 @@ func instancetypeNotFound(r *function.Request, p *field.Path, it string) (Sizing
 // Talos group, which boots talos's release instead of a container disk),
 // machine template, MachineDeployment and health check. It returns the
 // composed-resource name of the current machine template.
-func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput, talos v1alpha1.Talos, pki *talosPKI) (string, error) {
+func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *inputv1alpha1.WorkersInput, talos v1alpha1.Talos, pki *talosPKI, gate *rollGate) (string, error) {
 	image, err := in.ContainerDiskImage(gp.Minor)
 	if err != nil {
 		return "", err
@@ -300,9 +314,16 @@ func composeGroup(p *function.Plan, id function.Identity, gp nodeGroupPlan, in *
 		return "", err
 	}
 	tmplName := machineTemplateResourceName(gp.Name, strings.TrimPrefix(kmt.Name, gp.ObjectName(id)+"-"))
-	p.Add(bootstrapName, bootstrap, function.ReadyOnceObserved)
+	ref, held := gate.hold(&gp, kmt.Name)
+	if held && gate.group.bootstrapObserved(bootstrapName) {
+		p.Kept = append(p.Kept, function.Kept{Name: bootstrapName, Ready: fnv1.Ready_READY_TRUE})
+	} else {
+		p.Add(bootstrapName, bootstrap, function.ReadyOnceObserved)
+	}
 	p.Add(tmplName, kmt, function.ReadyOnceObserved)
-	p.Add(machineDeploymentResourceName(gp.Name), buildMachineDeployment(id, gp, kmt.Name), machineDeploymentReady(gp.Name, deref(gp.Group.MinReplicas)))
+	md := buildMachineDeployment(id, gp, ref)
+	md.Annotations[annotationTenantInputs] = gate.recorded
+	p.Add(machineDeploymentResourceName(gp.Name), md, machineDeploymentReady(gp.Name, deref(gp.Group.MinReplicas)))
 	p.Add(healthCheckResourceName(gp.Name), buildMachineHealthCheck(id, gp), function.ReadyOnceObserved)
 	return tmplName, nil
 }

@@ -405,7 +405,7 @@ func TestCapacityPreflight(t *testing.T) {
 			}
 			in := defaultInput()
 			in.RemoteStorageClasses = append(in.RemoteStorageClasses, "fast") // md1's disks
-			p, errs := plan(tenant, in, r)
+			p, errs := plan(tenant, in, r, testClock)
 			got := want{}
 			if len(errs) > 0 {
 				got.Fatal = errs.ToAggregate().Error()

@@ -30,6 +30,9 @@ type Plan struct {
 	ConnectionDetails map[string][]byte
 	// Conditions are set on the XR and its claim, in order.
 	Conditions []Condition
+	// Context are keys of the pipeline's context set for the later steps,
+	// each a typed value (marshalled with encoding/json).
+	Context map[string]any
 	// Warnings are Warning results on the XR and its claim, in order.
 	Warnings []Warning
 	// Requirements are the required resources asked for the next call,
@@ -179,6 +182,13 @@ func Write(rsp *fnv1.RunFunctionResponse, r *Request, p *Plan) error {
 	}
 	if len(p.ConnectionDetails) > 0 {
 		setConnectionDetails(rsp, p.ConnectionDetails)
+	}
+	for k, v := range p.Context {
+		pv, err := toValue(v)
+		if err != nil {
+			return fmt.Errorf("cannot set context %s: %w", k, err)
+		}
+		response.SetContextKey(rsp, k, pv)
 	}
 	for _, w := range p.Warnings {
 		response.Warning(rsp, errors.New(w.Message)).WithReason(w.Reason).TargetCompositeAndClaim()

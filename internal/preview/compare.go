@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
 
 // Objects the preview reads beyond a node group's.
@@ -35,6 +37,9 @@ type Report struct {
 	Created, Updated, Deleted []Key
 	// Hibernation is the cluster's sleep, nil when not previewed.
 	Hibernation *Hibernation
+	// Maintenance is what waits for the cluster's maintenance window (nil
+	// for nothing): the first render's status.maintenance.
+	Maintenance *v1alpha1.MaintenanceStatus
 }
 
 // Upgrade is a version change, From to To.
@@ -299,6 +304,7 @@ func (r Report) String() string {
 	for _, a := range r.Addons {
 		fmt.Fprintf(&b, "add-ons: %s values change (%s)\n", a.Name, strings.Join(a.Keys, ", "))
 	}
+	b.WriteString(maintenanceLines(r.Maintenance))
 	for _, l := range []struct {
 		name string
 		keys []Key

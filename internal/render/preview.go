@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/preview"
 )
 
@@ -60,6 +61,7 @@ func Preview(ctx context.Context, opts Options) (preview.Report, error) {
 	}
 
 	var last []byte // the latest render's output
+	var maintenance *v1alpha1.MaintenanceStatus
 	renderOver := func(name string, objs preview.Objects) (preview.Objects, error) {
 		path := filepath.Join(tmp, name)
 		b, err := objs.YAML()
@@ -75,6 +77,11 @@ func Preview(ctx context.Context, opts Options) (preview.Report, error) {
 			return nil, err
 		}
 		last = out
+		if maintenance == nil {
+			if maintenance, err = preview.RenderMaintenance(out); err != nil {
+				return nil, err
+			}
+		}
 		return preview.RenderOutput(out)
 	}
 	first, err := renderOver("observed.yaml", observed)
@@ -93,6 +100,7 @@ func Preview(ctx context.Context, opts Options) (preview.Report, error) {
 	}
 	rep, err := preview.Compare(observed, first, final)
 	rep.Hibernation = sleep
+	rep.Maintenance = maintenance
 	return rep, err
 }
 

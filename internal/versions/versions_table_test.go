@@ -11,7 +11,9 @@ import (
 // their order are its `version` enum (v1.35 … v1.31, default v1.35; its
 // README: "supported patch versions from 1.31 to 1.35"), the patch of each
 // minor its files/versions.yaml, the konnectivity override its
-// files/konnectivity-versions.yaml.
+// files/konnectivity-versions.yaml, the earlier patch its versions.yaml
+// before commit 1df8c7c55 ("v1.35": "v1.35.1", "v1.34": "v1.34.4",
+// "v1.33": "v1.33.8", "v1.32": "v1.32.12"; v1.31.14 unchanged).
 
 func TestLookupVersion(t *testing.T) {
 	type args struct {
@@ -29,22 +31,22 @@ func TestLookupVersion(t *testing.T) {
 		"V135": {
 			reason: "v1.35 deploys v1.35.6 and pins konnectivity v0.34.0; it is the default",
 			args:   args{minor: "v1.35"},
-			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0", Default: true}},
+			want:   want{row: KubernetesVersion{Minor: "v1.35", Patch: "v1.35.6", Konnectivity: "v0.34.0", Default: true, Earlier: []string{"v1.35.1"}}},
 		},
 		"V134": {
 			reason: "v1.34 deploys v1.34.9; Kamaji derives konnectivity",
 			args:   args{minor: "v1.34"},
-			want:   want{row: KubernetesVersion{Minor: "v1.34", Patch: "v1.34.9"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.34", Patch: "v1.34.9", Earlier: []string{"v1.34.4"}}},
 		},
 		"V133": {
 			reason: "v1.33 deploys v1.33.13",
 			args:   args{minor: "v1.33"},
-			want:   want{row: KubernetesVersion{Minor: "v1.33", Patch: "v1.33.13"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.33", Patch: "v1.33.13", Earlier: []string{"v1.33.8"}}},
 		},
 		"V132": {
 			reason: "v1.32 deploys v1.32.13",
 			args:   args{minor: "v1.32"},
-			want:   want{row: KubernetesVersion{Minor: "v1.32", Patch: "v1.32.13"}},
+			want:   want{row: KubernetesVersion{Minor: "v1.32", Patch: "v1.32.13", Earlier: []string{"v1.32.12"}}},
 		},
 		"V131": {
 			reason: "v1.31 deploys v1.31.14",

@@ -133,6 +133,7 @@ func TestControllers(t *testing.T) {
 	scenario(t, "controllers: quiet steady state", e.quietWithControllers)
 	scenario(t, "controllers: MachineHealthCheck status", e.healthCheckStatus)
 	scenario(t, "controllers: diskSize rolls through Cluster API", e.diskSizeRoll)
+	scenario(t, "controllers: a platform change waits for the maintenance window", e.maintenanceHold)
 	scenario(t, "flux: a failing chart retried, never uninstalled", func(t *testing.T) { e.failingChartRetried(t, ta) })
 	scenario(t, "flux: a disabled add-on uninstalled from the tenant cluster", func(t *testing.T) { e.disabledAddonUninstalled(t, ta) })
 	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)

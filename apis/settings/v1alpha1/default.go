@@ -42,6 +42,7 @@ func (s *Settings) Default() {
 	s.defaultWorkers()
 	s.defaultAddons()
 	s.Encryption.defaults()
+	s.defaultMaintenance()
 }
 
 // defaultControlPlane fills etcd, its backups, the OIDC issuer's claim and

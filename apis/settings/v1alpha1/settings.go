@@ -350,4 +350,10 @@ type Settings struct {
 	// +kubebuilder:default={}
 	// +optional
 	Encryption Encryption `json:"encryption,omitempty"`
+	// Maintenance confines the platform's changes to the clusters'
+	// maintenance windows and spreads them (docs/platform-guide.md,
+	// Maintenance).
+	// +kubebuilder:default={}
+	// +optional
+	Maintenance Maintenance `json:"maintenance,omitempty"`
 }

@@ -68,6 +68,7 @@ func (s *Settings) Validate() field.ErrorList {
 	errs = append(errs, s.validateWorkers(p)...)
 	errs = append(errs, s.validateAddons(p)...)
 	errs = append(errs, s.Encryption.validate(p.Child("encryption"))...)
+	errs = append(errs, s.validateMaintenance(p)...)
 	return errs
 }
 

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/maintenance"
+)
+
+// The roll records of the spread (docs/platform-guide.md, Maintenance
+// windows): a claim's cluster that waits for a slot or rolls the
+// platform's changes labels its management namespace labelRoll (Waiting
+// or Rolling, with annotationRollSince); each cluster that needs a slot
+// reads every such Namespace. Tenants cannot create or label a Namespace.
+const (
+	labelRoll           = "tenantkube.io/roll"
+	annotationRollSince = "tenantkube.io/roll-since"
+	requiredRollPrefix  = "roll-records-"
+	rollWaiting         = "Waiting"
+	rollRolling         = "Rolling"
+)
+
+// rollStates are the label values of a record, in the order asked for.
+var rollStates = []string{rollRolling, rollWaiting}
+
+// rollRecord is a cluster's roll state: "" (none), rollWaiting or
+// rollRolling since Since.
+type rollRecord struct {
+	State string
+	Since time.Time
+}
+
+// spreadRoll decides whether the platform's changes may start rolling a
+// claim's cluster now (s.maint.Platform from the window) and sets s.roll.
+// A roll in progress goes on until it finishes, in or out of the window;
+// a cluster with the platform's changes waiting and its window open
+// starts only when maintenance.Admit lets it (rollNow: at once). A
+// namespaced cluster has no record (it composes only into its own
+// namespace, which its tenant writes) and is not spread.
+func (s *scope) spreadRoll(policy maintenance.Policy) {
+	waiting := s.platformChangesWaiting()
+	s.waitingForWindow = waiting && !s.maint.Platform
+	if s.t.Namespaced {
+		return
+	}
+	own := s.observedRollRecord()
+	switch {
+	case own.State == rollRolling && (waiting || !s.rollFinished()):
+		s.roll = own
+		s.maint.Platform, s.maint.Reason = true, ""
+	case !waiting || !s.maint.Platform:
+	case policy.RollNow:
+		s.roll = rollRecord{State: rollRolling, Since: s.now}
+	default:
+		s.roll = s.admit()
+	}
+}
+
+// admit asks for every roll record and starts the roll when
+// maintenance.Admit lets it; until the records arrive the cluster waits.
+func (s *scope) admit() rollRecord {
+	m := &s.in.Settings.Maintenance
+	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
+	rolls, arrived := s.rollRecords()
+	ok, reason := false, tkv1alpha1.ReasonWaitingForRollSlot
+	if arrived {
+		ok, reason = maintenance.Admit(s.t.ID.Namespace+"/"+s.t.ID.Name, rolls, int(m.MaxConcurrentRolls), s.now, deadline)
+	}
+	if ok {
+		return rollRecord{State: rollRolling, Since: s.now}
+	}
+	s.maint.Platform, s.maint.Reason = false, reason
+	return rollRecord{State: rollWaiting}
+}
+
+// platformChangesWaiting reports whether the platform changed something
+// the cluster does not run yet: a new patch of the control plane's minor,
+// or, at the last reconcile, a pending change in the XR's
+// status.maintenance (a claim's XR status is written by Crossplane only).
+func (s *scope) platformChangesWaiting() bool {
+	if d := s.observed.Desired; d != "" && d != s.version.Patch && strings.HasPrefix(d, s.version.Minor+".") {
+		return true
+	}
+	var st tkv1alpha1.MaintenanceStatus
+	_, _ = s.r.ObservedStatus("maintenance", &st) // unreadable: none
+	return len(st.Pending) > 0
+}
+
+// rollFinished reports whether the control plane reports the version it
+// is asked for and every observed MachineDeployment is up to date (Cluster
+// API v1beta2: status.observedGeneration = metadata.generation and
+// status.upToDateReplicas = status.replicas).
+func (s *scope) rollFinished() bool {
+	if s.observed.Exists && s.observed.Running != s.observed.Desired {
+		return false
+	}
+	for name := range s.r.ObservedNames() {
+		if s.r.ObservedString(name, "kind") != "MachineDeployment" {
+			continue
+		}
+		num := func(p ...string) float64 { return s.r.ObservedNumber(name, p...) }
+		if num("status", "observedGeneration") < num("metadata", "generation") || num("status", "upToDateReplicas") < num("status", "replicas") {
+			return false
+		}
+	}
+	return true
+}
+
+// observedRollRecord is the cluster's own record as observed on its
+// management namespace.
+func (s *scope) observedRollRecord() rollRecord {
+	state := s.r.ObservedString(nameManagementNamespace, "metadata", "labels", labelRoll)
+	since, err := time.Parse(time.RFC3339, s.r.ObservedString(nameManagementNamespace, "metadata", "annotations", annotationRollSince))
+	if state != rollRolling || err != nil {
+		return rollRecord{State: state}
+	}
+	return rollRecord{State: rollRolling, Since: since}
+}
+
+// rollRecords are every cluster's records, and whether they arrived. Only
+// a management namespace whose name is that of the cluster its labels
+// name counts.
+func (s *scope) rollRecords() ([]maintenance.Roll, bool) {
+	s.requireRollRecords = true
+	var out []maintenance.Roll
+	for _, state := range rollStates {
+		nss, arrived, err := function.Required[corev1.Namespace](s.r, requiredRollPrefix+state)
+		if !arrived || err != nil {
+			return nil, false
+		}
+		for _, ns := range nss {
+			l := ns.Labels
+			id := function.Identity{Namespace: l[function.LabelNamespace], Name: l[function.LabelCluster]}
+			if l[labelRoll] != state || id.Namespace == "" || id.Name == "" || ns.Name != id.ManagementNamespace() {
+				continue
+			}
+			r := maintenance.Roll{Cluster: id.Namespace + "/" + id.Name, Waiting: state == rollWaiting}
+			if since, err := time.Parse(time.RFC3339, ns.Annotations[annotationRollSince]); err == nil && state == rollRolling {
+				r.Since = since
+			}
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b maintenance.Roll) int { return strings.Compare(a.Cluster, b.Cluster) })
+	return out, true
+}
+
+// composeRollRecord labels the cluster's management namespace while it
+// waits or rolls, asks for the records while it needs a slot, and passes
+// the decision to the workers step (maintenance.ContextKey).
+func (s *scope) composeRollRecord(p *function.Plan) field.ErrorList {
+	if s.requireRollRecords {
+		for _, state := range rollStates {
+			p.Require(requiredRollPrefix+state, &fnv1.ResourceSelector{
+				ApiVersion: "v1", Kind: "Namespace",
+				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+					function.LabelManagementNamespace: "true", labelRoll: state,
+				}}},
+			})
+		}
+	}
+	if p.Context == nil {
+		p.Context = map[string]any{}
+	}
+	p.Context[maintenance.ContextKey] = maintenance.Admission{Platform: s.maint.Platform, Reason: s.maint.Reason}
+	if s.roll.State == "" {
+		return nil
+	}
+	for _, c := range p.Composed {
+		ns, ok := c.Object.(*corev1.Namespace)
+		if c.Name != nameManagementNamespace || !ok {
+			continue
+		}
+		ns.Labels[labelRoll] = s.roll.State
+		if s.roll.State == rollRolling {
+			ns.Annotations = map[string]string{annotationRollSince: s.roll.Since.UTC().Format(time.RFC3339)}
+		}
+	}
+	return nil
+}
+
+// rerun makes Crossplane run the pipeline again, with nothing else
+// changed, when the window opens on changes waiting for it, and every
+// rollRecheck while the cluster waits for a slot or rolls: its poll
+// interval (an hour, deploy/crossplane/values.yaml) could miss a window.
+func (s *scope) rerun(p *function.Plan) field.ErrorList {
+	var after time.Duration
+	switch {
+	case s.roll.State != "":
+		after = rollRecheck
+	case s.waitingForWindow:
+		after = max(s.maint.NextStart.Sub(s.now), time.Second)
+	default:
+		return nil
+	}
+	if p.RunAgainAfter == 0 || after < p.RunAgainAfter {
+		p.RunAgainAfter = after
+	}
+	return nil
+}
+
+// rollRecheck is how soon a cluster waiting for a slot looks again
+// (besides Crossplane's watch of the records it required).
+const rollRecheck = time.Minute

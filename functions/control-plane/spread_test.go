@@ -1,0 +1,110 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/fntest"
+	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/maintenance"
+	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
+)
+
+// record is cluster ns/n's management namespace labelled with its roll
+// state, named at (its own name unless forged).
+func record(ns, n, at, state, since string) string {
+	if at == "" {
+		at = function.Identity{Namespace: ns, Name: n}.ManagementNamespace()
+	}
+	y := "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + at + ", labels: {tenantkube.io/management-namespace: \"true\", tenantkube.io/namespace: " + ns + ", tenantkube.io/cluster: " + n + ", tenantkube.io/roll: " + state + "}"
+	if since != "" {
+		y += ", annotations: {tenantkube.io/roll-since: \"" + since + "\"}"
+	}
+	return y + "}"
+}
+
+// requiredRecords answers both record requirements with recs, by state.
+func requiredRecords(recs []string) map[string][]string {
+	out := map[string][]string{requiredRollPrefix + rollRolling: {}, requiredRollPrefix + rollWaiting: {}}
+	for _, r := range recs {
+		state := rollWaiting
+		if strings.Contains(r, "roll: "+rollRolling) {
+			state = rollRolling
+		}
+		out[requiredRollPrefix+state] = append(out[requiredRollPrefix+state], r)
+	}
+	return out
+}
+
+// TestSpread: inside the window (02:00 UTC) with a new patch waiting,
+// the default limit of 3 rolls at once and a 2h deadline. Clusters
+// a/a-1, a/a-2 roll; a/a-0 waits and ranks before tenant-demo/demo.
+func TestSpread(t *testing.T) {
+	const kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: true, version: v1.35.1}}`
+	started := insideWindow.Add(-30 * time.Minute).Format(time.RFC3339)
+	failed := insideWindow.Add(-3 * time.Hour).Format(time.RFC3339)
+	two := []string{record("a", "a-1", "", rollRolling, started), record("a", "a-2", "", rollRolling, started)}
+	cases := map[string]struct {
+		records   []string
+		observed  string // the cluster's own record, "" for none
+		input     string
+		now       time.Time
+		version   string
+		reason    string
+		state     string
+		namespace bool
+	}{
+		"FreeSlot":                 {records: two, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"SlotTakenByEarlierName":   {records: append(two, record("a", "a-0", "", rollWaiting, "")), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"LaterNameWaitsBehind":     {records: append(two, record("z", "z-0", "", rollWaiting, "")), version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"Full":                     {records: append(two, record("a", "a-3", "", rollRolling, started)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"ForeignRecordsIgnored":    {records: append(two, record("a", "a-3", "tenant-demo", rollRolling, started), record("a", "a-4", "tenantkube-aaaaaaaaaaaaaaaaaaaaaaaaaa", rollRolling, failed)), version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"FailedRollStopsAll":       {records: []string{record("a", "a-1", "", rollRolling, failed)}, version: "v1.35.1", reason: tkv1alpha1.ReasonRollsStopped, state: rollWaiting, now: insideWindow},
+		"FailedRollLongerDeadline": {records: []string{record("a", "a-1", "", rollRolling, failed)}, input: `{maintenance: {rollDeadline: 4h}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"RollNowSkipsTheSpread":    {records: append(two, record("a", "a-3", "", rollRolling, started)), input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"OwnRollGoesOnAfterWindow": {records: nil, observed: record("tenant-demo", "demo", "", rollRolling, started), version: "v1.35.6", state: rollRolling, now: outsideWindow},
+		"ClosedWindowNoRecord":     {records: two, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForWindow, now: outsideWindow},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obs := map[string]string{"kamajicontrolplane": kcp}
+			if tc.observed != "" {
+				obs[nameManagementNamespace] = tc.observed
+			}
+			p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: requiredRecords(tc.records)}, tc.input, tc.now)
+			if got := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, "kamajicontrolplane").Spec.Version; got != tc.version {
+				t.Errorf("KamajiControlPlane at %s, want %s", got, tc.version)
+			}
+			cond := conditionOf(p, tkv1alpha1.ConditionMaintenancePending)
+			if (cond == nil) != (tc.reason == "") || cond != nil && cond.Reason != tc.reason {
+				t.Errorf("MaintenancePending %+v, want reason %q", cond, tc.reason)
+			}
+			state := composedObject[corev1.Namespace](t, p, nameManagementNamespace).Labels[labelRoll]
+			if state != tc.state {
+				t.Errorf("roll record state %q, want %q", state, tc.state)
+			}
+			if a := p.Context[maintenance.ContextKey].(maintenance.Admission); a.Platform != (tc.version == "v1.35.6") || a.Reason != tc.reason {
+				t.Errorf("context %+v", a)
+			}
+		})
+	}
+}
+
+// TestSpreadRerun: a change waiting for the window runs the pipeline
+// again when it opens (01:00 UTC, 13 hours after 12:00); one waiting for
+// a slot after rollRecheck.
+func TestSpreadRerun(t *testing.T) {
+	const kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: true, version: v1.35.1}}`
+	p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: map[string]string{"kamajicontrolplane": kcp}}, ``, outsideWindow)
+	if p.RunAgainAfter != 13*time.Hour {
+		t.Errorf("closed window: run again after %s, want 13h", p.RunAgainAfter)
+	}
+	p = planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: map[string]string{"kamajicontrolplane": kcp}}, ``, insideWindow)
+	if p.RunAgainAfter != time.Minute {
+		t.Errorf("waiting for the records: run again after %s, want 1m", p.RunAgainAfter)
+	}
+}
