@@ -126,7 +126,8 @@ func (s *scope) observedRollRecord() rollRecord {
 
 // rollRecords are every cluster's records, and whether they arrived. Only
 // a management namespace whose name is that of the cluster its labels
-// name counts.
+// name, and that is not being deleted (a claim deleted mid-roll leaves
+// its label on the Terminating namespace), counts.
 func (s *scope) rollRecords() ([]maintenance.Roll, bool) {
 	s.requireRollRecords = true
 	var out []maintenance.Roll
@@ -138,7 +139,7 @@ func (s *scope) rollRecords() ([]maintenance.Roll, bool) {
 		for _, ns := range nss {
 			l := ns.Labels
 			id := function.Identity{Namespace: l[function.LabelNamespace], Name: l[function.LabelCluster]}
-			if l[labelRoll] != state || id.Namespace == "" || id.Name == "" || ns.Name != id.ManagementNamespace() {
+			if l[labelRoll] != state || ns.DeletionTimestamp != nil || id.Namespace == "" || id.Name == "" || ns.Name != id.ManagementNamespace() {
 				continue
 			}
 			r := maintenance.Roll{Cluster: id.Namespace + "/" + id.Name, Waiting: state == rollWaiting}

@@ -27,6 +27,11 @@ func record(ns, n, at, state, since string) string {
 	return y + "}"
 }
 
+// terminating is rec with a deletionTimestamp: its claim was deleted.
+func terminating(rec string) string {
+	return strings.Replace(rec, "metadata: {", "metadata: {deletionTimestamp: \"2026-01-01T00:00:00Z\", ", 1)
+}
+
 // requiredRecords answers both record requirements with recs, by state.
 func requiredRecords(recs []string) map[string][]string {
 	out := map[string][]string{requiredRollPrefix + rollRolling: {}, requiredRollPrefix + rollWaiting: {}}
@@ -64,6 +69,7 @@ func TestSpread(t *testing.T) {
 		"Full":                     {records: append(two, record("a", "a-3", "", rollRolling, started)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
 		"ForeignRecordsIgnored":    {records: append(two, record("a", "a-3", "tenant-demo", rollRolling, started), record("a", "a-4", "tenantkube-aaaaaaaaaaaaaaaaaaaaaaaaaa", rollRolling, failed)), version: "v1.35.6", state: rollRolling, now: insideWindow},
 		"FailedRollStopsAll":       {records: []string{record("a", "a-1", "", rollRolling, failed)}, version: "v1.35.1", reason: tkv1alpha1.ReasonRollsStopped, state: rollWaiting, now: insideWindow},
+		"TerminatingRecordIgnored": {records: []string{terminating(record("a", "a-1", "", rollRolling, failed))}, version: "v1.35.6", state: rollRolling, now: insideWindow},
 		"FailedRollLongerDeadline": {records: []string{record("a", "a-1", "", rollRolling, failed)}, input: `{maintenance: {rollDeadline: 4h}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
 		"RollNowSkipsTheSpread":    {records: append(two, record("a", "a-3", "", rollRolling, started)), input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
 		"OwnRollGoesOnAfterWindow": {records: nil, observed: record("tenant-demo", "demo", "", rollRolling, started), version: "v1.35.6", state: rollRolling, now: outsideWindow},
