@@ -10,8 +10,9 @@ import (
 )
 
 // Bounds of a maintenance window's duration: Gardener's bounds of a
-// shoot's spec.maintenance.timeWindow (gardener/gardener
-// pkg/utils/timewindow/maintenance_time.go, 30 minutes to 6 hours).
+// shoot's spec.maintenance.timeWindow, 30 minutes to 6 hours
+// (gardener/gardener pkg/apis/core/types_shoot.go:1263-1266, enforced in
+// pkg/api/core/validation/shoot.go:2166-2180).
 const (
 	MinMaintenanceDuration Duration = "30m"
 	MaxMaintenanceDuration Duration = "6h"
