@@ -251,6 +251,9 @@ const (
 	// within the platform's deadline); the platform's changes wait until
 	// the platform acts (maintenance.rollNow).
 	ReasonRollsStopped = "RollsStopped"
+	// ReasonWaitingForWake: the cluster is not Awake (status.hibernation);
+	// the platform's changes start no roll until it is.
+	ReasonWaitingForWake = "WaitingForWake"
 	// ReasonNothingPending: nothing waits (set False).
 	ReasonNothingPending = "NothingPending"
 )

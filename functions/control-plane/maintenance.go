@@ -21,8 +21,7 @@ func (s *scope) decideMaintenance() field.ErrorList {
 	if len(errs) > 0 {
 		return errs
 	}
-	s.maint = maintenance.Decide(policy, s.now)
-	s.spreadRoll(policy)
+	s.maint, s.maintPolicy = maintenance.Decide(policy, s.now), policy
 	return nil
 }
 

@@ -80,6 +80,7 @@ func plan(t *function.Cluster, in *cpinput.ControlPlaneInput, hosts function.Hos
 	requireSameName(p, t, r)
 	for _, phase := range []func(*scope, *function.Plan) field.ErrorList{
 		(*scope).decideSleep,
+		(*scope).spread,
 		(*scope).dataStore,
 		(*scope).deletionOrder,
 		(*scope).management,
@@ -141,8 +142,9 @@ type scope struct {
 	enc *encryptionPlan
 	// maint is the maintenance decision at now; pending the changes
 	// that wait for the window.
-	maint   maintenance.Decision
-	pending []tkv1alpha1.PendingChange
+	maint       maintenance.Decision
+	maintPolicy maintenance.Policy
+	pending     []tkv1alpha1.PendingChange
 	// roll is the cluster's roll record to compose (spreadRoll);
 	// requireRollRecords asks for every cluster's; waitingForWindow:
 	// the platform's changes wait for the window to open.

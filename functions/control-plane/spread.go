@@ -25,9 +25,12 @@ const (
 	requiredRollPrefix  = "roll-records-"
 	rollWaiting         = "Waiting"
 	rollRolling         = "Rolling"
+	rollPaused          = "Paused"
 )
 
-// rollStates are the label values of a record, in the order asked for.
+// rollStates are the label values of a record, in the order asked for;
+// a Paused record (a roll of a cluster gone to sleep) is asked for by no
+// cluster, so it never counts as running or failed.
 var rollStates = []string{rollRolling, rollWaiting}
 
 // rollRecord is a cluster's roll state: "" (none), rollWaiting or
@@ -37,29 +40,62 @@ type rollRecord struct {
 	Since time.Time
 }
 
+// spread decides the roll after the sleep (decideSleep).
+func (s *scope) spread(*function.Plan) field.ErrorList {
+	s.spreadRoll(s.maintPolicy)
+	return nil
+}
+
 // spreadRoll decides whether the platform's changes may start rolling a
 // claim's cluster now (s.maint.Platform from the window) and sets s.roll.
-// A roll in progress goes on until it finishes, in or out of the window;
-// a cluster with the platform's changes waiting and its window open
-// starts only when maintenance.Admit lets it (rollNow: at once). A
-// namespaced cluster has no record (it composes only into its own
-// namespace, which its tenant writes) and is not spread.
+// A cluster not Awake starts no roll (sleepingRoll). A roll in progress
+// goes on until it finishes, in or out of the window; a cluster with the
+// platform's changes waiting and its window open starts only when
+// maintenance.Admit lets it (rollNow: at once). A namespaced cluster has
+// no record (it composes only into its own namespace, which its tenant
+// writes) and is not spread.
 func (s *scope) spreadRoll(policy maintenance.Policy) {
 	waiting := s.platformChangesWaiting()
+	if s.sleep.State != tkv1alpha1.HibernationAwake {
+		s.sleepingRoll(waiting)
+		return
+	}
 	s.waitingForWindow = waiting && !s.maint.Platform
 	if s.t.Namespaced {
 		return
 	}
 	own := s.observedRollRecord()
 	switch {
-	case own.State == rollRolling && (waiting || !s.rollFinished()):
+	case (own.State == rollRolling || own.State == rollPaused) && (waiting || !s.rollFinished()):
 		s.roll = own
+		if own.State == rollPaused {
+			s.roll = rollRecord{State: rollRolling, Since: s.now}
+		}
 		s.maint.Platform, s.maint.Reason = true, ""
 	case !waiting || !s.maint.Platform:
 	case policy.RollNow:
 		s.roll = rollRecord{State: rollRolling, Since: s.now}
 	default:
 		s.roll = s.admit()
+	}
+}
+
+// sleepingRoll: a cluster not Awake (Hibernating, Hibernated, Waking)
+// starts no roll, whatever the window, the slots or rollNow; its
+// platform changes wait for the wake. A roll it started before is
+// Paused: no cluster counts it, and once Awake it goes on with its
+// clock (rollDeadline) started again from the wake. Kamaji reports no
+// new version of a control plane at zero replicas, so a roll asleep
+// would otherwise pass the deadline and stop every cluster's rolls.
+func (s *scope) sleepingRoll(waiting bool) {
+	if waiting {
+		s.maint.Platform, s.maint.Reason = false, tkv1alpha1.ReasonWaitingForWake
+	}
+	if s.t.Namespaced {
+		return
+	}
+	if own := s.observedRollRecord(); own.State == rollRolling || own.State == rollPaused {
+		s.roll = rollRecord{State: rollPaused}
 	}
 }
 
@@ -71,7 +107,7 @@ func (s *scope) admit() rollRecord {
 	rolls, arrived := s.rollRecords()
 	ok, reason := false, tkv1alpha1.ReasonWaitingForRollSlot
 	if arrived {
-		ok, reason = maintenance.Admit(s.t.ID.Namespace+"/"+s.t.ID.Name, rolls, int(m.MaxConcurrentRolls), s.now, deadline)
+		ok, reason = maintenance.Admit(s.t.ID.Namespace+"/"+s.t.ID.Name, rolls, int(*m.MaxConcurrentRolls), s.now, deadline)
 	}
 	if ok {
 		return rollRecord{State: rollRolling, Since: s.now}
@@ -194,7 +230,7 @@ func (s *scope) composeRollRecord(p *function.Plan) field.ErrorList {
 func (s *scope) rerun(p *function.Plan) field.ErrorList {
 	var after time.Duration
 	switch {
-	case s.roll.State != "":
+	case s.roll.State == rollRolling || s.roll.State == rollWaiting:
 		after = rollRecheck
 	case s.waitingForWindow:
 		after = max(s.maint.NextStart.Sub(s.now), time.Second)

@@ -84,6 +84,8 @@ func message(s v1alpha1.MaintenanceStatus, reason string) string {
 	switch reason {
 	case v1alpha1.ReasonWaitingForRollSlot:
 		what = "a roll slot: the platform's maintenance.maxConcurrentRolls clusters roll now"
+	case v1alpha1.ReasonWaitingForWake:
+		what = "the cluster to wake (status.hibernation): a cluster not Awake starts no roll"
 	case v1alpha1.ReasonRollsStopped:
 		what = "the platform: a cluster's roll failed (not finished within maintenance.rollDeadline), which stops every roll"
 	}

@@ -145,6 +145,22 @@ func (w Window) Asleep(t time.Time) bool {
 	return !ok || s.After(e)
 }
 
+// dead reports whether w can never be asleep: its end fires at every
+// instant its start fires (Asleep: they cancel), e.g. start == end.
+// Conservative: the start's minutes, hours and months are subsets of the
+// end's, and its days are the end's or the end fires every day (cron v3
+// spec.go:179-188 dayMatches, starBit spec.go:53).
+func (w Window) dead() bool {
+	const star = uint64(1) << 63
+	s, e := w.Start.spec, w.End.spec
+	sub := func(a, b uint64) bool { return a&^star&^b == 0 }
+	const allDom, allDow = uint64(1)<<32 - 2, uint64(1)<<7 - 1 // days 1-31; Sunday 0 to Saturday 6
+	everyDay := e.Dom&allDom == allDom && e.Dow&allDow == allDow
+	sameDays := s.Dom == e.Dom && s.Dow == e.Dow
+	return s.Location == e.Location && s.Second == e.Second && sub(s.Minute, e.Minute) && sub(s.Hour, e.Hour) &&
+		sub(s.Month, e.Month) && (everyDay || sameDays)
+}
+
 // maxSteps bounds the events NextTransition walks: a union of schedules
 // changes state at one of its starts or ends, and 8 schedules with
 // overlapping sleeps need at most a few events each.
@@ -172,7 +188,8 @@ func (s Set) Asleep(t time.Time) bool {
 
 // NextTransition is the first instant after t at which Asleep changes,
 // and false when none does within maxSteps events (Always, no schedule,
-// or schedules whose starts and ends cancel).
+// only dead windows, or a change further than maxSteps starts and ends of
+// the other windows, e.g. a start every minute while asleep).
 func (s Set) NextTransition(t time.Time) (time.Time, bool) {
 	if s.Always || len(s.Windows) == 0 {
 		return time.Time{}, false
@@ -182,6 +199,9 @@ func (s Set) NextTransition(t time.Time) (time.Time, bool) {
 	for range maxSteps {
 		next := time.Time{}
 		for _, w := range s.Windows {
+			if w.dead() {
+				continue // never changes Asleep
+			}
 			for _, x := range []Expr{w.Start, w.End} {
 				if n := x.Next(at); !n.IsZero() && (next.IsZero() || n.Before(next)) {
 					next = n

@@ -88,6 +88,10 @@ func TestNextTransition(t *testing.T) {
 		{"always", Set{Always: true, Windows: []Window{nightly}}, "2026-03-10T23:00:00Z", ""},
 		{"no schedule", Set{}, "2026-03-10T23:00:00Z", ""},
 		{"start == end", Set{Windows: []Window{must(t, "0 22 * * *", "0 22 * * *", "")}}, "2026-03-10T23:00:00Z", ""},
+		// 20:00 is 10 hours (600 minutes, events of the every-minute pair)
+		// away: a pair that cancels must not exhaust the walk.
+		{"a pair that cancels beside", Set{Windows: []Window{must(t, "0 20 * * *", "0 7 * * *", ""), must(t, "* * * * *", "* * * * *", "")}}, "2026-03-11T10:00:00Z", "2026-03-11T20:00:00Z"},
+		{"a start inside its end beside", Set{Windows: []Window{must(t, "0 20 * * *", "0 7 * * *", ""), must(t, "*/5 * * * 1-5", "* * * * *", "")}}, "2026-03-11T10:00:00Z", "2026-03-11T20:00:00Z"},
 	} {
 		got, ok := c.set.NextTransition(at(c.at))
 		if c.want == "" {

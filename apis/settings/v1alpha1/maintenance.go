@@ -52,12 +52,12 @@ type Maintenance struct {
 	ConfinePlatformChanges *bool `json:"confinePlatformChanges,omitempty"`
 
 	// MaxConcurrentRolls bounds the clusters that roll the platform's
-	// changes at once, even in overlapping windows.
+	// changes at once, even in overlapping windows; absent: 3.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
-	MaxConcurrentRolls int32 `json:"maxConcurrentRolls,omitempty"`
+	MaxConcurrentRolls *int32 `json:"maxConcurrentRolls,omitempty"`
 
 	// RollNow lets clusters roll the platform's changes at once, outside
 	// their window and the spread limit (a security fix): "*" for every
@@ -89,8 +89,9 @@ func (s *Settings) defaultMaintenance() {
 		on := true
 		m.ConfinePlatformChanges = &on
 	}
-	if m.MaxConcurrentRolls == 0 {
-		m.MaxConcurrentRolls = DefaultMaxConcurrentRolls
+	if m.MaxConcurrentRolls == nil {
+		n := DefaultMaxConcurrentRolls
+		m.MaxConcurrentRolls = &n
 	}
 	if m.RollDeadline == "" {
 		m.RollDeadline = string(DefaultRollDeadline)
@@ -104,8 +105,8 @@ func (s *Settings) validateMaintenance(p *field.Path) field.ErrorList {
 	if m.DefaultWindow != nil {
 		errs = append(errs, m.DefaultWindow.Validate(p.Child("defaultWindow"))...)
 	}
-	if m.MaxConcurrentRolls < 1 || m.MaxConcurrentRolls > MaxConcurrentRollsLimit {
-		errs = append(errs, field.Invalid(p.Child("maxConcurrentRolls"), m.MaxConcurrentRolls, fmt.Sprintf("must be from 1 to %d", MaxConcurrentRollsLimit)))
+	if n := m.MaxConcurrentRolls; n != nil && (*n < 1 || *n > MaxConcurrentRollsLimit) {
+		errs = append(errs, field.Invalid(p.Child("maxConcurrentRolls"), *n, fmt.Sprintf("must be from 1 to %d", MaxConcurrentRollsLimit)))
 	}
 	if m.RollDeadline != "" {
 		if _, err := tkv1alpha1.Duration(m.RollDeadline).Parse(p.Child("rollDeadline"), MinRollDeadline, MaxRollDeadline); err != nil {

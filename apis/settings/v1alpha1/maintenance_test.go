@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 )
@@ -19,8 +20,8 @@ func TestMaintenanceDefaults(t *testing.T) {
 	if m.DefaultWindow == nil || !reflect.DeepEqual(*m.DefaultWindow, tkv1alpha1.MaintenanceWindow{Start: "01:00", Duration: "4h", TimeZone: "UTC"}) {
 		t.Errorf("defaultWindow %+v", m.DefaultWindow)
 	}
-	if m.ConfinePlatformChanges == nil || !*m.ConfinePlatformChanges || m.MaxConcurrentRolls != 3 || m.RollDeadline != "2h" {
-		t.Errorf("confinePlatformChanges %v, maxConcurrentRolls %d", m.ConfinePlatformChanges, m.MaxConcurrentRolls)
+	if m.ConfinePlatformChanges == nil || !*m.ConfinePlatformChanges || m.MaxConcurrentRolls == nil || *m.MaxConcurrentRolls != 3 || m.RollDeadline != "2h" {
+		t.Errorf("confinePlatformChanges %v, maxConcurrentRolls %v", m.ConfinePlatformChanges, m.MaxConcurrentRolls)
 	}
 	off := false
 	s = Settings{Maintenance: Maintenance{ConfinePlatformChanges: &off}}
@@ -35,7 +36,8 @@ func TestMaintenanceValidate(t *testing.T) {
 	s := Settings{}
 	s.Default()
 	s.Maintenance.DefaultWindow = &tkv1alpha1.MaintenanceWindow{Start: "1:00", Duration: "4h"}
-	s.Maintenance.MaxConcurrentRolls = 1001
+	tooMany := int32(1001)
+	s.Maintenance.MaxConcurrentRolls = &tooMany
 	s.Maintenance.RollDeadline = "5m"
 	s.Maintenance.RollNow = []string{"*", "team-a/prod", "team-a", "Team/x", "a/b/c"}
 	want := map[string]bool{
@@ -49,6 +51,33 @@ func TestMaintenanceValidate(t *testing.T) {
 	for _, e := range errs {
 		if !want[e.Field] {
 			t.Errorf("unexpected error %v", e)
+		}
+	}
+}
+
+// TestMaxConcurrentRollsExplicit: only an absent key defaults to 3; an
+// explicit value outside 1..1000 (the schema's bounds) is refused naming
+// the key and the value.
+func TestMaxConcurrentRollsExplicit(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{maintenance: {}}`:                         "",
+		`{maintenance: {maxConcurrentRolls: 1}}`:    "",
+		`{maintenance: {maxConcurrentRolls: 1000}}`: "",
+		`{maintenance: {maxConcurrentRolls: 0}}`:    "maintenance.maxConcurrentRolls: Invalid value: 0: must be from 1 to 1000",
+		`{maintenance: {maxConcurrentRolls: -2}}`:   "maintenance.maxConcurrentRolls: Invalid value: -2: must be from 1 to 1000",
+		`{maintenance: {maxConcurrentRolls: 1001}}`: "maintenance.maxConcurrentRolls: Invalid value: 1001: must be from 1 to 1000",
+	} {
+		var s Settings
+		if err := yaml.UnmarshalStrict([]byte(doc), &s); err != nil {
+			t.Fatal(err)
+		}
+		s.Default()
+		errs := s.validateMaintenance(nil)
+		if got := errs.ToAggregate(); (got == nil) != (want == "") || got != nil && got.Error() != want {
+			t.Errorf("%s: %v, want %q", doc, got, want)
+		}
+		if want == "" && s.Maintenance.MaxConcurrentRolls == nil {
+			t.Errorf("%s: no value after defaulting", doc)
 		}
 	}
 }

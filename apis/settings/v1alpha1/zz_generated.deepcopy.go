@@ -229,6 +229,11 @@ func (in *Maintenance) DeepCopyInto(out *Maintenance) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.MaxConcurrentRolls != nil {
+		in, out := &in.MaxConcurrentRolls, &out.MaxConcurrentRolls
+		*out = new(int32)
+		**out = **in
+	}
 	if in.RollNow != nil {
 		in, out := &in.RollNow, &out.RollNow
 		*out = make([]string, len(*in))
