@@ -40,11 +40,12 @@ type Maintenance struct {
 // MaintenanceWindow is a recurring window: it opens at start (wall clock
 // in timeZone) on each of days and stays open for duration.
 type MaintenanceWindow struct {
-	// Start is the local time the window opens, HH:MM (24-hour clock). A
-	// start that a daylight-saving change skips opens the window at the
-	// same time after the change (02:30 on a day clocks jump from 02:00
-	// to 03:00 opens at 03:30); one that it repeats opens at its second
-	// occurrence.
+	// Start is the local time the window opens, HH:MM (24-hour clock): at
+	// the first instant the wall clock reads it on that day. A start that
+	// a daylight-saving change skips opens the window at the change, the
+	// first instant after the gap (02:30 on a day clocks jump from 02:00
+	// to 03:00 opens at 03:00), in every time zone; one that a change
+	// repeats opens at its first occurrence.
 	// +kubebuilder:validation:MaxLength=5
 	Start string `json:"start"`
 

@@ -49,15 +49,31 @@ func Parse(w v1alpha1.MaintenanceWindow, path *field.Path) (Window, field.ErrorL
 	return out, nil
 }
 
-// startOn is the start of the window on the local date (y, m, d) in w's
-// time zone. time.Date places a wall time that a daylight-saving change
-// skips after the change by the gap (its doc: "In such cases, the choice
-// of time zone, and therefore the time, is not guaranteed"; Go's
-// implementation, time/time.go Date, looks the offset up at the wall
-// time read as UTC: 02:30 in a 02:00→03:00 gap is 03:30, and a wall time
-// a 03:00→02:00 change repeats is its second occurrence).
+// startOn is the start of the window on the local date (y, m, d): the
+// first instant whose wall clock in w's zone reads that date at the start
+// time or later. A start that a daylight-saving change skips opens at the
+// change, the first instant after the gap (02:30 on a day clocks jump
+// from 02:00 to 03:00 opens at 03:00); one that a change repeats opens at
+// its first occurrence. The zone's periods are walked with ZoneBounds:
+// time.Date's choice in a gap or repeat depends on the sign of the zone's
+// offset (its doc: "the choice of time zone, and therefore the time, is
+// not guaranteed").
 func (w Window) startOn(y int, m time.Month, d int) time.Time {
-	return time.Date(y, m, d, w.hour, w.minute, 0, 0, w.loc)
+	wall := time.Date(y, m, d, w.hour, w.minute, 0, 0, time.UTC) // the wall clock read as UTC
+	// UTC offsets lie within -12h..+14h: start in the period 15h before.
+	t := wall.Add(-15 * time.Hour).In(w.loc)
+	for {
+		_, offset := t.Zone()
+		begin, end := t.ZoneBounds() // zero: unbounded
+		at := wall.Add(-time.Duration(offset) * time.Second)
+		switch {
+		case at.Before(begin):
+			return begin // the wall clock jumped past the start at begin
+		case end.IsZero() || at.Before(end):
+			return at
+		}
+		t = end.In(w.loc)
+	}
 }
 
 // NextStart is the start of the window open at t, or else of the next
@@ -67,7 +83,7 @@ func (w Window) NextStart(t time.Time) time.Time {
 	// A window is at most 6h long, so the one open at t started on t's
 	// local date or the day before; the next opens within 8 days.
 	for i := -1; i <= 8; i++ {
-		day := time.Date(local.Year(), local.Month(), local.Day()+i, 12, 0, 0, 0, w.loc)
+		day := time.Date(local.Year(), local.Month(), local.Day()+i, 0, 0, 0, 0, time.UTC) // a calendar date
 		if !w.days[day.Weekday()] {
 			continue
 		}

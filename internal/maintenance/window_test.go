@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,11 +31,15 @@ func at(s string) time.Time {
 // TestWindowCases checks hand-computed instants: 2026-12-07 is a Monday;
 // Europe/Berlin goes from CET (+01) to CEST (+02) at 2026-03-29 01:00Z
 // and back at 2026-10-25 01:00Z (EU rule: last Sunday of March and
-// October, 01:00 UTC).
+// October, 01:00 UTC); America/New_York from EST (-05) to EDT (-04) at
+// 2026-03-08 07:00Z (02:00 EST) and back at 2026-11-01 06:00Z (02:00
+// EDT) (US rule: second Sunday of March, first Sunday of November).
 func TestWindowCases(t *testing.T) {
 	daily := v1alpha1.MaintenanceWindow{Start: "01:00", Duration: "4h"}
 	mondayNight := v1alpha1.MaintenanceWindow{Start: "23:00", Duration: "2h", Days: []string{"Mon"}}
 	berlin := v1alpha1.MaintenanceWindow{Start: "02:30", Duration: "1h", TimeZone: "Europe/Berlin"}
+	nySpring := v1alpha1.MaintenanceWindow{Start: "02:30", Duration: "1h", TimeZone: "America/New_York"}
+	nyFall := v1alpha1.MaintenanceWindow{Start: "01:30", Duration: "1h", TimeZone: "America/New_York"}
 	weekend := v1alpha1.MaintenanceWindow{Start: "10:00", Duration: "30m", Days: []string{"Sat", "Sun"}, TimeZone: "America/New_York"}
 	for _, c := range []struct {
 		name string
@@ -52,9 +57,16 @@ func TestWindowCases(t *testing.T) {
 		{"crosses midnight: ends Tuesday 01:00", mondayNight, "2026-12-08T01:00:00Z", false, "2026-12-14T23:00:00Z"},
 		{"Berlin winter: 02:30 CET is 01:30Z", berlin, "2026-12-07T01:29:00Z", false, "2026-12-07T01:30:00Z"},
 		{"Berlin summer: 02:30 CEST is 00:30Z", berlin, "2026-07-06T00:45:00Z", true, "2026-07-06T00:30:00Z"},
-		{"Berlin spring gap: 02:30 opens at 03:30 CEST = 01:30Z", berlin, "2026-03-29T01:00:00Z", false, "2026-03-29T01:30:00Z"},
-		{"Berlin spring gap: open at 01:45Z", berlin, "2026-03-29T01:45:00Z", true, "2026-03-29T01:30:00Z"},
-		{"Berlin fall repeat: second 02:30 (CET) = 01:30Z", berlin, "2026-10-25T00:45:00Z", false, "2026-10-25T01:30:00Z"},
+		{"Berlin spring gap: 02:30 opens at the change, 03:00 CEST = 01:00Z", berlin, "2026-03-29T00:59:00Z", false, "2026-03-29T01:00:00Z"},
+		{"Berlin spring gap: open at 01:59Z", berlin, "2026-03-29T01:59:00Z", true, "2026-03-29T01:00:00Z"},
+		{"Berlin spring gap: closed at 02:00Z", berlin, "2026-03-29T02:00:00Z", false, "2026-03-30T00:30:00Z"},
+		{"Berlin fall repeat: first 02:30 (CEST) = 00:30Z", berlin, "2026-10-25T00:15:00Z", false, "2026-10-25T00:30:00Z"},
+		{"Berlin fall repeat: open at 00:45Z", berlin, "2026-10-25T00:45:00Z", true, "2026-10-25T00:30:00Z"},
+		{"Berlin fall repeat: closed at 01:30Z (second 02:30)", berlin, "2026-10-25T01:30:00Z", false, "2026-10-26T01:30:00Z"},
+		{"New York spring gap: 02:30 opens at the change, 03:00 EDT = 07:00Z", nySpring, "2026-03-08T06:45:00Z", false, "2026-03-08T07:00:00Z"},
+		{"New York spring gap: open at 07:59Z", nySpring, "2026-03-08T07:59:00Z", true, "2026-03-08T07:00:00Z"},
+		{"New York fall repeat: first 01:30 (EDT) = 05:30Z", nyFall, "2026-11-01T05:15:00Z", false, "2026-11-01T05:30:00Z"},
+		{"New York fall repeat: closed at 06:30Z (second 01:30)", nyFall, "2026-11-01T06:30:00Z", false, "2026-11-02T06:30:00Z"},
 		{"New York Saturday 10:00 EST = 15:00Z", weekend, "2026-12-11T12:00:00Z", false, "2026-12-12T15:00:00Z"},
 		{"New York Sunday 10:29 EST open", weekend, "2026-12-13T15:29:00Z", true, "2026-12-13T15:00:00Z"},
 		{"New York Sunday 10:30 EST closed, next Saturday", weekend, "2026-12-13T15:30:00Z", false, "2026-12-19T15:00:00Z"},
@@ -102,28 +114,40 @@ func trimZeroUnits(s string) string {
 	return s
 }
 
-// steady reports whether loc's UTC offset is the same over the two days
-// around t: the brute-force oracle reads wall clocks, which a
-// daylight-saving change skips or repeats (TestWindowCases covers those).
-func steady(t time.Time, loc *time.Location) bool {
-	_, a := t.Add(-32 * time.Hour).In(loc).Zone()
-	_, b := t.Add(32 * time.Hour).In(loc).Zone()
-	_, c := t.In(loc).Zone()
-	return a == b && b == c
+// oracleStart is the start of w's window on local date day (its
+// year, month and day) by a minute walk: the first minute whose wall
+// clock in w's zone reads that date at w's start or later.
+func oracleStart(w v1alpha1.MaintenanceWindow, day time.Time) time.Time {
+	loc, _ := w.Location()
+	want := day.Format("2006-01-02") + " " + w.Start
+	wall, _ := time.Parse("2006-01-02 15:04", want)
+	for u := wall.Add(-15 * time.Hour); ; u = u.Add(time.Minute) {
+		if u.In(loc).Format("2006-01-02 15:04") >= want {
+			return u
+		}
+	}
 }
 
-// oracleOpen scans back from t minute by minute over 6 hours for an
-// instant whose wall clock in w's zone reads w's start on a listed day
-// and whose window still covers t.
-func oracleOpen(w v1alpha1.MaintenanceWindow, t time.Time) bool {
+// oracleStarts are the starts of w's windows on the listed local dates
+// of t and the day before (a window is at most 6h long).
+func oracleStarts(w v1alpha1.MaintenanceWindow, t time.Time) []time.Time {
 	loc, _ := w.Location()
-	d, _ := time.ParseDuration(string(w.Duration))
-	for u := t.Truncate(time.Minute); !u.Before(t.Add(-6 * time.Hour)); u = u.Add(-time.Minute) {
-		l := u.In(loc)
-		if l.Format("15:04") != w.Start || !onDay(w, l.Weekday()) {
-			continue
+	l := t.In(loc)
+	var out []time.Time
+	for i := -1; i <= 0; i++ {
+		day := time.Date(l.Year(), l.Month(), l.Day()+i, 0, 0, 0, 0, time.UTC)
+		if onDay(w, day.Weekday()) {
+			out = append(out, oracleStart(w, day))
 		}
-		if u.Add(d).After(t) && !u.After(t) {
+	}
+	return out
+}
+
+// oracleOpen reports whether one of oracleStarts covers t.
+func oracleOpen(w v1alpha1.MaintenanceWindow, t time.Time) bool {
+	d, _ := time.ParseDuration(string(w.Duration))
+	for _, s := range oracleStarts(w, t) {
+		if !s.After(t) && s.Add(d).After(t) {
 			return true
 		}
 	}
@@ -143,7 +167,8 @@ func onDay(w v1alpha1.MaintenanceWindow, d time.Weekday) bool {
 }
 
 // TestWindowProperties checks generated windows at generated instants
-// from 2024 to 2031 against the brute-force oracle, and NextStart's
+// from 2024 to 2031, daylight-saving changes included, against the
+// minute-walk oracle, and NextStart's
 // properties: the window is open from NextStart for its duration and
 // closed between a closed instant and NextStart.
 func TestWindowProperties(t *testing.T) {
@@ -154,13 +179,11 @@ func TestWindowProperties(t *testing.T) {
 		w := mustParse(t, aw)
 		now := base.Add(time.Duration(rng.Int63n(int64(7*365*24*time.Hour))) / time.Second * time.Second)
 		open, s := w.Open(now), w.NextStart(now)
-		if steady(now, w.loc) {
-			if want := oracleOpen(aw, now); open != want {
-				t.Fatalf("%+v at %s: Open = %v, oracle %v", aw, now, open, want)
-			}
-			if steady(s, w.loc) && (s.In(w.loc).Format("15:04") != aw.Start || !onDay(aw, s.In(w.loc).Weekday())) {
-				t.Fatalf("%+v at %s: NextStart %s is not a start", aw, now, s)
-			}
+		if want := oracleOpen(aw, now); open != want {
+			t.Fatalf("%+v at %s: Open = %v, oracle %v", aw, now, open, want)
+		}
+		if !slices.ContainsFunc(oracleStarts(aw, s), s.Equal) {
+			t.Fatalf("%+v at %s: NextStart %s is not a start", aw, now, s)
 		}
 		if open != !s.After(now) || !s.Add(w.duration).After(now) {
 			t.Fatalf("%+v at %s: Open %v, NextStart %s", aw, now, open, s)
