@@ -206,10 +206,10 @@ func pipelineCases(root string) []pipelineCase {
 				"  - --encryption-provider-config=/etc/kubernetes/encryption/encryption-configuration.yaml\n", "  name: demo-encryption-config\n",
 				"        secretName: demo-encryption-config\n", "type: SecretsEncrypted\n", "reason: Encrypted\n", "tenantkube.io/encryption-config: ",
 			}},
-		// Phase 2 of a rotation from key generation 1 to 2, every pod on
-		// its configuration: the rewrite Job re-annotates every Secret
-		// with the cluster's admin kubeconfig.
-		{name: "encryption-rewrite", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
+		// Phase 2 of a rotation from key generation 1 to 2, every pod of
+		// Kamaji's Deployment on its configuration: the rewrite Job
+		// re-annotates every Secret with the cluster's admin kubeconfig.
+		{name: "encryption-rewrite", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml"), data("encryption-rewrite-deployment.yaml")},
 			observed: data("observed-encryption-rewrite"), contains: []string{
 				"kind: Job\n", "  name: demo-encryption-rewrite-2\n", "        - encryption.tenantkube.io/key-generation=2\n", "    phase: Rewriting\n",
 				"reason: RotatingKey\n", "        tenantkube.io/encryption-config: 669e8356d394add6\n",

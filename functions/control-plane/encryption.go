@@ -85,6 +85,7 @@ func (s *scope) encryption(p *function.Plan) field.ErrorList {
 	if ferr != nil {
 		return field.ErrorList{ferr}
 	}
+	s.requireControlPlaneDeployment(p)
 	obs := s.observeEncryption(cur, e.Resources)
 	next := encryption.Next(cur.State, target, obs)
 	keys := encryption.KeySet{State: next}

@@ -175,14 +175,42 @@ func TestEncryptionRunningClusterStartsInClear(t *testing.T) {
 	}
 }
 
+// dep is Kamaji's Deployment demo of the control plane (apps/v1): pod
+// template annotated with digest, at generation gen, status observing
+// seen, with spec replicas want and status counts replicas, updated,
+// ready, available, terminating.
+type dep struct {
+	digest                                                 string
+	gen, seen                                              int64
+	want, replicas, updated, ready, available, terminating int
+}
+
+func (d dep) String() string {
+	return fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: demo, namespace: tenant-demo, generation: %d},
+  spec: {replicas: %d, selector: {matchLabels: {kamaji.clastix.io/name: demo}}, template: {metadata: {annotations: {%q: %q}}}},
+  status: {observedGeneration: %d, replicas: %d, updatedReplicas: %d, readyReplicas: %d, availableReplicas: %d, terminatingReplicas: %d}}`,
+		d.gen, d.want, AnnotationEncryptionConfig, d.digest, d.seen, d.replicas, d.updated, d.ready, d.available, d.terminating)
+}
+
+// rolled is a Deployment of 2 replicas at generation gen, every replica
+// started from the template annotated with digest.
+func rolled(digest string, gen int64) dep {
+	return dep{digest: digest, gen: gen, seen: gen, want: 2, replicas: 2, updated: 2, ready: 2, available: 2}
+}
+
 // TestEncryptionRotation walks spec.encryption.keyGeneration 1 → 2 over
-// observed states.
+// observed states. The KamajiControlPlane always reports a finished
+// rollout (the provider's status right after a spec change, provider
+// v0.20.0 controllers/kamajicontrolplane_controller.go:170-174): only
+// Kamaji's Deployment says whether the pods run the configuration.
 func TestEncryptionRotation(t *testing.T) {
 	spec := `{encryption: {keyGeneration: 2}}`
 	phase1 := keysOf(encRoot, encryption.State{Write: 1, Read: []int32{2}})
 	phase2 := keysOf(encRoot, encryption.State{Write: 2, Read: []int32{1}})
-	obs := func(ks encryption.KeySet, kcp string, more ...string) map[string]string {
-		m := map[string]string{nameEncryptionConfig: observedSecret(t, ks), nameKamajiControlPlane: kcp}
+	stable1 := keysOf(encRoot, encryption.Stable(1))
+	d1, dp1, dp2 := digestOf(t, stable1), digestOf(t, phase1), digestOf(t, phase2)
+	obs := func(ks encryption.KeySet, more ...string) map[string]string {
+		m := map[string]string{nameEncryptionConfig: observedSecret(t, ks), nameKamajiControlPlane: observedKCPWith(digestOf(t, ks), 4, 4, 2)}
 		for i := 0; i+1 < len(more); i += 2 {
 			m[more[i]] = more[i+1]
 		}
@@ -191,25 +219,39 @@ func TestEncryptionRotation(t *testing.T) {
 	job := func(succeeded int) string {
 		return fmt.Sprintf(`{apiVersion: batch/v1, kind: Job, metadata: {name: demo-encryption-rewrite-2, namespace: tenant-demo}, status: {succeeded: %d}}`, succeeded)
 	}
-	stable1 := keysOf(encRoot, encryption.Stable(1))
+	with := func(d dep, f func(*dep)) dep { f(&d); return d }
 	for _, c := range []struct {
 		name     string
 		observed map[string]string
+		dep      *dep
 		want     []int32
 		job      bool
 	}{
-		{"phase 1 starts", obs(stable1, observedKCPWith(digestOf(t, stable1), 3, 3, 2)), []int32{1, 2}, false},
-		{"phase 1: pods not rolled", obs(phase1, observedKCPWith(digestOf(t, stable1), 3, 3, 2)), []int32{1, 2}, false},
-		{"phase 1: provider status stale", obs(phase1, observedKCPWith(digestOf(t, phase1), 4, 3, 2)), []int32{1, 2}, false},
-		{"phase 1: a replica not up to date", obs(phase1, observedKCPWith(digestOf(t, phase1), 4, 4, 1)), []int32{1, 2}, false},
-		{"phase 2 starts", obs(phase1, observedKCPWith(digestOf(t, phase1), 4, 4, 2)), []int32{2, 1}, false},
-		{"phase 1: control plane asleep", obs(phase1, strings.Replace(strings.Replace(observedKCPWith(digestOf(t, phase1), 4, 4, 0), "replicas: 2, version", "replicas: 0, version", 1), "replicas: 2, readyReplicas: 2", "replicas: 0, readyReplicas: 0", 1)), []int32{1, 2}, false},
-		{"phase 2: pods not rolled, no rewrite yet", obs(phase2, observedKCPWith(digestOf(t, phase1), 4, 4, 2)), []int32{2, 1}, false},
-		{"phase 2: rewrite", obs(phase2, observedKCPWith(digestOf(t, phase2), 5, 5, 2)), []int32{2, 1}, true},
-		{"phase 2: rewrite kept while running", obs(phase2, observedKCPWith(digestOf(t, phase2), 5, 5, 1), rewriteJobKey(2), job(0)), []int32{2, 1}, true},
-		{"phase 3: old key dropped", obs(phase2, observedKCPWith(digestOf(t, phase2), 5, 5, 2), rewriteJobKey(2), job(1)), []int32{2}, false},
+		{"phase 1 starts", obs(stable1), &dep{}, []int32{1, 2}, false},
+		{"phase 1: no Deployment observed", obs(phase1), nil, []int32{1, 2}, false},
+		{"phase 1: pods not rolled", obs(phase1), refOf(rolled(d1, 3)), []int32{1, 2}, false},
+		{"phase 1: Deployment status stale", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.seen = 3 })), []int32{1, 2}, false},
+		{"phase 1: a replica not updated", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.updated = 1 })), []int32{1, 2}, false},
+		{"phase 1: a replica not ready", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.ready = 1 })), []int32{1, 2}, false},
+		{"phase 1: a replica not available", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.available = 1 })), []int32{1, 2}, false},
+		{"phase 1: an old pod terminating", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.terminating = 1 })), []int32{1, 2}, false},
+		{"phase 1: a surge pod beyond spec", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.replicas = 3 })), []int32{1, 2}, false},
+		{"phase 1: spec asks for more", obs(phase1), refOf(with(rolled(dp1, 4), func(d *dep) { d.want = 3 })), []int32{1, 2}, false},
+		{"phase 1: control plane asleep", obs(phase1), &dep{digest: dp1, gen: 4, seen: 4}, []int32{1, 2}, false},
+		{"phase 2 starts", obs(phase1), refOf(rolled(dp1, 4)), []int32{2, 1}, false},
+		{"phase 2: pods not rolled, no rewrite yet", obs(phase2), refOf(rolled(dp1, 4)), []int32{2, 1}, false},
+		{"phase 2: Deployment status stale, no rewrite yet", obs(phase2), refOf(with(rolled(dp2, 5), func(d *dep) { d.seen = 4 })), []int32{2, 1}, false},
+		{"phase 2: rewrite", obs(phase2), refOf(rolled(dp2, 5)), []int32{2, 1}, true},
+		{"phase 2: rewrite kept while running", obs(phase2, rewriteJobKey(2), job(0)), refOf(with(rolled(dp2, 5), func(d *dep) { d.ready = 1 })), []int32{2, 1}, true},
+		{"phase 2: old key kept while the Deployment rolls", obs(phase2, rewriteJobKey(2), job(1)), refOf(with(rolled(dp2, 5), func(d *dep) { d.terminating = 1 })), []int32{2, 1}, true},
+		{"phase 3: old key dropped", obs(phase2, rewriteJobKey(2), job(1)), refOf(rolled(dp2, 5)), []int32{2}, false},
 	} {
-		p, errs := planEnc(t, fntest.Call{Spec: spec, Required: rootRequired(encRoot), Observed: c.observed})
+		req := rootRequired(encRoot)
+		req[requiredControlPlaneDeployment] = nil
+		if c.dep != nil {
+			req[requiredControlPlaneDeployment] = []string{c.dep.String()}
+		}
+		p, errs := planEnc(t, fntest.Call{Spec: spec, Required: req, Observed: c.observed})
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", c.name, errs)
 		}
@@ -223,6 +265,22 @@ func TestEncryptionRotation(t *testing.T) {
 	}
 }
 
+// TestEncryptionRequiresControlPlaneDeployment: the Deployment asked for
+// is Kamaji's, named as the TenantControlPlane in the cluster's namespace
+// (Kamaji e51909fa internal/resources/k8s_deployment_resource.go:54-59).
+func TestEncryptionRequiresControlPlaneDeployment(t *testing.T) {
+	p, errs := planEnc(t, fntest.Call{Spec: `{}`, Required: rootRequired(encRoot), Observed: map[string]string{nameKamajiControlPlane: observedKCPWith("", 1, 1, 2)}})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	sel := p.Requirements[requiredControlPlaneDeployment]
+	if sel.GetApiVersion() != "apps/v1" || sel.GetKind() != "Deployment" || sel.GetMatchName() != "demo" || sel.GetNamespace() != "tenant-demo" {
+		t.Errorf("requirement %v", sel)
+	}
+}
+
+func refOf[T any](v T) *T { return &v }
+
 func TestRewriteJob(t *testing.T) {
 	j := rewriteJob(function.Identity{Namespace: "tenant-demo", Name: "demo"}, 2, "registry.k8s.io/kubectl:v1.35.6", []string{"secrets", "configmaps"})
 	c := j.Spec.Template.Spec.Containers[0]
@@ -234,6 +292,12 @@ func TestRewriteJob(t *testing.T) {
 		t.Errorf("Job volumes %+v", j.Spec.Template.Spec.Volumes)
 	}
 	var _ batchv1.Job = *j
+	// 1 GiB limit: 256 MiB of listed objects (256 Secrets at their 1 MiB
+	// cap) at 4x decoding overhead; the request stays 128 MiB.
+	res := c.Resources
+	if res.Limits.Memory().Value() != 256*1<<20*4 || res.Requests.Memory().Value() != 128<<20 {
+		t.Errorf("Job memory request %v limit %v, want 128Mi and 1Gi", res.Requests.Memory(), res.Limits.Memory())
+	}
 }
 
 func TestEncryptionKeyGenerationOnlyIncreases(t *testing.T) {

@@ -26,6 +26,12 @@ const (
 	// generation it was last written with by a rewrite.
 	AnnotationKeyGeneration = "encryption.tenantkube.io/key-generation"
 	rewriteKubeconfigDir    = "/etc/tenantkube/kubeconfig"
+	// rewriteMemoryLimit bounds the Job's kubectl, which holds one
+	// unchunked LIST of each resource whole, decoded: 1 GiB holds
+	// 256 MiB of stored objects at 4x decoding overhead (bytes read,
+	// JSON, unstructured maps), e.g. 256 Secrets at their 1 MiB cap
+	// (k8s.io/api core/v1 types.go MaxSecretSize) or ~65,000 of 4 KiB.
+	rewriteMemoryLimit = "1Gi"
 )
 
 // rewriteJobKey is the composed-resource name of the rewrite to gen.
@@ -38,7 +44,8 @@ func rewriteJobKey(gen int32) string { return fmt.Sprintf("%s%d", namePrefixRewr
 // non-root, read-only container without capabilities.
 func rewriteJob(id function.Identity, gen int32, image string, resources []string) *batchv1.Job {
 	name := id.Prefixed(rewriteJobKey(gen))
-	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	limits := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse(rewriteMemoryLimit)}
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: id.Namespace, Labels: id.Labels()},
@@ -59,7 +66,7 @@ func rewriteJob(id function.Identity, gen int32, image string, resources []strin
 						Args: []string{"annotate", strings.Join(resources, ","), "--all", "--all-namespaces", "--overwrite",
 							fmt.Sprintf("%s=%d", AnnotationKeyGeneration, gen)},
 						Env:       []corev1.EnvVar{{Name: "KUBECONFIG", Value: rewriteKubeconfigDir + "/" + function.KubeconfigSecretKey}},
-						Resources: corev1.ResourceRequirements{Requests: small, Limits: small},
+						Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

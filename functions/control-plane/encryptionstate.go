@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/encryption"
 	"github.com/tenantkube/tenantkube/internal/function"
-	kamajiv1alpha2 "github.com/tenantkube/tenantkube/internal/upstream/kamaji/v1alpha2"
 )
 
 // currentKeys is the key set the cluster's API servers run with, which
@@ -132,48 +135,52 @@ func (s *scope) observeEncryption(cur encryption.KeySet, resources []string) enc
 		return encryption.Observation{}
 	}
 	digest := encryption.Digest(data[encryption.ConfigKey])
-	kcp, ok, err := observedKCP(s)
-	if err != nil || !ok {
-		return encryption.Observation{}
+	deps, _, err := function.Required[appsv1.Deployment](s.r, requiredControlPlaneDeployment)
+	if err != nil || len(deps) != 1 {
+		return encryption.Observation{} // not observed: the rotation waits
 	}
-	o := encryption.Observation{RolledOut: rolledOut(kcp, digest)}
+	o := encryption.Observation{RolledOut: rolledOut(deps[0], digest)}
 	o.Rewritten = o.RolledOut && s.rewritten(cur.Write)
 	return o
 }
 
-// rolledOut says whether every pod of kcp runs with the configuration of
-// digest: its pods carry the digest, and the provider reports, for the
-// KamajiControlPlane's current generation (the KamajiControlPlaneIsInitialized
-// condition's observedGeneration, provider v0.20.0
-// controllers/kamajicontrolplane_controller.go:293-304), as many
-// up-to-date and ready replicas as it asks for (the CRD's default 2), at
-// least one.
-func rolledOut(kcp *kamajiv1alpha2.KamajiControlPlane, digest string) bool {
-	d := kcp.Spec.Deployment
-	if d == nil || d.PodAdditionalMetadata == nil || d.PodAdditionalMetadata.Annotations[AnnotationEncryptionConfig] != digest {
-		return false
-	}
-	fresh := false
-	for _, c := range kcp.Status.Conditions {
-		if c.Type == kcpInitializedCondition && c.ObservedGeneration == kcp.Generation && kcp.Generation > 0 {
-			fresh = true
-		}
-	}
-	want := int32(2)
-	if kcp.Spec.Replicas != nil {
-		want = *kcp.Spec.Replicas
-	}
-	st := kcp.Status
-	// A control plane at zero replicas (hibernating) confirms nothing.
-	return fresh && want > 0 && st.Replicas == want && st.UpToDateReplicas == want && st.ReadyReplicas == want
+// requiredControlPlaneDeployment is Kamaji's Deployment of the control
+// plane: named as the TenantControlPlane (the KamajiControlPlane's name),
+// in its namespace (Kamaji e51909fa
+// internal/resources/k8s_deployment_resource.go:54-59).
+const requiredControlPlaneDeployment = "encryption-control-plane-deployment"
+
+// requireControlPlaneDeployment asks Crossplane for that Deployment.
+func (s *scope) requireControlPlaneDeployment(p *function.Plan) {
+	p.Require(requiredControlPlaneDeployment, &fnv1.ResourceSelector{
+		ApiVersion: "apps/v1", Kind: "Deployment",
+		Match:     &fnv1.ResourceSelector_MatchName{MatchName: s.t.ID.Name},
+		Namespace: proto.String(s.t.ID.Namespace),
+	})
 }
 
-// kcpInitializedCondition is the provider's condition whose
-// observedGeneration it sets with the replica counts (provider v0.20.0
-// api/v1alpha2/kamajicontrolplane_conditions.go:14).
-const kcpInitializedCondition = "KamajiControlPlaneIsInitialized"
-
-// observedKCP is the observed KamajiControlPlane.
-func observedKCP(s *scope) (*kamajiv1alpha2.KamajiControlPlane, bool, error) {
-	return function.Observed[kamajiv1alpha2.KamajiControlPlane](s.r, nameKamajiControlPlane)
+// rolledOut says whether every pod of the control plane's Deployment d
+// runs with the configuration of digest. The KamajiControlPlane's status
+// does not say it: the provider copies the TenantControlPlane's counts
+// and stamps the new generation in one reconcile (provider v0.20.0
+// controllers/kamajicontrolplane_controller.go:170-174, 293-305), and
+// Kamaji copies the status of a Deployment it has just updated (Kamaji
+// e51909fa internal/resources/k8s_deployment_resource.go:111-117). So d
+// itself must have observed its spec (status.observedGeneration ==
+// metadata.generation), its pod template carry the digest (Kamaji puts
+// podAdditionalMetadata.annotations there, e51909fa
+// internal/builders/controlplane/deployment.go:84), and every replica it
+// asks for (at least one: a control plane at zero, hibernating, confirms
+// nothing) be updated, ready and available, none terminating.
+func rolledOut(d *appsv1.Deployment, digest string) bool {
+	if d.Generation == 0 || d.Status.ObservedGeneration != d.Generation || d.Spec.Template.Annotations[AnnotationEncryptionConfig] != digest {
+		return false
+	}
+	want := int32(1) // the Deployment's default replicas (k8s.io/api apps/v1 DeploymentSpec.Replicas)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	return want > 0 && st.Replicas == want && st.UpdatedReplicas == want && st.ReadyReplicas == want &&
+		st.AvailableReplicas == want && ptr.Deref(st.TerminatingReplicas, 0) == 0
 }
