@@ -52,8 +52,8 @@ bin/crd-ref-docs: tools/crd-ref-docs/go.mod tools/crd-ref-docs/go.sum tools/crd-
 		-o ../../bin/crd-ref-docs github.com/elastic/crd-ref-docs >&2
 
 # Live end-to-end components (test/e2e): etcd, CoreDNS (only the plugins
-# tools/coredns/main.go imports), kube-apiserver, kube-controller-manager
-# and crane (the loopback OCI registry).
+# tools/coredns/main.go imports), kube-apiserver, kube-controller-manager,
+# kubectl and crane (the loopback OCI registry).
 bin/etcd: tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
 	@echo "building bin/etcd (etcd $(ETCD_VERSION))" >&2
 	cd tools/etcd && $(GO) build -trimpath -ldflags '-s -w' -o ../../bin/etcd . >&2
@@ -71,6 +71,11 @@ bin/kube-controller-manager: tools/kubernetes/go.mod tools/kubernetes/go.sum too
 	@echo "building bin/kube-controller-manager (Kubernetes $(KUBERNETES_VERSION))" >&2
 	cd tools/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' \
 		-o ../../bin/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager >&2
+
+bin/kubectl: tools/kubernetes/go.mod tools/kubernetes/go.sum tools/kubernetes/tools.go
+	@echo "building bin/kubectl (Kubernetes $(KUBERNETES_VERSION))" >&2
+	cd tools/kubernetes && $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' \
+		-o ../../bin/kubectl k8s.io/kubernetes/cmd/kubectl >&2
 
 bin/crane: tools/crane/go.mod tools/crane/go.sum tools/crane/tools.go
 	@echo "building bin/crane (go-containerregistry)" >&2
@@ -117,7 +122,7 @@ CONTROLLER_TOOLS := bin/capi-manager bin/capi-kubeadm-bootstrap bin/capk-manager
 controllers: ## Build the upstream controllers the live test runs (Cluster API, CAPK, Flux) into ./bin (once).
 	@for b in $(CONTROLLER_TOOLS); do $(MAKE) --no-print-directory $$b; done
 
-E2E_TOOLS := bin/etcd bin/coredns bin/kube-apiserver bin/kube-controller-manager bin/crane bin/crossplane bin/crossplane-core
+E2E_TOOLS := bin/etcd bin/coredns bin/kube-apiserver bin/kube-controller-manager bin/kubectl bin/crane bin/crossplane bin/crossplane-core
 
 .PHONY: e2e-tools
 e2e-tools: $(E2E_TOOLS) ## Build the live end-to-end components into ./bin (once).

@@ -214,6 +214,22 @@ func pipelineCases(root string) []pipelineCase {
 				"kind: Job\n", "  name: demo-encryption-rewrite-2\n", "        - encryption.tenantkube.io/key-generation=2\n", "    phase: Rewriting\n",
 				"reason: RotatingKey\n", "        tenantkube.io/encryption-config: 669e8356d394add6\n",
 			}},
+		// Phase 1 of the same rotation: generation 1 alone runs on every
+		// pod (the Secret of the golden "encryption"), keyGeneration 2
+		// adds generation 2 for reads; the pods keep the digest of the
+		// observed configuration until the Secret holds the new one.
+		{name: "encryption-read-key", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
+			observed: data("observed-encryption-read-key"), contains: []string{
+				"  name: demo-encryption-config\n", "    phase: AddingReadKey\n", "reason: RotatingKey\n",
+				"        tenantkube.io/encryption-config: 29e0d68341f008ef\n",
+			}},
+		// Phase 3: the rewrite Job reports a succeeded pod; generation 1
+		// is dropped and the Job leaves the desired state.
+		{name: "encryption-rotated", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
+			observed: data("observed-encryption-rotated"), contains: []string{
+				"  name: demo-encryption-config\n", "    phase: Stable\n", "reason: Encrypted\n",
+				"        tenantkube.io/encryption-config: 669e8356d394add6\n",
+			}},
 		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},
 		{name: "fatal-platform-cidr", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-fatal-cidr.yaml")},

@@ -69,13 +69,16 @@ import (
 //     composed from the keys the backup carried; the token issued before the backup authenticates
 //     as its ServiceAccount, with the UID it had before (a TokenReview of the
 //     restored API server), while the same token with a broken signature
-//     is refused.
+//     is refused;
+//   - then a key rotation from generation 1 to 2 on an etcd and
+//     kube-apiserver of their own, with the configurations of each phase
+//     the function composes and its rewrite Job played (keyRotation).
 func TestBackupRestore(t *testing.T) {
 	e := newBackupEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	keys := renderedEncryption(t, e)
+	keys := renderedEncryption(t, e, "encryption")
 	src, err := e.startTenantAPIWith("backup-src", tenantAPIOptions{encryptionConfig: keys[encryption.ConfigKey]})
 	if err != nil {
 		fatal(t, err)
@@ -108,6 +111,8 @@ func TestBackupRestore(t *testing.T) {
 	}
 	restored := e.restoreControlPlane(t, "restored", db, opened, "", cfg[encryption.ConfigKey])
 	w.checkRestored(ctx, t, restored, restoredClient(t, src, restored))
+
+	t.Run("key rotation", func(t *testing.T) { keyRotation(ctx, t, e) })
 }
 
 // encryptionRole is the role of the cluster's encryption Secret in a
@@ -115,11 +120,11 @@ func TestBackupRestore(t *testing.T) {
 const encryptionRole = "encryption-config"
 
 // renderedEncryption is the data of the Secret demo-encryption-config of
-// the render golden "encryption": the EncryptionConfiguration and key set
-// the control-plane function composes for a new cluster.
-func renderedEncryption(t *testing.T, e *env) map[string][]byte {
+// the render golden golden ("encryption": the EncryptionConfiguration and
+// key set the control-plane function composes for a new cluster).
+func renderedEncryption(t *testing.T, e *env, golden string) map[string][]byte {
 	t.Helper()
-	objs, err := decodeFile(e.path("test", "testdata", "control-plane", "encryption.golden.yaml"))
+	objs, err := decodeFile(e.path("test", "testdata", "control-plane", golden+".golden.yaml"))
 	if err != nil {
 		fatalf(t, "read the render golden: %v", err)
 	}
@@ -543,7 +548,7 @@ func newBackupEnv(t *testing.T) *env {
 	if d := os.Getenv("E2E_BIN"); d != "" {
 		e.bin = d
 	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kubectl"} {
 		if _, err := os.Stat(e.binary(b)); err != nil {
 			fatalf(t, "bin/%s is missing: run make e2e-tools: %v", b, err)
 		}

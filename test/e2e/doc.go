@@ -110,6 +110,24 @@
 //     e51909fa internal/builders/controlplane/deployment.go:78-101 and
 //     konnectivity_server.go:270-276, finer lines at each field there.
 //
+// The rotation's rewrite Job (the Job N-encryption-rewrite-G the
+// control-plane function composes, functions/control-plane/encryptionrewrite.go;
+// TestBackupRestore's key rotation, playRewriteJob in rotation_test.go):
+// no kubelet runs a pod here, so its one container is played as that pod
+// would run it, from the Job of the render golden encryption-rewrite: the
+// container sets no command, so its args go to the image's entrypoint
+// (registry.k8s.io/kubectl, kubernetes/kubernetes 109cf682
+// build/server-image/kubectl/Dockerfile:34, ENTRYPOINT ["/bin/kubectl"]),
+// here bin/kubectl (Kubernetes v1.36.3, tools/kubernetes; the image is
+// tagged with the cluster's patch, v1.35.6 in the golden, whose
+// pkg/cmd/annotate/annotate.go is the same file in k8s.io/kubectl v0.35.1
+// and v0.36.3: a merge patch per object, lines 361-377); its env as the
+// spec sets it, KUBECONFIG pointing into the mount of its Secret volume
+// (N-admin-kubeconfig, item super-admin.svc), here a directory holding
+// that item as playKamaji writes it. The pod's security context, resources
+// and back-off are not played; the run must succeed, as the function waits
+// for a succeeded pod (encryptionrewrite.go, rewritten).
+//
 // Cozystack etcd-operator (github.com/cozystack/etcd-operator v0.5.4),
 // backup_test.go, etcdpeers_test.go:
 //   - internal/agent/snapshot.go:121-148, 180-195: the snapshot, clientv3's

@@ -176,7 +176,7 @@ func (e *env) startTenantAPIWith(name string, o tenantAPIOptions) (*tenantAPI, e
 		args = append(args, "--etcd-prefix="+o.etcdPrefix)
 	}
 	if o.encryptionConfig != nil {
-		f := filepath.Join(ta.dir, "encryption", "encryption-configuration.yaml")
+		f := encryptionConfigPath(ta.dir)
 		if err := writeFiles(filepath.Dir(f), map[string][]byte{filepath.Base(f): o.encryptionConfig}); err != nil {
 			return nil, err
 		}
@@ -217,6 +217,12 @@ func (e *env) startTenantAPIWith(name string, o tenantAPIOptions) (*tenantAPI, e
 		return nil, err
 	}
 	return ta, nil
+}
+
+// encryptionConfigPath is where the kube-apiserver of the control plane in
+// dir reads its EncryptionConfiguration.
+func encryptionConfigPath(dir string) string {
+	return filepath.Join(dir, "encryption", "encryption-configuration.yaml")
 }
 
 // kubeconfigFor is an admin kubeconfig for server, with the client
