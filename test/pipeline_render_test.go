@@ -223,9 +223,10 @@ func pipelineCases(root string) []pipelineCase {
 				"  name: demo-encryption-config\n", "    phase: AddingReadKey\n", "reason: RotatingKey\n",
 				"        tenantkube.io/encryption-config: 29e0d68341f008ef\n",
 			}},
-		// Phase 3: the rewrite Job reports a succeeded pod; generation 1
-		// is dropped and the Job leaves the desired state.
-		{name: "encryption-rotated", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
+		// Phase 3: every pod of Kamaji's Deployment on phase 2's
+		// configuration and the rewrite Job reports a succeeded pod;
+		// generation 1 is dropped and the Job leaves the desired state.
+		{name: "encryption-rotated", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml"), data("encryption-rewrite-deployment.yaml")},
 			observed: data("observed-encryption-rotated"), contains: []string{
 				"  name: demo-encryption-config\n", "    phase: Stable\n", "reason: Encrypted\n",
 				"        tenantkube.io/encryption-config: 669e8356d394add6\n",
