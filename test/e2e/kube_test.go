@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,14 +29,32 @@ import (
 
 const fieldOwner = "tenantkube-e2e"
 
-// freePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+// handedOut holds every port freePort returned in this process: the kernel
+// may hand a closed ephemeral port out again, and two components given the
+// same port fail to bind.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort returns a TCP port on 127.0.0.1 that nothing listens on now and
+// that no earlier call returned.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 64 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no port on 127.0.0.1 left that was not handed out before")
 }
 
 // decodeYAML splits a multi-document YAML stream into objects.
