@@ -18,6 +18,7 @@ import (
 	"github.com/tenantkube/tenantkube/apis/v1alpha1"
 	input "github.com/tenantkube/tenantkube/functions/addons/input/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/maintenance"
 	"github.com/tenantkube/tenantkube/internal/platform"
 	"github.com/tenantkube/tenantkube/internal/storageclass"
 )
@@ -105,7 +106,11 @@ func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy,
 	if err != nil {
 		return nil, err
 	}
-	objs, err := Render(t.ID, t.Spec, in, suspend, tokens)
+	d, held, err := holdForWindow(t, in, r, now)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := Render(t.ID, t.Spec, held.in, suspend, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +156,9 @@ func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy,
 			charts.Skipped, function.LabelCluster, t.ID.Name, t.ID.Namespace, in.MaxCleanupObjects))
 	}
 	p.Status = map[string]any{"addons": status}
+	if err := maintenance.Report(p, r, d, renderedOnly(held.changes, objs)); err != nil {
+		return nil, field.InternalError(field.NewPath("status", "maintenance"), err)
+	}
 	if t.Namespaced && !r.ControlPlaneComposed() {
 		// A namespaced cluster waiting for its tenant's DataStore: no release,
 		// chart source or Usage

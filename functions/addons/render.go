@@ -46,6 +46,10 @@ const (
 // HelmRelease: addon-<release>.
 func ComposedReleaseName(release string) string { return "addon-" + release }
 
+// composedOCIRepositoryName is the composed-resource name of a release's
+// managed OCIRepository: ocirepository-<release>.
+func composedOCIRepositoryName(release string) string { return "ocirepository-" + release }
+
 // ComposedUsageName is the composed-resource name of the Usage that keeps
 // the KamajiControlPlane until a release's HelmRelease is gone:
 // usage-kamajicontrolplane-by-addon-<release>.
@@ -345,7 +349,7 @@ func managedSource(id function.Identity, release string, src *input.ChartSource,
 		return &Object{Name: "helmrepository-" + src.Repository, Obj: repo}
 	case input.KindOCIRepository:
 		meta.Name = id.Prefixed(release)
-		return &Object{Name: "ocirepository-" + release, Obj: &sourcev1.OCIRepository{
+		return &Object{Name: composedOCIRepositoryName(release), Obj: &sourcev1.OCIRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourceAPIVersion, Kind: sourcev1.OCIRepositoryKind},
 			ObjectMeta: meta,
 			Spec: sourcev1.OCIRepositorySpec{

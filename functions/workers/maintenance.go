@@ -142,14 +142,9 @@ type rollGate struct {
 // as the control-plane step decided it (window, rollNow, the spread and a
 // roll finishing after its window: maintenance.Admission), when it did.
 func newRollGate(r *function.Request, policy maintenance.Policy, now time.Time) (*rollGate, error) {
-	d := maintenance.Decide(policy, now)
-	var a maintenance.Admission
-	ok, err := r.ContextValue(maintenance.ContextKey, &a)
+	d, err := maintenance.Current(r, policy, now)
 	if err != nil {
 		return nil, err
-	}
-	if ok {
-		d = d.Follow(a)
 	}
 	return &rollGate{decision: d}, nil
 }

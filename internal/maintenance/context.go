@@ -1,5 +1,11 @@
 package maintenance
 
+import (
+	"time"
+
+	"github.com/tenantkube/tenantkube/internal/function"
+)
+
 // ContextKey is the pipeline context key of the control-plane step's
 // decision (Admission), which the workers step follows.
 const ContextKey = "tenantkube.io/maintenance"
@@ -18,4 +24,21 @@ type Admission struct {
 func (d Decision) Follow(a Admission) Decision {
 	d.Platform, d.Reason = a.Platform, a.Reason
 	return d
+}
+
+// Current is p's decision at now, with the platform's part as the
+// control-plane step decided it (window, rollNow, the spread and a roll
+// finishing after its window: the Admission under ContextKey), when it
+// did; the later steps (workers, addons) follow it.
+func Current(r *function.Request, p Policy, now time.Time) (Decision, error) {
+	d := Decide(p, now)
+	var a Admission
+	ok, err := r.ContextValue(ContextKey, &a)
+	if err != nil {
+		return Decision{}, err
+	}
+	if ok {
+		d = d.Follow(a)
+	}
+	return d, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -132,8 +133,21 @@ type ChartSource struct {
 	Chart string `json:"chart,omitempty"`
 	// Version of the chart (HelmRepository: a version or semver range;
 	// managed OCIRepository: the tag).
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Version string `json:"version,omitempty"`
+	// EarlierVersions are earlier versions of this source (each like
+	// version: a HelmRepository's chart version, a managed
+	// OCIRepository's tag at url) that a running add-on keeps until its
+	// cluster's maintenance window; a running version not listed moves to
+	// version at once. Each must take the values the current layout
+	// renders (docs/platform-guide.md, Maintenance windows).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	// +listType=atomic
+	// +optional
+	EarlierVersions []string `json:"earlierVersions,omitempty"`
 	// ValuesLayout of the chart: Upstream or Wrapped.
 	// +optional
 	ValuesLayout ValuesLayout `json:"valuesLayout,omitempty"`
@@ -382,7 +396,7 @@ func Releases() []string {
 }
 
 func (s *ChartSource) defaultFrom(def ChartSource, release string) {
-	if *s == (ChartSource{}) {
+	if s.isZero() {
 		*s = def
 		return
 	}
@@ -402,6 +416,9 @@ func (s *ChartSource) defaultFrom(def ChartSource, release string) {
 	fill((*string)(&s.ValuesLayout), string(LayoutUpstream))
 	fill(&s.WrapperKey, def.WrapperKey)
 }
+
+// isZero reports whether s sets no field.
+func (s *ChartSource) isZero() bool { return reflect.ValueOf(*s).IsZero() }
 
 func fill(dst *string, def string) {
 	if *dst == "" {

@@ -239,6 +239,10 @@ func (s *Settings) validateAddons(p *field.Path) field.ErrorList {
 			add(err)
 			continue
 		}
+		if verrs := src.validateVersions(cp); len(verrs) > 0 {
+			errs = append(errs, verrs...)
+			continue
+		}
 		if src.Kind == KindHelmRepository && src.URL != "" {
 			if prev, ok := repoURLs[src.Repository]; ok && prev != src.URL {
 				errs = append(errs, field.Invalid(cp.Child("url"), src.URL,
