@@ -48,6 +48,8 @@ func TestAddonsRender(t *testing.T) {
 		admitted bool
 		// required: a file of required resources ("" for none).
 		required string
+		// clock: the functions' clock (zero: the time).
+		clock time.Time
 	}{
 		{name: "defaults", xr: "xr-defaults.yaml"},
 		{name: "everything", xr: "xr-everything.yaml"},
@@ -76,6 +78,18 @@ func TestAddonsRender(t *testing.T) {
 		{name: "talos-waiting", xr: "../workers/xr-talos.yaml", contains: []string{
 			"    talos-bootstrap-token:\n      message: waiting for the Talos CA Secret demo-talos-ca, from which the bootstrap\n",
 		}},
+		// At 12:00 UTC, outside the default window (every day 01:00 UTC
+		// for 4h): cilium keeps its listed earlier chart 1.18.2 and says
+		// so, the next window opening 2026-12-08T01:00:00Z; coredns's
+		// unlisted 1.40.0 moves to the settings' 1.43.3.
+		{name: "maintenance-held", xr: "xr-defaults.yaml", composition: "composition-maintenance.yaml", observed: "observed-held.yaml",
+			clock: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC), contains: []string{
+				"      chart: cilium\n",
+				"      version: 1.18.2\n",
+				"      version: 1.43.3\n",
+				"    - from: 1.18.2\n      reason: the platform changed the add-on's chart version\n      to: 1.18.4\n      what: addon/cilium\n",
+				"    nextWindowStart: \"2026-12-08T01:00:00Z\"\n",
+			}},
 		{name: "fatal-hami", xr: "xr-fatal-hami.yaml", fatal: "spec.addons.hami.enabled", admitted: true},
 		{name: "fatal-ouroboros-ingress", xr: "xr-fatal-ouroboros-ingress.yaml", fatal: "spec.addons.ouroboros.enabled", admitted: true},
 		{name: "fatal-ouroboros-gateway", xr: "xr-fatal-ouroboros-gateway.yaml", fatal: "spec.addons.ouroboros.valuesOverride.controller.gatewayApi.enabled"},
@@ -96,6 +110,7 @@ func TestAddonsRender(t *testing.T) {
 				Stderr:      &bytes.Buffer{},
 
 				SkipXRValidation: c.admitted,
+				Clock:            c.clock,
 			}
 			if c.observed != "" {
 				opts.Observed = filepath.Join(root, "test", addonsTestdata, c.observed)
