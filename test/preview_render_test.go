@@ -30,8 +30,10 @@ const previewTestdata = "testdata/preview"
 // function holds the group's version until the control plane reports the
 // new one). The same diskSize change read from `kubectl get -o yaml`
 // output (one List, with the API server's metadata and status) previews
-// the same. docs/tenant-guide.md shows the diskSize and version previews
-// as they are.
+// the same. A cluster running an earlier cilium chart the platform still
+// lists keeps it outside its window, and the preview says what waits.
+// docs/tenant-guide.md shows the diskSize, version, hibernation and
+// held add-on previews as they are.
 func TestPreview(t *testing.T) {
 	root := repoRoot(t)
 	requireTools(t, root)
@@ -142,12 +144,62 @@ func TestPreview(t *testing.T) {
 		inGuide(t, out)
 	})
 
+	t.Run("addon-held", func(t *testing.T) {
+		// The cluster runs cilium's chart 1.18.2, which the platform still
+		// lists beside its version 1.18.4; at 12:00 UTC the default window
+		// (every day 01:00 UTC for 4h) is closed: the release keeps 1.18.2
+		// and the preview says it waits for 2026-12-08T01:00:00Z.
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		running := filepath.Join(t.TempDir(), "observed.yaml")
+		writeWithCiliumChart(t, running, current, "1.18.4", "1.18.2")
+		o := opts(example("xr.yaml"), running)
+		o.Required = append(o.Required, data("platform-cilium-earlier.yaml"))
+		o.Clock = time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+		rep, err := render.Preview(ctx, o)
+		if err != nil {
+			t.Fatalf("preview: %v", err)
+		}
+		out := rep.String()
+		index(t, out, "maintenance: 1 change(s) wait for the window opening at 2026-12-08T01:00:00Z")
+		index(t, out, "maintenance: addon/cilium 1.18.2 -> 1.18.4 (the platform changed the add-on's chart version)")
+		if strings.Contains(out, "HelmRelease demo-cilium") {
+			t.Errorf("the preview changes cilium's release while its chart waits:\n%s", out)
+		}
+		compareGolden(t, data("addon-held.golden.txt"), []byte(out))
+		inGuide(t, out)
+	})
+
 	t.Run("kubectl-list", func(t *testing.T) {
 		live := filepath.Join(t.TempDir(), "live.yaml")
 		writeKubectlList(t, live, current)
 		out := preview(t, data("xr-disksize.yaml"), live)
 		compareGolden(t, data("disksize.golden.txt"), []byte(out))
 	})
+}
+
+// writeWithCiliumChart writes the observed objects of file with cilium's
+// HelmRelease at chart version to instead of from.
+func writeWithCiliumChart(t *testing.T, path, file, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(b), "\n---\n")
+	n := 0
+	for i, doc := range docs {
+		if strings.HasPrefix(doc, "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n") && strings.Contains(doc, "\n  name: demo-cilium\n") {
+			docs[i] = strings.Replace(doc, "      version: "+from+"\n", "      version: "+to+"\n", 1)
+			n++
+		}
+	}
+	if n != 1 || !strings.Contains(strings.Join(docs, ""), "      version: "+to+"\n") {
+		t.Fatalf("%s: no cilium HelmRelease at chart %s", file, from)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(docs, "\n---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writeKubectlList writes the observed objects of file as `kubectl get -o
