@@ -59,6 +59,7 @@ var (
 	gvkDataStore          = schema.GroupVersionKind{Group: "kamaji.clastix.io", Version: "v1alpha1", Kind: "DataStore"}
 	gvkClusterRoleBinding = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"}
 	gvkHR                 = schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}
+	gvkHelmChart          = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "HelmChart"}
 	gvkConfigMap          = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	gvkUsage              = schema.GroupVersionKind{Group: "protection.crossplane.io", Version: "v1beta1", Kind: "Usage"}
 	gvkDeployment         = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
