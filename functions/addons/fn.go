@@ -28,8 +28,8 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
-	// now is the clock hibernation schedules are read on (nil:
-	// function.Clock).
+	// now is the clock hibernation schedules and maintenance windows are
+	// read on (nil: function.Clock).
 	now func() time.Time
 }
 
@@ -91,7 +91,9 @@ func readInput(r *function.Request, rsp *fnv1.RunFunctionResponse) (*input.Addon
 // KamajiControlPlane, only what is observed. For bad input it returns every
 // problem spec.Validate and CheckTenantInput find (an aggregate of
 // *field.Error naming each field), else Render's *field.Error. The
-// releases are suspended as releasesSuspended says at the clock now.
+// releases are suspended as releasesSuspended says at the clock now; a
+// changed chart version waits for the maintenance window as
+// holdForWindow says, reported in status.maintenance.
 func plan(t *function.Cluster, in *input.AddonsInput, hosts function.HostPolicy, r *function.Request, now time.Time) (*function.Plan, error) {
 	p := &function.Plan{}
 	p.Require(function.RequirementNamespace, function.NamespaceSelector(t.ID))
