@@ -191,7 +191,7 @@ func (s *scope) rollRecords() ([]maintenance.Roll, bool) {
 
 // composeRollRecord labels the cluster's management namespace while it
 // waits or rolls, asks for the records while it needs a slot, and passes
-// the decision to the workers step (maintenance.ContextKey).
+// the decision to the workers and addons steps (maintenance.ContextKey).
 func (s *scope) composeRollRecord(p *function.Plan) field.ErrorList {
 	if s.requireRollRecords {
 		for _, state := range rollStates {

@@ -7,7 +7,7 @@ import (
 )
 
 // ContextKey is the pipeline context key of the control-plane step's
-// decision (Admission), which the workers step follows.
+// decision (Admission), which the workers and addons steps follow.
 const ContextKey = "tenantkube.io/maintenance"
 
 // Admission is the decision the control-plane step passes on: whether the
