@@ -18,7 +18,8 @@ import (
 // planAt is plan at the clock now, with the cluster's hibernation
 // (internal/hibernation): while its node groups are held down
 // (Decision.WorkersDown), holdDown, and WorkersReady says it sleeps
-// while asleep; while it is not awake, a minimum that
+// while asleep; waking once they are no longer held, wakeToMinimum;
+// while it is not awake, a minimum that
 // no longer fits a quota is reported as what waking needs
 // (wakeCapacity).
 func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Request, now time.Time) (*function.Plan, field.ErrorList) {
@@ -37,6 +38,8 @@ func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Req
 	}
 	if d.WorkersDown(facts.ControlPlaneReady) {
 		holdDown(p, d.ControlPlaneDown())
+	} else if d.State == v1alpha1.HibernationWaking {
+		wakeToMinimum(p, t.Spec, r)
 	}
 	if d.State == v1alpha1.HibernationHibernating || d.State == v1alpha1.HibernationHibernated {
 		p.ReplaceCondition(v1alpha1.ConditionWorkersReady, false, v1alpha1.ReasonSleeping,
@@ -51,10 +54,8 @@ func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Req
 // holdDown changes p's objects so that the node groups go to and stay at
 // zero machines without losing what waking needs:
 //   - each MachineDeployment: spec.replicas 0 and the autoscaler's min and
-//     max size 0. Once the function writes replicas again no more, Cluster
-//     API's webhook raises a MachineDeployment below its min-size to it
-//     (cluster-api v1.13.6 internal/webhooks/machinedeployment.go:385-403),
-//     so the group wakes at minReplicas, which the spec keeps;
+//     max size 0; the spec keeps minReplicas, which waking raises the
+//     group to (wakeToMinimum);
 //   - each MachineHealthCheck: remediation only while at most 0 machines
 //     are unhealthy, i.e. never (cluster-api v1.13.6
 //     internal/controllers/machinehealthcheck/machinehealthcheck_controller.go:749-753);
@@ -81,6 +82,60 @@ func holdDown(p *function.Plan, controlPlaneDown bool) {
 			}
 		}
 	}
+}
+
+// wakeToMinimum writes, on each node group's MachineDeployment whose
+// observed one has fewer Machines than minReplicas (status.replicas),
+// spec.replicas wakeReplicas of the observed spec.replicas; the others
+// stay unwritten (the autoscaler's). Leaving replicas unwritten is not
+// enough: Cluster API's webhook defaults spec.replicas only when the
+// request has none (cluster-api v1.13.6
+// internal/webhooks/machinedeployment.go:356-359), and a 0 another field
+// manager (cluster-autoscaler) also owns stays when Crossplane's apply
+// drops the field, so the group would stay at zero and the cluster
+// Waking.
+func wakeToMinimum(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec, r *function.Request) {
+	mds := map[string]*clusterv1.MachineDeployment{}
+	for _, c := range p.Composed {
+		if o, ok := c.Object.(*clusterv1.MachineDeployment); ok {
+			mds[c.Name] = o
+		}
+	}
+	for g, ng := range spec.NodeGroups {
+		name := machineDeploymentResourceName(g)
+		md, ok := mds[name]
+		if !ok {
+			continue
+		}
+		observedSpec := r.ObservedNumber(name, "spec", "replicas")
+		observedStatus := r.ObservedNumber(name, "status", "replicas")
+		if n, write := wakeReplicas(deref(ng.MinReplicas), deref(ng.MaxReplicas), observedSpec, observedStatus); write {
+			md.Spec.Replicas = &n
+		}
+	}
+}
+
+// wakeReplicas is the spec.replicas of a waking node group with bounds
+// [minimum, maximum] whose observed MachineDeployment has spec.replicas
+// spec and status.replicas machines (0 when absent), and whether it is
+// written: until machines reaches minimum, spec raised to minimum and
+// held to maximum (never above what the tenant's spec allows, whoever
+// wrote spec); from then on nothing, the autoscaler owns it. Machines
+// rather than status.readyReplicas: waking ends on them
+// (hibernation.Facts.WorkersAtMinimum), and a machine that never gets
+// ready is the MachineHealthCheck's to replace, not a reason to keep
+// the autoscaler out.
+func wakeReplicas(minimum, maximum int32, spec, machines float64) (int32, bool) {
+	if machines >= float64(minimum) {
+		return 0, false
+	}
+	switch {
+	case !(spec >= float64(minimum)): // below, or not a number
+		return minimum, true
+	case spec > float64(maximum):
+		return maximum, true
+	}
+	return int32(spec), true
 }
 
 // wakeCapacity turns the pre-flight's MinimumExceedsQuota (warnings and

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +46,9 @@ func runAt(t testing.TB, req *fnv1.RunFunctionRequest, now time.Time) *fnv1.RunF
 // plane is ready), each node group is at zero machines with the
 // autoscaler's bounds at 0/0, its MachineHealthCheck never remediates
 // (unhealthyLessThanOrEqualTo 0) and cluster-autoscaler has no replica;
-// otherwise the function leaves replicas to the autoscaler (unset) with
-// the spec's bounds (1/3) and runs one autoscaler replica.
+// otherwise the function leaves replicas to the autoscaler (unset; but
+// raised to the minimum while waking) with the spec's bounds (1/3) and
+// runs one autoscaler replica.
 func TestHibernationHoldsWorkersDown(t *testing.T) {
 	const group = `nodeGroups: {md0: {minReplicas: 1, maxReplicas: 3}}`
 	nightly := group + "\nhibernation: {schedules: [{start: \"0 22 * * *\", end: \"0 6 * * *\", timeZone: Europe/Berlin}]}"
@@ -82,9 +85,15 @@ func TestHibernationHoldsWorkersDown(t *testing.T) {
 				}
 				return
 			}
-			if replicas != nil || minSize != "1" || maxSize != "3" || remediate == 0.0 || caReplicas != 1.0 {
-				t.Errorf("awake: replicas %v, min %v, max %v, unhealthyLessThanOrEqualTo %v, autoscaler replicas %v; want unset, 1, 3, not 0, 1",
-					replicas, minSize, maxSize, remediate, caReplicas)
+			// Waking with no Machine observed, md0 is raised to its
+			// minimum (TestWakeReplicas).
+			var wantReplicas any
+			if strings.HasPrefix(name, "waking") {
+				wantReplicas = 1.0
+			}
+			if replicas != wantReplicas || minSize != "1" || maxSize != "3" || remediate == 0.0 || caReplicas != 1.0 {
+				t.Errorf("awake: replicas %v, min %v, max %v, unhealthyLessThanOrEqualTo %v, autoscaler replicas %v; want %v, 1, 3, not 0, 1",
+					replicas, minSize, maxSize, remediate, caReplicas, wantReplicas)
 			}
 		})
 	}
@@ -161,6 +170,81 @@ func TestHibernationStopsControllersLast(t *testing.T) {
 			}
 			if want := []any{c.autoscaler, c.ccm, c.csi}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 				t.Errorf("replicas of cluster-autoscaler, cloud controller, CSI controller %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestWakeReplicas: a waking node group with bounds [1, 3] is written
+// spec.replicas until its MachineDeployment has one Machine: the
+// observed spec.replicas raised to 1 and held to 3.
+func TestWakeReplicas(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name           string
+		spec, machines float64
+		want           int32
+		write          bool
+	}{
+		{"asleep at 0 or not observed: raised to the minimum", 0, 0, 1, true},
+		{"raised by the autoscaler already: kept", 2, 0, 2, true},
+		{"above the maximum: held to it", 7, 0, 3, true},
+		{"not a number: the minimum", nan, 0, 1, true},
+		{"a fraction below the minimum: the minimum", 0.5, 0, 1, true},
+		{"at the minimum in Machines: the autoscaler's", 0, 1, 0, false},
+		{"above the minimum in Machines: the autoscaler's", 3, 2, 0, false},
+	} {
+		got, write := wakeReplicas(1, 3, c.spec, c.machines)
+		if write != c.write || write && got != c.want {
+			t.Errorf("%s: wakeReplicas(1, 3, %v, %v) = %d, %t; want %d, %t", c.name, c.spec, c.machines, got, write, c.want, c.write)
+		}
+	}
+	if _, write := wakeReplicas(0, 3, 0, 0); write {
+		t.Errorf("minReplicas 0 with no Machine: written, want the autoscaler's")
+	}
+}
+
+// TestHibernationWakesAtMinimum: waking with the control plane ready,
+// each node group whose MachineDeployment has fewer Machines
+// (status.replicas) than minReplicas gets spec.replicas, the observed
+// one within [minReplicas, maxReplicas]; one at its minimum is left to
+// the autoscaler. md0 [1, 3] has its Machine; md1 [2, 4] observed at
+// spec/status as given.
+func TestHibernationWakesAtMinimum(t *testing.T) {
+	const spec = "nodeGroups: {md0: {minReplicas: 1, maxReplicas: 3}, md1: {minReplicas: 2, maxReplicas: 4}}"
+	noon := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC)
+	md := func(name string, specReplicas, machines int) *structpb.Struct {
+		return mustStruct(t, fmt.Sprintf("{apiVersion: cluster.x-k8s.io/v1beta2, kind: MachineDeployment, metadata: {name: %s-%s, namespace: %s}, spec: {replicas: %d}, status: {replicas: %d}}",
+			testN, name, testNS, specReplicas, machines))
+	}
+	for _, c := range []struct {
+		name             string
+		state            string
+		md1Spec, md1Have int
+		want             any
+	}{
+		{"md1 held at 0 asleep: raised to 2", "Hibernated", 0, 0, 2.0},
+		{"md1 at 3 by the autoscaler, 1 Machine: 3 kept", "Waking", 3, 1, 3.0},
+		{"md1 above its maximum: 4", "Waking", 9, 0, 4.0},
+		{"md1 at its minimum: awake, the autoscaler's", "Waking", 2, 2, nil},
+		{"never asleep: the autoscaler's", "Awake", 0, 0, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := newRequest(t, spec, withInstancetypes(t, "u1.medium"), withXRState(c.state), withControlPlaneReady(t, true),
+				fntest.WithObserved(map[string]*structpb.Struct{
+					machineDeploymentResourceName("md0"): md("md0", 1, 1),
+					machineDeploymentResourceName("md1"): md("md1", c.md1Spec, c.md1Have),
+				}))
+			rsp := runAt(t, req, noon)
+			if got := get(desired(t, rsp, machineDeploymentResourceName("md0")), "spec", "replicas"); got != nil {
+				t.Errorf("md0 (at its minimum) spec.replicas %v, want unset", got)
+			}
+			md1 := desired(t, rsp, machineDeploymentResourceName("md1"))
+			if got := get(md1, "spec", "replicas"); got != c.want {
+				t.Errorf("md1 spec.replicas %v, want %v", got, c.want)
+			}
+			if a, b := get(md1, "metadata", "annotations", annotationAutoscalerMin), get(md1, "metadata", "annotations", annotationAutoscalerMax); a != "2" || b != "4" {
+				t.Errorf("md1 autoscaler bounds %v/%v, want the spec's 2/4", a, b)
 			}
 		})
 	}
