@@ -89,3 +89,27 @@ func TestAdmissionWritesReplicasInDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionNamesMaintenanceDay: the refusal of a bad
+// spec.maintenance.window.days entry names it at admission: the first
+// day that is none of the seven, else the first one repeated.
+func TestAdmissionNamesMaintenanceDay(t *testing.T) {
+	xrd := clusterAdmission(t)
+	window := func(days string) string {
+		return "{maintenance: {window: {start: '02:00', duration: 1h, timeZone: UTC, days: " + days + "}}}"
+	}
+	for days, want := range map[string]string{
+		"[Mon, Xyz]":           "each at most once, not Xyz",
+		"[Mon, xyz, Tue, Tue]": "each at most once, not xyz",
+		"[Tue, Wed, Tue]":      "each at most once, not Tue",
+		"[Sun, Sun]":           "each at most once, not Sun",
+	} {
+		agg := xrd.admit(t, window(days), "").ToAggregate()
+		if agg == nil || !strings.Contains(agg.Error(), want) {
+			t.Errorf("days %s: admission says %v, want %q", days, agg, want)
+		}
+	}
+	if errs := xrd.admit(t, window("[Mon, Tue, Sun]"), ""); len(errs) > 0 {
+		t.Errorf("days [Mon, Tue, Sun]: refused: %v", errs.ToAggregate())
+	}
+}

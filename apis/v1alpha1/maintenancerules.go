@@ -49,9 +49,12 @@ var maintenanceWindowRules = concat([]Rule[MaintenanceWindow]{{
 	[]Rule[MaintenanceWindow]{{
 		RuleDoc: RuleDoc{ID: "maintenance.window.days", Object: "maintenance.window.days", Field: "days", Go: EnforcedValidate},
 		CEL: func() apiextensionsv1.ValidationRule {
+			known := "d in [" + celDays() + "]"
+			// The first unknown day, else the first repeated one.
+			bad := "(self.exists(d, !(" + known + ")) ? self.filter(d, !(" + known + "))[0] : self.filter(d, !self.exists_one(e, e == d))[0])"
 			return apiextensionsv1.ValidationRule{
-				Rule:    "self.all(d, d in [" + celDays() + "]) && self.all(d, self.exists_one(e, e == d))",
-				Message: "days " + msgWindowDay + ", each at most once",
+				Rule:              "self.all(d, " + known + ") && self.all(d, self.exists_one(e, e == d))",
+				MessageExpression: refusal(celExpr(bad), "days "+msgWindowDay+", each at most once"),
 			}
 		},
 		CheckEach: func(w MaintenanceWindow, path *field.Path) field.ErrorList {
