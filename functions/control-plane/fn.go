@@ -22,7 +22,8 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log function.Logger
-	// now is the clock that places backups in their schedule.
+	// now is the clock that places backups in their schedule (nil:
+	// function.Clock).
 	now func() time.Time
 }
 
@@ -51,7 +52,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	p, errs := plan(t, in, hosts, r, f.clock())
+	p, errs := plan(t, in, hosts, r, function.Clock(f.now))
 	if len(errs) > 0 {
 		return function.FatalList(rsp, attributeAll(settings, errs)), nil
 	}
@@ -60,17 +61,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	return rsp, nil
 }
-
-// clock is the function's time: now, or the fixed time of the environment
-// variable ClockEnv (RFC 3339), which `make render` and the render tests
-// set so that their output does not depend on when they run.
-func (f *Function) clock() time.Time { return clockTime(f.now) }
-
-// clockTime is now() or, for nil, the function's time (function.Clock).
-func clockTime(now func() time.Time) time.Time { return function.Clock(now) }
-
-// ClockEnv names the environment variable that fixes the function's clock.
-const ClockEnv = function.ClockEnv
 
 // attributeAll names in the EnvironmentConfig each input field of errs
 // whose value came from there (platform.Settings.Attribute).

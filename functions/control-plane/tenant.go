@@ -109,7 +109,7 @@ func (f *TenantFunction) RunFunction(_ context.Context, req *fnv1.RunFunctionReq
 	if err := r.CompositeSpec(spec); err != nil {
 		return function.Fatal(rsp, err), nil
 	}
-	p, errs := planTenant(r.CompositeString("metadata", "name"), spec, in, r, clockTime(f.now))
+	p, errs := planTenant(r.CompositeString("metadata", "name"), spec, in, r, function.Clock(f.now))
 	if len(errs) > 0 {
 		return function.FatalList(rsp, attributeAll(settings, errs)), nil
 	}
