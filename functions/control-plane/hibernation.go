@@ -75,9 +75,7 @@ func (s *scope) sleepStatus(p *function.Plan) field.ErrorList {
 	d := s.sleep
 	p.Status["hibernation"] = d.Status()
 	if !d.Next.IsZero() {
-		if wait := d.Next.Sub(s.now); p.RunAgainAfter <= 0 || wait < p.RunAgainAfter {
-			p.RunAgainAfter = wait
-		}
+		p.RunAgainWithin(d.Next.Sub(s.now))
 	}
 	hibernated, waking := sleepConditions(d, s.sleepFacts)
 	p.SetCondition(tkv1alpha1.ConditionHibernated, hibernated.True, hibernated.Reason, hibernated.Message)

@@ -237,9 +237,7 @@ func (s *scope) rerun(p *function.Plan) field.ErrorList {
 	default:
 		return nil
 	}
-	if p.RunAgainAfter == 0 || after < p.RunAgainAfter {
-		p.RunAgainAfter = after
-	}
+	p.RunAgainWithin(after)
 	return nil
 }
 

@@ -40,7 +40,8 @@ type Plan struct {
 	Requirements map[string]*fnv1.ResourceSelector
 	// RunAgainAfter, when positive, is the response's TTL: the XR is
 	// reconciled again after it although nothing it watches changed (a
-	// change driven by the clock, such as the next backup slot).
+	// change driven by the clock, such as the next backup slot); steps
+	// ask through RunAgainWithin, so the earliest ask holds.
 	RunAgainAfter time.Duration
 }
 

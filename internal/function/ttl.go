@@ -11,3 +11,12 @@ import "time"
 // platform sets the steady-state cadence with --poll-interval
 // (deploy/crossplane/values.yaml).
 const ResponseTTL time.Duration = 0
+
+// RunAgainWithin asks Crossplane to run the pipeline again within d, for
+// a change the clock brings then: RunAgainAfter becomes the earliest of
+// the positive durations the steps ask for; d <= 0 asks nothing.
+func (p *Plan) RunAgainWithin(d time.Duration) {
+	if d > 0 && (p.RunAgainAfter <= 0 || d < p.RunAgainAfter) {
+		p.RunAgainAfter = d
+	}
+}

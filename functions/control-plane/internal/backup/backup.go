@@ -338,7 +338,7 @@ func Compose(p *function.Plan, r *function.Request, b *cpinput.EtcdBackup, s Sch
 	slot := SlotStart(s.Slot, s.Interval, now)
 	// Nothing watched changes when the next slot starts: Crossplane is
 	// asked to run the pipeline again then.
-	p.RunAgainAfter = slot.Add(s.Interval).Sub(now)
+	p.RunAgainWithin(slot.Add(s.Interval).Sub(now))
 	backups := observedBackups(r)
 	current := len(backups) > 0 && !backups[0].Before(slot)
 	pkis := &pkiObjects{ns: ns, incarnation: uidDigest(uid, pkiIncarnationLength), labels: s.Labels, owner: owner}
