@@ -88,12 +88,13 @@ func holdDown(p *function.Plan, controlPlaneDown bool) {
 // observed one has fewer Machines than minReplicas (status.replicas),
 // spec.replicas wakeReplicas of the observed spec.replicas; the others
 // stay unwritten (the autoscaler's). Leaving replicas unwritten is not
-// enough: Cluster API's webhook defaults spec.replicas only when the
-// request has none (cluster-api v1.13.6
-// internal/webhooks/machinedeployment.go:356-359), and a 0 another field
-// manager (cluster-autoscaler) also owns stays when Crossplane's apply
-// drops the field, so the group would stay at zero and the cluster
-// Waking.
+// enough: Crossplane applies server-side (crossplane v2.4.0
+// internal/controller/apiextensions/composite/composition_functions.go:689),
+// so the 0 written asleep stays while another field manager
+// (cluster-autoscaler) also owns it, and Cluster API's webhook defaults
+// spec.replicas only when it is absent (cluster-api v1.13.6
+// internal/webhooks/machinedeployment.go:356-359): the group would stay at
+// zero and the cluster Waking.
 func wakeToMinimum(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec, r *function.Request) {
 	mds := map[string]*clusterv1.MachineDeployment{}
 	for _, c := range p.Composed {
