@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,10 +24,14 @@ import (
 // (docs/tenant-guide.md, Hibernation). Asleep: no Machine, the
 // KamajiControlPlane at zero replicas only after that, every add-on
 // release suspended, etcd and the PKI Secrets kept. Kamaji is played
-// (playSleep, playWake). Awake again: the control plane first, then one
-// Machine (the webhook raises replicas to min-size), then the releases
-// resumed; a ConfigMap written before sleep reads back through the admin
-// kubeconfig issued before sleep.
+// (playSleep, playWake). Asleep, a second field manager owns md0's
+// spec.replicas 0 beside Crossplane (coOwnReplicas). Awake again: the
+// control plane first, then one Machine (the function writes replicas 1
+// until it is there, and leaves them to the autoscaler afterwards, which
+// the later scenario autoscalerReplicasSurvive relies on), then the
+// releases resumed; a
+// ConfigMap written before sleep reads back through the admin kubeconfig
+// issued before sleep.
 func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 	ctx, cancel := ctxT(4 * time.Minute)
 	defer cancel()
@@ -42,46 +47,15 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 	etcdBefore, err := get(ctx, e.c, gvkEtcd, demoNS, demo+"-etcd")
 	e.must(t, err, "EtcdCluster")
 
-	start := time.Now()
-	e.patchClaim(t, demoNS, demo, `{"spec":{"hibernation":{"enabled":true}}}`)
-	// The control plane stays while a Machine is left.
-	waitFor(t, 2*time.Minute, "no Machine of md0, MachineDeployment at 0/0", func(ctx context.Context) (bool, string, error) {
-		ms, err := e.machines(ctx)
-		if err != nil {
-			return false, "", err
-		}
-		md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
-		if err != nil {
-			return false, "", err
-		}
-		r, _, _ := unstructured.NestedInt64(md.Object, "spec", "replicas")
-		a := md.GetAnnotations()
-		kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
-		if err != nil {
-			return false, "", err
-		}
-		kr, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas")
-		if len(ms) > 0 && kr == 0 {
-			return false, "", fmt.Errorf("KamajiControlPlane at 0 replicas while %d Machines are left", len(ms))
-		}
-		ok := len(ms) == 0 && r == 0 && a[annMinSize] == "0" && a[annMaxSize] == "0"
-		return ok, fmt.Sprintf("%d Machines, replicas %d, min %q max %q", len(ms), r, a[annMinSize], a[annMaxSize]), nil
-	})
-	waitFor(t, time.Minute, "KamajiControlPlane at 0 replicas, releases suspended", func(ctx context.Context) (bool, string, error) {
-		kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
-		if err != nil {
-			return false, "", err
-		}
-		kr, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas")
-		running, err := e.releasesSuspended(ctx, false)
-		return kr == 0 && len(running) == 0 && err == nil, fmt.Sprintf("replicas %d, not suspended %v", kr, running), err
-	})
-	e.must(t, e.playSleep(ctx, ta), "play Kamaji scaling the control plane to zero")
-	waitFor(t, time.Minute, "Hibernated=True, status.hibernation.state Hibernated", func(ctx context.Context) (bool, string, error) {
-		return e.xrHibernation(ctx, "Hibernated", "True")
-	})
-	t.Logf("asleep %s after the patch", time.Since(start).Round(time.Second))
+	e.sleep(t, ta)
 	e.checkControllerReplicas(t, 0)
+	// Another field manager that wrote the same 0 (cluster-autoscaler, an
+	// operator's kubectl scale) owns spec.replicas beside Crossplane, played
+	// by a server-side apply under the autoscaler's name: once Crossplane
+	// stops writing replicas the 0 stays, and Cluster API's webhook keeps
+	// it (cluster-api v1.13.6 internal/webhooks/machinedeployment.go:356-359),
+	// so waking must write the minimum.
+	e.must(t, e.coOwnReplicas(ctx, "cluster-autoscaler"), "cluster-autoscaler applies spec.replicas 0")
 	if mhc, err := get(ctx, e.c, gvkMHC, demoNS, demo+"-md0"); err != nil {
 		errorf(t, "MachineHealthCheck kept: %v", err)
 	} else if v, _, _ := unstructured.NestedInt64(mhc.Object, "spec", "remediation", "triggerIf", "unhealthyLessThanOrEqualTo"); v != 0 {
@@ -148,6 +122,96 @@ func (e *env) hibernation(t *testing.T, ta *tenantAPI) {
 		errorf(t, "ConfigMap after waking: uid %s data %v, want uid %s data %v", got.UID, got.Data, probe.UID, probe.Data)
 	}
 	e.must(t, c.Delete(ctx, got), "delete the probe ConfigMap")
+}
+
+// sleep puts the demo cluster to sleep (spec.hibernation.enabled) and
+// waits until it is Hibernated: first no Machine of md0 and its
+// MachineDeployment at 0/0 (the KamajiControlPlane never at 0 while a
+// Machine is left), then the KamajiControlPlane at 0 and every release
+// suspended; Kamaji's scale-to-zero is played (playSleep).
+func (e *env) sleep(t *testing.T, ta *tenantAPI) {
+	t.Helper()
+	ctx, cancel := ctxT(4 * time.Minute)
+	defer cancel()
+	start := time.Now()
+	e.patchClaim(t, demoNS, demo, `{"spec":{"hibernation":{"enabled":true}}}`)
+	// The control plane stays while a Machine is left.
+	waitFor(t, 2*time.Minute, "no Machine of md0, MachineDeployment at 0/0", func(ctx context.Context) (bool, string, error) {
+		ms, err := e.machines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+		if err != nil {
+			return false, "", err
+		}
+		r, _, _ := unstructured.NestedInt64(md.Object, "spec", "replicas")
+		a := md.GetAnnotations()
+		kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
+		if err != nil {
+			return false, "", err
+		}
+		kr, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas")
+		if len(ms) > 0 && kr == 0 {
+			return false, "", fmt.Errorf("KamajiControlPlane at 0 replicas while %d Machines are left", len(ms))
+		}
+		ok := len(ms) == 0 && r == 0 && a[annMinSize] == "0" && a[annMaxSize] == "0"
+		return ok, fmt.Sprintf("%d Machines, replicas %d, min %q max %q", len(ms), r, a[annMinSize], a[annMaxSize]), nil
+	})
+	waitFor(t, time.Minute, "KamajiControlPlane at 0 replicas, releases suspended", func(ctx context.Context) (bool, string, error) {
+		kcp, err := get(ctx, e.c, gvkKCP, demoNS, demo)
+		if err != nil {
+			return false, "", err
+		}
+		kr, _, _ := unstructured.NestedInt64(kcp.Object, "spec", "replicas")
+		running, err := e.releasesSuspended(ctx, false)
+		return kr == 0 && len(running) == 0 && err == nil, fmt.Sprintf("replicas %d, not suspended %v", kr, running), err
+	})
+	e.must(t, e.playSleep(ctx, ta), "play Kamaji scaling the control plane to zero")
+	waitFor(t, time.Minute, "Hibernated=True, status.hibernation.state Hibernated", func(ctx context.Context) (bool, string, error) {
+		return e.xrHibernation(ctx, "Hibernated", "True")
+	})
+	t.Logf("asleep %s after the patch", time.Since(start).Round(time.Second))
+}
+
+// deleteAsleep: the demo cluster put to sleep (sleep: no Machine, no
+// control-plane replica, releases suspended, its API server stopped) is
+// deleted as any other (docs/tenant-guide.md, Hibernation): the claim and
+// every object labelled with it gone within deleteBound, in the Usages'
+// order (deleteAndWait).
+func (e *env) deleteAsleep(t *testing.T, ta *tenantAPI) {
+	e.sleep(t, ta)
+	e.deleteAndWait(t, demoNS, demo)
+}
+
+// coOwnReplicas applies md0's spec.replicas 0 (server-side, field manager
+// manager) and checks that manager owns it then (metadata.managedFields).
+func (e *env) coOwnReplicas(ctx context.Context, manager string) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvkMD)
+	u.SetNamespace(demoNS)
+	u.SetName(demo + "-md0")
+	if err := unstructured.SetNestedField(u.Object, int64(0), "spec", "replicas"); err != nil {
+		return err
+	}
+	//nolint:staticcheck // Patch with client.Apply works for unstructured objects.
+	if err := e.c.Patch(ctx, u, client.Apply, client.FieldOwner(manager)); err != nil {
+		return err
+	}
+	md, err := get(ctx, e.c, gvkMD, demoNS, demo+"-md0")
+	if err != nil {
+		return err
+	}
+	for _, m := range md.GetManagedFields() {
+		if m.Manager == manager && m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:replicas"`) {
+			return nil
+		}
+	}
+	var managers []string
+	for _, m := range md.GetManagedFields() {
+		managers = append(managers, m.Manager+"/"+string(m.Operation))
+	}
+	return fmt.Errorf("%s owns no spec.replicas of %s-md0 after its apply (managers %v)", manager, demo, managers)
 }
 
 // checkControllerReplicas waits for the spec.replicas of the demo

@@ -139,7 +139,7 @@ func TestControllers(t *testing.T) {
 	scenario(t, "controllers: management-plane cost per tenant cluster", e.managementCost)
 	scenario(t, "flux: reference cost of one HelmRelease per tenant", func(t *testing.T) { e.helmReference(t, fc) })
 	scenario(t, "flux: delete a claim with its tenant API server down", e.deleteWithTenantDown)
-	scenario(t, "controllers: delete the claim", func(t *testing.T) { e.deleteAndWait(t, demoNS, demo) })
+	scenario(t, "controllers: delete the claim asleep", func(t *testing.T) { e.deleteAsleep(t, ta) })
 }
 
 // xrSynced is the XR's Synced condition of claim ns/n, as text.
