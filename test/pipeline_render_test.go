@@ -212,7 +212,7 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "encryption-rewrite", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml"), data("encryption-rewrite-deployment.yaml")},
 			observed: data("observed-encryption-rewrite"), contains: []string{
 				"kind: Job\n", "  name: demo-encryption-rewrite-2\n", "        - encryption.tenantkube.io/key-generation=2\n", "    phase: Rewriting\n",
-				"reason: RotatingKey\n", "        tenantkube.io/encryption-config: 669e8356d394add6\n",
+				"reason: RotatingKey\n", "        tenantkube.io/encryption-config: d0d71aac6cd4d919\n",
 			}},
 		// Phase 1 of the same rotation: generation 1 alone runs on every
 		// pod (the Secret of the golden "encryption"), keyGeneration 2
@@ -221,7 +221,7 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "encryption-read-key", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml")},
 			observed: data("observed-encryption-read-key"), contains: []string{
 				"  name: demo-encryption-config\n", "    phase: AddingReadKey\n", "reason: RotatingKey\n",
-				"        tenantkube.io/encryption-config: 29e0d68341f008ef\n",
+				"        tenantkube.io/encryption-config: 9c85ae48a0a6fd15\n",
 			}},
 		// Phase 3: every pod of Kamaji's Deployment on phase 2's
 		// configuration and the rewrite Job reports a succeeded pod;
@@ -229,7 +229,26 @@ func pipelineCases(root string) []pipelineCase {
 		{name: "encryption-rotated", xr: data("xr-encryption-rewrite.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml"), data("encryption-rewrite-deployment.yaml")},
 			observed: data("observed-encryption-rotated"), contains: []string{
 				"  name: demo-encryption-config\n", "    phase: Stable\n", "reason: Encrypted\n",
-				"        tenantkube.io/encryption-config: 669e8356d394add6\n",
+				"        tenantkube.io/encryption-config: d0d71aac6cd4d919\n",
+			}},
+		// configmaps added to encryption.resources on a cluster at
+		// generation 1 (observed-encryption-read-key, every pod on it):
+		// the configuration lists them at once, identity after the key so
+		// that ConfigMaps stored in clear stay readable, and records them
+		// for the move; its Job waits for the rollout.
+		{name: "encryption-added", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption-configmaps.yaml"), data("encryption-root-key.yaml"), data("encryption-rewrite-deployment.yaml")},
+			observed: data("observed-encryption-read-key"), contains: []string{
+				"reason: RewritingResources\n", "    resources:\n    - secrets\n    - configmaps\n    rewrite:\n    - configmaps\n",
+			}},
+		// configmaps removed from encryption.resources: the configuration
+		// keeps an entry for them that writes in clear and reads with
+		// generation 1; every pod of Kamaji's Deployment on it, the move's
+		// Job writes them again (its name and annotation value the move's
+		// id, 8 hex digits of SHA-256("secrets\x00configmaps")).
+		{name: "encryption-move", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption.yaml"), data("encryption-root-key.yaml"), data("encryption-move-deployment.yaml")},
+			observed: data("observed-encryption-move"), contains: []string{
+				"kind: Job\n", "  name: demo-encryption-move-303f8b1e\n", "        - configmaps\n", "        - encryption.tenantkube.io/move=303f8b1e\n",
+				"reason: RewritingResources\n", "    rewrite:\n    - configmaps\n", "        tenantkube.io/encryption-config: feda0f881dce54b8\n",
 			}},
 		{name: "fatal-restore-namespace", xr: data("xr-fatal-restore-namespace.yaml"), required: []string{example("instancetypes.yaml"), data("platform-etcd-backup.yaml"), data("backup-keys.yaml")},
 			fatal: []string{"step control-plane", "spec.restore.namespace", `"tenant-other"`, `namespace "tenant-demo"`}},

@@ -228,6 +228,10 @@ const (
 	// True): a rotation is under way; status.encryption.phase says which
 	// phase.
 	ReasonRotatingKey = "RotatingKey"
+	// ReasonRewritingResources (True, or False while the cluster writes in
+	// clear): the settings' resources changed; a Job writes the objects of
+	// the resources added or removed again (status.encryption.rewrite).
+	ReasonRewritingResources = "RewritingResources"
 	// ReasonWaitingForRootKey (False): the platform's root key Secret has
 	// not arrived; nothing is changed until it does.
 	ReasonWaitingForRootKey = "WaitingForRootKey"

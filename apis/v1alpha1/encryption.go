@@ -72,6 +72,11 @@ type EncryptionStatus struct {
 	// larger of spec.encryption.keyGeneration and the platform's minimum.
 	// +optional
 	TargetGeneration int32 `json:"targetGeneration,omitempty"`
+	// Rewrite are the resources added to or removed from the encrypted
+	// ones whose stored objects a Job writes again; until it succeeded the
+	// API servers read them both in clear and encrypted.
+	// +optional
+	Rewrite []string `json:"rewrite,omitempty"`
 }
 
 // EncryptionKeyStatus names a key without revealing it.

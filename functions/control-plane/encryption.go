@@ -86,10 +86,9 @@ func (s *scope) encryption(p *function.Plan) field.ErrorList {
 		return field.ErrorList{ferr}
 	}
 	s.requireControlPlaneDeployment(p)
-	obs := s.observeEncryption(cur, e.Resources)
-	next := encryption.Next(cur.State, target, obs)
-	keys := encryption.KeySet{State: next}
-	for _, g := range next.Generations() {
+	obs := s.observeEncryption(cur)
+	keys := cur.Step(e.Resources, target, obs)
+	for _, g := range keys.Generations() {
 		if g == 0 {
 			continue
 		}
@@ -102,10 +101,15 @@ func (s *scope) encryption(p *function.Plan) field.ErrorList {
 	if errs := s.composeEncryption(p, keys, target); len(errs) > 0 {
 		return errs
 	}
-	// The rewrite runs once every API server writes with the new key, and
-	// stays composed until it is confirmed.
-	if cur.Phase() == encryption.PhaseRewriting && next.Phase() == encryption.PhaseRewriting && (obs.RolledOut || s.r.ObservedExists(rewriteJobKey(next.Write))) {
-		p.Add(rewriteJobKey(next.Write), rewriteJob(s.t.ID, next.Write, e.RewriteImageRepository+":"+s.version.Patch, e.Resources), function.ReadyOnceObserved)
+	image := e.RewriteImageRepository + ":" + s.version.Patch
+	// A rewrite runs once every API server writes as it is to, and stays
+	// composed until it is confirmed.
+	if cur.Phase() == encryption.PhaseRewriting && keys.Phase() == encryption.PhaseRewriting && (obs.RolledOut || s.r.ObservedExists(rewriteJobKey(keys.Write))) {
+		p.Add(rewriteJobKey(keys.Write), rewriteJob(s.t.ID, rewriteJobKey(keys.Write), image, keys.Resources,
+			AnnotationKeyGeneration, fmt.Sprint(keys.Write)), function.ReadyOnceObserved)
+	}
+	if move := moveJobKey(keys); len(cur.Rewrite) > 0 && len(keys.Rewrite) > 0 && move == moveJobKey(cur) && (obs.RolledOut || s.r.ObservedExists(move)) {
+		p.Add(move, rewriteJob(s.t.ID, move, image, keys.Rewrite, AnnotationMove, keys.MoveID()), function.ReadyOnceObserved)
 	}
 	return nil
 }
@@ -189,8 +193,8 @@ func observedEncryptionData(r *function.Request) (map[string][]byte, bool, error
 // the Secret they mount holds the new one. A cluster whose Secret is not
 // observed yet carries the composed one's.
 func (s *scope) composeEncryption(p *function.Plan, keys encryption.KeySet, target int32) field.ErrorList {
-	resources := s.in.Encryption.Resources
-	data, err := keys.Data(resources)
+	resources := keys.Resources
+	data, err := keys.Data()
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("input", "encryption"), err)}
 	}
@@ -212,6 +216,9 @@ func (s *scope) composeEncryption(p *function.Plan, keys encryption.KeySet, targ
 	p.Status["encryption"] = encryptionStatus(keys, resources, target)
 	phase := keys.Phase()
 	switch {
+	case phase == encryption.PhaseStable && len(keys.Rewrite) > 0:
+		p.SetCondition(tkv1alpha1.ConditionSecretsEncrypted, keys.Write != 0, tkv1alpha1.ReasonRewritingResources,
+			fmt.Sprintf("%v are encrypted with key generation %d; the objects of %v are written again", resources, keys.Write, keys.Rewrite))
 	case phase == encryption.PhaseStable:
 		p.SetCondition(tkv1alpha1.ConditionSecretsEncrypted, true, tkv1alpha1.ReasonEncrypted,
 			fmt.Sprintf("%v are encrypted with key generation %d", resources, keys.Write))
@@ -233,7 +240,7 @@ func encryptionStatus(keys encryption.KeySet, resources []string, target int32) 
 		return out
 	}
 	w := st(keys.Write)
-	out := tkv1alpha1.EncryptionStatus{Resources: slices.Clone(resources), Phase: string(keys.Phase()), WriteKey: &w, TargetGeneration: max(target, keys.Write)}
+	out := tkv1alpha1.EncryptionStatus{Resources: slices.Clone(resources), Phase: string(keys.Phase()), WriteKey: &w, TargetGeneration: max(target, keys.Write), Rewrite: slices.Clone(keys.Rewrite)}
 	for _, g := range keys.Read {
 		out.ReadKeys = append(out.ReadKeys, st(g))
 	}

@@ -15,6 +15,7 @@ import (
 	xpextv1beta1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1beta1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -40,7 +41,7 @@ func rootRequired(root []byte) map[string][]string {
 
 // keysOf is the key set of s with keys derived from root for the test XR.
 func keysOf(root []byte, s encryption.State) encryption.KeySet {
-	ks := encryption.KeySet{State: s}
+	ks := encryption.KeySet{State: s, Resources: []string{"secrets"}}
 	for _, g := range s.Generations() {
 		if g != 0 {
 			ks.Keys = append(ks.Keys, encryption.NewKey(root, fntest.XRUID, g, encryption.Derive(root, fntest.XRUID, g)))
@@ -52,7 +53,7 @@ func keysOf(root []byte, s encryption.State) encryption.KeySet {
 // observedSecret is the observed encryption Secret of ks.
 func observedSecret(t *testing.T, ks encryption.KeySet) string {
 	t.Helper()
-	data, err := ks.Data([]string{"secrets"})
+	data, err := ks.Data()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func observedSecret(t *testing.T, ks encryption.KeySet) string {
 // digestOf is the configuration digest of ks.
 func digestOf(t *testing.T, ks encryption.KeySet) string {
 	t.Helper()
-	data, err := ks.Data([]string{"secrets"})
+	data, err := ks.Data()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +86,14 @@ func observedKCPWith(digest string, gen, seen int64, upToDate int) string {
 
 func planEnc(t *testing.T, c fntest.Call) (*function.Plan, field.ErrorList) {
 	t.Helper()
+	return planEncWith(t, encInput, c)
+}
+
+// planEncWith plans c under the settings input.
+func planEncWith(t *testing.T, input string, c fntest.Call) (*function.Plan, field.ErrorList) {
+	t.Helper()
 	r, tenant := c.Read(t)
-	return plan(tenant, inputOf(t, encInput), function.HostPolicy{TenantHost: tenantHost}, r, time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	return plan(tenant, inputOf(t, input), function.HostPolicy{TenantHost: tenantHost}, r, time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 }
 
 // composedKeys is the key set of the composed encryption Secret.
@@ -282,7 +289,8 @@ func TestEncryptionRequiresControlPlaneDeployment(t *testing.T) {
 func refOf[T any](v T) *T { return &v }
 
 func TestRewriteJob(t *testing.T) {
-	j := rewriteJob(function.Identity{Namespace: "tenant-demo", Name: "demo"}, 2, "registry.k8s.io/kubectl:v1.35.6", []string{"secrets", "configmaps"})
+	j := rewriteJob(function.Identity{Namespace: "tenant-demo", Name: "demo"}, rewriteJobKey(2), "registry.k8s.io/kubectl:v1.35.6", []string{"secrets", "configmaps"},
+		AnnotationKeyGeneration, "2")
 	c := j.Spec.Template.Spec.Containers[0]
 	want := []string{"annotate", "secrets,configmaps", "--all", "--all-namespaces", "--overwrite", "encryption.tenantkube.io/key-generation=2"}
 	if j.Name != "demo-encryption-rewrite-2" || !slices.Equal(c.Args, want) || c.Env[0].Value != "/etc/tenantkube/kubeconfig/super-admin.svc" {
@@ -383,8 +391,8 @@ func TestEncryptionHeldWithoutRootKey(t *testing.T) {
 
 // A restore's keys come from its backup, sealed for the new XR.
 func TestResealed(t *testing.T) {
-	src := encryption.KeySet{State: encryption.Stable(2), Keys: []encryption.Key{encryption.NewKey(encRoot, "source-uid", 2, encryption.Derive(encRoot, "source-uid", 2))}}
-	data, err := src.Data([]string{"secrets"})
+	src := encryption.KeySet{State: encryption.Stable(2), Resources: []string{"secrets"}, Keys: []encryption.Key{encryption.NewKey(encRoot, "source-uid", 2, encryption.Derive(encRoot, "source-uid", 2))}}
+	data, err := src.Data()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,5 +480,83 @@ func TestEncryptionKeysGoneWithoutRootKey(t *testing.T) {
 	_, errs := plan(tenant, inputOf(t, `{}`), function.HostPolicy{TenantHost: tenantHost}, r, time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
 	if len(errs) != 1 || errs[0].Field != "input.encryption.rootKeySecret" {
 		t.Errorf("errors %v", errs)
+	}
+}
+
+// TestEncryptionResourcesMove walks encryption.resources [secrets] →
+// [secrets, configmaps] → back, on a cluster at generation 1: the
+// configuration lists the new resources at once (identity last, so
+// configmaps stored in clear stay readable), the move's Job runs once it
+// rolled out and the record empties once the Job succeeded; a removed
+// resource keeps an entry that writes in clear and reads with the key.
+func TestEncryptionResourcesMove(t *testing.T) {
+	both := `{encryption: {rootKeySecret: {namespace: tenantkube-system, name: tenantkube-encryption-root}, resources: [secrets, configmaps]}}`
+	rotate := `{encryption: {rootKeySecret: {namespace: tenantkube-system, name: tenantkube-encryption-root}, minimumKeyGeneration: 2}}`
+	stable := keysOf(encRoot, encryption.Stable(1))
+	added := stable
+	added.Resources, added.Rewrite = []string{"secrets", "configmaps"}, []string{"configmaps"}
+	removed := stable
+	removed.Rewrite = []string{"configmaps"}
+	bothDone := added
+	bothDone.Rewrite = nil
+	with := func(d dep, f func(*dep)) dep { f(&d); return d }
+	moveJob := func(ks encryption.KeySet, succeeded int) []string {
+		return []string{moveJobKey(ks), fmt.Sprintf(`{apiVersion: batch/v1, kind: Job, metadata: {name: demo-%s, namespace: tenant-demo}, status: {succeeded: %d}}`, moveJobKey(ks), succeeded)}
+	}
+	obs := func(ks encryption.KeySet, job ...[]string) map[string]string {
+		m := map[string]string{nameEncryptionConfig: observedSecret(t, ks), nameKamajiControlPlane: observedKCPWith(digestOf(t, ks), 4, 4, 2)}
+		for _, job := range job {
+			m[job[0]] = job[1]
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name     string
+		input    string
+		observed map[string]string
+		dep      *dep
+		want     encryption.KeySet
+		job      string
+	}{
+		{"added: listed at once", both, obs(stable), refOf(rolled(digestOf(t, stable), 4)), added, ""},
+		{"added: move waits for the rollout", both, obs(added), refOf(rolled(digestOf(t, stable), 4)), added, ""},
+		{"added: move", both, obs(added), refOf(rolled(digestOf(t, added), 5)), added, moveJobKey(added)},
+		{"added: move running", both, obs(added, moveJob(added, 0)), refOf(rolled(digestOf(t, added), 5)), added, moveJobKey(added)},
+		{"added: move kept while the Deployment rolls", both, obs(added, moveJob(added, 0)), refOf(with(rolled(digestOf(t, added), 5), func(d *dep) { d.ready = 1 })), added, moveJobKey(added)},
+		{"added: moved", both, obs(added, moveJob(added, 1)), refOf(rolled(digestOf(t, added), 5)), bothDone, ""},
+		{"removed: read with the key, written in clear", encInput, obs(bothDone), refOf(rolled(digestOf(t, bothDone), 6)), removed, ""},
+		{"removed: move", encInput, obs(removed), refOf(rolled(digestOf(t, removed), 7)), removed, moveJobKey(removed)},
+		{"removed: rotation waits for the move", rotate, obs(removed), refOf(rolled(digestOf(t, removed), 7)), removed, moveJobKey(removed)},
+		{"removed: moved", encInput, obs(removed, moveJob(removed, 1)), refOf(rolled(digestOf(t, removed), 7)), stable, ""},
+	} {
+		req := rootRequired(encRoot)
+		req[requiredControlPlaneDeployment] = []string{c.dep.String()}
+		p, errs := planEncWith(t, c.input, fntest.Call{Spec: `{}`, Required: req, Observed: c.observed})
+		if len(errs) > 0 {
+			t.Fatalf("%s: %v", c.name, errs)
+		}
+		if got := composedKeys(t, p); !equality.Semantic.DeepEqual(got, c.want) {
+			t.Errorf("%s: key set %+v, want %+v", c.name, got, c.want)
+		}
+		var jobs []string
+		for _, x := range p.Composed {
+			if strings.HasPrefix(x.Name, namePrefixMoveJob) || strings.HasPrefix(x.Name, namePrefixRewriteJob) {
+				jobs = append(jobs, x.Name)
+			}
+		}
+		if want := []string{c.job}; (c.job == "" && len(jobs) > 0) || (c.job != "" && !slices.Equal(jobs, want)) {
+			t.Errorf("%s: Jobs %v, want %q", c.name, jobs, c.job)
+		}
+	}
+}
+
+// TestMoveJob: the move's Job writes the resources added or removed again
+// with the move's annotation.
+func TestMoveJob(t *testing.T) {
+	ks := encryption.KeySet{Resources: []string{"secrets"}, Rewrite: []string{"configmaps"}}
+	j := rewriteJob(function.Identity{Namespace: "tenant-demo", Name: "demo"}, moveJobKey(ks), "registry.k8s.io/kubectl:v1.35.6", ks.Rewrite, AnnotationMove, ks.MoveID())
+	want := []string{"annotate", "configmaps", "--all", "--all-namespaces", "--overwrite", "encryption.tenantkube.io/move=" + ks.MoveID()}
+	if j.Name != "demo-encryption-move-"+ks.MoveID() || !slices.Equal(j.Spec.Template.Spec.Containers[0].Args, want) {
+		t.Errorf("Job %s: args %v", j.Name, j.Spec.Template.Spec.Containers[0].Args)
 	}
 }

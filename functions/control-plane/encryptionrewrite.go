@@ -10,22 +10,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tenantkube/tenantkube/internal/encryption"
 	"github.com/tenantkube/tenantkube/internal/function"
 )
 
-// The rewrite of a rotation's phase 2: a Job in NS that writes every
-// object of the encrypted resources again through the tenant API server
-// with the cluster's admin kubeconfig. kube-apiserver stores an updated
-// object with the first provider's key (the one that writes); an
-// annotation that changes per generation makes each update a real write.
+// The rewrite of a rotation's phase 2, and of a move (the resources
+// added or removed): a Job in NS that writes every object of the
+// resources again through the tenant API server with the cluster's admin
+// kubeconfig. kube-apiserver stores an updated object with its
+// resource's first provider; an annotation that changes per generation
+// (per move) makes each update a real write.
 const (
 	// namePrefixRewriteJob + G is the composed-resource name of the
 	// rewrite to generation G.
 	namePrefixRewriteJob = "encryption-rewrite-"
+	// namePrefixMoveJob + KeySet.MoveID is the composed-resource name of
+	// a move's rewrite.
+	namePrefixMoveJob = "encryption-move-"
 	// AnnotationKeyGeneration is set on every rewritten object: the
 	// generation it was last written with by a rewrite.
 	AnnotationKeyGeneration = "encryption.tenantkube.io/key-generation"
-	rewriteKubeconfigDir    = "/etc/tenantkube/kubeconfig"
+	// AnnotationMove is set on every object a move wrote again: the
+	// move's KeySet.MoveID.
+	AnnotationMove       = "encryption.tenantkube.io/move"
+	rewriteKubeconfigDir = "/etc/tenantkube/kubeconfig"
 	// rewriteMemoryLimit bounds the Job's kubectl, which holds one
 	// unchunked LIST of each resource whole, decoded: 1 GiB holds
 	// 256 MiB of stored objects at 4x decoding overhead (bytes read,
@@ -37,13 +45,15 @@ const (
 // rewriteJobKey is the composed-resource name of the rewrite to gen.
 func rewriteJobKey(gen int32) string { return fmt.Sprintf("%s%d", namePrefixRewriteJob, gen) }
 
-// rewriteJob is the Job N-encryption-rewrite-<gen>: kubectl annotate
-// <resources> --all --all-namespaces --overwrite
-// AnnotationKeyGeneration=<gen>, with the admin kubeconfig key
-// function.KubeconfigSecretKey (the API server's Service), as a
-// non-root, read-only container without capabilities.
-func rewriteJob(id function.Identity, gen int32, image string, resources []string) *batchv1.Job {
-	name := id.Prefixed(rewriteJobKey(gen))
+// moveJobKey is the composed-resource name of the move of ks.
+func moveJobKey(ks encryption.KeySet) string { return namePrefixMoveJob + ks.MoveID() }
+
+// rewriteJob is the Job N-<key>: kubectl annotate <resources> --all
+// --all-namespaces --overwrite <annotation>=<value>, with the admin
+// kubeconfig key function.KubeconfigSecretKey (the API server's
+// Service), as a non-root, read-only container without capabilities.
+func rewriteJob(id function.Identity, key, image string, resources []string, annotation, value string) *batchv1.Job {
+	name := id.Prefixed(key)
 	requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
 	limits := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse(rewriteMemoryLimit)}
 	return &batchv1.Job{
@@ -64,7 +74,7 @@ func rewriteJob(id function.Identity, gen int32, image string, resources []strin
 						Name:  "rewrite",
 						Image: image,
 						Args: []string{"annotate", strings.Join(resources, ","), "--all", "--all-namespaces", "--overwrite",
-							fmt.Sprintf("%s=%d", AnnotationKeyGeneration, gen)},
+							annotation + "=" + value},
 						Env:       []corev1.EnvVar{{Name: "KUBECONFIG", Value: rewriteKubeconfigDir + "/" + function.KubeconfigSecretKey}},
 						Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
 						SecurityContext: &corev1.SecurityContext{
@@ -83,9 +93,8 @@ func rewriteJob(id function.Identity, gen int32, image string, resources []strin
 	}
 }
 
-// rewritten says whether the observed rewrite to gen succeeded (its Job
-// reports a succeeded pod).
-func (s *scope) rewritten(gen int32) bool {
-	key := rewriteJobKey(gen)
+// jobSucceeded says whether the observed rewrite Job of composed-resource
+// name key succeeded (it reports a succeeded pod).
+func (s *scope) jobSucceeded(key string) bool {
 	return s.r.ObservedString(key, "metadata", "name") == s.t.ID.Prefixed(key) && s.r.ObservedNumber(key, "status", "succeeded") >= 1
 }

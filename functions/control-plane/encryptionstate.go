@@ -121,16 +121,17 @@ func (s *scope) keysFromStatus(root []byte, uid, name string) (encryption.KeySet
 	return ks, nil
 }
 
-// observeEncryption is what drives cur's rotation: RolledOut once the
-// observed Secret holds cur's configuration and every control-plane pod
-// was started with it (rolledOut); Rewritten once the rewrite of cur's
-// write generation succeeded (rewritten).
-func (s *scope) observeEncryption(cur encryption.KeySet, resources []string) encryption.Observation {
+// observeEncryption is what drives cur's rotation and move: RolledOut
+// once the observed Secret holds cur's configuration and every
+// control-plane pod was started with it (rolledOut); Rewritten once the
+// rewrite of cur's write generation succeeded, Moved once the Job of
+// cur's move did (jobSucceeded).
+func (s *scope) observeEncryption(cur encryption.KeySet) encryption.Observation {
 	data, ok, err := observedEncryptionData(s.r)
 	if err != nil || !ok {
 		return encryption.Observation{}
 	}
-	want, err := cur.Data(resources)
+	want, err := cur.Data()
 	if err != nil || string(want[encryption.ConfigKey]) != string(data[encryption.ConfigKey]) {
 		return encryption.Observation{}
 	}
@@ -140,7 +141,8 @@ func (s *scope) observeEncryption(cur encryption.KeySet, resources []string) enc
 		return encryption.Observation{} // not observed: the rotation waits
 	}
 	o := encryption.Observation{RolledOut: rolledOut(deps[0], digest)}
-	o.Rewritten = o.RolledOut && s.rewritten(cur.Write)
+	o.Rewritten = o.RolledOut && s.jobSucceeded(rewriteJobKey(cur.Write))
+	o.Moved = o.RolledOut && len(cur.Rewrite) > 0 && s.jobSucceeded(moveJobKey(cur))
 	return o
 }
 

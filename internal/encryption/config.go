@@ -21,11 +21,18 @@ const (
 	KeySetKey = "keys.json"
 )
 
-// KeySet is a cluster's encryption state and the key of each of its
-// generations but 0.
+// KeySet is a cluster's encryption state, the key of each of its
+// generations but 0, and the resources its configuration lists
+// (resources.go).
 type KeySet struct {
 	State
 	Keys []Key `json:"keys,omitempty"`
+	// Resources are encrypted: written with the write generation.
+	Resources []string `json:"resources,omitempty"`
+	// Rewrite are the resources whose stored objects may be in the other
+	// form than Resources says (added: some in clear; removed: some
+	// encrypted) until the Job of the move wrote them again.
+	Rewrite []string `json:"rewrite,omitempty"`
 }
 
 // Key is generation gen's key of ks (ok false when ks holds none).
@@ -40,7 +47,8 @@ func (ks KeySet) Key(gen int32) (Key, bool) {
 // Check returns why ks is not one the platform's root key vouches for,
 // for the cluster uid: every generation within 0..MaxGeneration and held
 // once, one key (none for 0) per generation, each sealed under root
-// (Key.Verify). nil: ks is sound.
+// (Key.Verify), and its configuration one kube-apiserver accepts
+// (Validate; a set recording no resources, none). nil: ks is sound.
 func (ks KeySet) Check(root []byte, uid string) error {
 	gens := ks.Generations()
 	if len(gens) > 2 {
@@ -68,49 +76,61 @@ func (ks KeySet) Check(root []byte, uid string) error {
 			return fmt.Errorf("the key of generation %d (fingerprint %s) is not sealed by the platform's root key for this cluster", k.Generation, Fingerprint(k.Secret))
 		}
 	}
+	if len(ks.Resources) == 0 && len(ks.Rewrite) > 0 {
+		return fmt.Errorf("it rewrites %v and lists no resources", ks.Rewrite)
+	}
+	if len(ks.Resources) > 0 {
+		cfg, err := yaml.Marshal(ks.Config())
+		if err != nil {
+			return err
+		}
+		if errs := Validate(cfg); len(errs) > 0 {
+			return fmt.Errorf("kube-apiserver refuses its configuration: %v", errs.ToAggregate())
+		}
+	}
 	return nil
 }
 
 // Config is the EncryptionConfiguration (apiserver.config.k8s.io/v1) of
-// ks for resources: one provider list, the write generation's provider
-// first (kube-apiserver encrypts with the first and decrypts with any,
-// https://kubernetes.io/docs/tasks/administer-cluster/encrypt-data/).
-// A secretbox provider holds the generations' keys, the write one first;
-// generation 0 is the identity provider, before it when 0 writes and
-// after it when 0 only reads.
-func (ks KeySet) Config(resources []string) *apiserverv1.EncryptionConfiguration {
+// ks. kube-apiserver encrypts with a resource's first provider and
+// decrypts with any (https://kubernetes.io/docs/tasks/administer-cluster/encrypt-data/).
+// The entry of ks.Resources: the write generation's provider first; a
+// secretbox provider holds the generations' keys, the write one first;
+// identity (generation 0, clear text) first when 0 writes, else last, so
+// objects stored in clear before a resource was listed stay readable. An
+// entry of the resources removed but not yet rewritten (Removed), where
+// there are keys: identity first (they are written in clear), the keys
+// after it (what was stored encrypted stays readable).
+func (ks KeySet) Config() *apiserverv1.EncryptionConfiguration {
 	var box []apiserverv1.Key
-	identity := false
 	for _, g := range ks.Generations() {
-		if g == 0 {
-			identity = true
-			continue
+		if k, ok := ks.Key(g); ok && g != 0 {
+			box = append(box, apiserverv1.Key{Name: k.Name(), Secret: base64.StdEncoding.EncodeToString(k.Secret)})
 		}
-		k, _ := ks.Key(g)
-		box = append(box, apiserverv1.Key{Name: k.Name(), Secret: base64.StdEncoding.EncodeToString(k.Secret)})
 	}
-	var providers []apiserverv1.ProviderConfiguration
+	id := apiserverv1.ProviderConfiguration{Identity: &apiserverv1.IdentityConfiguration{}}
+	var readers []apiserverv1.ProviderConfiguration
 	if len(box) > 0 {
-		providers = append(providers, apiserverv1.ProviderConfiguration{Secretbox: &apiserverv1.SecretboxConfiguration{Keys: box}})
+		readers = append(readers, apiserverv1.ProviderConfiguration{Secretbox: &apiserverv1.SecretboxConfiguration{Keys: box}})
 	}
-	if identity {
-		id := apiserverv1.ProviderConfiguration{Identity: &apiserverv1.IdentityConfiguration{}}
-		if ks.Write == 0 {
-			providers = append([]apiserverv1.ProviderConfiguration{id}, providers...)
-		} else {
-			providers = append(providers, id)
-		}
+	listed := append(slices.Clone(readers), id)
+	if ks.Write == 0 {
+		listed = append([]apiserverv1.ProviderConfiguration{id}, readers...)
+	}
+	entries := []apiserverv1.ResourceConfiguration{{Resources: slices.Clone(ks.Resources), Providers: listed}}
+	if removed := ks.Removed(); len(removed) > 0 && len(readers) > 0 {
+		entries = append(entries, apiserverv1.ResourceConfiguration{Resources: removed, Providers: append([]apiserverv1.ProviderConfiguration{id}, readers...)})
 	}
 	return &apiserverv1.EncryptionConfiguration{
 		TypeMeta:  metav1.TypeMeta{APIVersion: apiserverv1.SchemeGroupVersion.String(), Kind: "EncryptionConfiguration"},
-		Resources: []apiserverv1.ResourceConfiguration{{Resources: slices.Clone(resources), Providers: providers}},
+		Resources: entries,
 	}
 }
 
-// Data is the encryption Secret's data of ks for resources: the
-// configuration in YAML and the key set in JSON.
-func (ks KeySet) Data(resources []string) (map[string][]byte, error) {
-	cfg, err := yaml.Marshal(ks.Config(resources))
+// Data is the encryption Secret's data of ks: the configuration in YAML
+// and the key set in JSON.
+func (ks KeySet) Data() (map[string][]byte, error) {
+	cfg, err := yaml.Marshal(ks.Config())
 	if err != nil {
 		return nil, err
 	}

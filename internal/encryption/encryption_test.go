@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiserverv1 "k8s.io/apiserver/pkg/apis/apiserver/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -137,9 +140,9 @@ func TestPhase(t *testing.T) {
 	}
 }
 
-// keySet is a sealed key set of s with derived keys.
+// keySet is a sealed key set of s with derived keys, listing secrets.
 func keySet(s State) KeySet {
-	ks := KeySet{State: s}
+	ks := KeySet{State: s, Resources: []string{"secrets"}}
 	for _, g := range s.Generations() {
 		if g != 0 {
 			ks.Keys = append(ks.Keys, NewKey(root, uid, g, Derive(root, uid, g)))
@@ -148,79 +151,101 @@ func keySet(s State) KeySet {
 	return ks
 }
 
-// TestConfig checks the EncryptionConfiguration against the shape of the
-// Kubernetes documentation's examples
+// Fixtures of expected configurations, written from the Kubernetes
+// documentation's examples
 // (https://kubernetes.io/docs/tasks/administer-cluster/encrypt-data/):
-// one resources entry, the writing provider first, identity last while
-// it only reads.
+// entries of resources and providers, identity or secretbox keys named
+// by generation.
+var identity = apiserverv1.ProviderConfiguration{Identity: &apiserverv1.IdentityConfiguration{}}
+
+func box(gens ...int32) apiserverv1.ProviderConfiguration {
+	var keys []apiserverv1.Key
+	for _, g := range gens {
+		keys = append(keys, apiserverv1.Key{Name: fmt.Sprintf("generation-%d", g), Secret: base64.StdEncoding.EncodeToString(Derive(root, uid, g))})
+	}
+	return apiserverv1.ProviderConfiguration{Secretbox: &apiserverv1.SecretboxConfiguration{Keys: keys}}
+}
+
+func entry(resources []string, providers ...apiserverv1.ProviderConfiguration) apiserverv1.ResourceConfiguration {
+	return apiserverv1.ResourceConfiguration{Resources: resources, Providers: providers}
+}
+
+func config(entries ...apiserverv1.ResourceConfiguration) *apiserverv1.EncryptionConfiguration {
+	return &apiserverv1.EncryptionConfiguration{
+		TypeMeta:  metav1.TypeMeta{APIVersion: "apiserver.config.k8s.io/v1", Kind: "EncryptionConfiguration"},
+		Resources: entries,
+	}
+}
+
+// TestConfigYAML checks one configuration byte for byte against the
+// documentation's YAML shape.
+func TestConfigYAML(t *testing.T) {
+	want := `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- providers:
+  - secretbox:
+      keys:
+      - name: generation-1
+        secret: ` + base64.StdEncoding.EncodeToString(Derive(root, uid, 1)) + `
+  - identity: {}
+  resources:
+  - secrets
+`
+	data, err := keySet(Stable(1)).Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data[ConfigKey]); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestConfig checks each state's configuration: the write provider first,
+// identity last unless it writes (clear-text objects of an added resource
+// stay readable), and an entry for the resources removed but not yet
+// rewritten with identity first and every key after it.
 func TestConfig(t *testing.T) {
-	b64 := func(g int32) string { return base64.StdEncoding.EncodeToString(Derive(root, uid, g)) }
+	s, cm := []string{"secrets"}, []string{"configmaps"}
 	for _, c := range []struct {
 		name string
-		s    State
-		want string
+		ks   KeySet
+		want *apiserverv1.EncryptionConfiguration
 	}{
-		{"one key", Stable(1), `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- providers:
-  - secretbox:
-      keys:
-      - name: generation-1
-        secret: ` + b64(1) + `
-  resources:
-  - secrets
-`},
-		{"phase 1 of the first key", State{Write: 0, Read: []int32{1}}, `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- providers:
-  - identity: {}
-  - secretbox:
-      keys:
-      - name: generation-1
-        secret: ` + b64(1) + `
-  resources:
-  - secrets
-`},
-		{"phase 2 of the first key", State{Write: 1, Read: []int32{0}}, `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- providers:
-  - secretbox:
-      keys:
-      - name: generation-1
-        secret: ` + b64(1) + `
-  - identity: {}
-  resources:
-  - secrets
-`},
-		{"phase 2 of a rotation", State{Write: 3, Read: []int32{2}}, `apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-- providers:
-  - secretbox:
-      keys:
-      - name: generation-3
-        secret: ` + b64(3) + `
-      - name: generation-2
-        secret: ` + b64(2) + `
-  resources:
-  - secrets
-`},
+		{"one key", keySet(Stable(1)), config(entry(s, box(1), identity))},
+		{"in clear", keySet(Stable(0)), config(entry(s, identity))},
+		{"phase 1 of the first key", keySet(State{Write: 0, Read: []int32{1}}), config(entry(s, identity, box(1)))},
+		{"phase 2 of the first key", keySet(State{Write: 1, Read: []int32{0}}), config(entry(s, box(1), identity))},
+		{"phase 1 of a rotation", keySet(State{Write: 2, Read: []int32{3}}), config(entry(s, box(2, 3), identity))},
+		{"phase 2 of a rotation", keySet(State{Write: 3, Read: []int32{2}}), config(entry(s, box(3, 2), identity))},
+		{"resource added, not rewritten", with(keySet(Stable(1)), []string{"secrets", "configmaps"}, cm),
+			config(entry([]string{"secrets", "configmaps"}, box(1), identity))},
+		{"resource removed, not rewritten", with(keySet(Stable(1)), s, cm),
+			config(entry(s, box(1), identity), entry(cm, identity, box(1)))},
+		{"removed during a rotation's phase 2", with(keySet(State{Write: 3, Read: []int32{2}}), s, []string{"configmaps", "pods"}),
+			config(entry(s, box(3, 2), identity), entry([]string{"configmaps", "pods"}, identity, box(3, 2)))},
+		{"removed, in clear: nothing to read", with(keySet(Stable(0)), s, cm), config(entry(s, identity))},
 	} {
-		data, err := keySet(c.s).Data([]string{"secrets"})
+		if got := c.ks.Config(); !equality.Semantic.DeepEqual(got, c.want) {
+			g, _ := yaml.Marshal(got)
+			w, _ := yaml.Marshal(c.want)
+			t.Errorf("%s:\n%s\nwant\n%s", c.name, g, w)
+		}
+		data, err := c.ks.Data()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(data[ConfigKey]); got != c.want {
-			t.Errorf("%s:\n%s\nwant\n%s", c.name, got, c.want)
-		}
 		back, err := ReadKeySet(data)
-		if err != nil || back == nil || back.Check(root, uid) != nil || !slices.Equal(back.Generations(), c.s.Generations()) {
+		if err != nil || back == nil || back.Check(root, uid) != nil || !equality.Semantic.DeepEqual(*back, c.ks) {
 			t.Errorf("%s: key set does not read back: %v %v", c.name, back, err)
 		}
 	}
+}
+
+// with is ks listing resources, rewriting rewrite.
+func with(ks KeySet, resources, rewrite []string) KeySet {
+	ks.Resources, ks.Rewrite = resources, rewrite
+	return ks
 }
 
 func TestCheckRefuses(t *testing.T) {
@@ -237,23 +262,87 @@ func TestCheckRefuses(t *testing.T) {
 	repeated := keySet(State{Write: 1, Read: []int32{1}})
 	big := keySet(Stable(MaxGeneration + 1))
 	three := keySet(State{Write: 3, Read: []int32{2, 1}})
+	refused := with(keySet(Stable(1)), []string{"secrets", "apiserveripinfo"}, nil)
+	unlisted := with(keySet(Stable(1)), nil, []string{"configmaps"})
 	for name, c := range map[string]struct {
 		ks   KeySet
 		root []byte
 	}{
-		"root key changed": {good, other},
-		"key forged":       {forged, root},
-		"key missing":      {missing, root},
-		"key unused":       {extra, root},
-		"generation twice": {repeated, root},
-		"out of range":     {big, root},
-		"three keys":       {three, root},
+		"root key changed":                  {good, other},
+		"key forged":                        {forged, root},
+		"key missing":                       {missing, root},
+		"key unused":                        {extra, root},
+		"generation twice":                  {repeated, root},
+		"out of range":                      {big, root},
+		"three keys":                        {three, root},
+		"a resource kube-apiserver refuses": {refused, root},
+		"a move without resources":          {unlisted, root},
 	} {
 		if err := c.ks.Check(c.root, uid); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := yaml.Marshal(good.Config([]string{"secrets", "configmaps"})); err != nil {
-		t.Fatal(err)
+}
+
+// TestStep walks changes of the settings' resources: the move records
+// what was added or removed until its Job succeeded, one change at a time
+// with a rotation.
+func TestStep(t *testing.T) {
+	s, sc := []string{"secrets"}, []string{"secrets", "configmaps"}
+	moved := Observation{RolledOut: true, Moved: true}
+	rs := func(st State, resources, rewrite []string) KeySet {
+		return KeySet{State: st, Resources: resources, Rewrite: rewrite}
+	}
+	for _, c := range []struct {
+		name   string
+		cur    KeySet
+		want   []string
+		target int32
+		o      Observation
+		next   KeySet
+	}{
+		{"unchanged", rs(Stable(1), s, nil), s, 1, moved, rs(Stable(1), s, nil)},
+		{"same set, other order", rs(Stable(1), []string{"configmaps", "secrets"}, nil), sc, 1, moved, rs(Stable(1), []string{"configmaps", "secrets"}, nil)},
+		{"none recorded: the settings'", rs(Stable(1), nil, nil), s, 1, moved, rs(Stable(1), s, nil)},
+		{"added", rs(Stable(1), s, nil), sc, 1, Observation{}, rs(Stable(1), sc, []string{"configmaps"})},
+		{"removed", rs(Stable(1), sc, nil), s, 1, Observation{}, rs(Stable(1), s, []string{"configmaps"})},
+		{"replaced", rs(Stable(1), []string{"configmaps"}, nil), []string{"pods"}, 1, Observation{}, rs(Stable(1), []string{"pods"}, []string{"configmaps", "pods"})},
+		{"changed again mid-move keeps what is unmoved", rs(Stable(1), s, []string{"configmaps"}), []string{"secrets", "pods"}, 1, moved,
+			rs(Stable(1), []string{"secrets", "pods"}, []string{"configmaps", "pods"})},
+		{"move waits for the rollout", rs(Stable(1), s, []string{"configmaps"}), s, 1, Observation{Moved: true}, rs(Stable(1), s, []string{"configmaps"})},
+		{"move waits for its Job", rs(Stable(1), s, []string{"configmaps"}), s, 1, Observation{RolledOut: true, Rewritten: true}, rs(Stable(1), s, []string{"configmaps"})},
+		{"move done", rs(Stable(1), s, []string{"configmaps"}), s, 1, moved, rs(Stable(1), s, nil)},
+		{"a rotation waits for the move", rs(Stable(1), s, []string{"configmaps"}), s, 2, Observation{}, rs(Stable(1), s, []string{"configmaps"})},
+		{"a rotation waits for a change to be recorded", rs(Stable(1), s, nil), sc, 2, moved, rs(Stable(1), sc, []string{"configmaps"})},
+		{"a rotation starts", rs(Stable(1), s, nil), s, 2, Observation{}, rs(State{Write: 1, Read: []int32{2}}, s, nil)},
+		{"a change waits for the rotation", rs(State{Write: 1, Read: []int32{2}}, s, nil), sc, 2, Observation{RolledOut: true},
+			rs(State{Write: 2, Read: []int32{1}}, s, nil)},
+	} {
+		got := c.cur.Step(c.want, c.target, c.o)
+		if !equality.Semantic.DeepEqual(got, c.next) {
+			t.Errorf("%s: Step = %+v, want %+v", c.name, got, c.next)
+		}
+	}
+}
+
+func TestRemoved(t *testing.T) {
+	ks := KeySet{Resources: []string{"secrets", "configmaps"}, Rewrite: []string{"configmaps", "pods"}}
+	if got := ks.Removed(); !slices.Equal(got, []string{"pods"}) {
+		t.Errorf("Removed = %v, want [pods]", got)
+	}
+}
+
+// TestMoveID: 8 hex digits of SHA-256("<sorted resources>\x00<sorted
+// rewrite>"), the same for any order.
+func TestMoveID(t *testing.T) {
+	sum := sha256.Sum256([]byte("configmaps,secrets\x00configmaps"))
+	want := fmt.Sprintf("%x", sum[:4])
+	a := KeySet{Resources: []string{"secrets", "configmaps"}, Rewrite: []string{"configmaps"}}
+	b := KeySet{Resources: []string{"configmaps", "secrets"}, Rewrite: []string{"configmaps"}}
+	if a.MoveID() != want || b.MoveID() != want {
+		t.Errorf("MoveID = %s, %s; want %s", a.MoveID(), b.MoveID(), want)
+	}
+	if c := (KeySet{Resources: []string{"secrets"}, Rewrite: []string{"configmaps"}}); c.MoveID() == want {
+		t.Errorf("another move has the same id %s", want)
 	}
 }

@@ -45,10 +45,11 @@ func (s State) Phase() Phase {
 func (s State) Generations() []int32 { return append([]int32{s.Write}, s.Read...) }
 
 // Observation is what the function observed of the running cluster for
-// state s: RolledOut, every API server replica runs s's configuration;
-// Rewritten, every stored object was written again with s.Write.
+// key set ks: RolledOut, every API server replica runs ks's
+// configuration; Rewritten, every stored object was written again with
+// ks.Write; Moved, the Job of ks's move (KeySet.MoveID) succeeded.
 type Observation struct {
-	RolledOut, Rewritten bool
+	RolledOut, Rewritten, Moved bool
 }
 
 // Next is the state that follows cur towards generation target given o:

@@ -105,7 +105,7 @@ func TestBackupRestore(t *testing.T) {
 	if err != nil || ks == nil {
 		fatalf(t, "the backup carries no encryption keys: %v", err)
 	}
-	cfg, err := ks.Data([]string{"secrets"})
+	cfg, err := ks.Data()
 	if err != nil {
 		fatal(t, err)
 	}

@@ -110,11 +110,13 @@
 //     e51909fa internal/builders/controlplane/deployment.go:78-101 and
 //     konnectivity_server.go:270-276, finer lines at each field there.
 //
-// The rotation's rewrite Job (the Job N-encryption-rewrite-G the
-// control-plane function composes, functions/control-plane/encryptionrewrite.go;
+// The rotation's rewrite Job and the move's Job (the Jobs
+// N-encryption-rewrite-G and N-encryption-move-<id> the control-plane
+// function composes, functions/control-plane/encryptionrewrite.go;
 // TestBackupRestore's key rotation, playRewriteJob in rotation_test.go):
-// no kubelet runs a pod here, so its one container is played as that pod
-// would run it, from the Job of the render golden encryption-rewrite: the
+// no kubelet runs a pod here, so each one container is played as that pod
+// would run it, from the Job of the render golden encryption-rewrite
+// (encryption-move): the
 // container sets no command, so its args go to the image's entrypoint
 // (registry.k8s.io/kubectl, kubernetes/kubernetes 109cf682
 // build/server-image/kubectl/Dockerfile:34, ENTRYPOINT ["/bin/kubectl"]),

@@ -47,10 +47,15 @@ var rotationSteps = []rotationStep{
 }
 
 // rewriteJobGolden and rewriteJobName are the render golden holding the
-// rewrite Job of the rotation to generation 2, and its name.
+// rewrite Job of the rotation to generation 2, and its name;
+// moveJobGolden and moveJobName the same of the move that follows
+// configmaps removed from the encrypted resources (its name's id: 8 hex
+// digits of SHA-256("secrets\x00configmaps")).
 const (
 	rewriteJobGolden = "encryption-rewrite"
 	rewriteJobName   = "demo-encryption-rewrite-2"
+	moveJobGolden    = "encryption-move"
+	moveJobName      = "demo-encryption-move-303f8b1e"
 )
 
 // keyRotation drills a rotation from key generation 1 to 2 on a real etcd
@@ -84,11 +89,13 @@ func keyRotation(ctx context.Context, t *testing.T, e *env) {
 	s.write(ctx, t, "rotation-a", "two", "generation-1")
 	s.write(ctx, t, "rotation-b", "three", "generation-1")
 	s.checkStored(ctx, t, "generation 1")
+	cms := e.resourceMove(ctx, t, ta)
 
 	// Phase 1: generation 2 only reads; what is written still goes under
 	// generation 1, which a replica not yet rolled reads.
 	e.restartTenantAPI(t, ta, cfgs[1])
 	s.readAll(ctx, t, "phase 1")
+	cms.readAll(ctx, t, "phase 1, configmaps no longer listed")
 	s.write(ctx, t, "rotation-b", "four", "generation-1")
 	s.checkStored(ctx, t, "phase 1")
 
@@ -97,7 +104,7 @@ func keyRotation(ctx context.Context, t *testing.T, e *env) {
 	s.readAll(ctx, t, "phase 2")
 	s.write(ctx, t, "rotation-b", "five", "generation-2")
 	s.checkStored(ctx, t, "phase 2")
-	e.playRewriteJob(t, ta)
+	e.playRewriteJob(t, ta, rewriteJobGolden, rewriteJobName)
 	for k := range s.key {
 		s.key[k] = "generation-2"
 	}
@@ -111,15 +118,16 @@ func keyRotation(ctx context.Context, t *testing.T, e *env) {
 }
 
 // secretboxKeys are the names of the secretbox keys of an
-// EncryptionConfiguration of one resource list and one provider.
+// EncryptionConfiguration of one resource list whose providers are
+// secretbox, then identity (objects stored in clear stay readable).
 func secretboxKeys(t *testing.T, cfg []byte) []string {
 	t.Helper()
 	var c apiserverv1.EncryptionConfiguration
 	if err := yaml.UnmarshalStrict(cfg, &c); err != nil {
 		fatal(t, err)
 	}
-	if len(c.Resources) != 1 || len(c.Resources[0].Providers) != 1 || c.Resources[0].Providers[0].Secretbox == nil {
-		fatalf(t, "want one secretbox provider for one resource list:\n%s", cfg)
+	if len(c.Resources) != 1 || len(c.Resources[0].Providers) != 2 || c.Resources[0].Providers[0].Secretbox == nil || c.Resources[0].Providers[1].Identity == nil {
+		fatalf(t, "want a secretbox provider, then identity, for one resource list:\n%s", cfg)
 	}
 	var names []string
 	for _, k := range c.Resources[0].Providers[0].Secretbox.Keys {
@@ -266,8 +274,8 @@ func (e *env) restartTenantAPI(t *testing.T, ta *tenantAPI, cfg []byte) {
 	}
 }
 
-// playRewriteJob runs the rewrite Job of render golden rewriteJobGolden
-// as its pod would run, against ta (doc.go, Played components): its one
+// playRewriteJob runs the rewrite Job name of render golden golden as
+// its pod would run, against ta (doc.go, Played components): its one
 // container's args to the image's entrypoint, /bin/kubectl (the container
 // sets no command; kubernetes/kubernetes 109cf682
 // build/server-image/kubectl/Dockerfile:34), here bin/kubectl; its env,
@@ -275,16 +283,16 @@ func (e *env) restartTenantAPI(t *testing.T, ta *tenantAPI, cfg []byte) {
 // directory holding the Secret's item as Kamaji writes it (the admin
 // kubeconfig, playKamaji). It must succeed, as the function waits for a
 // succeeded pod.
-func (e *env) playRewriteJob(t *testing.T, ta *tenantAPI) {
+func (e *env) playRewriteJob(t *testing.T, ta *tenantAPI, golden, name string) {
 	t.Helper()
-	objs, err := decodeFile(e.path("test", "testdata", "control-plane", rewriteJobGolden+".golden.yaml"))
+	objs, err := decodeFile(e.path("test", "testdata", "control-plane", golden+".golden.yaml"))
 	if err != nil {
 		fatal(t, err)
 	}
 	var job batchv1.Job
 	found := false
 	for _, o := range objs {
-		if o.GetKind() == "Job" && o.GetName() == rewriteJobName {
+		if o.GetKind() == "Job" && o.GetName() == name {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &job); err != nil {
 				fatal(t, err)
 			}
@@ -293,10 +301,10 @@ func (e *env) playRewriteJob(t *testing.T, ta *tenantAPI) {
 	}
 	pod := job.Spec.Template.Spec
 	if !found || len(pod.Containers) != 1 || len(pod.Containers[0].Command) != 0 {
-		fatalf(t, "the golden %s holds no Job %s of one container running the image's entrypoint", rewriteJobGolden, rewriteJobName)
+		fatalf(t, "the golden %s holds no Job %s of one container running the image's entrypoint", golden, name)
 	}
 	c := pod.Containers[0]
-	local := filepath.Join(ta.dir, "rewrite-job")
+	local := filepath.Join(ta.dir, name)
 	mounts := map[string]string{} // mount path → local directory
 	for _, m := range c.VolumeMounts {
 		i := slices.IndexFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
@@ -324,7 +332,86 @@ func (e *env) playRewriteJob(t *testing.T, ta *tenantAPI) {
 		}
 		env = append(env, v.Name+"="+val)
 	}
-	if err := runOnce(e.logs, "rotation-rewrite-job", e.binary("kubectl"), 60*time.Second, c.Args, env...); err != nil {
-		fatalf(t, "the rewrite Job: %v\n%s", err, tail(filepath.Join(e.logs, "rotation-rewrite-job.log"), 20))
+	if err := runOnce(e.logs, "rotation-"+name, e.binary("kubectl"), 60*time.Second, c.Args, env...); err != nil {
+		fatalf(t, "the Job %s: %v\n%s", name, err, tail(filepath.Join(e.logs, "rotation-"+name+".log"), 20))
+	}
+}
+
+// storedConfigMaps are ConfigMaps the drill wrote in namespace
+// rotation-a: their values by name.
+type storedConfigMaps struct {
+	cs      *kubernetes.Clientset
+	etcdURL string
+	value   map[string]string
+}
+
+// resourceMove drills encryption.resources changing under ta's API server
+// at generation 1 (docs/architecture.md, Secrets encrypted at rest): a
+// ConfigMap stored in clear; the configuration of configmaps added
+// (render golden encryption-added: identity after the key) reads it and
+// encrypts the next one; the configuration of configmaps removed (golden
+// encryption-move: identity first, the key after it) reads both, and its
+// move Job, played, stores both in clear again.
+func (e *env) resourceMove(ctx context.Context, t *testing.T, ta *tenantAPI) *storedConfigMaps {
+	t.Helper()
+	c := &storedConfigMaps{cs: clientFor(t, ta.kubeconfig), etcdURL: fmt.Sprintf("http://127.0.0.1:%d", ta.etcdPort), value: map[string]string{}}
+	const enc = "k8s:enc:secretbox:v1:generation-1:"
+	c.write(ctx, t, "clear")
+	c.checkStored(ctx, t, "before configmaps are listed", "clear", "")
+	e.restartTenantAPI(t, ta, renderedEncryption(t, e, "encryption-added")[encryption.ConfigKey])
+	c.readAll(ctx, t, "configmaps added")
+	c.write(ctx, t, "encrypted")
+	c.checkStored(ctx, t, "configmaps added", "encrypted", enc)
+	c.checkStored(ctx, t, "configmaps added", "clear", "")
+	e.restartTenantAPI(t, ta, renderedEncryption(t, e, moveJobGolden)[encryption.ConfigKey])
+	c.readAll(ctx, t, "configmaps removed")
+	e.playRewriteJob(t, ta, moveJobGolden, moveJobName)
+	c.checkStored(ctx, t, "after the move", "encrypted", "")
+	c.checkStored(ctx, t, "after the move", "clear", "")
+	return c
+}
+
+func (c *storedConfigMaps) write(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	v := "tenantkube-e2e-move-" + randomHex(t)
+	if _, err := c.cs.CoreV1().ConfigMaps("rotation-a").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"value": v}}, metav1.CreateOptions{}); err != nil {
+		fatal(t, err)
+	}
+	c.value[name] = v
+}
+
+func (c *storedConfigMaps) readAll(ctx context.Context, t *testing.T, step string) {
+	t.Helper()
+	for name, v := range c.value {
+		got, err := c.cs.CoreV1().ConfigMaps("rotation-a").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			errorf(t, "%s: ConfigMap %s: %v", step, name, err)
+		} else if got.Data["value"] != v {
+			errorf(t, "%s: ConfigMap %s holds %q, want %q", step, name, got.Data["value"], v)
+		}
+	}
+}
+
+// checkStored reads ConfigMap name's raw value in etcd: with prefix
+// encrypted under that prefix and without its value in clear; with ""
+// not under any k8s:enc: prefix and holding its value.
+func (c *storedConfigMaps) checkStored(ctx context.Context, t *testing.T, step, name, prefix string) {
+	t.Helper()
+	ec, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcdURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		fatal(t, err)
+	}
+	defer ec.Close()
+	r, err := ec.Get(ctx, "/registry/configmaps/rotation-a/"+name)
+	if err != nil || len(r.Kvs) != 1 {
+		fatalf(t, "%s: etcd holds no ConfigMap %s: %v", step, name, err)
+	}
+	raw := r.Kvs[0].Value
+	clear := bytes.Contains(raw, []byte(c.value[name]))
+	switch {
+	case prefix != "" && (!bytes.HasPrefix(raw, []byte(prefix)) || clear):
+		errorf(t, "%s: ConfigMap %s is stored as %q..., want the prefix %s and no clear text", step, name, raw[:min(len(raw), 40)], prefix)
+	case prefix == "" && (bytes.HasPrefix(raw, []byte("k8s:enc:")) || !clear):
+		errorf(t, "%s: ConfigMap %s is stored as %q..., want it in clear", step, name, raw[:min(len(raw), 40)])
 	}
 }

@@ -25,7 +25,9 @@ type Encryption struct {
 	// Resources are the resources encrypted, as kube-apiserver's
 	// EncryptionConfiguration names them: "secrets", "configmaps",
 	// "<resource>.<group>" (no wildcards: the rewrite of a rotation names
-	// each). Changing the list changes every cluster's configuration.
+	// each), each one kube-apiserver accepts. A change moves every
+	// cluster: its objects of the resources added or removed are written
+	// again (docs/architecture.md, Resources added or removed).
 	// +kubebuilder:default={"secrets"}
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
@@ -39,8 +41,8 @@ type Encryption struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	MinimumKeyGeneration int32 `json:"minimumKeyGeneration,omitempty"`
-	// RewriteImageRepository is the kubectl image (without tag) of the Job
-	// that writes every encrypted object again during a rotation; the tag
+	// RewriteImageRepository is the kubectl image (without tag) of the
+	// Jobs that write objects again (a rotation, a move); the tag
 	// is the cluster's Kubernetes patch version.
 	// +kubebuilder:default="registry.k8s.io/kubectl"
 	// +optional
@@ -89,21 +91,42 @@ func (e *Encryption) validate(p *field.Path) field.ErrorList {
 	if len(e.Resources) > maxEncryptedResources {
 		errs = append(errs, field.TooMany(p.Child("resources"), len(e.Resources), maxEncryptedResources))
 	}
-	seen := map[string]bool{}
-	for i, r := range e.Resources {
-		switch {
-		case len(r) > validation.DNS1123SubdomainMaxLength || !encryptedResource.MatchString(r):
-			errs = append(errs, field.Invalid(p.Child("resources").Index(i), r, "must be a resource such as secrets or deployments.apps, without wildcards"))
-		case seen[r]:
-			errs = append(errs, field.Duplicate(p.Child("resources").Index(i), r))
-		}
-		seen[r] = true
-	}
+	errs = append(errs, e.validateResources(p.Child("resources"))...)
 	if g := e.MinimumKeyGeneration; g < 0 || g > encryption.MaxGeneration {
 		errs = append(errs, field.Invalid(p.Child("minimumKeyGeneration"), g, fmt.Sprintf("must be between 0 and %d", encryption.MaxGeneration)))
 	}
 	if img := e.RewriteImageRepository; len(img) > tkv1alpha1.MaxImageLength || strings.ContainsAny(img, " \t\n:@") {
 		errs = append(errs, field.Invalid(p.Child("rewriteImageRepository"), img, "must be an image repository without tag or digest"))
+	}
+	return errs
+}
+
+// validateResources returns every problem of the resources at p: each
+// must be a named resource (no wildcards: a rewrite names each), listed
+// once, and one kube-apiserver accepts in an EncryptionConfiguration
+// (encryption.CheckResources, its own validation).
+func (e *Encryption) validateResources(p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	var named []string
+	var at []int
+	seen := map[string]bool{}
+	for i, r := range e.Resources {
+		switch {
+		case len(r) > validation.DNS1123SubdomainMaxLength || !encryptedResource.MatchString(r):
+			errs = append(errs, field.Invalid(p.Index(i), r, "must be a resource such as secrets or deployments.apps, without wildcards"))
+		case seen[r]:
+			errs = append(errs, field.Duplicate(p.Index(i), r))
+		default:
+			named, at = append(named, r), append(at, i)
+		}
+		seen[r] = true
+	}
+	for _, r := range encryption.CheckResources(named) {
+		if r.Index < 0 {
+			errs = append(errs, field.Invalid(p, named, "kube-apiserver refuses it: "+r.Detail))
+			continue
+		}
+		errs = append(errs, field.Invalid(p.Index(at[r.Index]), named[r.Index], "kube-apiserver refuses it: "+r.Detail))
 	}
 	return errs
 }

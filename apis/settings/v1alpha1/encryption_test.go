@@ -1,0 +1,50 @@
+package v1alpha1
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// TestEncryptionResourcesRefused: each resource kube-apiserver refuses in
+// an EncryptionConfiguration is reported at its own index naming the
+// value, from the rules of k8s.io/apiserver v0.36.4
+// pkg/apis/apiserver/validation/validation_encryption.go; the form check
+// refuses wildcards and repeats before it.
+func TestEncryptionResourcesRefused(t *testing.T) {
+	for _, c := range []struct {
+		value, why string
+	}{
+		{"events.events.k8s.io", ":244 events.k8s.io group"},
+		{"ingresses.extensions", ":257 extensions group"},
+		{"serviceipallocations", ":228-230 no REST API"},
+		{"apiserveripinfo", ":228 no REST API"},
+		{"servicenodeportallocations", ":230 no REST API"},
+		{"Secrets", "form (and :199 capitals)"},
+		{"*.apps", "form (and :270 across groups)"},
+		{"*", "form (and :212 star)"},
+		{"secrets", "repeated: form check"},
+	} {
+		e := Encryption{Resources: []string{"secrets", "configmaps", c.value}}
+		errs := e.validateResources(field.NewPath("encryption", "resources"))
+		if len(errs) != 1 || errs[0].Field != "encryption.resources[2]" || errs[0].BadValue != c.value {
+			t.Errorf("%s (%s): %v, want one error at encryption.resources[2] naming it", c.value, c.why, errs)
+		}
+	}
+}
+
+// TestEncryptionResourcesAccepted: named resources of the core and other
+// groups pass, each of the refused ones reported once among them.
+func TestEncryptionResourcesAccepted(t *testing.T) {
+	e := Encryption{Resources: []string{"secrets", "configmaps", "deployments.apps", "events", "customresources.example.com"}}
+	if errs := e.validateResources(field.NewPath("encryption", "resources")); len(errs) != 0 {
+		t.Errorf("refused: %v", errs)
+	}
+	e.Resources = []string{"ingresses.extensions", "secrets", "apiserveripinfo"}
+	errs := e.validateResources(field.NewPath("encryption", "resources"))
+	if len(errs) != 2 || errs[0].Field != "encryption.resources[0]" || errs[1].Field != "encryption.resources[2]" ||
+		!strings.Contains(errs[0].Detail, "kube-apiserver refuses it") {
+		t.Errorf("%v, want errors at [0] and [2]", errs)
+	}
+}
