@@ -231,6 +231,24 @@ func pipelineCases(root string) []pipelineCase {
 				"  name: demo-encryption-config\n", "    phase: Stable\n", "reason: Encrypted\n",
 				"        tenantkube.io/encryption-config: d0d71aac6cd4d919\n",
 			}},
+		// A KMS v2 plugin (settings encryption.kms): a new cluster's
+		// generation 1 writes with it (provider platform-kms-generation-1,
+		// apiVersion v2, timeout kube-apiserver's default 3s), identity
+		// last; the API server pod mounts the socket's directory from the
+		// node (hostPath, type Directory) at the same path.
+		{name: "encryption-kms", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption-kms.yaml"), data("encryption-root-key.yaml")},
+			contains: []string{
+				"    - mountPath: /var/run/tenantkube-kms\n      name: encryption-kms-0\n", "        path: /var/run/tenantkube-kms\n        type: Directory\n",
+				"reason: Encrypted\n",
+			}},
+		// The same plugin set for a cluster on secretbox generation 1
+		// (observed-encryption-read-key): switching to it is a rotation;
+		// phase 1 adds generation 2 on the plugin for reads, generation 1
+		// still writes.
+		{name: "encryption-kms-read-key", xr: example("xr.yaml"), required: []string{example("instancetypes.yaml"), data("platform-encryption-kms.yaml"), data("encryption-root-key.yaml")},
+			observed: data("observed-encryption-read-key"), contains: []string{
+				"    phase: AddingReadKey\n", "reason: RotatingKey\n", "    targetGeneration: 2\n", "        path: /var/run/tenantkube-kms\n",
+			}},
 		// configmaps added to encryption.resources on a cluster at
 		// generation 1 (observed-encryption-read-key, every pod on it):
 		// the configuration lists them at once, identity after the key so

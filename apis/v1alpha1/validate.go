@@ -127,7 +127,10 @@ const (
 // TenantkubeVolumeNames and TenantkubeContainerNames are the volumes and
 // containers tenantkube adds to the control-plane pod.
 var (
-	TenantkubeVolumeNames    = []string{AuthenticationConfigVolume, TalosCAVolume, TalosTLSVolume, EncryptionConfigVolume}
+	// EncryptionKMSVolumes are the hostPath volumes of the KMS plugins'
+	// socket directories (a key set reads with at most 2 generations).
+	EncryptionKMSVolumes     = []string{"encryption-kms-0", "encryption-kms-1"}
+	TenantkubeVolumeNames    = slices.Concat([]string{AuthenticationConfigVolume, TalosCAVolume, TalosTLSVolume, EncryptionConfigVolume}, EncryptionKMSVolumes)
 	TenantkubeContainerNames = []string{TalosSignerContainer}
 )
 

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	settingsv1alpha1 "github.com/tenantkube/tenantkube/apis/settings/v1alpha1"
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -81,7 +82,7 @@ func (s *scope) encryption(p *function.Plan) field.ErrorList {
 	if len(errs) > 0 {
 		return errs
 	}
-	target, ferr := encryptionTarget(s.spec.Encryption, e, cur.State)
+	target, ferr := encryptionTarget(s.spec.Encryption, e, cur)
 	if ferr != nil {
 		return field.ErrorList{ferr}
 	}
@@ -94,7 +95,7 @@ func (s *scope) encryption(p *function.Plan) field.ErrorList {
 		}
 		k, ok := cur.Key(g)
 		if !ok {
-			k = encryption.NewKey(root, uid, g, encryption.Derive(root, uid, g))
+			k = newKey(root, uid, g, e)
 		}
 		keys.Keys = append(keys.Keys, k)
 	}
@@ -138,14 +139,29 @@ func rootKey(r *function.Request, ref *settingsv1alpha1.SecretRef) ([]byte, *fie
 
 // encryptionTarget is the generation the cluster rotates to: the larger
 // of spec.encryption.keyGeneration and the platform's minimum, at least
-// 1. A keyGeneration below the generation cur writes with is refused:
+// 1; where the platform sets a KMS plugin and cur does not write with
+// one, at least the next generation (a rotation to the plugin). A
+// keyGeneration below the generation cur writes with is refused:
 // generations only move forward.
-func encryptionTarget(spec tkv1alpha1.Encryption, e *settingsv1alpha1.Encryption, cur encryption.State) (int32, *field.Error) {
+func encryptionTarget(spec tkv1alpha1.Encryption, e *settingsv1alpha1.Encryption, cur encryption.KeySet) (int32, *field.Error) {
 	if g := spec.KeyGeneration; g != 0 && g < cur.Write {
 		return 0, field.Invalid(field.NewPath("spec", "encryption", "keyGeneration"), g,
 			fmt.Sprintf("keyGeneration only increases: the cluster writes with generation %d", cur.Write))
 	}
-	return max(spec.KeyGeneration, e.MinimumKeyGeneration, 1), nil
+	target := max(spec.KeyGeneration, e.MinimumKeyGeneration, 1)
+	if e.KMS != nil && !cur.WritesKMS() {
+		target = max(target, cur.Write+1)
+	}
+	return target, nil
+}
+
+// newKey is generation gen's key: the platform's KMS plugin where it sets
+// one, else derived from the root key.
+func newKey(root []byte, uid string, gen int32, e *settingsv1alpha1.Encryption) encryption.Key {
+	if k := e.KMS; k != nil {
+		return encryption.NewKMSKey(root, uid, gen, encryption.KMS{Name: k.Name, Endpoint: k.Endpoint, Timeout: k.Timeout})
+	}
+	return encryption.NewKey(root, uid, gen, encryption.Derive(root, uid, gen))
 }
 
 // holdEncryption keeps an observed encryption Secret and the API server's
@@ -235,7 +251,7 @@ func encryptionStatus(keys encryption.KeySet, resources []string, target int32) 
 		k, _ := keys.Key(g)
 		out := tkv1alpha1.EncryptionKeyStatus{Generation: g}
 		if g != 0 {
-			out.Fingerprint = encryption.Fingerprint(k.Secret)
+			out.Fingerprint = k.Fingerprint()
 		}
 		return out
 	}
@@ -267,6 +283,15 @@ func (s *scope) mountEncryption(kcp *kamajiv1alpha2.KamajiControlPlane) {
 	d.ExtraVolumes = append(d.ExtraVolumes, corev1.Volume{Name: tkv1alpha1.EncryptionConfigVolume, VolumeSource: corev1.VolumeSource{
 		Secret: &corev1.SecretVolumeSource{SecretName: EncryptionSecretName(s.t.ID), Items: []corev1.KeyToPath{{Key: encryption.ConfigKey, Path: encryption.ConfigKey}}},
 	}})
+	// A KMS plugin's socket directory, from the node, at the same path.
+	for i, dir := range s.enc.keys.SocketDirs() {
+		name := tkv1alpha1.EncryptionKMSVolumes[i]
+		a.ExtraVolumeMounts = append(a.ExtraVolumeMounts, corev1.VolumeMount{Name: name, MountPath: dir})
+		d.ExtraVolumes = append(d.ExtraVolumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectory)},
+		}})
+	}
+	slices.SortStableFunc(a.ExtraVolumeMounts, func(x, y corev1.VolumeMount) int { return strings.Compare(x.MountPath, y.MountPath) })
 	slices.SortStableFunc(d.ExtraVolumes, func(x, y corev1.Volume) int { return strings.Compare(x.Name, y.Name) })
 	if d.PodAdditionalMetadata == nil {
 		d.PodAdditionalMetadata = &kamajiv1alpha2.AdditionalMetadata{}

@@ -560,3 +560,81 @@ func TestMoveJob(t *testing.T) {
 		t.Errorf("Job %s: args %v", j.Name, j.Spec.Template.Spec.Containers[0].Args)
 	}
 }
+
+const kmsInput = `{encryption: {rootKeySecret: {namespace: tenantkube-system, name: tenantkube-encryption-root}, kms: {name: vault, endpoint: "unix:///var/run/kms/vault.sock", timeout: 3s}}}`
+
+// TestEncryptionKMSNewCluster: a new cluster writes with the platform's
+// plugin from its first generation; the API server pod mounts the
+// socket's directory from the node at the same path.
+func TestEncryptionKMSNewCluster(t *testing.T) {
+	p, errs := planEncWith(t, kmsInput, fntest.Call{Spec: `{}`, Required: rootRequired(encRoot)})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	ks := composedKeys(t, p)
+	if ks.Write != 1 || len(ks.Keys) != 1 || ks.Keys[0].KMS == nil || ks.Keys[0].KMS.Endpoint != "unix:///var/run/kms/vault.sock" || len(ks.Keys[0].Secret) != 0 {
+		t.Errorf("keys %+v, want generation 1 on the plugin", ks)
+	}
+	kcp := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane)
+	if !slices.Contains(kcp.Spec.APIServer.ExtraVolumeMounts, corev1.VolumeMount{Name: "encryption-kms-0", MountPath: "/var/run/kms"}) {
+		t.Errorf("API server mounts %v", kcp.Spec.APIServer.ExtraVolumeMounts)
+	}
+	i := slices.IndexFunc(kcp.Spec.Deployment.ExtraVolumes, func(v corev1.Volume) bool { return v.Name == "encryption-kms-0" })
+	if i < 0 || kcp.Spec.Deployment.ExtraVolumes[i].HostPath == nil || kcp.Spec.Deployment.ExtraVolumes[i].HostPath.Path != "/var/run/kms" ||
+		*kcp.Spec.Deployment.ExtraVolumes[i].HostPath.Type != corev1.HostPathDirectory {
+		t.Errorf("volumes %v", kcp.Spec.Deployment.ExtraVolumes)
+	}
+}
+
+// TestEncryptionKMSRotation: a cluster on secretbox generation 1, the
+// platform sets a plugin: a rotation to generation 2 on the plugin
+// starts (phase 1: it reads), the secretbox key kept.
+func TestEncryptionKMSRotation(t *testing.T) {
+	stable1 := keysOf(encRoot, encryption.Stable(1))
+	req := rootRequired(encRoot)
+	req[requiredControlPlaneDeployment] = []string{rolled(digestOf(t, stable1), 4).String()}
+	p, errs := planEncWith(t, kmsInput, fntest.Call{Spec: `{}`, Required: req, Observed: map[string]string{
+		nameEncryptionConfig: observedSecret(t, stable1), nameKamajiControlPlane: observedKCPWith(digestOf(t, stable1), 4, 4, 2)}})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	ks := composedKeys(t, p)
+	k2, ok := ks.Key(2)
+	if !slices.Equal(ks.Generations(), []int32{1, 2}) || !ok || k2.KMS == nil || ks.WritesKMS() {
+		t.Errorf("keys %+v, want phase 1: secretbox 1 writes, the plugin's generation 2 reads", ks)
+	}
+	if st := p.Status["encryption"].(tkv1alpha1.EncryptionStatus); st.TargetGeneration != 2 {
+		t.Errorf("target %d, want 2", st.TargetGeneration)
+	}
+}
+
+// TestResealedKMS: a backup's plugin generation is sealed for the new XR
+// as the plugin, with no secret.
+func TestResealedKMS(t *testing.T) {
+	plugin := encryption.KMS{Name: "vault", Endpoint: "unix:///var/run/kms/vault.sock", Timeout: "3s"}
+	src := encryption.KeySet{State: encryption.Stable(2), Resources: []string{"secrets"}, Keys: []encryption.Key{encryption.NewKMSKey(encRoot, "source-uid", 2, plugin)}}
+	data, err := src.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, errs := resealed(encRoot, fntest.XRUID, data, "demo-backup-20261202183044-c62685")
+	if len(errs) > 0 || len(ks.Keys) != 1 || ks.Keys[0].KMS == nil || *ks.Keys[0].KMS != plugin || !ks.Keys[0].Verify(encRoot, fntest.XRUID) {
+		t.Errorf("resealed %+v %v", ks, errs)
+	}
+}
+
+// TestKeysFromStatusKMS: with the Secret gone, a plugin generation named
+// in status.encryption by the plugin's fingerprint is taken again from
+// the settings.
+func TestKeysFromStatusKMS(t *testing.T) {
+	fp := encryption.KMS{Name: "vault", Endpoint: "unix:///var/run/kms/vault.sock", Timeout: "3s"}.Fingerprint()
+	p, errs := planEncWith(t, kmsInput, fntest.Call{Spec: `{}`, Required: rootRequired(encRoot),
+		XRStatus: fmt.Sprintf(`{encryption: {writeKey: {generation: 1, fingerprint: %s}}}`, fp),
+		Observed: map[string]string{nameKamajiControlPlane: observedKCPWith("", 1, 1, 2)}})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if ks := composedKeys(t, p); !ks.WritesKMS() || ks.Write != 1 || len(ks.Read) != 0 {
+		t.Errorf("keys %+v, want generation 1 on the plugin", ks)
+	}
+}

@@ -57,13 +57,14 @@ func (s *scope) currentKeys(root []byte, uid string) (encryption.KeySet, field.E
 			return encryption.KeySet{}, nil // a backup without keys: its Secrets are in clear
 		}
 		g := max(s.spec.Encryption.KeyGeneration, s.in.Encryption.MinimumKeyGeneration, 1)
-		return encryption.KeySet{State: encryption.Stable(g), Keys: []encryption.Key{encryption.NewKey(root, uid, g, encryption.Derive(root, uid, g))}}, nil
+		return encryption.KeySet{State: encryption.Stable(g), Keys: []encryption.Key{newKey(root, uid, g, &s.in.Encryption)}}, nil
 	}
 	return s.keysFromStatus(root, uid, name)
 }
 
 // resealed is the key set a restore's backup carried (the data of the
-// source cluster's encryption Secret), each key sealed for the XR uid.
+// source cluster's encryption Secret), each key (or KMS plugin) sealed
+// for the XR uid.
 func resealed(root []byte, uid string, data map[string][]byte, backup string) (encryption.KeySet, field.ErrorList) {
 	path := field.NewPath("spec", "restore", "backup")
 	ks, err := encryption.ReadKeySet(data)
@@ -74,6 +75,10 @@ func resealed(root []byte, uid string, data map[string][]byte, backup string) (e
 		return encryption.KeySet{}, field.ErrorList{field.Invalid(path, backup, "the backup's encryption keys do not decode: "+err.Error())}
 	}
 	for i, k := range ks.Keys {
+		if k.KMS != nil {
+			ks.Keys[i] = encryption.NewKMSKey(root, uid, k.Generation, *k.KMS)
+			continue
+		}
 		ks.Keys[i] = encryption.NewKey(root, uid, k.Generation, k.Secret)
 	}
 	if err := ks.Check(root, uid); err != nil {
@@ -106,6 +111,12 @@ func (s *scope) keysFromStatus(root []byte, uid, name string) (encryption.KeySet
 		}
 		if k.Generation < 0 || k.Generation > encryption.MaxGeneration {
 			return encryption.KeySet{}, field.ErrorList{field.Invalid(path, k.Generation, "names a generation out of range")}
+		}
+		if kms := s.in.Encryption.KMS; kms != nil {
+			if key := newKey(root, uid, k.Generation, &s.in.Encryption); key.Fingerprint() == k.Fingerprint {
+				ks.Keys = append(ks.Keys, key) // the platform's plugin, as it is set
+				continue
+			}
 		}
 		secret := encryption.Derive(root, uid, k.Generation)
 		if encryption.Fingerprint(secret) != k.Fingerprint {

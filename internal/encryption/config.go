@@ -73,7 +73,7 @@ func (ks KeySet) Check(root []byte, uid string) error {
 			return fmt.Errorf("it holds a key of generation %d, which it does not use", k.Generation)
 		}
 		if !k.Verify(root, uid) {
-			return fmt.Errorf("the key of generation %d (fingerprint %s) is not sealed by the platform's root key for this cluster", k.Generation, Fingerprint(k.Secret))
+			return fmt.Errorf("the key of generation %d (fingerprint %s) is not sealed by the platform's root key for this cluster", k.Generation, k.Fingerprint())
 		}
 	}
 	if len(ks.Resources) == 0 && len(ks.Rewrite) > 0 {
@@ -99,27 +99,37 @@ func (ks KeySet) Check(root []byte, uid string) error {
 // identity (generation 0, clear text) first when 0 writes, else last, so
 // objects stored in clear before a resource was listed stay readable. An
 // entry of the resources removed but not yet rewritten (Removed), where
-// there are keys: identity first (they are written in clear), the keys
-// after it (what was stored encrypted stays readable).
+// there are secretbox keys: identity first (they are written in clear),
+// the keys after it (what was stored encrypted stays readable). A KMS
+// generation is a kms provider of its own, where its generation stands.
 func (ks KeySet) Config() *apiserverv1.EncryptionConfiguration {
-	var box []apiserverv1.Key
+	var readers []apiserverv1.ProviderConfiguration
+	box := -1 // index of the secretbox provider in readers
 	for _, g := range ks.Generations() {
-		if k, ok := ks.Key(g); ok && g != 0 {
-			box = append(box, apiserverv1.Key{Name: k.Name(), Secret: base64.StdEncoding.EncodeToString(k.Secret)})
+		k, ok := ks.Key(g)
+		switch {
+		case !ok || g == 0:
+		case k.KMS != nil:
+			readers = append(readers, k.KMS.provider(g))
+		default:
+			if box < 0 {
+				box = len(readers)
+				readers = append(readers, apiserverv1.ProviderConfiguration{Secretbox: &apiserverv1.SecretboxConfiguration{}})
+			}
+			sb := readers[box].Secretbox
+			sb.Keys = append(sb.Keys, apiserverv1.Key{Name: k.Name(), Secret: base64.StdEncoding.EncodeToString(k.Secret)})
 		}
 	}
 	id := apiserverv1.ProviderConfiguration{Identity: &apiserverv1.IdentityConfiguration{}}
-	var readers []apiserverv1.ProviderConfiguration
-	if len(box) > 0 {
-		readers = append(readers, apiserverv1.ProviderConfiguration{Secretbox: &apiserverv1.SecretboxConfiguration{Keys: box}})
-	}
 	listed := append(slices.Clone(readers), id)
 	if ks.Write == 0 {
 		listed = append([]apiserverv1.ProviderConfiguration{id}, readers...)
 	}
 	entries := []apiserverv1.ResourceConfiguration{{Resources: slices.Clone(ks.Resources), Providers: listed}}
-	if removed := ks.Removed(); len(removed) > 0 && len(readers) > 0 {
-		entries = append(entries, apiserverv1.ResourceConfiguration{Resources: removed, Providers: append([]apiserverv1.ProviderConfiguration{id}, readers...)})
+	if removed := ks.Removed(); len(removed) > 0 && box >= 0 {
+		// KMS v2 names are unique in a configuration: the entry reads
+		// with the secretbox keys alone (Step holds a removal under KMS).
+		entries = append(entries, apiserverv1.ResourceConfiguration{Resources: removed, Providers: []apiserverv1.ProviderConfiguration{id, readers[box]}})
 	}
 	return &apiserverv1.EncryptionConfiguration{
 		TypeMeta:  metav1.TypeMeta{APIVersion: apiserverv1.SchemeGroupVersion.String(), Kind: "EncryptionConfiguration"},

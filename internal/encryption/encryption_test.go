@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -344,5 +345,106 @@ func TestMoveID(t *testing.T) {
 	}
 	if c := (KeySet{Resources: []string{"secrets"}, Rewrite: []string{"configmaps"}}); c.MoveID() == want {
 		t.Errorf("another move has the same id %s", want)
+	}
+}
+
+var testKMS = KMS{Name: "vault", Endpoint: "unix:///var/run/kms/vault.sock", Timeout: "3s"}
+
+// kmsProvider is the expected provider of testKMS for generation gen,
+// from kube-apiserver's KMSConfiguration (apiVersion v2, name, endpoint,
+// timeout; k8s.io/apiserver v0.36.4 pkg/apis/apiserver/v1/types_encryption.go).
+func kmsProvider(gen int32) apiserverv1.ProviderConfiguration {
+	return apiserverv1.ProviderConfiguration{KMS: &apiserverv1.KMSConfiguration{
+		APIVersion: "v2", Name: fmt.Sprintf("vault-generation-%d", gen), Endpoint: "unix:///var/run/kms/vault.sock", Timeout: &metav1.Duration{Duration: 3 * time.Second},
+	}}
+}
+
+// kmsSet is keySet(s) with generation kmsGen held by testKMS.
+func kmsSet(s State, kmsGen int32) KeySet {
+	ks := keySet(s)
+	for i, k := range ks.Keys {
+		if k.Generation == kmsGen {
+			ks.Keys[i] = NewKMSKey(root, uid, kmsGen, testKMS)
+		}
+	}
+	return ks
+}
+
+// TestConfigKMS: a rotation from secretbox generation 1 to a KMS
+// generation 2 (the two-phase machinery), and a KMS cluster.
+func TestConfigKMS(t *testing.T) {
+	s := []string{"secrets"}
+	for _, c := range []struct {
+		name string
+		ks   KeySet
+		want *apiserverv1.EncryptionConfiguration
+	}{
+		{"KMS alone", kmsSet(Stable(1), 1), config(entry(s, kmsProvider(1), identity))},
+		{"phase 1 to KMS", kmsSet(State{Write: 1, Read: []int32{2}}, 2), config(entry(s, box(1), kmsProvider(2), identity))},
+		{"phase 2 to KMS", kmsSet(State{Write: 2, Read: []int32{1}}, 2), config(entry(s, kmsProvider(2), box(1), identity))},
+		{"KMS to KMS", func() KeySet {
+			ks := kmsSet(State{Write: 3, Read: []int32{2}}, 2)
+			ks.Keys[0] = NewKMSKey(root, uid, 3, testKMS)
+			return ks
+		}(), config(entry(s, kmsProvider(3), kmsProvider(2), identity))},
+		{"removed under KMS reads with the secretbox keys", with(kmsSet(State{Write: 2, Read: []int32{1}}, 2), s, []string{"configmaps"}),
+			config(entry(s, kmsProvider(2), box(1), identity), entry([]string{"configmaps"}, identity, box(1)))},
+	} {
+		if got := c.ks.Config(); !equality.Semantic.DeepEqual(got, c.want) {
+			g, _ := yaml.Marshal(got)
+			w, _ := yaml.Marshal(c.want)
+			t.Errorf("%s:\n%s\nwant\n%s", c.name, g, w)
+		}
+		if err := c.ks.Check(root, uid); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+func TestKMSKeySeal(t *testing.T) {
+	k := NewKMSKey(root, uid, 2, testKMS)
+	if !k.Verify(root, uid) {
+		t.Fatal("a sealed KMS key does not verify")
+	}
+	moved := NewKMSKey(root, uid, 2, testKMS)
+	moved.KMS.Endpoint = "unix:///tmp/other.sock"
+	both := NewKMSKey(root, uid, 2, testKMS)
+	both.Secret = Derive(root, uid, 2)
+	for name, c := range map[string]Key{"endpoint changed": moved, "a secret too": both} {
+		if c.Verify(root, uid) {
+			t.Errorf("%s: verifies", name)
+		}
+	}
+	if k.Fingerprint() == NewKMSKey(root, uid, 2, KMS{Name: "other", Endpoint: testKMS.Endpoint, Timeout: "3s"}).Fingerprint() {
+		t.Error("two plugins have one fingerprint")
+	}
+}
+
+// TestStepKMS: a key set with a KMS generation keeps the resources it
+// lists (a removed entry could not name the KMS provider again) and
+// takes the ones added.
+func TestStepKMS(t *testing.T) {
+	ks := kmsSet(Stable(1), 1)
+	ks.Resources = []string{"secrets", "configmaps"}
+	got := ks.Step([]string{"secrets", "pods"}, 1, Observation{RolledOut: true})
+	if want := []string{"secrets", "configmaps", "pods"}; !sameSet(got.Resources, want) || !slices.Equal(got.Rewrite, []string{"pods"}) {
+		t.Errorf("Step = resources %v rewrite %v, want %v and [pods]", got.Resources, got.Rewrite, want)
+	}
+}
+
+// TestCheckKMS: kube-apiserver's validation of the provider refuses a
+// non-unix endpoint and a zero timeout
+// (pkg/apis/apiserver/validation/validation_encryption.go:391-416).
+func TestCheckKMS(t *testing.T) {
+	if errs := CheckKMS(testKMS); len(errs) != 0 {
+		t.Errorf("refused: %v", errs)
+	}
+	for name, k := range map[string]KMS{
+		"tcp endpoint": {Name: "vault", Endpoint: "tcp://127.0.0.1:1", Timeout: "3s"},
+		"no timeout":   {Name: "vault", Endpoint: testKMS.Endpoint, Timeout: "0s"},
+	} {
+		if errs := CheckKMS(k); len(errs) != 1 {
+			t.Errorf("%s: %v, want one refusal", name, errs)
+		}
 	}
 }

@@ -71,10 +71,12 @@ func Fingerprint(secret []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Key is one generation's key as the cluster's encryption Secret holds it.
+// Key is one generation's key as the cluster's encryption Secret holds
+// it: a secretbox key (Secret), or a KMS v2 plugin (KMS) holding it.
 type Key struct {
 	Generation int32  `json:"generation"`
-	Secret     []byte `json:"secret"`
+	Secret     []byte `json:"secret,omitempty"`
+	KMS        *KMS   `json:"kms,omitempty"`
 	Seal       string `json:"seal"`
 }
 
@@ -83,10 +85,22 @@ func NewKey(root []byte, uid string, gen int32, secret []byte) Key {
 	return Key{Generation: gen, Secret: secret, Seal: Seal(root, uid, gen, secret)}
 }
 
-// Verify says whether k is KeyBytes long and sealed under root for the
-// cluster uid.
+// Verify says whether k is a KeyBytes long secret or a KMS plugin (not
+// both), sealed under root for the cluster uid.
 func (k Key) Verify(root []byte, uid string) bool {
+	if k.KMS != nil {
+		return len(k.Secret) == 0 && hmac.Equal([]byte(k.Seal), []byte(Seal(root, uid, k.Generation, k.KMS.bytes())))
+	}
 	return len(k.Secret) == KeyBytes && hmac.Equal([]byte(k.Seal), []byte(Seal(root, uid, k.Generation, k.Secret)))
+}
+
+// Fingerprint names k without revealing it (Fingerprint of the secret, or
+// of the KMS plugin).
+func (k Key) Fingerprint() string {
+	if k.KMS != nil {
+		return k.KMS.Fingerprint()
+	}
+	return Fingerprint(k.Secret)
 }
 
 // Name is the key's name in the EncryptionConfiguration; kube-apiserver

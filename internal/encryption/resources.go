@@ -44,6 +44,14 @@ func (ks KeySet) Step(want []string, target int32, o Observation) KeySet {
 	if out.Resources == nil {
 		out.Resources = slices.Clone(want)
 	}
+	if ks.UsesKMS() {
+		want = slices.Clone(want)
+		for _, r := range out.Resources {
+			if !slices.Contains(want, r) {
+				want = append(want, r)
+			}
+		}
+	}
 	switch {
 	case ks.Phase() != PhaseStable:
 		out.State = Next(ks.State, target, o)

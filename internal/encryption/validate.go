@@ -71,3 +71,18 @@ func CheckResources(resources []string) []Refusal {
 	}
 	return out
 }
+
+// CheckKMS is what kube-apiserver refuses of the provider of plugin k, in
+// a configuration as a cluster's lists it (one generation), as details.
+func CheckKMS(k KMS) []string {
+	ks := KeySet{State: Stable(1), Keys: []Key{{Generation: 1, KMS: &k}}, Resources: []string{"secrets"}}
+	cfg, err := yaml.Marshal(ks.Config())
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range Validate(cfg) {
+		out = append(out, e.Field+": "+e.Detail)
+	}
+	return out
+}

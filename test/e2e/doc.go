@@ -110,6 +110,13 @@
 //     e51909fa internal/builders/controlplane/deployment.go:78-101 and
 //     konnectivity_server.go:270-276, finer lines at each field there.
 //
+// The KMS v2 plugin of TestBackupRestore's key rotation (kmsWrite in
+// kms_test.go) is the test's own, served with k8s.io/kms v0.36.4
+// pkg/service (grpc_service.go:42-73, a gRPC server on a unix socket);
+// the hostPath mount of the socket's directory into the API server pod
+// (the render golden encryption-kms) is played by a directory of the
+// test's, the golden's endpoint replaced by its socket path.
+//
 // The rotation's rewrite Job and the move's Job (the Jobs
 // N-encryption-rewrite-G and N-encryption-move-<id> the control-plane
 // function composes, functions/control-plane/encryptionrewrite.go;

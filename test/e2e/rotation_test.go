@@ -115,6 +115,10 @@ func keyRotation(ctx context.Context, t *testing.T, e *env) {
 	s.readAll(ctx, t, "phase 3")
 	s.checkStored(ctx, t, "phase 3")
 	s.checkRaw(ctx, t)
+
+	// The platform's KMS v2 plugin, on a new key set: a Secret written is
+	// stored by it.
+	e.kmsWrite(ctx, t, ta)
 }
 
 // secretboxKeys are the names of the secretbox keys of an

@@ -2,8 +2,10 @@ package v1alpha1
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -41,12 +43,35 @@ type Encryption struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	MinimumKeyGeneration int32 `json:"minimumKeyGeneration,omitempty"`
+	// KMS is a KMS v2 plugin the platform runs on every node that hosts
+	// tenant API servers. Set: every cluster rotates to a generation that
+	// writes with it (its keys wrapped by the KMS, never beside the data);
+	// unset: keys derived from the root key.
+	// +optional
+	KMS *KMS `json:"kms,omitempty"`
 	// RewriteImageRepository is the kubectl image (without tag) of the
 	// Jobs that write objects again (a rotation, a move); the tag
 	// is the cluster's Kubernetes patch version.
 	// +kubebuilder:default="registry.k8s.io/kubectl"
 	// +optional
 	RewriteImageRepository string `json:"rewriteImageRepository,omitempty"`
+}
+
+// KMS is a KMS v2 plugin (docs/platform-guide.md, KMS v2).
+type KMS struct {
+	// Name of the plugin, a DNS-1123 label; generation G's provider is
+	// "<name>-generation-<G>" and prefixes what it stored
+	// (k8s:enc:kms:v2:<name>-generation-<G>:).
+	// +kubebuilder:validation:MaxLength=40
+	Name string `json:"name"`
+	// Endpoint is the plugin's socket on the node: unix:///<absolute
+	// path>. Its directory is mounted (hostPath) into the API server pod.
+	// +kubebuilder:validation:MaxLength=200
+	Endpoint string `json:"endpoint"`
+	// Timeout of a call to the plugin, 1s..60s.
+	// +kubebuilder:default="3s"
+	// +optional
+	Timeout string `json:"timeout,omitempty"`
 }
 
 // SecretRef names a Secret.
@@ -61,8 +86,13 @@ type SecretRef struct {
 const (
 	DefaultEncryptedResource      = "secrets"
 	DefaultRewriteImageRepository = "registry.k8s.io/kubectl"
-	maxEncryptedResources         = 16
-	encryptedResourceForm         = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// DefaultKMSTimeout is kube-apiserver's (k8s.io/apiserver v0.36.4
+	// pkg/apis/apiserver/v1/defaults.go:28).
+	DefaultKMSTimeout     = "3s"
+	maxKMSNameLength      = 40
+	maxKMSEndpoint        = 200
+	maxEncryptedResources = 16
+	encryptedResourceForm = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 )
 
 var encryptedResource = regexp.MustCompile(encryptedResourceForm)
@@ -75,6 +105,9 @@ func (e *Encryption) defaults() {
 		e.Resources = []string{DefaultEncryptedResource}
 	}
 	fill(&e.RewriteImageRepository, DefaultRewriteImageRepository)
+	if e.KMS != nil {
+		fill(&e.KMS.Timeout, DefaultKMSTimeout)
+	}
 }
 
 // validate returns every problem of e at p.
@@ -92,6 +125,9 @@ func (e *Encryption) validate(p *field.Path) field.ErrorList {
 		errs = append(errs, field.TooMany(p.Child("resources"), len(e.Resources), maxEncryptedResources))
 	}
 	errs = append(errs, e.validateResources(p.Child("resources"))...)
+	if e.KMS != nil {
+		errs = append(errs, e.KMS.validate(p.Child("kms"))...)
+	}
 	if g := e.MinimumKeyGeneration; g < 0 || g > encryption.MaxGeneration {
 		errs = append(errs, field.Invalid(p.Child("minimumKeyGeneration"), g, fmt.Sprintf("must be between 0 and %d", encryption.MaxGeneration)))
 	}
@@ -127,6 +163,34 @@ func (e *Encryption) validateResources(p *field.Path) field.ErrorList {
 			continue
 		}
 		errs = append(errs, field.Invalid(p.Index(at[r.Index]), named[r.Index], "kube-apiserver refuses it: "+r.Detail))
+	}
+	return errs
+}
+
+// validate returns every problem of k at p: a DNS-1123 label name of at
+// most 40 characters, a unix:// endpoint of a clean absolute path below
+// a directory other than /, a timeout of 1s..60s; then kube-apiserver's
+// own validation of its provider (encryption.CheckKMS).
+func (k *KMS) validate(p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(k.Name) > maxKMSNameLength {
+		errs = append(errs, field.TooLong(p.Child("name"), k.Name, maxKMSNameLength))
+	}
+	for _, m := range validation.IsDNS1123Label(k.Name) {
+		errs = append(errs, field.Invalid(p.Child("name"), k.Name, m))
+	}
+	sock, ok := strings.CutPrefix(k.Endpoint, "unix://")
+	if !ok || len(k.Endpoint) > maxKMSEndpoint || !path.IsAbs(sock) || path.Clean(sock) != sock || path.Dir(sock) == "/" || strings.ContainsAny(sock, " \t\n:") {
+		errs = append(errs, field.Invalid(p.Child("endpoint"), k.Endpoint, fmt.Sprintf("must be unix:///<directory>/<socket>, a clean absolute path of at most %d characters", maxKMSEndpoint)))
+	}
+	if d, err := time.ParseDuration(k.Timeout); err != nil || d < time.Second || d > time.Minute {
+		errs = append(errs, field.Invalid(p.Child("timeout"), k.Timeout, "must be a duration from 1s to 60s"))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	for _, e := range encryption.CheckKMS(encryption.KMS{Name: k.Name, Endpoint: k.Endpoint, Timeout: k.Timeout}) {
+		errs = append(errs, field.Invalid(p, k.Name, "kube-apiserver refuses it: "+e))
 	}
 	return errs
 }

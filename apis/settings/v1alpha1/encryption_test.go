@@ -48,3 +48,36 @@ func TestEncryptionResourcesAccepted(t *testing.T) {
 		t.Errorf("%v, want errors at [0] and [2]", errs)
 	}
 }
+
+// TestKMSValidate: each bad value is named at its path.
+func TestKMSValidate(t *testing.T) {
+	good := KMS{Name: "vault", Endpoint: "unix:///var/run/kms/vault.sock", Timeout: "3s"}
+	if errs := good.validate(field.NewPath("encryption", "kms")); len(errs) != 0 {
+		t.Errorf("refused: %v", errs)
+	}
+	for _, c := range []struct {
+		k     KMS
+		field string
+	}{
+		{KMS{Name: "Vault", Endpoint: good.Endpoint, Timeout: "3s"}, "encryption.kms.name"},
+		{KMS{Name: "a:b", Endpoint: good.Endpoint, Timeout: "3s"}, "encryption.kms.name"},
+		{KMS{Name: strings.Repeat("a", 41), Endpoint: good.Endpoint, Timeout: "3s"}, "encryption.kms.name"},
+		{KMS{Name: "vault", Endpoint: "tcp://127.0.0.1:9000", Timeout: "3s"}, "encryption.kms.endpoint"},
+		{KMS{Name: "vault", Endpoint: "unix://vault.sock", Timeout: "3s"}, "encryption.kms.endpoint"},
+		{KMS{Name: "vault", Endpoint: "unix:///vault.sock", Timeout: "3s"}, "encryption.kms.endpoint"},
+		{KMS{Name: "vault", Endpoint: "unix:///var/run/../kms.sock", Timeout: "3s"}, "encryption.kms.endpoint"},
+		{KMS{Name: "vault", Endpoint: good.Endpoint, Timeout: "500ms"}, "encryption.kms.timeout"},
+		{KMS{Name: "vault", Endpoint: good.Endpoint, Timeout: "2m"}, "encryption.kms.timeout"},
+		{KMS{Name: "vault", Endpoint: good.Endpoint, Timeout: "soon"}, "encryption.kms.timeout"},
+	} {
+		errs := c.k.validate(field.NewPath("encryption", "kms"))
+		if len(errs) == 0 || errs[0].Field != c.field {
+			t.Errorf("%+v: %v, want an error at %s", c.k, errs, c.field)
+		}
+	}
+	e := Encryption{KMS: &KMS{Name: "vault", Endpoint: good.Endpoint}}
+	e.defaults()
+	if e.KMS.Timeout != "3s" {
+		t.Errorf("timeout defaults to %q, want kube-apiserver's 3s", e.KMS.Timeout)
+	}
+}
