@@ -127,6 +127,9 @@ func (e *Encryption) validate(p *field.Path) field.ErrorList {
 	errs = append(errs, e.validateResources(p.Child("resources"))...)
 	if e.KMS != nil {
 		errs = append(errs, e.KMS.validate(p.Child("kms"))...)
+		if e.RootKeySecret == nil {
+			errs = append(errs, field.Required(p.Child("rootKeySecret"), "kms needs the root key: it seals each cluster's key set"))
+		}
 	}
 	if g := e.MinimumKeyGeneration; g < 0 || g > encryption.MaxGeneration {
 		errs = append(errs, field.Invalid(p.Child("minimumKeyGeneration"), g, fmt.Sprintf("must be between 0 and %d", encryption.MaxGeneration)))

@@ -81,3 +81,17 @@ func TestKMSValidate(t *testing.T) {
 		t.Errorf("timeout defaults to %q, want kube-apiserver's 3s", e.KMS.Timeout)
 	}
 }
+
+// TestKMSNeedsRootKey: the root key seals every key set, the plugin's too.
+func TestKMSNeedsRootKey(t *testing.T) {
+	e := Encryption{KMS: &KMS{Name: "vault", Endpoint: "unix:///var/run/kms/vault.sock", Timeout: "3s"}}
+	e.defaults()
+	errs := e.validate(field.NewPath("encryption"))
+	if len(errs) != 1 || errs[0].Field != "encryption.rootKeySecret" {
+		t.Errorf("%v, want one error at encryption.rootKeySecret", errs)
+	}
+	e.RootKeySecret = &SecretRef{Namespace: "tenantkube-system", Name: "root"}
+	if errs := e.validate(field.NewPath("encryption")); len(errs) != 0 {
+		t.Errorf("refused: %v", errs)
+	}
+}
