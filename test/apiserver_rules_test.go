@@ -28,6 +28,9 @@ import (
 var (
 	upstreamVolumeNames = []string{
 		v1alpha1.AuthenticationConfigVolume, v1alpha1.TalosCAVolume, v1alpha1.TalosTLSVolume, v1alpha1.EncryptionConfigVolume,
+		// the KMS plugins' socket directories, at most two generations
+		// (functions/control-plane/encryption.go mountEncryption)
+		"encryption-kms-0", "encryption-kms-1",
 		// kamaji internal/builders/controlplane/deployment.go:31-41
 		"etc-kubernetes-pki", "etc-ca-certificates", "usr-share-ca-certificates", "usr-local-share-ca-certificates",
 		"scheduler-kubeconfig", "controller-manager-kubeconfig", "kine-uds", "kine-config", "kine-certs",

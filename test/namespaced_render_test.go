@@ -252,6 +252,10 @@ func TestNamespacedRender(t *testing.T) {
 					"Secret/"+n+"-encryption-config data.encryption-configuration.yaml", "Secret/"+n+"-encryption-config data.keys.json",
 					"XR status.encryption.writeKey.fingerprint")
 			}
+			if c.name == "encryption-kms" {
+				// The plugin names no key; its seal is bound to each XR's UID.
+				want.Changed = append(slices.Clone(want.Changed), "Secret/"+n+"-encryption-config data.keys.json")
+			}
 			kubeconfig := false
 			for _, r := range c.required {
 				kubeconfig = kubeconfig || strings.HasSuffix(r, "admin-kubeconfig-oidc.yaml")
