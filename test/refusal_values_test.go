@@ -109,6 +109,12 @@ func TestAdmissionNamesMaintenanceDay(t *testing.T) {
 			t.Errorf("days %s: admission says %v, want %q", days, agg, want)
 		}
 	}
+	// A message of more than one line is dropped for the rule's message
+	// (apiextensions-apiserver v0.36.4
+	// pkg/apiserver/schema/cel/validation.go:738-741).
+	if agg := xrd.admit(t, window(`["M\nn"]`), "").ToAggregate(); agg == nil || !strings.Contains(agg.Error(), "Sun, each at most once") {
+		t.Errorf("days [\"M\\nn\"]: admission says %v, want the rule's message", agg)
+	}
 	if errs := xrd.admit(t, window("[Mon, Tue, Sun]"), ""); len(errs) > 0 {
 		t.Errorf("days [Mon, Tue, Sun]: refused: %v", errs.ToAggregate())
 	}

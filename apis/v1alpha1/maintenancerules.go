@@ -55,6 +55,11 @@ var maintenanceWindowRules = concat([]Rule[MaintenanceWindow]{{
 			return apiextensionsv1.ValidationRule{
 				Rule:              "self.all(d, " + known + ") && self.all(d, self.exists_one(e, e == d))",
 				MessageExpression: refusal(celExpr(bad), "days "+msgWindowDay+", each at most once"),
+				// What the API server prints when the expression's
+				// message is not one line (an entry holding a line break):
+				// apiextensions-apiserver v0.36.4
+				// pkg/apiserver/schema/cel/validation.go:738-758.
+				Message: "days " + msgWindowDay + ", each at most once",
 			}
 		},
 		CheckEach: func(w MaintenanceWindow, path *field.Path) field.ErrorList {

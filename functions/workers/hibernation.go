@@ -38,7 +38,7 @@ func planAt(t *function.Cluster, in *inputv1alpha1.WorkersInput, r *function.Req
 	}
 	if d.WorkersDown(facts.ControlPlaneReady) {
 		holdDown(p, d.ControlPlaneDown())
-	} else if d.State == v1alpha1.HibernationWaking {
+	} else {
 		wakeToMinimum(p, t.Spec, r)
 	}
 	if d.State == v1alpha1.HibernationHibernating || d.State == v1alpha1.HibernationHibernated {
@@ -84,17 +84,20 @@ func holdDown(p *function.Plan, controlPlaneDown bool) {
 	}
 }
 
-// wakeToMinimum writes, on each node group's MachineDeployment whose
-// observed one has fewer Machines than minReplicas (status.replicas),
-// spec.replicas wakeReplicas of the observed spec.replicas; the others
-// stay unwritten (the autoscaler's). Leaving replicas unwritten is not
-// enough: Crossplane applies server-side (crossplane v2.4.0
+// wakeToMinimum writes, on each node group's MachineDeployment that is
+// not held down and whose observed spec.replicas is below minReplicas (the
+// 0 written asleep), spec.replicas minReplicas; the others stay unwritten
+// (the autoscaler's). Leaving replicas unwritten is not enough: Crossplane
+// applies server-side (crossplane v2.4.0
 // internal/controller/apiextensions/composite/composition_functions.go:689),
 // so the 0 written asleep stays while another field manager
 // (cluster-autoscaler) also owns it, and Cluster API's webhook defaults
 // spec.replicas only when it is absent (cluster-api v1.13.6
-// internal/webhooks/machinedeployment.go:356-359): the group would stay at
-// zero and the cluster Waking.
+// internal/webhooks/machinedeployment.go:356-359). The observed spec, not
+// status.replicas, decides: status.replicas counts Machines still being
+// deleted (cluster-api v1.13.6
+// internal/controllers/machineset/machineset_controller.go:615), so a
+// cluster woken while its hold-down deletions run would look awake at 0.
 func wakeToMinimum(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec, r *function.Request) {
 	mds := map[string]*clusterv1.MachineDeployment{}
 	for _, c := range p.Composed {
@@ -105,38 +108,26 @@ func wakeToMinimum(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec, r *fu
 	for g, ng := range spec.NodeGroups {
 		name := machineDeploymentResourceName(g)
 		md, ok := mds[name]
-		if !ok {
+		observed, known := r.ObservedNumberAt(name, "spec", "replicas")
+		if !ok || !known {
 			continue
 		}
-		observedSpec := r.ObservedNumber(name, "spec", "replicas")
-		observedStatus := r.ObservedNumber(name, "status", "replicas")
-		if n, write := wakeReplicas(deref(ng.MinReplicas), deref(ng.MaxReplicas), observedSpec, observedStatus); write {
+		if n, write := wakeReplicas(deref(ng.MinReplicas), observed); write {
 			md.Spec.Replicas = &n
 		}
 	}
 }
 
-// wakeReplicas is the spec.replicas of a waking node group with bounds
-// [minimum, maximum] whose observed MachineDeployment has spec.replicas
-// spec and status.replicas machines (0 when absent), and whether it is
-// written: until machines reaches minimum, spec raised to minimum and
-// held to maximum (never above what the tenant's spec allows, whoever
-// wrote spec); from then on nothing, the autoscaler owns it. Machines
-// rather than status.readyReplicas: waking ends on them
-// (hibernation.Facts.WorkersAtMinimum), and a machine that never gets
-// ready is the MachineHealthCheck's to replace, not a reason to keep
-// the autoscaler out.
-func wakeReplicas(minimum, maximum int32, spec, machines float64) (int32, bool) {
-	if machines >= float64(minimum) {
+// wakeReplicas is the spec.replicas written on a node group with
+// minReplicas minimum whose observed MachineDeployment has spec.replicas
+// spec, and whether it is written: minimum while spec is
+// below it (or not a number); from then on nothing, the autoscaler owns
+// it within [minReplicas, maxReplicas] (its annotations).
+func wakeReplicas(minimum int32, spec float64) (int32, bool) {
+	if spec >= float64(minimum) {
 		return 0, false
 	}
-	switch {
-	case !(spec >= float64(minimum)): // below, or not a number
-		return minimum, true
-	case spec > float64(maximum):
-		return maximum, true
-	}
-	return int32(spec), true
+	return minimum, true
 }
 
 // wakeCapacity turns the pre-flight's MinimumExceedsQuota (warnings and

@@ -85,12 +85,10 @@ func TestHibernationHoldsWorkersDown(t *testing.T) {
 				}
 				return
 			}
-			// Waking with no Machine observed, md0 is raised to its
-			// minimum (TestWakeReplicas).
+			// No MachineDeployment observed: Cluster API's webhook sets
+			// spec.replicas from min-size when it is created
+			// (TestHibernationWakesAtMinimum covers an observed one).
 			var wantReplicas any
-			if strings.HasPrefix(name, "waking") {
-				wantReplicas = 1.0
-			}
 			if replicas != wantReplicas || minSize != "1" || maxSize != "3" || remediate == 0.0 || caReplicas != 1.0 {
 				t.Errorf("awake: replicas %v, min %v, max %v, unhealthyLessThanOrEqualTo %v, autoscaler replicas %v; want %v, 1, 3, not 0, 1",
 					replicas, minSize, maxSize, remediate, caReplicas, wantReplicas)
@@ -175,41 +173,38 @@ func TestHibernationStopsControllersLast(t *testing.T) {
 	}
 }
 
-// TestWakeReplicas: a waking node group with bounds [1, 3] is written
-// spec.replicas until its MachineDeployment has one Machine: the
-// observed spec.replicas raised to 1 and held to 3.
+// TestWakeReplicas: a node group with minReplicas 2 is written
+// spec.replicas 2 while its observed spec.replicas is below 2.
 func TestWakeReplicas(t *testing.T) {
-	nan := math.NaN()
 	for _, c := range []struct {
-		name           string
-		spec, machines float64
-		want           int32
-		write          bool
+		name  string
+		spec  float64
+		want  int32
+		write bool
 	}{
-		{"asleep at 0 or not observed: raised to the minimum", 0, 0, 1, true},
-		{"raised by the autoscaler already: kept", 2, 0, 2, true},
-		{"above the maximum: held to it", 7, 0, 3, true},
-		{"not a number: the minimum", nan, 0, 1, true},
-		{"a fraction below the minimum: the minimum", 0.5, 0, 1, true},
-		{"at the minimum in Machines: the autoscaler's", 0, 1, 0, false},
-		{"above the minimum in Machines: the autoscaler's", 3, 2, 0, false},
+		{"held at 0 asleep: raised to the minimum", 0, 2, true},
+		{"one below: raised to the minimum", 1, 2, true},
+		{"a fraction below the minimum: the minimum", 1.5, 2, true},
+		{"not a number: the minimum", math.NaN(), 2, true},
+		{"at the minimum: the autoscaler's", 2, 0, false},
+		{"raised by the autoscaler: the autoscaler's", 3, 0, false},
 	} {
-		got, write := wakeReplicas(1, 3, c.spec, c.machines)
+		got, write := wakeReplicas(2, c.spec)
 		if write != c.write || write && got != c.want {
-			t.Errorf("%s: wakeReplicas(1, 3, %v, %v) = %d, %t; want %d, %t", c.name, c.spec, c.machines, got, write, c.want, c.write)
+			t.Errorf("%s: wakeReplicas(2, %v) = %d, %t; want %d, %t", c.name, c.spec, got, write, c.want, c.write)
 		}
 	}
-	if _, write := wakeReplicas(0, 3, 0, 0); write {
-		t.Errorf("minReplicas 0 with no Machine: written, want the autoscaler's")
+	if _, write := wakeReplicas(0, 0); write {
+		t.Errorf("minReplicas 0 at 0: written, want the autoscaler's")
 	}
 }
 
-// TestHibernationWakesAtMinimum: waking with the control plane ready,
-// each node group whose MachineDeployment has fewer Machines
-// (status.replicas) than minReplicas gets spec.replicas, the observed
-// one within [minReplicas, maxReplicas]; one at its minimum is left to
-// the autoscaler. md0 [1, 3] has its Machine; md1 [2, 4] observed at
-// spec/status as given.
+// TestHibernationWakesAtMinimum: with the node groups no longer held,
+// each node group whose observed MachineDeployment's spec.replicas is
+// below minReplicas gets spec.replicas minReplicas, whatever
+// status.replicas counts (Machines being deleted included); one at or
+// above its minimum is left to the autoscaler. md0 [1, 3] is at 1; md1
+// [2, 4] observed at spec/status as given.
 func TestHibernationWakesAtMinimum(t *testing.T) {
 	const spec = "nodeGroups: {md0: {minReplicas: 1, maxReplicas: 3}, md1: {minReplicas: 2, maxReplicas: 4}}"
 	noon := time.Date(2026, 3, 11, 12, 0, 0, 0, time.UTC)
@@ -224,10 +219,11 @@ func TestHibernationWakesAtMinimum(t *testing.T) {
 		want             any
 	}{
 		{"md1 held at 0 asleep: raised to 2", "Hibernated", 0, 0, 2.0},
-		{"md1 at 3 by the autoscaler, 1 Machine: 3 kept", "Waking", 3, 1, 3.0},
-		{"md1 above its maximum: 4", "Waking", 9, 0, 4.0},
-		{"md1 at its minimum: awake, the autoscaler's", "Waking", 2, 2, nil},
-		{"never asleep: the autoscaler's", "Awake", 0, 0, nil},
+		{"md1 at 0 with 2 Machines still being deleted: raised to 2", "Waking", 0, 2, 2.0},
+		{"md1 at 0, the wake over (Awake): raised to 2", "Awake", 0, 2, 2.0},
+		{"md1 at 3 by the autoscaler, 1 Machine: the autoscaler's", "Waking", 3, 1, nil},
+		{"md1 at its minimum: the autoscaler's", "Waking", 2, 0, nil},
+		{"md1 awake above its minimum: the autoscaler's", "Awake", 4, 4, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := newRequest(t, spec, withInstancetypes(t, "u1.medium"), withXRState(c.state), withControlPlaneReady(t, true),

@@ -6,6 +6,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -51,6 +52,16 @@ func (r *Request) ObservedString(name string, path ...string) string {
 // called name; 0 when absent or not a number.
 func (r *Request) ObservedNumber(name string, path ...string) float64 {
 	return observedValue(r.req, name, path...).GetNumberValue()
+}
+
+// ObservedNumberAt is the number at path of the observed composed
+// resource called name, and whether there is one.
+func (r *Request) ObservedNumberAt(name string, path ...string) (float64, bool) {
+	n, ok := observedValue(r.req, name, path...).GetKind().(*structpb.Value_NumberValue)
+	if !ok {
+		return 0, false
+	}
+	return n.NumberValue, true
 }
 
 // ObservedBool is the boolean at path of the observed composed resource
