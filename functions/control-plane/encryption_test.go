@@ -488,7 +488,9 @@ func TestEncryptionKeysGoneWithoutRootKey(t *testing.T) {
 // configuration lists the new resources at once (identity last, so
 // configmaps stored in clear stay readable), the move's Job runs once it
 // rolled out and the record empties once the Job succeeded; a removed
-// resource keeps an entry that writes in clear and reads with the key.
+// resource keeps an entry that writes in clear and reads with the key; a
+// change mid-move starts its own move only once its configuration rolled
+// out.
 func TestEncryptionResourcesMove(t *testing.T) {
 	both := `{encryption: {rootKeySecret: {namespace: tenantkube-system, name: tenantkube-encryption-root}, resources: [secrets, configmaps]}}`
 	rotate := `{encryption: {rootKeySecret: {namespace: tenantkube-system, name: tenantkube-encryption-root}, minimumKeyGeneration: 2}}`
@@ -524,6 +526,10 @@ func TestEncryptionResourcesMove(t *testing.T) {
 		{"added: move running", both, obs(added, moveJob(added, 0)), refOf(rolled(digestOf(t, added), 5)), added, moveJobKey(added)},
 		{"added: move kept while the Deployment rolls", both, obs(added, moveJob(added, 0)), refOf(with(rolled(digestOf(t, added), 5), func(d *dep) { d.ready = 1 })), added, moveJobKey(added)},
 		{"added: moved", both, obs(added, moveJob(added, 1)), refOf(rolled(digestOf(t, added), 5)), bothDone, ""},
+		// A second change mid-move: the API servers run the first move's
+		// configuration, not yet the second's; its Job waits for it.
+		{"changed mid-move: the next move waits for its rollout", encInput, obs(added, moveJob(added, 0)), refOf(rolled(digestOf(t, added), 5)), removed, ""},
+		{"changed mid-move: the next move", encInput, obs(removed), refOf(rolled(digestOf(t, removed), 6)), removed, moveJobKey(removed)},
 		{"removed: read with the key, written in clear", encInput, obs(bothDone), refOf(rolled(digestOf(t, bothDone), 6)), removed, ""},
 		{"removed: move", encInput, obs(removed), refOf(rolled(digestOf(t, removed), 7)), removed, moveJobKey(removed)},
 		{"removed: rotation waits for the move", rotate, obs(removed), refOf(rolled(digestOf(t, removed), 7)), removed, moveJobKey(removed)},
