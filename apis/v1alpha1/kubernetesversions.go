@@ -143,3 +143,17 @@ func VersionSourceLines(table []KubernetesVersion, matrix map[string][2]int) []S
 		{File: "talos.go", Type: "Talos", Field: "Version", Prefix: "// (Talos ", Text: strings.TrimPrefix(talosMatrixText(matrix), "Talos ") + ")."},
 	}
 }
+
+// OldestMinor is N of the oldest minor v1.N of the version table.
+var OldestMinor = oldestMinor(KubernetesVersions)
+
+// oldestMinor is the least minor number of the table's rows.
+func oldestMinor(table []KubernetesVersion) int {
+	out := -1
+	for _, v := range table {
+		if n := minorNumber(v.Minor); out < 0 || n < out {
+			out = n
+		}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,9 @@ type Encryption struct {
 	// Resources are the resources encrypted, as kube-apiserver's
 	// EncryptionConfiguration names them: "secrets", "configmaps",
 	// "<resource>.<group>" (no wildcards: the rewrite of a rotation names
-	// each), each one kube-apiserver accepts. A change moves every
+	// each), each a built-in resource every supported tenant API server
+	// stores at a GA version (no custom resources: a cluster without the
+	// CRD would hold every move and rotation). A change moves every
 	// cluster: its objects of the resources added or removed are written
 	// again (docs/architecture.md, Resources added or removed).
 	// +kubebuilder:default={"secrets"}
@@ -140,10 +143,16 @@ func (e *Encryption) validate(p *field.Path) field.ErrorList {
 	return errs
 }
 
+// EncryptableResources are the resources encryption.resources may name:
+// built-in ones every supported tenant API server stores at a GA version
+// (encryption.Served), so that a move's Job never names one a cluster
+// does not serve.
+var EncryptableResources = encryption.Served(tkv1alpha1.OldestMinor)
+
 // validateResources returns every problem of the resources at p: each
 // must be a named resource (no wildcards: a rewrite names each), listed
-// once, and one kube-apiserver accepts in an EncryptionConfiguration
-// (encryption.CheckResources, its own validation).
+// once, one of EncryptableResources, and one kube-apiserver accepts in an
+// EncryptionConfiguration (encryption.CheckResources, its own validation).
 func (e *Encryption) validateResources(p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	var named []string
@@ -155,6 +164,9 @@ func (e *Encryption) validateResources(p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Index(i), r, "must be a resource such as secrets or deployments.apps, without wildcards"))
 		case seen[r]:
 			errs = append(errs, field.Duplicate(p.Index(i), r))
+		case !slices.Contains(EncryptableResources, r):
+			errs = append(errs, field.Invalid(p.Index(i), r, fmt.Sprintf(
+				"not a built-in resource every supported tenant API server (v1.%d on) stores at a GA version; a move would fail on it (docs/platform-guide.md, Secrets encrypted at rest)", tkv1alpha1.OldestMinor)))
 		default:
 			named, at = append(named, r), append(at, i)
 		}

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,18 +35,25 @@ func TestEncryptionResourcesRefused(t *testing.T) {
 	}
 }
 
-// TestEncryptionResourcesAccepted: named resources of the core and other
-// groups pass, each of the refused ones reported once among them.
+// TestEncryptionResourcesAccepted: built-in resources of the core and
+// other groups pass; a typo, a custom resource and one GA only after the
+// oldest supported minor are each refused at their own index naming the
+// value, among accepted ones.
 func TestEncryptionResourcesAccepted(t *testing.T) {
-	e := Encryption{Resources: []string{"secrets", "configmaps", "deployments.apps", "events", "customresources.example.com"}}
+	e := Encryption{Resources: []string{"secrets", "configmaps", "deployments.apps", "events", "ingresses.networking.k8s.io"}}
 	if errs := e.validateResources(field.NewPath("encryption", "resources")); len(errs) != 0 {
 		t.Errorf("refused: %v", errs)
 	}
-	e.Resources = []string{"ingresses.extensions", "secrets", "apiserveripinfo"}
+	e.Resources = []string{"secrest", "secrets", "customresources.example.com", "configmaps", "volumeattributesclasses.storage.k8s.io"}
 	errs := e.validateResources(field.NewPath("encryption", "resources"))
-	if len(errs) != 2 || errs[0].Field != "encryption.resources[0]" || errs[1].Field != "encryption.resources[2]" ||
-		!strings.Contains(errs[0].Detail, "kube-apiserver refuses it") {
-		t.Errorf("%v, want errors at [0] and [2]", errs)
+	if len(errs) != 3 {
+		t.Fatalf("%v, want errors at [0], [2] and [4]", errs)
+	}
+	for i, at := range []int{0, 2, 4} {
+		if want := fmt.Sprintf("encryption.resources[%d]", at); errs[i].Field != want || errs[i].BadValue != e.Resources[at] ||
+			!strings.Contains(errs[i].Detail, "not a built-in resource") {
+			t.Errorf("%v, want one at %s naming %q", errs[i], want, e.Resources[at])
+		}
 	}
 }
 
