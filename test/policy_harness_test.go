@@ -122,6 +122,9 @@ func evaluate(t *testing.T, v validating.Validator, req admissionRequest) []vali
 	}
 	if req.old != nil {
 		oo = req.old
+		if req.obj == nil { // a DELETE names the object deleted
+			name, ns = req.old.GetName(), req.old.GetNamespace()
+		}
 	}
 	attr := admission.NewAttributesRecord(o, oo, req.gvk, ns, name, req.gvr, req.sub, req.op, nil, false, req.user)
 	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: req.gvk, VersionedObject: o, VersionedOldObject: oo}

@@ -331,17 +331,26 @@ func TestEncryptionPlatformMinimum(t *testing.T) {
 // A running cluster whose Secret is gone gets the keys its status names
 // back, derived again, when they match their fingerprints; a key that is
 // not derived (a restored one) is refused.
+// TestEncryptionSecretGone: the Secret deleted, the keys are derived again
+// from status.encryption; the record of resources is rebuilt so that
+// every accepted resource status or settings name stays readable and is
+// moved (configmaps, removed mid-move, keeps its reading entry; a name
+// the platform does not accept is left out).
 func TestEncryptionSecretGone(t *testing.T) {
-	status := func(fp string) string {
-		return fmt.Sprintf(`{encryption: {phase: Stable, writeKey: {generation: 2, fingerprint: %q}}}`, fp)
+	derived := encryption.Fingerprint(encryption.Derive(encRoot, fntest.XRUID, 2))
+	status := func(fp, extra string) string {
+		return fmt.Sprintf(`{encryption: {phase: Stable, writeKey: {generation: 2, fingerprint: %q}%s}}`, fp, extra)
 	}
 	for name, c := range map[string]struct {
-		fp   string
-		fail bool
+		fp, extra          string
+		fail               bool
+		resources, rewrite []string
 	}{
-		"derived":  {encryption.Fingerprint(encryption.Derive(encRoot, fntest.XRUID, 2)), false},
-		"restored": {encryption.Fingerprint(bytes.Repeat([]byte{5}, 32)), true},
+		"derived":  {derived, "", false, []string{"secrets"}, []string{"secrets"}},
+		"restored": {encryption.Fingerprint(bytes.Repeat([]byte{5}, 32)), "", true, nil, nil},
+		"mid-move": {derived, ", resources: [secrets], rewrite: [configmaps, widgets.example.com]", false, []string{"secrets"}, []string{"configmaps", "secrets"}},
 	} {
+		status := func(fp string) string { return status(fp, c.extra) }
 		call := fntest.Call{Spec: `{}`, Required: rootRequired(encRoot), Observed: map[string]string{nameKamajiControlPlane: observedKCPWith("x", 1, 1, 2)}}
 		req := call.Request(t)
 		xr := req.Observed.Composite.Resource.AsMap()
@@ -366,8 +375,12 @@ func TestEncryptionSecretGone(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", name, errs)
 		}
-		if got := composedKeys(t, p); !slices.Equal(got.Generations(), []int32{2}) || !bytes.Equal(got.Keys[0].Secret, encryption.Derive(encRoot, fntest.XRUID, 2)) {
+		got := composedKeys(t, p)
+		if !slices.Equal(got.Generations(), []int32{2}) || !bytes.Equal(got.Keys[0].Secret, encryption.Derive(encRoot, fntest.XRUID, 2)) {
 			t.Errorf("%s: keys %+v", name, got)
+		}
+		if !slices.Equal(got.Resources, c.resources) || !slices.Equal(got.Rewrite, c.rewrite) {
+			t.Errorf("%s: resources %v, rewrite %v, want %v, %v", name, got.Resources, got.Rewrite, c.resources, c.rewrite)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	settingsv1alpha1 "github.com/tenantkube/tenantkube/apis/settings/v1alpha1"
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	"github.com/tenantkube/tenantkube/internal/encryption"
 	"github.com/tenantkube/tenantkube/internal/function"
@@ -89,7 +91,8 @@ func resealed(root []byte, uid string, data map[string][]byte, backup string) (e
 
 // keysFromStatus is the key set status.encryption names, for a running
 // control plane whose encryption Secret is gone: each generation derived
-// again and checked against its fingerprint.
+// again and checked against its fingerprint, its resources rebuilt
+// (KeySet.Rebuilt).
 func (s *scope) keysFromStatus(root []byte, uid, name string) (encryption.KeySet, field.ErrorList) {
 	var st tkv1alpha1.EncryptionStatus
 	found, err := s.r.CompositeInto(&st, "status", "encryption")
@@ -126,6 +129,9 @@ func (s *scope) keysFromStatus(root []byte, uid, name string) (encryption.KeySet
 		}
 		ks.Keys = append(ks.Keys, encryption.NewKey(root, uid, k.Generation, secret))
 	}
+	// The move record went with the Secret: every resource status or the
+	// settings name stays readable until a move wrote it again.
+	ks = ks.Rebuilt(s.in.Encryption.Resources, append(slices.Clone(st.Resources), st.Rewrite...), settingsv1alpha1.EncryptableResources)
 	if err := ks.Check(root, uid); err != nil {
 		return encryption.KeySet{}, field.ErrorList{field.Invalid(path, st.WriteKey.Generation, err.Error())}
 	}

@@ -318,11 +318,39 @@ func TestStep(t *testing.T) {
 		{"a rotation starts", rs(Stable(1), s, nil), s, 2, Observation{}, rs(State{Write: 1, Read: []int32{2}}, s, nil)},
 		{"a change waits for the rotation", rs(State{Write: 1, Read: []int32{2}}, s, nil), sc, 2, Observation{RolledOut: true},
 			rs(State{Write: 2, Read: []int32{1}}, s, nil)},
+		{"a rebuilt move keeps the old key", rs(State{Write: 2, Read: []int32{1}}, s, []string{"configmaps"}), s, 2,
+			Observation{RolledOut: true, Rewritten: true}, rs(State{Write: 2, Read: []int32{1}}, s, []string{"configmaps"})},
+		{"a rebuilt move done, the old key dropped", rs(State{Write: 2, Read: []int32{1}}, s, []string{"configmaps"}), s, 2,
+			Observation{RolledOut: true, Rewritten: true, Moved: true}, rs(Stable(2), s, nil)},
+		{"a rebuilt move done while phase 1 rolls out", rs(State{Write: 1, Read: []int32{2}}, s, []string{"configmaps"}), s, 2,
+			Observation{RolledOut: true, Moved: true}, rs(State{Write: 2, Read: []int32{1}}, s, nil)},
 	} {
 		got := c.cur.Step(c.want, c.target, c.o)
 		if !equality.Semantic.DeepEqual(got, c.next) {
 			t.Errorf("%s: Step = %+v, want %+v", c.name, got, c.next)
 		}
+	}
+}
+
+// TestRebuilt: a key set rebuilt without its record lists the settings'
+// resources and every accepted one status named, all to be moved; the
+// next Step keeps the settings' list encrypted (identity last) and gives
+// what else was named an entry that reads with the key after identity
+// (the Kubernetes documentation's rule: a removed resource stays readable
+// until its objects are written again). An unaccepted name is left out.
+func TestRebuilt(t *testing.T) {
+	s, cm := []string{"secrets"}, []string{"configmaps"}
+	ks := keySet(Stable(1))
+	ks.Resources = nil
+	got := ks.Rebuilt(s, []string{"configmaps", "secrets", "widgets.example.com"}, []string{"configmaps", "secrets", "pods"})
+	if want := []string{"configmaps", "secrets"}; !slices.Equal(got.Resources, want) || !slices.Equal(got.Rewrite, want) {
+		t.Fatalf("Rebuilt: resources %v, rewrite %v, want %v for both", got.Resources, got.Rewrite, want)
+	}
+	next := got.Step(s, 1, Observation{})
+	next.Keys = got.Keys
+	if want := config(entry(s, box(1), identity), entry(cm, identity, box(1))); !equality.Semantic.DeepEqual(next.Config(), want) {
+		g, _ := yaml.Marshal(next.Config())
+		t.Errorf("after Step:\n%s", g)
 	}
 }
 

@@ -33,7 +33,8 @@ func (ks KeySet) MoveID() string {
 // resources lists want. One change at a time:
 //
 //   - a rotation under way (not PhaseStable) goes on (Next); a change of
-//     want waits for it;
+//     want waits for it; a move recorded (Rebuilt) goes on beside it, and
+//     the old key is dropped only once it succeeded;
 //   - want differs from Resources: Resources = want, and Rewrite gains
 //     every resource added or removed;
 //   - Rewrite is not empty: it empties once o says the configuration
@@ -54,6 +55,14 @@ func (ks KeySet) Step(want []string, target int32, o Observation) KeySet {
 	}
 	switch {
 	case ks.Phase() != PhaseStable:
+		// Only a rebuilt set (Rebuilt) rotates with a move: the old key
+		// stays until the move wrote the removed resources' objects.
+		if len(out.Rewrite) > 0 && o.RolledOut && o.Moved {
+			out.Rewrite = nil
+		}
+		if len(out.Rewrite) > 0 {
+			o.Rewritten = false
+		}
 		out.State = Next(ks.State, target, o)
 	case !sameSet(out.Resources, want):
 		out.Rewrite = sorted(union(out.Rewrite, symmetricDifference(out.Resources, want)))
@@ -91,4 +100,22 @@ func symmetricDifference(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// Rebuilt is ks, whose record of resources (Resources, Rewrite) was lost
+// with its Secret, made to keep readable every object the cluster may
+// have encrypted: Resources and Rewrite are want and every resource of
+// named (what status or settings ever listed) found in accepted. The
+// configuration then reads each of them with the keys and in clear, and
+// the next Step moves them all to want.
+func (ks KeySet) Rebuilt(want, named, accepted []string) KeySet {
+	all := slices.Clone(want)
+	for _, r := range named {
+		if slices.Contains(accepted, r) {
+			all = append(all, r)
+		}
+	}
+	ks.Resources = sorted(all)
+	ks.Rewrite = sorted(all)
+	return ks
 }
