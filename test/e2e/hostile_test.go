@@ -46,8 +46,9 @@ type hostileMove struct {
 }
 
 // hostileTenantRole: a tenant bound to tenantkube:tenant in demoNS
-// (deploy/tenant-rbac.yaml), with deploy/composed-objects-policy.yaml and
-// deploy/machinedeployment-policy.yaml applied, tries every move towards
+// (deploy/tenant-rbac.yaml), with deploy/composed-objects-policy.yaml,
+// deploy/machinedeployment-policy.yaml and
+// deploy/encryption-secret-policy.yaml applied, tries every move towards
 // the permissions of what the demo cluster composes: impersonating each
 // composed ServiceAccount (in the claim's management namespace), creating
 // a pod as it, requesting its token, changing a composed ConfigMap and
@@ -68,7 +69,7 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	e.must(t, err, "clientset")
 
 	var installed []*unstructured.Unstructured
-	for _, f := range []string{"tenant-rbac.yaml", "composed-objects-policy.yaml", "machinedeployment-policy.yaml", "csi-datavolume-policy.yaml"} {
+	for _, f := range []string{"tenant-rbac.yaml", "composed-objects-policy.yaml", "machinedeployment-policy.yaml", "csi-datavolume-policy.yaml", "encryption-secret-policy.yaml"} {
 		objs, err := decodeFile(e.path("deploy", f))
 		e.must(t, err, "deploy/"+f)
 		for _, o := range objs {
@@ -318,6 +319,19 @@ func (e *env) hostileTenantRole(t *testing.T) {
 	} else {
 		forbiddenAs(editUser, "patch ConfigMap "+cm.GetNamespace()+"/"+cm.GetName(), ec.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, cmPatch)))
 	}
+	// The name a cluster's encryption Secret is composed under: taken
+	// ahead of Crossplane, labelled as composed or not, it is refused
+	// (deploy/encryption-secret-policy.yaml); a Secret of another name is
+	// the edit user's own.
+	for _, labels := range []map[string]string{nil, {"crossplane.io/composite": demo}} {
+		squat := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: demo + "-squat-encryption-config", Namespace: demoNS, Labels: labels},
+			StringData: map[string]string{"keys.json": "{}"}}
+		_, err := ek.CoreV1().Secrets(demoNS).Create(ctx, squat, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		refused(fmt.Sprintf("create Secret %s (labels %v) as %s", squat.Name, labels, editUser), "encryption keys", err)
+	}
+	own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: demo + "-eve-notes", Namespace: demoNS}, StringData: map[string]string{"a": "b"}}
+	_, err = ek.CoreV1().Secrets(demoNS).Create(ctx, own, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	e.must(t, err, "create Secret "+own.Name+" as "+editUser+" (not an encryption Secret's name)")
 	// The cluster-autoscaler's own power (played by the administrator:
 	// no tenant reaches its ServiceAccount) stays inside the bounds.
 	refused("scale MachineDeployment "+md.GetName()+" past max-size as "+autoscalerSA, "outside the node group bounds",
