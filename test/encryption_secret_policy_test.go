@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -49,6 +51,14 @@ func TestEncryptionSecretPolicy(t *testing.T) {
 	unlabelled.SetLabels(labels)
 	annotated := sec.DeepCopy()
 	annotated.SetAnnotations(map[string]string{"note": "x"})
+	// Owned by its XR, as Crossplane applies it; retargeted at an object
+	// the tenant may delete, the garbage collector would delete it.
+	owned := sec.DeepCopy()
+	owned.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "tenantkube.io/v1alpha1", Kind: "XKubernetesCluster", Name: "demo-x7k2p", UID: "7c9e6679-7425-40de-944b-e07fc1f90ae7", Controller: ptr.To(true)}})
+	retargeted := owned.DeepCopy()
+	retargeted.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "mine", UID: "0f8fad5b-d9cb-469f-a165-70867728950e"}})
+	ownedAnnotated := owned.DeepCopy()
+	ownedAnnotated.SetAnnotations(map[string]string{"note": "x"})
 	other := obj(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: app-config, namespace: tenant-demo}\ndata: {k: dg==}")
 	otherEdited := other.DeepCopy()
 	otherEdited.Object["data"] = map[string]any{"k": "dw=="}
@@ -70,6 +80,11 @@ func TestEncryptionSecretPolicy(t *testing.T) {
 		{"the platform edits keys.json", admission.Update, edited, sec, platformTeam, false},
 		{"the tenant strips the label", admission.Update, unlabelled, sec, editTenant, false},
 		{"the tenant annotates it", admission.Update, annotated, sec, editTenant, true},
+		{"the tenant annotates it owned", admission.Update, ownedAnnotated, owned, editTenant, true},
+		{"the tenant retargets its owner references", admission.Update, retargeted, owned, editTenant, false},
+		{"the tenant adds an owner reference", admission.Update, retargeted, sec, editTenant, false},
+		{"the tenant removes its owner references", admission.Update, sec, owned, editTenant, false},
+		{"the garbage collector removes its owner references", admission.Update, sec, owned, gcSA, true},
 		{"the tenant creates one ahead of Crossplane", admission.Create, unlabelled, nil, editTenant, false},
 		{"the tenant re-creates it labelled", admission.Create, sec, nil, editTenant, false},
 		{"Crossplane creates it", admission.Create, sec, nil, crossplaneSA, true},

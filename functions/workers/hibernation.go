@@ -121,7 +121,7 @@ func wakeToMinimum(p *function.Plan, spec *v1alpha1.KubernetesClusterSpec, r *fu
 // wakeReplicas is the spec.replicas written on a node group with
 // minReplicas minimum whose observed MachineDeployment has spec.replicas
 // spec, and whether it is written: minimum while spec is
-// below it (or not a number); from then on nothing, the autoscaler owns
+// below it; from then on nothing, the autoscaler owns
 // it within [minReplicas, maxReplicas] (its annotations).
 func wakeReplicas(minimum int32, spec float64) (int32, bool) {
 	if spec >= float64(minimum) {

@@ -25,8 +25,9 @@ const (
 
 // buildMachineDeployment returns the MachineDeployment N-G of a node group
 // (CAPI v1beta2) referring to the bootstrap template N-G and the
-// machine template machineTemplate. spec.replicas is never written
-// (cluster-autoscaler owns it); the autoscaler's min/max annotations bound
+// machine template machineTemplate. spec.replicas is not written here
+// (cluster-autoscaler owns it; hibernation writes it: holdDown,
+// wakeToMinimum); the autoscaler's min/max annotations bound
 // it, and spec.maxNodeProvisionTime is its max-node-provision-time for the
 // group (annotations of a MachineDeployment never roll it). Capacity
 // annotations report allocatable memory and CPU when the

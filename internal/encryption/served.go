@@ -1,10 +1,12 @@
 package encryption
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 )
@@ -14,6 +16,11 @@ import (
 // pkg/registry/core/componentstatus/rest.go, List and Get only), which a
 // move's `kubectl annotate` could not write.
 var notStored = []string{"componentstatuses"}
+
+// metaTypes is the package of the discovery and options types
+// (APIGroup/APIGroupList, Status, ...) that metav1.AddToGroupVersion
+// registers in every group version: messages, not stored resources.
+var metaTypes = reflect.TypeFor[metav1.APIGroup]().PkgPath()
 
 // lifecycle is what k8s.io/api generates for a pre-release version's
 // types (zz_generated.prerelease-lifecycle.go): the minor it was
@@ -25,7 +32,7 @@ type lifecycle interface{ APILifecycleDeprecated() (major, minor int) }
 // EncryptionConfiguration names them ("<plural>" in the core group,
 // "<plural>.<group>" else): each kind client-go's scheme registers at
 // version v1 of its group with a list kind beside it (a stored,
-// listable resource), whose every pre-release version there was
+// listable resource) and not one of metaTypes, whose every pre-release version there was
 // deprecated by 1.<oldest> (so v1 is served from then on), less
 // notStored and what kube-apiserver refuses (CheckResources). The plural
 // is meta.UnsafeGuessKindToResource's, which the built-in kinds follow.
@@ -33,7 +40,7 @@ func Served(oldest int) []string {
 	types := scheme.Scheme.AllKnownTypes()
 	var out []string
 	for gvk := range types {
-		if gvk.Version != "v1" || strings.HasSuffix(gvk.Kind, "List") {
+		if gvk.Version != "v1" || strings.HasSuffix(gvk.Kind, "List") || types[gvk].PkgPath() == metaTypes {
 			continue
 		}
 		if _, listed := types[gvk.GroupVersion().WithKind(gvk.Kind+"List")]; !listed || !gaBy(gvk, oldest) {

@@ -30,6 +30,7 @@ func TestServed(t *testing.T) {
 		"bindings":                               "create-only, no list",
 		"tokenreviews.authentication.k8s.io":     "not stored",
 		"evictions.policy":                       "a subresource",
+		"apigroups":                              "a discovery message, not stored",
 		"events.events.k8s.io":                   "kube-apiserver refuses it (CheckResources)",
 		"servicecidrs.networking.k8s.io":         "v1 from 1.33",
 		"volumeattributesclasses.storage.k8s.io": "v1 from 1.34",

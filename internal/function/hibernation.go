@@ -12,7 +12,7 @@ func MachineDeploymentResourceName(g string) string { return "nodegroup-" + g + 
 // HibernationFacts reads what hibernation.Decide needs from the observed
 // state: the state the XR's status recorded, the KamajiControlPlane's
 // status.ready, whether every node group of spec has its minReplicas
-// machines, and the Machines under the required-resource key machines
+// machines and asks for them (spec.replicas), and the Machines under the required-resource key machines
 // ("" leaves them unknown).
 func (r *Request) HibernationFacts(spec *v1alpha1.KubernetesClusterSpec, machines string) hibernation.Facts {
 	f := hibernation.Facts{
@@ -21,7 +21,13 @@ func (r *Request) HibernationFacts(spec *v1alpha1.KubernetesClusterSpec, machine
 		WorkersAtMinimum:  true,
 	}
 	for g, ng := range spec.NodeGroups {
-		if r.ObservedNumber(MachineDeploymentResourceName(g), "status", "replicas") < float64(ptrValue(ng.MinReplicas)) {
+		name, minimum := MachineDeploymentResourceName(g), float64(ptrValue(ng.MinReplicas))
+		// status.replicas counts Machines still being deleted
+		// (cluster-api v1.13.6
+		// internal/controllers/machineset/machineset_controller.go:615):
+		// a group still held at 0 has not woken whatever it counts.
+		held, known := r.ObservedNumberAt(name, "spec", "replicas")
+		if r.ObservedNumber(name, "status", "replicas") < minimum || known && held < minimum {
 			f.WorkersAtMinimum = false
 		}
 	}

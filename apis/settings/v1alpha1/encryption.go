@@ -165,6 +165,10 @@ func (e *Encryption) validateResources(p *field.Path) field.ErrorList {
 		case seen[r]:
 			errs = append(errs, field.Duplicate(p.Index(i), r))
 		case !slices.Contains(EncryptableResources, r):
+			if refused := encryption.CheckResources([]string{r}); len(refused) > 0 {
+				errs = append(errs, field.Invalid(p.Index(i), r, "kube-apiserver refuses it: "+refused[0].Detail))
+				break
+			}
 			errs = append(errs, field.Invalid(p.Index(i), r, fmt.Sprintf(
 				"not a built-in resource every supported tenant API server (v1.%d on) stores at a GA version; a move would fail on it (docs/platform-guide.md, Secrets encrypted at rest)", tkv1alpha1.OldestMinor)))
 		default:

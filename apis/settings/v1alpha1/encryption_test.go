@@ -31,6 +31,8 @@ func TestEncryptionResourcesRefused(t *testing.T) {
 		errs := e.validateResources(field.NewPath("encryption", "resources"))
 		if len(errs) != 1 || errs[0].Field != "encryption.resources[2]" || errs[0].BadValue != c.value {
 			t.Errorf("%s (%s): %v, want one error at encryption.resources[2] naming it", c.value, c.why, errs)
+		} else if strings.HasPrefix(c.why, ":") && !strings.Contains(errs[0].Detail, "kube-apiserver refuses it") {
+			t.Errorf("%s (%s): %q, want kube-apiserver's reason", c.value, c.why, errs[0].Detail)
 		}
 	}
 }
