@@ -174,6 +174,33 @@ func (e *env) composedReplaceRefused(t *testing.T) {
 			v = `"true"`
 		}
 		e.must(t, mergePatch(ctx, e.c, gvkXR, "", xr, `{"metadata":{"annotations":{"crossplane.io/paused":`+v+`}}}`), "pause XR "+xr)
+		if !on {
+			return
+		}
+		// A reconcile already running when the annotation lands still
+		// applies the composed objects: wait until Crossplane reports the pause.
+		waitFor(t, time.Minute, "XR "+xr+" paused", func(ctx context.Context) (bool, string, error) {
+			u, err := get(ctx, e.c, gvkXR, "", xr)
+			if err != nil {
+				return false, "", err
+			}
+			s, r, m := condition(u, "Synced")
+			return s == "False" && r == "ReconcilePaused", s + " " + r + " " + m, nil
+		})
+	}
+	// gone waits until the Service of that uid is deleted.
+	gone := func(uid types.UID) {
+		t.Helper()
+		waitFor(t, time.Minute, "Service "+svc.GetName()+" (uid "+string(uid)+") gone", func(ctx context.Context) (bool, string, error) {
+			u, err := get(ctx, e.c, gvkService, demoNS, svc.GetName())
+			if kerrors.IsNotFound(err) {
+				return true, "", nil
+			}
+			if err != nil {
+				return false, "", err
+			}
+			return u.GetUID() != uid, fmt.Sprintf("uid %s, deletionTimestamp %v, finalizers %v", u.GetUID(), u.GetDeletionTimestamp(), u.GetFinalizers()), nil
+		})
 	}
 	// foreign is the Service under the composed name, controlled by the
 	// user's ConfigMap; deleted (Crossplane composes it again) on the way out.
@@ -195,19 +222,8 @@ func (e *env) composedReplaceRefused(t *testing.T) {
 		_ = mergePatch(ctx, e.c, gvkXR, "", xr, `{"metadata":{"annotations":{"crossplane.io/paused":null}}}`)
 	})
 	pause(true)
-	waitFor(t, time.Minute, "XR "+xr+" paused", func(ctx context.Context) (bool, string, error) {
-		u, err := get(ctx, e.c, gvkXR, "", xr)
-		if err != nil {
-			return false, "", err
-		}
-		s, r, m := condition(u, "Synced")
-		return s == "False" && r == "ReconcilePaused", s + " " + r + " " + m, nil
-	})
 	e.must(t, e.c.Delete(ctx, svc.DeepCopy(), client.Preconditions{UID: ptr.To(svc.GetUID())}), "delete Service "+svc.GetName()+" as the administrator")
-	waitFor(t, time.Minute, "Service "+svc.GetName()+" gone", func(ctx context.Context) (bool, string, error) {
-		_, err := get(ctx, e.c, gvkService, demoNS, svc.GetName())
-		return kerrors.IsNotFound(err), fmt.Sprintf("%v", err), nil
-	})
+	gone(svc.GetUID())
 	e.must(t, e.c.Create(ctx, foreign), "create Service "+svc.GetName()+" under ConfigMap replace-owner as the administrator")
 	pause(false)
 	waitFor(t, 2*time.Minute, "XR "+xr+" Synced False naming "+resName, func(ctx context.Context) (bool, string, error) {
@@ -225,11 +241,8 @@ func (e *env) composedReplaceRefused(t *testing.T) {
 	}
 
 	pause(true)
-	e.must(t, e.c.Delete(ctx, foreign.DeepCopy()), "delete the administrator's Service "+svc.GetName())
-	waitFor(t, time.Minute, "Service "+svc.GetName()+" gone", func(ctx context.Context) (bool, string, error) {
-		_, err := get(ctx, e.c, gvkService, demoNS, svc.GetName())
-		return kerrors.IsNotFound(err), fmt.Sprintf("%v", err), nil
-	})
+	e.must(t, e.c.Delete(ctx, foreign.DeepCopy(), client.Preconditions{UID: ptr.To(foreign.GetUID())}), "delete the administrator's Service "+svc.GetName())
+	gone(foreign.GetUID())
 	pause(false)
 	restored = true
 	waitFor(t, 2*time.Minute, "Crossplane to compose Service "+svc.GetName()+" again", func(ctx context.Context) (bool, string, error) {
