@@ -58,15 +58,19 @@ func TestPreview(t *testing.T) {
 		writeComposed(t, path, out)
 		return path
 	}
-	preview := func(t *testing.T, xr, observed string) string {
+	previewWith := func(t *testing.T, o render.Options) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
-		rep, err := render.Preview(ctx, opts(xr, observed))
+		rep, err := render.Preview(ctx, o)
 		if err != nil {
 			t.Fatalf("preview: %v", err)
 		}
 		return rep.String()
+	}
+	preview := func(t *testing.T, xr, observed string) string {
+		t.Helper()
+		return previewWith(t, opts(xr, observed))
 	}
 	lines := func(out string) []string { return strings.Split(strings.TrimSuffix(out, "\n"), "\n") }
 	// index is the line number of want in out, failing when absent.
@@ -129,15 +133,9 @@ func TestPreview(t *testing.T) {
 	t.Run("hibernation", func(t *testing.T) {
 		// Tuesday 10 March 2026, 13:00 in Berlin (CET, +1): awake; the
 		// schedule's next start is 20:00 CET, 19:00Z.
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
 		o := opts(data("xr-hibernation.yaml"), current)
 		o.Clock = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-		rep, err := render.Preview(ctx, o)
-		if err != nil {
-			t.Fatalf("preview: %v", err)
-		}
-		out := rep.String()
+		out := previewWith(t, o)
 		index(t, out, "hibernation: Awake")
 		index(t, out, "hibernation: at 2026-03-10T19:00:00Z: MachineDeployment demo-md0 replicas unset -> 0")
 		compareGolden(t, data("hibernation.golden.txt"), []byte(out))
@@ -149,18 +147,12 @@ func TestPreview(t *testing.T) {
 		// lists beside its version 1.18.4; at 12:00 UTC the default window
 		// (every day 01:00 UTC for 4h) is closed: the release keeps 1.18.2
 		// and the preview says it waits for 2026-12-08T01:00:00Z.
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
 		running := filepath.Join(t.TempDir(), "observed.yaml")
 		writeWithCiliumChart(t, running, current, "1.18.4", "1.18.2")
 		o := opts(example("xr.yaml"), running)
 		o.Required = append(o.Required, data("platform-cilium-earlier.yaml"))
 		o.Clock = time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
-		rep, err := render.Preview(ctx, o)
-		if err != nil {
-			t.Fatalf("preview: %v", err)
-		}
-		out := rep.String()
+		out := previewWith(t, o)
 		index(t, out, "maintenance: 1 change(s) wait for the window opening at 2026-12-08T01:00:00Z")
 		index(t, out, "maintenance: addon/cilium 1.18.2 -> 1.18.4 (the platform changed the add-on's chart version)")
 		if strings.Contains(out, "HelmRelease demo-cilium") {
