@@ -150,7 +150,11 @@ type scope struct {
 	// the platform's changes wait for the window to open.
 	roll               rollRecord
 	requireRollRecords bool
-	waitingForWindow   bool
+	// rollRequest: a TenantCluster asks its Tenant for a slot or holds
+	// one; requireRollGrant asks for its record (namespacedRoll).
+	rollRequest      bool
+	requireRollGrant bool
+	waitingForWindow bool
 }
 
 // needKubeconfig: Kamaji's admin kubeconfig is the claim's connection

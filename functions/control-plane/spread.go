@@ -7,6 +7,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
@@ -23,9 +24,12 @@ const (
 	labelRoll           = "tenantkube.io/roll"
 	annotationRollSince = "tenantkube.io/roll-since"
 	requiredRollPrefix  = "roll-records-"
-	rollWaiting         = "Waiting"
-	rollRolling         = "Rolling"
-	rollPaused          = "Paused"
+	// requiredRollBindingPrefix: the TenantClusters' records
+	// (tenantspread.go), by state.
+	requiredRollBindingPrefix = "roll-bindings-"
+	rollWaiting               = "Waiting"
+	rollRolling               = "Rolling"
+	rollPaused                = "Paused"
 )
 
 // rollStates are the label values of a record, in the order asked for;
@@ -51,9 +55,8 @@ func (s *scope) spread(*function.Plan) field.ErrorList {
 // A cluster not Awake starts no roll (sleepingRoll). A roll in progress
 // goes on until it finishes, in or out of the window; a cluster with the
 // platform's changes waiting and its window open starts only when
-// maintenance.Admit lets it (rollNow: at once). A namespaced cluster has
-// no record (it composes only into its own namespace, which its tenant
-// writes) and is not spread.
+// maintenance.Admit lets it (rollNow: at once). A namespaced cluster's
+// record is its Tenant's (namespacedRoll).
 func (s *scope) spreadRoll(policy maintenance.Policy) {
 	waiting := s.platformChangesWaiting()
 	if s.sleep.State != tkv1alpha1.HibernationAwake {
@@ -62,6 +65,7 @@ func (s *scope) spreadRoll(policy maintenance.Policy) {
 	}
 	s.waitingForWindow = waiting && !s.maint.Platform
 	if s.t.Namespaced {
+		s.namespacedRoll(waiting, policy)
 		return
 	}
 	own := s.observedRollRecord()
@@ -152,34 +156,41 @@ func (s *scope) rollFinished() bool {
 // observedRollRecord is the cluster's own record as observed on its
 // management namespace.
 func (s *scope) observedRollRecord() rollRecord {
-	state := s.r.ObservedString(nameManagementNamespace, "metadata", "labels", labelRoll)
-	since, err := time.Parse(time.RFC3339, s.r.ObservedString(nameManagementNamespace, "metadata", "annotations", annotationRollSince))
-	if state != rollRolling || err != nil {
-		return rollRecord{State: state}
-	}
-	return rollRecord{State: rollRolling, Since: since}
+	return observedRollRecordOf(s.r, nameManagementNamespace)
 }
 
-// rollRecords are every cluster's records, and whether they arrived. Only
-// a management namespace whose name is that of the cluster its labels
-// name, and that is not being deleted (a claim deleted mid-roll leaves
-// its label on the Terminating namespace), counts.
+// rollRecords are every cluster's records, and whether they arrived
+// (readRollRecords); the cluster asks for them (composeRollRecord).
 func (s *scope) rollRecords() ([]maintenance.Roll, bool) {
 	s.requireRollRecords = true
+	return readRollRecords(s.r)
+}
+
+// readRollRecords reads the records of both kinds of cluster: a claim's
+// on its management namespace, a TenantCluster's on the CSI controller's
+// ClusterRoleBinding its Tenant composes (tenantspread.go). Only an
+// object named for the cluster its labels name, and not being deleted (a
+// claim deleted mid-roll leaves its label on the Terminating namespace),
+// counts. A roll-since that does not parse leaves the roll unstarted.
+func readRollRecords(r *function.Request) ([]maintenance.Roll, bool) {
 	var out []maintenance.Roll
 	for _, state := range rollStates {
-		nss, arrived, err := function.Required[corev1.Namespace](s.r, requiredRollPrefix+state)
+		nss, arrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredRollPrefix+state)
 		if !arrived || err != nil {
 			return nil, false
 		}
-		for _, ns := range nss {
-			l := ns.Labels
+		crbs, arrived, err := function.Required[metav1.PartialObjectMetadata](r, requiredRollBindingPrefix+state)
+		if !arrived || err != nil {
+			return nil, false
+		}
+		for _, o := range append(nss, crbs...) {
+			l := o.Labels
 			id := function.Identity{Namespace: l[function.LabelNamespace], Name: l[function.LabelCluster]}
-			if l[labelRoll] != state || ns.DeletionTimestamp != nil || id.Namespace == "" || id.Name == "" || ns.Name != id.ManagementNamespace() {
+			if l[labelRoll] != state || o.DeletionTimestamp != nil || id.Namespace == "" || id.Name == "" || o.Name != rollRecordName(o.Kind, id) {
 				continue
 			}
 			r := maintenance.Roll{Cluster: id.Namespace + "/" + id.Name, Waiting: state == rollWaiting}
-			if since, err := time.Parse(time.RFC3339, ns.Annotations[annotationRollSince]); err == nil && state == rollRolling {
+			if since, err := time.Parse(time.RFC3339, o.Annotations[annotationRollSince]); err == nil && state == rollRolling {
 				r.Since = since
 			}
 			out = append(out, r)
@@ -189,19 +200,45 @@ func (s *scope) rollRecords() ([]maintenance.Roll, bool) {
 	return out, true
 }
 
+// rollRecordName is the name of the object of kind that may carry the
+// record of cluster id: its management namespace (a claim's), its CSI
+// controller's ClusterRoleBinding (a TenantCluster's); "" for any other
+// kind (an object has a name).
+func rollRecordName(kind string, id function.Identity) string {
+	switch kind {
+	case "Namespace":
+		return id.ManagementNamespace()
+	case "ClusterRoleBinding":
+		return id.ClusterRoleBindingName(function.CSIControllerComponent)
+	}
+	return ""
+}
+
+// requireRollRecords asks for every record of both kinds, by state.
+func requireRollRecords(p *function.Plan) {
+	for _, state := range rollStates {
+		p.Require(requiredRollPrefix+state, &fnv1.ResourceSelector{
+			ApiVersion: "v1", Kind: "Namespace",
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+				function.LabelManagementNamespace: "true", labelRoll: state,
+			}}},
+		})
+		p.Require(requiredRollBindingPrefix+state, &fnv1.ResourceSelector{
+			ApiVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding",
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+				function.LabelComponent: function.CSIControllerComponent, labelRoll: state,
+			}}},
+		})
+	}
+}
+
 // composeRollRecord labels the cluster's management namespace while it
 // waits or rolls, asks for the records while it needs a slot, and passes
 // the decision to the workers and addons steps (maintenance.ContextKey).
 func (s *scope) composeRollRecord(p *function.Plan) field.ErrorList {
+	s.composeRollRequest(p)
 	if s.requireRollRecords {
-		for _, state := range rollStates {
-			p.Require(requiredRollPrefix+state, &fnv1.ResourceSelector{
-				ApiVersion: "v1", Kind: "Namespace",
-				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
-					function.LabelManagementNamespace: "true", labelRoll: state,
-				}}},
-			})
-		}
+		requireRollRecords(p)
 	}
 	if p.Context == nil {
 		p.Context = map[string]any{}
@@ -230,7 +267,7 @@ func (s *scope) composeRollRecord(p *function.Plan) field.ErrorList {
 func (s *scope) rerun(p *function.Plan) field.ErrorList {
 	var after time.Duration
 	switch {
-	case s.roll.State == rollRolling || s.roll.State == rollWaiting:
+	case s.roll.State == rollRolling || s.roll.State == rollWaiting || s.rollRequest:
 		after = rollRecheck
 	case s.waitingForWindow:
 		after = max(s.maint.NextStart.Sub(s.now), time.Second)

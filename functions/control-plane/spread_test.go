@@ -32,15 +32,22 @@ func terminating(rec string) string {
 	return strings.Replace(rec, "metadata: {", "metadata: {deletionTimestamp: \"2026-01-01T00:00:00Z\", ", 1)
 }
 
-// requiredRecords answers both record requirements with recs, by state.
+// requiredRecords answers the four record requirements with recs, by
+// kind and state.
 func requiredRecords(recs []string) map[string][]string {
-	out := map[string][]string{requiredRollPrefix + rollRolling: {}, requiredRollPrefix + rollWaiting: {}}
+	out := map[string][]string{}
+	for _, state := range rollStates {
+		out[requiredRollPrefix+state], out[requiredRollBindingPrefix+state] = []string{}, []string{}
+	}
 	for _, r := range recs {
-		state := rollWaiting
+		prefix, state := requiredRollPrefix, rollWaiting
 		if strings.Contains(r, "roll: "+rollRolling) {
 			state = rollRolling
 		}
-		out[requiredRollPrefix+state] = append(out[requiredRollPrefix+state], r)
+		if strings.Contains(r, "kind: ClusterRoleBinding") {
+			prefix = requiredRollBindingPrefix
+		}
+		out[prefix+state] = append(out[prefix+state], r)
 	}
 	return out
 }
@@ -63,17 +70,19 @@ func TestSpread(t *testing.T) {
 		state     string
 		namespace bool
 	}{
-		"FreeSlot":                 {records: two, version: "v1.35.6", state: rollRolling, now: insideWindow},
-		"SlotTakenByEarlierName":   {records: append(two, record("a", "a-0", "", rollWaiting, "")), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
-		"LaterNameWaitsBehind":     {records: append(two, record("z", "z-0", "", rollWaiting, "")), version: "v1.35.6", state: rollRolling, now: insideWindow},
-		"Full":                     {records: append(two, record("a", "a-3", "", rollRolling, started)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
-		"ForeignRecordsIgnored":    {records: append(two, record("a", "a-3", "tenant-demo", rollRolling, started), record("a", "a-4", "tenantkube-aaaaaaaaaaaaaaaaaaaaaaaaaa", rollRolling, failed)), version: "v1.35.6", state: rollRolling, now: insideWindow},
-		"FailedRollStopsAll":       {records: []string{record("a", "a-1", "", rollRolling, failed)}, version: "v1.35.1", reason: tkv1alpha1.ReasonRollsStopped, state: rollWaiting, now: insideWindow},
-		"TerminatingRecordIgnored": {records: []string{terminating(record("a", "a-1", "", rollRolling, failed))}, version: "v1.35.6", state: rollRolling, now: insideWindow},
-		"FailedRollLongerDeadline": {records: []string{record("a", "a-1", "", rollRolling, failed)}, input: `{maintenance: {rollDeadline: 4h}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
-		"RollNowSkipsTheSpread":    {records: append(two, record("a", "a-3", "", rollRolling, started)), input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
-		"OwnRollGoesOnAfterWindow": {records: nil, observed: record("tenant-demo", "demo", "", rollRolling, started), version: "v1.35.6", state: rollRolling, now: outsideWindow},
-		"ClosedWindowNoRecord":     {records: two, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForWindow, now: outsideWindow},
+		"FreeSlot":                  {records: two, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"SlotTakenByEarlierName":    {records: append(two, record("a", "a-0", "", rollWaiting, "")), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"LaterNameWaitsBehind":      {records: append(two, record("z", "z-0", "", rollWaiting, "")), version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"Full":                      {records: append(two, record("a", "a-3", "", rollRolling, started)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"ForeignRecordsIgnored":     {records: append(two, record("a", "a-3", "tenant-demo", rollRolling, started), record("a", "a-4", "tenantkube-aaaaaaaaaaaaaaaaaaaaaaaaaa", rollRolling, failed)), version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"FailedRollStopsAll":        {records: []string{record("a", "a-1", "", rollRolling, failed)}, version: "v1.35.1", reason: tkv1alpha1.ReasonRollsStopped, state: rollWaiting, now: insideWindow},
+		"TerminatingRecordIgnored":  {records: []string{terminating(record("a", "a-1", "", rollRolling, failed))}, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"FailedRollLongerDeadline":  {records: []string{record("a", "a-1", "", rollRolling, failed)}, input: `{maintenance: {rollDeadline: 4h}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"RollNowSkipsTheSpread":     {records: append(two, record("a", "a-3", "", rollRolling, started)), input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"OwnRollGoesOnAfterWindow":  {records: nil, observed: record("tenant-demo", "demo", "", rollRolling, started), version: "v1.35.6", state: rollRolling, now: outsideWindow},
+		"TenantClusterRecordCounts": {records: append(two, binding("a", "a-3", "", rollRolling, started)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"ForgedBindingIgnored":      {records: append(two, binding("a", "a-3", "tenantkube:kcsi-controller:other", rollRolling, failed)), version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"ClosedWindowNoRecord":      {records: two, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForWindow, now: outsideWindow},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

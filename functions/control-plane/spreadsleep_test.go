@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -81,7 +82,7 @@ func TestSpreadAsleep(t *testing.T) {
 			if c.own != "" {
 				call.Observed[nameManagementNamespace] = record("tenant-demo", "demo", "", c.own, failed)
 			}
-			call.Required[requiredRollPrefix+rollRolling], call.Required[requiredRollPrefix+rollWaiting] = []string{}, []string{}
+			maps.Copy(call.Required, requiredRecords(nil))
 			p := planMaintenanceAt(t, call, ``, insideWindow)
 			kcp := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, "kamajicontrolplane")
 			if kcp.Spec.Version != c.version {
@@ -126,7 +127,7 @@ func sleeper(state tkv1alpha1.HibernationState, own, since, desired string) fnte
 	if own != "" {
 		c.Observed[nameManagementNamespace] = record("tenant-demo", "demo", "", own, since)
 	}
-	c.Required[requiredRollPrefix+rollRolling], c.Required[requiredRollPrefix+rollWaiting] = []string{}, []string{}
+	maps.Copy(c.Required, requiredRecords(nil))
 	return c
 }
 

@@ -219,6 +219,7 @@ func planTenant(ns string, spec *tkv1alpha1.TenantSpec, in *cpinput.ControlPlane
 			keepPerCluster(p, r, served, tenantUsagePrefixes)
 		}
 		p.Status["clusters"] = len(clusters)
+		tenantRolls(p, r, ns, clusters, &in.Settings.Maintenance, now)
 	}
 	setDataStoreCondition(p, r, dsName, site.Operator.ReadyCondition())
 	if in.Etcd.Backup.Enabled() {
@@ -392,6 +393,8 @@ type servedCluster struct {
 	// KamajiControlPlane (the TenantCluster itself is not read): its
 	// control plane, and so its state in the etcd, is no older.
 	Created time.Time
+	// Request: its control plane asks for a roll slot (labelRollRequest).
+	Request bool
 }
 
 // tenantClusters are the TenantClusters, sorted by name, of namespace ns
@@ -428,7 +431,7 @@ func tenantClusters(r *function.Request, ns, dsName string) ([]servedCluster, bo
 		if user == "" {
 			user = schema
 		}
-		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: kcp.CreationTimestamp.Time})
+		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: kcp.CreationTimestamp.Time, Request: kcp.Labels[labelRollRequest] == "true"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, arrived, nil

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	settingsv1alpha1 "github.com/tenantkube/tenantkube/apis/settings/v1alpha1"
+	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
+	"github.com/tenantkube/tenantkube/internal/function"
+	"github.com/tenantkube/tenantkube/internal/maintenance"
+)
+
+// The spread of namespaced clusters (docs/architecture.md, The spread of
+// namespaced clusters). A TenantCluster N asks for a slot by labelling
+// its KamajiControlPlane labelRollRequest "true" (untrusted: it decides
+// only whether N asks); its Tenant decides with maintenance.Admit and
+// keeps N's record (labelRoll, annotationRollSince, annotationRollReason)
+// on the CSI controller's ClusterRoleBinding of N, which it composes and
+// no tenant can write; N rolls the platform's changes only while that
+// binding says Rolling.
+//
+// The request reaches the TenantControlPlane's labels
+// (cluster-api-control-plane-provider-kamaji v0.20.0
+// controllers/kamajicontrolplane_controller_tcp.go:59), never its pods'
+// (kamaji e51909fa internal/builders/controlplane/deployment.go:83,1050):
+// asking rolls nothing.
+const (
+	labelRollRequest     = "tenantkube.io/roll-request"
+	annotationRollReason = "tenantkube.io/roll-reason"
+	// requiredRollGrant: the ClusterRoleBinding of a TenantCluster's
+	// record, by name.
+	requiredRollGrant = "roll-grant"
+)
+
+// tenantRolls decides the record of each TenantCluster of the Tenant ns
+// (decideTenantRoll) and labels its binding in p, which holds the
+// clusters' bindings. Each decision joins the records the next one
+// reads, so one run never admits more than maxConcurrentRolls.
+func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []servedCluster, m *settingsv1alpha1.Maintenance, now time.Time) {
+	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
+	var records []maintenance.Roll
+	read, arrived := false, false
+	kept := false
+	for _, c := range clusters {
+		self := ns + "/" + c.Name
+		admit := func() (bool, string) {
+			if !read {
+				read = true
+				requireRollRecords(p)
+				records, arrived = readRollRecords(r)
+			}
+			if !arrived {
+				return false, tkv1alpha1.ReasonWaitingForRollSlot
+			}
+			return maintenance.Admit(self, records, int(*m.MaxConcurrentRolls), now, deadline)
+		}
+		name := nameTenantCSIBindingPrefix + c.Name
+		rec, reason := decideTenantRoll(observedRollRecordOf(r, name), c.Request, m.RollsNow(ns, c.Name), admit, now)
+		if rec.State == "" {
+			continue
+		}
+		kept = true
+		records = withRoll(records, maintenance.Roll{Cluster: self, Waiting: rec.State == rollWaiting, Since: rec.Since})
+		labelRollRecord(p, name, rec, reason)
+	}
+	if kept {
+		p.RunAgainWithin(rollRecheck)
+	}
+}
+
+// decideTenantRoll is a TenantCluster's record: none without its request;
+// its own roll in progress goes on; rollNow starts at once; else admit
+// decides (Rolling from now, or Waiting with admit's reason).
+func decideTenantRoll(own rollRecord, request, rollNow bool, admit func() (bool, string), now time.Time) (rollRecord, string) {
+	switch {
+	case !request:
+		return rollRecord{}, ""
+	case own.State == rollRolling:
+		return own, ""
+	case rollNow:
+		return rollRecord{State: rollRolling, Since: now}, ""
+	}
+	if ok, reason := admit(); !ok {
+		return rollRecord{State: rollWaiting}, reason
+	}
+	return rollRecord{State: rollRolling, Since: now}, ""
+}
+
+// withRoll is records with cluster roll.Cluster's record replaced by roll.
+func withRoll(records []maintenance.Roll, roll maintenance.Roll) []maintenance.Roll {
+	out := make([]maintenance.Roll, 0, len(records)+1)
+	for _, r := range records {
+		if r.Cluster != roll.Cluster {
+			out = append(out, r)
+		}
+	}
+	return append(out, roll)
+}
+
+// labelRollRecord writes rec (and a waiting record's reason) on the
+// composed ClusterRoleBinding name.
+func labelRollRecord(p *function.Plan, name string, rec rollRecord, reason string) {
+	for _, c := range p.Composed {
+		b, ok := c.Object.(*rbacv1.ClusterRoleBinding)
+		if c.Name != name || !ok {
+			continue
+		}
+		b.Labels[labelRoll] = rec.State
+		switch rec.State {
+		case rollRolling:
+			b.Annotations = map[string]string{annotationRollSince: rec.Since.UTC().Format(time.RFC3339)}
+		case rollWaiting:
+			b.Annotations = map[string]string{annotationRollReason: reason}
+		}
+	}
+}
+
+// observedRollRecordOf is the record on the observed composed resource
+// name: a Rolling one needs a roll-since that parses.
+func observedRollRecordOf(r *function.Request, name string) rollRecord {
+	state := r.ObservedString(name, "metadata", "labels", labelRoll)
+	since, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "annotations", annotationRollSince))
+	if state != rollRolling || err != nil {
+		return rollRecord{State: state}
+	}
+	return rollRecord{State: rollRolling, Since: since}
+}
+
+// namespacedRoll: a TenantCluster asks its Tenant for a slot while its
+// platform changes wait in an open window, or while it holds one and its
+// roll has not finished (s.rollRequest); they apply while its Tenant's
+// record says Rolling, also after the window closes, or with rollNow
+// (still asked for, so counted); in an open window they otherwise wait
+// (WaitingForRollSlot, or the record's RollsStopped).
+func (s *scope) namespacedRoll(waiting bool, policy maintenance.Policy) {
+	asked := s.r.ObservedString(nameKamajiControlPlane, "metadata", "labels", labelRollRequest) == "true"
+	if !asked && !(waiting && s.maint.Platform) {
+		return
+	}
+	grant, reason := s.rollGrant()
+	holds := grant.State == rollRolling
+	s.rollRequest = (waiting && s.maint.Platform) || (holds && (waiting || !s.rollFinished()))
+	switch {
+	case !waiting:
+	case holds:
+		s.maint.Platform, s.maint.Reason = true, ""
+	case s.maint.Platform && !policy.RollNow:
+		s.maint.Platform, s.maint.Reason = false, reason
+	}
+}
+
+// rollGrant is the TenantCluster's record as its Tenant keeps it, and the
+// reason a record that is not Rolling gives (WaitingForRollSlot unless it
+// says RollsStopped). The binding counts only labelled for this cluster.
+func (s *scope) rollGrant() (rollRecord, string) {
+	s.requireRollGrant = true
+	reason := tkv1alpha1.ReasonWaitingForRollSlot
+	bs, _, err := function.Required[metav1.PartialObjectMetadata](s.r, requiredRollGrant)
+	if err != nil || len(bs) != 1 {
+		return rollRecord{}, reason
+	}
+	b, id := bs[0], s.t.ID
+	if b.Name != rollRecordName("ClusterRoleBinding", id) || b.Labels[function.LabelCluster] != id.Name ||
+		b.Labels[function.LabelNamespace] != id.Namespace || b.Labels[function.LabelComponent] != function.CSIControllerComponent {
+		return rollRecord{}, reason
+	}
+	if b.Annotations[annotationRollReason] == tkv1alpha1.ReasonRollsStopped {
+		reason = tkv1alpha1.ReasonRollsStopped
+	}
+	since, err := time.Parse(time.RFC3339, b.Annotations[annotationRollSince])
+	if b.Labels[labelRoll] != rollRolling || err != nil {
+		return rollRecord{}, reason
+	}
+	return rollRecord{State: rollRolling, Since: since}, ""
+}
+
+// composeRollRequest asks for the TenantCluster's record and labels its
+// KamajiControlPlane with its request.
+func (s *scope) composeRollRequest(p *function.Plan) {
+	if s.requireRollGrant {
+		p.Require(requiredRollGrant, &fnv1.ResourceSelector{
+			ApiVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding",
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: rollRecordName("ClusterRoleBinding", s.t.ID)},
+		})
+	}
+	if !s.rollRequest {
+		return
+	}
+	for _, c := range p.Composed {
+		if c.Name != nameKamajiControlPlane {
+			continue
+		}
+		if o, ok := c.Object.(metav1.Object); ok {
+			l := o.GetLabels()
+			l[labelRollRequest] = "true"
+			o.SetLabels(l)
+		}
+	}
+}
