@@ -393,7 +393,9 @@ type servedCluster struct {
 	// KamajiControlPlane (the TenantCluster itself is not read): its
 	// control plane, and so its state in the etcd, is no older.
 	Created time.Time
-	// Request: its control plane asks for a roll slot (labelRollRequest).
+	// Request: its control plane asks for a roll slot (labelRollRequest)
+	// and is not being deleted (a roll of a cluster going away counts no
+	// more).
 	Request bool
 }
 
@@ -431,7 +433,7 @@ func tenantClusters(r *function.Request, ns, dsName string) ([]servedCluster, bo
 		if user == "" {
 			user = schema
 		}
-		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: kcp.CreationTimestamp.Time, Request: kcp.Labels[labelRollRequest] == "true"})
+		out = append(out, servedCluster{Name: n, Schema: schema, Username: user, Created: kcp.CreationTimestamp.Time, Request: kcp.Labels[labelRollRequest] == "true" && kcp.DeletionTimestamp == nil})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, arrived, nil

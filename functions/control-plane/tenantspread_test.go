@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -63,13 +64,15 @@ func TestDecideTenantRoll(t *testing.T) {
 	}
 }
 
-// TestTenantRolls: the Tenant tenant-demo serves a, b, c, d; a, b and c
-// ask for a slot, d does not. With maxConcurrentRolls 3 and one claim
-// rolling elsewhere (x/x-0), two slots are free: a and b (first by name)
-// start at now, c waits. A record d held before goes.
+// TestTenantRolls: the Tenant tenant-demo serves a, b, c, d, e; a, b and
+// c ask for a slot, d does not, e asks while being deleted. With
+// maxConcurrentRolls 3 and one claim rolling elsewhere (x/x-0), two slots
+// are free: a and b (first by name) start at now, c waits. A record d
+// held before goes; e gets none.
 func TestTenantRolls(t *testing.T) {
 	now := insideWindow
-	kcps := []string{requesting("a"), requesting("b"), requesting("c"), controlPlane("tenant-demo", "d", tenantDS)}
+	kcps := []string{requesting("a"), requesting("b"), requesting("c"), controlPlane("tenant-demo", "d", tenantDS),
+		strings.Replace(requesting("e"), "metadata: {", "metadata: {deletionTimestamp: \"2026-12-07T01:00:00Z\", ", 1)}
 	recs := requiredRecords([]string{record("x", "x-0", "", rollRolling, now.Add(-time.Minute).Format(time.RFC3339))})
 	recs[requiredTenantControlPlanes] = kcps
 	req := tenantCall{name: "tenant-demo", observed: map[string]string{nameTenantCSIBindingPrefix + "d": binding("tenant-demo", "d", "", rollWaiting, "")}, required: recs}.request(t)
@@ -79,7 +82,7 @@ func TestTenantRolls(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	want := map[string]string{"a": rollRolling, "b": rollRolling, "c": rollWaiting, "d": ""}
+	want := map[string]string{"a": rollRolling, "b": rollRolling, "c": rollWaiting, "d": "", "e": ""}
 	for n, state := range want {
 		b := composedObject[rbacv1.ClusterRoleBinding](t, p, nameTenantCSIBindingPrefix+n)
 		if b.Labels[labelRoll] != state {
