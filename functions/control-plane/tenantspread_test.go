@@ -108,27 +108,36 @@ func TestNamespacedSpread(t *testing.T) {
 	started := insideWindow.Add(-30 * time.Minute).Format(time.RFC3339)
 	cases := map[string]struct {
 		grant   []string
+		kcp     string // observed, when not the default
+		input   string
 		now     time.Time
 		version string
 		reason  string
 		request bool
 	}{
-		"Granted":           {grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, now: insideWindow, version: "v1.35.6", request: true},
-		"NoRecordYet":       {now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, request: true},
-		"Waiting":           {grant: []string{binding("tenant-demo", "demo", "", rollWaiting, "")}, now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, request: true},
-		"OtherCluster":      {grant: []string{binding("tenant-demo", "other", "tenantkube:kcsi-controller:"+function.Identity{Namespace: "tenant-demo", Name: "demo"}.ClusterScopedName(), rollRolling, started)}, now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, request: true},
-		"ClosedWindow":      {now: outsideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForWindow},
-		"GoesOnAfterWindow": {grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, now: outsideWindow, version: "v1.35.6", request: true},
+		"Granted":               {grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, now: insideWindow, version: "v1.35.6", request: true},
+		"NoRecordYet":           {now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, request: true},
+		"Waiting":               {grant: []string{binding("tenant-demo", "demo", "", rollWaiting, "")}, now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, request: true},
+		"OtherCluster":          {grant: []string{binding("tenant-demo", "other", "tenantkube:kcsi-controller:"+function.Identity{Namespace: "tenant-demo", Name: "demo"}.ClusterScopedName(), rollRolling, started)}, now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, request: true},
+		"StoppedByTheTenant":    {grant: []string{strings.Replace(binding("tenant-demo", "demo", "", rollWaiting, ""), "roll: Waiting}", "roll: Waiting}, annotations: {tenantkube.io/roll-reason: RollsStopped}", 1)}, now: insideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonRollsStopped, request: true},
+		"HoldsUntilFinished":    {grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, kcp: "v1.35.6", now: insideWindow, version: "v1.35.6", request: true},
+		"RollNowSkipsTheSpread": {input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, now: insideWindow, version: "v1.35.6", request: true},
+		"ClosedWindow":          {now: outsideWindow, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForWindow},
+		"GoesOnAfterWindow":     {grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, now: outsideWindow, version: "v1.35.6", request: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			obs := map[string]string{"kamajicontrolplane": kcp}
 			if tc.grant != nil {
-				obs["kamajicontrolplane"] = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {labels: {tenantkube.io/roll-request: "true"}}, spec: {version: v1.35.1}, status: {ready: true, version: v1.35.1}}`
+				spec := "v1.35.1"
+				if tc.kcp != "" {
+					spec = tc.kcp // asked for; the control plane still runs v1.35.1
+				}
+				obs["kamajicontrolplane"] = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, metadata: {labels: {tenantkube.io/roll-request: "true"}}, spec: {version: ` + spec + `}, status: {ready: true, version: v1.35.1}}`
 			}
 			call := fntest.Call{Namespaced: true, Spec: `{}`, Observed: obs, Required: map[string][]string{requiredRollGrant: tc.grant,
 				requiredTenantDataStore: {`{apiVersion: kamaji.clastix.io/v1alpha1, kind: DataStore, metadata: {name: ` + tenantDS + `}, status: {ready: true}}`}}}
-			p := planMaintenanceAt(t, call, ``, tc.now)
+			p := planMaintenanceAt(t, call, tc.input, tc.now)
 			got := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane)
 			if got.Spec.Version != tc.version {
 				t.Errorf("KamajiControlPlane at %s, want %s", got.Spec.Version, tc.version)
