@@ -135,6 +135,16 @@ func TestTenantRender(t *testing.T) {
 			"  name: tenant-demo.20261203045905-e8f851\n", "  clusters:\n    demo:\n      clusterPKI: tenant-demo.demo-pki-e8f85153369b-cff91bfdc0\n      dataStoreSchema: ",
 			"type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
 		}},
+		// The spread of namespaced clusters: demo asks for a slot at
+		// the render's clock (12:00). With no record it is admitted
+		// (Rolling since 12:00); with the three slots taken by others'
+		// records it waits, WaitingForRollSlot.
+		{name: "roll-admitted", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml")}, contains: []string{
+			"    tenantkube.io/roll: Rolling\n", "    tenantkube.io/roll-since: \"2026-12-03T12:00:00Z\"\n",
+		}},
+		{name: "roll-waiting", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml"), data("roll-records-full.yaml")}, contains: []string{
+			"    tenantkube.io/roll: Waiting\n", "    tenantkube.io/roll-reason: WaitingForRollSlot\n",
+		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
 		// A platform as Cozystack runs it: the Tenant reads
 		// KamajiControlPlanes v1alpha2, first served by the Kamaji
