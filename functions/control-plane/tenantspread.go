@@ -41,9 +41,8 @@ const (
 // reads, so one run never admits more than maxConcurrentRolls.
 func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []servedCluster, m *settingsv1alpha1.Maintenance, now time.Time) {
 	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
-	var records []maintenance.Roll
+	var records, decided []maintenance.Roll
 	read, arrived := false, false
-	kept := false
 	for _, c := range clusters {
 		self := ns + "/" + c.Name
 		admit := func() (bool, string) {
@@ -51,6 +50,9 @@ func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []se
 				read = true
 				requireRollRecords(p)
 				records, arrived = readRollRecords(r)
+				for _, d := range decided {
+					records = withRoll(records, d)
+				}
 			}
 			if !arrived {
 				return false, tkv1alpha1.ReasonWaitingForRollSlot
@@ -62,11 +64,11 @@ func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []se
 		if rec.State == "" {
 			continue
 		}
-		kept = true
-		records = withRoll(records, maintenance.Roll{Cluster: self, Waiting: rec.State == rollWaiting, Since: rec.Since})
+		roll := maintenance.Roll{Cluster: self, Waiting: rec.State == rollWaiting, Since: rec.Since}
+		decided, records = append(decided, roll), withRoll(records, roll)
 		labelRollRecord(p, name, rec, reason)
 	}
-	if kept {
+	if len(decided) > 0 {
 		p.RunAgainWithin(rollRecheck)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
 
 	tkv1alpha1 "github.com/tenantkube/tenantkube/apis/v1alpha1"
 	cpinput "github.com/tenantkube/tenantkube/functions/control-plane/input/v1alpha1"
@@ -97,6 +98,31 @@ func TestTenantRolls(t *testing.T) {
 	}
 	if p.RunAgainAfter != time.Minute {
 		t.Errorf("run again after %s, want 1m", p.RunAgainAfter)
+	}
+}
+
+// TestTenantRollsCountThisRun: a (in rollNow) starts at once, before the
+// records are read; with x/x-0 and x/x-1 rolling elsewhere the default 3
+// slots are then full (2 + a), so b, asking in the same run, waits.
+func TestTenantRollsCountThisRun(t *testing.T) {
+	now := insideWindow
+	since := now.Add(-time.Minute).Format(time.RFC3339)
+	recs := requiredRecords([]string{record("x", "x-0", "", rollRolling, since), record("x", "x-1", "", rollRolling, since)})
+	recs[requiredTenantControlPlanes] = []string{requesting("a"), requesting("b")}
+	req := tenantCall{name: "tenant-demo", required: recs}.request(t)
+	in := &cpinput.ControlPlaneInput{}
+	if err := yaml.UnmarshalStrict([]byte(`{maintenance: {rollNow: [tenant-demo/a]}}`), in); err != nil {
+		t.Fatal(err)
+	}
+	in.Default()
+	p, errs := planTenant("tenant-demo", &tkv1alpha1.TenantSpec{}, in, function.NewRequest(req), now)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for n, state := range map[string]string{"a": rollRolling, "b": rollWaiting} {
+		if got := composedObject[rbacv1.ClusterRoleBinding](t, p, nameTenantCSIBindingPrefix+n).Labels[labelRoll]; got != state {
+			t.Errorf("%s: record %q, want %q", n, got, state)
+		}
 	}
 }
 
