@@ -111,6 +111,7 @@ func TestE2E(t *testing.T) {
 		scenario(t, "namespaced: waits for its Tenant, then composes", v2.waitsForTenant) &&
 		scenario(t, "namespaced: a Tenant's two clusters share its etcd", v2.twoClustersOneTenant) &&
 		scenario(t, "namespaced: a change reaches the MachineDeployment", v2.changeReachesMachineDeployment) &&
+		scenario(t, "namespaced: the spread counts TenantClusters, their records kept by the Tenant", v2.spreadCountsTenantClusters) &&
 		scenario(t, "namespaced: delete a TenantCluster in order", v2.deleteOneCluster) &&
 		scenario(t, "namespaced: a Tenant held until its last cluster is gone", v2.deleteTenantHeld)
 	scenario(t, "delete with kubeconfig Secret gone", e.deleteDeadTenant)
