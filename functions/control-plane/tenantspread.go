@@ -37,53 +37,55 @@ const (
 
 // tenantRolls decides the record of each TenantCluster of the Tenant ns
 // (decideTenantRoll) and labels its binding in p, which holds the
-// clusters' bindings. Each decision joins the records the next one
-// reads, so one run never admits more than maxConcurrentRolls.
+// clusters' bindings. The clusters of ns hold at most one place in the
+// spread (a tenant sets the request at will): while one of them rolls
+// or waits with a record, the others wait without one; rollNow rolls
+// one at once regardless. So one run asks maintenance.Admit at most once,
+// over every record but those of ns's TenantClusters (its claims' count).
 func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []servedCluster, m *settingsv1alpha1.Maintenance, now time.Time) {
 	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
-	var records, decided []maintenance.Roll
-	read, arrived := false, false
+	held, asked := false, false
+	for _, c := range clusters {
+		if c.Request && observedRollRecordOf(r, nameTenantCSIBindingPrefix+c.Name).rolling() {
+			held = true
+		}
+	}
 	for _, c := range clusters {
 		self := ns + "/" + c.Name
 		admit := func() (bool, string) {
-			if !read {
-				read = true
-				requireRollRecords(p)
-				records, arrived = readRollRecords(r)
-				for _, d := range decided {
-					records = withRoll(records, d)
-				}
-			}
+			requireRollRecords(p)
+			records, arrived := readRollRecords(r)
 			if !arrived {
 				return false, tkv1alpha1.ReasonWaitingForRollSlot
 			}
-			return maintenance.Admit(self, records, int(*m.MaxConcurrentRolls), now, deadline)
+			return maintenance.Admit(self, othersThan(ns, clusters, records), int(*m.MaxConcurrentRolls), now, deadline)
 		}
 		name := nameTenantCSIBindingPrefix + c.Name
-		rec, reason := decideTenantRoll(observedRollRecordOf(r, name), c.Request, m.RollsNow(ns, c.Name), admit, now)
-		if rec.State == "" {
-			continue
-		}
-		roll := maintenance.Roll{Cluster: self, Waiting: rec.State == rollWaiting, Since: rec.Since}
-		decided, records = append(decided, roll), withRoll(records, roll)
+		rec, reason := decideTenantRoll(observedRollRecordOf(r, name), c.Request, m.RollsNow(ns, c.Name), held, admit, now)
+		asked = asked || c.Request
+		held = held || rec.State != ""
 		labelRollRecord(p, name, rec, reason)
 	}
-	if len(decided) > 0 {
+	if asked {
 		p.RunAgainWithin(rollRecheck)
 	}
 }
 
+
 // decideTenantRoll is a TenantCluster's record: none without its request;
-// its own roll in progress goes on; rollNow starts at once; else admit
+// its own roll in progress goes on; rollNow starts at once; none while
+// another cluster of its namespace holds its place (held); else admit
 // decides (Rolling from now, or Waiting with admit's reason).
-func decideTenantRoll(own rollRecord, request, rollNow bool, admit func() (bool, string), now time.Time) (rollRecord, string) {
+func decideTenantRoll(own rollRecord, request, rollNow, held bool, admit func() (bool, string), now time.Time) (rollRecord, string) {
 	switch {
 	case !request:
 		return rollRecord{}, ""
-	case own.State == rollRolling:
+	case own.rolling():
 		return own, ""
 	case rollNow:
 		return rollRecord{State: rollRolling, Since: now}, ""
+	case held:
+		return rollRecord{}, ""
 	}
 	if ok, reason := admit(); !ok {
 		return rollRecord{State: rollWaiting}, reason
@@ -91,31 +93,44 @@ func decideTenantRoll(own rollRecord, request, rollNow bool, admit func() (bool,
 	return rollRecord{State: rollRolling, Since: now}, ""
 }
 
-// withRoll is records with cluster roll.Cluster's record replaced by roll.
-func withRoll(records []maintenance.Roll, roll maintenance.Roll) []maintenance.Roll {
-	out := make([]maintenance.Roll, 0, len(records)+1)
+// rolling: a roll in progress, since an instant that parsed.
+func (r rollRecord) rolling() bool { return r.State == rollRolling && !r.Since.IsZero() }
+
+// othersThan is records without those of clusters.
+func othersThan(ns string, clusters []servedCluster, records []maintenance.Roll) []maintenance.Roll {
+	own := map[string]bool{}
+	for _, c := range clusters {
+		own[ns+"/"+c.Name] = true
+	}
+	var out []maintenance.Roll
 	for _, r := range records {
-		if r.Cluster != roll.Cluster {
+		if !own[r.Cluster] {
 			out = append(out, r)
 		}
 	}
-	return append(out, roll)
+	return out
 }
 
 // labelRollRecord writes rec (and a waiting record's reason) on the
 // composed ClusterRoleBinding name.
 func labelRollRecord(p *function.Plan, name string, rec rollRecord, reason string) {
+	if rec.State == "" {
+		return
+	}
 	for _, c := range p.Composed {
 		b, ok := c.Object.(*rbacv1.ClusterRoleBinding)
 		if c.Name != name || !ok {
 			continue
 		}
+		if b.Annotations == nil {
+			b.Annotations = map[string]string{}
+		}
 		b.Labels[labelRoll] = rec.State
 		switch rec.State {
 		case rollRolling:
-			b.Annotations = map[string]string{annotationRollSince: rec.Since.UTC().Format(time.RFC3339)}
+			b.Annotations[annotationRollSince] = rec.Since.UTC().Format(time.RFC3339)
 		case rollWaiting:
-			b.Annotations = map[string]string{annotationRollReason: reason}
+			b.Annotations[annotationRollReason] = reason
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,21 +44,23 @@ func TestDecideTenantRoll(t *testing.T) {
 	yes := func() (bool, string) { return true, "" }
 	no := func() (bool, string) { return false, tkv1alpha1.ReasonRollsStopped }
 	cases := map[string]struct {
-		own           rollRecord
-		request, now_ bool
-		admit         func() (bool, string)
-		state, reason string
-		since         time.Time
+		own                 rollRecord
+		request, now_, held bool
+		admit               func() (bool, string)
+		state, reason       string
+		since               time.Time
 	}{
 		"NoRequestNoRecord":      {own: rollRecord{State: rollRolling, Since: started}, admit: yes},
-		"OwnRollGoesOn":          {own: rollRecord{State: rollRolling, Since: started}, request: true, admit: no, state: rollRolling, since: started},
-		"RollNowSkipsAdmit":      {request: true, now_: true, admit: no, state: rollRolling, since: now},
+		"OwnRollGoesOn":          {own: rollRecord{State: rollRolling, Since: started}, request: true, held: true, admit: no, state: rollRolling, since: started},
+		"RollingWithoutSince":    {own: rollRecord{State: rollRolling}, request: true, admit: no, state: rollWaiting, reason: tkv1alpha1.ReasonRollsStopped},
+		"RollNowSkipsAdmit":      {request: true, now_: true, held: true, admit: no, state: rollRolling, since: now},
+		"HeldBySibling":          {own: rollRecord{State: rollWaiting}, request: true, held: true, admit: yes},
 		"Admitted":               {own: rollRecord{State: rollWaiting}, request: true, admit: yes, state: rollRolling, since: now},
 		"RefusedWaitsWithReason": {request: true, admit: no, state: rollWaiting, reason: tkv1alpha1.ReasonRollsStopped},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec, reason := decideTenantRoll(tc.own, tc.request, tc.now_, tc.admit, now)
+			rec, reason := decideTenantRoll(tc.own, tc.request, tc.now_, tc.held, tc.admit, now)
 			if rec.State != tc.state || !rec.Since.Equal(tc.since) || reason != tc.reason {
 				t.Errorf("got %+v %q, want %s since %s %q", rec, reason, tc.state, tc.since, tc.reason)
 			}
@@ -65,64 +68,115 @@ func TestDecideTenantRoll(t *testing.T) {
 	}
 }
 
-// TestTenantRolls: the Tenant tenant-demo serves a, b, c, d, e; a, b and
-// c ask for a slot, d does not, e asks while being deleted. With
-// maxConcurrentRolls 3 and one claim rolling elsewhere (x/x-0), two slots
-// are free: a and b (first by name) start at now, c waits. A record d
-// held before goes; e gets none.
-func TestTenantRolls(t *testing.T) {
-	now := insideWindow
-	kcps := []string{requesting("a"), requesting("b"), requesting("c"), controlPlane("tenant-demo", "d", tenantDS),
-		strings.Replace(requesting("e"), "metadata: {", "metadata: {deletionTimestamp: \"2026-12-07T01:00:00Z\", ", 1)}
-	recs := requiredRecords([]string{record("x", "x-0", "", rollRolling, now.Add(-time.Minute).Format(time.RFC3339))})
-	recs[requiredTenantControlPlanes] = kcps
-	req := tenantCall{name: "tenant-demo", observed: map[string]string{nameTenantCSIBindingPrefix + "d": binding("tenant-demo", "d", "", rollWaiting, "")}, required: recs}.request(t)
+// tenantRollsOf plans the Tenant tenant-demo serving kcps, with the
+// observed bindings and the records recs (both kinds), under settings
+// input, at insideWindow; the record label of each cluster's binding.
+func tenantRollsOf(t *testing.T, kcps []string, observed map[string]string, recs []string, input string) (map[string]*rbacv1.ClusterRoleBinding, *function.Plan) {
+	t.Helper()
+	required := requiredRecords(recs)
+	required[requiredTenantControlPlanes] = kcps
+	req := tenantCall{name: "tenant-demo", observed: observed, required: required}.request(t)
 	in := &cpinput.ControlPlaneInput{}
+	if err := yaml.UnmarshalStrict([]byte(input), in); err != nil {
+		t.Fatal(err)
+	}
 	in.Default()
-	p, errs := planTenant("tenant-demo", &tkv1alpha1.TenantSpec{}, in, function.NewRequest(req), now)
+	p, errs := planTenant("tenant-demo", &tkv1alpha1.TenantSpec{}, in, function.NewRequest(req), insideWindow)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	want := map[string]string{"a": rollRolling, "b": rollRolling, "c": rollWaiting, "d": "", "e": ""}
+	out := map[string]*rbacv1.ClusterRoleBinding{}
+	for _, c := range p.Composed {
+		if b, ok := c.Object.(*rbacv1.ClusterRoleBinding); ok && strings.HasPrefix(c.Name, nameTenantCSIBindingPrefix) {
+			out[strings.TrimPrefix(c.Name, nameTenantCSIBindingPrefix)] = b
+		}
+	}
+	return out, p
+}
+
+// checkRecords compares each cluster's record label with want.
+func checkRecords(t *testing.T, got map[string]*rbacv1.ClusterRoleBinding, want map[string]string) {
+	t.Helper()
 	for n, state := range want {
-		b := composedObject[rbacv1.ClusterRoleBinding](t, p, nameTenantCSIBindingPrefix+n)
+		b := got[n]
+		if b == nil {
+			t.Errorf("%s: no binding", n)
+			continue
+		}
 		if b.Labels[labelRoll] != state {
 			t.Errorf("%s: record %q, want %q", n, b.Labels[labelRoll], state)
 		}
-		if state == rollRolling && b.Annotations[annotationRollSince] != "2026-12-07T02:00:00Z" {
-			t.Errorf("%s: since %v", n, b.Annotations)
-		}
-		if state == rollWaiting && b.Annotations[annotationRollReason] != tkv1alpha1.ReasonWaitingForRollSlot {
-			t.Errorf("%s: reason %v", n, b.Annotations)
-		}
+	}
+}
+
+// TestTenantRolls: the Tenant tenant-demo serves a, b, c, d, e; b, c and
+// d ask for a slot, a does not (its Waiting record of an earlier run is
+// still read back), e asks while being deleted. With maxConcurrentRolls
+// 3 and x/x-0, x/x-1 rolling elsewhere, one slot is free: b takes it
+// (a's old record is not counted against it), since 02:00 UTC; c and d
+// wait without a record, behind b; a and e hold none. The Tenant runs
+// again within a minute.
+func TestTenantRolls(t *testing.T) {
+	since := insideWindow.Add(-time.Minute).Format(time.RFC3339)
+	kcps := []string{controlPlane("tenant-demo", "a", tenantDS), requesting("b"), requesting("c"), requesting("d"),
+		strings.Replace(requesting("e"), "metadata: {", "metadata: {deletionTimestamp: \"2026-12-07T01:00:00Z\", ", 1)}
+	old := binding("tenant-demo", "a", "", rollWaiting, "")
+	got, p := tenantRollsOf(t, kcps, map[string]string{nameTenantCSIBindingPrefix + "a": old},
+		[]string{record("x", "x-0", "", rollRolling, since), record("x", "x-1", "", rollRolling, since), old}, `{}`)
+	checkRecords(t, got, map[string]string{"a": "", "b": rollRolling, "c": "", "d": "", "e": ""})
+	if a := got["b"].Annotations; a[annotationRollSince] != "2026-12-07T02:00:00Z" {
+		t.Errorf("b: annotations %v, want roll-since 2026-12-07T02:00:00Z", a)
 	}
 	if p.RunAgainAfter != time.Minute {
 		t.Errorf("run again after %s, want 1m", p.RunAgainAfter)
 	}
 }
 
-// TestTenantRollsCountThisRun: a (in rollNow) starts at once, before the
-// records are read; with x/x-0 and x/x-1 rolling elsewhere the default 3
-// slots are then full (2 + a), so b, asking in the same run, waits.
-func TestTenantRollsCountThisRun(t *testing.T) {
-	now := insideWindow
-	since := now.Add(-time.Minute).Format(time.RFC3339)
-	recs := requiredRecords([]string{record("x", "x-0", "", rollRolling, since), record("x", "x-1", "", rollRolling, since)})
-	recs[requiredTenantControlPlanes] = []string{requesting("a"), requesting("b")}
-	req := tenantCall{name: "tenant-demo", required: recs}.request(t)
-	in := &cpinput.ControlPlaneInput{}
-	if err := yaml.UnmarshalStrict([]byte(`{maintenance: {rollNow: [tenant-demo/a]}}`), in); err != nil {
-		t.Fatal(err)
+// TestTenantRollsCountClaims: the claims of the Tenant's namespace count
+// like any other: with x/x-0, x/x-1 and the claim tenant-demo/z rolling,
+// the 3 slots are full and a waits (WaitingForRollSlot on its binding).
+func TestTenantRollsCountClaims(t *testing.T) {
+	since := insideWindow.Add(-time.Minute).Format(time.RFC3339)
+	got, _ := tenantRollsOf(t, []string{requesting("a")}, nil, []string{record("x", "x-0", "", rollRolling, since),
+		record("x", "x-1", "", rollRolling, since), record("tenant-demo", "z", "", rollRolling, since)}, `{}`)
+	checkRecords(t, got, map[string]string{"a": rollWaiting})
+	if r := got["a"].Annotations[annotationRollReason]; r != tkv1alpha1.ReasonWaitingForRollSlot {
+		t.Errorf("a: reason %q", r)
 	}
-	in.Default()
-	p, errs := planTenant("tenant-demo", &tkv1alpha1.TenantSpec{}, in, function.NewRequest(req), now)
-	if len(errs) > 0 {
-		t.Fatal(errs)
+}
+
+// TestTenantRollsOnePlace: the namespace's clusters hold one place. a,
+// in rollNow, starts at once and b waits without a record; with d
+// observed rolling (since 01:00 UTC) and still asking, c (first by name)
+// waits without a record and d's roll goes on from its own start.
+func TestTenantRollsOnePlace(t *testing.T) {
+	got, _ := tenantRollsOf(t, []string{requesting("a"), requesting("b")}, nil, nil, `{maintenance: {rollNow: [tenant-demo/a]}}`)
+	checkRecords(t, got, map[string]string{"a": rollRolling, "b": ""})
+	d := binding("tenant-demo", "d", "", rollRolling, "2026-12-07T01:00:00Z")
+	got, _ = tenantRollsOf(t, []string{requesting("c"), requesting("d")}, map[string]string{nameTenantCSIBindingPrefix + "d": d}, []string{d}, `{}`)
+	checkRecords(t, got, map[string]string{"c": "", "d": rollRolling})
+	if s := got["d"].Annotations[annotationRollSince]; s != "2026-12-07T01:00:00Z" {
+		t.Errorf("d: since %q", s)
 	}
-	for n, state := range map[string]string{"a": rollRolling, "b": rollWaiting} {
-		if got := composedObject[rbacv1.ClusterRoleBinding](t, p, nameTenantCSIBindingPrefix+n).Labels[labelRoll]; got != state {
-			t.Errorf("%s: record %q, want %q", n, got, state)
-		}
+}
+
+// TestLabelRollRecord: the record joins the binding's labels and
+// annotations, keeping theirs; no record leaves the binding as composed.
+func TestLabelRollRecord(t *testing.T) {
+	compose := func() (*function.Plan, *rbacv1.ClusterRoleBinding) {
+		b := &rbacv1.ClusterRoleBinding{}
+		b.Labels, b.Annotations = map[string]string{"k": "v"}, map[string]string{"a": "b"}
+		return &function.Plan{Composed: []function.Composed{{Name: "crb", Object: b}}}, b
+	}
+	p, b := compose()
+	labelRollRecord(p, "crb", rollRecord{State: rollWaiting}, tkv1alpha1.ReasonWaitingForRollSlot)
+	if fmt.Sprint(b.Labels, b.Annotations) != "map[k:v tenantkube.io/roll:Waiting] map[a:b tenantkube.io/roll-reason:WaitingForRollSlot]" {
+		t.Errorf("Waiting: %v %v", b.Labels, b.Annotations)
+	}
+	p, b = compose()
+	labelRollRecord(p, "crb", rollRecord{}, "")
+	if fmt.Sprint(b.Labels, b.Annotations) != "map[k:v] map[a:b]" {
+		t.Errorf("none: %v %v", b.Labels, b.Annotations)
 	}
 }
 
