@@ -76,7 +76,15 @@ func (s *scope) spreadRoll(policy maintenance.Policy) {
 			s.roll = rollRecord{State: rollRolling, Since: s.now}
 		}
 		s.maint.Platform, s.maint.Reason = true, ""
-	case !waiting || !s.maint.Platform:
+	case !s.maint.Platform:
+	case !waiting:
+		// In an open window a change no earlier run has seen (a machine
+		// template, a chart) waits too: the later steps report it in
+		// status.maintenance, whose change has Crossplane run the
+		// pipeline again, and that run asks for a slot.
+		if policy.ConfinePlatform && !policy.RollNow {
+			s.maint.Platform, s.maint.Reason = false, tkv1alpha1.ReasonWaitingForRollSlot
+		}
 	case policy.RollNow:
 		s.roll = rollRecord{State: rollRolling, Since: s.now}
 	default:

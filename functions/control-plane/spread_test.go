@@ -123,3 +123,55 @@ func TestSpreadRerun(t *testing.T) {
 		t.Errorf("waiting for the records: run again after %s, want 1m", p.RunAgainAfter)
 	}
 }
+
+// TestSpreadUnseenChange: in the open window with nothing seen waiting
+// (the control plane at the table's patch v1.35.6, no status.maintenance),
+// a change the later steps find (a machine template, a chart) waits for
+// a slot too: the context withholds the platform's changes
+// (WaitingForRollSlot) without a record, a condition or a request, for a
+// claim and a TenantCluster alike; rollNow, confinePlatformChanges false
+// or a held slot let them through.
+func TestSpreadUnseenChange(t *testing.T) {
+	const kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6}, status: {ready: true, version: v1.35.6}}`
+	started := insideWindow.Add(-30 * time.Minute).Format(time.RFC3339)
+	cases := map[string]struct {
+		namespaced bool
+		input      string
+		grant      []string
+		platform   bool
+		reason     string
+	}{
+		"Claim":                     {reason: tkv1alpha1.ReasonWaitingForRollSlot},
+		"ClaimRollNow":              {input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, platform: true},
+		"ClaimNotConfined":          {input: `{maintenance: {confinePlatformChanges: false}}`, platform: true},
+		"TenantCluster":             {namespaced: true, reason: tkv1alpha1.ReasonWaitingForRollSlot},
+		"TenantClusterNotConfined":  {namespaced: true, input: `{maintenance: {confinePlatformChanges: false}}`, platform: true},
+		"TenantClusterHoldsTheSlot": {namespaced: true, grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, platform: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obs := map[string]string{"kamajicontrolplane": kcp}
+			call := fntest.Call{Spec: `{}`, Observed: obs, Required: requiredRecords(nil)}
+			if tc.namespaced {
+				if tc.grant != nil {
+					obs["kamajicontrolplane"] = strings.Replace(kcp, "kind: KamajiControlPlane,", `kind: KamajiControlPlane, metadata: {labels: {tenantkube.io/roll-request: "true"}},`, 1)
+				}
+				call = fntest.Call{Namespaced: true, Spec: `{}`, Observed: obs, Required: map[string][]string{requiredRollGrant: tc.grant,
+					requiredTenantDataStore: {`{apiVersion: kamaji.clastix.io/v1alpha1, kind: DataStore, metadata: {name: ` + tenantDS + `}, status: {ready: true}}`}}}
+			}
+			p := planMaintenanceAt(t, call, tc.input, insideWindow)
+			if a := p.Context[maintenance.ContextKey].(maintenance.Admission); a.Platform != tc.platform || a.Reason != tc.reason {
+				t.Errorf("context %+v, want platform %t reason %q", a, tc.platform, tc.reason)
+			}
+			if c := conditionOf(p, tkv1alpha1.ConditionMaintenancePending); c != nil {
+				t.Errorf("MaintenancePending %+v with nothing pending", c)
+			}
+			if got := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane); got.Labels[labelRollRequest] != "" && tc.grant == nil {
+				t.Errorf("request label %v with nothing seen waiting", got.Labels)
+			}
+			if !tc.namespaced && composedObject[corev1.Namespace](t, p, nameManagementNamespace).Labels[labelRoll] != "" {
+				t.Error("a roll record with nothing seen waiting")
+			}
+		})
+	}
+}

@@ -148,23 +148,23 @@ func observedRollRecordOf(r *function.Request, name string) rollRecord {
 
 // namespacedRoll: a TenantCluster asks its Tenant for a slot while its
 // platform changes wait in an open window, or while it holds one and its
-// roll has not finished (s.rollRequest); they apply while its Tenant's
-// record says Rolling, also after the window closes, or with rollNow
-// (still asked for, so counted); in an open window they otherwise wait
-// (WaitingForRollSlot, or the record's RollsStopped).
+// roll has not finished (s.rollRequest). The platform's changes apply
+// while its Tenant's record says Rolling, also after the window closes,
+// or with rollNow; in an open window they otherwise wait
+// (WaitingForRollSlot, or the record's RollsStopped), also those no
+// earlier run has seen yet (platformChangesWaiting).
 func (s *scope) namespacedRoll(waiting bool, policy maintenance.Policy) {
 	asked := s.r.ObservedString(nameKamajiControlPlane, "metadata", "labels", labelRollRequest) == "true"
-	if !asked && !(waiting && s.maint.Platform) {
-		return
+	grant, reason := rollRecord{}, tkv1alpha1.ReasonWaitingForRollSlot
+	if asked || (waiting && s.maint.Platform) {
+		grant, reason = s.rollGrant()
 	}
-	grant, reason := s.rollGrant()
 	holds := grant.State == rollRolling
 	s.rollRequest = (waiting && s.maint.Platform) || (holds && (waiting || !s.rollFinished()))
 	switch {
-	case !waiting:
 	case holds:
 		s.maint.Platform, s.maint.Reason = true, ""
-	case s.maint.Platform && !policy.RollNow:
+	case s.maint.Platform && !policy.RollNow && (waiting || policy.ConfinePlatform):
 		s.maint.Platform, s.maint.Reason = false, reason
 	}
 }
