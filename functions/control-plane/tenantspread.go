@@ -71,7 +71,6 @@ func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []se
 	}
 }
 
-
 // decideTenantRoll is a TenantCluster's record: none without its request;
 // its own roll in progress goes on; rollNow starts at once; none while
 // another cluster of its namespace holds its place (held); else admit
