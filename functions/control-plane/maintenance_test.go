@@ -56,8 +56,11 @@ func TestMaintenanceControlPlaneVersion(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			// No other cluster's roll record: a slot is free.
-			p := planMaintenanceAt(t, fntest.Call{Spec: tc.spec, Observed: kcp(tc.observed), Required: requiredRecords(nil)}, tc.input, tc.now)
+			// No other cluster's roll record: a slot is free; the cluster
+			// has waited for it for a minute (maintenance.Settled).
+			obs := kcp(tc.observed)
+			obs[nameManagementNamespace] = waitingRecord("tenant-demo", "demo", tc.now.Add(-time.Minute))
+			p := planMaintenanceAt(t, fntest.Call{Spec: tc.spec, Observed: obs, Required: requiredRecords(nil)}, tc.input, tc.now)
 			got := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, "kamajicontrolplane")
 			if got.Spec.Version != tc.version || got.Spec.Addons.Konnectivity.Server.Version != tc.konn {
 				t.Errorf("version %s konnectivity %q, want %s %q", got.Spec.Version, got.Spec.Addons.Konnectivity.Server.Version, tc.version, tc.konn)

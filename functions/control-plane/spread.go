@@ -18,12 +18,16 @@ import (
 // The roll records of the spread (docs/platform-guide.md, Maintenance
 // windows): a claim's cluster that waits for a slot or rolls the
 // platform's changes labels its management namespace labelRoll (Waiting
-// or Rolling, with annotationRollSince); each cluster that needs a slot
+// or Rolling, with annotationWaitingSince or annotationRollSince); each
+// cluster that needs a slot
 // reads every such Namespace. Tenants cannot create or label a Namespace.
 const (
 	labelRoll           = "tenantkube.io/roll"
 	annotationRollSince = "tenantkube.io/roll-since"
-	requiredRollPrefix  = "roll-records-"
+	// annotationWaitingSince: when a Waiting record was first written
+	// (maintenance.Settled).
+	annotationWaitingSince = "tenantkube.io/waiting-since"
+	requiredRollPrefix     = "roll-records-"
 	// requiredRollBindingPrefix: the TenantClusters' records
 	// (tenantspread.go), by state.
 	requiredRollBindingPrefix = "roll-bindings-"
@@ -38,7 +42,7 @@ const (
 var rollStates = []string{rollRolling, rollWaiting}
 
 // rollRecord is a cluster's roll state: "" (none), rollWaiting or
-// rollRolling since Since.
+// rollRolling since Since (for rollWaiting: waiting since).
 type rollRecord struct {
 	State string
 	Since time.Time
@@ -112,20 +116,53 @@ func (s *scope) sleepingRoll(waiting bool) {
 }
 
 // admit asks for every roll record and starts the roll when
-// maintenance.Admit lets it; until the records arrive the cluster waits.
+// maintenance.Admit lets it and the cluster's Waiting record has settled;
+// until the records arrive the cluster waits.
 func (s *scope) admit() rollRecord {
 	m := &s.in.Settings.Maintenance
 	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
-	rolls, arrived := s.rollRecords()
-	ok, reason := false, tkv1alpha1.ReasonWaitingForRollSlot
-	if arrived {
-		ok, reason = maintenance.Admit(s.t.ID.Namespace+"/"+s.t.ID.Name, rolls, int(*m.MaxConcurrentRolls), s.now, deadline)
+	rec, reason := admitSettled(s.observedRollRecord(), s.now, func() (bool, string) {
+		rolls, arrived := s.rollRecords()
+		if !arrived {
+			return false, tkv1alpha1.ReasonWaitingForRollSlot
+		}
+		return maintenance.Admit(s.t.ID.Namespace+"/"+s.t.ID.Name, rolls, int(*m.MaxConcurrentRolls), s.now, deadline)
+	})
+	if rec.State == rollWaiting {
+		s.maint.Platform, s.maint.Reason = false, reason
 	}
-	if ok {
-		return rollRecord{State: rollRolling, Since: s.now}
+	return rec
+}
+
+// admitSettled is the record of a cluster that needs a slot, own its
+// observed record: Rolling from now when admit lets it and its Waiting
+// record has settled (maintenance.Settled), else Waiting since its
+// record's instant (now for a new one, or one that does not parse or
+// lies ahead) with admit's reason.
+func admitSettled(own rollRecord, now time.Time, admit func() (bool, string)) (rollRecord, string) {
+	since := now
+	if own.State == rollWaiting && !own.Since.IsZero() && !own.Since.After(now) {
+		since = own.Since
 	}
-	s.maint.Platform, s.maint.Reason = false, reason
-	return rollRecord{State: rollWaiting}
+	ok, reason := admit()
+	if ok && !maintenance.Settled(since, now) {
+		ok, reason = false, tkv1alpha1.ReasonWaitingForRollSlot
+	}
+	if !ok {
+		return rollRecord{State: rollWaiting, Since: since}, reason
+	}
+	return rollRecord{State: rollRolling, Since: now}, ""
+}
+
+// recheckAfter is how soon a cluster with record rec looks again: when
+// a Waiting record settles, at the latest after rollRecheck.
+func recheckAfter(rec rollRecord, now time.Time) time.Duration {
+	if rec.State == rollWaiting {
+		if left := rec.Since.Add(maintenance.RollSettle).Sub(now); left > 0 {
+			return min(left, rollRecheck)
+		}
+	}
+	return rollRecheck
 }
 
 // platformChangesWaiting reports whether the platform changed something
@@ -159,6 +196,18 @@ func (s *scope) rollFinished() bool {
 		}
 	}
 	return true
+}
+
+// annotations are the record's instant: roll-since of a Rolling record,
+// waiting-since of a Waiting one (RFC 3339, UTC); nil for the others.
+func (r rollRecord) annotations() map[string]string {
+	switch r.State {
+	case rollRolling:
+		return map[string]string{annotationRollSince: r.Since.UTC().Format(time.RFC3339)}
+	case rollWaiting:
+		return map[string]string{annotationWaitingSince: r.Since.UTC().Format(time.RFC3339)}
+	}
+	return nil
 }
 
 // observedRollRecord is the cluster's own record as observed on its
@@ -261,8 +310,8 @@ func (s *scope) composeRollRecord(p *function.Plan) field.ErrorList {
 			continue
 		}
 		ns.Labels[labelRoll] = s.roll.State
-		if s.roll.State == rollRolling {
-			ns.Annotations = map[string]string{annotationRollSince: s.roll.Since.UTC().Format(time.RFC3339)}
+		if a := s.roll.annotations(); a != nil {
+			ns.Annotations = a
 		}
 	}
 	return nil
@@ -276,7 +325,7 @@ func (s *scope) rerun(p *function.Plan) field.ErrorList {
 	var after time.Duration
 	switch {
 	case s.roll.State == rollRolling || s.roll.State == rollWaiting || s.rollRequest:
-		after = rollRecheck
+		after = recheckAfter(s.roll, s.now)
 	case s.waitingForWindow:
 		after = max(s.maint.NextStart.Sub(s.now), time.Second)
 	default:

@@ -27,6 +27,11 @@ func record(ns, n, at, state, since string) string {
 	return y + "}"
 }
 
+// waitingRecord is the Waiting record of claim ns/n written at since.
+func waitingRecord(ns, n string, since time.Time) string {
+	return strings.Replace(record(ns, n, "", rollWaiting, ""), "}}", "}, annotations: {tenantkube.io/waiting-since: \""+since.Format(time.RFC3339)+"\"}}", 1)
+}
+
 // terminating is rec with a deletionTimestamp: its claim was deleted.
 func terminating(rec string) string {
 	return strings.Replace(rec, "metadata: {", "metadata: {deletionTimestamp: \"2026-01-01T00:00:00Z\", ", 1)
@@ -83,11 +88,22 @@ func TestSpread(t *testing.T) {
 		"TenantClusterRecordCounts": {records: append(two, binding("a", "a-3", "", rollRolling, started)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
 		"ForgedBindingIgnored":      {records: append(two, binding("a", "a-3", "tenantkube:kcsi-controller:other", rollRolling, failed)), version: "v1.35.6", state: rollRolling, now: insideWindow},
 		"ClosedWindowNoRecord":      {records: two, version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForWindow, now: outsideWindow},
+		// A cluster starts only once its own Waiting record has been
+		// published for maintenance.RollSettle (30s).
+		"NewRecordSettlesFirst":   {records: two, observed: "none", version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"FreshRecordSettlesFirst": {records: two, observed: waitingRecord("tenant-demo", "demo", insideWindow.Add(-29*time.Second)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
+		"SettledRecordStarts":     {records: two, observed: waitingRecord("tenant-demo", "demo", insideWindow.Add(-30*time.Second)), version: "v1.35.6", state: rollRolling, now: insideWindow},
+		"FutureRecordSettlesNow":  {records: two, observed: waitingRecord("tenant-demo", "demo", insideWindow.Add(time.Hour)), version: "v1.35.1", reason: tkv1alpha1.ReasonWaitingForRollSlot, state: rollWaiting, now: insideWindow},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			obs := map[string]string{"kamajicontrolplane": kcp}
-			if tc.observed != "" {
+			// By default the cluster waited before (a settled record).
+			obs := map[string]string{"kamajicontrolplane": kcp, nameManagementNamespace: waitingRecord("tenant-demo", "demo", tc.now.Add(-time.Minute))}
+			switch tc.observed {
+			case "none":
+				delete(obs, nameManagementNamespace)
+			case "":
+			default:
 				obs[nameManagementNamespace] = tc.observed
 			}
 			p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: requiredRecords(tc.records)}, tc.input, tc.now)
@@ -98,9 +114,14 @@ func TestSpread(t *testing.T) {
 			if (cond == nil) != (tc.reason == "") || cond != nil && cond.Reason != tc.reason {
 				t.Errorf("MaintenancePending %+v, want reason %q", cond, tc.reason)
 			}
-			state := composedObject[corev1.Namespace](t, p, nameManagementNamespace).Labels[labelRoll]
-			if state != tc.state {
+			ns := composedObject[corev1.Namespace](t, p, nameManagementNamespace)
+			if state := ns.Labels[labelRoll]; state != tc.state {
 				t.Errorf("roll record state %q, want %q", state, tc.state)
+			}
+			if name == "NewRecordSettlesFirst" || name == "FutureRecordSettlesNow" {
+				if w := ns.Annotations[annotationWaitingSince]; w != "2026-12-07T02:00:00Z" {
+					t.Errorf("waiting-since %q, want the render instant", w)
+				}
 			}
 			if a := p.Context[maintenance.ContextKey].(maintenance.Admission); a.Platform != (tc.version == "v1.35.6") || a.Reason != tc.reason {
 				t.Errorf("context %+v", a)
@@ -111,16 +132,23 @@ func TestSpread(t *testing.T) {
 
 // TestSpreadRerun: a change waiting for the window runs the pipeline
 // again when it opens (01:00 UTC, 13 hours after 12:00); one waiting for
-// a slot after rollRecheck.
+// a slot when its record settles (30s after a new one, 10s after one of
+// 20s), else after rollRecheck.
 func TestSpreadRerun(t *testing.T) {
 	const kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.1}, status: {ready: true, version: v1.35.1}}`
 	p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: map[string]string{"kamajicontrolplane": kcp}}, ``, outsideWindow)
 	if p.RunAgainAfter != 13*time.Hour {
 		t.Errorf("closed window: run again after %s, want 13h", p.RunAgainAfter)
 	}
-	p = planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: map[string]string{"kamajicontrolplane": kcp}}, ``, insideWindow)
-	if p.RunAgainAfter != time.Minute {
-		t.Errorf("waiting for the records: run again after %s, want 1m", p.RunAgainAfter)
+	for since, want := range map[time.Duration]time.Duration{-1: 30 * time.Second, 20 * time.Second: 10 * time.Second, time.Minute: time.Minute} {
+		obs := map[string]string{"kamajicontrolplane": kcp}
+		if since > 0 {
+			obs[nameManagementNamespace] = waitingRecord("tenant-demo", "demo", insideWindow.Add(-since))
+		}
+		p = planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: obs}, ``, insideWindow)
+		if p.RunAgainAfter != want {
+			t.Errorf("waiting for %s: run again after %s, want %s", since, p.RunAgainAfter, want)
+		}
 	}
 }
 

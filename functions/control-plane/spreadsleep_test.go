@@ -169,7 +169,8 @@ func TestSpreadSleepersNeverStopOthers(t *testing.T) {
 		for j := range rng.IntN(3) {
 			records = append(records, record("a", "a-"+strconv.Itoa(j), "", rollRolling, now.Add(-time.Minute).Format(time.RFC3339)))
 		}
-		p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: map[string]string{"kamajicontrolplane": kcp}, Required: requiredRecords(records)}, ``, now)
+		awake := map[string]string{"kamajicontrolplane": kcp, nameManagementNamespace: waitingRecord("tenant-demo", "demo", now.Add(-time.Minute))}
+		p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: awake, Required: requiredRecords(records)}, ``, now)
 		if cond := conditionOf(p, tkv1alpha1.ConditionMaintenancePending); cond != nil {
 			t.Errorf("case %d: the awake cluster %s/%s beside %v", i, cond.Reason, cond.Message, records)
 		}

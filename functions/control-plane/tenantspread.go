@@ -45,6 +45,7 @@ const (
 func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []servedCluster, m *settingsv1alpha1.Maintenance, now time.Time) {
 	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
 	held, asked := false, false
+	var waiting rollRecord // the namespace's Waiting record, if any
 	for _, c := range clusters {
 		if c.Request && observedRollRecordOf(r, nameTenantCSIBindingPrefix+c.Name).rolling() {
 			held = true
@@ -64,10 +65,16 @@ func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []se
 		rec, reason := decideTenantRoll(observedRollRecordOf(r, name), c.Request, m.RollsNow(ns, c.Name), held, admit, now)
 		asked = asked || c.Request
 		held = held || rec.State != ""
+		if rec.State == rollWaiting {
+			waiting = rec
+		}
 		labelRollRecord(p, name, rec, reason)
 	}
 	if asked {
 		p.RunAgainWithin(rollRecheck)
+	}
+	if waiting.State != "" {
+		p.RunAgainWithin(recheckAfter(waiting, now))
 	}
 }
 
@@ -86,10 +93,7 @@ func decideTenantRoll(own rollRecord, request, rollNow, held bool, admit func() 
 	case held:
 		return rollRecord{}, ""
 	}
-	if ok, reason := admit(); !ok {
-		return rollRecord{State: rollWaiting}, reason
-	}
-	return rollRecord{State: rollRolling, Since: now}, ""
+	return admitSettled(own, now, admit)
 }
 
 // rolling: a roll in progress, since an instant that parsed.
@@ -125,24 +129,29 @@ func labelRollRecord(p *function.Plan, name string, rec rollRecord, reason strin
 			b.Annotations = map[string]string{}
 		}
 		b.Labels[labelRoll] = rec.State
-		switch rec.State {
-		case rollRolling:
-			b.Annotations[annotationRollSince] = rec.Since.UTC().Format(time.RFC3339)
-		case rollWaiting:
+		for k, v := range rec.annotations() {
+			b.Annotations[k] = v
+		}
+		if rec.State == rollWaiting {
 			b.Annotations[annotationRollReason] = reason
 		}
 	}
 }
 
 // observedRollRecordOf is the record on the observed composed resource
-// name: a Rolling one needs a roll-since that parses.
+// name: a Rolling one needs a roll-since that parses; a Waiting one
+// carries its waiting-since when that parses.
 func observedRollRecordOf(r *function.Request, name string) rollRecord {
 	state := r.ObservedString(name, "metadata", "labels", labelRoll)
-	since, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "annotations", annotationRollSince))
-	if state != rollRolling || err != nil {
+	key := annotationRollSince
+	if state == rollWaiting {
+		key = annotationWaitingSince
+	}
+	since, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "annotations", key))
+	if err != nil || (state != rollRolling && state != rollWaiting) {
 		return rollRecord{State: state}
 	}
-	return rollRecord{State: rollRolling, Since: since}
+	return rollRecord{State: state, Since: since}
 }
 
 // namespacedRoll: a TenantCluster asks its Tenant for a slot while its

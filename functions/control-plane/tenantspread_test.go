@@ -30,6 +30,11 @@ func binding(ns, n, at, state, since string) string {
 	return y + "}"
 }
 
+// waitingBinding is TenantCluster ns/n's Waiting record written at since.
+func waitingBinding(ns, n string, since time.Time) string {
+	return strings.Replace(binding(ns, n, "", rollWaiting, ""), "}}", "}, annotations: {tenantkube.io/waiting-since: \""+since.Format(time.RFC3339)+"\"}}", 1)
+}
+
 // requesting is the KamajiControlPlane n of controlPlane labelled with
 // the roll request.
 func requesting(n string) string {
@@ -40,7 +45,7 @@ func requesting(n string) string {
 // TestDecideTenantRoll: the Tenant's decision for one TenantCluster.
 func TestDecideTenantRoll(t *testing.T) {
 	now := insideWindow
-	started := now.Add(-time.Hour)
+	started, settled := now.Add(-time.Hour), now.Add(-time.Minute)
 	yes := func() (bool, string) { return true, "" }
 	no := func() (bool, string) { return false, tkv1alpha1.ReasonRollsStopped }
 	cases := map[string]struct {
@@ -52,11 +57,13 @@ func TestDecideTenantRoll(t *testing.T) {
 	}{
 		"NoRequestNoRecord":      {own: rollRecord{State: rollRolling, Since: started}, admit: yes},
 		"OwnRollGoesOn":          {own: rollRecord{State: rollRolling, Since: started}, request: true, held: true, admit: no, state: rollRolling, since: started},
-		"RollingWithoutSince":    {own: rollRecord{State: rollRolling}, request: true, admit: no, state: rollWaiting, reason: tkv1alpha1.ReasonRollsStopped},
+		"RollingWithoutSince":    {own: rollRecord{State: rollRolling}, request: true, admit: no, state: rollWaiting, reason: tkv1alpha1.ReasonRollsStopped, since: now},
 		"RollNowSkipsAdmit":      {request: true, now_: true, held: true, admit: no, state: rollRolling, since: now},
-		"HeldBySibling":          {own: rollRecord{State: rollWaiting}, request: true, held: true, admit: yes},
-		"Admitted":               {own: rollRecord{State: rollWaiting}, request: true, admit: yes, state: rollRolling, since: now},
-		"RefusedWaitsWithReason": {request: true, admit: no, state: rollWaiting, reason: tkv1alpha1.ReasonRollsStopped},
+		"HeldBySibling":          {own: rollRecord{State: rollWaiting, Since: settled}, request: true, held: true, admit: yes},
+		"Admitted":               {own: rollRecord{State: rollWaiting, Since: settled}, request: true, admit: yes, state: rollRolling, since: now},
+		"FreshRecordSettles":     {own: rollRecord{State: rollWaiting, Since: now.Add(-10 * time.Second)}, request: true, admit: yes, state: rollWaiting, reason: tkv1alpha1.ReasonWaitingForRollSlot, since: now.Add(-10 * time.Second)},
+		"NewRecordSettles":       {request: true, admit: yes, state: rollWaiting, reason: tkv1alpha1.ReasonWaitingForRollSlot, since: now},
+		"RefusedWaitsWithReason": {own: rollRecord{State: rollWaiting, Since: settled}, request: true, admit: no, state: rollWaiting, reason: tkv1alpha1.ReasonRollsStopped, since: settled},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -112,7 +119,8 @@ func checkRecords(t *testing.T, got map[string]*rbacv1.ClusterRoleBinding, want 
 // TestTenantRolls: the Tenant tenant-demo serves a, b, c, d, e; b, c and
 // d ask for a slot, a does not (its Waiting record of an earlier run is
 // still read back), e asks while being deleted. With maxConcurrentRolls
-// 3 and x/x-0, x/x-1 rolling elsewhere, one slot is free: b takes it
+// 3 and x/x-0, x/x-1 rolling elsewhere, one slot is free: b, waiting
+// for a minute (settled), takes it
 // (a's old record is not counted against it), since 02:00 UTC; c and d
 // wait without a record, behind b; a and e hold none. The Tenant runs
 // again within a minute.
@@ -121,7 +129,8 @@ func TestTenantRolls(t *testing.T) {
 	kcps := []string{controlPlane("tenant-demo", "a", tenantDS), requesting("b"), requesting("c"), requesting("d"),
 		strings.Replace(requesting("e"), "metadata: {", "metadata: {deletionTimestamp: \"2026-12-07T01:00:00Z\", ", 1)}
 	old := binding("tenant-demo", "a", "", rollWaiting, "")
-	got, p := tenantRollsOf(t, kcps, map[string]string{nameTenantCSIBindingPrefix + "a": old},
+	got, p := tenantRollsOf(t, kcps, map[string]string{nameTenantCSIBindingPrefix + "a": old,
+		nameTenantCSIBindingPrefix + "b": waitingBinding("tenant-demo", "b", insideWindow.Add(-time.Minute))},
 		[]string{record("x", "x-0", "", rollRolling, since), record("x", "x-1", "", rollRolling, since), old}, `{}`)
 	checkRecords(t, got, map[string]string{"a": "", "b": rollRolling, "c": "", "d": "", "e": ""})
 	if a := got["b"].Annotations; a[annotationRollSince] != "2026-12-07T02:00:00Z" {
@@ -137,11 +146,27 @@ func TestTenantRolls(t *testing.T) {
 // the 3 slots are full and a waits (WaitingForRollSlot on its binding).
 func TestTenantRollsCountClaims(t *testing.T) {
 	since := insideWindow.Add(-time.Minute).Format(time.RFC3339)
-	got, _ := tenantRollsOf(t, []string{requesting("a")}, nil, []string{record("x", "x-0", "", rollRolling, since),
+	got, _ := tenantRollsOf(t, []string{requesting("a")}, map[string]string{nameTenantCSIBindingPrefix + "a": waitingBinding("tenant-demo", "a", insideWindow.Add(-time.Minute))}, []string{record("x", "x-0", "", rollRolling, since),
 		record("x", "x-1", "", rollRolling, since), record("tenant-demo", "z", "", rollRolling, since)}, `{}`)
 	checkRecords(t, got, map[string]string{"a": rollWaiting})
 	if r := got["a"].Annotations[annotationRollReason]; r != tkv1alpha1.ReasonWaitingForRollSlot {
 		t.Errorf("a: reason %q", r)
+	}
+}
+
+// TestTenantRollsSettle: a first request with a slot free gets a Waiting
+// record since the render instant, and the Tenant runs again when it
+// settles (30s); the Tenant keeps the instant of one that waited 20s and
+// runs again 10s later.
+func TestTenantRollsSettle(t *testing.T) {
+	got, p := tenantRollsOf(t, []string{requesting("a")}, nil, nil, `{}`)
+	checkRecords(t, got, map[string]string{"a": rollWaiting})
+	if w := got["a"].Annotations[annotationWaitingSince]; w != "2026-12-07T02:00:00Z" || p.RunAgainAfter != 30*time.Second {
+		t.Errorf("waiting-since %q, run again after %s; want 2026-12-07T02:00:00Z, 30s", w, p.RunAgainAfter)
+	}
+	got, p = tenantRollsOf(t, []string{requesting("a")}, map[string]string{nameTenantCSIBindingPrefix + "a": waitingBinding("tenant-demo", "a", insideWindow.Add(-20*time.Second))}, nil, `{}`)
+	if w := got["a"].Annotations[annotationWaitingSince]; w != "2026-12-07T01:59:40Z" || p.RunAgainAfter != 10*time.Second {
+		t.Errorf("waiting-since %q, run again after %s; want 2026-12-07T01:59:40Z, 10s", w, p.RunAgainAfter)
 	}
 }
 
@@ -169,8 +194,8 @@ func TestLabelRollRecord(t *testing.T) {
 		return &function.Plan{Composed: []function.Composed{{Name: "crb", Object: b}}}, b
 	}
 	p, b := compose()
-	labelRollRecord(p, "crb", rollRecord{State: rollWaiting}, tkv1alpha1.ReasonWaitingForRollSlot)
-	if fmt.Sprint(b.Labels, b.Annotations) != "map[k:v tenantkube.io/roll:Waiting] map[a:b tenantkube.io/roll-reason:WaitingForRollSlot]" {
+	labelRollRecord(p, "crb", rollRecord{State: rollWaiting, Since: insideWindow}, tkv1alpha1.ReasonWaitingForRollSlot)
+	if fmt.Sprint(b.Labels, b.Annotations) != "map[k:v tenantkube.io/roll:Waiting] map[a:b tenantkube.io/roll-reason:WaitingForRollSlot tenantkube.io/waiting-since:2026-12-07T02:00:00Z]" {
 		t.Errorf("Waiting: %v %v", b.Labels, b.Annotations)
 	}
 	p, b = compose()

@@ -3,6 +3,7 @@ package maintenance
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -119,4 +120,85 @@ func seen(rolls []Roll, c string) bool {
 		}
 	}
 	return false
+}
+
+// TestAdmitSettledNeverExceeds simulates clusters that find a platform
+// change at nearly the same instant (within two minutes) and decide
+// whenever they run (their own runs, and runs triggered by others'
+// writes): each sees its own record at once and the others' records
+// only after a delay of up to 5s (Crossplane's apply, then its cache).
+// A cluster starts when Admit lets it on what it sees and its own
+// Waiting record has settled. Over generated runs the clusters started
+// never exceed max, and once every record has settled max of them (or
+// all) have started. Without the settle rule, clusters deciding in the
+// same instant each see only themselves waiting and all start.
+func TestAdmitSettledNeverExceeds(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	t0 := at("2026-12-07T02:00:00Z")
+	type write struct {
+		roll    Roll
+		visible time.Time
+	}
+	for i := 0; i < 300; i++ {
+		n, max := 2+rng.Intn(12), 1+rng.Intn(3)
+		history := make([][]write, n) // each cluster's records, in order
+		own := make([]Roll, n)
+		waitingSince := make([]time.Time, n)
+		type run struct {
+			c  int
+			at time.Time
+		}
+		var runs []run
+		for c := 0; c < n; c++ {
+			found := t0.Add(time.Duration(rng.Intn(120_000)) * time.Millisecond)
+			for k := 0; k < 40; k++ {
+				runs = append(runs, run{c, found.Add(time.Duration(rng.Intn(300_000)) * time.Millisecond)})
+			}
+			runs = append(runs, run{c, found})
+		}
+		slices.SortFunc(runs, func(a, b run) int { return a.at.Compare(b.at) })
+		started := map[int]bool{}
+		for _, r := range runs {
+			if len(own[r.c].Cluster) > 0 && own[r.c].Rolling() {
+				continue
+			}
+			// What cluster r.c sees: its own record, the others' latest
+			// records visible at r.at.
+			var view []Roll
+			for c := 0; c < n; c++ {
+				if c == r.c {
+					if own[c].Cluster != "" {
+						view = append(view, own[c])
+					}
+					continue
+				}
+				for k := len(history[c]) - 1; k >= 0; k-- {
+					if !history[c][k].visible.After(r.at) {
+						view = append(view, history[c][k].roll)
+						break
+					}
+				}
+			}
+			self := fmt.Sprintf("ns/c%02d", r.c)
+			if waitingSince[r.c].IsZero() {
+				waitingSince[r.c] = r.at
+			}
+			ok, _ := Admit(self, view, max, r.at, time.Hour)
+			next := Roll{Cluster: self, Waiting: true}
+			if ok && Settled(waitingSince[r.c], r.at) {
+				next = Roll{Cluster: self, Since: r.at}
+				started[r.c] = true
+			}
+			if next != own[r.c] {
+				own[r.c] = next
+				history[r.c] = append(history[r.c], write{next, r.at.Add(time.Duration(rng.Intn(5_000)) * time.Millisecond)})
+			}
+		}
+		if len(started) > max {
+			t.Fatalf("case %d: %d clusters, max %d: %d started", i, n, max, len(started))
+		}
+		if want := min(n, max); len(started) < want {
+			t.Fatalf("case %d: %d clusters, max %d: only %d started", i, n, max, len(started))
+		}
+	}
 }

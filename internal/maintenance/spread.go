@@ -30,6 +30,22 @@ func (r Roll) Failed(now time.Time, deadline time.Duration) bool {
 	return r.Rolling() && now.Sub(r.Since) > deadline
 }
 
+// RollSettle is how long a cluster's Waiting record must have been
+// published before the cluster may start: at least twice the time a
+// record takes to reach every reader (Crossplane's apply, then its cache;
+// milliseconds to seconds), so that two clusters deciding within that
+// time of each other each see the other's Waiting record and rank alike.
+// Without it, clusters that find a change at the same instant (a package
+// upgrade reaching every cluster in an open window) would each see only
+// themselves waiting and all start.
+const RollSettle = 30 * time.Second
+
+// Settled reports whether a cluster waiting since waitingSince (its own
+// Waiting record as observed) may be admitted at now.
+func Settled(waitingSince, now time.Time) bool {
+	return !waitingSince.IsZero() && now.Sub(waitingSince) >= RollSettle
+}
+
 // Admit reports whether cluster self may start rolling the platform's
 // changes at now, given every cluster's record (self's included or not):
 // no roll failed (one in progress longer than deadline); and self is

@@ -68,7 +68,9 @@ func (e *env) maintenanceHold(t *testing.T) {
 
 	open := time.Now().UTC().Add(-5 * time.Minute).Format("15:04")
 	e.patchClaim(t, demoNS, demo, `{"spec":{"maintenance":{"window":{"start":"`+open+`","duration":"1h"}}}}`)
-	waitFor(t, time.Minute, "md0 rolled to a new template inside the window, nothing pending", func(ctx context.Context) (bool, string, error) {
+	// The cluster publishes its Waiting record first and starts once it
+	// has settled (maintenance.RollSettle).
+	waitFor(t, 2*time.Minute, "md0 rolled to a new template inside the window, nothing pending", func(ctx context.Context) (bool, string, error) {
 		_, now, err := e.mdAnnotations(ctx)
 		if err != nil {
 			return false, "", err
@@ -94,7 +96,7 @@ func (e *env) maintenanceHold(t *testing.T) {
 		return err == nil && v == ciliumRange && chart == "True", fmt.Sprintf("release at %q, HelmChart Ready=%s", v, chart), err
 	})
 	e.setPlatformSettings(t, `{"containerDiskImages":null,"charts":null}`)
-	waitFor(t, time.Minute, "md0 back on its first template", func(ctx context.Context) (bool, string, error) {
+	waitFor(t, 2*time.Minute, "md0 back on its first template", func(ctx context.Context) (bool, string, error) {
 		_, now, err := e.mdAnnotations(ctx)
 		return now == ref, "template " + now, err
 	})
