@@ -81,10 +81,10 @@ func TestTenantRender(t *testing.T) {
 	validator := sharedValidator(t)
 	example := func(p string) string { return filepath.Join(root, "examples", p) }
 	data := func(p string) string { return filepath.Join(root, "test", tenantTestdata, p) }
-	renderXR := func(xr string, required []string) ([]byte, error) {
+	renderXR := func(xr string, required []string, observed string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, BinDir: binDir, Stderr: &bytes.Buffer{}, Clock: renderClock})
+		return render.Render(ctx, render.Options{Root: root, XR: xr, Required: required, Observed: observed, BinDir: binDir, Stderr: &bytes.Buffer{}, Clock: renderClock})
 	}
 
 	// 4Gi = 4294967296 bytes; 95% is 4080218931.2, rounded down.
@@ -104,6 +104,7 @@ func TestTenantRender(t *testing.T) {
 	cases := []struct {
 		name, xr string
 		required []string
+		observed string // observed composed resources
 		fatal    []string
 		contains []string
 	}{
@@ -136,14 +137,18 @@ func TestTenantRender(t *testing.T) {
 			"type: BackupCurrent\n", "reason: AwaitingFirstBackup\n",
 		}},
 		// The spread of namespaced clusters: demo asks for a slot at
-		// the render's clock (12:00). With no record it is admitted
-		// (Rolling since 12:00); with the three slots taken by others'
-		// records it waits, WaitingForRollSlot.
-		{name: "roll-admitted", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml")}, contains: []string{
+		// the render's clock (12:00). A first request waits until its
+		// record settles (Waiting since 12:00); one waiting since 11:59
+		// is admitted (Rolling since 12:00); with the three slots taken
+		// by others' records it goes on waiting, WaitingForRollSlot.
+		{name: "roll-first-request", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml")}, contains: []string{
+			"    tenantkube.io/roll: Waiting\n", "    tenantkube.io/waiting-since: \"2026-12-03T12:00:00Z\"\n", "    tenantkube.io/roll-reason: WaitingForRollSlot\n",
+		}},
+		{name: "roll-admitted", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml")}, observed: data("roll-waited.yaml"), contains: []string{
 			"    tenantkube.io/roll: Rolling\n", "    tenantkube.io/roll-since: \"2026-12-03T12:00:00Z\"\n",
 		}},
-		{name: "roll-waiting", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml"), data("roll-records-full.yaml")}, contains: []string{
-			"    tenantkube.io/roll: Waiting\n", "    tenantkube.io/roll-reason: WaitingForRollSlot\n",
+		{name: "roll-waiting", xr: example("tenant.yaml"), required: []string{data("controlplane-requesting.yaml"), data("roll-records-full.yaml")}, observed: data("roll-waited.yaml"), contains: []string{
+			"    tenantkube.io/roll: Waiting\n", "    tenantkube.io/roll-reason: WaitingForRollSlot\n", "    tenantkube.io/waiting-since: \"2026-12-03T11:59:00Z\"\n",
 		}},
 		{name: "fatal-name", xr: data("tenant-bad-name.yaml"), fatal: []string{"step control-plane", "metadata.name", `"tenant.demo"`}},
 		// A platform as Cozystack runs it: the Tenant reads
@@ -155,7 +160,7 @@ func TestTenantRender(t *testing.T) {
 	outputs := map[string][]byte{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := renderXR(c.xr, c.required)
+			out, err := renderXR(c.xr, c.required, c.observed)
 			var got []byte
 			if c.fatal != nil {
 				var ce *render.CrossplaneError
