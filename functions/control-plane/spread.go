@@ -73,8 +73,11 @@ func (s *scope) spreadRoll(policy maintenance.Policy) {
 		return
 	}
 	own := s.observedRollRecord()
+	// A cluster that waited at its last run still does: the later steps'
+	// report (status.maintenance) may be read before its own record.
+	waiting = waiting || own.State == rollWaiting
 	switch {
-	case (own.State == rollRolling || own.State == rollPaused) && (waiting || !s.rollFinished()):
+	case (own.State == rollRolling || own.State == rollPaused) && (waiting || !s.rollFinished() || s.justStarted(own)):
 		s.roll = own
 		if own.State == rollPaused {
 			s.roll = rollRecord{State: rollRolling, Since: s.now}
@@ -337,4 +340,11 @@ func (s *scope) rerun(p *function.Plan) field.ErrorList {
 
 // rollRecheck is how soon a cluster waiting for a slot looks again
 // (besides Crossplane's watch of the records it required).
-const rollRecheck = time.Minute
+const rollRecheck = maintenance.RollRecheck
+
+// justStarted: a roll that started less than maintenance.RollSettle ago
+// goes on whatever the MachineDeployments look like, since they may be
+// read from Crossplane's cache before the change that started it.
+func (s *scope) justStarted(own rollRecord) bool {
+	return own.State == rollRolling && s.now.Sub(own.Since) < maintenance.RollSettle
+}

@@ -168,6 +168,7 @@ func TestSpreadUnseenChange(t *testing.T) {
 		grant      []string
 		platform   bool
 		reason     string
+		request    bool // the roll just started: still asked for
 	}{
 		"Claim":                     {reason: tkv1alpha1.ReasonWaitingForRollSlot},
 		"ClaimRollNow":              {input: `{maintenance: {rollNow: [tenant-demo/demo]}}`, platform: true},
@@ -175,6 +176,7 @@ func TestSpreadUnseenChange(t *testing.T) {
 		"TenantCluster":             {namespaced: true, reason: tkv1alpha1.ReasonWaitingForRollSlot},
 		"TenantClusterNotConfined":  {namespaced: true, input: `{maintenance: {confinePlatformChanges: false}}`, platform: true},
 		"TenantClusterHoldsTheSlot": {namespaced: true, grant: []string{binding("tenant-demo", "demo", "", rollRolling, started)}, platform: true},
+		"TenantClusterJustStarted":  {namespaced: true, grant: []string{binding("tenant-demo", "demo", "", rollRolling, insideWindow.Add(-10*time.Second).Format(time.RFC3339))}, platform: true, request: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -194,12 +196,36 @@ func TestSpreadUnseenChange(t *testing.T) {
 			if c := conditionOf(p, tkv1alpha1.ConditionMaintenancePending); c != nil {
 				t.Errorf("MaintenancePending %+v with nothing pending", c)
 			}
-			if got := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane); got.Labels[labelRollRequest] != "" && tc.grant == nil {
-				t.Errorf("request label %v with nothing seen waiting", got.Labels)
+			if got := composedObject[kamajiv1alpha2.KamajiControlPlane](t, p, nameKamajiControlPlane); (got.Labels[labelRollRequest] == "true") != tc.request {
+				t.Errorf("request label %v, want %t", got.Labels, tc.request)
 			}
 			if !tc.namespaced && composedObject[corev1.Namespace](t, p, nameManagementNamespace).Labels[labelRoll] != "" {
 				t.Error("a roll record with nothing seen waiting")
 			}
 		})
+	}
+}
+
+// TestSpreadStaleReads: in the open window with nothing seen waiting
+// and its MachineDeployments looking up to date (both may be read from
+// Crossplane's cache before this cluster's own last change), a claim
+// whose record is Waiting (settled, a slot free) is admitted, and one
+// that started rolling 10s ago goes on; one that started 30s ago, its
+// roll finished, gives its record up.
+func TestSpreadStaleReads(t *testing.T) {
+	const kcp = `{apiVersion: controlplane.cluster.x-k8s.io/v1alpha2, kind: KamajiControlPlane, spec: {version: v1.35.6}, status: {ready: true, version: v1.35.6}}`
+	for own, want := range map[string]string{
+		waitingRecord("tenant-demo", "demo", insideWindow.Add(-time.Minute)):                                   rollRolling,
+		record("tenant-demo", "demo", "", rollRolling, insideWindow.Add(-10*time.Second).Format(time.RFC3339)): rollRolling,
+		record("tenant-demo", "demo", "", rollRolling, insideWindow.Add(-30*time.Second).Format(time.RFC3339)): "",
+	} {
+		obs := map[string]string{"kamajicontrolplane": kcp, nameManagementNamespace: own}
+		p := planMaintenanceAt(t, fntest.Call{Spec: `{}`, Observed: obs, Required: requiredRecords(nil)}, ``, insideWindow)
+		if got := composedObject[corev1.Namespace](t, p, nameManagementNamespace).Labels[labelRoll]; got != want {
+			t.Errorf("own %s: record %q, want %q", own, got, want)
+		}
+		if a := p.Context[maintenance.ContextKey].(maintenance.Admission); a.Platform != (want == rollRolling) {
+			t.Errorf("own %s: context %+v", own, a)
+		}
 	}
 }

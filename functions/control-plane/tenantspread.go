@@ -44,13 +44,9 @@ const (
 // over every record but those of ns's TenantClusters (its claims' count).
 func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []servedCluster, m *settingsv1alpha1.Maintenance, now time.Time) {
 	deadline, _ := time.ParseDuration(string(m.RollDeadline)) // validated with the settings
-	held, asked := false, false
+	asked, taken := false, false
 	var waiting rollRecord // the namespace's Waiting record, if any
-	for _, c := range clusters {
-		if c.Request && observedRollRecordOf(r, nameTenantCSIBindingPrefix+c.Name).rolling() {
-			held = true
-		}
-	}
+	holder := placeHolder(r, clusters)
 	for _, c := range clusters {
 		self := ns + "/" + c.Name
 		admit := func() (bool, string) {
@@ -62,9 +58,10 @@ func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []se
 			return maintenance.Admit(self, othersThan(ns, clusters, records), int(*m.MaxConcurrentRolls), now, deadline)
 		}
 		name := nameTenantCSIBindingPrefix + c.Name
+		held := taken || (holder != "" && holder != c.Name)
 		rec, reason := decideTenantRoll(observedRollRecordOf(r, name), c.Request, m.RollsNow(ns, c.Name), held, admit, now)
 		asked = asked || c.Request
-		held = held || rec.State != ""
+		taken = taken || rec.State != ""
 		if rec.State == rollWaiting {
 			waiting = rec
 		}
@@ -76,6 +73,25 @@ func tenantRolls(p *function.Plan, r *function.Request, ns string, clusters []se
 	if waiting.State != "" {
 		p.RunAgainWithin(recheckAfter(waiting, now))
 	}
+}
+
+// placeHolder is the cluster that holds the namespace's place as the
+// observed records say: one still asking whose roll is in progress, else
+// the first by name still asking that waits; "" for none.
+func placeHolder(r *function.Request, clusters []servedCluster) string {
+	holder := ""
+	for _, c := range clusters {
+		if !c.Request {
+			continue
+		}
+		switch rec := observedRollRecordOf(r, nameTenantCSIBindingPrefix+c.Name); {
+		case rec.rolling():
+			return c.Name
+		case rec.State == rollWaiting && holder == "":
+			holder = c.Name
+		}
+	}
+	return holder
 }
 
 // decideTenantRoll is a TenantCluster's record: none without its request;
@@ -168,7 +184,7 @@ func (s *scope) namespacedRoll(waiting bool, policy maintenance.Policy) {
 		grant, reason = s.rollGrant()
 	}
 	holds := grant.State == rollRolling
-	s.rollRequest = (waiting && s.maint.Platform) || (holds && (waiting || !s.rollFinished()))
+	s.rollRequest = (waiting && s.maint.Platform) || (holds && (waiting || !s.rollFinished() || s.justStarted(grant)))
 	switch {
 	case holds:
 		s.maint.Platform, s.maint.Reason = true, ""

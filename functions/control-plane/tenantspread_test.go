@@ -173,7 +173,9 @@ func TestTenantRollsSettle(t *testing.T) {
 // TestTenantRollsOnePlace: the namespace's clusters hold one place. a,
 // in rollNow, starts at once and b waits without a record; with d
 // observed rolling (since 01:00 UTC) and still asking, c (first by name)
-// waits without a record and d's roll goes on from its own start.
+// waits without a record and d's roll goes on from its own start; f,
+// waiting a minute, keeps the place (and takes the free slot) before e,
+// first by name, asking anew.
 func TestTenantRollsOnePlace(t *testing.T) {
 	got, _ := tenantRollsOf(t, []string{requesting("a"), requesting("b")}, nil, nil, `{maintenance: {rollNow: [tenant-demo/a]}}`)
 	checkRecords(t, got, map[string]string{"a": rollRolling, "b": ""})
@@ -183,6 +185,10 @@ func TestTenantRollsOnePlace(t *testing.T) {
 	if s := got["d"].Annotations[annotationRollSince]; s != "2026-12-07T01:00:00Z" {
 		t.Errorf("d: since %q", s)
 	}
+	// f waits (settled) and keeps the place e, first by name, asks for.
+	f := waitingBinding("tenant-demo", "f", insideWindow.Add(-time.Minute))
+	got, _ = tenantRollsOf(t, []string{requesting("e"), requesting("f")}, map[string]string{nameTenantCSIBindingPrefix + "f": f}, []string{f}, `{}`)
+	checkRecords(t, got, map[string]string{"e": "", "f": rollRolling})
 }
 
 // TestLabelRollRecord: the record joins the binding's labels and

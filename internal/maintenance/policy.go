@@ -43,7 +43,8 @@ const maxListed = 5
 // changes after those earlier steps of the pipeline set in
 // status.maintenance, and MaintenancePending True. With nothing pending
 // it sets MaintenancePending False only on an XR that carries the
-// condition, so that a cluster that never waited shows none.
+// condition, so that a cluster that never waited shows none. A step that
+// holds a change for a slot runs again within RollRecheck.
 func Report(p *function.Plan, r *function.Request, d Decision, pending []v1alpha1.PendingChange) error {
 	var all v1alpha1.MaintenanceStatus
 	if _, err := r.DesiredStatus(statusKey, &all); err != nil {
@@ -64,6 +65,11 @@ func Report(p *function.Plan, r *function.Request, d Decision, pending []v1alpha
 	reason := d.Reason
 	if reason == "" {
 		reason = v1alpha1.ReasonWaitingForWindow
+	}
+	if len(pending) > 0 && reason == v1alpha1.ReasonWaitingForRollSlot {
+		// The status change runs the pipeline again, unless Crossplane's
+		// circuit breaker drops the event: run again anyway.
+		p.RunAgainWithin(RollRecheck)
 	}
 	p.SetCondition(v1alpha1.ConditionMaintenancePending, true, reason, message(all, reason))
 	return nil

@@ -40,6 +40,12 @@ func (r Roll) Failed(now time.Time, deadline time.Duration) bool {
 // themselves waiting and all start.
 const RollSettle = 30 * time.Second
 
+// RollRecheck is how soon a cluster that waits for a slot, or rolls,
+// runs again at the latest (the response TTL, which Crossplane v2.4.0
+// honours with realtime compositions: internal/controller/apiextensions/
+// composite/reconciler.go:922).
+const RollRecheck = time.Minute
+
 // Settled reports whether a cluster waiting since waitingSince (its own
 // Waiting record as observed) may be admitted at now.
 func Settled(waitingSince, now time.Time) bool {
