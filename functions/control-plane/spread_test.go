@@ -29,7 +29,12 @@ func record(ns, n, at, state, since string) string {
 
 // waitingRecord is the Waiting record of claim ns/n written at since.
 func waitingRecord(ns, n string, since time.Time) string {
-	return strings.Replace(record(ns, n, "", rollWaiting, ""), "}}", "}, annotations: {tenantkube.io/waiting-since: \""+since.Format(time.RFC3339)+"\"}}", 1)
+	return waitingSince(record(ns, n, "", rollWaiting, ""), since)
+}
+
+// waitingSince is rec, a record without annotations, written at since.
+func waitingSince(rec string, since time.Time) string {
+	return strings.Replace(rec, "}}", "}, annotations: {tenantkube.io/waiting-since: \""+since.Format(time.RFC3339)+"\"}}", 1)
 }
 
 // terminating is rec with a deletionTimestamp: its claim was deleted.

@@ -32,7 +32,7 @@ func binding(ns, n, at, state, since string) string {
 
 // waitingBinding is TenantCluster ns/n's Waiting record written at since.
 func waitingBinding(ns, n string, since time.Time) string {
-	return strings.Replace(binding(ns, n, "", rollWaiting, ""), "}}", "}, annotations: {tenantkube.io/waiting-since: \""+since.Format(time.RFC3339)+"\"}}", 1)
+	return waitingSince(binding(ns, n, "", rollWaiting, ""), since)
 }
 
 // requesting is the KamajiControlPlane n of controlPlane labelled with
