@@ -250,8 +250,8 @@ func readRollRecords(r *function.Request) ([]maintenance.Roll, bool) {
 				continue
 			}
 			r := maintenance.Roll{Cluster: id.Namespace + "/" + id.Name, Waiting: state == rollWaiting}
-			if since, err := time.Parse(time.RFC3339, o.Annotations[annotationRollSince]); err == nil && state == rollRolling {
-				r.Since = since
+			if rec := recordFrom(state, o.Annotations[annotationRollSince], ""); rec.rolling() {
+				r.Since = rec.Since
 			}
 			out = append(out, r)
 		}

@@ -155,15 +155,22 @@ func labelRollRecord(p *function.Plan, name string, rec rollRecord, reason strin
 }
 
 // observedRollRecordOf is the record on the observed composed resource
-// name: a Rolling one needs a roll-since that parses; a Waiting one
-// carries its waiting-since when that parses.
+// name (recordFrom).
 func observedRollRecordOf(r *function.Request, name string) rollRecord {
-	state := r.ObservedString(name, "metadata", "labels", labelRoll)
-	key := annotationRollSince
+	annotation := func(key string) string { return r.ObservedString(name, "metadata", "annotations", key) }
+	return recordFrom(r.ObservedString(name, "metadata", "labels", labelRoll), annotation(annotationRollSince), annotation(annotationWaitingSince))
+}
+
+// recordFrom is the record of an object labelled state: a Rolling one
+// since rollSince, a Waiting one since waitingSince (RFC 3339); an
+// instant that does not parse leaves Since zero, so a Rolling record
+// without one is no roll in progress (rolling).
+func recordFrom(state, rollSince, waitingSince string) rollRecord {
+	raw := rollSince
 	if state == rollWaiting {
-		key = annotationWaitingSince
+		raw = waitingSince
 	}
-	since, err := time.Parse(time.RFC3339, r.ObservedString(name, "metadata", "annotations", key))
+	since, err := time.Parse(time.RFC3339, raw)
 	if err != nil || (state != rollRolling && state != rollWaiting) {
 		return rollRecord{State: state}
 	}
@@ -211,11 +218,11 @@ func (s *scope) rollGrant() (rollRecord, string) {
 	if b.Annotations[annotationRollReason] == tkv1alpha1.ReasonRollsStopped {
 		reason = tkv1alpha1.ReasonRollsStopped
 	}
-	since, err := time.Parse(time.RFC3339, b.Annotations[annotationRollSince])
-	if b.Labels[labelRoll] != rollRolling || err != nil {
+	rec := recordFrom(b.Labels[labelRoll], b.Annotations[annotationRollSince], "")
+	if !rec.rolling() {
 		return rollRecord{}, reason
 	}
-	return rollRecord{State: rollRolling, Since: since}, ""
+	return rec, ""
 }
 
 // composeRollRequest asks for the TenantCluster's record and labels its
